@@ -1,0 +1,174 @@
+//! Command-line parsing: subcommands, sizes with K/M/G suffixes, and the
+//! `mount.fuse3` calling convention (`blosc2fs SOURCE MOUNTPOINT -o OPTS`).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(name = "blosc2fs", version, about = "Read Blosc2 arrays (.b2nd, frames) as plain files")]
+pub struct Cli {
+    /// More log output (-v info, -vv debug, -vvv trace); RUST_LOG also works.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print a file's meta.json.
+    Info { file: PathBuf },
+    /// Write the array's C-order bytes to stdout (a plain frame: its chunks in order).
+    Cat {
+        file: PathBuf,
+        /// Decoded-block cache used while streaming.
+        #[arg(long, default_value = "256M", value_parser = parse_size)]
+        cache_size: u64,
+    },
+    /// Mount SOURCE (a Blosc2 file or a directory tree of them) read-only at MOUNTPOINT.
+    Mount(MountArgs),
+    /// Unmount MOUNTPOINT (also a mount whose daemon died).
+    Unmount { mountpoint: PathBuf },
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct MountArgs {
+    pub source: PathBuf,
+    pub mountpoint: PathBuf,
+    /// Stay in the foreground instead of daemonizing.
+    #[arg(short, long)]
+    pub foreground: bool,
+    /// Byte budget of the decoded-block cache (K/M/G suffixes).
+    #[arg(long, default_value = "512M", value_parser = parse_size)]
+    pub cache_size: u64,
+    /// FUSE worker threads.
+    #[arg(long, default_value_t = 2)]
+    pub threads: usize,
+    /// Prefetch worker threads (0 disables prefetch).
+    #[arg(long, default_value_t = 2)]
+    pub prefetch_threads: usize,
+    /// Owner of every presented file (default: the mounting user).
+    #[arg(long)]
+    pub uid: Option<u32>,
+    /// Group of every presented file (default: the mounting user's group).
+    #[arg(long)]
+    pub gid: Option<u32>,
+    /// Mount options, comma separated: ro, allow_other, cache_size=SIZE,
+    /// threads=N, uid=N, gid=N, direct_io, readahead_kb=N.
+    #[arg(short = 'o', value_delimiter = ',')]
+    pub options: Vec<String>,
+    /// Serve reads with direct_io (no kernel page cache; breaks shared mmap).
+    #[arg(long)]
+    pub direct_io: bool,
+    /// Readahead of the mount in KiB (written to its bdi after mounting).
+    #[arg(long, default_value_t = 4096)]
+    pub readahead_kb: u32,
+    /// Seconds the kernel may cache attributes and names (source changes
+    /// show up after this long at most).
+    #[arg(long, default_value_t = 1.0)]
+    pub attr_timeout: f64,
+}
+
+/// Settings after folding `-o` options into the flags.
+#[derive(Debug, Clone)]
+pub struct MountSettings {
+    pub args: MountArgs,
+    pub allow_other: bool,
+}
+
+impl MountArgs {
+    /// Apply `-o` options; unknown generic mount options are accepted and ignored.
+    pub fn settle(mut self) -> Result<MountSettings, String> {
+        let mut allow_other = false;
+        for opt in std::mem::take(&mut self.options) {
+            let opt = opt.trim();
+            let (key, value) = match opt.split_once('=') {
+                Some((k, v)) => (k, Some(v)),
+                None => (opt, None),
+            };
+            fn need<'a>(key: &str, v: Option<&'a str>) -> Result<&'a str, String> {
+                v.ok_or_else(|| format!("option {key} needs a value"))
+            }
+            match key {
+                "" | "ro" | "dev" | "nodev" | "suid" | "nosuid" | "exec" | "noexec" | "auto" | "noauto" | "user" | "nouser"
+                | "users" | "_netdev" | "nofail" | "defaults" | "atime" | "noatime" | "relatime" | "default_permissions" => {}
+                "rw" => return Err("blosc2fs is read-only: option rw is not possible".into()),
+                "allow_other" => allow_other = true,
+                "allow_root" => allow_other = true,
+                "cache_size" => self.cache_size = parse_size(need(key, value)?)?,
+                "threads" => self.threads = need(key, value)?.parse().map_err(|e| format!("threads: {e}"))?,
+                "prefetch_threads" => {
+                    self.prefetch_threads = need(key, value)?.parse().map_err(|e| format!("prefetch_threads: {e}"))?
+                }
+                "uid" => self.uid = Some(need(key, value)?.parse().map_err(|e| format!("uid: {e}"))?),
+                "gid" => self.gid = Some(need(key, value)?.parse().map_err(|e| format!("gid: {e}"))?),
+                "direct_io" => self.direct_io = true,
+                "readahead_kb" => self.readahead_kb = need(key, value)?.parse().map_err(|e| format!("readahead_kb: {e}"))?,
+                "foreground" => self.foreground = true,
+                other => log::warn!("ignoring unknown mount option {other}"),
+            }
+        }
+        if self.threads == 0 {
+            return Err("--threads must be at least 1".into());
+        }
+        Ok(MountSettings { args: self, allow_other })
+    }
+}
+
+/// Parse `1024`, `64K`, `512M`, `1G`, `2T` (powers of 1024; a trailing `B`/`iB` is allowed).
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let t = t.strip_suffix("iB").or_else(|| t.strip_suffix('B')).unwrap_or(t);
+    let (digits, shift) = match t.chars().last() {
+        Some('k' | 'K') => (&t[..t.len() - 1], 10),
+        Some('m' | 'M') => (&t[..t.len() - 1], 20),
+        Some('g' | 'G') => (&t[..t.len() - 1], 30),
+        Some('t' | 'T') => (&t[..t.len() - 1], 40),
+        _ => (t, 0),
+    };
+    let n: u64 = digits.trim().parse().map_err(|_| format!("not a size: {text:?}"))?;
+    n.checked_mul(1u64 << shift).ok_or_else(|| format!("size too large: {text:?}"))
+}
+
+/// Rewrite `blosc2fs SOURCE MOUNTPOINT [-o OPTS]` (as mount.fuse3 calls it)
+/// into `blosc2fs mount SOURCE MOUNTPOINT ...`.
+pub fn normalize_args(mut args: Vec<String>) -> Vec<String> {
+    const SUBCOMMANDS: [&str; 5] = ["info", "cat", "mount", "unmount", "help"];
+    if let Some(first) = args.get(1) {
+        if !first.starts_with('-') && !SUBCOMMANDS.contains(&first.as_str()) {
+            args.insert(1, "mount".into());
+        }
+    }
+    args
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("1024"), Ok(1024));
+        assert_eq!(parse_size("64K"), Ok(65536));
+        assert_eq!(parse_size("512M"), Ok(512 << 20));
+        assert_eq!(parse_size("1G"), Ok(1 << 30));
+        assert_eq!(parse_size("2GiB"), Ok(2 << 30));
+        assert!(parse_size("lots").is_err());
+        assert!(parse_size("99999999999T").is_err());
+    }
+
+    #[test]
+    fn mount_helper_form_and_options() {
+        let args = normalize_args(vec!["blosc2fs".into(), "/src".into(), "/mnt".into(), "-o".into(), "ro,allow_other,cache_size=1G,dev,suid".into()]);
+        let cli = Cli::try_parse_from(args).unwrap();
+        let Command::Mount(m) = cli.command else { panic!("not a mount") };
+        let s = m.settle().unwrap();
+        assert!(s.allow_other);
+        assert_eq!(s.args.cache_size, 1 << 30);
+        assert_eq!(s.args.source, PathBuf::from("/src"));
+        let rw = Cli::try_parse_from(normalize_args(vec!["blosc2fs".into(), "/s".into(), "/m".into(), "-o".into(), "rw".into()])).unwrap();
+        let Command::Mount(m) = rw.command else { panic!("not a mount") };
+        assert!(m.settle().is_err());
+    }
+}

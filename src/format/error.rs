@@ -1,0 +1,129 @@
+//! Errors of the format layer: what is wrong with a Blosc2 file, and where.
+//!
+//! Parsers deep inside the format layer report a [`Problem`] (what is wrong);
+//! the array layer wraps it in an [`Error`] that also names the file, so every
+//! message a user sees says which file and which problem.
+
+use std::path::{Path, PathBuf};
+
+use super::codec::CodecError;
+
+/// What is wrong with (a part of) a Blosc2 file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Problem {
+    #[error("not a Blosc2 file: {0}")]
+    NotBlosc2(String),
+    #[error("truncated: {what} needs bytes {start}..{end} but only {available} are present")]
+    Truncated { what: String, start: u64, end: u64, available: u64 },
+    #[error("corrupt {what}: {detail}")]
+    Corrupt { what: String, detail: String },
+    #[error("unsupported {what}: {detail}")]
+    Unsupported { what: String, detail: String },
+    #[error("codec {name} (id {id}) is not supported by blosc2fs")]
+    UnsupportedCodec { name: String, id: u8 },
+    #[error("filter {name} (id {id}) is not supported by blosc2fs")]
+    UnsupportedFilter { name: String, id: u8 },
+    #[error("limit exceeded: {0}")]
+    Limit(String),
+    #[error("chunk {chunk}: {source}")]
+    InChunk { chunk: u64, source: Box<Problem> },
+    #[error("block {block}: {source}")]
+    Codec { block: u64, source: CodecError },
+    #[error("i/o error: {0}")]
+    Io(String),
+    #[error("out of range: {0}")]
+    OutOfRange(String),
+}
+
+impl Problem {
+    pub fn corrupt(what: impl Into<String>, detail: impl Into<String>) -> Self {
+        Problem::Corrupt { what: what.into(), detail: detail.into() }
+    }
+
+    pub fn unsupported(what: impl Into<String>, detail: impl Into<String>) -> Self {
+        Problem::Unsupported { what: what.into(), detail: detail.into() }
+    }
+
+    pub fn truncated(what: impl Into<String>, start: u64, end: u64, available: u64) -> Self {
+        Problem::Truncated { what: what.into(), start, end, available }
+    }
+
+    /// Attach the chunk number this problem was found in.
+    pub fn in_chunk(self, chunk: u64) -> Self {
+        match self {
+            already @ Problem::InChunk { .. } => already,
+            other => Problem::InChunk { chunk, source: Box::new(other) },
+        }
+    }
+
+    /// Whether the problem comes from the operating system rather than the bytes.
+    pub fn is_io(&self) -> bool {
+        match self {
+            Problem::Io(_) => true,
+            Problem::InChunk { source, .. } => source.is_io(),
+            _ => false,
+        }
+    }
+}
+
+impl From<std::io::Error> for Problem {
+    fn from(err: std::io::Error) -> Self {
+        Problem::Io(err.to_string())
+    }
+}
+
+/// A [`Problem`] together with the file it was found in.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}: {problem}", file.display())]
+pub struct Error {
+    pub file: PathBuf,
+    pub problem: Problem,
+}
+
+impl Error {
+    pub fn new(file: &Path, problem: Problem) -> Self {
+        Error { file: file.to_path_buf(), problem }
+    }
+}
+
+/// Format-layer result with a bare problem (no file name yet).
+pub type PResult<T> = std::result::Result<T, Problem>;
+
+/// Read `len` bytes at `start` of `bytes`, or say what is missing.
+pub fn slice_at<'a>(bytes: &'a [u8], start: usize, len: usize, what: &str) -> PResult<&'a [u8]> {
+    let end = start.checked_add(len).ok_or_else(|| Problem::corrupt(what, "size overflows"))?;
+    bytes
+        .get(start..end)
+        .ok_or_else(|| Problem::truncated(what, start as u64, end as u64, bytes.len() as u64))
+}
+
+pub fn read_u8(bytes: &[u8], at: usize, what: &str) -> PResult<u8> {
+    Ok(slice_at(bytes, at, 1, what)?[0])
+}
+
+pub fn read_i32_le(bytes: &[u8], at: usize, what: &str) -> PResult<i32> {
+    let b = slice_at(bytes, at, 4, what)?;
+    Ok(i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+pub fn read_u16_be(bytes: &[u8], at: usize, what: &str) -> PResult<u16> {
+    let b = slice_at(bytes, at, 2, what)?;
+    Ok(u16::from_be_bytes([b[0], b[1]]))
+}
+
+pub fn read_i32_be(bytes: &[u8], at: usize, what: &str) -> PResult<i32> {
+    let b = slice_at(bytes, at, 4, what)?;
+    Ok(i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+pub fn read_u32_be(bytes: &[u8], at: usize, what: &str) -> PResult<u32> {
+    let b = slice_at(bytes, at, 4, what)?;
+    Ok(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+pub fn read_i64_be(bytes: &[u8], at: usize, what: &str) -> PResult<i64> {
+    let b = slice_at(bytes, at, 8, what)?;
+    let mut a = [0u8; 8];
+    a.copy_from_slice(b);
+    Ok(i64::from_be_bytes(a))
+}

@@ -1,0 +1,300 @@
+//! Frames: the contiguous frame file and the index file of a sparse frame.
+//!
+//! Parses the msgpack header (sizes, codec, filters, metalayers), the chunk
+//! offsets index (itself a Blosc2 chunk) and the trailer with the
+//! variable-length metalayers. Every offset and size is checked against the
+//! file length before it is used.
+
+use serde_json::Value as Json;
+
+use super::chunk::decode_chunk;
+use super::chunk_header::{ChunkHeader, Special, EXTENDED_HEADER_LEN};
+use super::error::{read_i32_be, read_i64_be, read_u16_be, read_u32_be, read_u8, slice_at, PResult, Problem};
+use super::msgpack;
+use super::source::SourceFile;
+
+const HEADER_MIN_LEN: usize = 87;
+const TRAILER_MIN_LEN: u64 = 25;
+/// Largest header accepted (metalayers are small; C-Blosc2 caps them too).
+const MAX_HEADER_LEN: usize = 64 << 20;
+/// Largest trailer accepted.
+const MAX_TRAILER_LEN: u64 = 64 << 20;
+/// Largest chunk index accepted: 16 Mi chunks.
+pub const MAX_CHUNKS: u64 = 16 << 20;
+const MAX_METALAYERS: usize = 16;
+const MAX_VLMETALAYERS: usize = 8 * 1024;
+
+/// Where chunk `i` lives, as told by the offsets index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChunkOffset {
+    /// Offset from the frame start (contiguous) or chunk file number (sparse).
+    Stored(u64),
+    /// A whole chunk of one special value, told by the index alone.
+    Special(Special),
+}
+
+/// The parsed frame: header fields, metalayers, chunk index and vlmetalayers.
+#[derive(Debug, Clone)]
+pub struct Frame {
+    pub sparse: bool,
+    pub version: u8,
+    pub header_len: u64,
+    pub frame_len: u64,
+    pub nbytes: u64,
+    pub cbytes: u64,
+    pub typesize: usize,
+    pub blocksize: i32,
+    /// Fixed chunk size, or 0 when chunks differ in size.
+    pub chunksize: u64,
+    pub codec_code: u8,
+    pub clevel: u8,
+    pub splitmode: u8,
+    pub udcodec: u8,
+    pub compcode_meta: u8,
+    pub use_dict: bool,
+    pub filters: Vec<u8>,
+    pub filters_meta: Vec<u8>,
+    pub metalayers: Vec<(String, Vec<u8>)>,
+    pub vlmeta: Vec<(String, Json)>,
+    pub offsets: Vec<ChunkOffset>,
+}
+
+impl Frame {
+    pub fn nchunks(&self) -> usize {
+        self.offsets.len()
+    }
+
+    pub fn metalayer(&self, name: &str) -> Option<&[u8]> {
+        self.metalayers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_slice())
+    }
+
+    /// Parse a frame held in `file` (the frame file, or `chunks.b2frame` of a sparse frame).
+    pub fn read(file: &SourceFile, sparse: bool) -> PResult<Frame> {
+        let file_len = file.len();
+        if file_len < HEADER_MIN_LEN as u64 {
+            if file_len >= 11 && looks_like_frame(&file.read_at(0, 11, "frame header")?) {
+                return Err(Problem::truncated("frame header", 0, HEADER_MIN_LEN as u64, file_len));
+            }
+            return Err(Problem::NotBlosc2(format!("{file_len} bytes is too short for a Blosc2 frame")));
+        }
+        let fixed = file.read_at(0, HEADER_MIN_LEN, "frame header")?;
+        if !looks_like_frame(&fixed) {
+            return Err(Problem::NotBlosc2("no b2frame magic at the start".into()));
+        }
+        let header_len = read_i32_be(&fixed, 11, "frame header")?;
+        let frame_len = read_i64_be(&fixed, 16, "frame header")?;
+        if header_len < HEADER_MIN_LEN as i32 || header_len as usize > MAX_HEADER_LEN {
+            return Err(Problem::corrupt("frame header", format!("header length {header_len}")));
+        }
+        if frame_len < header_len as i64 || frame_len as u64 > file_len {
+            return Err(Problem::corrupt(
+                "frame header",
+                format!("frame length {frame_len} does not fit the file of {file_len} bytes (header {header_len})"),
+            ));
+        }
+        let header_len = header_len as usize;
+        let frame_len = frame_len as u64;
+        let header = file.read_at(0, header_len, "frame header")?;
+        let general_flags = header[25];
+        let version = general_flags & 0x0f;
+        let frame_type = header[26] & 0x0f;
+        let expected_type = if sparse { 1 } else { 0 };
+        if frame_type != expected_type {
+            return Err(Problem::corrupt("frame header", format!("frame type {frame_type}, expected {expected_type}")));
+        }
+        let codec_flags = header[27];
+        let other_flags = header[28];
+        let nbytes = expect_marker(&header, 29, 0xd3, "uncompressed size").and_then(|_| read_i64_be(&header, 30, "frame header"))?;
+        let cbytes = expect_marker(&header, 38, 0xd3, "compressed size").and_then(|_| read_i64_be(&header, 39, "frame header"))?;
+        let typesize = read_i32_be(&header, 48, "frame header")?;
+        let blocksize = read_i32_be(&header, 53, "frame header")?;
+        let chunksize = read_i32_be(&header, 58, "frame header")?;
+        if nbytes < 0 || cbytes < 0 || typesize <= 0 || chunksize < 0 || blocksize < 0 {
+            return Err(Problem::corrupt(
+                "frame header",
+                format!("negative or zero size (nbytes {nbytes}, cbytes {cbytes}, typesize {typesize}, chunksize {chunksize}, blocksize {blocksize})"),
+            ));
+        }
+        let nfilters = read_u8(&header, 70, "frame header")? as usize;
+        if nfilters > 6 {
+            return Err(Problem::corrupt("frame header", format!("{nfilters} filters (at most 6)")));
+        }
+        let filters = header[71..71 + nfilters].to_vec();
+        let filters_meta = header[79..79 + nfilters].to_vec();
+        let mut frame = Frame {
+            sparse,
+            version,
+            header_len: header_len as u64,
+            frame_len,
+            nbytes: nbytes as u64,
+            cbytes: cbytes as u64,
+            typesize: typesize as usize,
+            blocksize,
+            chunksize: chunksize as u64,
+            codec_code: codec_flags & 0x0f,
+            clevel: codec_flags >> 4,
+            splitmode: (other_flags & 0x03) + 1,
+            udcodec: header[77],
+            compcode_meta: header[78],
+            use_dict: header[85] & 0x01 != 0,
+            filters,
+            filters_meta,
+            metalayers: Vec::new(),
+            vlmeta: Vec::new(),
+            offsets: Vec::new(),
+        };
+        frame.metalayers = parse_metalayers(&header, 89, &header, "metalayers", MAX_METALAYERS)?
+            .into_iter()
+            .collect();
+        frame.offsets = read_offsets(file, &frame)?;
+        frame.vlmeta = read_vlmeta(file, &frame)?;
+        Ok(frame)
+    }
+}
+
+/// Whether `bytes` starts like a frame header (fixarray + "b2frame\0").
+pub fn looks_like_frame(bytes: &[u8]) -> bool {
+    bytes.len() >= 11 && bytes[0] & 0xf0 == 0x90 && bytes[1] == 0xa8 && &bytes[2..10] == b"b2frame\0"
+}
+
+fn expect_marker(bytes: &[u8], at: usize, marker: u8, what: &str) -> PResult<()> {
+    let got = read_u8(bytes, at, "frame header")?;
+    if got != marker {
+        return Err(Problem::corrupt("frame header", format!("{what}: msgpack marker 0x{got:02x}, expected 0x{marker:02x}")));
+    }
+    Ok(())
+}
+
+/// Parse a metalayer index (`0xde` map of name → i32 offset) starting at
+/// `idx_at` of `index`, with contents (`0xc6` bin32) at offsets into `content`.
+fn parse_metalayers(index: &[u8], idx_at: usize, content: &[u8], what: &str, max: usize) -> PResult<Vec<(String, Vec<u8>)>> {
+    let _idx_size = read_u16_be(index, idx_at, what)?;
+    let mut pos = idx_at + 2;
+    if read_u8(index, pos, what)? != 0xde {
+        return Err(Problem::corrupt(what, "index is not a msgpack map16"));
+    }
+    let count = read_u16_be(index, pos + 1, what)? as usize;
+    pos += 3;
+    if count > max {
+        return Err(Problem::corrupt(what, format!("{count} entries (at most {max})")));
+    }
+    let mut out = Vec::with_capacity(count);
+    for _ in 0..count {
+        let marker = read_u8(index, pos, what)?;
+        if marker & 0xe0 != 0xa0 {
+            return Err(Problem::corrupt(what, format!("name marker 0x{marker:02x} is not a fixstr")));
+        }
+        let name_len = (marker & 0x1f) as usize;
+        let name = String::from_utf8_lossy(slice_at(index, pos + 1, name_len, what)?).into_owned();
+        pos += 1 + name_len;
+        if read_u8(index, pos, what)? != 0xd2 {
+            return Err(Problem::corrupt(what, format!("offset of {name:?} is not an int32")));
+        }
+        let offset = read_i32_be(index, pos + 1, what)?;
+        pos += 5;
+        if offset < 0 {
+            return Err(Problem::corrupt(what, format!("negative offset for {name:?}")));
+        }
+        let offset = offset as usize;
+        if read_u8(content, offset, what)? != 0xc6 {
+            return Err(Problem::corrupt(what, format!("content of {name:?} is not a bin32")));
+        }
+        let len = read_i32_be(content, offset + 1, what)?;
+        if len < 0 {
+            return Err(Problem::corrupt(what, format!("negative length for {name:?}")));
+        }
+        let value = slice_at(content, offset + 5, len as usize, what)?.to_vec();
+        out.push((name, value));
+    }
+    Ok(out)
+}
+
+fn read_offsets(file: &SourceFile, frame: &Frame) -> PResult<Vec<ChunkOffset>> {
+    if frame.nbytes == 0 {
+        return Ok(Vec::new());
+    }
+    let idx_pos = if frame.sparse { frame.header_len } else { frame.header_len.saturating_add(frame.cbytes) };
+    if idx_pos.saturating_add(EXTENDED_HEADER_LEN as u64) > frame.frame_len {
+        return Err(Problem::corrupt(
+            "chunk offsets index",
+            format!("starts at {idx_pos}, past the frame end {}", frame.frame_len),
+        ));
+    }
+    let head = file.read_at(idx_pos, EXTENDED_HEADER_LEN, "chunk offsets index")?;
+    let index_header = ChunkHeader::parse(&head).map_err(|p| Problem::corrupt("chunk offsets index", p.to_string()))?;
+    let expected_chunks = if frame.chunksize > 0 { Some(frame.nbytes.div_ceil(frame.chunksize)) } else { None };
+    if index_header.nbytes % 8 != 0 {
+        return Err(Problem::corrupt("chunk offsets index", format!("{} bytes is not a whole number of offsets", index_header.nbytes)));
+    }
+    let nchunks = (index_header.nbytes / 8) as u64;
+    if let Some(expected) = expected_chunks {
+        if expected != nchunks {
+            return Err(Problem::corrupt(
+                "chunk offsets index",
+                format!("holds {nchunks} offsets, the header implies {expected} chunks"),
+            ));
+        }
+    }
+    if nchunks > MAX_CHUNKS {
+        return Err(Problem::Limit(format!("{nchunks} chunks (blosc2fs accepts up to {MAX_CHUNKS})")));
+    }
+    if idx_pos + index_header.cbytes as u64 > frame.frame_len {
+        return Err(Problem::truncated("chunk offsets index", idx_pos, idx_pos + index_header.cbytes as u64, frame.frame_len));
+    }
+    let bytes = file.read_at(idx_pos, index_header.cbytes, "chunk offsets index")?;
+    let raw = decode_chunk(&bytes).map_err(|p| Problem::corrupt("chunk offsets index", p.to_string()))?;
+    let mut offsets = Vec::with_capacity(nchunks as usize);
+    for (i, item) in raw.chunks_exact(8).enumerate() {
+        let value = i64::from_le_bytes(item.try_into().unwrap_or([0; 8]));
+        if value < 0 {
+            let special = match ((value as u64) >> 56) as u8 & 0x07 {
+                1 => Special::Zeros,
+                2 => Special::NaN,
+                4 => Special::Uninit,
+                other => {
+                    return Err(Problem::corrupt("chunk offsets index", format!("chunk {i}: unknown special kind {other}")));
+                }
+            };
+            offsets.push(ChunkOffset::Special(special));
+        } else {
+            let value = value as u64;
+            if !frame.sparse
+                && (value.saturating_add(EXTENDED_HEADER_LEN as u64) > frame.cbytes
+                    || frame.header_len.saturating_add(value) > frame.frame_len)
+            {
+                return Err(Problem::corrupt(
+                    "chunk offsets index",
+                    format!("chunk {i} at offset {value} lies outside the chunks section ({} bytes)", frame.cbytes),
+                ));
+            }
+            offsets.push(ChunkOffset::Stored(value));
+        }
+    }
+    Ok(offsets)
+}
+
+fn read_vlmeta(file: &SourceFile, frame: &Frame) -> PResult<Vec<(String, Json)>> {
+    if frame.frame_len < frame.header_len + TRAILER_MIN_LEN {
+        return Ok(Vec::new());
+    }
+    let tail = file.read_at(frame.frame_len - TRAILER_MIN_LEN, TRAILER_MIN_LEN as usize, "frame trailer")?;
+    if tail[2] != 0xce {
+        return Err(Problem::corrupt("frame trailer", "trailer length marker missing"));
+    }
+    let trailer_len = read_u32_be(&tail, 3, "frame trailer")? as u64;
+    if trailer_len < TRAILER_MIN_LEN || trailer_len > frame.frame_len - frame.header_len || trailer_len > MAX_TRAILER_LEN {
+        return Err(Problem::corrupt("frame trailer", format!("trailer length {trailer_len}")));
+    }
+    let trailer = file.read_at(frame.frame_len - trailer_len, trailer_len as usize, "frame trailer")?;
+    // [fixarray, version, 0x93 fixarray(3), 0xcd uint16 idx size, map...]
+    let layers = parse_metalayers(&trailer, 4, &trailer, "vlmetalayers", MAX_VLMETALAYERS)?;
+    let mut out = Vec::with_capacity(layers.len());
+    for (name, content) in layers {
+        let value = decode_chunk(&content)
+            .and_then(|raw| msgpack::parse(&raw, "vlmetalayer"))
+            .map(|v| msgpack::to_json(&v))
+            .unwrap_or_else(|p| serde_json::json!({ "error": p.to_string() }));
+        out.push((name, value));
+    }
+    Ok(out)
+}

@@ -1,0 +1,305 @@
+//! N-d geometry: which chunk, block and offset serve a byte range of the
+//! array's C-order bytes.
+//!
+//! A b2nd chunk holds the blocks of its chunk (chunkshape rounded up to whole
+//! blocks) in C order, each block's items in C order. Edge chunks and blocks
+//! are padded. [`Geometry::pieces`] turns a byte range of the C-order array
+//! (or of one chunk's C-order view, for `chunks/` files) into the list of
+//! copies that fill it.
+
+use super::error::{PResult, Problem};
+
+/// Where the bytes of one piece come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PieceSource {
+    /// Padding beyond the array edge: zeros.
+    Zeros,
+    /// `offset` bytes into decoded block `block` of chunk `chunk`.
+    Block { chunk: u64, block: u64, offset: u64 },
+}
+
+/// One contiguous copy: `len` bytes to `out_offset` of the request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Piece {
+    pub out_offset: u64,
+    pub len: u64,
+    pub source: PieceSource,
+}
+
+/// Shapes of an array and its chunk and block grids.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Geometry {
+    pub shape: Vec<u64>,
+    pub chunkshape: Vec<u64>,
+    pub blockshape: Vec<u64>,
+    pub itemsize: u64,
+    /// chunkshape rounded up to whole blocks.
+    pub extchunkshape: Vec<u64>,
+    /// Number of chunks along each dimension.
+    pub chunk_grid: Vec<u64>,
+    /// Number of blocks along each dimension of a chunk.
+    pub block_grid: Vec<u64>,
+}
+
+fn product(v: &[u64]) -> u64 {
+    v.iter().product()
+}
+
+/// C-order linear index of `idx` in a grid of `dims`.
+fn linear(idx: &[u64], dims: &[u64]) -> u64 {
+    idx.iter().zip(dims).fold(0, |acc, (&i, &d)| acc * d + i)
+}
+
+impl Geometry {
+    /// Build the geometry; shapes must already be validated (see `meta`).
+    pub fn new(shape: &[u64], chunkshape: &[u64], blockshape: &[u64], itemsize: u64) -> PResult<Geometry> {
+        if shape.len() != chunkshape.len() || shape.len() != blockshape.len() {
+            return Err(Problem::corrupt("geometry", "shape, chunkshape and blockshape differ in length"));
+        }
+        let extchunkshape: Vec<u64> = chunkshape
+            .iter()
+            .zip(blockshape)
+            .map(|(&c, &b)| if b == 0 { c } else { c.div_ceil(b) * b })
+            .collect();
+        let chunk_grid = shape.iter().zip(chunkshape).map(|(&s, &c)| if c == 0 { 0 } else { s.div_ceil(c) }).collect();
+        let block_grid = extchunkshape.iter().zip(blockshape).map(|(&e, &b)| if b == 0 { 0 } else { e / b }).collect();
+        let g = Geometry {
+            shape: shape.to_vec(),
+            chunkshape: chunkshape.to_vec(),
+            blockshape: blockshape.to_vec(),
+            itemsize,
+            extchunkshape,
+            chunk_grid,
+            block_grid,
+        };
+        g.extchunkshape
+            .iter()
+            .try_fold(itemsize, |acc, &d| acc.checked_mul(d))
+            .filter(|&bytes| bytes <= i32::MAX as u64)
+            .ok_or_else(|| Problem::corrupt("geometry", "a chunk would exceed 2 GiB"))?;
+        Ok(g)
+    }
+
+    pub fn ndim(&self) -> usize {
+        self.shape.len()
+    }
+
+    pub fn nitems(&self) -> u64 {
+        product(&self.shape)
+    }
+
+    /// Bytes of the array in C order.
+    pub fn nbytes(&self) -> u64 {
+        self.nitems() * self.itemsize
+    }
+
+    pub fn nchunks(&self) -> u64 {
+        product(&self.chunk_grid)
+    }
+
+    /// Decoded bytes of one (padded) chunk as stored.
+    pub fn chunk_nbytes(&self) -> u64 {
+        product(&self.extchunkshape).saturating_mul(self.itemsize)
+    }
+
+    /// Bytes of one chunk over its chunkshape (the `chunks/` file size).
+    pub fn chunk_view_nbytes(&self) -> u64 {
+        product(&self.chunkshape) * self.itemsize
+    }
+
+    pub fn block_nbytes(&self) -> u64 {
+        product(&self.blockshape) * self.itemsize
+    }
+
+    /// Chunk-grid coordinates of linear chunk `c`.
+    pub fn chunk_coords(&self, mut c: u64) -> Vec<u64> {
+        let mut coords = vec![0; self.ndim()];
+        for d in (0..self.ndim()).rev() {
+            let n = self.chunk_grid[d].max(1);
+            coords[d] = c % n;
+            c /= n;
+        }
+        coords
+    }
+
+    /// Pieces serving bytes `[start, start + len)` of the array in C order.
+    pub fn pieces(&self, start: u64, len: u64) -> Vec<Piece> {
+        let view = View { origin: vec![0; self.ndim()], extent: self.shape.clone() };
+        self.view_pieces(&view, start, len)
+    }
+
+    /// Pieces serving bytes of chunk `c` seen over its full chunkshape in C
+    /// order (padding beyond the array edge reads as zeros).
+    pub fn chunk_view_pieces(&self, c: u64, start: u64, len: u64) -> Vec<Piece> {
+        let coords = self.chunk_coords(c);
+        let origin = coords.iter().zip(&self.chunkshape).map(|(&i, &c)| i * c).collect();
+        let view = View { origin, extent: self.chunkshape.clone() };
+        self.view_pieces(&view, start, len)
+    }
+
+    fn view_pieces(&self, view: &View, start: u64, len: u64) -> Vec<Piece> {
+        let itemsize = self.itemsize;
+        let view_items = product(&view.extent);
+        let view_bytes = view_items * itemsize;
+        let end = start.saturating_add(len).min(view_bytes);
+        let mut pieces = Vec::new();
+        if start >= end || itemsize == 0 {
+            return pieces;
+        }
+        let n = self.ndim();
+        let mut pos = start;
+        while pos < end {
+            let item = pos / itemsize;
+            let within_item = pos % itemsize;
+            // Multi-index of `item` within the view.
+            let mut v = vec![0u64; n];
+            let mut rest = item;
+            for d in (0..n).rev() {
+                v[d] = rest % view.extent[d];
+                rest /= view.extent[d];
+            }
+            let global: Vec<u64> = v.iter().zip(&view.origin).map(|(&a, &b)| a + b).collect();
+            let row_left = if n == 0 { 1 } else { view.extent[n - 1] - v[n - 1] };
+            let outside = (0..n).any(|d| global[d] >= self.shape[d]);
+            let (run_items, source) = if outside {
+                (row_left, None)
+            } else if n == 0 {
+                (1, Some(PieceSource::Block { chunk: 0, block: 0, offset: 0 }))
+            } else {
+                let mut chunk_idx = vec![0u64; n];
+                let mut block_idx = vec![0u64; n];
+                let mut in_block = vec![0u64; n];
+                for d in 0..n {
+                    let within_chunk = global[d] % self.chunkshape[d];
+                    chunk_idx[d] = global[d] / self.chunkshape[d];
+                    block_idx[d] = within_chunk / self.blockshape[d];
+                    in_block[d] = within_chunk % self.blockshape[d];
+                }
+                let last = n - 1;
+                let within_chunk_last = global[last] % self.chunkshape[last];
+                let run = row_left
+                    .min(self.blockshape[last] - in_block[last])
+                    .min(self.chunkshape[last] - within_chunk_last)
+                    .min(self.shape[last] - global[last]);
+                let offset = linear(&in_block, &self.blockshape) * itemsize;
+                (
+                    run,
+                    Some(PieceSource::Block {
+                        chunk: linear(&chunk_idx, &self.chunk_grid),
+                        block: linear(&block_idx, &self.block_grid),
+                        offset,
+                    }),
+                )
+            };
+            let run_end = ((item + run_items) * itemsize).min(end);
+            let piece_len = run_end - pos;
+            let source = match source {
+                None => PieceSource::Zeros,
+                Some(PieceSource::Block { chunk, block, offset }) => {
+                    PieceSource::Block { chunk, block, offset: offset + within_item }
+                }
+                Some(z) => z,
+            };
+            pieces.push(Piece { out_offset: pos - start, len: piece_len, source });
+            pos = run_end;
+        }
+        pieces
+    }
+}
+
+struct View {
+    origin: Vec<u64>,
+    extent: Vec<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Build the stored chunks of an array the slow, obvious way (one item at a
+    /// time) and check that pieces reassemble the C-order bytes exactly.
+    fn check(shape: &[u64], chunkshape: &[u64], blockshape: &[u64], itemsize: u64) {
+        let g = Geometry::new(shape, chunkshape, blockshape, itemsize).unwrap();
+        let n = shape.len();
+        let nitems = g.nitems();
+        // Stored chunks: value of item = its C-order index + 1 (as bytes), padding = 0xEE.
+        let mut chunks = vec![vec![0xEEu8; g.chunk_nbytes() as usize]; g.nchunks() as usize];
+        let mut expected = Vec::new();
+        for item in 0..nitems {
+            let mut idx = vec![0u64; n];
+            let mut rest = item;
+            for d in (0..n).rev() {
+                idx[d] = rest % shape[d];
+                rest /= shape[d];
+            }
+            let cidx: Vec<u64> = (0..n).map(|d| idx[d] / chunkshape[d]).collect();
+            let within: Vec<u64> = (0..n).map(|d| idx[d] % chunkshape[d]).collect();
+            let bidx: Vec<u64> = (0..n).map(|d| within[d] / blockshape[d]).collect();
+            let inb: Vec<u64> = (0..n).map(|d| within[d] % blockshape[d]).collect();
+            let c = linear(&cidx, &g.chunk_grid) as usize;
+            let b = linear(&bidx, &g.block_grid);
+            let off = (b * g.block_nbytes() + linear(&inb, blockshape) * itemsize) as usize;
+            let bytes: Vec<u8> = (0..itemsize).map(|k| ((item + 1) * 7 + k) as u8).collect();
+            chunks[c][off..off + itemsize as usize].copy_from_slice(&bytes);
+            expected.extend_from_slice(&bytes);
+        }
+        let total = g.nbytes();
+        for (start, len) in [(0, total), (1, total.saturating_sub(2)), (total / 3, total / 2 + 1), (itemsize + 1, 3)] {
+            let mut out = vec![0u8; len.min(total.saturating_sub(start)) as usize];
+            for p in g.pieces(start, len) {
+                let dst = &mut out[p.out_offset as usize..(p.out_offset + p.len) as usize];
+                match p.source {
+                    PieceSource::Zeros => panic!("zeros inside the array"),
+                    PieceSource::Block { chunk, block, offset } => {
+                        let at = (block * g.block_nbytes() + offset) as usize;
+                        dst.copy_from_slice(&chunks[chunk as usize][at..at + p.len as usize]);
+                    }
+                }
+            }
+            let s = start.min(total) as usize;
+            assert_eq!(out, &expected[s..s + out.len()], "shape {shape:?} range {start}+{len}");
+        }
+    }
+
+    #[test]
+    fn reassembles_many_shapes() {
+        check(&[10], &[4], &[3], 1);
+        check(&[10], &[10], &[10], 8);
+        check(&[7, 5], &[3, 2], &[2, 2], 4);
+        check(&[5, 6, 7], &[2, 3, 4], &[1, 2, 3], 2);
+        check(&[3, 4, 2, 3, 2], &[2, 3, 2, 2, 1], &[1, 2, 1, 2, 1], 3);
+        check(&[4, 1, 9], &[4, 1, 9], &[2, 1, 4], 5);
+        check(&[1], &[1], &[1], 300);
+    }
+
+    #[test]
+    fn zero_d_and_empty() {
+        let g = Geometry::new(&[], &[], &[], 8).unwrap();
+        assert_eq!(g.nbytes(), 8);
+        assert_eq!(g.nchunks(), 1);
+        assert_eq!(
+            g.pieces(2, 100),
+            vec![Piece { out_offset: 0, len: 6, source: PieceSource::Block { chunk: 0, block: 0, offset: 2 } }]
+        );
+        let e = Geometry::new(&[3, 0, 4], &[2, 0, 2], &[1, 0, 1], 4).unwrap();
+        assert_eq!(e.nbytes(), 0);
+        assert_eq!(e.nchunks(), 0);
+        assert!(e.pieces(0, 10).is_empty());
+    }
+
+    #[test]
+    fn chunk_view_pads_with_zeros() {
+        // 5x3 array, chunks 2x2: chunk (2, 1) covers row 4 col 2 only.
+        let g = Geometry::new(&[5, 3], &[2, 2], &[1, 1], 1).unwrap();
+        assert_eq!(g.chunk_grid, vec![3, 2]);
+        let pieces = g.chunk_view_pieces(5, 0, 4);
+        assert_eq!(
+            pieces,
+            vec![
+                Piece { out_offset: 0, len: 1, source: PieceSource::Block { chunk: 5, block: 0, offset: 0 } },
+                Piece { out_offset: 1, len: 1, source: PieceSource::Zeros },
+                Piece { out_offset: 2, len: 2, source: PieceSource::Zeros },
+            ]
+        );
+    }
+}

@@ -1,0 +1,78 @@
+//! blosc2fs command line: `info`, `cat`, `mount`, `unmount`. Thin: the work
+//! lives in the library.
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Parser;
+
+use blosc2fs::cli::{normalize_args, Cli, Command};
+use blosc2fs::format::Array;
+use blosc2fs::read::planner::View;
+use blosc2fs::read::{BlockCache, Planner, Stats};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse_from(normalize_args(std::env::args().collect()));
+    init_logging(cli.verbose);
+    match run(cli.command) {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("blosc2fs: {message}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn init_logging(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(default)).format_timestamp_millis().init();
+}
+
+fn run(command: Command) -> Result<ExitCode, String> {
+    match command {
+        Command::Info { file } => {
+            let array = Array::open(&file).map_err(|e| e.to_string())?;
+            let text = serde_json::to_string_pretty(&array.meta_json()).map_err(|e| e.to_string())?;
+            println!("{text}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Cat { file, cache_size } => {
+            let array = Array::open(&file).map_err(|e| e.to_string())?;
+            let open = Arc::new(array);
+            let planner = Planner::new(Arc::new(BlockCache::new(cache_size as usize, Arc::new(Stats::default()))), None);
+            let total = open.data_len();
+            let stdout = std::io::stdout();
+            let mut out = stdout.lock();
+            let step: u64 = 4 << 20;
+            let mut pos = 0;
+            while pos < total {
+                let bytes = planner
+                    .read(&open, &View::Data, pos, step)
+                    .map_err(|p| format!("{}: {p}", file.display()))?;
+                if let Err(e) = out.write_all(&bytes) {
+                    if e.kind() == std::io::ErrorKind::BrokenPipe {
+                        return Ok(ExitCode::SUCCESS);
+                    }
+                    return Err(format!("writing to stdout: {e}"));
+                }
+                pos += bytes.len() as u64;
+            }
+            out.flush().map_err(|e| format!("writing to stdout: {e}"))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Mount(args) => {
+            let settings = args.settle()?;
+            blosc2fs::daemon::mount(settings)
+        }
+        Command::Unmount { mountpoint } => {
+            blosc2fs::daemon::unmount(&mountpoint)?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

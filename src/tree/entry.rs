@@ -1,0 +1,184 @@
+//! One array as presented: its opened state, revalidated against the source.
+//!
+//! Each open and lookup stats the source; when its identity (device, inode,
+//! size, mtime) changed, the array is opened again under a new id, so new
+//! opens see the new content while open handles keep the version they got.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use serde_json::{json, Value as Json};
+
+use crate::format::array::{simple_dtype_itemsize, Shape, SPARSE_INDEX};
+use crate::format::Array;
+
+use super::{npy, zarr};
+
+/// Identity of a source file version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime_ns: i128,
+}
+
+impl Stamp {
+    pub fn of(meta: &std::fs::Metadata) -> Stamp {
+        Stamp { dev: meta.dev(), ino: meta.ino(), size: meta.size(), mtime_ns: meta.mtime() as i128 * 1_000_000_000 + meta.mtime_nsec() as i128 }
+    }
+}
+
+/// Everything presented for one version of an array.
+#[derive(Debug)]
+pub struct Loaded {
+    /// Distinct for every load, so callers can tell versions apart.
+    pub version: u64,
+    pub stamp: Stamp,
+    pub mtime: SystemTime,
+    /// The opened array, or None when the file cannot be read (meta.json says why).
+    pub array: Option<Arc<Array>>,
+    pub meta_json: Arc<Vec<u8>>,
+    pub npy_header: Arc<Vec<u8>>,
+    pub zarray: Option<Arc<Vec<u8>>>,
+    /// Chunk-grid dimensions for `chunks/` names (plain frames: [nchunks]).
+    pub chunk_grid: Vec<u64>,
+    pub xattrs: Vec<(String, Vec<u8>)>,
+}
+
+/// An array node: its source path and the version last seen.
+#[derive(Debug)]
+pub struct ArrayEntry {
+    pub path: PathBuf,
+    state: Mutex<Option<Arc<Loaded>>>,
+}
+
+impl ArrayEntry {
+    pub fn new(path: PathBuf) -> ArrayEntry {
+        ArrayEntry { path, state: Mutex::new(None) }
+    }
+
+    /// The file whose identity tells the version (the index file of a sparse frame).
+    fn stamp_path(&self) -> PathBuf {
+        if self.path.is_dir() {
+            self.path.join(SPARSE_INDEX)
+        } else {
+            self.path.clone()
+        }
+    }
+
+    /// The current version, reopened when the source changed.
+    /// Returns an error only when the source is gone.
+    pub fn current(&self) -> std::io::Result<Arc<Loaded>> {
+        let meta = std::fs::metadata(self.stamp_path())?;
+        let stamp = Stamp::of(&meta);
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(loaded) = state.as_ref() {
+            if loaded.stamp == stamp {
+                return Ok(loaded.clone());
+            }
+            log::info!("{} changed; reopening", self.path.display());
+        }
+        let loaded = Arc::new(load(&self.path, stamp, meta.modified().unwrap_or(SystemTime::UNIX_EPOCH)));
+        *state = Some(loaded.clone());
+        Ok(loaded)
+    }
+}
+
+fn load(path: &Path, stamp: Stamp, mtime: SystemTime) -> Loaded {
+    match Array::open(path) {
+        Ok(array) => present(Arc::new(array), stamp, mtime),
+        Err(e) => {
+            log::warn!("{e}");
+            let doc = json!({ "file": path.display().to_string(), "error": e.problem.to_string() });
+            Loaded {
+                version: next_version(),
+                stamp,
+                mtime,
+                array: None,
+                meta_json: Arc::new(json_bytes(&doc)),
+                npy_header: Arc::new(Vec::new()),
+                zarray: None,
+                chunk_grid: Vec::new(),
+                xattrs: Vec::new(),
+            }
+        }
+    }
+}
+
+fn next_version() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+fn json_bytes(doc: &Json) -> Vec<u8> {
+    let mut text = serde_json::to_vec_pretty(doc).unwrap_or_default();
+    text.push(b'\n');
+    text
+}
+
+/// The NumPy dtype that describes the data's items: the declared dtype when
+/// its size matches the frame's typesize, otherwise a void of the typesize.
+pub fn presented_dtype(array: &Array) -> String {
+    let typesize = array.frame.typesize as u64;
+    if let Shape::Nd { meta, .. } = &array.shape {
+        if let Some(dtype) = meta.dtype.as_deref() {
+            match simple_dtype_itemsize(dtype) {
+                Some(size) if size == typesize => return dtype.to_string(),
+                None if dtype.starts_with('[') => return dtype.to_string(),
+                _ => {}
+            }
+        }
+    }
+    format!("|V{typesize}")
+}
+
+fn present(array: Arc<Array>, stamp: Stamp, mtime: SystemTime) -> Loaded {
+    let dtype = presented_dtype(&array);
+    let typesize = array.frame.typesize as u64;
+    let (shape, chunkshape, chunk_grid, zarr_chunks): (Vec<u64>, Option<Vec<u64>>, Vec<u64>, Option<Vec<u64>>) = match &array.shape {
+        Shape::Nd { geometry, .. } => (
+            geometry.shape.clone(),
+            Some(geometry.chunkshape.clone()),
+            geometry.chunk_grid.clone(),
+            Some(geometry.chunkshape.clone()),
+        ),
+        Shape::Plain { .. } => {
+            let items = array.data_len() / typesize;
+            let uniform = array.frame.chunksize > 0 && array.frame.chunksize % typesize == 0 && array.data_len() % typesize == 0;
+            let chunks = uniform.then(|| vec![array.frame.chunksize / typesize]);
+            (vec![items], None, vec![array.nchunks()], chunks)
+        }
+    };
+    let (npy_dtype, npy_shape) = if array.data_len() % typesize == 0 {
+        (dtype.clone(), shape.clone())
+    } else {
+        ("|u1".to_string(), vec![array.data_len()])
+    };
+    let zarray = zarr_chunks.and_then(|chunks| {
+        let zdtype = zarr::zarr_dtype(&dtype)?;
+        Some(Arc::new(zarr::zarray(&shape, &chunks, zdtype)))
+    });
+    let mut xattrs = vec![
+        ("user.blosc2.dtype".to_string(), dtype.clone().into_bytes()),
+        ("user.blosc2.shape".to_string(), serde_json::to_vec(&shape).unwrap_or_default()),
+    ];
+    if let Some(chunkshape) = &chunkshape {
+        xattrs.push(("user.blosc2.chunkshape".to_string(), serde_json::to_vec(chunkshape).unwrap_or_default()));
+    }
+    xattrs.push(("user.blosc2.codec".to_string(), array.codec_name().into_bytes()));
+    Loaded {
+        version: next_version(),
+        stamp,
+        mtime,
+        meta_json: Arc::new(json_bytes(&array.meta_json())),
+        npy_header: Arc::new(npy::header(&npy_dtype, &npy_shape)),
+        zarray,
+        chunk_grid,
+        xattrs,
+        array: Some(array),
+    }
+}

@@ -1,0 +1,73 @@
+//! Inode numbers: deterministic from (node, role, chunk), never refcounted.
+//!
+//! The kernel sends no FORGET for invalidated inodes, so numbers must mean
+//! the same thing for the whole life of a mount. A node is a source
+//! directory or array (numbered in discovery order); its presented files
+//! take the low 32 bits. FUSE's root (1) is node 0's own directory.
+
+/// What an inode presents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// The node itself: a mirrored source directory or an array's directory.
+    Node,
+    MetaJson,
+    Data,
+    Npy,
+    ChunksDir,
+    Zarray,
+    Stats,
+    Chunk(u64),
+}
+
+const CHUNK_BASE: u64 = 16;
+/// Most chunks a `chunks/` directory can name with this numbering.
+pub const MAX_CHUNK_FILES: u64 = (1 << 32) - CHUNK_BASE;
+
+fn role_code(role: Role) -> u64 {
+    match role {
+        Role::Node => 0,
+        Role::MetaJson => 1,
+        Role::Data => 2,
+        Role::Npy => 3,
+        Role::ChunksDir => 4,
+        Role::Zarray => 5,
+        Role::Stats => 6,
+        Role::Chunk(c) => CHUNK_BASE + c,
+    }
+}
+
+pub fn encode(node: u32, role: Role) -> u64 {
+    (((node as u64) << 32) | role_code(role)) + 1
+}
+
+pub fn decode(ino: u64) -> Option<(u32, Role)> {
+    let raw = ino.checked_sub(1)?;
+    let node = (raw >> 32) as u32;
+    let role = match raw & 0xffff_ffff {
+        0 => Role::Node,
+        1 => Role::MetaJson,
+        2 => Role::Data,
+        3 => Role::Npy,
+        4 => Role::ChunksDir,
+        5 => Role::Zarray,
+        6 => Role::Stats,
+        c if c >= CHUNK_BASE => Role::Chunk(c - CHUNK_BASE),
+        _ => return None,
+    };
+    Some((node, role))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn root_is_one_and_roundtrips() {
+        assert_eq!(encode(0, Role::Node), 1);
+        for (node, role) in [(0, Role::Stats), (7, Role::Data), (u32::MAX, Role::Chunk(MAX_CHUNK_FILES - 1)), (3, Role::Chunk(0))] {
+            assert_eq!(decode(encode(node, role)), Some((node, role)));
+        }
+        assert_eq!(decode(0), None);
+        assert_eq!(decode(8), None);
+    }
+}

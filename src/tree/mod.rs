@@ -1,0 +1,378 @@
+//! The presented tree: which source files become which presented files,
+//! their sizes and inode numbers.
+//!
+//! Source directories are mirrored; every Blosc2 file (contiguous frame or
+//! sparse-frame directory) becomes a directory holding `meta.json`, `data`,
+//! `data.npy` and `chunks/`. Directories are scanned lazily, when listed or
+//! looked up, so mounting a large tree opens nothing.
+
+pub mod entry;
+pub mod inode;
+pub mod npy;
+pub mod zarr;
+
+use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
+use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+use std::time::SystemTime;
+
+use crate::error::FsError;
+use crate::format::array::SPARSE_INDEX;
+use crate::format::frame::looks_like_frame;
+use crate::format::Array;
+use crate::read::planner::View;
+
+pub use entry::{ArrayEntry, Loaded};
+use inode::Role;
+
+/// Extensions shown without looking inside the file.
+const KNOWN_EXTENSIONS: [&str; 4] = ["b2nd", "b2frame", "b2f", "b2"];
+
+/// What a presented inode is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Dir,
+    File,
+}
+
+/// Attributes of a presented entry (ownership is added by the adapter).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Attr {
+    pub ino: u64,
+    pub kind: Kind,
+    pub size: u64,
+    pub mtime: SystemTime,
+}
+
+/// What reading an opened file serves.
+#[derive(Debug, Clone)]
+pub enum Content {
+    /// Bytes known at open (meta.json, .zarray).
+    Static(Arc<Vec<u8>>),
+    /// A view of an array, decoded on demand.
+    Array { array: Arc<Array>, view: View },
+    /// The mount's statistics (filled in by the adapter at each read).
+    Stats,
+}
+
+#[derive(Debug)]
+enum NodeKind {
+    Dir,
+    Array(Arc<ArrayEntry>),
+}
+
+#[derive(Debug)]
+struct Node {
+    path: PathBuf,
+    kind: NodeKind,
+}
+
+#[derive(Debug, Default)]
+struct Nodes {
+    list: Vec<Node>,
+    by_path: HashMap<PathBuf, u32>,
+}
+
+/// The presented tree of one mount.
+pub struct Tree {
+    root: PathBuf,
+    nodes: RwLock<Nodes>,
+}
+
+impl Tree {
+    /// A tree over `source`: a directory of arrays, or a single array (then
+    /// the mount root is that array's directory).
+    pub fn new(source: &Path) -> std::io::Result<Tree> {
+        let root = std::fs::canonicalize(source)?;
+        let kind = if root.is_dir() && !Array::is_sparse_dir(&root) { NodeKind::Dir } else { NodeKind::Array(Arc::new(ArrayEntry::new(root.clone()))) };
+        let mut nodes = Nodes::default();
+        nodes.by_path.insert(root.clone(), 0);
+        nodes.list.push(Node { path: root.clone(), kind });
+        Ok(Tree { root, nodes: RwLock::new(nodes) })
+    }
+
+    pub fn root_path(&self) -> &Path {
+        &self.root
+    }
+
+    fn node_info(&self, node: u32) -> Result<(PathBuf, Option<Arc<ArrayEntry>>), FsError> {
+        let nodes = self.nodes.read().unwrap_or_else(|e| e.into_inner());
+        let n = nodes.list.get(node as usize).ok_or(FsError::NotFound)?;
+        Ok((n.path.clone(), match &n.kind { NodeKind::Dir => None, NodeKind::Array(a) => Some(a.clone()) }))
+    }
+
+    fn intern(&self, path: PathBuf, is_array: bool) -> u32 {
+        {
+            let nodes = self.nodes.read().unwrap_or_else(|e| e.into_inner());
+            if let Some(&n) = nodes.by_path.get(&path) {
+                return n;
+            }
+        }
+        let mut nodes = self.nodes.write().unwrap_or_else(|e| e.into_inner());
+        if let Some(&n) = nodes.by_path.get(&path) {
+            return n;
+        }
+        let n = nodes.list.len() as u32;
+        let kind = if is_array { NodeKind::Array(Arc::new(ArrayEntry::new(path.clone()))) } else { NodeKind::Dir };
+        nodes.by_path.insert(path.clone(), n);
+        nodes.list.push(Node { path, kind });
+        n
+    }
+
+    fn array_of(&self, node: u32) -> Result<Arc<Loaded>, FsError> {
+        let (_, entry) = self.node_info(node)?;
+        let entry = entry.ok_or(FsError::NotFound)?;
+        entry.current().map_err(FsError::from_io)
+    }
+
+    /// Decide whether a source directory entry is shown, and as what.
+    /// Symlinks are followed only when they resolve inside the source root.
+    fn classify(&self, path: &Path) -> Option<bool> {
+        let meta = std::fs::symlink_metadata(path).ok()?;
+        let target = if meta.file_type().is_symlink() {
+            let resolved = std::fs::canonicalize(path).ok()?;
+            if !resolved.starts_with(&self.root) {
+                log::debug!("not following {} (points outside the source)", path.display());
+                return None;
+            }
+            resolved
+        } else {
+            path.to_path_buf()
+        };
+        let meta = std::fs::metadata(&target).ok()?;
+        if meta.is_dir() {
+            return Some(target.join(SPARSE_INDEX).is_file());
+        }
+        if !meta.is_file() {
+            return None;
+        }
+        let known = path.extension().and_then(OsStr::to_str).is_some_and(|e| KNOWN_EXTENSIONS.contains(&e));
+        if known || sniff_frame(&target) {
+            Some(true)
+        } else {
+            None
+        }
+    }
+
+    /// Children of a mirrored source directory: (name, is_array), sorted by name.
+    fn scan(&self, dir: &Path) -> Result<Vec<(OsString, bool)>, FsError> {
+        let mut out = Vec::new();
+        for item in std::fs::read_dir(dir).map_err(FsError::from_io)? {
+            let Ok(item) = item else { continue };
+            let name = item.file_name();
+            if let Some(is_array) = self.classify(&item.path()) {
+                out.push((name, is_array));
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    fn node_mtime(path: &Path) -> SystemTime {
+        std::fs::metadata(path).and_then(|m| m.modified()).unwrap_or(SystemTime::UNIX_EPOCH)
+    }
+
+    /// Attributes of `ino`.
+    pub fn getattr(&self, ino: u64, stats_size: u64) -> Result<Attr, FsError> {
+        let (node, role) = inode::decode(ino).ok_or(FsError::NotFound)?;
+        let (path, entry) = self.node_info(node)?;
+        let dir = |mtime| Attr { ino, kind: Kind::Dir, size: 0, mtime };
+        let file = |size, mtime| Attr { ino, kind: Kind::File, size, mtime };
+        if role == Role::Stats {
+            return if node == 0 { Ok(file(stats_size, SystemTime::now())) } else { Err(FsError::NotFound) };
+        }
+        let Some(entry) = entry else {
+            return if role == Role::Node { Ok(dir(Self::node_mtime(&path))) } else { Err(FsError::NotFound) };
+        };
+        let loaded = entry.current().map_err(FsError::from_io)?;
+        let mtime = loaded.mtime;
+        let Some(array) = &loaded.array else {
+            return match role {
+                Role::Node => Ok(dir(mtime)),
+                Role::MetaJson => Ok(file(loaded.meta_json.len() as u64, mtime)),
+                _ => Err(FsError::NotFound),
+            };
+        };
+        Ok(match role {
+            Role::Node | Role::ChunksDir => dir(mtime),
+            Role::MetaJson => file(loaded.meta_json.len() as u64, mtime),
+            Role::Data => file(array.data_len(), mtime),
+            Role::Npy => file(loaded.npy_header.len() as u64 + array.data_len(), mtime),
+            Role::Zarray => file(loaded.zarray.as_ref().ok_or(FsError::NotFound)?.len() as u64, mtime),
+            Role::Chunk(c) if c < array.nchunks() => file(array.chunk_file_len(c).map_err(FsError::Format)?, mtime),
+            _ => return Err(FsError::NotFound),
+        })
+    }
+
+    /// Look `name` up in directory `parent`.
+    pub fn lookup(&self, parent: u64, name: &OsStr, stats_size: u64) -> Result<Attr, FsError> {
+        let (node, role) = inode::decode(parent).ok_or(FsError::NotFound)?;
+        let (path, entry) = self.node_info(node)?;
+        let child = match (role, entry) {
+            (Role::Node, None) => {
+                if node == 0 && name == ".stats" {
+                    inode::encode(0, Role::Stats)
+                } else {
+                    if name.as_bytes().contains(&b'/') || name == "." || name == ".." {
+                        return Err(FsError::NotFound);
+                    }
+                    let child_path = path.join(name);
+                    let is_array = self.classify(&child_path).ok_or(FsError::NotFound)?;
+                    inode::encode(self.intern(child_path, is_array), Role::Node)
+                }
+            }
+            (Role::Node, Some(entry)) => {
+                let loaded = entry.current().map_err(FsError::from_io)?;
+                let role = match name.to_str() {
+                    Some("meta.json") => Role::MetaJson,
+                    Some(".stats") if node == 0 => Role::Stats,
+                    Some("data") if loaded.array.is_some() => Role::Data,
+                    Some("data.npy") if loaded.array.is_some() => Role::Npy,
+                    Some("chunks") if loaded.array.is_some() => Role::ChunksDir,
+                    _ => return Err(FsError::NotFound),
+                };
+                inode::encode(node, role)
+            }
+            (Role::ChunksDir, Some(entry)) => {
+                let loaded = entry.current().map_err(FsError::from_io)?;
+                let name = name.to_str().ok_or(FsError::NotFound)?;
+                if name == ".zarray" && loaded.zarray.is_some() {
+                    inode::encode(node, Role::Zarray)
+                } else {
+                    let coords = zarr::parse_chunk_name(name, &loaded.chunk_grid).ok_or(FsError::NotFound)?;
+                    let c = coords.iter().zip(&loaded.chunk_grid).fold(0u64, |acc, (&i, &d)| acc * d + i);
+                    if c >= inode::MAX_CHUNK_FILES {
+                        return Err(FsError::NotFound);
+                    }
+                    inode::encode(node, Role::Chunk(c))
+                }
+            }
+            _ => return Err(FsError::NotDir),
+        };
+        self.getattr(child, stats_size)
+    }
+
+    /// Entries of directory `ino` from index `from` on: (ino, kind, name).
+    /// `.` and `..` come first. `limit` bounds how many are produced.
+    pub fn readdir(&self, ino: u64, from: u64, limit: usize) -> Result<Vec<(u64, Kind, OsString)>, FsError> {
+        let (node, role) = inode::decode(ino).ok_or(FsError::NotFound)?;
+        let (path, entry) = self.node_info(node)?;
+        let out: Vec<(u64, Kind, OsString)>;
+        let parent_ino = if node == 0 && role == Role::Node { ino } else if role == Role::ChunksDir { inode::encode(node, Role::Node) } else { self.parent_of(&path) };
+        let mut fixed = vec![(ino, Kind::Dir, OsString::from(".")), (parent_ino, Kind::Dir, OsString::from(".."))];
+        match (role, entry) {
+            (Role::Node, None) => {
+                if node == 0 {
+                    fixed.push((inode::encode(0, Role::Stats), Kind::File, OsString::from(".stats")));
+                }
+                for (name, is_array) in self.scan(&path)? {
+                    let child = self.intern(path.join(&name), is_array);
+                    fixed.push((inode::encode(child, Role::Node), Kind::Dir, name));
+                }
+                out = fixed;
+            }
+            (Role::Node, Some(entry)) => {
+                let loaded = entry.current().map_err(FsError::from_io)?;
+                if node == 0 {
+                    fixed.push((inode::encode(0, Role::Stats), Kind::File, OsString::from(".stats")));
+                }
+                fixed.push((inode::encode(node, Role::MetaJson), Kind::File, OsString::from("meta.json")));
+                if loaded.array.is_some() {
+                    fixed.push((inode::encode(node, Role::Data), Kind::File, OsString::from("data")));
+                    fixed.push((inode::encode(node, Role::Npy), Kind::File, OsString::from("data.npy")));
+                    fixed.push((inode::encode(node, Role::ChunksDir), Kind::Dir, OsString::from("chunks")));
+                }
+                out = fixed;
+            }
+            (Role::ChunksDir, Some(entry)) => {
+                let loaded = entry.current().map_err(FsError::from_io)?;
+                let array = loaded.array.as_ref().ok_or(FsError::NotFound)?;
+                if loaded.zarray.is_some() {
+                    fixed.push((inode::encode(node, Role::Zarray), Kind::File, OsString::from(".zarray")));
+                }
+                let mut out = Vec::new();
+                let nfixed = fixed.len() as u64;
+                let total = nfixed + array.nchunks().min(inode::MAX_CHUNK_FILES);
+                let mut i = from;
+                while i < total && out.len() < limit {
+                    if i < nfixed {
+                        out.push(fixed[i as usize].clone());
+                    } else {
+                        let c = i - nfixed;
+                        let coords = chunk_coords(c, &loaded.chunk_grid);
+                        out.push((inode::encode(node, Role::Chunk(c)), Kind::File, OsString::from(zarr::chunk_name(&coords))));
+                    }
+                    i += 1;
+                }
+                return Ok(out);
+            }
+            _ => return Err(FsError::NotDir),
+        }
+        Ok(out.into_iter().skip(from as usize).take(limit).collect())
+    }
+
+    fn parent_of(&self, path: &Path) -> u64 {
+        let parent = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let nodes = self.nodes.read().unwrap_or_else(|e| e.into_inner());
+        nodes.by_path.get(&parent).map(|&n| inode::encode(n, Role::Node)).unwrap_or(1)
+    }
+
+    /// What reading `ino` serves, plus the array version it serves.
+    pub fn open(&self, ino: u64) -> Result<(Content, Option<Arc<Loaded>>), FsError> {
+        let (node, role) = inode::decode(ino).ok_or(FsError::NotFound)?;
+        if role == Role::Stats {
+            return if node == 0 { Ok((Content::Stats, None)) } else { Err(FsError::NotFound) };
+        }
+        if role == Role::Node || role == Role::ChunksDir {
+            return Err(FsError::IsDir);
+        }
+        let loaded = self.array_of(node)?;
+        let content = match role {
+            Role::MetaJson => Content::Static(loaded.meta_json.clone()),
+            Role::Zarray => Content::Static(loaded.zarray.clone().ok_or(FsError::NotFound)?),
+            Role::Data | Role::Npy | Role::Chunk(_) => {
+                let array = loaded.array.clone().ok_or(FsError::NotFound)?;
+                let view = match role {
+                    Role::Data => View::Data,
+                    Role::Npy => View::Npy(loaded.npy_header.clone()),
+                    Role::Chunk(c) if c < array.nchunks() => View::Chunk(c),
+                    _ => return Err(FsError::NotFound),
+                };
+                Content::Array { array, view }
+            }
+            _ => return Err(FsError::NotFound),
+        };
+        Ok((content, Some(loaded)))
+    }
+
+    /// Extended attributes of `ino` (only `data` and `data.npy` carry any).
+    pub fn xattrs(&self, ino: u64) -> Result<Vec<(String, Vec<u8>)>, FsError> {
+        let (node, role) = inode::decode(ino).ok_or(FsError::NotFound)?;
+        match role {
+            Role::Data | Role::Npy => Ok(self.array_of(node)?.xattrs.clone()),
+            _ => {
+                self.getattr(ino, 0)?;
+                Ok(Vec::new())
+            }
+        }
+    }
+}
+
+fn chunk_coords(mut c: u64, grid: &[u64]) -> Vec<u64> {
+    let mut coords = vec![0; grid.len()];
+    for d in (0..grid.len()).rev() {
+        let n = grid[d].max(1);
+        coords[d] = c % n;
+        c /= n;
+    }
+    coords
+}
+
+/// Whether a file starts like a Blosc2 frame (reads 11 bytes).
+fn sniff_frame(path: &Path) -> bool {
+    let mut head = [0u8; 11];
+    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut head)).is_ok() && looks_like_frame(&head)
+}

@@ -1,0 +1,47 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `../shared/conformance/c-blosc2` (or `$BLOSC2FS_CONFORMANCE`).
+pub fn conformance_dir() -> PathBuf {
+    std::env::var_os("BLOSC2FS_CONFORMANCE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("../shared/conformance/c-blosc2"))
+}
+
+pub fn fixtures_dir() -> PathBuf {
+    repo_root().join("tests/fixtures")
+}
+
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+pub fn read_manifest(dir: &Path) -> serde_json::Map<String, serde_json::Value> {
+    let text = std::fs::read_to_string(dir.join("manifest.json")).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    match serde_json::from_str(&text).expect("manifest is JSON") {
+        serde_json::Value::Object(map) => map,
+        _ => panic!("manifest is not an object"),
+    }
+}
+
+/// The array's C-order bytes, read in windows of `step` bytes.
+pub fn read_all(array: &blosc2fs::format::Array, step: u64) -> Result<Vec<u8>, blosc2fs::format::Problem> {
+    let total = array.data_len();
+    let mut out = vec![0u8; total as usize];
+    let mut pos = 0u64;
+    while pos < total {
+        let n = step.min(total - pos);
+        array.read_data(pos, &mut out[pos as usize..(pos + n) as usize])?;
+        pos += n;
+    }
+    Ok(out)
+}
