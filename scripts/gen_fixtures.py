@@ -58,6 +58,7 @@ import msgpack
 import numpy as np
 
 import blosc2
+from blosc2.msgpack_utils import msgpack_packb
 
 ORACLE_VERSION = "4.14.1"
 
@@ -562,10 +563,11 @@ class Gen:
         rel = name + ext
         path = self.p(rel)
         rmpath(path)
-        cp = cp or cparams()
         if maker is None:
+            # cp == "defaults": let python-blosc2 choose (nthreads comes from blosc2.set_nthreads(1))
+            kw = {} if cp == "defaults" else {"cparams": cp or cparams()}
             arr = blosc2.asarray(src, chunks=chunks, blocks=blocks, urlpath=path, contiguous=not sparse,
-                                 mode="w", cparams=cp, dparams=DPARAMS)
+                                 mode="w", dparams=DPARAMS, **kw)
             exp_arr = src
         else:
             arr = maker(path, not sparse)
@@ -576,7 +578,8 @@ class Gen:
         del arr
         gc.collect()
         exp_arr = np.asarray(exp_arr).copy(order="C")  # (ascontiguousarray would make 0-d arrays 1-d)
-        self.finish(name, rel, "b2nd", exp_arr.tobytes(), notes, src_dtype=exp_arr.dtype, src_shape=exp_arr.shape)
+        self.finish(name, rel, "b2nd", exp_arr.tobytes(), notes, src_dtype=exp_arr.dtype, src_shape=exp_arr.shape,
+                    vlmeta_set=vlmeta)
 
     def caterva(self, name, src, chunks, blocks, cp, notes="", sparse=False):
         """A legacy Caterva array: b2nd chunks in an SChunk carrying a 'caterva' metalayer
@@ -637,11 +640,11 @@ class Gen:
                 s.vlmeta[k] = v
         del s
         gc.collect()
-        self.finish(name, rel, "frame", None, notes)
+        self.finish(name, rel, "frame", None, notes, vlmeta_set=vlmeta)
 
     # ---- verification and manifest entry ------------------------------------------------
 
-    def finish(self, name, rel, kind, raw, notes, src_dtype=None, src_shape=None):
+    def finish(self, name, rel, kind, raw, notes, src_dtype=None, src_shape=None, vlmeta_set=None):
         path = self.p(rel)
         hdr = parse_frame_header(path)
         offsets, idx_special = read_offsets(path, hdr)
@@ -687,7 +690,10 @@ class Gen:
                 if st == 4:
                     uninit.append(i)
                 chunks.append(d)
-            vlm = {}
+            # the stored vlmeta bytes are python-blosc2's msgpack packing of the values set
+            vlm = {k: mp_json(msgpack.unpackb(msgpack_packb(v), raw=False, strict_map_key=False,
+                                              ext_hook=lambda code, data: msgpack.ExtType(code, data)))
+                   for k, v in (vlmeta_set or {}).items()}
         special = special_summary(offsets, idx_special, chunk_specials)
 
         metas = parse_metalayers(hdr)
@@ -897,6 +903,10 @@ def fixed_set(g):
         src = make_data(rng, d, shp, nseg=4)
         codec = ["zstd", "lz4", "blosclz", "zlib", "lz4hc"][zlib.crc32(name.encode()) % 5]
         g.b2nd(name, src, ch, bl, cparams(codec, 5), notes=f"dtype {d.str if not d.names else d.descr}")
+
+    name = "dtype_U5_pydefaults"
+    g.b2nd(name, make_data(case_rng(name), "<U5", (40, 9), nseg=3), (16, 4), (5, 3), cp="defaults",
+           notes="python-blosc2 default cparams for a <U dtype: SHUFFLE with filters_meta 4 (UCS4 code units)")
 
     # 6. shapes ---------------------------------------------------------------------------
     g.b2nd("shape_0d_f8", np.array(-1.25e300), (), (), cparams("zstd", 5), notes="0-d array")

@@ -84,6 +84,11 @@ impl Array {
         Self::open_inner(path).map_err(|p| Error::new(path, p))
     }
 
+    /// Open a contiguous frame held in memory (`name` is used in messages).
+    pub fn from_bytes(name: &Path, bytes: Vec<u8>) -> Result<Array, Error> {
+        Self::from_container(name, Container::Contiguous(SourceFile::from_bytes(name, bytes))).map_err(|p| Error::new(name, p))
+    }
+
     fn open_inner(path: &Path) -> PResult<Array> {
         let meta = std::fs::metadata(path)?;
         let container = if meta.is_dir() {
@@ -95,6 +100,10 @@ impl Array {
         } else {
             Container::Contiguous(SourceFile::open(path)?)
         };
+        Self::from_container(path, container)
+    }
+
+    fn from_container(path: &Path, container: Container) -> PResult<Array> {
         let frame = match &container {
             Container::Contiguous(file) => Frame::read(file, false)?,
             Container::Sparse { index, .. } => Frame::read(index, true)?,
@@ -277,7 +286,11 @@ impl Array {
             Storage::Special { .. } => Vec::new(),
             _ => match (&self.container, self.frame.offsets[c as usize]) {
                 (Container::Contiguous(file), ChunkOffset::Stored(pos)) => {
-                    file.read_at(self.frame.header_len + pos + range.start, len, "block")?
+                    let bytes = file.read_at(self.frame.header_len + pos + range.start, len, "block")?;
+                    if !file.unchanged() {
+                        return Err(Problem::Io("the source file changed since it was opened".into()));
+                    }
+                    bytes
                 }
                 (Container::Sparse { dir, .. }, ChunkOffset::Stored(pos)) => {
                     let file = SourceFile::open(&dir.join(format!("{pos:08X}.chunk")))?;
@@ -481,5 +494,21 @@ pub fn simple_dtype_itemsize(dtype: &str) -> Option<u64> {
         'U' => Some(count * 4),
         '?' => Some(1),
         _ => None,
+    }
+}
+
+impl Array {
+    /// All decoded bytes of chunk `c` as stored (blocks in order, padding included).
+    pub fn decode_chunk(&self, c: u64) -> PResult<Vec<u8>> {
+        let layout = self.chunk_layout(c)?;
+        let mut out = Vec::with_capacity(layout.nbytes());
+        let block0 = if layout.nblocks() > 1 && layout.needs_block0() { Some(self.decode_block(c, 0, None)?) } else { None };
+        for b in 0..layout.nblocks() as u64 {
+            match (&block0, b) {
+                (Some(first), 0) => out.extend_from_slice(first),
+                _ => out.extend_from_slice(&self.decode_block(c, b, block0.as_deref())?),
+            }
+        }
+        Ok(out)
     }
 }

@@ -344,7 +344,7 @@ impl ChunkLayout {
                     } else {
                         Some(block0.ok_or_else(|| Problem::OutOfRange(format!("block {b} needs block 0 for delta")))?)
                     };
-                    filter::delta::undo_delta(reference, typesize, data);
+                    filter::delta::undo_delta(reference, typesize, data).map_err(|e| Problem::corrupt("chunk", format!("block {b}: delta: {e}")))?;
                 }
                 filter_id::BYTEDELTA | filter_id::BYTEDELTA_BUGGY => {
                     let data: &mut [u8] = match at {
@@ -353,11 +353,12 @@ impl ChunkLayout {
                         At::Spare => &mut *spare,
                     };
                     let group = if meta == 0 { typesize } else { meta as usize };
-                    if id == filter_id::BYTEDELTA {
-                        filter::bytedelta::undo_bytedelta(group, data);
+                    let undone = if id == filter_id::BYTEDELTA {
+                        filter::bytedelta::undo_bytedelta(group, data)
                     } else {
-                        filter::bytedelta::undo_bytedelta_buggy(group, data);
-                    }
+                        filter::bytedelta::undo_bytedelta_buggy(group, data)
+                    };
+                    undone.map_err(|e| Problem::corrupt("chunk", format!("block {b}: bytedelta: {e}")))?;
                 }
                 other => return Err(Problem::UnsupportedFilter { name: filter_name(other), id: other }),
             }

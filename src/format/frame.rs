@@ -109,6 +109,8 @@ impl Frame {
         let typesize = read_i32_be(&header, 48, "frame header")?;
         let blocksize = read_i32_be(&header, 53, "frame header")?;
         let chunksize = read_i32_be(&header, 58, "frame header")?;
+        // An empty frame stores chunksize -1 ("not known yet").
+        let chunksize = if nbytes == 0 && chunksize < 0 { 0 } else { chunksize };
         if nbytes < 0 || cbytes < 0 || typesize <= 0 || chunksize < 0 || blocksize < 0 {
             return Err(Problem::corrupt(
                 "frame header",

@@ -11,12 +11,20 @@ use std::path::{Path, PathBuf};
 use super::chunk::ChunkBytes;
 use super::error::{PResult, Problem};
 
-/// An open source file and the length it had when opened.
+/// An open source file and the length it had when opened (or bytes held in
+/// memory, for tests and fuzzing).
 #[derive(Debug)]
 pub struct SourceFile {
     pub path: PathBuf,
-    file: File,
+    backing: Backing,
     len: u64,
+    mtime: Option<std::time::SystemTime>,
+}
+
+#[derive(Debug)]
+enum Backing {
+    File(File),
+    Memory(Vec<u8>),
 }
 
 impl SourceFile {
@@ -26,7 +34,13 @@ impl SourceFile {
         if !meta.is_file() {
             return Err(Problem::NotBlosc2("not a regular file".into()));
         }
-        Ok(SourceFile { path: path.to_path_buf(), file, len: meta.len() })
+        Ok(SourceFile { path: path.to_path_buf(), backing: Backing::File(file), len: meta.len(), mtime: meta.modified().ok() })
+    }
+
+    /// Bytes in memory presented as a file called `name`.
+    pub fn from_bytes(name: &Path, bytes: Vec<u8>) -> SourceFile {
+        let len = bytes.len() as u64;
+        SourceFile { path: name.to_path_buf(), backing: Backing::Memory(bytes), len, mtime: None }
     }
 
     pub fn len(&self) -> u64 {
@@ -37,9 +51,12 @@ impl SourceFile {
         self.len == 0
     }
 
-    /// The metadata of the open file now (to notice changes since opening).
-    pub fn metadata(&self) -> std::io::Result<std::fs::Metadata> {
-        self.file.metadata()
+    /// Whether the open file still has the length and mtime it had when opened.
+    pub fn unchanged(&self) -> bool {
+        match &self.backing {
+            Backing::File(file) => file.metadata().map(|m| m.len() == self.len && m.modified().ok() == self.mtime).unwrap_or(false),
+            Backing::Memory(_) => true,
+        }
     }
 
     /// Exactly `len` bytes at `offset`; an error if they lie past the end.
@@ -48,10 +65,14 @@ impl SourceFile {
         if end > self.len {
             return Err(Problem::truncated(what, offset, end, self.len));
         }
+        let file = match &self.backing {
+            Backing::Memory(bytes) => return Ok(bytes[offset as usize..end as usize].to_vec()),
+            Backing::File(file) => file,
+        };
         let mut buf = vec![0u8; len];
         let mut done = 0usize;
         while done < len {
-            match self.file.read_at(&mut buf[done..], offset + done as u64) {
+            match file.read_at(&mut buf[done..], offset + done as u64) {
                 Ok(0) => return Err(Problem::truncated(what, offset, end, offset + done as u64)),
                 Ok(n) => done += n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}

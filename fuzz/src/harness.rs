@@ -1,0 +1,254 @@
+//! The calls the fuzz targets make, shared with `tests/fuzz_regressions.rs`
+//! (which includes this file with `#[path]`), so a saved crash input is
+//! replayed through exactly the code that found it.
+//!
+//! Every function takes arbitrary bytes and must return without panicking,
+//! hanging or allocating absurd amounts of memory; the library is free to
+//! answer `Err` for anything it does not like. A few `assert!`s check
+//! properties that must hold whatever the input (e.g. reading the same bytes
+//! in one window or in several gives the same answer); a failing one is a
+//! bug in the library, not in the harness.
+#![allow(dead_code)]
+
+use std::path::Path;
+
+use blosc2fs::format::array::Uncached;
+use blosc2fs::format::chunk::{decode_chunk, ChunkLayout};
+use blosc2fs::format::geometry::Geometry;
+use blosc2fs::format::meta::{Flavor, NdMeta};
+use blosc2fs::format::{codec, filter, msgpack, Array};
+
+/// Most bytes of an array's `data` (or of one `chunks/` file) read per input.
+pub const READ_BUDGET: u64 = 4 << 20;
+/// Largest decoded chunk `decode_chunk` is asked for: it allocates the whole
+/// chunk up front, as its callers (frame index, `.cdata` files) expect.
+pub const WHOLE_CHUNK_CAP: usize = 16 << 20;
+/// Largest single block decoded through `ChunkLayout::decode_block`.
+pub const BLOCK_CAP: usize = 4 << 20;
+/// Decoded bytes budget for the per-block pass over one chunk.
+pub const BLOCKS_BUDGET: usize = 16 << 20;
+/// Largest output asked of a codec.
+pub const CODEC_OUT_CAP: usize = 1 << 20;
+
+/// `frame`: open bytes as a contiguous frame and read from it.
+pub fn frame(data: &[u8]) {
+    let Ok(array) = Array::from_bytes(Path::new("fuzz.b2nd"), data.to_vec()) else {
+        return;
+    };
+    let doc = array.meta_json();
+    let _ = doc.to_string();
+    let _ = array.format_name();
+    let _ = array.codec_name();
+    let len = array.data_len();
+    let nchunks = array.nchunks();
+
+    // The first READ_BUDGET bytes of `data`, in one window and in three.
+    let total = len.min(READ_BUDGET);
+    let mut whole = vec![0u8; total as usize];
+    let whole_ok = array.read_data(0, &mut whole).is_ok();
+    let cuts = [0, total / 3, (2 * total / 3 + 1).min(total), total];
+    let mut windows = vec![0u8; total as usize];
+    let mut windows_ok = true;
+    for w in cuts.windows(2) {
+        let (a, b) = (w[0] as usize, w[1] as usize);
+        if array.read_data(a as u64, &mut windows[a..b]).is_err() {
+            windows_ok = false;
+        }
+    }
+    if whole_ok && windows_ok {
+        assert!(whole == windows, "reading data in one window and in three gave different bytes");
+    }
+
+    // The tail of a large array, and a read straddling the end.
+    if len > total {
+        let n = (64 << 10).min(len);
+        let mut tail = vec![0u8; n as usize];
+        let _ = array.read_data(len - n, &mut tail);
+    }
+    let mut straddle = vec![0u8; 32];
+    let _ = array.read_data(len.saturating_sub(16), &mut straddle);
+
+    // `chunks/` files of the first and the last chunk.
+    if nchunks > 0 {
+        for c in [0, nchunks - 1] {
+            if let Ok(flen) = array.chunk_file_len(c) {
+                let n = flen.min(READ_BUDGET);
+                if let Ok(pieces) = array.chunk_file_pieces(c, 0, n) {
+                    let mut out = vec![0u8; n as usize];
+                    let _ = array.fill(&pieces, &mut out, &Uncached);
+                }
+            }
+            if let Ok(true) = array.needs_block0(c) {
+                let _ = array.decode_block(c, 0, None);
+            }
+            let _ = array.index_special(c);
+        }
+    }
+}
+
+/// `chunk`: bytes as one stored chunk, decoded whole and block by block.
+pub fn chunk(data: &[u8]) {
+    let layout = match ChunkLayout::read(&data) {
+        Ok(layout) => layout,
+        Err(_) => {
+            assert!(decode_chunk(data).is_err(), "decode_chunk accepted a chunk whose layout is unreadable");
+            return;
+        }
+    };
+    let whole = if layout.nbytes() <= WHOLE_CHUNK_CAP { decode_chunk(data).ok() } else { None };
+
+    let nblocks = layout.nblocks();
+    let mut block0: Option<Vec<u8>> = None;
+    let mut budget = BLOCKS_BUDGET;
+    // The first blocks and the last one.
+    let mut order: Vec<usize> = (0..nblocks.min(64)).collect();
+    if nblocks > 64 {
+        order.push(nblocks - 1);
+    }
+    for b in order {
+        let range = layout.block_range(b);
+        let bsize = range.len();
+        if bsize > BLOCK_CAP || bsize > budget {
+            break;
+        }
+        budget -= bsize;
+        let src = layout.block_source_range(b);
+        // Give the decoder what the chunk really has, even if that is short.
+        let start = (src.start.min(data.len() as u64)) as usize;
+        let end = (src.end.min(data.len() as u64)) as usize;
+        let source = &data[start..end.max(start)];
+        let needs0 = b > 0 && layout.needs_block0();
+        if needs0 && block0.is_none() {
+            break;
+        }
+        let mut out = vec![0u8; bsize];
+        let ok = layout.decode_block(b, source, if needs0 { block0.as_deref() } else { None }, &mut out).is_ok();
+        if ok {
+            if let Some(whole) = &whole {
+                assert!(whole[range.clone()] == out[..], "block {b} decoded alone differs from decode_chunk");
+            }
+        }
+        if b == 0 {
+            if !ok {
+                break;
+            }
+            block0 = Some(out);
+        }
+    }
+    let _ = layout.block_at(0);
+    let _ = layout.block_at(layout.nbytes().saturating_sub(1));
+}
+
+/// `metalayer`: bytes as a b2nd / caterva metalayer and as any msgpack value.
+pub fn metalayer(data: &[u8]) {
+    for flavor in [Flavor::B2nd, Flavor::Caterva] {
+        let Ok(meta) = NdMeta::parse(data, flavor) else { continue };
+        let _ = meta.ndim();
+        for itemsize in [1u64, 8] {
+            let Ok(g) = Geometry::new(&meta.shape, &meta.chunkshape, &meta.blockshape, itemsize) else { continue };
+            let _ = (g.nitems(), g.nbytes(), g.nchunks(), g.chunk_nbytes(), g.chunk_view_nbytes(), g.block_nbytes());
+            let want = 4096u64;
+            let pieces = g.pieces(0, want);
+            let covered: u64 = pieces.iter().map(|p| p.len).sum();
+            assert_eq!(covered, want.min(g.nbytes()), "pieces do not cover the requested range");
+            if g.nchunks() > 0 {
+                let last = g.nchunks() - 1;
+                let _ = g.chunk_coords(last);
+                let pieces = g.chunk_view_pieces(last, 0, want);
+                let covered: u64 = pieces.iter().map(|p| p.len).sum();
+                assert_eq!(covered, want.min(g.chunk_view_nbytes()), "chunk view pieces do not cover the request");
+            }
+        }
+    }
+    if let Ok(value) = msgpack::parse(data, "fuzz") {
+        let json = msgpack::to_json(&value);
+        let _ = json.to_string();
+    }
+}
+
+/// `codecs`: byte 0 picks a codec or filter, bytes 1..3 the output length
+/// (u16 LE; with the top bit set, the low 15 bits times 32, so up to ~1 MiB),
+/// the rest is the input.
+pub fn codecs(data: &[u8]) {
+    if data.len() < 3 {
+        return;
+    }
+    let op = data[0] % 11;
+    let raw = u16::from_le_bytes([data[1], data[2]]);
+    let out_len = if raw & 0x8000 != 0 { ((raw & 0x7fff) as usize) << 5 } else { raw as usize }.min(CODEC_OUT_CAP);
+    let rest = &data[3..];
+    // Optional dictionary: first byte of rest * 16 bytes, then the stream.
+    let with_dict = |rest: &[u8]| -> (Vec<u8>, Vec<u8>) {
+        if rest.is_empty() {
+            return (Vec::new(), Vec::new());
+        }
+        let n = (rest[0] as usize * 16).min(rest.len() - 1);
+        (rest[1..1 + n].to_vec(), rest[1 + n..].to_vec())
+    };
+    type Decode<'a> = Box<dyn Fn(&mut [u8]) -> Result<(), codec::CodecError> + 'a>;
+    let decode: Option<Decode> = match op {
+        0 => Some(Box::new(move |dst: &mut [u8]| codec::blosclz::decompress(rest, dst))),
+        1 => Some(Box::new(move |dst: &mut [u8]| codec::lz4::decompress(rest, dst, &[]))),
+        2 => Some(Box::new(move |dst: &mut [u8]| codec::zlib::decompress(rest, dst))),
+        3 => Some(Box::new(move |dst: &mut [u8]| codec::zstd::decompress(rest, dst, &[]))),
+        4 => {
+            let (dict, src) = with_dict(rest);
+            Some(Box::new(move |dst: &mut [u8]| codec::lz4::decompress(&src, dst, &dict)))
+        }
+        5 => {
+            let (dict, src) = with_dict(rest);
+            Some(Box::new(move |dst: &mut [u8]| codec::zstd::decompress(&src, dst, &dict)))
+        }
+        _ => None,
+    };
+    if let Some(decode) = decode {
+        // Decode twice into differently pre-filled buffers: a decoder that
+        // says Ok must have written every output byte.
+        let mut a = vec![0x00u8; out_len];
+        let mut b = vec![0xffu8; out_len];
+        let ra = decode(&mut a);
+        let rb = decode(&mut b);
+        assert_eq!(ra.is_ok(), rb.is_ok(), "codec {op} answered differently for the same input");
+        if ra.is_ok() {
+            assert!(a == b, "codec {op} said Ok but left output bytes unwritten");
+        }
+        if let Err(e) = ra {
+            let _ = e.to_string();
+        }
+        return;
+    }
+    // Filters: rest[0] = typesize / group, rest[1] = format version (bitshuffle)
+    // or "no reference" flag (delta); the rest is the block.
+    if rest.len() < 2 {
+        return;
+    }
+    let typesize = rest[0] as usize;
+    let body = &rest[2..];
+    match op {
+        6 => {
+            let mut dst = vec![0u8; body.len()];
+            filter::shuffle::unshuffle(typesize, body, &mut dst);
+        }
+        7 => {
+            let mut dst = vec![0u8; body.len()];
+            let _ = filter::bitshuffle::bitunshuffle(typesize, body, &mut dst, rest[1]);
+        }
+        8 => {
+            // First half: the reference (block 0); second half (maybe one
+            // byte longer than the reference): the block.
+            let half = body.len() / 2;
+            let (reference, block) = body.split_at(half);
+            let mut block = block.to_vec();
+            let reference = if rest[1] & 1 == 0 { Some(reference) } else { None };
+            let _ = filter::delta::undo_delta(reference, typesize, &mut block);
+        }
+        9 => {
+            let mut block = body.to_vec();
+            let _ = filter::bytedelta::undo_bytedelta(typesize, &mut block);
+        }
+        _ => {
+            let mut block = body.to_vec();
+            let _ = filter::bytedelta::undo_bytedelta_buggy(typesize, &mut block);
+        }
+    }
+}

@@ -1,0 +1,131 @@
+//! Real mounts for tests: start `blosc2fs mount -f`, wait until it answers,
+//! and always unmount (lazily) when dropped, also after a panic.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// Mount tests run one at a time (they share /dev/fuse and the CPU).
+pub fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+pub fn binary() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_blosc2fs"))
+}
+
+pub struct Mount {
+    pub dir: tempfile::TempDir,
+    pub child: Option<Child>,
+    pub log: PathBuf,
+}
+
+impl Mount {
+    /// Mount `source` in the foreground with extra `args`.
+    pub fn start(source: &Path, args: &[&str]) -> Mount {
+        let dir = tempfile::tempdir().expect("temp mountpoint");
+        let log = dir.path().with_extension("log");
+        let log_file = std::fs::File::create(&log).expect("log file");
+        let parent_dev = std::fs::metadata(dir.path()).unwrap().dev();
+        let child = Command::new(binary())
+            .arg("mount")
+            .arg(source)
+            .arg(dir.path())
+            .arg("-f")
+            .args(args)
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(Stdio::from(log_file))
+            .spawn()
+            .expect("start blosc2fs");
+        let mount = Mount { dir, child: Some(child), log };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Ok(meta) = std::fs::metadata(mount.path()) {
+                if meta.dev() != parent_dev {
+                    break;
+                }
+            }
+            assert!(Instant::now() < deadline, "mount did not come up; log:\n{}", mount.log_text());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        mount
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.child.as_ref().map(|c| c.id() as i32).unwrap_or(0)
+    }
+
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    pub fn stats(&self) -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(self.path().join(".stats")).unwrap()).unwrap()
+    }
+
+    /// Wait for the daemon to exit; returns its exit code.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<i32> {
+        let deadline = Instant::now() + timeout;
+        let child = self.child.as_mut()?;
+        loop {
+            if let Ok(Some(status)) = child.try_wait() {
+                self.child = None;
+                return status.code();
+            }
+            if Instant::now() > deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+pub fn is_mountpoint(path: &Path) -> bool {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let p = path.to_string_lossy();
+    text.lines().any(|l| l.split(' ').nth(4) == Some(&*p))
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        if is_mountpoint(self.path()) {
+            let _ = Command::new(binary()).arg("unmount").arg(self.path()).status();
+        }
+        if let Some(mut child) = self.child.take() {
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = child.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// The Python of the project's virtualenv (numpy, zarr, blosc2).
+pub fn python() -> PathBuf {
+    if let Some(p) = std::env::var_os("BLOSC2FS_PYTHON") {
+        return PathBuf::from(p);
+    }
+    let p = super::repo_root().join(".venv/bin/python");
+    assert!(p.exists(), "no virtualenv at {}: run scripts/setup_venv.sh (or set BLOSC2FS_PYTHON)", p.display());
+    p
+}
+
+/// Run a Python snippet with `args`; returns stdout, panics on failure.
+pub fn run_python(code: &str, args: &[&str]) -> String {
+    let out = Command::new(python()).arg("-c").arg(code).args(args).output().expect("run python");
+    assert!(out.status.success(), "python failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}

@@ -1,0 +1,345 @@
+//! Real mounts: what a user of the mount sees (runs as root in CI).
+
+mod common;
+
+use std::ffi::CString;
+use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::FileExt;
+use std::process::Command;
+use std::time::Duration;
+
+use common::mount::{binary, is_mountpoint, run_python, serial, Mount};
+use common::*;
+
+fn fixture_entries() -> Vec<(String, serde_json::Value)> {
+    read_manifest(&fixtures_dir()).into_iter().collect()
+}
+
+/// Where an entry's array directory appears in a mount of the fixtures dir.
+fn mounted(m: &Mount, entry: &serde_json::Value) -> std::path::PathBuf {
+    m.path().join(entry["path"].as_str().unwrap())
+}
+
+#[test]
+fn tree_layout_and_exact_bytes_of_every_fixture() {
+    let _guard = serial();
+    let m = Mount::start(&fixtures_dir(), &["--cache-size", "64M"]);
+    // manifest.json is not a Blosc2 file: not shown.
+    assert!(!m.path().join("manifest.json").exists());
+    let root: Vec<String> = std::fs::read_dir(m.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert!(root.contains(&".stats".to_string()), "{root:?}");
+    let mut checked = 0;
+    for (name, entry) in fixture_entries() {
+        let dir = mounted(&m, &entry);
+        assert!(dir.is_dir(), "{name}: {} is not a directory", dir.display());
+        let mut names: Vec<String> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        names.sort();
+        assert_eq!(names, ["chunks", "data", "data.npy", "meta.json"], "{name}");
+        let data = std::fs::read(dir.join("data")).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(data.len() as u64, entry["size"].as_u64().unwrap(), "{name}: size");
+        assert_eq!(sha256_hex(&data), entry["sha256"].as_str().unwrap(), "{name}: bytes");
+        assert_eq!(std::fs::metadata(dir.join("data")).unwrap().len(), data.len() as u64, "{name}: stat size");
+        let meta: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("meta.json")).unwrap()).unwrap();
+        assert_eq!(meta["format"], entry["kind"], "{name}");
+        assert_eq!(meta["storage"], entry["storage"], "{name}");
+        assert_eq!(meta["itemsize"], entry["itemsize"], "{name}");
+        assert_eq!(meta["nchunks"], entry["nchunks"], "{name}");
+        if entry["kind"] != "frame" {
+            assert_eq!(meta["shape"], entry["shape"], "{name}");
+            assert_eq!(meta["chunkshape"], entry["chunkshape"], "{name}");
+            assert_eq!(meta["blockshape"], entry["blockshape"], "{name}");
+        }
+        checked += 1;
+    }
+    assert!(checked >= 20, "only {checked} fixtures");
+    // Files are read-only, directories 0555.
+    let (_, first) = fixture_entries().remove(0);
+    let dir = mounted(&m, &first);
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(dir.join("data")).unwrap().permissions().mode() & 0o777, 0o444);
+    assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o555);
+}
+
+#[test]
+fn numpy_loads_data_npy_and_zarr_reads_chunks() {
+    let _guard = serial();
+    let m = Mount::start(&fixtures_dir(), &[]);
+    let mut paths = Vec::new();
+    for (name, entry) in fixture_entries() {
+        if entry["kind"] == "frame" {
+            continue;
+        }
+        paths.push((name, mounted(&m, &entry), entry));
+    }
+    // One Python process checks them all: np.load(mmap) and zarr must give the exact bytes.
+    let code = r#"
+import sys, json, hashlib, numpy as np, zarr
+out = {}
+for name, path in json.loads(sys.argv[1]):
+    a = np.load(path + "/data.npy", mmap_mode="r")
+    z = zarr.open_array(path + "/chunks", mode="r")
+    zb = np.ascontiguousarray(z[...]).tobytes()
+    out[name] = [hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest(), list(a.shape), hashlib.sha256(zb).hexdigest()]
+print(json.dumps(out))
+"#;
+    let arg: Vec<(String, String)> = paths.iter().map(|(n, p, _)| (n.clone(), p.to_string_lossy().into_owned())).collect();
+    let result: serde_json::Value = serde_json::from_str(&run_python(code, &[&serde_json::to_string(&arg).unwrap()])).unwrap();
+    for (name, _, entry) in &paths {
+        let got = &result[name];
+        assert_eq!(got[0], entry["sha256"], "{name}: np.load bytes");
+        assert_eq!(got[1], entry["shape"], "{name}: np.load shape");
+        assert_eq!(got[2], entry["sha256"], "{name}: zarr bytes");
+    }
+}
+
+#[test]
+fn xattrs_show_dtype_shape_and_chunkshape() {
+    let _guard = serial();
+    let m = Mount::start(&conformance_dir(), &[]);
+    let data = m.path().join("example_item_prices.b2nd/data");
+    let get = |name: &str| -> String {
+        let path = CString::new(data.as_os_str().as_bytes()).unwrap();
+        let attr = CString::new(name).unwrap();
+        let mut buf = vec![0u8; 256];
+        let n = unsafe { libc::getxattr(path.as_ptr(), attr.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+        assert!(n >= 0, "getxattr {name}: {}", std::io::Error::last_os_error());
+        String::from_utf8(buf[..n as usize].to_vec()).unwrap()
+    };
+    assert_eq!(get("user.blosc2.shape"), "[12,25,250]");
+    assert_eq!(get("user.blosc2.chunkshape"), "[8,10,50]");
+    // Declared |u1 over 4-byte items: the presented dtype follows the typesize.
+    assert_eq!(get("user.blosc2.dtype"), "|V4");
+}
+
+#[test]
+fn writes_are_refused_read_only() {
+    let _guard = serial();
+    let m = Mount::start(&conformance_dir(), &[]);
+    let data = m.path().join("example_day_month_temp.b2nd/data");
+    let err = std::fs::OpenOptions::new().write(true).open(&data).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::EROFS), "{err}");
+    let err = std::fs::File::create(m.path().join("new.b2nd")).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::EROFS), "{err}");
+    let err = std::fs::create_dir(m.path().join("dir")).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::EROFS), "{err}");
+    let err = std::fs::remove_file(&data).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::EROFS), "{err}");
+}
+
+#[test]
+fn concurrent_readers_threads_and_processes() {
+    let _guard = serial();
+    let m = Mount::start(&conformance_dir(), &["--cache-size", "1M", "--threads", "4"]);
+    let manifest = read_manifest(&conformance_dir());
+    let targets: Vec<(std::path::PathBuf, String)> = ["example_item_prices.b2nd", "frame_simple-zstd.b2frame", "frame_simple-lz4.b2frame", "frame_simple-blosclz.b2frame"]
+        .iter()
+        .map(|n| (m.path().join(n).join("data"), manifest[*n]["sha256"].as_str().unwrap().to_string()))
+        .collect();
+    let mut children = Vec::new();
+    for (path, _) in &targets {
+        for _ in 0..2 {
+            children.push(Command::new("sha256sum").arg(path).output_async());
+        }
+    }
+    std::thread::scope(|s| {
+        for t in 0..8 {
+            let targets = &targets;
+            s.spawn(move || {
+                let (path, expected) = &targets[t % targets.len()];
+                let f = std::fs::File::open(path).unwrap();
+                let len = f.metadata().unwrap().len();
+                let mut buf = vec![0u8; len as usize];
+                // Read in odd-sized pieces, back to front, to mix offsets.
+                let step = 7919 * (t as u64 + 1);
+                let mut pos = len;
+                while pos > 0 {
+                    let start = pos.saturating_sub(step);
+                    f.read_exact_at(&mut buf[start as usize..pos as usize], start).unwrap();
+                    pos = start;
+                }
+                assert_eq!(&sha256_hex(&buf), expected, "{}", path.display());
+            });
+        }
+    });
+    for (child, (i, _)) in children.into_iter().zip(targets.iter().flat_map(|t| [t, t]).enumerate()) {
+        let out = child.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.starts_with(&targets[i / 2].1), "process reader {i}: {text}");
+    }
+    let stats = m.stats();
+    assert!(stats["cache_bytes"].as_u64().unwrap() <= 1 << 20, "{stats}");
+}
+
+trait OutputAsync {
+    fn output_async(&mut self) -> std::process::Child;
+}
+
+impl OutputAsync for Command {
+    fn output_async(&mut self) -> std::process::Child {
+        self.stdout(std::process::Stdio::piped()).spawn().unwrap()
+    }
+}
+
+#[test]
+fn sequential_scan_decodes_each_block_about_once() {
+    let _guard = serial();
+    let m = Mount::start(&conformance_dir(), &["--cache-size", "64M"]);
+    let path = m.path().join("example_item_prices.b2nd/data");
+    let mut f = std::fs::File::open(&path).unwrap();
+    let mut buf = Vec::new();
+    f.read_to_end(&mut buf).unwrap();
+    assert_eq!(sha256_hex(&buf), read_manifest(&conformance_dir())["example_item_prices.b2nd"]["sha256"].as_str().unwrap());
+    let stats = m.stats();
+    let decoded = stats["bytes_decoded"].as_f64().unwrap();
+    // 30 chunks of 8x10x50 (padded to blocks 4x5x10: no padding) = all 300000 bytes, each block once.
+    assert!(decoded <= 1.1 * 300_000.0, "decoded {decoded} bytes for a 300000-byte scan: {stats}");
+    assert!(decoded >= 300_000.0, "{stats}");
+}
+
+#[test]
+fn source_change_shows_on_next_open_and_open_handle_keeps_its_version() {
+    let _guard = serial();
+    let src = tempfile::tempdir().unwrap();
+    let conf = conformance_dir();
+    std::fs::copy(conf.join("frame_simple-zstd.b2frame"), src.path().join("a.b2frame")).unwrap();
+    let m = Mount::start(src.path(), &["--attr-timeout", "0.1"]);
+    let data = m.path().join("a.b2frame/data");
+    let manifest = read_manifest(&conf);
+    let old = std::fs::read(&data).unwrap();
+    assert_eq!(sha256_hex(&old), manifest["frame_simple-zstd.b2frame"]["sha256"].as_str().unwrap());
+    let held = std::fs::File::open(&data).unwrap();
+    // Replace the source (write a new file, rename over).
+    std::fs::copy(conf.join("varchunks-lz4-3.0.0.b2frame"), src.path().join("tmp")).unwrap();
+    std::fs::rename(src.path().join("tmp"), src.path().join("a.b2frame")).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let new = std::fs::read(&data).unwrap();
+    assert_eq!(sha256_hex(&new), manifest["varchunks-lz4-3.0.0.b2frame"]["sha256"].as_str().unwrap());
+    // The handle opened before the change still reads the old version, unmixed.
+    let mut again = vec![0u8; 1 << 20];
+    held.read_exact_at(&mut again, 0).unwrap();
+    assert_eq!(&again[..], &old[..1 << 20]);
+    // A deleted source disappears.
+    std::fs::remove_file(src.path().join("a.b2frame")).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!m.path().join("a.b2frame").exists());
+}
+
+#[test]
+fn corrupt_chunk_gives_eio_rest_keeps_working_and_broken_header_explains() {
+    let _guard = serial();
+    let src = tempfile::tempdir().unwrap();
+    let conf = conformance_dir();
+    let mut bytes = std::fs::read(conf.join("frame_simple-zstd.b2frame")).unwrap();
+    // Damage the streams of chunk 3: find its offset through the library.
+    let array = blosc2fs::format::Array::open(&conf.join("frame_simple-zstd.b2frame")).unwrap();
+    let layout = array.chunk_layout(3).unwrap();
+    let blocks = layout.block_source_range(0);
+    let blosc2fs::format::frame::ChunkOffset::Stored(off) = array.frame.offsets[3] else { panic!("chunk 3 is special") };
+    let at = (array.frame.header_len + off + blocks.start + 8) as usize;
+    for b in &mut bytes[at..at + 64] {
+        *b ^= 0x5a;
+    }
+    std::fs::write(src.path().join("bad.b2frame"), &bytes).unwrap();
+    std::fs::write(src.path().join("header.b2nd"), b"definitely not a blosc2 frame, but named like one").unwrap();
+    std::fs::copy(conf.join("frame_simple-lz4.b2frame"), src.path().join("good.b2frame")).unwrap();
+    let m = Mount::start(src.path(), &[]);
+    let f = std::fs::File::open(m.path().join("bad.b2frame/data")).unwrap();
+    let chunk = 200_000u64;
+    let mut buf = vec![0u8; 4096];
+    let err = f.read_exact_at(&mut buf, 3 * chunk).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::EIO), "{err}");
+    // Chunk 2 still reads exactly.
+    let mut good = vec![0u8; chunk as usize];
+    f.read_exact_at(&mut good, 2 * chunk).unwrap();
+    let mut reference = vec![0u8; chunk as usize];
+    array.read_data(2 * chunk, &mut reference).unwrap();
+    assert_eq!(good, reference);
+    // The rest of the mount works.
+    let other = std::fs::read(m.path().join("good.b2frame/data")).unwrap();
+    assert_eq!(sha256_hex(&other), read_manifest(&conf)["frame_simple-lz4.b2frame"]["sha256"].as_str().unwrap());
+    // One log line names the file and the chunk.
+    std::thread::sleep(Duration::from_millis(100));
+    let log = m.log_text();
+    let lines: Vec<&str> = log.lines().filter(|l| l.contains("bad.b2frame") && l.contains("chunk 3")).collect();
+    assert_eq!(lines.len(), 1, "log:\n{log}");
+    // The unreadable file still appears, with a meta.json saying why.
+    let meta: serde_json::Value = serde_json::from_slice(&std::fs::read(m.path().join("header.b2nd/meta.json")).unwrap()).unwrap();
+    assert!(meta["error"].as_str().unwrap().contains("not a Blosc2 file"), "{meta}");
+    assert!(!m.path().join("header.b2nd/data").exists());
+}
+
+#[test]
+fn sigterm_with_open_file_unmounts_cleanly() {
+    let _guard = serial();
+    let mut m = Mount::start(&conformance_dir(), &[]);
+    let held = std::fs::File::open(m.path().join("frame_simple-lz4.b2frame/data")).unwrap();
+    let mut buf = [0u8; 16];
+    held.read_exact_at(&mut buf, 0).unwrap();
+    unsafe { libc::kill(m.pid(), libc::SIGTERM) };
+    assert_eq!(m.wait_exit(Duration::from_secs(10)), Some(0), "log:\n{}", m.log_text());
+    assert!(!is_mountpoint(m.path()));
+    drop(held);
+}
+
+#[test]
+fn sigint_unmounts_cleanly() {
+    let _guard = serial();
+    let mut m = Mount::start(&conformance_dir(), &[]);
+    unsafe { libc::kill(m.pid(), libc::SIGINT) };
+    assert_eq!(m.wait_exit(Duration::from_secs(10)), Some(0), "log:\n{}", m.log_text());
+    assert!(!is_mountpoint(m.path()));
+}
+
+#[test]
+fn unmount_after_kill_9() {
+    let _guard = serial();
+    let mut m = Mount::start(&conformance_dir(), &[]);
+    unsafe { libc::kill(m.pid(), libc::SIGKILL) };
+    m.wait_exit(Duration::from_secs(10));
+    let err = std::fs::metadata(m.path().join("x")).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::ENOTCONN), "{err}");
+    let status = Command::new(binary()).arg("unmount").arg(m.path()).status().unwrap();
+    assert!(status.success());
+    assert!(!is_mountpoint(m.path()));
+    assert!(std::fs::read_dir(m.path()).unwrap().next().is_none());
+}
+
+#[test]
+fn daemon_mode_returns_when_ready_and_reports_bad_arguments() {
+    let _guard = serial();
+    let mp = tempfile::tempdir().unwrap();
+    let out = Command::new(binary()).arg("mount").arg(conformance_dir()).arg(mp.path()).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // Ready on return: the tree answers at once.
+    assert!(mp.path().join("example_day_month_temp.b2nd/meta.json").is_file());
+    let status = Command::new(binary()).arg("unmount").arg(mp.path()).status().unwrap();
+    assert!(status.success());
+    assert!(!is_mountpoint(mp.path()));
+
+    let missing = Command::new(binary()).args(["mount", "/nonexistent/source"]).arg(mp.path()).output().unwrap();
+    assert!(!missing.status.success());
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("/nonexistent/source does not exist"));
+
+    std::fs::write(mp.path().join("file"), b"x").unwrap();
+    let busy = Command::new(binary()).arg("mount").arg(conformance_dir()).arg(mp.path()).output().unwrap();
+    assert!(!busy.status.success());
+    assert!(String::from_utf8_lossy(&busy.stderr).contains("is not empty"));
+}
+
+#[test]
+fn single_file_source_is_the_mount_root() {
+    let _guard = serial();
+    let conf = conformance_dir();
+    let m = Mount::start(&conf.join("example_day_month_temp.b2nd"), &[]);
+    let data = std::fs::read(m.path().join("data")).unwrap();
+    assert_eq!(sha256_hex(&data), read_manifest(&conf)["example_day_month_temp.b2nd"]["sha256"].as_str().unwrap());
+    let mut chunks: Vec<String> = std::fs::read_dir(m.path().join("chunks")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    chunks.sort();
+    assert_eq!(chunks, [".zarray", "0.0", "1.0", "2.0", "3.0"]);
+    // Chunk (3, 0) covers rows 330..400 of 400: 40 rows of padding read as zeros.
+    let last = std::fs::read(m.path().join("chunks/3.0")).unwrap();
+    assert_eq!(last.len(), 110 * 3 * 4);
+    assert_eq!(&last[..70 * 12], &data[330 * 12..]);
+    assert!(last[70 * 12..].iter().all(|&b| b == 0));
+}
