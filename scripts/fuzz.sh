@@ -9,6 +9,10 @@
 #   FUZZ_RSS_MB     libFuzzer -rss_limit_mb (default 2048)
 #   FUZZ_TIMEOUT    libFuzzer per-input -timeout in seconds (default 10)
 #   FUZZ_JOBS       cargo build jobs (default 2)
+#   FUZZ_KEEP_GOING 1 (default): libFuzzer -fork=1 with -ignore_crashes,
+#                   -ignore_timeouts and -ignore_ooms, so one known crash does
+#                   not end the run; 0: stop at the first crash (plain mode,
+#                   with libFuzzer's stat:: lines)
 #   BLOSC2FS_CONFORMANCE  seed directory (default ../shared/conformance/c-blosc2)
 #
 # Seeds fuzz/corpus/<target>/ from the conformance files and tests/fixtures,
@@ -24,6 +28,11 @@ FUZZ="$ROOT/fuzz"
 SECONDS_PER_TARGET="${FUZZ_SECONDS:-60}"
 RSS_MB="${FUZZ_RSS_MB:-2048}"
 TIMEOUT="${FUZZ_TIMEOUT:-10}"
+HOST="$(rustc -vV | sed -n 's/^host: //p')"
+EXTRA=()
+if [ "${FUZZ_KEEP_GOING:-1}" = 1 ]; then
+    EXTRA=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
+fi
 export CARGO_BUILD_JOBS="${FUZZ_JOBS:-2}"
 CONFORMANCE="${BLOSC2FS_CONFORMANCE:-$ROOT/../shared/conformance/c-blosc2}"
 ALL_TARGETS=(frame chunk metalayer codecs)
@@ -132,7 +141,7 @@ for t in "${TARGETS[@]}"; do
     set +e
     (cd "$FUZZ" && cargo fuzz run "$t" -s none --debug-assertions -- \
         -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb="$RSS_MB" -timeout="$TIMEOUT" \
-        -print_final_stats=1) >"$log" 2>&1
+        -print_final_stats=1 "${EXTRA[@]}") >"$log" 2>&1
     rc=$?
     set -e
     execs="$(grep -E '^stat::number_of_executed_units' "$log" | tail -1 | awk '{print $2}' || true)"
@@ -150,8 +159,23 @@ for t in "${TARGETS[@]}"; do
     if [ "$rc" -ne 0 ] || [ "${#new_crashes[@]}" -gt 0 ]; then
         failed=1
         echo "!! $t: cargo fuzz exited $rc"
-        grep -E -m1 -A30 "panicked at|ERROR: libFuzzer|==ERROR|deadly signal" "$log" || tail -40 "$log"
-        for f in "${new_crashes[@]}"; do echo "!! crash input: $f"; done
+        echo "   distinct panics (count, location, message):"
+        grep -E -A1 "panicked at" "$log" | grep -v -- '^--$' | paste - - | sed -E "s/^thread '[^']*' \([0-9]+\) //" |
+            sort | uniq -c | sort -rn | sed 's/^/     /' || true
+        grep -E "ERROR: libFuzzer: (out-of-memory|timeout|malloc)" "$log" | sort | uniq -c | sed 's/^/     /' || true
+        # Replay (up to 10 of) them to show what each one hits: in -fork
+        # mode the children's panic messages are not in the log.
+        bin="$FUZZ/target/$HOST/release/$t"
+        n=0
+        for f in "${new_crashes[@]}"; do
+            echo "!! crash input: $f"
+            n=$((n + 1))
+            if [ "$n" -le 10 ] && [ -x "$bin" ]; then
+                "$bin" -rss_limit_mb="$RSS_MB" -timeout="$TIMEOUT" "$f" 2>&1 |
+                    grep -E -A1 'panicked at|ERROR: libFuzzer: (out-of-memory|timeout)' | grep -v -- '^--$' |
+                    head -2 | sed 's/^/     /' || true
+            fi
+        done
         summary+=("$t: FAILED (rc $rc, ${#new_crashes[@]} crash file(s)), ${execs:-?} executions")
     else
         summary+=("$t: ok, ${execs:-?} executions (${done_line:-no Done line})")

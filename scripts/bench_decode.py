@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Single-thread decode throughput: blosc2fs's reader library beside C-Blosc2.
+
+Writes one file per configuration (zstd+shuffle, lz4+shuffle, blosclz+shuffle,
+zstd+bitshuffle, lz4+bitshuffle) from the perf corpus' kind of data (smooth
+float64 field plus noise rounded to 2 decimals), then alternates A B A B:
+C-Blosc2 through python-blosc2 with nthreads=1 decompressing every chunk
+(`SChunk.decompress_chunk`), and `examples/decode_bench` decoding every chunk
+on one thread. Prints GB/s and the ratio per configuration.
+
+    .venv/bin/python scripts/bench_decode.py [--mib 256] [--rounds 3]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import blosc2
+import numpy as np
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CONFIGS = [
+    ("zstd+shuffle", blosc2.Codec.ZSTD, blosc2.Filter.SHUFFLE, 0.9),
+    ("lz4+shuffle", blosc2.Codec.LZ4, blosc2.Filter.SHUFFLE, 0.8),
+    ("blosclz+shuffle", blosc2.Codec.BLOSCLZ, blosc2.Filter.SHUFFLE, 0.8),
+    ("zstd+bitshuffle", blosc2.Codec.ZSTD, blosc2.Filter.BITSHUFFLE, 0.8),
+    ("lz4+bitshuffle", blosc2.Codec.LZ4, blosc2.Filter.BITSHUFFLE, 0.8),
+]
+
+
+def field(mib):
+    cols = 8192
+    rows = max(1, mib * (1 << 20) // (cols * 8))
+    y = np.linspace(0, 8 * np.pi, rows)[:, None]
+    x = np.linspace(0, 6 * np.pi, cols)[None, :]
+    rng = np.random.default_rng(0)
+    data = 20 * np.sin(y) * np.cos(x) + rng.normal(scale=0.5, size=(rows, cols))
+    return np.round(data, 2)
+
+
+def c_blosc2_gbps(path, rounds):
+    blosc2.set_nthreads(1)
+    schunk = blosc2.open(path).schunk
+    best = float("inf")
+    total = 0
+    for _ in range(rounds):
+        t = time.perf_counter()
+        total = 0
+        for i in range(schunk.nchunks):
+            total += len(schunk.decompress_chunk(i))
+        best = min(best, time.perf_counter() - t)
+    return total / best / 1e9
+
+
+def rust_gbps(binary, path, rounds):
+    out = subprocess.run([binary, "--repeats", str(rounds), path], check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])["gbps"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mib", type=int, default=256, help="size of each file's data in MiB")
+    ap.add_argument("--rounds", type=int, default=3, help="A B alternations (each takes the best of 3 passes)")
+    ap.add_argument("--workdir", default="/tmp/blosc2fs-bench-decode")
+    args = ap.parse_args()
+    subprocess.run(["cargo", "build", "--release", "-j2", "--example", "decode_bench"], cwd=REPO, check=True)
+    binary = os.path.join(REPO, "target", "release", "examples", "decode_bench")
+    os.makedirs(args.workdir, exist_ok=True)
+    data = None
+    paths = {}
+    for name, codec, filt, _ in CONFIGS:
+        path = os.path.join(args.workdir, f"{name}-{args.mib}.b2nd")
+        if not os.path.exists(path):
+            if data is None:
+                data = field(args.mib)
+            cparams = {"codec": codec, "clevel": 5, "filters": [filt], "filters_meta": [0], "nthreads": 2}
+            blosc2.asarray(data, urlpath=path, mode="w", cparams=cparams)
+        paths[name] = path
+    results = {}
+    for name, _, _, target in CONFIGS:
+        c_runs, r_runs = [], []
+        for _ in range(args.rounds):
+            c_runs.append(c_blosc2_gbps(paths[name], 3))
+            r_runs.append(rust_gbps(binary, paths[name], 3))
+        c, r = max(c_runs), max(r_runs)
+        results[name] = {"c_blosc2_gbps": c, "blosc2fs_gbps": r, "ratio": r / c, "target": target}
+    print(f"single-thread decode, {args.mib} MiB of float64 per file, best of {args.rounds} A/B rounds")
+    print(f"{'config':18} {'C-Blosc2 GB/s':>14} {'blosc2fs GB/s':>14} {'ratio':>7} {'target':>7}")
+    for name, r in results.items():
+        verdict = "PASS" if r["ratio"] >= r["target"] else "FAIL"
+        print(f"{name:18} {r['c_blosc2_gbps']:14.2f} {r['blosc2fs_gbps']:14.2f} {r['ratio']:7.2f} {'>=' + str(r['target']):>7} {verdict}")
+    with open(os.path.join(args.workdir, "results.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
