@@ -362,8 +362,10 @@ impl Array {
     }
 
     /// Fill `out` from `pieces` using `blocks` to get decoded blocks.
+    /// Blocks used by this call are kept at hand, so a request whose rows
+    /// cross many chunks asks the source once per block.
     pub fn fill(&self, pieces: &[Piece], out: &mut [u8], blocks: &dyn BlockSource) -> PResult<()> {
-        let mut current: Option<(u64, u64, Arc<Vec<u8>>)> = None;
+        let mut at_hand: Vec<((u64, u64), Arc<Vec<u8>>)> = Vec::new();
         for p in pieces {
             let dst_start = p.out_offset as usize;
             let dst = out
@@ -372,11 +374,12 @@ impl Array {
             match p.source {
                 PieceSource::Zeros => dst.fill(0),
                 PieceSource::Block { chunk, block, offset } => {
-                    let data = match &current {
-                        Some((c, b, data)) if *c == chunk && *b == block => data.clone(),
-                        _ => {
+                    let key = (chunk, block);
+                    let data = match at_hand.iter().rev().find(|(k, _)| *k == key) {
+                        Some((_, data)) => data.clone(),
+                        None => {
                             let data = blocks.block(self, chunk, block)?;
-                            current = Some((chunk, block, data.clone()));
+                            at_hand.push((key, data.clone()));
                             data
                         }
                     };

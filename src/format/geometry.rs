@@ -8,6 +8,7 @@
 //! copies that fill it.
 
 use super::error::{PResult, Problem};
+use super::meta::MAX_DIM;
 
 /// Where the bytes of one piece come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,6 +56,9 @@ impl Geometry {
     pub fn new(shape: &[u64], chunkshape: &[u64], blockshape: &[u64], itemsize: u64) -> PResult<Geometry> {
         if shape.len() != chunkshape.len() || shape.len() != blockshape.len() {
             return Err(Problem::corrupt("geometry", "shape, chunkshape and blockshape differ in length"));
+        }
+        if shape.len() > MAX_DIM {
+            return Err(Problem::corrupt("geometry", format!("{} dimensions (at most {MAX_DIM})", shape.len())));
         }
         let extchunkshape: Vec<u64> = chunkshape
             .iter()
@@ -147,28 +151,30 @@ impl Geometry {
             return pieces;
         }
         let n = self.ndim();
+        // Fixed-size index buffers: at most MAX_DIM dimensions, no allocation per piece.
+        let mut v = [0u64; MAX_DIM];
+        let mut global = [0u64; MAX_DIM];
+        let mut chunk_idx = [0u64; MAX_DIM];
+        let mut block_idx = [0u64; MAX_DIM];
+        let mut in_block = [0u64; MAX_DIM];
         let mut pos = start;
         while pos < end {
             let item = pos / itemsize;
             let within_item = pos % itemsize;
             // Multi-index of `item` within the view.
-            let mut v = vec![0u64; n];
             let mut rest = item;
             for d in (0..n).rev() {
                 v[d] = rest % view.extent[d];
                 rest /= view.extent[d];
+                global[d] = v[d] + view.origin[d];
             }
-            let global: Vec<u64> = v.iter().zip(&view.origin).map(|(&a, &b)| a + b).collect();
             let row_left = if n == 0 { 1 } else { view.extent[n - 1] - v[n - 1] };
             let outside = (0..n).any(|d| global[d] >= self.shape[d]);
             let (run_items, source) = if outside {
-                (row_left, None)
+                (row_left, PieceSource::Zeros)
             } else if n == 0 {
-                (1, Some(PieceSource::Block { chunk: 0, block: 0, offset: 0 }))
+                (1, PieceSource::Block { chunk: 0, block: 0, offset: within_item })
             } else {
-                let mut chunk_idx = vec![0u64; n];
-                let mut block_idx = vec![0u64; n];
-                let mut in_block = vec![0u64; n];
                 for d in 0..n {
                     let within_chunk = global[d] % self.chunkshape[d];
                     chunk_idx[d] = global[d] / self.chunkshape[d];
@@ -181,26 +187,18 @@ impl Geometry {
                     .min(self.blockshape[last] - in_block[last])
                     .min(self.chunkshape[last] - within_chunk_last)
                     .min(self.shape[last] - global[last]);
-                let offset = linear(&in_block, &self.blockshape) * itemsize;
+                let offset = linear(&in_block[..n], &self.blockshape) * itemsize + within_item;
                 (
                     run,
-                    Some(PieceSource::Block {
-                        chunk: linear(&chunk_idx, &self.chunk_grid),
-                        block: linear(&block_idx, &self.block_grid),
+                    PieceSource::Block {
+                        chunk: linear(&chunk_idx[..n], &self.chunk_grid),
+                        block: linear(&block_idx[..n], &self.block_grid),
                         offset,
-                    }),
+                    },
                 )
             };
             let run_end = ((item + run_items) * itemsize).min(end);
-            let piece_len = run_end - pos;
-            let source = match source {
-                None => PieceSource::Zeros,
-                Some(PieceSource::Block { chunk, block, offset }) => {
-                    PieceSource::Block { chunk, block, offset: offset + within_item }
-                }
-                Some(z) => z,
-            };
-            pieces.push(Piece { out_offset: pos - start, len: piece_len, source });
+            pieces.push(Piece { out_offset: pos - start, len: run_end - pos, source });
             pos = run_end;
         }
         pieces
