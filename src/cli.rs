@@ -64,6 +64,10 @@ pub struct MountArgs {
     /// Readahead of the mount in KiB (written to its bdi after mounting).
     #[arg(long, default_value_t = 4096)]
     pub readahead_kb: u32,
+    /// After SIGINT/SIGTERM the mount is detached at once; files still open
+    /// are served this many seconds more before the daemon exits.
+    #[arg(long, default_value_t = 5.0)]
+    pub exit_grace: f64,
     /// Seconds the kernel may cache attributes and names (source changes
     /// show up after this long at most).
     #[arg(long, default_value_t = 1.0)]

@@ -235,13 +235,22 @@ fn serve(settings: &MountSettings, source: &Path, mountpoint: &Path, parent_dev:
         }
     });
     let mp = mountpoint.to_path_buf();
+    let grace = Duration::from_secs_f64(args.exit_grace.max(0.0));
     std::thread::spawn(move || {
         let sig = wait_signal(&signals);
         log::info!("signal {sig}: unmounting {}", mp.display());
-        if let Err(e) = detach(&mp) {
-            log::warn!("{e}");
+        // A lazy detach takes the mount out of the namespace at once; open
+        // files keep being served until they are closed, then the session ends.
+        match detach(&mp) {
+            Ok(()) => {}
+            Err(e) => {
+                log::warn!("{e}");
+                let _ = unmounter.unmount();
+            }
         }
-        let _ = unmounter.unmount();
+        std::thread::sleep(grace);
+        log::warn!("files still open {:.1} s after the unmount; exiting", grace.as_secs_f64());
+        std::process::exit(0);
     });
     log::info!("serving {} at {}", source.display(), mountpoint.display());
     session.run().map_err(|e| format!("FUSE session ended with an error: {e}"))?;

@@ -49,16 +49,23 @@ pub struct Loaded {
     pub xattrs: Vec<(String, Vec<u8>)>,
 }
 
-/// An array node: its source path and the version last seen.
+/// An array node: its source path and the version it presents.
+///
+/// A node presents one version of its source: once loaded it does not
+/// change (its inodes keep their sizes and bytes, so open handles never see
+/// a mix), and the tree gives the path a new node when [`Self::is_stale`].
+/// Only a mount root (a single-file source, whose inode cannot change)
+/// reloads in place.
 #[derive(Debug)]
 pub struct ArrayEntry {
     pub path: PathBuf,
+    in_place: bool,
     state: Mutex<Option<Arc<Loaded>>>,
 }
 
 impl ArrayEntry {
-    pub fn new(path: PathBuf) -> ArrayEntry {
-        ArrayEntry { path, state: Mutex::new(None) }
+    pub fn new(path: PathBuf, in_place: bool) -> ArrayEntry {
+        ArrayEntry { path, in_place, state: Mutex::new(None) }
     }
 
     /// The file whose identity tells the version (the index file of a sparse frame).
@@ -70,19 +77,36 @@ impl ArrayEntry {
         }
     }
 
-    /// The current version, reopened when the source changed.
-    /// Returns an error only when the source is gone.
-    pub fn current(&self) -> std::io::Result<Arc<Loaded>> {
+    fn stat(&self) -> std::io::Result<(Stamp, SystemTime)> {
         let meta = std::fs::metadata(self.stamp_path())?;
-        let stamp = Stamp::of(&meta);
+        Ok((Stamp::of(&meta), meta.modified().unwrap_or(SystemTime::UNIX_EPOCH)))
+    }
+
+    /// Whether the source changed (or vanished) since this entry loaded it.
+    pub fn is_stale(&self) -> bool {
+        let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        match state.as_ref() {
+            None => false,
+            Some(loaded) => self.stat().map(|(stamp, _)| stamp != loaded.stamp).unwrap_or(true),
+        }
+    }
+
+    /// The version this entry presents (loaded on first use). Returns an
+    /// error only when the source is gone before it was ever loaded.
+    pub fn current(&self) -> std::io::Result<Arc<Loaded>> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(loaded) = state.as_ref() {
+            if !self.in_place {
+                return Ok(loaded.clone());
+            }
+            let (stamp, _) = self.stat()?;
             if loaded.stamp == stamp {
                 return Ok(loaded.clone());
             }
             log::info!("{} changed; reopening", self.path.display());
         }
-        let loaded = Arc::new(load(&self.path, stamp, meta.modified().unwrap_or(SystemTime::UNIX_EPOCH)));
+        let (stamp, mtime) = self.stat()?;
+        let loaded = Arc::new(load(&self.path, stamp, mtime));
         *state = Some(loaded.clone());
         Ok(loaded)
     }

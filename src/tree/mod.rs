@@ -87,7 +87,11 @@ impl Tree {
     /// the mount root is that array's directory).
     pub fn new(source: &Path) -> std::io::Result<Tree> {
         let root = std::fs::canonicalize(source)?;
-        let kind = if root.is_dir() && !Array::is_sparse_dir(&root) { NodeKind::Dir } else { NodeKind::Array(Arc::new(ArrayEntry::new(root.clone()))) };
+        let kind = if root.is_dir() && !Array::is_sparse_dir(&root) {
+            NodeKind::Dir
+        } else {
+            NodeKind::Array(Arc::new(ArrayEntry::new(root.clone(), true)))
+        };
         let mut nodes = Nodes::default();
         nodes.by_path.insert(root.clone(), 0);
         nodes.list.push(Node { path: root.clone(), kind });
@@ -104,19 +108,26 @@ impl Tree {
         Ok((n.path.clone(), match &n.kind { NodeKind::Dir => None, NodeKind::Array(a) => Some(a.clone()) }))
     }
 
+    /// The node presenting `path` now: the known one, or a new one when the
+    /// path is new, changed kind, or its array source changed since loaded.
     fn intern(&self, path: PathBuf, is_array: bool) -> u32 {
-        {
-            let nodes = self.nodes.read().unwrap_or_else(|e| e.into_inner());
-            if let Some(&n) = nodes.by_path.get(&path) {
-                return n;
+        let reusable = |nodes: &Nodes| -> Option<u32> {
+            let &n = nodes.by_path.get(&path)?;
+            match (&nodes.list[n as usize].kind, is_array) {
+                (NodeKind::Dir, false) => Some(n),
+                (NodeKind::Array(entry), true) if !entry.is_stale() => Some(n),
+                _ => None,
             }
+        };
+        if let Some(n) = reusable(&self.nodes.read().unwrap_or_else(|e| e.into_inner())) {
+            return n;
         }
         let mut nodes = self.nodes.write().unwrap_or_else(|e| e.into_inner());
-        if let Some(&n) = nodes.by_path.get(&path) {
+        if let Some(n) = reusable(&nodes) {
             return n;
         }
         let n = nodes.list.len() as u32;
-        let kind = if is_array { NodeKind::Array(Arc::new(ArrayEntry::new(path.clone()))) } else { NodeKind::Dir };
+        let kind = if is_array { NodeKind::Array(Arc::new(ArrayEntry::new(path.clone(), false))) } else { NodeKind::Dir };
         nodes.by_path.insert(path.clone(), n);
         nodes.list.push(Node { path, kind });
         n

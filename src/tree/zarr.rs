@@ -13,8 +13,11 @@ pub fn zarr_dtype(descr: &str) -> Option<Json> {
     serde_json::from_str(&converted).ok()
 }
 
-/// The `.zarray` document for an array of `shape` in chunks of `chunks`.
+/// The `.zarray` document for an array of `shape` in chunks of `chunks`
+/// (a zero chunk extent, possible only for an empty array, is written as 1:
+/// zarr needs positive chunks and the array has no chunk files anyway).
 pub fn zarray(shape: &[u64], chunks: &[u64], dtype: Json) -> Vec<u8> {
+    let chunks: Vec<u64> = chunks.iter().map(|&c| c.max(1)).collect();
     let doc = json!({
         "zarr_format": 2,
         "shape": shape,
