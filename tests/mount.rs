@@ -6,6 +6,7 @@ use std::ffi::CString;
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::FileExt;
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
@@ -366,4 +367,85 @@ fn single_file_source_is_the_mount_root() {
     assert_eq!(last.len(), 110 * 3 * 4);
     assert_eq!(&last[..70 * 12], &data[330 * 12..]);
     assert!(last[70 * 12..].iter().all(|&b| b == 0));
+}
+
+fn run_as_nobody(path: &Path) -> std::process::Output {
+    Command::new("runuser").args(["-u", "nobody", "--", "cat"]).arg(path).output().unwrap()
+}
+
+#[test]
+fn only_the_mounting_user_reads_without_allow_other() {
+    let _guard = serial();
+    let conf = conformance_dir();
+    let private = Mount::start(&conf, &[]);
+    let meta = private.path().join("example_day_month_temp.b2nd/meta.json");
+    let denied = run_as_nobody(&meta);
+    assert!(!denied.status.success(), "nobody could read without allow_other");
+    assert!(String::from_utf8_lossy(&denied.stderr).contains("Permission denied"), "{}", String::from_utf8_lossy(&denied.stderr));
+    drop(private);
+    let shared = Mount::start(&conf, &["-o", "allow_other"]);
+    let allowed = run_as_nobody(&shared.path().join("example_day_month_temp.b2nd/data"));
+    assert!(allowed.status.success(), "{}", String::from_utf8_lossy(&allowed.stderr));
+    assert_eq!(sha256_hex(&allowed.stdout), read_manifest(&conf)["example_day_month_temp.b2nd"]["sha256"].as_str().unwrap());
+}
+
+#[test]
+fn symlinks_inside_are_followed_outside_are_not_and_odd_names_pass_through() {
+    let _guard = serial();
+    let conf = conformance_dir();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::copy(conf.join("frame_simple-lz4.b2frame"), outside.path().join("elsewhere.b2frame")).unwrap();
+    let src = tempfile::tempdir().unwrap();
+    std::fs::create_dir(src.path().join("sub")).unwrap();
+    std::fs::copy(conf.join("frame_simple-zstd.b2frame"), src.path().join("sub/real.b2frame")).unwrap();
+    std::os::unix::fs::symlink(src.path().join("sub/real.b2frame"), src.path().join("inside.b2frame")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("elsewhere.b2frame"), src.path().join("outside.b2frame")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), src.path().join("outside-dir")).unwrap();
+    std::fs::copy(conf.join("frame_simple-zstd.b2frame"), src.path().join("odd\nname\u{7f}.b2frame")).unwrap();
+    std::fs::write(src.path().join("notes.txt"), b"not shown").unwrap();
+    let m = Mount::start(src.path(), &[]);
+    let mut names: Vec<String> = std::fs::read_dir(m.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    assert_eq!(names, [".stats", "inside.b2frame", "odd\nname\u{7f}.b2frame", "sub"]);
+    let sha = read_manifest(&conf)["frame_simple-zstd.b2frame"]["sha256"].as_str().unwrap().to_string();
+    assert_eq!(sha256_hex(&std::fs::read(m.path().join("inside.b2frame/data")).unwrap()), sha);
+    assert_eq!(sha256_hex(&std::fs::read(m.path().join("sub/real.b2frame/data")).unwrap()), sha);
+    assert_eq!(sha256_hex(&std::fs::read(m.path().join("odd\nname\u{7f}.b2frame/data")).unwrap()), sha);
+    assert!(!m.path().join("outside.b2frame").exists());
+    assert!(!m.path().join("outside-dir").exists());
+}
+
+#[test]
+fn mount_t_fuse_blosc2fs_goes_through_mount_fuse3() {
+    let _guard = serial();
+    let helper_present = Path::new("/usr/sbin/mount.fuse3").exists() || Path::new("/sbin/mount.fuse3").exists();
+    if unsafe { libc::geteuid() } != 0 || !helper_present {
+        eprintln!("skipped: needs root and fuse3's mount.fuse3 (scripts/test.sh installs it)");
+        return;
+    }
+    // mount(8) runs mount.fuse3 with a standard PATH (/usr/local/bin among
+    // it), which runs `blosc2fs SOURCE MOUNTPOINT -o OPTIONS`: put ours there
+    // for the test unless one is installed already.
+    let installed = Path::new("/usr/local/bin/blosc2fs");
+    let placed = !installed.exists() && std::os::unix::fs::symlink(binary(), installed).is_ok();
+    let mp = tempfile::tempdir().unwrap();
+    let conf = conformance_dir();
+    let status = Command::new("mount")
+        .args(["-t", "fuse.blosc2fs"])
+        .arg(&conf)
+        .arg(mp.path())
+        .args(["-o", "ro,allow_other,cache_size=64M"])
+        .status()
+        .unwrap();
+    if placed {
+        let _ = std::fs::remove_file(installed);
+    }
+    assert!(status.success());
+    let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap();
+    let line = mounts.lines().find(|l| l.split(' ').nth(1) == Some(&*mp.path().to_string_lossy())).expect("in /proc/self/mounts").to_string();
+    let data = std::fs::read(mp.path().join("example_day_month_temp.b2nd/data"));
+    let _ = Command::new(binary()).arg("unmount").arg(mp.path()).status();
+    assert!(line.contains(" fuse.blosc2fs ro,"), "{line}");
+    assert!(line.contains("allow_other"), "{line}");
+    assert_eq!(sha256_hex(&data.unwrap()), read_manifest(&conf)["example_day_month_temp.b2nd"]["sha256"].as_str().unwrap());
 }
