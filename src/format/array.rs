@@ -223,7 +223,13 @@ impl Array {
         let layout = match offset {
             ChunkOffset::Special(kind) => {
                 let nbytes = self.expected_chunk_nbytes(c).unwrap_or(self.frame.chunksize) as usize;
-                let blocksize = self.frame.blocksize.max(0) as usize;
+                // Blocks must match the geometry's; a plain frame's special
+                // chunk is cut in blocks of at least 1 MiB whatever the header
+                // says, so a tiny declared blocksize cannot explode the work.
+                let blocksize = match &self.shape {
+                    Shape::Nd { geometry, .. } => geometry.block_nbytes() as usize,
+                    Shape::Plain { .. } => (self.frame.blocksize.max(0) as usize).max(1 << 20),
+                };
                 return Ok(ChunkLayout::special(kind, nbytes, blocksize, self.frame.typesize));
             }
             ChunkOffset::Stored(pos) => match &self.container {

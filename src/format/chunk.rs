@@ -50,7 +50,9 @@ pub struct ChunkLayout {
     pub header: ChunkHeader,
     pub storage: Storage,
     pub dict: Vec<u8>,
-    /// Decoded offset of each block within the chunk, plus the total at the end.
+    /// For variable-length blocks only: decoded offset of each block within
+    /// the chunk, plus the total at the end (fixed blocks are computed, so a
+    /// header claiming billions of tiny blocks allocates nothing).
     block_offsets: Vec<usize>,
 }
 
@@ -129,13 +131,10 @@ impl ChunkLayout {
 
     fn compute_block_offsets(&self, bytes: &dyn ChunkBytes) -> PResult<Vec<usize>> {
         let h = &self.header;
-        let mut offsets = Vec::with_capacity(h.nblocks + 1);
         if !h.is_vlblocks() {
-            for b in 0..=h.nblocks {
-                offsets.push((b * h.blocksize).min(h.nbytes));
-            }
-            return Ok(offsets);
+            return Ok(Vec::new());
         }
+        let mut offsets = Vec::with_capacity(h.nblocks + 1);
         // Variable-length blocks: each block's stream starts with its decoded size.
         let Storage::Streams { extents } = &self.storage else {
             return Err(Problem::corrupt("chunk", "variable-length blocks without streams"));
@@ -173,7 +172,11 @@ impl ChunkLayout {
 
     /// Decoded byte range of block `b` within the chunk.
     pub fn block_range(&self, b: usize) -> std::ops::Range<usize> {
-        self.block_offsets[b]..self.block_offsets[b + 1]
+        if self.header.is_vlblocks() {
+            return self.block_offsets[b]..self.block_offsets[b + 1];
+        }
+        let h = &self.header;
+        (b * h.blocksize).min(h.nbytes)..((b + 1) * h.blocksize).min(h.nbytes)
     }
 
     /// The block holding decoded byte `offset` of the chunk.
@@ -470,7 +473,6 @@ impl ChunkLayout {
             header_len: EXTENDED_HEADER_LEN,
             special: Some(kind),
         };
-        let block_offsets = (0..=nblocks).map(|b| (b * blocksize).min(nbytes)).collect();
-        ChunkLayout { header, storage: Storage::Special { kind, value: Vec::new() }, dict: Vec::new(), block_offsets }
+        ChunkLayout { header, storage: Storage::Special { kind, value: Vec::new() }, dict: Vec::new(), block_offsets: Vec::new() }
     }
 }

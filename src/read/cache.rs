@@ -20,6 +20,10 @@ pub struct BlockKey {
     pub block: u64,
 }
 
+/// Bookkeeping bytes charged per cached block on top of its data, so a
+/// budget also bounds memory when blocks are tiny.
+const ENTRY_OVERHEAD: usize = 128;
+
 struct Lru {
     map: lru::LruCache<BlockKey, Arc<Vec<u8>>>,
     bytes: usize,
@@ -67,33 +71,22 @@ impl BlockCache {
     }
 
     fn insert(&self, key: BlockKey, data: Arc<Vec<u8>>) {
-        let size = data.len();
+        let size = data.len() + ENTRY_OVERHEAD;
         if size > self.budget {
             return;
         }
         let mut lru = self.lru.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(old) = lru.map.put(key, data) {
-            lru.bytes -= old.len();
+            lru.bytes -= old.len() + ENTRY_OVERHEAD;
         }
         lru.bytes += size;
         while lru.bytes > self.budget {
             match lru.map.pop_lru() {
                 Some((_, evicted)) => {
-                    lru.bytes -= evicted.len();
+                    lru.bytes -= evicted.len() + ENTRY_OVERHEAD;
                     Stats::add(&self.stats.evictions, 1);
                 }
                 None => break,
-            }
-        }
-    }
-
-    /// Drop every block of one array (after its source changed).
-    pub fn forget_array(&self, array: u64) {
-        let mut lru = self.lru.lock().unwrap_or_else(|e| e.into_inner());
-        let keys: Vec<BlockKey> = lru.map.iter().filter(|(k, _)| k.array == array).map(|(k, _)| *k).collect();
-        for k in keys {
-            if let Some(v) = lru.map.pop(&k) {
-                lru.bytes -= v.len();
             }
         }
     }

@@ -64,7 +64,7 @@ mod tests {
     #[test]
     fn root_is_one_and_roundtrips() {
         assert_eq!(encode(0, Role::Node), 1);
-        for (node, role) in [(0, Role::Stats), (7, Role::Data), (u32::MAX, Role::Chunk(MAX_CHUNK_FILES - 1)), (3, Role::Chunk(0))] {
+        for (node, role) in [(0, Role::Stats), (7, Role::Data), (u32::MAX - 1, Role::Chunk(MAX_CHUNK_FILES - 1)), (3, Role::Chunk(0))] {
             assert_eq!(decode(encode(node, role)), Some((node, role)));
         }
         assert_eq!(decode(0), None);
