@@ -25,6 +25,9 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 /// Name of the index file inside a sparse-frame directory.
 pub const SPARSE_INDEX: &str = "chunks.b2frame";
 
+/// Blocks one `fill` call keeps at hand (enough for a row crossing 64 chunks).
+const AT_HAND: usize = 64;
+
 /// Largest single decoded block accepted (C-Blosc2's own maximum block size).
 pub const MAX_BLOCK_BYTES: usize = super::chunk_header::MAX_BLOCKSIZE;
 
@@ -385,6 +388,9 @@ impl Array {
                         Some((_, data)) => data.clone(),
                         None => {
                             let data = blocks.block(self, chunk, block)?;
+                            if at_hand.len() == AT_HAND {
+                                at_hand.remove(0);
+                            }
                             at_hand.push((key, data.clone()));
                             data
                         }

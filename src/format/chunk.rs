@@ -423,7 +423,15 @@ thread_local! {
 
 /// Decode a whole chunk held in memory (e.g. a `.cdata` file or an index chunk).
 pub fn decode_chunk(bytes: &[u8]) -> PResult<Vec<u8>> {
+    decode_chunk_limited(bytes, usize::MAX)
+}
+
+/// [`decode_chunk`], refusing chunks that decode to more than `limit` bytes.
+pub fn decode_chunk_limited(bytes: &[u8], limit: usize) -> PResult<Vec<u8>> {
     let layout = ChunkLayout::read(&bytes)?;
+    if layout.nbytes() > limit {
+        return Err(Problem::Limit(format!("chunk decodes to {} bytes (at most {limit} accepted here)", layout.nbytes())));
+    }
     let mut out = vec![0u8; layout.nbytes()];
     decode_chunk_into(&layout, bytes, &mut out)?;
     Ok(out)

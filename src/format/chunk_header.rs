@@ -266,6 +266,10 @@ impl ChunkHeader {
             }
             header.nblocks = header.nbytes.div_ceil(header.blocksize);
         }
+        if header.nbytes == 0 {
+            // An empty chunk has no blocks, whatever the block count field says.
+            header.nblocks = 0;
+        }
         if header.is_memcpyed() && header.special.is_none() && header.cbytes != header.nbytes + header.header_len {
             return Err(Problem::corrupt(
                 "chunk header",

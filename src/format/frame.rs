@@ -7,7 +7,7 @@
 
 use serde_json::Value as Json;
 
-use super::chunk::decode_chunk;
+use super::chunk::{decode_chunk, decode_chunk_limited};
 use super::chunk_header::{ChunkHeader, Special, EXTENDED_HEADER_LEN};
 use super::error::{read_i32_be, read_i64_be, read_u16_be, read_u32_be, read_u8, slice_at, PResult, Problem};
 use super::msgpack;
@@ -22,6 +22,8 @@ const MAX_TRAILER_LEN: u64 = 64 << 20;
 /// Largest chunk index accepted: 16 Mi chunks.
 pub const MAX_CHUNKS: u64 = 16 << 20;
 const MAX_METALAYERS: usize = 16;
+/// Largest decoded vlmetalayer accepted (they are small msgpack values).
+const MAX_VLMETA_BYTES: usize = 16 << 20;
 const MAX_VLMETALAYERS: usize = 8 * 1024;
 
 /// Where chunk `i` lives, as told by the offsets index.
@@ -292,7 +294,7 @@ fn read_vlmeta(file: &SourceFile, frame: &Frame) -> PResult<Vec<(String, Json)>>
     let layers = parse_metalayers(&trailer, 4, &trailer, "vlmetalayers", MAX_VLMETALAYERS)?;
     let mut out = Vec::with_capacity(layers.len());
     for (name, content) in layers {
-        let value = decode_chunk(&content)
+        let value = decode_chunk_limited(&content, MAX_VLMETA_BYTES)
             .and_then(|raw| msgpack::parse(&raw, "vlmetalayer"))
             .map(|v| msgpack::to_json(&v))
             .unwrap_or_else(|p| serde_json::json!({ "error": p.to_string() }));

@@ -44,9 +44,13 @@ pub fn to_json(value: &Value) -> Json {
         Value::Array(items) => Json::Array(items.iter().map(to_json).collect()),
         Value::Map(pairs) => {
             let mut map = Map::new();
-            for (k, v) in pairs {
+            for (i, (k, v)) in pairs.iter().enumerate() {
+                // Keys are strings in JSON. Scalars become their JSON text;
+                // containers are not expanded (stringifying nested keys
+                // re-escapes them at every level: exponential in depth).
                 let key = match k {
                     Value::String(s) => String::from_utf8_lossy(s.as_bytes()).into_owned(),
+                    Value::Array(_) | Value::Map(_) | Value::Binary(_) | Value::Ext(..) => format!("<{} key {i}>", kind_name(k)),
                     other => to_json(other).to_string(),
                 };
                 map.insert(key, to_json(v));
@@ -59,6 +63,16 @@ pub fn to_json(value: &Value) -> Json {
             json!({ "real": float_json(re), "imag": float_json(im) })
         }
         Value::Ext(kind, data) => json!({ "ext": kind, "base64": base64(data) }),
+    }
+}
+
+fn kind_name(value: &Value) -> &'static str {
+    match value {
+        Value::Array(_) => "array",
+        Value::Map(_) => "map",
+        Value::Binary(_) => "bin",
+        Value::Ext(..) => "ext",
+        _ => "scalar",
     }
 }
 
@@ -120,6 +134,14 @@ mod tests {
             json,
             json!({"a": "NaN", "b": "-Infinity", "c": {"base64": "AQI="}, "d": {"real": 1.5, "imag": -2.0}})
         );
+    }
+
+    #[test]
+    fn container_keys_are_named_not_expanded() {
+        // {1: "a", [1]: "b", {"x": 1}: "c"}
+        let bytes = [0x83, 0x01, 0xa1, b'a', 0x91, 0x01, 0xa1, b'b', 0x81, 0xa1, b'x', 0x01, 0xa1, b'c'];
+        let json = to_json(&parse(&bytes, "test").unwrap());
+        assert_eq!(json, json!({"1": "a", "<array key 1>": "b", "<map key 2>": "c"}));
     }
 
     #[test]
