@@ -42,7 +42,8 @@ def field(mib):
 
 def c_blosc2_gbps(path, rounds):
     blosc2.set_nthreads(1)
-    schunk = blosc2.open(path).schunk
+    array = blosc2.open(path)  # keep the array alive: its schunk does not own the frame
+    schunk = array.schunk
     best = float("inf")
     total = 0
     for _ in range(rounds):

@@ -97,9 +97,6 @@ impl Blosc2Fs {
         }
     }
 
-    fn stats_size(&self) -> u64 {
-        self.stats_json().len() as u64
-    }
 
     /// Log a read failure once per (array, chunk).
     fn report(&self, array_id: u64, path: &std::path::Path, problem: &Problem) {
@@ -124,14 +121,14 @@ impl Filesystem for Blosc2Fs {
     }
 
     fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
-        match self.tree.lookup(parent.0, name, self.stats_size()) {
+        match self.tree.lookup(parent.0, name, &|| self.stats_json().len() as u64) {
             Ok(attr) => reply.entry(&self.options.ttl, &self.file_attr(&attr), Generation(0)),
             Err(e) => reply.error(errno(&e)),
         }
     }
 
     fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
-        match self.tree.getattr(ino.0, self.stats_size()) {
+        match self.tree.getattr(ino.0, &|| self.stats_json().len() as u64) {
             Ok(attr) => reply.attr(&self.options.ttl, &self.file_attr(&attr)),
             Err(e) => reply.error(errno(&e)),
         }
@@ -366,7 +363,7 @@ impl Filesystem for Blosc2Fs {
             reply.error(Errno::EROFS);
             return;
         }
-        match self.tree.getattr(ino.0, 0) {
+        match self.tree.getattr(ino.0, &|| 0) {
             Ok(_) => reply.ok(),
             Err(e) => reply.error(errno(&e)),
         }

@@ -12,6 +12,9 @@ use super::codec::{self, CodecError};
 use super::error::{read_i32_le, slice_at, PResult, Problem};
 use super::filter;
 
+/// Bytes read at once from the start of a chunk to find its layout.
+const PREFIX_READ: usize = 4096;
+
 /// Largest dictionary C-Blosc2 writes (BLOSC2_MAXDICTSIZE).
 const MAX_DICT_SIZE: usize = 128 * 1024;
 
@@ -60,9 +63,10 @@ impl ChunkLayout {
     /// Read the layout of a chunk through `bytes`, which must hold the whole chunk.
     pub fn read(bytes: &dyn ChunkBytes) -> PResult<ChunkLayout> {
         let available = bytes.available();
-        let head_len = available.min(EXTENDED_HEADER_LEN as u64) as usize;
-        let head = bytes.read(0, head_len)?;
-        let header = ChunkHeader::parse(&head)?;
+        // One read usually covers header, block starts and dictionary size.
+        let prefix_len = available.min(PREFIX_READ as u64) as usize;
+        let prefix = bytes.read(0, prefix_len)?;
+        let header = ChunkHeader::parse(&prefix)?;
         if header.cbytes as u64 > available {
             return Err(Problem::truncated("chunk", 0, header.cbytes as u64, available));
         }
@@ -88,8 +92,13 @@ impl ChunkLayout {
             if header.uses_dict() {
                 index_len += 4;
             }
-            let index = bytes.read(0, index_len.min(header.cbytes))?;
-            let index = slice_at(&index, 0, index_len, "chunk block starts")?;
+            let reread;
+            let index = if index_len <= prefix.len() {
+                &prefix[..index_len]
+            } else {
+                reread = bytes.read(0, index_len.min(header.cbytes))?;
+                slice_at(&reread, 0, index_len, "chunk block starts")?
+            };
             let mut streams_start = header.header_len + starts_len;
             if header.uses_dict() {
                 let dict_size = read_i32_le(index, streams_start, "chunk dictionary size")?;

@@ -187,13 +187,14 @@ impl Tree {
     }
 
     /// Attributes of `ino`.
-    pub fn getattr(&self, ino: u64, stats_size: u64) -> Result<Attr, FsError> {
+    /// `stats_size` tells the size of `.stats` (computed only when asked about it).
+    pub fn getattr(&self, ino: u64, stats_size: &dyn Fn() -> u64) -> Result<Attr, FsError> {
         let (node, role) = inode::decode(ino).ok_or(FsError::NotFound)?;
         let (path, entry) = self.node_info(node)?;
         let dir = |mtime| Attr { ino, kind: Kind::Dir, size: 0, mtime };
         let file = |size, mtime| Attr { ino, kind: Kind::File, size, mtime };
         if role == Role::Stats {
-            return if node == 0 { Ok(file(stats_size, SystemTime::now())) } else { Err(FsError::NotFound) };
+            return if node == 0 { Ok(file(stats_size(), SystemTime::now())) } else { Err(FsError::NotFound) };
         }
         let Some(entry) = entry else {
             return if role == Role::Node { Ok(dir(Self::node_mtime(&path))) } else { Err(FsError::NotFound) };
@@ -219,7 +220,7 @@ impl Tree {
     }
 
     /// Look `name` up in directory `parent`.
-    pub fn lookup(&self, parent: u64, name: &OsStr, stats_size: u64) -> Result<Attr, FsError> {
+    pub fn lookup(&self, parent: u64, name: &OsStr, stats_size: &dyn Fn() -> u64) -> Result<Attr, FsError> {
         let (node, role) = inode::decode(parent).ok_or(FsError::NotFound)?;
         let (path, entry) = self.node_info(node)?;
         let child = match (role, entry) {
@@ -365,7 +366,7 @@ impl Tree {
         match role {
             Role::Data | Role::Npy => Ok(self.array_of(node)?.xattrs.clone()),
             _ => {
-                self.getattr(ino, 0)?;
+                self.getattr(ino, &|| 0)?;
                 Ok(Vec::new())
             }
         }
