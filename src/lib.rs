@@ -8,6 +8,7 @@ pub mod error;
 pub mod format;
 pub mod fuse;
 pub mod tree;
+pub mod alloc;
 pub mod cli;
 pub mod daemon;
 pub mod read;

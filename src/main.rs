@@ -13,7 +13,7 @@ use blosc2fs::read::planner::View;
 use blosc2fs::read::{BlockCache, Planner, Stats};
 
 fn main() -> ExitCode {
-    limit_malloc_arenas();
+    blosc2fs::alloc::tune_allocator();
     let cli = Cli::parse_from(normalize_args(std::env::args().collect()));
     init_logging(cli.verbose);
     match run(cli.command) {
@@ -22,18 +22,6 @@ fn main() -> ExitCode {
             eprintln!("blosc2fs: {message}");
             ExitCode::from(1)
         }
-    }
-}
-
-/// Use one malloc arena. Decoded blocks are allocated by one thread and freed
-/// by another; with glibc's per-thread arenas the freed memory stays behind
-/// in the allocating arena, and the daemon's peak RSS grew to cache + 110 MiB
-/// in the benchmark (one arena: cache + 13 MiB, and faster).
-fn limit_malloc_arenas() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only sets an allocator parameter; called before any thread starts.
-    unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, 1);
     }
 }
 
