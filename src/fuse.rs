@@ -16,7 +16,7 @@ use fuser::{
 use crate::error::FsError;
 use crate::format::Problem;
 use crate::read::{Planner, Stats};
-use crate::tree::{Attr, Content, Kind, Tree};
+use crate::tree::{Attr, Content, DirEntry, Kind, Tree};
 
 /// Settings of the adapter.
 #[derive(Debug, Clone)]
@@ -41,6 +41,8 @@ pub struct Blosc2Fs {
     planner: Planner,
     options: FsOptions,
     handles: Mutex<HashMap<u64, Arc<Handle>>>,
+    /// Listings of source directories taken at opendir (one scan per open).
+    listings: Mutex<HashMap<u64, Arc<Vec<DirEntry>>>>,
     next_fh: AtomicU64,
     /// Array id last served per inode: the page cache is kept only while it matches.
     served_version: Mutex<HashMap<u64, u64>>,
@@ -59,6 +61,7 @@ impl Blosc2Fs {
             planner,
             options,
             handles: Mutex::new(HashMap::new()),
+            listings: Mutex::new(HashMap::new()),
             next_fh: AtomicU64::new(1),
             served_version: Mutex::new(HashMap::new()),
             reported: Mutex::new(HashSet::new()),
@@ -228,8 +231,29 @@ impl Filesystem for Blosc2Fs {
         reply.ok();
     }
 
-    fn readdir(&self, _req: &Request, ino: INodeNo, _fh: FileHandle, offset: u64, mut reply: ReplyDirectory) {
-        match self.tree.readdir(ino.0, offset, 4096) {
+    fn opendir(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
+        let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
+        if self.tree.is_source_dir(ino.0) {
+            match self.tree.readdir(ino.0, 0, usize::MAX) {
+                Ok(entries) => {
+                    self.listings.lock().unwrap_or_else(|e| e.into_inner()).insert(fh, Arc::new(entries));
+                }
+                Err(e) => {
+                    reply.error(errno(&e));
+                    return;
+                }
+            }
+        }
+        reply.opened(FileHandle(fh), FopenFlags::empty());
+    }
+
+    fn readdir(&self, _req: &Request, ino: INodeNo, fh: FileHandle, offset: u64, mut reply: ReplyDirectory) {
+        let listing = self.listings.lock().unwrap_or_else(|e| e.into_inner()).get(&fh.0).cloned();
+        let entries = match listing {
+            Some(all) => Ok(all.iter().skip(offset as usize).take(4096).cloned().collect()),
+            None => self.tree.readdir(ino.0, offset, 4096),
+        };
+        match entries {
             Ok(entries) => {
                 for (i, (child, kind, name)) in entries.into_iter().enumerate() {
                     let kind = match kind {
@@ -245,6 +269,11 @@ impl Filesystem for Blosc2Fs {
             }
             Err(e) => reply.error(errno(&e)),
         }
+    }
+
+    fn releasedir(&self, _req: &Request, _ino: INodeNo, fh: FileHandle, _flags: OpenFlags, reply: ReplyEmpty) {
+        self.listings.lock().unwrap_or_else(|e| e.into_inner()).remove(&fh.0);
+        reply.ok();
     }
 
     fn statfs(&self, _req: &Request, _ino: INodeNo, reply: ReplyStatfs) {

@@ -311,3 +311,17 @@ fn bad_codec_streams_are_errors() {
         assert!(!err.to_string().is_empty(), "{name}");
     }
 }
+
+/// `meta.json` derives an item size from the b2nd dtype string; any string a
+/// frame may carry must give `None` or a size, never a panic.
+#[test]
+fn dtype_itemsize_of_hostile_strings_does_not_panic() {
+    use blosc2fs::format::array::simple_dtype_itemsize;
+    assert_eq!(simple_dtype_itemsize("<f8"), Some(8));
+    assert_eq!(simple_dtype_itemsize("<U5"), Some(20));
+    let panicked: Vec<&str> = ["", "<", "|S", "ę8", "<ę8", "<U", "<U18446744073709551615", "<U5000000000000000000", "<f99999999999999999999"]
+        .into_iter()
+        .filter(|dtype| std::panic::catch_unwind(|| simple_dtype_itemsize(dtype)).is_err())
+        .collect();
+    assert!(panicked.is_empty(), "simple_dtype_itemsize panicked for {panicked:?}");
+}

@@ -449,3 +449,27 @@ fn mount_t_fuse_blosc2fs_goes_through_mount_fuse3() {
     assert!(line.contains("allow_other"), "{line}");
     assert_eq!(sha256_hex(&data.unwrap()), read_manifest(&conf)["example_day_month_temp.b2nd"]["sha256"].as_str().unwrap());
 }
+
+#[test]
+fn listing_ten_thousand_arrays_opens_none_of_them() {
+    let _guard = serial();
+    let src = tempfile::tempdir().unwrap();
+    let original = conformance_dir().join("example_day_month_temp.b2nd");
+    let first = src.path().join("a00000.b2nd");
+    std::fs::copy(&original, &first).unwrap();
+    for i in 1..10_000 {
+        std::fs::hard_link(&first, src.path().join(format!("a{i:05}.b2nd"))).unwrap();
+    }
+    let m = Mount::start(src.path(), &[]);
+    let fds = || std::fs::read_dir(format!("/proc/{}/fd", m.pid())).unwrap().count();
+    let before = fds();
+    let start = std::time::Instant::now();
+    let listed = std::fs::read_dir(m.path()).unwrap().count();
+    let elapsed = start.elapsed();
+    assert_eq!(listed, 10_000 + 1, "10,000 arrays and .stats");
+    assert!(fds() <= before + 2, "listing opened files: {before} -> {} descriptors", fds());
+    eprintln!("listed 10,000 arrays in {elapsed:?}");
+    // Opening one array opens just that one.
+    let data = std::fs::read(m.path().join("a04242.b2nd/data")).unwrap();
+    assert_eq!(sha256_hex(&data), read_manifest(&conformance_dir())["example_day_month_temp.b2nd"]["sha256"].as_str().unwrap());
+}

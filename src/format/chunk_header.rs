@@ -227,7 +227,7 @@ impl ChunkHeader {
             match header.special {
                 Some(Special::Value) => {
                     let size = header.cbytes - EXTENDED_HEADER_LEN;
-                    if size == 0 || size > header.nbytes.max(1) || (header.nbytes > 0 && header.nbytes % size != 0) {
+                    if size == 0 || size > header.nbytes.max(1) || (header.nbytes > 0 && !header.nbytes.is_multiple_of(size)) {
                         return Err(Problem::corrupt("chunk header", format!("repeated value of {size} bytes does not tile nbytes {nbytes}")));
                     }
                     header.typesize = size;
@@ -236,7 +236,7 @@ impl ChunkHeader {
                     if header.typesize != 4 && header.typesize != 8 {
                         return Err(Problem::corrupt("chunk header", format!("NaN chunk with typesize {}", header.typesize)));
                     }
-                    if header.nbytes % header.typesize != 0 {
+                    if !header.nbytes.is_multiple_of(header.typesize) {
                         return Err(Problem::corrupt("chunk header", "nbytes is not a multiple of typesize"));
                     }
                 }

@@ -172,12 +172,12 @@ fn present(array: Arc<Array>, stamp: Stamp, mtime: SystemTime) -> Loaded {
         ),
         Shape::Plain { .. } => {
             let items = array.data_len() / typesize;
-            let uniform = array.frame.chunksize > 0 && array.frame.chunksize % typesize == 0 && array.data_len() % typesize == 0;
+            let uniform = array.frame.chunksize > 0 && array.frame.chunksize.is_multiple_of(typesize) && array.data_len().is_multiple_of(typesize);
             let chunks = uniform.then(|| vec![array.frame.chunksize / typesize]);
             (vec![items], None, vec![array.nchunks()], chunks)
         }
     };
-    let (npy_dtype, npy_shape) = if array.data_len() % typesize == 0 {
+    let (npy_dtype, npy_shape) = if array.data_len().is_multiple_of(typesize) {
         (dtype.clone(), shape.clone())
     } else {
         ("|u1".to_string(), vec![array.data_len()])

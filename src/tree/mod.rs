@@ -47,6 +47,9 @@ pub struct Attr {
     pub mtime: SystemTime,
 }
 
+/// One directory entry: (inode, kind, name).
+pub type DirEntry = (u64, Kind, OsString);
+
 /// What reading an opened file serves.
 #[derive(Debug, Clone)]
 pub enum Content {
@@ -269,10 +272,10 @@ impl Tree {
 
     /// Entries of directory `ino` from index `from` on: (ino, kind, name).
     /// `.` and `..` come first. `limit` bounds how many are produced.
-    pub fn readdir(&self, ino: u64, from: u64, limit: usize) -> Result<Vec<(u64, Kind, OsString)>, FsError> {
+    pub fn readdir(&self, ino: u64, from: u64, limit: usize) -> Result<Vec<DirEntry>, FsError> {
         let (node, role) = inode::decode(ino).ok_or(FsError::NotFound)?;
         let (path, entry) = self.node_info(node)?;
-        let out: Vec<(u64, Kind, OsString)>;
+        let out: Vec<DirEntry>;
         let parent_ino = if node == 0 && role == Role::Node { ino } else if role == Role::ChunksDir { inode::encode(node, Role::Node) } else { self.parent_of(&path) };
         let mut fixed = vec![(ino, Kind::Dir, OsString::from(".")), (parent_ino, Kind::Dir, OsString::from(".."))];
         match (role, entry) {
@@ -324,6 +327,15 @@ impl Tree {
             _ => return Err(FsError::NotDir),
         }
         Ok(out.into_iter().skip(from as usize).take(limit).collect())
+    }
+
+    /// Whether `ino` is a mirrored source directory (whose listing costs a
+    /// scan of the source, so callers list it once per open).
+    pub fn is_source_dir(&self, ino: u64) -> bool {
+        match inode::decode(ino) {
+            Some((node, Role::Node)) => matches!(self.node_info(node), Ok((_, None))),
+            _ => false,
+        }
     }
 
     fn parent_of(&self, path: &Path) -> u64 {
