@@ -11,11 +11,19 @@ pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// `../shared/conformance/c-blosc2` (or `$BLOSC2FS_CONFORMANCE`).
+/// `$BLOSC2FS_CONFORMANCE`, else `../shared/conformance/c-blosc2` beside the
+/// checkout, else `/work/shared/conformance/c-blosc2`; panics if none exists.
 pub fn conformance_dir() -> PathBuf {
-    std::env::var_os("BLOSC2FS_CONFORMANCE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo_root().join("../shared/conformance/c-blosc2"))
+    let candidates = [
+        std::env::var_os("BLOSC2FS_CONFORMANCE").map(PathBuf::from),
+        Some(repo_root().join("../shared/conformance/c-blosc2")),
+        Some(PathBuf::from("/work/shared/conformance/c-blosc2")),
+    ];
+    candidates
+        .into_iter()
+        .flatten()
+        .find(|p| p.join("manifest.json").is_file())
+        .expect("C-Blosc2 conformance files not found: set BLOSC2FS_CONFORMANCE or place them in ../shared/conformance/c-blosc2")
 }
 
 pub fn fixtures_dir() -> PathBuf {
