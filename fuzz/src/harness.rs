@@ -22,11 +22,11 @@ use blosc2fs::format::{codec, filter, msgpack, Array};
 pub const READ_BUDGET: u64 = 4 << 20;
 /// Largest decoded chunk `decode_chunk` is asked for: it allocates the whole
 /// chunk up front, as its callers (frame index, `.cdata` files) expect.
-pub const WHOLE_CHUNK_CAP: usize = 16 << 20;
+pub const WHOLE_CHUNK_CAP: usize = 4 << 20;
 /// Largest single block decoded through `ChunkLayout::decode_block`.
 pub const BLOCK_CAP: usize = 4 << 20;
 /// Decoded bytes budget for the per-block pass over one chunk.
-pub const BLOCKS_BUDGET: usize = 16 << 20;
+pub const BLOCKS_BUDGET: usize = 4 << 20;
 /// Largest output asked of a codec.
 pub const CODEC_OUT_CAP: usize = 1 << 20;
 

@@ -450,7 +450,11 @@ impl Array {
             .collect();
         let mut metalayers = Map::new();
         for (name, bytes) in &f.metalayers {
-            let value = msgpack::parse(bytes, "metalayer").map(|v| msgpack::to_json(&v)).unwrap_or_else(|_| json!({ "base64": msgpack::base64(bytes) }));
+            let value = if bytes.len() > super::frame::MAX_VLMETA_BYTES {
+                json!({ "bytes": bytes.len(), "note": "too large to show" })
+            } else {
+                msgpack::parse(bytes, "metalayer").map(|v| msgpack::to_json(&v)).unwrap_or_else(|_| json!({ "base64": msgpack::base64(bytes) }))
+            };
             metalayers.insert(name.clone(), value);
         }
         let vlmeta: Map<String, Json> = f.vlmeta.iter().cloned().collect();
@@ -503,7 +507,7 @@ impl Array {
 pub fn simple_dtype_itemsize(dtype: &str) -> Option<u64> {
     let body = dtype.strip_prefix(['<', '>', '|', '=']).unwrap_or(dtype);
     let kind = body.chars().next()?;
-    let count: u64 = body[1..].parse().ok()?;
+    let count: u64 = body[kind.len_utf8()..].parse().ok()?;
     match kind {
         'b' | 'i' | 'u' | 'f' | 'c' | 'S' | 'V' | 'm' | 'M' => Some(count),
         'U' => Some(count * 4),

@@ -22,8 +22,9 @@ const MAX_TRAILER_LEN: u64 = 64 << 20;
 /// Largest chunk index accepted: 16 Mi chunks.
 pub const MAX_CHUNKS: u64 = 16 << 20;
 const MAX_METALAYERS: usize = 16;
-/// Largest decoded vlmetalayer accepted (they are small msgpack values).
-const MAX_VLMETA_BYTES: usize = 16 << 20;
+/// Largest decoded vlmetalayer accepted (they are small msgpack values, and
+/// each msgpack byte can become a JSON value of ~100 bytes).
+pub const MAX_VLMETA_BYTES: usize = 1 << 20;
 const MAX_VLMETALAYERS: usize = 8 * 1024;
 
 /// Where chunk `i` lives, as told by the offsets index.
