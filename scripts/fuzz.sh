@@ -178,7 +178,7 @@ for t in "${TARGETS[@]}"; do
         done
         summary+=("$t: FAILED (rc $rc, ${#new_crashes[@]} crash file(s)), ${execs:-?} executions")
     else
-        summary+=("$t: ok, ${execs:-?} executions (${done_line:-no Done line})")
+        summary+=("$t: ok, ${execs:-?} executions${done_line:+ ($done_line)}")
     fi
 done
 

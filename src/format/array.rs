@@ -25,6 +25,10 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 /// Name of the index file inside a sparse-frame directory.
 pub const SPARSE_INDEX: &str = "chunks.b2frame";
 
+/// Chunk layouts (header + block positions, a few hundred bytes each) kept
+/// per array.
+const LAYOUT_CACHE: usize = 4096;
+
 /// Blocks one `fill` call keeps at hand (enough for a row crossing 64 chunks).
 const AT_HAND: usize = 64;
 
@@ -118,7 +122,7 @@ impl Array {
         } else {
             None
         };
-        let cache_size = NonZeroUsize::new(64).expect("64 is non-zero");
+        let cache_size = NonZeroUsize::new(LAYOUT_CACHE).expect("non-zero");
         let mut array = Array {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             path: path.to_path_buf(),
@@ -270,6 +274,17 @@ impl Array {
             }
         }
         Ok(layout)
+    }
+
+    /// Read the layouts of the first chunks ahead of need (up to the layout
+    /// cache's size), so that a later random read costs one read of the
+    /// source (the block) instead of two. Errors are left for the reads.
+    pub fn preload_layouts(&self) {
+        for c in 0..self.nchunks().min(LAYOUT_CACHE as u64) {
+            if self.index_special(c).is_none() {
+                let _ = self.chunk_layout(c);
+            }
+        }
     }
 
     /// Whether block b > 0 of chunk `c` needs its block 0 decoded first.

@@ -114,7 +114,15 @@ impl ArrayEntry {
 
 fn load(path: &Path, stamp: Stamp, mtime: SystemTime) -> Loaded {
     match Array::open(path) {
-        Ok(array) => present(Arc::new(array), stamp, mtime),
+        Ok(array) => {
+            let array = Arc::new(array);
+            let preload = array.clone();
+            let spawned = std::thread::Builder::new().name("layouts".into()).spawn(move || preload.preload_layouts());
+            if let Err(e) = spawned {
+                log::debug!("no layout preload for {}: {e}", path.display());
+            }
+            present(array, stamp, mtime)
+        }
         Err(e) => {
             log::warn!("{e}");
             let doc = json!({ "file": path.display().to_string(), "error": e.problem.to_string() });
