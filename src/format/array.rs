@@ -525,7 +525,7 @@ pub fn simple_dtype_itemsize(dtype: &str) -> Option<u64> {
     let count: u64 = body[kind.len_utf8()..].parse().ok()?;
     match kind {
         'b' | 'i' | 'u' | 'f' | 'c' | 'S' | 'V' | 'm' | 'M' => Some(count),
-        'U' => Some(count * 4),
+        'U' => count.checked_mul(4),
         '?' => Some(1),
         _ => None,
     }

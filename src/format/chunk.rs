@@ -413,8 +413,8 @@ pub fn fill_special(kind: Special, value: &[u8], typesize: usize, out: &mut [u8]
             }
         }
         Special::Value => {
-            if value.is_empty() {
-                out.fill(0);
+            if value.len() <= 1 {
+                out.fill(value.first().copied().unwrap_or(0));
             } else {
                 for item in out.chunks_mut(value.len()) {
                     let n = item.len();

@@ -22,8 +22,8 @@ const MAX_TRAILER_LEN: u64 = 64 << 20;
 /// Largest chunk index accepted: 16 Mi chunks.
 pub const MAX_CHUNKS: u64 = 16 << 20;
 const MAX_METALAYERS: usize = 16;
-/// Largest decoded vlmetalayer accepted (they are small msgpack values, and
-/// each msgpack byte can become a JSON value of ~100 bytes).
+/// Largest decoded size of all vlmetalayers together (they are small msgpack
+/// values, and each msgpack byte can become a JSON value of ~70 bytes).
 pub const MAX_VLMETA_BYTES: usize = 1 << 20;
 const MAX_VLMETALAYERS: usize = 8 * 1024;
 
@@ -294,8 +294,12 @@ fn read_vlmeta(file: &SourceFile, frame: &Frame) -> PResult<Vec<(String, Json)>>
     // [fixarray, version, 0x93 fixarray(3), 0xcd uint16 idx size, map...]
     let layers = parse_metalayers(&trailer, 4, &trailer, "vlmetalayers", MAX_VLMETALAYERS)?;
     let mut out = Vec::with_capacity(layers.len());
+    // One budget for all layers together: each msgpack byte can become a
+    // JSON value of ~70 bytes, and a trailer may hold thousands of layers.
+    let mut budget = MAX_VLMETA_BYTES;
     for (name, content) in layers {
-        let value = decode_chunk_limited(&content, MAX_VLMETA_BYTES)
+        let value = decode_chunk_limited(&content, budget)
+            .inspect(|raw| budget -= raw.len())
             .and_then(|raw| msgpack::parse(&raw, "vlmetalayer"))
             .map(|v| msgpack::to_json(&v))
             .unwrap_or_else(|p| serde_json::json!({ "error": p.to_string() }));

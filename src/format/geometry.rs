@@ -76,6 +76,11 @@ impl Geometry {
             chunk_grid,
             block_grid,
         };
+        shape
+            .iter()
+            .try_fold(itemsize, |acc, &d| acc.checked_mul(d))
+            .filter(|&bytes| bytes <= i64::MAX as u64)
+            .ok_or_else(|| Problem::corrupt("geometry", "array size overflows"))?;
         g.extchunkshape
             .iter()
             .try_fold(itemsize, |acc, &d| acc.checked_mul(d))
@@ -268,6 +273,12 @@ mod tests {
         check(&[3, 4, 2, 3, 2], &[2, 3, 2, 2, 1], &[1, 2, 1, 2, 1], 3);
         check(&[4, 1, 9], &[4, 1, 9], &[2, 1, 4], 5);
         check(&[1], &[1], &[1], 300);
+    }
+
+    #[test]
+    fn rejects_sizes_that_overflow() {
+        assert!(Geometry::new(&[1 << 40, 1 << 20], &[1, 1], &[1, 1], 16).is_err());
+        assert!(Geometry::new(&[10], &[1 << 30], &[1], 8).is_err(), "a 8 GiB chunk");
     }
 
     #[test]
