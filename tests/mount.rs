@@ -473,3 +473,27 @@ fn listing_ten_thousand_arrays_opens_none_of_them() {
     let data = std::fs::read(m.path().join("a04242.b2nd/data")).unwrap();
     assert_eq!(sha256_hex(&data), read_manifest(&conformance_dir())["example_day_month_temp.b2nd"]["sha256"].as_str().unwrap());
 }
+
+#[test]
+fn source_truncated_in_place_gives_eio_to_open_readers_not_mixed_bytes() {
+    let _guard = serial();
+    let src = tempfile::tempdir().unwrap();
+    let conf = conformance_dir();
+    std::fs::copy(conf.join("frame_simple-zstd.b2frame"), src.path().join("t.b2frame")).unwrap();
+    let m = Mount::start(src.path(), &["--attr-timeout", "0.1", "--prefetch-threads", "0"]);
+    let held = std::fs::File::open(m.path().join("t.b2frame/data")).unwrap();
+    let mut first = vec![0u8; 4096];
+    held.read_exact_at(&mut first, 0).unwrap();
+    // Truncate the source in place while the reader holds it open.
+    let f = std::fs::OpenOptions::new().write(true).open(src.path().join("t.b2frame")).unwrap();
+    f.set_len(3000).unwrap();
+    drop(f);
+    let mut later = vec![0u8; 4096];
+    let err = held.read_exact_at(&mut later, 1_800_000).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::EIO), "{err}");
+    // New opens see the new state: a file whose frame cannot be read.
+    std::thread::sleep(Duration::from_millis(300));
+    let meta: serde_json::Value = serde_json::from_slice(&std::fs::read(m.path().join("t.b2frame/meta.json")).unwrap()).unwrap();
+    assert!(meta["error"].as_str().unwrap().contains("frame"), "{meta}");
+    assert!(std::path::Path::new(&format!("/proc/{}", m.pid())).exists(), "daemon died");
+}
