@@ -200,7 +200,7 @@ impl Filesystem for Blosc2Fs {
             Content::Array { array, view } => {
                 let sequential = handle.next_offset.swap(offset + size as u64, Ordering::Relaxed) == offset;
                 if sequential || offset == 0 {
-                    let window = self.options.prefetch_window.max(size as u64 * 2);
+                    let window = self.options.prefetch_window.max(size as u64);
                     self.planner.prefetch(array, view, offset + size as u64, window);
                 }
                 match self.planner.read(array, view, offset, size as u64) {
