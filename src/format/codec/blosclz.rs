@@ -416,18 +416,7 @@ mod tests {
         decompress(src, &mut out).map(|()| out)
     }
 
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        fn bytes(&mut self, n: usize) -> Vec<u8> {
-            (0..n).map(|_| self.next() as u8).collect()
-        }
-    }
+    use super::super::test_rng::Rng;
 
     #[test]
     fn literal_runs_and_first_byte_marker() {

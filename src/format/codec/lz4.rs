@@ -296,18 +296,7 @@ mod tests {
         decompress(src, &mut out, dict).map(|()| out)
     }
 
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        fn bytes(&mut self, n: usize) -> Vec<u8> {
-            (0..n).map(|_| self.next() as u8).collect()
-        }
-    }
+    use super::super::test_rng::Rng;
 
     fn shuffle(raw: &[u8], typesize: usize) -> Vec<u8> {
         let n = raw.len() / typesize;
