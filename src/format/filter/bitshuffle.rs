@@ -202,29 +202,7 @@ mod x86 {
     //! reference cut from a bounds-checked slice.
     use std::arch::x86_64::*;
 
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    fn load256(s: &[u8; 32]) -> __m256i {
-        // SAFETY: `s` is 32 readable bytes; loadu has no alignment needs.
-        unsafe { _mm256_loadu_si256(s.as_ptr().cast()) }
-    }
-
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    fn store256(d: &mut [u8; 32], v: __m256i) {
-        // SAFETY: `d` is 32 writable bytes; storeu has no alignment needs.
-        unsafe { _mm256_storeu_si256(d.as_mut_ptr().cast(), v) }
-    }
-
-    #[inline(always)]
-    fn at32(s: &[u8], at: usize) -> &[u8; 32] {
-        s[at..at + 32].try_into().unwrap()
-    }
-
-    #[inline(always)]
-    fn at32_mut(s: &mut [u8], at: usize) -> &mut [u8; 32] {
-        (&mut s[at..at + 32]).try_into().unwrap()
-    }
+    use super::super::x86_mem::*;
 
     /// One swap step of the bit transpose across registers `a` and `a + S`
     /// (see `transpose_bits_across`); 16-bit shifts are fine because the

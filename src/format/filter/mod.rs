@@ -7,6 +7,8 @@ pub mod bitshuffle;
 pub mod bytedelta;
 pub mod delta;
 pub mod shuffle;
+#[cfg(target_arch = "x86_64")]
+mod x86_mem;
 
 /// Why a filter could not be undone.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
