@@ -10,8 +10,6 @@ pub enum FsError {
     NotDir,
     #[error("is a directory")]
     IsDir,
-    #[error("read-only filesystem")]
-    ReadOnly,
     #[error("permission denied")]
     PermissionDenied,
     #[error("no such attribute")]
@@ -39,7 +37,6 @@ impl FsError {
             FsError::NotFound => libc::ENOENT,
             FsError::NotDir => libc::ENOTDIR,
             FsError::IsDir => libc::EISDIR,
-            FsError::ReadOnly => libc::EROFS,
             FsError::PermissionDenied => libc::EACCES,
             FsError::NoAttr => libc::ENODATA,
             FsError::Range => libc::ERANGE,

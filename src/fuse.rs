@@ -54,6 +54,17 @@ fn errno(err: &FsError) -> Errno {
     Errno::from_i32(err.errno())
 }
 
+/// Answer an xattr request the Linux way: size 0 asks for the length, a
+/// buffer too small gets ERANGE.
+fn reply_xattr(bytes: Result<Vec<u8>, FsError>, size: u32, reply: ReplyXattr) {
+    match bytes {
+        Err(e) => reply.error(errno(&e)),
+        Ok(bytes) if size == 0 => reply.size(bytes.len() as u32),
+        Ok(bytes) if (size as usize) < bytes.len() => reply.error(errno(&FsError::Range)),
+        Ok(bytes) => reply.data(&bytes),
+    }
+}
+
 impl Blosc2Fs {
     pub fn new(tree: Tree, planner: Planner, options: FsOptions) -> Blosc2Fs {
         Blosc2Fs {
@@ -281,46 +292,17 @@ impl Filesystem for Blosc2Fs {
     }
 
     fn getxattr(&self, _req: &Request, ino: INodeNo, name: &OsStr, size: u32, reply: ReplyXattr) {
-        let attrs = match self.tree.xattrs(ino.0) {
-            Ok(a) => a,
-            Err(e) => {
-                reply.error(errno(&e));
-                return;
-            }
-        };
-        let Some((_, value)) = attrs.iter().find(|(n, _)| OsStr::new(n) == name) else {
-            reply.error(Errno::from_i32(libc::ENODATA));
-            return;
-        };
-        if size == 0 {
-            reply.size(value.len() as u32);
-        } else if (size as usize) < value.len() {
-            reply.error(Errno::from_i32(libc::ERANGE));
-        } else {
-            reply.data(value);
-        }
+        let value = self.tree.xattrs(ino.0).and_then(|attrs| {
+            attrs.into_iter().find(|(n, _)| OsStr::new(n) == name).map(|(_, v)| v).ok_or(FsError::NoAttr)
+        });
+        reply_xattr(value, size, reply);
     }
 
     fn listxattr(&self, _req: &Request, ino: INodeNo, size: u32, reply: ReplyXattr) {
-        let attrs = match self.tree.xattrs(ino.0) {
-            Ok(a) => a,
-            Err(e) => {
-                reply.error(errno(&e));
-                return;
-            }
-        };
-        let mut names = Vec::new();
-        for (n, _) in &attrs {
-            names.extend_from_slice(n.as_bytes());
-            names.push(0);
-        }
-        if size == 0 {
-            reply.size(names.len() as u32);
-        } else if (size as usize) < names.len() {
-            reply.error(Errno::from_i32(libc::ERANGE));
-        } else {
-            reply.data(&names);
-        }
+        let names = self.tree.xattrs(ino.0).map(|attrs| {
+            attrs.iter().flat_map(|(n, _)| n.bytes().chain(std::iter::once(0))).collect::<Vec<u8>>()
+        });
+        reply_xattr(names, size, reply);
     }
 
     fn setattr(

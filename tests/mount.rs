@@ -111,6 +111,16 @@ fn xattrs_show_dtype_shape_and_chunkshape() {
     assert_eq!(get("user.blosc2.chunkshape"), "[8,10,50]");
     // Declared |u1 over 4-byte items: the presented dtype follows the typesize.
     assert_eq!(get("user.blosc2.dtype"), "|V4");
+    let path = CString::new(data.as_os_str().as_bytes()).unwrap();
+    let mut names = vec![0u8; 256];
+    let n = unsafe { libc::listxattr(path.as_ptr(), names.as_mut_ptr().cast(), names.len()) };
+    assert!(n > 0, "listxattr: {}", std::io::Error::last_os_error());
+    assert_eq!(&names[..n as usize], b"user.blosc2.dtype\0user.blosc2.shape\0user.blosc2.chunkshape\0user.blosc2.codec\0");
+    let missing = CString::new("user.nope").unwrap();
+    let rc = unsafe { libc::getxattr(path.as_ptr(), missing.as_ptr(), names.as_mut_ptr().cast(), names.len()) };
+    assert_eq!((rc, std::io::Error::last_os_error().raw_os_error()), (-1, Some(libc::ENODATA)));
+    let rc = unsafe { libc::getxattr(path.as_ptr(), CString::new("user.blosc2.shape").unwrap().as_ptr(), names.as_mut_ptr().cast(), 3) };
+    assert_eq!((rc, std::io::Error::last_os_error().raw_os_error()), (-1, Some(libc::ERANGE)));
 }
 
 #[test]

@@ -62,8 +62,7 @@ pub struct Uncached;
 
 impl BlockSource for Uncached {
     fn block(&self, array: &Array, chunk: u64, block: u64) -> PResult<Arc<Vec<u8>>> {
-        let block0 = if block > 0 && array.needs_block0(chunk)? { Some(array.decode_block(chunk, 0, None)?) } else { None };
-        Ok(Arc::new(array.decode_block(chunk, block, block0.as_deref())?))
+        Ok(Arc::new(array.decode_block_via(self, chunk, block)?))
     }
 }
 
@@ -290,6 +289,13 @@ impl Array {
     /// Whether block b > 0 of chunk `c` needs its block 0 decoded first.
     pub fn needs_block0(&self, c: u64) -> PResult<bool> {
         Ok(self.chunk_layout(c)?.needs_block0())
+    }
+
+    /// Decode block `b` of chunk `c`, taking block 0 (when the DELTA filter
+    /// needs it) from `blocks`, so a caching source decodes it only once.
+    pub fn decode_block_via(&self, blocks: &dyn BlockSource, c: u64, b: u64) -> PResult<Vec<u8>> {
+        let block0 = if b > 0 && self.needs_block0(c)? { Some(blocks.block(self, c, 0)?) } else { None };
+        self.decode_block(c, b, block0.as_deref().map(|v| v.as_slice()))
     }
 
     /// Decode block `b` of chunk `c`. `block0` must be given when

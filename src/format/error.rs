@@ -55,15 +55,6 @@ impl Problem {
             other => Problem::InChunk { chunk, source: Box::new(other) },
         }
     }
-
-    /// Whether the problem comes from the operating system rather than the bytes.
-    pub fn is_io(&self) -> bool {
-        match self {
-            Problem::Io(_) => true,
-            Problem::InChunk { source, .. } => source.is_io(),
-            _ => false,
-        }
-    }
 }
 
 impl From<std::io::Error> for Problem {

@@ -120,7 +120,7 @@ impl BlockCache {
             }
             return result.clone().unwrap_or_else(|| Err(Problem::Io("decode abandoned".into())));
         }
-        let result = self.decode(id, array, chunk, block);
+        let result = self.decode(array, chunk, block);
         if let Ok(data) = &result {
             self.insert(key, data.clone());
         }
@@ -133,14 +133,12 @@ impl BlockCache {
         result
     }
 
-    fn decode(&self, _id: u64, array: &Array, chunk: u64, block: u64) -> PResult<Arc<Vec<u8>>> {
-        let block0 = if block > 0 && array.needs_block0(chunk)? { Some(self.get(array, chunk, 0)?) } else { None };
-        let data = array.decode_block(chunk, block, block0.as_deref().map(|v| v.as_slice()))?;
+    fn decode(&self, array: &Array, chunk: u64, block: u64) -> PResult<Arc<Vec<u8>>> {
+        let data = array.decode_block_via(self, chunk, block)?;
         Stats::add(&self.stats.blocks_decoded, 1);
         Stats::add(&self.stats.bytes_decoded, data.len() as u64);
         Ok(Arc::new(data))
     }
-
 }
 
 impl BlockSource for BlockCache {

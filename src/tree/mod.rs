@@ -101,10 +101,6 @@ impl Tree {
         Ok(Tree { root, nodes: RwLock::new(nodes) })
     }
 
-    pub fn root_path(&self) -> &Path {
-        &self.root
-    }
-
     fn node_info(&self, node: u32) -> Result<(PathBuf, Option<Arc<ArrayEntry>>), FsError> {
         let nodes = self.nodes.read().unwrap_or_else(|e| e.into_inner());
         let n = nodes.list.get(node as usize).ok_or(FsError::NotFound)?;
