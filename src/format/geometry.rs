@@ -46,8 +46,19 @@ fn product(v: &[u64]) -> u64 {
     v.iter().product()
 }
 
+/// Coordinates of C-order linear index `i` in a grid of `dims`.
+pub fn grid_coords(mut i: u64, dims: &[u64]) -> Vec<u64> {
+    let mut coords = vec![0; dims.len()];
+    for d in (0..dims.len()).rev() {
+        let n = dims[d].max(1);
+        coords[d] = i % n;
+        i /= n;
+    }
+    coords
+}
+
 /// C-order linear index of `idx` in a grid of `dims`.
-fn linear(idx: &[u64], dims: &[u64]) -> u64 {
+pub fn linear(idx: &[u64], dims: &[u64]) -> u64 {
     idx.iter().zip(dims).fold(0, |acc, (&i, &d)| acc * d + i)
 }
 
@@ -121,14 +132,8 @@ impl Geometry {
     }
 
     /// Chunk-grid coordinates of linear chunk `c`.
-    pub fn chunk_coords(&self, mut c: u64) -> Vec<u64> {
-        let mut coords = vec![0; self.ndim()];
-        for d in (0..self.ndim()).rev() {
-            let n = self.chunk_grid[d].max(1);
-            coords[d] = c % n;
-            c /= n;
-        }
-        coords
+    pub fn chunk_coords(&self, c: u64) -> Vec<u64> {
+        grid_coords(c, &self.chunk_grid)
     }
 
     /// Pieces serving bytes `[start, start + len)` of the array in C order.

@@ -22,6 +22,7 @@ use std::time::SystemTime;
 use crate::error::FsError;
 use crate::format::array::SPARSE_INDEX;
 use crate::format::frame::looks_like_frame;
+use crate::format::geometry::{grid_coords, linear};
 use crate::format::Array;
 use crate::read::planner::View;
 
@@ -254,7 +255,7 @@ impl Tree {
                     inode::encode(node, Role::Zarray)
                 } else {
                     let coords = zarr::parse_chunk_name(name, &loaded.chunk_grid).ok_or(FsError::NotFound)?;
-                    let c = coords.iter().zip(&loaded.chunk_grid).fold(0u64, |acc, (&i, &d)| acc * d + i);
+                    let c = linear(&coords, &loaded.chunk_grid);
                     if c >= inode::MAX_CHUNK_FILES {
                         return Err(FsError::NotFound);
                     }
@@ -313,7 +314,7 @@ impl Tree {
                         out.push(fixed[i as usize].clone());
                     } else {
                         let c = i - nfixed;
-                        let coords = chunk_coords(c, &loaded.chunk_grid);
+                        let coords = grid_coords(c, &loaded.chunk_grid);
                         out.push((inode::encode(node, Role::Chunk(c)), Kind::File, OsString::from(zarr::chunk_name(&coords))));
                     }
                     i += 1;
@@ -379,16 +380,6 @@ impl Tree {
             }
         }
     }
-}
-
-fn chunk_coords(mut c: u64, grid: &[u64]) -> Vec<u64> {
-    let mut coords = vec![0; grid.len()];
-    for d in (0..grid.len()).rev() {
-        let n = grid[d].max(1);
-        coords[d] = c % n;
-        c /= n;
-    }
-    coords
 }
 
 /// Whether a file starts like a Blosc2 frame (reads 11 bytes).
