@@ -33,6 +33,10 @@ struct Handle {
     content: Content,
     /// Where the last read ended (to spot sequential readers).
     next_offset: AtomicU64,
+    /// How far prefetch has been accepted (each read asks only for the part
+    /// of its window beyond this; a request the full queue dropped is asked
+    /// again by the next read).
+    prefetched_to: AtomicU64,
 }
 
 /// The filesystem given to fuser.
@@ -175,7 +179,7 @@ impl Filesystem for Blosc2Fs {
             }
         }
         let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
-        let handle = Arc::new(Handle { content, next_offset: AtomicU64::new(u64::MAX) });
+        let handle = Arc::new(Handle { content, next_offset: AtomicU64::new(u64::MAX), prefetched_to: AtomicU64::new(0) });
         self.handles.lock().unwrap_or_else(|e| e.into_inner()).insert(fh, handle);
         Stats::add(&self.planner.stats().open_files, 1);
         reply.opened(FileHandle(fh), fopen);
@@ -211,8 +215,12 @@ impl Filesystem for Blosc2Fs {
             Content::Array { array, view } => {
                 let sequential = handle.next_offset.swap(offset + size as u64, Ordering::Relaxed) == offset;
                 if sequential || offset == 0 {
-                    let window = self.options.prefetch_window.max(size as u64);
-                    self.planner.prefetch(array, view, offset + size as u64, window);
+                    let end = offset + size as u64;
+                    let target = end + self.options.prefetch_window.max(size as u64);
+                    let from = handle.prefetched_to.load(Ordering::Relaxed).max(end);
+                    if from < target && self.planner.prefetch(array, view, from, target - from) {
+                        handle.prefetched_to.fetch_max(target, Ordering::Relaxed);
+                    }
                 }
                 match self.planner.read(array, view, offset, size as u64) {
                     Ok(bytes) => reply.data(&bytes),

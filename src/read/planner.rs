@@ -88,14 +88,15 @@ impl Planner {
     }
 
     /// A sequential reader just read up to `next`: fetch the blocks of the
-    /// following `window` bytes in the background.
-    pub fn prefetch(&self, array: &Arc<Array>, view: &View, next: u64, window: u64) {
-        let Some(prefetcher) = &self.prefetcher else { return };
+    /// following `window` bytes in the background. Returns whether the
+    /// request was taken (false when the prefetch queue was full).
+    pub fn prefetch(&self, array: &Arc<Array>, view: &View, next: u64, window: u64) -> bool {
+        let Some(prefetcher) = &self.prefetcher else { return true };
         let (array_next, len) = match view {
             View::Npy(header) => (next.saturating_sub(header.len() as u64), window),
             _ => (next, window),
         };
-        let Ok(pieces) = view.pieces(array, array_next, len) else { return };
+        let Ok(pieces) = view.pieces(array, array_next, len) else { return true };
         let mut wanted = BTreeSet::new();
         let mut ordered = Vec::new();
         for p in pieces {
@@ -108,8 +109,6 @@ impl Planner {
         ordered.retain(|&(chunk, block)| {
             !self.cache.contains(&super::cache::BlockKey { array: array.id, chunk, block })
         });
-        if !ordered.is_empty() {
-            prefetcher.request(array.clone(), ordered);
-        }
+        ordered.is_empty() || prefetcher.request(array.clone(), ordered)
     }
 }

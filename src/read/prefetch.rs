@@ -35,10 +35,15 @@ impl Prefetcher {
         Prefetcher { tx }
     }
 
-    pub fn request(&self, array: Arc<Array>, blocks: Vec<(u64, u64)>) {
+    /// Queue a request; false when the queue is full (the request is dropped).
+    pub fn request(&self, array: Arc<Array>, blocks: Vec<(u64, u64)>) -> bool {
         match self.tx.try_send(Job { array, blocks }) {
-            Ok(()) | Err(TrySendError::Full(_)) => {}
-            Err(TrySendError::Disconnected(_)) => log::debug!("prefetch workers are gone"),
+            Ok(()) => true,
+            Err(TrySendError::Full(_)) => false,
+            Err(TrySendError::Disconnected(_)) => {
+                log::debug!("prefetch workers are gone");
+                true
+            }
         }
     }
 }
