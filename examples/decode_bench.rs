@@ -6,10 +6,10 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use blosc2fs::format::Array;
+use blosc2fs::source::open_array;
 
 fn main() {
-    blosc2fs::alloc::tune_allocator();
+    blosc2fs::mount::alloc::tune_allocator();
     let mut repeats = 3usize;
     let mut files: Vec<PathBuf> = Vec::new();
     let mut args = std::env::args().skip(1);
@@ -21,7 +21,7 @@ fn main() {
         }
     }
     for file in files {
-        let array = match Array::open(&file) {
+        let array = match open_array(&file) {
             Ok(a) => a,
             Err(e) => {
                 eprintln!("{e}");

@@ -4,17 +4,19 @@
 
 use std::time::Instant;
 
-use blosc2fs::format::Array;
+use blosc2fs::format::Region;
+use blosc2fs::read::read_uncached;
+use blosc2fs::source::open_array;
 
 fn main() {
-    blosc2fs::alloc::tune_allocator();
+    blosc2fs::mount::alloc::tune_allocator();
     let mut args = std::env::args().skip(1);
     let Some(path) = args.next() else {
         eprintln!("usage: random_block_latency FILE [N]");
         std::process::exit(2);
     };
     let n: usize = args.next().and_then(|v| v.parse().ok()).unwrap_or(400);
-    let array = Array::open(std::path::Path::new(&path)).unwrap_or_else(|e| {
+    let array = open_array(std::path::Path::new(&path)).unwrap_or_else(|e| {
         eprintln!("{e}");
         std::process::exit(1)
     });
@@ -28,7 +30,7 @@ fn main() {
         state ^= state << 17;
         let offset = (state % (len / 4096).max(1)) * 4096;
         let start = Instant::now();
-        if let Err(e) = array.read_data(offset, &mut buf[..4096.min(len as usize)]) {
+        if let Err(e) = read_uncached(&array, Region::Data, offset, &mut buf[..4096.min(len as usize)]) {
             eprintln!("{e}");
             std::process::exit(1);
         }

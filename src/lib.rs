@@ -1,14 +1,18 @@
 //! blosc2fs: read Blosc2 arrays as plain files.
 //!
-//! Four layers, one folder each: [`format`] (Blosc2 on disk), [`tree`] (which
-//! presented files exist), [`read`] (cache and read planner) and the FUSE
-//! adapter with the daemon ([`fuse`], [`daemon`]).
+//! Four layers, one folder each, data flowing down only:
+//! - [`format`]: Blosc2 on disk (frames, chunks, codecs, filters, geometry);
+//!   reads bytes only through its `ByteSource` trait, keeps no cache;
+//! - [`source`]: where bytes come from (local file, window, memory);
+//! - [`read`]: the block and layout caches, the planner that assembles a
+//!   reply from pieces, prefetch and sequential-reader state;
+//! - [`tree`]: which presented files exist, their sizes and inodes, open
+//!   handles, and the in-process filesystem the adapter drives;
+//! - [`mount`]: the fuser adapter, the daemon, signals, allocator tuning.
 
-pub mod error;
-pub mod format;
-pub mod fuse;
-pub mod tree;
-pub mod alloc;
 pub mod cli;
-pub mod daemon;
+pub mod format;
+pub mod mount;
 pub mod read;
+pub mod source;
+pub mod tree;

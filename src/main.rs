@@ -3,17 +3,16 @@
 
 use std::io::Write;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use clap::Parser;
 
 use blosc2fs::cli::{normalize_args, Cli, Command};
-use blosc2fs::format::Array;
-use blosc2fs::read::planner::View;
-use blosc2fs::read::{BlockCache, Planner, Stats};
+use blosc2fs::read::{Planner, View};
+use blosc2fs::source::open_array;
+use blosc2fs::tree::meta_json;
 
 fn main() -> ExitCode {
-    blosc2fs::alloc::tune_allocator();
+    blosc2fs::mount::alloc::tune_allocator();
     let cli = Cli::parse_from(normalize_args(std::env::args().collect()));
     init_logging(cli.verbose);
     match run(cli.command) {
@@ -38,24 +37,21 @@ fn init_logging(verbose: u8) {
 fn run(command: Command) -> Result<ExitCode, String> {
     match command {
         Command::Info { file } => {
-            let array = Array::open(&file).map_err(|e| e.to_string())?;
-            let text = serde_json::to_string_pretty(&array.meta_json()).map_err(|e| e.to_string())?;
+            let array = open_array(&file).map_err(|e| e.to_string())?;
+            let text = serde_json::to_string_pretty(&meta_json::render(&array)).map_err(|e| e.to_string())?;
             println!("{text}");
             Ok(ExitCode::SUCCESS)
         }
         Command::Cat { file, cache_size } => {
-            let array = Array::open(&file).map_err(|e| e.to_string())?;
-            let open = Arc::new(array);
-            let planner = Planner::new(Arc::new(BlockCache::new(cache_size as usize, Arc::new(Stats::default()))), None);
-            let total = open.data_len();
+            let array = open_array(&file).map_err(|e| e.to_string())?;
+            let planner = Planner::standalone(cache_size as usize);
+            let total = array.data_len();
             let stdout = std::io::stdout();
             let mut out = stdout.lock();
             let step: u64 = 4 << 20;
             let mut pos = 0;
             while pos < total {
-                let bytes = planner
-                    .read(&open, &View::Data, pos, step)
-                    .map_err(|p| format!("{}: {p}", file.display()))?;
+                let bytes = planner.read(&array, &View::Data, pos, step).map_err(|e| e.to_string())?;
                 if let Err(e) = out.write_all(&bytes) {
                     if e.kind() == std::io::ErrorKind::BrokenPipe {
                         return Ok(ExitCode::SUCCESS);
@@ -68,11 +64,11 @@ fn run(command: Command) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Mount(args) => {
-            let settings = args.settle()?;
-            blosc2fs::daemon::mount(settings)
+            let config = args.settle()?;
+            blosc2fs::mount::daemon::mount(config)
         }
         Command::Unmount { mountpoint } => {
-            blosc2fs::daemon::unmount(&mountpoint)?;
+            blosc2fs::mount::daemon::unmount(&mountpoint)?;
             Ok(ExitCode::SUCCESS)
         }
     }

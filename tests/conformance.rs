@@ -4,7 +4,7 @@
 mod common;
 
 use blosc2fs::format::chunk::decode_chunk;
-use blosc2fs::format::Array;
+use blosc2fs::source::open_array;
 use common::*;
 
 /// Chunks whose last bytes C-Blosc2 itself leaves undefined: Blosc format 2
@@ -48,7 +48,7 @@ fn every_conformance_file_decodes_exactly() {
         let kind = entry["kind"].as_str().unwrap();
         let bytes = match kind {
             "chunk" => decode_chunk(&std::fs::read(&path).unwrap()).map_err(|e| e.to_string()),
-            _ => Array::open(&path)
+            _ => open_array(&path)
                 .map_err(|e| e.to_string())
                 .and_then(|a| read_all(&a, 1 << 20).map_err(|e| e.to_string())),
         };
@@ -72,7 +72,7 @@ fn conformance_metadata_matches_manifest() {
         if kind == "chunk" {
             continue;
         }
-        let array = Array::open(&dir.join(name)).unwrap_or_else(|e| panic!("{e}"));
+        let array = open_array(&dir.join(name)).unwrap_or_else(|e| panic!("{e}"));
         let meta = array.meta_json();
         assert_eq!(meta["nchunks"], entry["nchunks"], "{name}");
         if kind == "b2nd" {
@@ -90,7 +90,7 @@ fn conformance_metadata_matches_manifest() {
 
 #[test]
 fn c_api_dtype_disagreement_is_reported() {
-    let array = Array::open(&conformance_dir().join("example_day_month_temp.b2nd")).unwrap();
+    let array = open_array(&conformance_dir().join("example_day_month_temp.b2nd")).unwrap();
     let meta = array.meta_json();
     assert_eq!(meta["dtype"], "|u1");
     assert_eq!(meta["itemsize"], 4);

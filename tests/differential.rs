@@ -7,7 +7,7 @@ mod common;
 
 use std::process::Command;
 
-use blosc2fs::format::Array;
+use blosc2fs::source::open_array;
 use common::mount::python;
 use common::*;
 
@@ -32,7 +32,7 @@ fn random_arrays_match_numpy() {
     let mut failures = Vec::new();
     for (name, entry) in &manifest {
         let path = dir.path().join(entry["path"].as_str().unwrap());
-        let result = Array::open(&path).map_err(|e| e.to_string()).and_then(|a| {
+        let result = open_array(&path).map_err(|e| e.to_string()).and_then(|a| {
             let bytes = read_all(&a, 4099).map_err(|e| e.to_string())?;
             Ok((a.meta_json(), bytes))
         });

@@ -3,7 +3,7 @@
 
 mod common;
 
-use blosc2fs::format::Array;
+use blosc2fs::source::open_array;
 use common::*;
 
 fn check_dir(dir: &std::path::Path) -> usize {
@@ -11,7 +11,7 @@ fn check_dir(dir: &std::path::Path) -> usize {
     let mut failures = Vec::new();
     for (name, entry) in &manifest {
         let path = dir.join(entry["path"].as_str().unwrap());
-        let array = match Array::open(&path) {
+        let array = match open_array(&path) {
             Ok(a) => a,
             Err(e) => {
                 failures.push(format!("{name}: {e}"));

@@ -18,8 +18,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use blosc2fs::format::chunk::decode_chunk;
-use blosc2fs::format::meta::{Flavor, NdMeta};
-use blosc2fs::format::{codec, msgpack, Array};
+use blosc2fs::format::{codec, msgpack, Flavor, NdMeta};
+use blosc2fs::source::open_memory;
 
 /// Time allowed for one input (all of its target's calls).
 const PER_INPUT: Duration = Duration::from_secs(5);
@@ -134,7 +134,7 @@ fn limit_address_space(cmd: &mut Command) {
 // Known-bad inputs: an Err whose message names the problem.
 
 fn open_err(bytes: Vec<u8>) -> String {
-    match Array::from_bytes(Path::new("bad.b2nd"), bytes) {
+    match open_memory(Path::new("bad.b2nd"), bytes) {
         Ok(_) => panic!("a bad frame opened"),
         Err(e) => e.to_string(),
     }
@@ -316,7 +316,7 @@ fn bad_codec_streams_are_errors() {
 /// frame may carry must give `None` or a size, never a panic.
 #[test]
 fn dtype_itemsize_of_hostile_strings_does_not_panic() {
-    use blosc2fs::format::array::simple_dtype_itemsize;
+    use blosc2fs::format::simple_dtype_itemsize;
     assert_eq!(simple_dtype_itemsize("<f8"), Some(8));
     assert_eq!(simple_dtype_itemsize("<U5"), Some(20));
     let panicked: Vec<&str> = ["", "<", "|S", "ę8", "<ę8", "<U", "<U18446744073709551615", "<U5000000000000000000", "<f99999999999999999999"]

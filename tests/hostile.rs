@@ -36,8 +36,8 @@ fn put_be(bytes: &mut [u8], at: usize, value: &[u8]) {
 /// Rebuild a contiguous frame with its offsets index replaced by `offsets`
 /// (stored as a memcpyed chunk), keeping header and trailer.
 fn with_offsets(frame: &[u8], offsets: &[i64]) -> Vec<u8> {
-    let array = blosc2fs::format::Array::from_bytes(Path::new("x"), frame.to_vec()).unwrap();
-    let f = &array.frame;
+    let array = blosc2fs::source::open_memory(Path::new("x"), frame.to_vec()).unwrap();
+    let f = array.frame();
     let idx_pos = (f.header_len + f.cbytes) as usize;
     let idx_cbytes = u32::from_le_bytes(frame[idx_pos + 12..idx_pos + 16].try_into().unwrap()) as usize;
     let trailer = &frame[idx_pos + idx_cbytes..f.frame_len as usize];
@@ -97,13 +97,13 @@ fn damaged_corpus(dir: &Path) -> usize {
             }
         }
         // Index entries pointing past the end, before the start, into the header, special kinds.
-        let array = blosc2fs::format::Array::from_bytes(Path::new(src), good.clone()).unwrap();
+        let array = blosc2fs::source::open_memory(Path::new(src), good.clone()).unwrap();
         let n_chunks = array.nchunks() as usize;
         for (tag, value) in [("past-end", 1i64 << 62), ("near-end", len as i64), ("negative-kind", (0x83u64 << 56) as i64), ("zero", 0)] {
             let mut offsets = vec![0i64; n_chunks];
             for (c, o) in offsets.iter_mut().enumerate() {
-                *o = match array.frame.offsets[c] {
-                    blosc2fs::format::frame::ChunkOffset::Stored(v) => v as i64,
+                *o = match array.frame().offsets[c] {
+                    blosc2fs::format::ChunkOffset::Stored(v) => v as i64,
                     _ => 0,
                 };
             }
@@ -112,15 +112,15 @@ fn damaged_corpus(dir: &Path) -> usize {
         }
         // A chunk header claiming a huge block and size.
         let first = array
-            .frame
+            .frame()
             .offsets
             .iter()
             .find_map(|o| match o {
-                blosc2fs::format::frame::ChunkOffset::Stored(v) => Some(*v),
+                blosc2fs::format::ChunkOffset::Stored(v) => Some(*v),
                 _ => None,
             })
             .expect("a stored chunk");
-        let chunk_at = (array.frame.header_len + first) as usize;
+        let chunk_at = (array.frame().header_len + first) as usize;
         for (tag, at, value) in [("nbytes", 4, i32::MAX), ("blocksize", 8, 536_866_816), ("cbytes", 12, i32::MAX), ("neg-nbytes", 4, -8)] {
             let mut bad = good.clone();
             bad[chunk_at + at..chunk_at + at + 4].copy_from_slice(&value.to_le_bytes());

@@ -243,11 +243,11 @@ fn corrupt_chunk_gives_eio_rest_keeps_working_and_broken_header_explains() {
     let conf = conformance_dir();
     let mut bytes = std::fs::read(conf.join("frame_simple-zstd.b2frame")).unwrap();
     // Damage the streams of chunk 3: find its offset through the library.
-    let array = blosc2fs::format::Array::open(&conf.join("frame_simple-zstd.b2frame")).unwrap();
-    let layout = array.chunk_layout(3).unwrap();
+    let array = blosc2fs::source::open_array(&conf.join("frame_simple-zstd.b2frame")).unwrap();
+    let layout = array.read_layout(3).unwrap();
     let blocks = layout.block_source_range(0);
-    let blosc2fs::format::frame::ChunkOffset::Stored(off) = array.frame.offsets[3] else { panic!("chunk 3 is special") };
-    let at = (array.frame.header_len + off + blocks.start + 8) as usize;
+    let blosc2fs::format::ChunkOffset::Stored(off) = array.frame().offsets[3] else { panic!("chunk 3 is special") };
+    let at = (array.frame().header_len + off + blocks.start + 8) as usize;
     for b in &mut bytes[at..at + 64] {
         *b ^= 0x5a;
     }
@@ -266,7 +266,7 @@ fn corrupt_chunk_gives_eio_rest_keeps_working_and_broken_header_explains() {
     let mut good = vec![0u8; good_len];
     f.read_exact_at(&mut good, 2 * chunk).unwrap();
     let mut reference = vec![0u8; good_len];
-    array.read_data(2 * chunk, &mut reference).unwrap();
+    blosc2fs::read::read_uncached(&array, blosc2fs::format::Region::Data, 2 * chunk, &mut reference).unwrap();
     assert_eq!(good, reference);
     // The rest of the mount works.
     let other = std::fs::read(m.path().join("good.b2frame/data")).unwrap();
@@ -297,7 +297,8 @@ fn sigterm_with_open_file_unmounts_cleanly() {
     let mut tail = vec![0u8; 4096];
     held.read_exact_at(&mut tail, 1_500_000).unwrap();
     let mut reference = vec![0u8; 4096];
-    blosc2fs::format::Array::open(&conformance_dir().join("frame_simple-lz4.b2frame")).unwrap().read_data(1_500_000, &mut reference).unwrap();
+    let lz4 = blosc2fs::source::open_array(&conformance_dir().join("frame_simple-lz4.b2frame")).unwrap();
+    blosc2fs::read::read_uncached(&lz4, blosc2fs::format::Region::Data, 1_500_000, &mut reference).unwrap();
     assert_eq!(tail, reference);
     // ...and closing it lets the daemon finish with status 0.
     drop(held);

@@ -12,11 +12,11 @@
 
 use std::path::Path;
 
-use blosc2fs::format::array::Uncached;
-use blosc2fs::format::chunk::{decode_chunk, ChunkLayout};
-use blosc2fs::format::geometry::Geometry;
-use blosc2fs::format::meta::{Flavor, NdMeta};
-use blosc2fs::format::{codec, filter, msgpack, Array};
+use blosc2fs::format::chunk::{decode_chunk, read_layout, BlockContext};
+use blosc2fs::format::{codec, filter, msgpack, Flavor, Geometry, NdMeta, Region};
+use blosc2fs::read::read_uncached;
+use blosc2fs::source::open_memory;
+use blosc2fs::tree::meta_json;
 
 /// Most bytes of an array's `data` (or of one `chunks/` file) read per input.
 pub const READ_BUDGET: u64 = 4 << 20;
@@ -32,26 +32,26 @@ pub const CODEC_OUT_CAP: usize = 1 << 20;
 
 /// `frame`: open bytes as a contiguous frame and read from it.
 pub fn frame(data: &[u8]) {
-    let Ok(array) = Array::from_bytes(Path::new("fuzz.b2nd"), data.to_vec()) else {
+    let Ok(array) = open_memory(Path::new("fuzz.b2nd"), data.to_vec()) else {
         return;
     };
-    let doc = array.meta_json();
+    let doc = meta_json::render(&array);
     let _ = doc.to_string();
-    let _ = array.format_name();
-    let _ = array.codec_name();
+    let _ = meta_json::format_name(&array);
+    let _ = meta_json::codec_name(&array);
     let len = array.data_len();
     let nchunks = array.nchunks();
 
     // The first READ_BUDGET bytes of `data`, in one window and in three.
     let total = len.min(READ_BUDGET);
     let mut whole = vec![0u8; total as usize];
-    let whole_ok = array.read_data(0, &mut whole).is_ok();
+    let whole_ok = read_uncached(&array, Region::Data, 0, &mut whole).is_ok();
     let cuts = [0, total / 3, (2 * total / 3 + 1).min(total), total];
     let mut windows = vec![0u8; total as usize];
     let mut windows_ok = true;
     for w in cuts.windows(2) {
         let (a, b) = (w[0] as usize, w[1] as usize);
-        if array.read_data(a as u64, &mut windows[a..b]).is_err() {
+        if read_uncached(&array, Region::Data, a as u64, &mut windows[a..b]).is_err() {
             windows_ok = false;
         }
     }
@@ -63,23 +63,24 @@ pub fn frame(data: &[u8]) {
     if len > total {
         let n = (64 << 10).min(len);
         let mut tail = vec![0u8; n as usize];
-        let _ = array.read_data(len - n, &mut tail);
+        let _ = read_uncached(&array, Region::Data, len - n, &mut tail);
     }
     let mut straddle = vec![0u8; 32];
-    let _ = array.read_data(len.saturating_sub(16), &mut straddle);
+    let _ = read_uncached(&array, Region::Data, len.saturating_sub(16), &mut straddle);
 
     // `chunks/` files of the first and the last chunk.
     if nchunks > 0 {
         for c in [0, nchunks - 1] {
-            if let Ok(flen) = array.chunk_file_len(c) {
+            if let Ok(flen) = array.region_len(Region::Chunk(c)) {
                 let n = flen.min(READ_BUDGET);
-                if let Ok(pieces) = array.chunk_file_pieces(c, 0, n) {
-                    let mut out = vec![0u8; n as usize];
-                    let _ = array.fill(&pieces, &mut out, &Uncached);
-                }
+                let mut out = vec![0u8; n as usize];
+                let _ = read_uncached(&array, Region::Chunk(c), 0, &mut out);
             }
-            if let Ok(true) = array.needs_block0(c) {
-                let _ = array.decode_block(c, 0, None);
+            if let Ok(layout) = array.read_layout(c) {
+                if layout.needs_block0() && layout.nblocks() > 0 && layout.block_range(0).len() <= BLOCK_CAP {
+                    let mut block0 = vec![0u8; layout.block_range(0).len()];
+                    let _ = array.decode_block(&layout, c, 0, None, &mut block0);
+                }
             }
             let _ = array.index_special(c);
         }
@@ -88,7 +89,7 @@ pub fn frame(data: &[u8]) {
 
 /// `chunk`: bytes as one stored chunk, decoded whole and block by block.
 pub fn chunk(data: &[u8]) {
-    let layout = match ChunkLayout::read(&data) {
+    let layout = match read_layout(data) {
         Ok(layout) => layout,
         Err(_) => {
             assert!(decode_chunk(data).is_err(), "decode_chunk accepted a chunk whose layout is unreadable");
@@ -122,7 +123,8 @@ pub fn chunk(data: &[u8]) {
             break;
         }
         let mut out = vec![0u8; bsize];
-        let ok = layout.decode_block(b, source, if needs0 { block0.as_deref() } else { None }, &mut out).is_ok();
+        let context = BlockContext { block0: if needs0 { block0.as_deref() } else { None }, blockshape: &[] };
+        let ok = layout.decode_block(b, source, &context, &mut out).is_ok();
         if ok {
             if let Some(whole) = &whole {
                 assert!(whole[range.clone()] == out[..], "block {b} decoded alone differs from decode_chunk");

@@ -1,45 +1,47 @@
-//! An opened Blosc2 array: frame, metadata, geometry and block decoding.
+//! An opened Blosc2 array: its frame, how its bytes map onto chunks, and
+//! the pure questions the read layer asks of it.
 //!
-//! This is the format layer's front door. It answers "how many bytes does the
-//! C-order array have", "which pieces serve bytes [a, b)", and "decode block
-//! b of chunk c" — and leaves caching to its callers through [`BlockSource`].
+//! This is the format layer's front door. It answers "how long is the
+//! C-order array", "which pieces serve bytes [a, b)" ([`Array::pieces`]),
+//! "what is the layout of chunk c" ([`Array::read_layout`]) and "decode block
+//! b of chunk c, given block 0 where DELTA needs it"
+//! ([`Array::decode_block`]). It keeps no decoded data and no layouts: the
+//! read layer above caches both and asks again when it has to.
+//!
+//! Its bytes come through a [`ByteSource`]; the only state it keeps besides
+//! the parsed frame is which version of the source it trusts. A file that
+//! grew by appended chunks (python-blosc2 appends in place) is still trusted
+//! once [`Array::accept_growth`] has checked that the chunks it knows are
+//! where and what they were.
 
-use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use serde_json::{json, Map, Value as Json};
-
-use super::chunk::{ChunkLayout, Storage};
-use super::chunk_header::{filter_name, registered_codec_name, Special};
+use super::chunk::header::ChunkHeader;
+use super::chunk::{decode_chunk_into, BlockContext, ChunkLayout, ChunkRegion, Storage};
 use super::error::{Error, PResult, Problem};
 use super::frame::{ChunkOffset, Frame};
-use super::geometry::{Geometry, Piece, PieceSource};
+use super::geometry::{Geometry, Piece};
 use super::meta::{Flavor, NdMeta};
-use super::msgpack;
-use super::source::{FileRegion, SourceFile};
+use super::plain;
+use super::source::{ByteSource, SparseChunks, Version};
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 /// Name of the index file inside a sparse-frame directory.
 pub const SPARSE_INDEX: &str = "chunks.b2frame";
 
-/// Chunk layouts (header + block positions, a few hundred bytes each) kept
-/// per array.
-const LAYOUT_CACHE: usize = 4096;
-
-/// Blocks one `fill` call keeps at hand (enough for a row crossing 64 chunks).
-const AT_HAND: usize = 64;
-
 /// Largest single decoded block accepted (C-Blosc2's own maximum block size).
-pub const MAX_BLOCK_BYTES: usize = super::chunk_header::MAX_BLOCKSIZE;
+pub const MAX_BLOCK_BYTES: usize = super::chunk::header::MAX_BLOCKSIZE;
 
 /// Where the frame's bytes live.
 #[derive(Debug)]
 enum Container {
-    Contiguous(SourceFile),
-    Sparse { dir: PathBuf, index: SourceFile },
+    /// One source holds the whole frame.
+    Contiguous(Arc<dyn ByteSource>),
+    /// A sparse frame: the index frame and a way to open its chunk files.
+    Sparse { index: Arc<dyn ByteSource>, chunks: Arc<dyn SparseChunks> },
 }
 
 /// How the array's bytes map onto chunks.
@@ -51,68 +53,44 @@ pub enum Shape {
     Plain { chunk_starts: Vec<u64> },
 }
 
-/// Gives decoded blocks to the read path; callers choose the caching.
-pub trait BlockSource {
-    fn block(&self, array: &Array, chunk: u64, block: u64) -> PResult<Arc<Vec<u8>>>;
-}
-
-/// A block source without a cache (decodes on every call, keeping block 0
-/// for DELTA chunks only as long as one call needs it).
-pub struct Uncached;
-
-impl BlockSource for Uncached {
-    fn block(&self, array: &Array, chunk: u64, block: u64) -> PResult<Arc<Vec<u8>>> {
-        Ok(Arc::new(array.decode_block_via(self, chunk, block)?))
-    }
+/// Which byte view of an array a read is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Region {
+    /// The array's bytes in C order (`data`).
+    Data,
+    /// Chunk `c` over its full chunkshape (`chunks/<coords>`); a plain
+    /// frame: chunk `c`'s bytes.
+    Chunk(u64),
 }
 
 /// An opened array.
 #[derive(Debug)]
 pub struct Array {
-    /// Unique per opening: cached blocks are filed under it, so two versions
-    /// of a changed file never mix.
-    pub id: u64,
-    pub path: PathBuf,
+    id: u64,
+    name: PathBuf,
     container: Container,
-    pub frame: Frame,
-    pub shape: Shape,
-    layouts: Mutex<lru::LruCache<u64, Arc<ChunkLayout>>>,
+    frame: Frame,
+    shape: Shape,
+    /// The source version whose bytes this array trusts (the opened one, or
+    /// a later one checked to be an append-only growth of it).
+    trusted: Mutex<Version>,
 }
 
 impl Array {
-    /// Whether `path` is a sparse-frame directory.
-    pub fn is_sparse_dir(path: &Path) -> bool {
-        path.is_dir() && path.join(SPARSE_INDEX).is_file()
+    /// Open the contiguous frame held in `source`; `name` is used in messages.
+    pub fn from_source(name: &Path, source: Arc<dyn ByteSource>) -> Result<Array, Error> {
+        Self::from_container(name, Container::Contiguous(source)).map_err(|p| Error::new(name, p))
     }
 
-    /// Open a contiguous frame file or a sparse-frame directory.
-    pub fn open(path: &Path) -> Result<Array, Error> {
-        Self::open_inner(path).map_err(|p| Error::new(path, p))
+    /// Open a sparse frame from its index source and its chunk files.
+    pub fn from_sparse(name: &Path, index: Arc<dyn ByteSource>, chunks: Arc<dyn SparseChunks>) -> Result<Array, Error> {
+        Self::from_container(name, Container::Sparse { index, chunks }).map_err(|p| Error::new(name, p))
     }
 
-    /// Open a contiguous frame held in memory (`name` is used in messages).
-    pub fn from_bytes(name: &Path, bytes: Vec<u8>) -> Result<Array, Error> {
-        Self::from_container(name, Container::Contiguous(SourceFile::from_bytes(name, bytes))).map_err(|p| Error::new(name, p))
-    }
-
-    fn open_inner(path: &Path) -> PResult<Array> {
-        let meta = std::fs::metadata(path)?;
-        let container = if meta.is_dir() {
-            let index_path = path.join(SPARSE_INDEX);
-            if !index_path.is_file() {
-                return Err(Problem::NotBlosc2(format!("directory without {SPARSE_INDEX}")));
-            }
-            Container::Sparse { dir: path.to_path_buf(), index: SourceFile::open(&index_path)? }
-        } else {
-            Container::Contiguous(SourceFile::open(path)?)
-        };
-        Self::from_container(path, container)
-    }
-
-    fn from_container(path: &Path, container: Container) -> PResult<Array> {
-        let frame = match &container {
-            Container::Contiguous(file) => Frame::read(file, false)?,
-            Container::Sparse { index, .. } => Frame::read(index, true)?,
+    fn from_container(name: &Path, container: Container) -> PResult<Array> {
+        let (frame, trusted) = match &container {
+            Container::Contiguous(source) => (Frame::read(&**source, false)?, source.opened_version()),
+            Container::Sparse { index, .. } => (Frame::read(&**index, true)?, index.opened_version()),
         };
         let nd = if let Some(bytes) = frame.metalayer("b2nd") {
             Some(NdMeta::parse(bytes, Flavor::B2nd)?)
@@ -121,14 +99,13 @@ impl Array {
         } else {
             None
         };
-        let cache_size = NonZeroUsize::new(LAYOUT_CACHE).expect("non-zero");
         let mut array = Array {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
-            path: path.to_path_buf(),
+            name: name.to_path_buf(),
             container,
             frame,
             shape: Shape::Plain { chunk_starts: Vec::new() },
-            layouts: Mutex::new(lru::LruCache::new(cache_size)),
+            trusted: Mutex::new(trusted),
         };
         array.shape = match nd {
             Some(meta) => {
@@ -148,34 +125,46 @@ impl Array {
                 }
                 Shape::Nd { geometry, meta }
             }
-            None => Shape::Plain { chunk_starts: array.plain_chunk_starts()? },
+            None => Shape::Plain { chunk_starts: plain::chunk_starts(&array)? },
         };
         Ok(array)
     }
 
-    /// Start of each chunk in the 1-D stream of a plain frame, plus the total.
-    fn plain_chunk_starts(&self) -> PResult<Vec<u64>> {
-        let n = self.frame.nchunks() as u64;
-        let total = self.frame.nbytes;
-        let mut starts = Vec::with_capacity(n as usize + 1);
-        if self.frame.chunksize > 0 {
-            for c in 0..=n {
-                starts.push((c * self.frame.chunksize).min(total));
-            }
-        } else {
-            let mut pos = 0u64;
-            starts.push(0);
-            for c in 0..n {
-                pos += self.chunk_layout(c)?.nbytes() as u64;
-                starts.push(pos);
-            }
-        }
-        if starts.last().copied().unwrap_or(0) != total {
-            return Err(Problem::corrupt("frame", format!("chunks add up to {} bytes, the header says {total}", starts.last().copied().unwrap_or(0))));
-        }
-        Ok(starts)
+    /// Unique per opening: a cache can file what it keeps under this id, so
+    /// two versions of a changed file never mix.
+    pub fn id(&self) -> u64 {
+        self.id
     }
 
+    /// The name given at opening (a path, for messages).
+    pub fn name(&self) -> &Path {
+        &self.name
+    }
+
+    /// The parsed frame.
+    pub fn frame(&self) -> &Frame {
+        &self.frame
+    }
+
+    /// How the bytes map onto chunks.
+    pub fn shape(&self) -> &Shape {
+        &self.shape
+    }
+
+    /// The N-d geometry (None for a plain frame).
+    pub fn geometry(&self) -> Option<&Geometry> {
+        match &self.shape {
+            Shape::Nd { geometry, .. } => Some(geometry),
+            Shape::Plain { .. } => None,
+        }
+    }
+
+    /// The block shape the decode pipeline is given (empty for a plain frame).
+    fn blockshape(&self) -> &[u64] {
+        self.geometry().map(|g| g.blockshape.as_slice()).unwrap_or(&[])
+    }
+
+    /// Number of chunks.
     pub fn nchunks(&self) -> u64 {
         self.frame.nchunks() as u64
     }
@@ -188,13 +177,41 @@ impl Array {
         }
     }
 
+    /// Size of a region's bytes.
+    pub fn region_len(&self, region: Region) -> PResult<u64> {
+        match (region, &self.shape) {
+            (Region::Data, _) => Ok(self.data_len()),
+            (Region::Chunk(c), _) if c >= self.nchunks() => Err(Problem::OutOfRange(format!("chunk {c} of {}", self.nchunks()))),
+            (Region::Chunk(_), Shape::Nd { geometry, .. }) => Ok(geometry.chunk_view_nbytes()),
+            (Region::Chunk(c), Shape::Plain { chunk_starts }) => Ok(chunk_starts[c as usize + 1] - chunk_starts[c as usize]),
+        }
+    }
+
+    /// Pieces serving bytes `[start, start + len)` of `region` (clipped to
+    /// its end). N-d arrays get block pieces straight from the geometry; a
+    /// plain frame gets chunk-byte pieces, which [`Self::block_pieces`]
+    /// splits into blocks once the chunk's layout is known.
+    pub fn pieces(&self, region: Region, start: u64, len: u64) -> PResult<Vec<Piece>> {
+        let end = start.saturating_add(len).min(self.region_len(region)?);
+        let len = end.saturating_sub(start);
+        Ok(match (&self.shape, region) {
+            (Shape::Nd { geometry, .. }, Region::Data) => geometry.pieces(start, len),
+            (Shape::Nd { geometry, .. }, Region::Chunk(c)) => geometry.chunk_view_pieces(c, start, len),
+            (Shape::Plain { chunk_starts }, Region::Data) => plain::pieces(chunk_starts, start, len),
+            (Shape::Plain { chunk_starts }, Region::Chunk(c)) => plain::pieces(chunk_starts, chunk_starts[c as usize] + start, len),
+        })
+    }
+
+    /// Split a chunk-bytes piece of chunk `c` into block pieces, given its layout.
+    pub fn block_pieces(&self, layout: &ChunkLayout, c: u64, piece: Piece) -> PResult<Vec<Piece>> {
+        plain::block_pieces(layout, c, piece)
+    }
+
     /// Decoded size chunk `c` must have according to the frame.
     fn expected_chunk_nbytes(&self, c: u64) -> Option<u64> {
         match &self.shape {
             Shape::Nd { geometry, .. } => Some(geometry.chunk_nbytes()),
-            Shape::Plain { chunk_starts } if !chunk_starts.is_empty() => {
-                Some(chunk_starts[c as usize + 1] - chunk_starts[c as usize])
-            }
+            Shape::Plain { chunk_starts } if !chunk_starts.is_empty() => Some(chunk_starts[c as usize + 1] - chunk_starts[c as usize]),
             Shape::Plain { .. } => {
                 if self.frame.chunksize > 0 {
                     let start = c * self.frame.chunksize;
@@ -206,26 +223,37 @@ impl Array {
         }
     }
 
-    /// The layout of chunk `c` (header, block positions), cached per array.
-    pub fn chunk_layout(&self, c: u64) -> PResult<Arc<ChunkLayout>> {
-        if let Ok(mut cache) = self.layouts.lock() {
-            if let Some(layout) = cache.get(&c) {
-                return Ok(layout.clone());
-            }
+    /// The special kind of chunk `c` when the offsets index alone tells it.
+    pub fn index_special(&self, c: u64) -> Option<super::chunk::Special> {
+        match self.frame.offsets.get(c as usize) {
+            Some(ChunkOffset::Special(kind)) => Some(*kind),
+            _ => None,
         }
-        let layout = Arc::new(self.read_chunk_layout(c).map_err(|p| p.in_chunk(c))?);
-        if let Ok(mut cache) = self.layouts.lock() {
-            cache.put(c, layout.clone());
-        }
-        Ok(layout)
     }
 
-    fn read_chunk_layout(&self, c: u64) -> PResult<ChunkLayout> {
-        let offset = *self
-            .frame
-            .offsets
-            .get(c as usize)
-            .ok_or_else(|| Problem::OutOfRange(format!("chunk {c} of {}", self.nchunks())))?;
+    /// Where chunk `c` is stored: its source and its region in it.
+    fn chunk_home(&self, c: u64, pos: u64) -> PResult<(Arc<dyn ByteSource>, u64, u64)> {
+        match &self.container {
+            Container::Contiguous(source) => {
+                let start = self.frame.header_len + pos;
+                let limit = (self.frame.header_len + self.frame.cbytes).min(self.frame.frame_len);
+                Ok((source.clone(), start, limit.saturating_sub(start)))
+            }
+            Container::Sparse { chunks, .. } => {
+                let file = chunks.open_chunk(pos).map_err(|p| p.in_chunk(c))?;
+                let len = file.len();
+                Ok((file, 0, len))
+            }
+        }
+    }
+
+    /// Read and check the layout of chunk `c` (header, block positions).
+    pub fn read_layout(&self, c: u64) -> PResult<ChunkLayout> {
+        self.read_layout_inner(c).map_err(|p| p.in_chunk(c))
+    }
+
+    fn read_layout_inner(&self, c: u64) -> PResult<ChunkLayout> {
+        let offset = *self.frame.offsets.get(c as usize).ok_or_else(|| Problem::OutOfRange(format!("chunk {c} of {}", self.nchunks())))?;
         let layout = match offset {
             ChunkOffset::Special(kind) => {
                 let nbytes = self.expected_chunk_nbytes(c).unwrap_or(self.frame.chunksize) as usize;
@@ -238,20 +266,12 @@ impl Array {
                 };
                 return Ok(ChunkLayout::special(kind, nbytes, blocksize, self.frame.typesize));
             }
-            ChunkOffset::Stored(pos) => match &self.container {
-                Container::Contiguous(file) => {
-                    let start = self.frame.header_len + pos;
-                    let limit = (self.frame.header_len + self.frame.cbytes).min(self.frame.frame_len);
-                    let region = FileRegion { file, start, available: limit.saturating_sub(start) };
-                    ChunkLayout::read(&region)?
-                }
-                Container::Sparse { dir, .. } => {
-                    let file = SourceFile::open(&dir.join(format!("{pos:08X}.chunk")))
-                        .map_err(|p| Problem::corrupt("sparse frame", format!("chunk file {pos:08X}.chunk: {p}")))?;
-                    let region = FileRegion { file: &file, start: 0, available: file.len() };
-                    ChunkLayout::read(&region)?
-                }
-            },
+            ChunkOffset::Stored(pos) => {
+                let (source, start, available) = self.chunk_home(c, pos)?;
+                let layout = ChunkLayout::read(&ChunkRegion { source: &*source, start, available })?;
+                self.confirm_trusted()?;
+                layout
+            }
         };
         if let Some(expected) = self.expected_chunk_nbytes(c) {
             if layout.nbytes() as u64 != expected {
@@ -261,10 +281,7 @@ impl Array {
         if let Shape::Nd { geometry, .. } = &self.shape {
             let h = &layout.header;
             if layout.nbytes() > 0 && h.special.is_none() && !h.is_vlblocks() && h.blocksize as u64 != geometry.block_nbytes().min(layout.nbytes() as u64) {
-                return Err(Problem::corrupt(
-                    "chunk",
-                    format!("blocks of {} bytes, the blockshape implies {}", h.blocksize, geometry.block_nbytes()),
-                ));
+                return Err(Problem::corrupt("chunk", format!("blocks of {} bytes, the blockshape implies {}", h.blocksize, geometry.block_nbytes())));
             }
         }
         for b in 0..layout.nblocks() {
@@ -275,280 +292,135 @@ impl Array {
         Ok(layout)
     }
 
-    /// Read the layouts of the first chunks ahead of need (up to the layout
-    /// cache's size), so that a later random read costs one read of the
-    /// source (the block) instead of two. Errors are left for the reads.
-    pub fn preload_layouts(&self) {
-        for c in 0..self.nchunks().min(LAYOUT_CACHE as u64) {
-            if self.index_special(c).is_none() {
-                let _ = self.chunk_layout(c);
-            }
-        }
+    /// Decode block `b` of chunk `c` (whose layout is `layout`) into `out`
+    /// (exactly the block's decoded length). `block0` must be the decoded
+    /// block 0 of the chunk when `layout.needs_block0()` and b > 0.
+    pub fn decode_block(&self, layout: &ChunkLayout, c: u64, b: u64, block0: Option<&[u8]>, out: &mut [u8]) -> PResult<()> {
+        self.decode_block_inner(layout, c, b as usize, block0, out).map_err(|p| p.in_chunk(c))
     }
 
-    /// Whether block b > 0 of chunk `c` needs its block 0 decoded first.
-    pub fn needs_block0(&self, c: u64) -> PResult<bool> {
-        Ok(self.chunk_layout(c)?.needs_block0())
-    }
-
-    /// Decode block `b` of chunk `c`, taking block 0 (when the DELTA filter
-    /// needs it) from `blocks`, so a caching source decodes it only once.
-    pub fn decode_block_via(&self, blocks: &dyn BlockSource, c: u64, b: u64) -> PResult<Vec<u8>> {
-        let block0 = if b > 0 && self.needs_block0(c)? { Some(blocks.block(self, c, 0)?) } else { None };
-        self.decode_block(c, b, block0.as_deref().map(|v| v.as_slice()))
-    }
-
-    /// Decode block `b` of chunk `c`. `block0` must be given when
-    /// [`Self::needs_block0`] and b > 0.
-    pub fn decode_block(&self, c: u64, b: u64, block0: Option<&[u8]>) -> PResult<Vec<u8>> {
-        self.decode_block_inner(c, b, block0).map_err(|p| p.in_chunk(c))
-    }
-
-    fn decode_block_inner(&self, c: u64, b: u64, block0: Option<&[u8]>) -> PResult<Vec<u8>> {
-        let layout = self.chunk_layout(c)?;
-        let b = b as usize;
+    fn decode_block_inner(&self, layout: &ChunkLayout, c: u64, b: usize, block0: Option<&[u8]>, out: &mut [u8]) -> PResult<()> {
         if b >= layout.nblocks() {
             return Err(Problem::OutOfRange(format!("block {b} of {}", layout.nblocks())));
         }
+        let context = BlockContext { block0, blockshape: self.blockshape() };
         let range = layout.block_source_range(b);
-        let len = (range.end - range.start) as usize;
-        let source = match &layout.storage {
-            Storage::Special { .. } => Vec::new(),
-            _ => match (&self.container, self.frame.offsets[c as usize]) {
-                (Container::Contiguous(file), ChunkOffset::Stored(pos)) => {
-                    let bytes = file.read_at(self.frame.header_len + pos + range.start, len, "block")?;
-                    if !file.unchanged() {
-                        return Err(Problem::Io("the source file changed since it was opened".into()));
-                    }
-                    bytes
-                }
-                (Container::Sparse { dir, .. }, ChunkOffset::Stored(pos)) => {
-                    let file = SourceFile::open(&dir.join(format!("{pos:08X}.chunk")))?;
-                    file.read_at(range.start, len, "block")?
-                }
-                _ => Vec::new(),
-            },
+        let stored = match (&layout.storage, self.frame.offsets.get(c as usize)) {
+            (Storage::Special { .. }, _) | (_, Some(ChunkOffset::Special(_))) => None,
+            (_, Some(ChunkOffset::Stored(pos))) => Some(*pos),
+            (_, None) => return Err(Problem::OutOfRange(format!("chunk {c} of {}", self.nchunks()))),
         };
-        let mut out = vec![0u8; layout.block_range(b).len()];
-        layout.decode_block(b, &source, block0, &mut out)?;
+        let Some(pos) = stored else {
+            return layout.decode_block(b, &[], &context, out);
+        };
+        let (source, start, available) = self.chunk_home(c, pos)?;
+        if range.end > available {
+            return Err(Problem::truncated("block", range.start, range.end, available));
+        }
+        STORED.with(|buf| {
+            let mut buf = buf.borrow_mut();
+            buf.resize(super::source::range_len(&range)?, 0);
+            source.read_at(start + range.start, &mut buf)?;
+            if matches!(self.container, Container::Contiguous(_)) {
+                self.confirm_trusted()?;
+            }
+            layout.decode_block(b, &buf, &context, out)
+        })
+    }
+
+    /// All decoded bytes of chunk `c` as stored (blocks in order, padding
+    /// included), from one read of the stored chunk.
+    pub fn decode_chunk(&self, c: u64) -> PResult<Vec<u8>> {
+        let layout = self.read_layout(c)?;
+        let mut out = vec![0u8; layout.nbytes()];
+        let stored = match self.frame.offsets.get(c as usize) {
+            Some(ChunkOffset::Stored(pos)) if !matches!(layout.storage, Storage::Special { .. }) => {
+                let (source, start, _) = self.chunk_home(c, *pos)?;
+                let mut bytes = vec![0u8; layout.header.cbytes];
+                source.read_at(start, &mut bytes).map_err(|p| p.in_chunk(c))?;
+                bytes
+            }
+            _ => Vec::new(),
+        };
+        decode_chunk_into(&layout, &stored, self.blockshape(), &mut out).map_err(|p| p.in_chunk(c))?;
         Ok(out)
     }
 
-    /// Pieces serving bytes `[start, start + len)` of `data`.
-    pub fn data_pieces(&self, start: u64, len: u64) -> PResult<Vec<Piece>> {
-        match &self.shape {
-            Shape::Nd { geometry, .. } => Ok(geometry.pieces(start, len)),
-            Shape::Plain { chunk_starts } => {
-                let end = start.saturating_add(len).min(self.data_len());
-                let mut pieces = Vec::new();
-                let mut pos = start;
-                while pos < end {
-                    let c = chunk_starts.partition_point(|&s| s <= pos) - 1;
-                    let in_chunk = pos - chunk_starts[c];
-                    let chunk_end = chunk_starts[c + 1].min(end);
-                    let layout = self.chunk_layout(c as u64)?;
-                    let mut offset = in_chunk;
-                    while chunk_starts[c] + offset < chunk_end {
-                        let b = layout.block_at(offset as usize);
-                        let r = layout.block_range(b);
-                        let take = (r.end as u64 - offset).min(chunk_end - chunk_starts[c] - offset);
-                        if take == 0 {
-                            return Err(Problem::corrupt("chunk", format!("chunk {c}: block layout does not cover offset {offset}")));
-                        }
-                        pieces.push(Piece {
-                            out_offset: chunk_starts[c] + offset - start,
-                            len: take,
-                            source: PieceSource::Block { chunk: c as u64, block: b as u64, offset: offset - r.start as u64 },
-                        });
-                        offset += take;
-                    }
-                    pos = chunk_end;
-                }
-                Ok(pieces)
-            }
+    /// The source holding the frame (the index file of a sparse frame).
+    fn frame_source(&self) -> &Arc<dyn ByteSource> {
+        match &self.container {
+            Container::Contiguous(source) => source,
+            Container::Sparse { index, .. } => index,
         }
     }
 
-    /// Size of the `chunks/` file of chunk `c`.
-    pub fn chunk_file_len(&self, c: u64) -> PResult<u64> {
-        match &self.shape {
-            Shape::Nd { geometry, .. } => Ok(geometry.chunk_view_nbytes()),
-            Shape::Plain { chunk_starts } => Ok(chunk_starts[c as usize + 1] - chunk_starts[c as usize]),
+    /// Whether the source is still in the version this array trusts.
+    fn confirm_trusted(&self) -> PResult<()> {
+        let source = self.frame_source();
+        let now = source.version()?;
+        let trusted = self.trusted.lock().unwrap_or_else(|e| e.into_inner());
+        if now == *trusted {
+            Ok(())
+        } else {
+            Err(Problem::SourceChanged(format!("{} is no longer the version opened", source.describe())))
         }
     }
 
-    /// Pieces serving bytes of chunk `c`'s file in `chunks/`.
-    pub fn chunk_file_pieces(&self, c: u64, start: u64, len: u64) -> PResult<Vec<Piece>> {
-        match &self.shape {
-            Shape::Nd { geometry, .. } => Ok(geometry.chunk_view_pieces(c, start, len)),
-            Shape::Plain { chunk_starts } => {
-                let base = chunk_starts[c as usize];
-                let size = chunk_starts[c as usize + 1] - base;
-                let start = start.min(size);
-                let len = len.min(size - start);
-                Ok(self.data_pieces(base + start, len)?)
+    /// The source changed: trust its current version if it is this array's
+    /// frame with chunks appended — every chunk of this array still at its
+    /// offset, and the headers of the chunks in `known` (layouts read
+    /// before) unchanged. Otherwise a [`Problem::SourceChanged`].
+    pub fn accept_growth(&self, known: &[(u64, Arc<ChunkLayout>)]) -> PResult<()> {
+        let source = self.frame_source();
+        let changed = |why: String| Problem::SourceChanged(format!("{} was rewritten: {why}", source.describe()));
+        let current = source.current()?.ok_or_else(|| changed("this source cannot be re-read".into()))?;
+        let now = current.opened_version();
+        if now == *self.trusted.lock().unwrap_or_else(|e| e.into_inner()) {
+            return Ok(());
+        }
+        if let Container::Sparse { .. } = self.container {
+            // The chunks live in their own files (checked as they are read):
+            // a rewritten index moves none of them.
+            *self.trusted.lock().unwrap_or_else(|e| e.into_inner()) = now;
+            return Ok(());
+        }
+        let old = &self.frame;
+        let chunks_end = old.header_len + old.cbytes;
+        if now.len < chunks_end {
+            return Err(changed(format!("it is now {} bytes, its chunks ended at {chunks_end}", now.len)));
+        }
+        let new = Frame::read(&*current, false).map_err(|p| changed(format!("its frame cannot be read now ({p})")))?;
+        let same_frame = new.header_len == old.header_len
+            && new.typesize == old.typesize
+            && new.metalayers == old.metalayers
+            && new.cbytes >= old.cbytes
+            && new.offsets.len() >= old.offsets.len()
+            && new.offsets[..old.offsets.len()] == old.offsets[..];
+        if !same_frame {
+            return Err(changed("its chunks are no longer where they were".into()));
+        }
+        let mut ranges = Vec::new();
+        let mut expected: Vec<(u64, &ChunkHeader)> = Vec::new();
+        for (c, layout) in known {
+            if let (Some(ChunkOffset::Stored(pos)), None) = (old.offsets.get(*c as usize), layout.header.special) {
+                let start = old.header_len + pos;
+                ranges.push(start..start + layout.header.header_len as u64);
+                expected.push((*c, &layout.header));
             }
         }
-    }
-
-    /// Fill `out` from `pieces` using `blocks` to get decoded blocks.
-    /// Blocks used by this call are kept at hand, so a request whose rows
-    /// cross many chunks asks the source once per block.
-    pub fn fill(&self, pieces: &[Piece], out: &mut [u8], blocks: &dyn BlockSource) -> PResult<()> {
-        let mut at_hand: Vec<((u64, u64), Arc<Vec<u8>>)> = Vec::new();
-        for p in pieces {
-            let dst_start = p.out_offset as usize;
-            let dst = out
-                .get_mut(dst_start..dst_start + p.len as usize)
-                .ok_or_else(|| Problem::OutOfRange("piece outside the output".into()))?;
-            match p.source {
-                PieceSource::Zeros => dst.fill(0),
-                PieceSource::Block { chunk, block, offset } => {
-                    let key = (chunk, block);
-                    let data = match at_hand.iter().rev().find(|(k, _)| *k == key) {
-                        Some((_, data)) => data.clone(),
-                        None => {
-                            let data = blocks.block(self, chunk, block)?;
-                            if at_hand.len() == AT_HAND {
-                                at_hand.remove(0);
-                            }
-                            at_hand.push((key, data.clone()));
-                            data
-                        }
-                    };
-                    let src = data
-                        .get(offset as usize..offset as usize + p.len as usize)
-                        .ok_or_else(|| Problem::corrupt("chunk", format!("chunk {chunk} block {block} is shorter than its shape")))?;
-                    dst.copy_from_slice(src);
-                }
+        let headers = current.read_ranges(&ranges)?;
+        for ((c, header), bytes) in expected.iter().zip(&headers) {
+            if ChunkHeader::parse(bytes).ok().as_ref() != Some(*header) {
+                return Err(changed(format!("chunk {c} has a different header")));
             }
         }
+        log::info!("{} grew to {} chunks; open files keep reading their {} chunks", source.describe(), new.offsets.len(), old.offsets.len());
+        *self.trusted.lock().unwrap_or_else(|e| e.into_inner()) = now;
         Ok(())
     }
-
-    /// Read `out.len()` bytes of `data` at `start` (without caching).
-    pub fn read_data(&self, start: u64, out: &mut [u8]) -> PResult<()> {
-        let pieces = self.data_pieces(start, out.len() as u64)?;
-        self.fill(&pieces, out, &Uncached)
-    }
-
-    /// Name of the metadata format: "b2nd", "caterva" or "frame".
-    pub fn format_name(&self) -> &'static str {
-        match &self.shape {
-            Shape::Nd { meta, .. } if meta.flavor == Flavor::B2nd => "b2nd",
-            Shape::Nd { .. } => "caterva",
-            Shape::Plain { .. } => "frame",
-        }
-    }
-
-    /// The codec named by the frame header.
-    pub fn codec_name(&self) -> String {
-        match self.frame.codec_code {
-            0 => "blosclz".into(),
-            1 => "lz4".into(),
-            2 => "lz4hc".into(),
-            3 => "snappy".into(),
-            4 => "zlib".into(),
-            5 => "zstd".into(),
-            6 => registered_codec_name(self.frame.udcodec),
-            other => format!("unknown codec {other}"),
-        }
-    }
-
-    /// The `meta.json` document.
-    pub fn meta_json(&self) -> Json {
-        let f = &self.frame;
-        let (shape, chunkshape, blockshape, dtype) = match &self.shape {
-            Shape::Nd { meta, .. } => (json!(meta.shape), json!(meta.chunkshape), json!(meta.blockshape), json!(meta.dtype)),
-            Shape::Plain { .. } => (json!([self.data_len() / f.typesize as u64]), Json::Null, Json::Null, Json::Null),
-        };
-        let filters: Vec<Json> = f
-            .filters
-            .iter()
-            .zip(&f.filters_meta)
-            .filter(|(&id, _)| id != 0)
-            .map(|(&id, &meta)| json!({ "id": id, "name": filter_name(id), "meta": meta }))
-            .collect();
-        let mut metalayers = Map::new();
-        for (name, bytes) in &f.metalayers {
-            let value = if bytes.len() > super::frame::MAX_VLMETA_BYTES {
-                json!({ "bytes": bytes.len(), "note": "too large to show" })
-            } else {
-                msgpack::parse(bytes, "metalayer").map(|v| msgpack::to_json(&v)).unwrap_or_else(|_| json!({ "base64": msgpack::base64(bytes) }))
-            };
-            metalayers.insert(name.clone(), value);
-        }
-        let vlmeta: Map<String, Json> = f.vlmeta.iter().cloned().collect();
-        let mut doc = json!({
-            "format": self.format_name(),
-            "storage": if f.sparse { "sparse" } else { "contiguous" },
-            "shape": shape,
-            "chunkshape": chunkshape,
-            "blockshape": blockshape,
-            "dtype": dtype,
-            "itemsize": f.typesize,
-            "nchunks": self.nchunks(),
-            "nbytes": self.data_len(),
-            "cbytes": f.cbytes,
-            "codec": self.codec_name(),
-            "clevel": f.clevel,
-            "filters": filters,
-            "splitmode": match f.splitmode { 1 => "always", 2 => "never", 3 => "auto", _ => "forward_compat" },
-            "use_dict": f.use_dict,
-            "chunksize": f.chunksize,
-            "blocksize": f.blocksize,
-            "frame_version": f.version,
-            "metalayers": metalayers,
-            "vlmeta": vlmeta,
-        });
-        if let (Shape::Nd { meta, .. }, Some(obj)) = (&self.shape, doc.as_object_mut()) {
-            if let Some(declared) = meta.dtype.as_deref().and_then(simple_dtype_itemsize) {
-                obj.insert("dtype_itemsize".into(), json!(declared));
-                if declared != f.typesize as u64 {
-                    obj.insert(
-                        "note".into(),
-                        json!(format!("declared dtype {} has items of {declared} bytes but the frame's typesize is {}; the data layout follows the typesize", meta.dtype.as_deref().unwrap_or(""), f.typesize)),
-                    );
-                }
-            }
-        }
-        doc
-    }
-
-    /// The special kind of chunk `c` when the offsets index alone tells it.
-    pub fn index_special(&self, c: u64) -> Option<Special> {
-        match self.frame.offsets.get(c as usize) {
-            Some(ChunkOffset::Special(kind)) => Some(*kind),
-            _ => None,
-        }
-    }
 }
 
-/// Item size of a simple NumPy dtype string such as `<f8`, `|S7`, `<U5`.
-pub fn simple_dtype_itemsize(dtype: &str) -> Option<u64> {
-    let body = dtype.strip_prefix(['<', '>', '|', '=']).unwrap_or(dtype);
-    let kind = body.chars().next()?;
-    let count: u64 = body[kind.len_utf8()..].parse().ok()?;
-    match kind {
-        'b' | 'i' | 'u' | 'f' | 'c' | 'S' | 'V' | 'm' | 'M' => Some(count),
-        'U' => count.checked_mul(4),
-        '?' => Some(1),
-        _ => None,
-    }
-}
-
-impl Array {
-    /// All decoded bytes of chunk `c` as stored (blocks in order, padding included).
-    pub fn decode_chunk(&self, c: u64) -> PResult<Vec<u8>> {
-        let layout = self.chunk_layout(c)?;
-        let mut out = Vec::with_capacity(layout.nbytes());
-        let block0 = if layout.nblocks() > 1 && layout.needs_block0() { Some(self.decode_block(c, 0, None)?) } else { None };
-        for b in 0..layout.nblocks() as u64 {
-            match (&block0, b) {
-                (Some(first), 0) => out.extend_from_slice(first),
-                _ => out.extend_from_slice(&self.decode_block(c, b, block0.as_deref())?),
-            }
-        }
-        Ok(out)
-    }
+thread_local! {
+    /// Per-thread buffer for a block's stored bytes, reused across reads.
+    static STORED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }

@@ -33,6 +33,10 @@ pub enum Problem {
     Io(String),
     #[error("out of range: {0}")]
     OutOfRange(String),
+    /// The source's bytes are no longer those the array was opened from
+    /// (rewritten in place, truncated, or its identity changed).
+    #[error("the source changed since it was opened ({0})")]
+    SourceChanged(String),
 }
 
 impl Problem {
@@ -46,6 +50,23 @@ impl Problem {
 
     pub fn truncated(what: impl Into<String>, start: u64, end: u64, available: u64) -> Self {
         Problem::Truncated { what: what.into(), start, end, available }
+    }
+
+    /// The chunk this problem was found in, when known.
+    pub fn chunk(&self) -> Option<u64> {
+        match self {
+            Problem::InChunk { chunk, .. } => Some(*chunk),
+            _ => None,
+        }
+    }
+
+    /// Whether the problem is the source changing under an open array.
+    pub fn is_source_changed(&self) -> bool {
+        match self {
+            Problem::SourceChanged(_) => true,
+            Problem::InChunk { source, .. } => source.is_source_changed(),
+            _ => false,
+        }
     }
 
     /// Attach the chunk number this problem was found in.
@@ -79,42 +100,3 @@ impl Error {
 
 /// Format-layer result with a bare problem (no file name yet).
 pub type PResult<T> = std::result::Result<T, Problem>;
-
-/// Read `len` bytes at `start` of `bytes`, or say what is missing.
-pub fn slice_at<'a>(bytes: &'a [u8], start: usize, len: usize, what: &str) -> PResult<&'a [u8]> {
-    let end = start.checked_add(len).ok_or_else(|| Problem::corrupt(what, "size overflows"))?;
-    bytes
-        .get(start..end)
-        .ok_or_else(|| Problem::truncated(what, start as u64, end as u64, bytes.len() as u64))
-}
-
-pub fn read_u8(bytes: &[u8], at: usize, what: &str) -> PResult<u8> {
-    Ok(slice_at(bytes, at, 1, what)?[0])
-}
-
-pub fn read_i32_le(bytes: &[u8], at: usize, what: &str) -> PResult<i32> {
-    let b = slice_at(bytes, at, 4, what)?;
-    Ok(i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-}
-
-pub fn read_u16_be(bytes: &[u8], at: usize, what: &str) -> PResult<u16> {
-    let b = slice_at(bytes, at, 2, what)?;
-    Ok(u16::from_be_bytes([b[0], b[1]]))
-}
-
-pub fn read_i32_be(bytes: &[u8], at: usize, what: &str) -> PResult<i32> {
-    let b = slice_at(bytes, at, 4, what)?;
-    Ok(i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
-}
-
-pub fn read_u32_be(bytes: &[u8], at: usize, what: &str) -> PResult<u32> {
-    let b = slice_at(bytes, at, 4, what)?;
-    Ok(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
-}
-
-pub fn read_i64_be(bytes: &[u8], at: usize, what: &str) -> PResult<i64> {
-    let b = slice_at(bytes, at, 8, what)?;
-    let mut a = [0u8; 8];
-    a.copy_from_slice(b);
-    Ok(i64::from_be_bytes(a))
-}

@@ -7,11 +7,12 @@
 
 use serde_json::Value as Json;
 
+use super::bytes::{read_i32_be, read_i64_be, read_u16_be, read_u32_be, read_u8, slice_at};
+use super::chunk::header::{ChunkHeader, Special, EXTENDED_HEADER_LEN};
 use super::chunk::{decode_chunk, decode_chunk_limited};
-use super::chunk_header::{ChunkHeader, Special, EXTENDED_HEADER_LEN};
-use super::error::{read_i32_be, read_i64_be, read_u16_be, read_u32_be, read_u8, slice_at, PResult, Problem};
+use super::error::{PResult, Problem};
 use super::msgpack;
-use super::source::SourceFile;
+use super::source::{read_exact, ByteSource};
 
 const HEADER_MIN_LEN: usize = 87;
 const TRAILER_MIN_LEN: u64 = 25;
@@ -71,16 +72,16 @@ impl Frame {
         self.metalayers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_slice())
     }
 
-    /// Parse a frame held in `file` (the frame file, or `chunks.b2frame` of a sparse frame).
-    pub fn read(file: &SourceFile, sparse: bool) -> PResult<Frame> {
+    /// Parse a frame held in `file` (a frame, or the `chunks.b2frame` index of a sparse frame).
+    pub fn read(file: &dyn ByteSource, sparse: bool) -> PResult<Frame> {
         let file_len = file.len();
         if file_len < HEADER_MIN_LEN as u64 {
-            if file_len >= 11 && looks_like_frame(&file.read_at(0, 11, "frame header")?) {
+            if file_len >= 11 && looks_like_frame(&read_exact(file, 0, 11, "frame header")?) {
                 return Err(Problem::truncated("frame header", 0, HEADER_MIN_LEN as u64, file_len));
             }
             return Err(Problem::NotBlosc2(format!("{file_len} bytes is too short for a Blosc2 frame")));
         }
-        let fixed = file.read_at(0, HEADER_MIN_LEN, "frame header")?;
+        let fixed = read_exact(file, 0, HEADER_MIN_LEN, "frame header")?;
         if !looks_like_frame(&fixed) {
             return Err(Problem::NotBlosc2("no b2frame magic at the start".into()));
         }
@@ -97,7 +98,7 @@ impl Frame {
         }
         let header_len = header_len as usize;
         let frame_len = frame_len as u64;
-        let header = file.read_at(0, header_len, "frame header")?;
+        let header = read_exact(file, 0, header_len, "frame header")?;
         let general_flags = header[25];
         let version = general_flags & 0x0f;
         let frame_type = header[26] & 0x0f;
@@ -214,7 +215,7 @@ fn parse_metalayers(index: &[u8], idx_at: usize, content: &[u8], what: &str, max
     Ok(out)
 }
 
-fn read_offsets(file: &SourceFile, frame: &Frame) -> PResult<Vec<ChunkOffset>> {
+fn read_offsets(file: &dyn ByteSource, frame: &Frame) -> PResult<Vec<ChunkOffset>> {
     if frame.nbytes == 0 {
         return Ok(Vec::new());
     }
@@ -225,7 +226,7 @@ fn read_offsets(file: &SourceFile, frame: &Frame) -> PResult<Vec<ChunkOffset>> {
             format!("starts at {idx_pos}, past the frame end {}", frame.frame_len),
         ));
     }
-    let head = file.read_at(idx_pos, EXTENDED_HEADER_LEN, "chunk offsets index")?;
+    let head = read_exact(file, idx_pos, EXTENDED_HEADER_LEN, "chunk offsets index")?;
     let index_header = ChunkHeader::parse(&head).map_err(|p| Problem::corrupt("chunk offsets index", p.to_string()))?;
     let expected_chunks = if frame.chunksize > 0 { Some(frame.nbytes.div_ceil(frame.chunksize)) } else { None };
     if index_header.nbytes % 8 != 0 {
@@ -246,7 +247,7 @@ fn read_offsets(file: &SourceFile, frame: &Frame) -> PResult<Vec<ChunkOffset>> {
     if idx_pos + index_header.cbytes as u64 > frame.frame_len {
         return Err(Problem::truncated("chunk offsets index", idx_pos, idx_pos + index_header.cbytes as u64, frame.frame_len));
     }
-    let bytes = file.read_at(idx_pos, index_header.cbytes, "chunk offsets index")?;
+    let bytes = read_exact(file, idx_pos, index_header.cbytes, "chunk offsets index")?;
     let raw = decode_chunk(&bytes).map_err(|p| Problem::corrupt("chunk offsets index", p.to_string()))?;
     let mut offsets = Vec::with_capacity(nchunks as usize);
     for (i, item) in raw.chunks_exact(8).enumerate() {
@@ -278,11 +279,11 @@ fn read_offsets(file: &SourceFile, frame: &Frame) -> PResult<Vec<ChunkOffset>> {
     Ok(offsets)
 }
 
-fn read_vlmeta(file: &SourceFile, frame: &Frame) -> PResult<Vec<(String, Json)>> {
+fn read_vlmeta(file: &dyn ByteSource, frame: &Frame) -> PResult<Vec<(String, Json)>> {
     if frame.frame_len < frame.header_len + TRAILER_MIN_LEN {
         return Ok(Vec::new());
     }
-    let tail = file.read_at(frame.frame_len - TRAILER_MIN_LEN, TRAILER_MIN_LEN as usize, "frame trailer")?;
+    let tail = read_exact(file, frame.frame_len - TRAILER_MIN_LEN, TRAILER_MIN_LEN as usize, "frame trailer")?;
     if tail[2] != 0xce {
         return Err(Problem::corrupt("frame trailer", "trailer length marker missing"));
     }
@@ -290,7 +291,7 @@ fn read_vlmeta(file: &SourceFile, frame: &Frame) -> PResult<Vec<(String, Json)>>
     if trailer_len < TRAILER_MIN_LEN || trailer_len > frame.frame_len - frame.header_len || trailer_len > MAX_TRAILER_LEN {
         return Err(Problem::corrupt("frame trailer", format!("trailer length {trailer_len}")));
     }
-    let trailer = file.read_at(frame.frame_len - trailer_len, trailer_len as usize, "frame trailer")?;
+    let trailer = read_exact(file, frame.frame_len - trailer_len, trailer_len as usize, "frame trailer")?;
     // [fixarray, version, 0x93 fixarray(3), 0xcd uint16 idx size, map...]
     let layers = parse_metalayers(&trailer, 4, &trailer, "vlmetalayers", MAX_VLMETALAYERS)?;
     let mut out = Vec::with_capacity(layers.len());

@@ -17,6 +17,10 @@ pub enum PieceSource {
     Zeros,
     /// `offset` bytes into decoded block `block` of chunk `chunk`.
     Block { chunk: u64, block: u64, offset: u64 },
+    /// `offset` bytes into the decoded chunk `chunk`, whose block size is
+    /// known only from its layout (plain frames): split it into blocks
+    /// with `Array::block_pieces`.
+    ChunkBytes { chunk: u64, offset: u64 },
 }
 
 /// One contiguous copy: `len` bytes to `out_offset` of the request.
@@ -257,7 +261,7 @@ mod tests {
             for p in g.pieces(start, len) {
                 let dst = &mut out[p.out_offset as usize..(p.out_offset + p.len) as usize];
                 match p.source {
-                    PieceSource::Zeros => panic!("zeros inside the array"),
+                    PieceSource::Zeros | PieceSource::ChunkBytes { .. } => panic!("{:?} from an N-d geometry", p.source),
                     PieceSource::Block { chunk, block, offset } => {
                         let at = (block * g.block_nbytes() + offset) as usize;
                         dst.copy_from_slice(&chunks[chunk as usize][at..at + p.len as usize]);

@@ -108,6 +108,20 @@ impl NdMeta {
     }
 }
 
+/// Item size of a simple NumPy dtype string such as `<f8`, `|S7`, `<U5`.
+pub fn simple_dtype_itemsize(dtype: &str) -> Option<u64> {
+    let body = dtype.strip_prefix(['<', '>', '|', '=']).unwrap_or(dtype);
+    let kind = body.chars().next()?;
+    let count: u64 = body[kind.len_utf8()..].parse().ok()?;
+    match kind {
+        'b' | 'i' | 'u' | 'f' | 'c' | 'S' | 'V' | 'm' | 'M' => Some(count),
+        'U' => count.checked_mul(4),
+        '?' => Some(1),
+        _ => None,
+    }
+}
+
+
 #[cfg(test)]
 mod tests {
     use super::*;

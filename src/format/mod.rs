@@ -1,20 +1,37 @@
 //! The format layer: Blosc2 frames, chunks, codecs, filters and b2nd geometry.
 //!
-//! Knows nothing of FUSE or caching. Its answers: "give me block b of chunk
-//! c" ([`array::Array::decode_block`]) and "which pieces make up this byte
-//! range of the C-order array" ([`array::Array::data_pieces`]).
+//! Knows nothing of FUSE and keeps no cache. Its answers, all through
+//! [`Array`]: "which pieces make up this byte range" ([`Array::pieces`]),
+//! "the layout of chunk c" ([`Array::read_layout`]) and "decode block b of
+//! chunk c, given block 0 where DELTA needs it" ([`Array::decode_block`]).
+//! Every byte it reads comes through the [`ByteSource`] trait declared here
+//! and implemented in `crate::source`.
+//!
+//! The public face is what `info`, `cat`, the tree and the read layer need.
+//! The parsers behind it (`chunk`, `codec`, `filter`, `msgpack`) are public
+//! only for the fuzz targets and tests, and hidden from the documentation.
 
-pub mod array;
+mod array;
+mod bytes;
+#[doc(hidden)]
 pub mod chunk;
-pub mod chunk_header;
+#[doc(hidden)]
 pub mod codec;
-pub mod error;
+mod error;
+#[doc(hidden)]
 pub mod filter;
-pub mod frame;
-pub mod geometry;
-pub mod meta;
+mod frame;
+mod geometry;
+mod meta;
+#[doc(hidden)]
 pub mod msgpack;
+mod plain;
 pub mod source;
 
-pub use array::Array;
-pub use error::{Error, Problem};
+pub use array::{Array, Region, Shape, MAX_BLOCK_BYTES, SPARSE_INDEX};
+pub use chunk::{ChunkLayout, Special};
+pub use error::{Error, PResult, Problem};
+pub use frame::{looks_like_frame, ChunkOffset, Frame, MAX_VLMETA_BYTES};
+pub use geometry::{grid_coords, linear, Geometry, Piece, PieceSource};
+pub use meta::{simple_dtype_itemsize, Flavor, NdMeta};
+pub use source::{ByteSource, SparseChunks, Version, VersionTag};

@@ -1,105 +1,165 @@
-//! Reading bytes of the source files: positioned reads, always bounds-checked.
+//! The byte-source seam: every byte the format layer reads comes through
+//! [`ByteSource`].
 //!
-//! Files are read with `pread` rather than memory-mapped: a mapped file that
-//! is truncated while mounted turns the next access into SIGBUS, and a
-//! filesystem must survive its sources changing underneath it.
+//! The trait is small on purpose so that very different backings fit it: a
+//! local file read with `pread`, a window of a larger file (a frame stored in
+//! a zip archive), bytes already in memory (a frame embedded in another
+//! frame's data), and later a remote object where every call is a round
+//! trip. For that last one the trait lets a caller ask for several ranges in
+//! one call ([`ByteSource::read_ranges`]), tells how much a speculative read
+//! should fetch ([`ByteSource::prefetch_hint`]) so a chunk's header and block
+//! starts arrive in one request, and reports change through one value
+//! ([`ByteSource::version`]) that every backing can produce.
+//!
+//! Implementations live in `crate::source`; the format layer only declares
+//! what it needs.
 
-use std::fs::File;
-use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
+use std::fmt;
+use std::ops::Range;
+use std::sync::Arc;
 
-use super::chunk::ChunkBytes;
 use super::error::{PResult, Problem};
 
-/// An open source file and the length it had when opened (or bytes held in
-/// memory, for tests and fuzzing).
-#[derive(Debug)]
-pub struct SourceFile {
-    pub path: PathBuf,
-    backing: Backing,
-    len: u64,
-    mtime: Option<std::time::SystemTime>,
+/// What identifies one state of a source's bytes: equal versions mean the
+/// bytes read before are still the bytes there. Files use (device, inode,
+/// size, mtime); memory is constant; a remote object would use its ETag.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Version {
+    /// Length of the source in this state.
+    pub len: u64,
+    /// Backing-specific identity (opaque to the format layer).
+    pub tag: VersionTag,
 }
 
-#[derive(Debug)]
-enum Backing {
-    File(File),
-    Memory(Vec<u8>),
+/// The backing-specific part of a [`Version`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum VersionTag {
+    /// A local file: device, inode and modification time in nanoseconds.
+    File { dev: u64, ino: u64, mtime_ns: i128 },
+    /// Bytes that cannot change (memory, a window of a fixed state).
+    Fixed(u64),
+    /// An opaque token from a remote store (an ETag, a generation number).
+    Token(String),
 }
 
-impl SourceFile {
-    pub fn open(path: &Path) -> PResult<SourceFile> {
-        let file = File::open(path)?;
-        let meta = file.metadata()?;
-        if !meta.is_file() {
-            return Err(Problem::NotBlosc2("not a regular file".into()));
-        }
-        Ok(SourceFile { path: path.to_path_buf(), backing: Backing::File(file), len: meta.len(), mtime: meta.modified().ok() })
+/// Random access to the bytes of one source (a file, a window, memory, ...).
+///
+/// Reads are exact: a read that cannot deliver every byte asked for is an
+/// error, never a short buffer. All methods take `&self` and may be called
+/// from several threads at once.
+pub trait ByteSource: Send + Sync + fmt::Debug {
+    /// Length of the source as opened (the state [`Self::opened_version`] names).
+    fn len(&self) -> u64;
+
+    /// Whether the source is empty.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
-    /// Bytes in memory presented as a file called `name`.
-    pub fn from_bytes(name: &Path, bytes: Vec<u8>) -> SourceFile {
-        let len = bytes.len() as u64;
-        SourceFile { path: name.to_path_buf(), backing: Backing::Memory(bytes), len, mtime: None }
+    /// The version the source had when it was opened.
+    fn opened_version(&self) -> Version;
+
+    /// The version the source has now (a `fstat`, a HEAD request, ...).
+    fn version(&self) -> PResult<Version>;
+
+    /// Fill `buf` with the bytes at `offset`.
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> PResult<()>;
+
+    /// Read several ranges in one call; the answer holds one buffer per range,
+    /// in order. Implementations may coalesce neighbouring ranges or issue
+    /// them in parallel; the default reads them one by one.
+    fn read_ranges(&self, ranges: &[Range<u64>]) -> PResult<Vec<Vec<u8>>> {
+        ranges
+            .iter()
+            .map(|r| {
+                let mut buf = vec![0u8; range_len(r)?];
+                self.read_at(r.start, &mut buf)?;
+                Ok(buf)
+            })
+            .collect()
     }
 
-    pub fn len(&self) -> u64 {
-        self.len
+    /// How many bytes a speculative read (a chunk's header, block starts and
+    /// dictionary size, before their sizes are known) should fetch at once:
+    /// small for a local file, larger where each call is a round trip.
+    fn prefetch_hint(&self) -> usize {
+        4096
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
+    /// The same source in its current state (same identity, current length),
+    /// to look at what a change left there; `None` when this backing cannot
+    /// change or cannot be re-read.
+    fn current(&self) -> PResult<Option<Arc<dyn ByteSource>>> {
+        Ok(None)
     }
 
-    /// Whether the open file still has the length and mtime it had when opened.
-    pub fn unchanged(&self) -> bool {
-        match &self.backing {
-            Backing::File(file) => file.metadata().map(|m| m.len() == self.len && m.modified().ok() == self.mtime).unwrap_or(false),
-            Backing::Memory(_) => true,
-        }
-    }
-
-    /// Exactly `len` bytes at `offset`; an error if they lie past the end.
-    pub fn read_at(&self, offset: u64, len: usize, what: &str) -> PResult<Vec<u8>> {
-        let end = offset.checked_add(len as u64).ok_or_else(|| Problem::corrupt(what, "offset overflows"))?;
-        if end > self.len {
-            return Err(Problem::truncated(what, offset, end, self.len));
-        }
-        let file = match &self.backing {
-            Backing::Memory(bytes) => return Ok(bytes[offset as usize..end as usize].to_vec()),
-            Backing::File(file) => file,
-        };
-        let mut buf = vec![0u8; len];
-        let mut done = 0usize;
-        while done < len {
-            match file.read_at(&mut buf[done..], offset + done as u64) {
-                Ok(0) => return Err(Problem::truncated(what, offset, end, offset + done as u64)),
-                Ok(n) => done += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
-        Ok(buf)
-    }
+    /// A short description for messages (a path, a URL without secrets).
+    fn describe(&self) -> String;
 }
 
-/// A chunk stored in a region `[start, start + available)` of a file.
-pub struct FileRegion<'a> {
-    pub file: &'a SourceFile,
-    pub start: u64,
-    pub available: u64,
+/// The length of `range` as a buffer size.
+pub fn range_len(range: &Range<u64>) -> PResult<usize> {
+    range
+        .end
+        .checked_sub(range.start)
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| Problem::corrupt("read range", format!("{}..{} is not a valid range", range.start, range.end)))
 }
 
-impl ChunkBytes for FileRegion<'_> {
-    fn available(&self) -> u64 {
-        self.available
+/// Exactly `len` bytes at `offset` of `source`, or a [`Problem::Truncated`]
+/// naming `what` when they lie past its end (as opened).
+pub fn read_exact(source: &dyn ByteSource, offset: u64, len: usize, what: &str) -> PResult<Vec<u8>> {
+    let end = offset.checked_add(len as u64).ok_or_else(|| Problem::corrupt(what, "offset overflows"))?;
+    if end > source.len() {
+        return Err(Problem::truncated(what, offset, end, source.len()));
+    }
+    let mut buf = vec![0u8; len];
+    source.read_at(offset, &mut buf)?;
+    Ok(buf)
+}
+
+/// Opens the chunk files of a sparse frame (`XXXXXXXX.chunk` beside its
+/// `chunks.b2frame`), wherever the frame's directory lives.
+pub trait SparseChunks: Send + Sync + fmt::Debug {
+    /// The source holding chunk file number `n`.
+    fn open_chunk(&self, n: u64) -> PResult<Arc<dyn ByteSource>>;
+}
+
+/// The name of chunk file number `n` in a sparse frame's directory.
+pub fn sparse_chunk_name(n: u64) -> String {
+    format!("{n:08X}.chunk")
+}
+
+/// A borrowed byte slice as a source: for chunks and frames the format
+/// layer already holds in memory (the offsets index, vlmeta chunks).
+#[derive(Debug, Clone, Copy)]
+pub struct SliceSource<'a>(pub &'a [u8]);
+
+impl ByteSource for SliceSource<'_> {
+    fn len(&self) -> u64 {
+        self.0.len() as u64
     }
 
-    fn read(&self, offset: u64, len: usize) -> PResult<Vec<u8>> {
-        let end = offset.checked_add(len as u64).ok_or_else(|| Problem::corrupt("chunk", "offset overflows"))?;
-        if end > self.available {
-            return Err(Problem::truncated("chunk", offset, end, self.available));
-        }
-        self.file.read_at(self.start + offset, len, "chunk")
+    fn opened_version(&self) -> Version {
+        Version { len: self.len(), tag: VersionTag::Fixed(0) }
+    }
+
+    fn version(&self) -> PResult<Version> {
+        Ok(self.opened_version())
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> PResult<()> {
+        let end = offset.checked_add(buf.len() as u64).ok_or_else(|| Problem::corrupt("read", "offset overflows"))?;
+        let src = usize::try_from(offset)
+            .ok()
+            .zip(usize::try_from(end).ok())
+            .and_then(|(a, b)| self.0.get(a..b))
+            .ok_or_else(|| Problem::truncated("read", offset, end, self.len()))?;
+        buf.copy_from_slice(src);
+        Ok(())
+    }
+
+    fn describe(&self) -> String {
+        format!("{} bytes in memory", self.0.len())
     }
 }

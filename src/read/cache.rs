@@ -1,14 +1,15 @@
-//! The LRU of decoded blocks, bounded by a byte budget.
+//! The LRU of decoded blocks, bounded by a byte budget, with single-flight
+//! decoding: when several threads want the same missing block, one decodes
+//! it and the others wait for its result.
 //!
-//! Keys are (array id, chunk, block); an array id changes whenever a source
-//! file is reopened, so blocks of two versions of a file never mix. Only one
-//! thread decodes a given block at a time: others wait for its result.
+//! The cache knows nothing of the format: callers hand it a key and a
+//! function that produces the block. Keys carry the array id, which changes
+//! whenever a source is reopened, so blocks of two versions never mix.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex};
 
-use crate::format::array::{Array, BlockSource};
-use crate::format::error::{PResult, Problem};
+use crate::format::{PResult, Problem};
 
 use super::stats::Stats;
 
@@ -20,35 +21,36 @@ pub struct BlockKey {
     pub block: u64,
 }
 
+/// A decoded block, shared by the cache and the readers using it.
+pub type Block = Arc<Vec<u8>>;
+
 /// Bookkeeping bytes charged per cached block on top of its data, so a
 /// budget also bounds memory when blocks are tiny.
 const ENTRY_OVERHEAD: usize = 128;
 
 struct Lru {
-    map: lru::LruCache<BlockKey, Arc<Vec<u8>>>,
+    map: lru::LruCache<BlockKey, Block>,
     bytes: usize,
 }
 
-type Slot = Arc<(Mutex<Option<PResult<Arc<Vec<u8>>>>>, Condvar)>;
+/// The result a decoding thread leaves for the threads waiting on it.
+type Slot = Arc<(Mutex<Option<PResult<Block>>>, Condvar)>;
 
 /// Decoded blocks shared by every reader of a mount.
 pub struct BlockCache {
     lru: Mutex<Lru>,
     budget: usize,
     inflight: Mutex<HashMap<BlockKey, Slot>>,
-    pub stats: Arc<Stats>,
+    stats: Arc<Stats>,
 }
 
 impl BlockCache {
+    /// A cache holding at most `budget` bytes (data plus per-entry overhead).
     pub fn new(budget: usize, stats: Arc<Stats>) -> BlockCache {
-        BlockCache {
-            lru: Mutex::new(Lru { map: lru::LruCache::unbounded(), bytes: 0 }),
-            budget,
-            inflight: Mutex::new(HashMap::new()),
-            stats,
-        }
+        BlockCache { lru: Mutex::new(Lru { map: lru::LruCache::unbounded(), bytes: 0 }), budget, inflight: Mutex::new(HashMap::new()), stats }
     }
 
+    /// The byte budget.
     pub fn budget(&self) -> usize {
         self.budget
     }
@@ -61,16 +63,14 @@ impl BlockCache {
 
     /// Whether a block is cached (does not count as a hit).
     pub fn contains(&self, key: &BlockKey) -> bool {
-        let lru = self.lru.lock().unwrap_or_else(|e| e.into_inner());
-        lru.map.contains(key)
+        self.lru.lock().unwrap_or_else(|e| e.into_inner()).map.contains(key)
     }
 
-    fn lookup(&self, key: &BlockKey) -> Option<Arc<Vec<u8>>> {
-        let mut lru = self.lru.lock().unwrap_or_else(|e| e.into_inner());
-        lru.map.get(key).cloned()
+    fn lookup(&self, key: &BlockKey) -> Option<Block> {
+        self.lru.lock().unwrap_or_else(|e| e.into_inner()).map.get(key).cloned()
     }
 
-    fn insert(&self, key: BlockKey, data: Arc<Vec<u8>>) {
+    fn insert(&self, key: BlockKey, data: Block) {
         let size = data.len() + ENTRY_OVERHEAD;
         if size > self.budget {
             return;
@@ -91,11 +91,10 @@ impl BlockCache {
         }
     }
 
-    /// The decoded block, from the cache or decoded now (once, even when
-    /// several threads ask at the same time).
-    pub fn get(&self, array: &Array, chunk: u64, block: u64) -> PResult<Arc<Vec<u8>>> {
-        let id = array.id;
-        let key = BlockKey { array: id, chunk, block };
+    /// The block under `key`: from the cache, or produced by `decode` now —
+    /// once, even when several threads ask at the same time (the others wait
+    /// and share its result, error included).
+    pub fn get_or_decode(&self, key: BlockKey, decode: impl FnOnce() -> PResult<Block>) -> PResult<Block> {
         if let Some(hit) = self.lookup(&key) {
             Stats::add(&self.stats.hits, 1);
             return Ok(hit);
@@ -120,29 +119,124 @@ impl BlockCache {
             }
             return result.clone().unwrap_or_else(|| Err(Problem::Io("decode abandoned".into())));
         }
-        let result = self.decode(array, chunk, block);
+        // Whatever happens in `decode` (even a panic), waiters get an answer.
+        let mut finish = Finish { cache: self, key, slot: &slot, result: None };
+        let result = decode();
         if let Ok(data) = &result {
+            Stats::add(&self.stats.blocks_decoded, 1);
+            Stats::add(&self.stats.bytes_decoded, data.len() as u64);
             self.insert(key, data.clone());
         }
-        {
-            let (lock, cvar) = &*slot;
-            *lock.lock().unwrap_or_else(|e| e.into_inner()) = Some(result.clone());
-            cvar.notify_all();
-        }
-        self.inflight.lock().unwrap_or_else(|e| e.into_inner()).remove(&key);
+        finish.result = Some(result.clone());
+        drop(finish);
         result
-    }
-
-    fn decode(&self, array: &Array, chunk: u64, block: u64) -> PResult<Arc<Vec<u8>>> {
-        let data = array.decode_block_via(self, chunk, block)?;
-        Stats::add(&self.stats.blocks_decoded, 1);
-        Stats::add(&self.stats.bytes_decoded, data.len() as u64);
-        Ok(Arc::new(data))
     }
 }
 
-impl BlockSource for BlockCache {
-    fn block(&self, array: &Array, chunk: u64, block: u64) -> PResult<Arc<Vec<u8>>> {
-        self.get(array, chunk, block)
+/// Publishes the leader's result to waiters and clears the in-flight entry
+/// when dropped (on success, error or unwinding).
+struct Finish<'a> {
+    cache: &'a BlockCache,
+    key: BlockKey,
+    slot: &'a Slot,
+    result: Option<PResult<Block>>,
+}
+
+impl Drop for Finish<'_> {
+    fn drop(&mut self) {
+        let result = self.result.take().unwrap_or_else(|| Err(Problem::Io("decode abandoned".into())));
+        let (lock, cvar) = &**self.slot;
+        *lock.lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
+        cvar.notify_all();
+        self.cache.inflight.lock().unwrap_or_else(|e| e.into_inner()).remove(&self.key);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Barrier;
+    use std::time::Duration;
+
+    fn key(block: u64) -> BlockKey {
+        BlockKey { array: 1, chunk: 0, block }
+    }
+
+    #[test]
+    fn concurrent_misses_decode_once_and_share_the_result() {
+        let cache = Arc::new(BlockCache::new(1 << 20, Arc::new(Stats::default())));
+        let calls = Arc::new(AtomicUsize::new(0));
+        let barrier = Arc::new(Barrier::new(8));
+        let threads: Vec<_> = (0..8)
+            .map(|_| {
+                let (cache, calls, barrier) = (cache.clone(), calls.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    cache
+                        .get_or_decode(key(7), || {
+                            calls.fetch_add(1, Ordering::SeqCst);
+                            std::thread::sleep(Duration::from_millis(50));
+                            Ok(Arc::new(vec![7u8; 1000]))
+                        })
+                        .unwrap()
+                })
+            })
+            .collect();
+        for t in threads {
+            assert_eq!(*t.join().unwrap(), vec![7u8; 1000]);
+        }
+        assert_eq!(calls.load(Ordering::SeqCst), 1, "the block was decoded more than once");
+        assert_eq!(cache.usage(), (1000 + ENTRY_OVERHEAD, 1));
+    }
+
+    #[test]
+    fn errors_are_shared_but_not_cached() {
+        let cache = BlockCache::new(1 << 20, Arc::new(Stats::default()));
+        let err = cache.get_or_decode(key(1), || Err(Problem::corrupt("chunk", "bad"))).unwrap_err();
+        assert_eq!(err, Problem::corrupt("chunk", "bad"));
+        assert!(!cache.contains(&key(1)));
+        let ok = cache.get_or_decode(key(1), || Ok(Arc::new(vec![1, 2, 3]))).unwrap();
+        assert_eq!(*ok, vec![1, 2, 3]);
+    }
+
+    #[test]
+    fn a_panicking_decode_releases_its_waiters() {
+        let cache = Arc::new(BlockCache::new(1 << 20, Arc::new(Stats::default())));
+        let c2 = cache.clone();
+        let leader = std::thread::spawn(move || {
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                c2.get_or_decode(key(3), || {
+                    std::thread::sleep(Duration::from_millis(50));
+                    panic!("decoder bug")
+                })
+            }));
+        });
+        std::thread::sleep(Duration::from_millis(10));
+        let waiter = cache.get_or_decode(key(3), || Ok(Arc::new(vec![3])));
+        leader.join().unwrap();
+        // Either it waited on the panicked leader (an error) or came after it (decoded itself).
+        match waiter {
+            Err(p) => assert_eq!(p, Problem::Io("decode abandoned".into())),
+            Ok(block) => assert_eq!(*block, vec![3]),
+        }
+        // Nothing is left in flight: the next ask returns at once.
+        let again = cache.get_or_decode(key(3), || Ok(Arc::new(vec![4]))).unwrap();
+        assert!(*again == vec![3] || *again == vec![4], "{again:?}");
+    }
+
+    #[test]
+    fn budget_evicts_least_recently_used_and_skips_oversized_blocks() {
+        let cache = BlockCache::new(3 * (100 + ENTRY_OVERHEAD), Arc::new(Stats::default()));
+        for b in 0..3 {
+            cache.get_or_decode(key(b), || Ok(Arc::new(vec![b as u8; 100]))).unwrap();
+        }
+        cache.get_or_decode(key(0), || unreachable!("block 0 is cached")).unwrap();
+        cache.get_or_decode(key(3), || Ok(Arc::new(vec![3; 100]))).unwrap();
+        assert!(cache.contains(&key(0)) && !cache.contains(&key(1)) && cache.contains(&key(2)) && cache.contains(&key(3)));
+        let big = cache.get_or_decode(key(9), || Ok(Arc::new(vec![9; 10_000]))).unwrap();
+        assert_eq!(big.len(), 10_000, "an oversized block is still returned");
+        assert!(!cache.contains(&key(9)), "but not kept");
+        assert_eq!(cache.usage(), (3 * (100 + ENTRY_OVERHEAD), 3));
     }
 }

@@ -1,11 +1,20 @@
-//! The cache and read planner: decoded blocks in an LRU with a byte budget,
-//! reads turned into block fetches, and prefetch for sequential readers.
+//! The read layer: decoded blocks and chunk layouts in caches with byte
+//! budgets, the planner that turns a read into pieces and copies them into
+//! the reply, and the read policy (sequential readers, prefetch, layout
+//! preloading). It sits above the format layer and asks it for decodes;
+//! nothing below calls back up.
 
+pub mod blocks;
 pub mod cache;
+pub mod layouts;
 pub mod planner;
 pub mod prefetch;
 pub mod stats;
+pub mod stream;
 
+pub use blocks::Blocks;
 pub use cache::BlockCache;
-pub use planner::Planner;
+pub use planner::{read_uncached, Planner, View};
+pub use prefetch::Prefetcher;
 pub use stats::Stats;
+pub use stream::StreamState;

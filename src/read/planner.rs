@@ -1,21 +1,31 @@
-//! The read planner: a read of a presented file becomes block fetches.
+//! The read planner: a read of a presented file becomes pieces (from the
+//! format layer's geometry), pieces become cached blocks, and the blocks'
+//! bytes are copied into the reply.
 //!
-//! It maps (file view, offset, length) to pieces through the format layer,
-//! fills the reply from the cache, and tells the prefetcher what a
-//! sequential reader will want next.
+//! It also carries the read policy for open files: a sequential reader's
+//! next window is handed to the prefetcher, and a newly opened array gets
+//! its first chunk layouts read ahead through the same bounded pool.
 
-use std::collections::BTreeSet;
+use std::collections::HashSet;
 use std::sync::Arc;
 
-use crate::format::array::Array;
-use crate::format::error::PResult;
-use crate::format::geometry::{Piece, PieceSource};
+use crate::format::{Array, Error, PResult, Piece, PieceSource, Problem, Region};
 
-use super::cache::BlockCache;
+use super::blocks::Blocks;
+use super::cache::Block;
 use super::prefetch::Prefetcher;
 use super::stats::Stats;
+use super::stream::StreamState;
 
-/// Which byte view of an array a file presents.
+/// Blocks one fill keeps at hand (enough for a row crossing 64 chunks), so a
+/// request whose rows cross many chunks asks the cache once per block.
+const AT_HAND: usize = 64;
+
+/// Block cache budget of a one-off read ([`read_uncached`]): enough for
+/// DELTA's block 0 to stay while the blocks after it are decoded.
+const ONE_OFF_BUDGET: usize = 32 << 20;
+
+/// Which byte view of an array a presented file shows.
 #[derive(Debug, Clone)]
 pub enum View {
     /// The C-order bytes (`data`).
@@ -27,88 +37,177 @@ pub enum View {
 }
 
 impl View {
-    /// Size of the presented file.
-    pub fn len(&self, array: &Array) -> PResult<u64> {
-        Ok(match self {
-            View::Data => array.data_len(),
-            View::Npy(header) => header.len() as u64 + array.data_len(),
-            View::Chunk(c) => array.chunk_file_len(*c)?,
-        })
+    fn region(&self) -> Region {
+        match self {
+            View::Data | View::Npy(_) => Region::Data,
+            View::Chunk(c) => Region::Chunk(*c),
+        }
     }
 
-    /// Pieces serving `[offset, offset + len)` of the view's array bytes
-    /// (for `Npy`, `offset` is already past the header).
-    fn pieces(&self, array: &Array, offset: u64, len: u64) -> PResult<Vec<Piece>> {
+    fn prefix(&self) -> &[u8] {
         match self {
-            View::Data | View::Npy(_) => array.data_pieces(offset, len),
-            View::Chunk(c) => array.chunk_file_pieces(*c, offset, len),
+            View::Npy(header) => header,
+            _ => &[],
         }
+    }
+
+    /// Size of the presented file.
+    pub fn len(&self, array: &Array) -> PResult<u64> {
+        Ok(self.prefix().len() as u64 + array.region_len(self.region())?)
     }
 }
 
-/// Reads presented files through the shared cache.
+/// Reads presented files through the shared caches.
 pub struct Planner {
-    pub cache: Arc<BlockCache>,
-    pub prefetcher: Option<Prefetcher>,
+    blocks: Arc<Blocks>,
+    prefetcher: Option<Prefetcher>,
+    /// Bytes a sequential reader's prefetch runs ahead.
+    window: u64,
 }
 
 impl Planner {
-    pub fn new(cache: Arc<BlockCache>, prefetcher: Option<Prefetcher>) -> Planner {
-        Planner { cache, prefetcher }
+    /// A planner over `blocks`; with a prefetcher, sequential readers get
+    /// `window` bytes decoded ahead.
+    pub fn new(blocks: Arc<Blocks>, prefetcher: Option<Prefetcher>, window: u64) -> Planner {
+        Planner { blocks, prefetcher, window }
     }
 
+    /// A planner of its own with a `cache_budget`-byte block cache and no
+    /// prefetch (`blosc2fs cat`).
+    pub fn standalone(cache_budget: usize) -> Planner {
+        let stats = Arc::new(Stats::default());
+        Planner::new(Arc::new(Blocks::new(cache_budget, layout_budget(cache_budget), stats)), None, 0)
+    }
+
+    /// The counters of this planner's caches.
     pub fn stats(&self) -> &Stats {
-        &self.cache.stats
+        self.blocks.stats()
+    }
+
+    /// The caches.
+    pub fn blocks(&self) -> &Arc<Blocks> {
+        &self.blocks
     }
 
     /// Bytes `[offset, offset + size)` of `view` (shorter at the end of the file).
-    pub fn read(&self, array: &Arc<Array>, view: &View, offset: u64, size: u64) -> PResult<Vec<u8>> {
-        let total = view.len(array)?;
+    pub fn read(&self, array: &Array, view: &View, offset: u64, size: u64) -> Result<Vec<u8>, Error> {
+        let total = view.len(array).map_err(|p| Error::new(array.name(), p))?;
         let start = offset.min(total);
         let end = offset.saturating_add(size).min(total);
         let mut out = vec![0u8; (end - start) as usize];
-        let (array_start, out_skip) = match view {
-            View::Npy(header) => {
-                let hlen = header.len() as u64;
-                if start < hlen {
-                    let n = (hlen.min(end) - start) as usize;
-                    out[..n].copy_from_slice(&header[start as usize..start as usize + n]);
-                }
-                (start.saturating_sub(hlen), hlen.saturating_sub(start).min(end - start))
-            }
-            _ => (start, 0),
-        };
-        let body_len = (end - start) - out_skip;
+        let prefix = view.prefix();
+        let plen = prefix.len() as u64;
+        let in_prefix = (plen.min(end).saturating_sub(start)) as usize;
+        if in_prefix > 0 {
+            out[..in_prefix].copy_from_slice(&prefix[start as usize..start as usize + in_prefix]);
+        }
+        let body_start = start.saturating_sub(plen);
+        let body_len = (end - start) - in_prefix as u64;
         if body_len > 0 {
-            let pieces = view.pieces(array, array_start, body_len)?;
-            array.fill(&pieces, &mut out[out_skip as usize..], &*self.cache)?;
+            fill(&self.blocks, array, view.region(), body_start, &mut out[in_prefix..]).map_err(|p| Error::new(array.name(), p))?;
         }
         Stats::add(&self.stats().bytes_served, out.len() as u64);
         Ok(out)
     }
 
-    /// A sequential reader just read up to `next`: fetch the blocks of the
-    /// following `window` bytes in the background. Returns whether the
-    /// request was taken (false when the prefetch queue was full).
-    pub fn prefetch(&self, array: &Arc<Array>, view: &View, next: u64, window: u64) -> bool {
-        let Some(prefetcher) = &self.prefetcher else { return true };
-        let (array_next, len) = match view {
-            View::Npy(header) => (next.saturating_sub(header.len() as u64), window),
-            _ => (next, window),
-        };
-        let Ok(pieces) = view.pieces(array, array_next, len) else { return true };
-        let mut wanted = BTreeSet::new();
-        let mut ordered = Vec::new();
-        for p in pieces {
-            if let PieceSource::Block { chunk, block, .. } = p.source {
-                if wanted.insert((chunk, block)) {
-                    ordered.push((chunk, block));
+    /// [`Self::read`] for an open file whose reads `stream` follows: a
+    /// sequential reader's next window is queued for prefetch first.
+    pub fn read_stream(&self, array: &Arc<Array>, view: &View, stream: &StreamState, offset: u64, size: u64) -> Result<Vec<u8>, Error> {
+        if let Some(prefetcher) = &self.prefetcher {
+            if let Some(ahead) = stream.on_read(offset, size, self.window) {
+                if self.prefetch(prefetcher, array, view, ahead.start, ahead.end - ahead.start) {
+                    stream.accepted(ahead.end);
                 }
             }
         }
-        ordered.retain(|&(chunk, block)| {
-            !self.cache.contains(&super::cache::BlockKey { array: array.id, chunk, block })
-        });
-        ordered.is_empty() || prefetcher.request(array.clone(), ordered)
+        self.read(array, view, offset, size)
     }
+
+    /// Queue the blocks of `[next, next + len)` of `view` that are not cached;
+    /// false when the queue was full.
+    fn prefetch(&self, prefetcher: &Prefetcher, array: &Arc<Array>, view: &View, next: u64, len: u64) -> bool {
+        let body_next = next.saturating_sub(view.prefix().len() as u64);
+        let Ok(pieces) = array.pieces(view.region(), body_next, len) else { return true };
+        let mut seen = HashSet::new();
+        let wanted: Vec<Piece> = pieces
+            .into_iter()
+            .filter(|p| match p.source {
+                PieceSource::Zeros => false,
+                PieceSource::Block { chunk, block, .. } => seen.insert((chunk, block)) && !self.blocks.contains(array, chunk, block),
+                PieceSource::ChunkBytes { .. } => true,
+            })
+            .collect();
+        wanted.is_empty() || prefetcher.request(array.clone(), wanted)
+    }
+
+    /// A newly opened array: read its first chunk layouts ahead of need, in
+    /// the prefetch pool (dropped when the pool is busy).
+    pub fn opened(&self, array: &Arc<Array>) {
+        if let Some(prefetcher) = &self.prefetcher {
+            prefetcher.preload_layouts(array.clone());
+        }
+    }
+}
+
+/// Layout cache budget that goes with a block cache of `cache_budget` bytes.
+pub fn layout_budget(cache_budget: usize) -> usize {
+    (cache_budget / 8).clamp(1 << 20, 64 << 20)
+}
+
+/// The (chunk, block) pairs `piece` needs, in order (a plain frame's chunk
+/// bytes are split into blocks with the chunk's layout).
+pub(crate) fn resolve(blocks: &Blocks, array: &Array, piece: Piece) -> PResult<Vec<Piece>> {
+    match piece.source {
+        PieceSource::ChunkBytes { chunk, .. } => array.block_pieces(&*blocks.layout(array, chunk)?, chunk, piece),
+        _ => Ok(vec![piece]),
+    }
+}
+
+/// Fill `out` with bytes `[start, start + out.len())` of `region`.
+pub fn fill(blocks: &Blocks, array: &Array, region: Region, start: u64, out: &mut [u8]) -> PResult<()> {
+    let pieces = array.pieces(region, start, out.len() as u64)?;
+    let covered: u64 = pieces.iter().map(|p| p.len).sum();
+    if covered != out.len() as u64 {
+        return Err(Problem::OutOfRange(format!("bytes {start}..{} lie past the end", start + out.len() as u64)));
+    }
+    let mut at_hand: Vec<((u64, u64), Block)> = Vec::new();
+    for piece in pieces {
+        for p in resolve(blocks, array, piece)? {
+            let dst_start = p.out_offset as usize;
+            let dst = out.get_mut(dst_start..dst_start + p.len as usize).ok_or_else(|| Problem::OutOfRange("piece outside the output".into()))?;
+            match p.source {
+                PieceSource::Zeros => dst.fill(0),
+                PieceSource::ChunkBytes { chunk, .. } => {
+                    return Err(Problem::corrupt("chunk", format!("chunk {chunk}: bytes not resolved into blocks")));
+                }
+                PieceSource::Block { chunk, block, offset } => {
+                    let key = (chunk, block);
+                    let data = match at_hand.iter().rev().find(|(k, _)| *k == key) {
+                        Some((_, data)) => data.clone(),
+                        None => {
+                            let data = blocks.block(array, chunk, block)?;
+                            if at_hand.len() == AT_HAND {
+                                at_hand.remove(0);
+                            }
+                            at_hand.push((key, data.clone()));
+                            data
+                        }
+                    };
+                    let src = data
+                        .get(offset as usize..offset as usize + p.len as usize)
+                        .ok_or_else(|| Problem::corrupt("chunk", format!("chunk {chunk} block {block} is shorter than its shape")))?;
+                    dst.copy_from_slice(src);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Read bytes `[start, start + out.len())` of `region` with a small cache of
+/// its own (tests, fuzzing, one-off reads): block 0 of a DELTA chunk is
+/// decoded once per call, like any other block.
+pub fn read_uncached(array: &Array, region: Region, start: u64, out: &mut [u8]) -> PResult<()> {
+    let blocks = Blocks::new(ONE_OFF_BUDGET, 1 << 20, Arc::new(Stats::default()));
+    fill(&blocks, array, region, start, out)
 }

@@ -12,10 +12,10 @@ use std::time::SystemTime;
 
 use serde_json::{json, Value as Json};
 
-use crate::format::array::{simple_dtype_itemsize, Shape, SPARSE_INDEX};
-use crate::format::Array;
+use crate::format::{simple_dtype_itemsize, Array, Shape, SPARSE_INDEX};
+use crate::source::open_array;
 
-use super::{npy, zarr};
+use super::{meta_json, npy, zarr, OnLoad};
 
 /// Identity of a source file version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,16 +56,24 @@ pub struct Loaded {
 /// a mix), and the tree gives the path a new node when [`Self::is_stale`].
 /// Only a mount root (a single-file source, whose inode cannot change)
 /// reloads in place.
-#[derive(Debug)]
 pub struct ArrayEntry {
     pub path: PathBuf,
     in_place: bool,
     state: Mutex<Option<Arc<Loaded>>>,
+    on_load: Option<OnLoad>,
+}
+
+impl std::fmt::Debug for ArrayEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ArrayEntry").field("path", &self.path).field("in_place", &self.in_place).finish_non_exhaustive()
+    }
 }
 
 impl ArrayEntry {
-    pub fn new(path: PathBuf, in_place: bool) -> ArrayEntry {
-        ArrayEntry { path, in_place, state: Mutex::new(None) }
+    /// An entry for the array at `path`; `on_load` is told of every array
+    /// opened for it (the read layer preloads its layouts).
+    pub fn new(path: PathBuf, in_place: bool, on_load: Option<OnLoad>) -> ArrayEntry {
+        ArrayEntry { path, in_place, state: Mutex::new(None), on_load }
     }
 
     /// The file whose identity tells the version (the index file of a sparse frame).
@@ -106,20 +114,18 @@ impl ArrayEntry {
             log::info!("{} changed; reopening", self.path.display());
         }
         let (stamp, mtime) = self.stat()?;
-        let loaded = Arc::new(load(&self.path, stamp, mtime));
+        let loaded = Arc::new(load(&self.path, stamp, mtime, self.on_load.as_ref()));
         *state = Some(loaded.clone());
         Ok(loaded)
     }
 }
 
-fn load(path: &Path, stamp: Stamp, mtime: SystemTime) -> Loaded {
-    match Array::open(path) {
+fn load(path: &Path, stamp: Stamp, mtime: SystemTime, on_load: Option<&OnLoad>) -> Loaded {
+    match open_array(path) {
         Ok(array) => {
             let array = Arc::new(array);
-            let preload = array.clone();
-            let spawned = std::thread::Builder::new().name("layouts".into()).spawn(move || preload.preload_layouts());
-            if let Err(e) = spawned {
-                log::debug!("no layout preload for {}: {e}", path.display());
+            if let Some(on_load) = on_load {
+                on_load(&array);
             }
             present(array, stamp, mtime)
         }
@@ -155,8 +161,8 @@ fn json_bytes(doc: &Json) -> Vec<u8> {
 /// The NumPy dtype that describes the data's items: the declared dtype when
 /// its size matches the frame's typesize, otherwise a void of the typesize.
 pub fn presented_dtype(array: &Array) -> String {
-    let typesize = array.frame.typesize as u64;
-    if let Shape::Nd { meta, .. } = &array.shape {
+    let typesize = array.frame().typesize as u64;
+    if let Shape::Nd { meta, .. } = array.shape() {
         if let Some(dtype) = meta.dtype.as_deref() {
             match simple_dtype_itemsize(dtype) {
                 Some(size) if size == typesize => return dtype.to_string(),
@@ -170,8 +176,8 @@ pub fn presented_dtype(array: &Array) -> String {
 
 fn present(array: Arc<Array>, stamp: Stamp, mtime: SystemTime) -> Loaded {
     let dtype = presented_dtype(&array);
-    let typesize = array.frame.typesize as u64;
-    let (shape, chunkshape, chunk_grid, zarr_chunks): (Vec<u64>, Option<Vec<u64>>, Vec<u64>, Option<Vec<u64>>) = match &array.shape {
+    let typesize = array.frame().typesize as u64;
+    let (shape, chunkshape, chunk_grid, zarr_chunks): (Vec<u64>, Option<Vec<u64>>, Vec<u64>, Option<Vec<u64>>) = match array.shape() {
         Shape::Nd { geometry, .. } => (
             geometry.shape.clone(),
             Some(geometry.chunkshape.clone()),
@@ -180,8 +186,9 @@ fn present(array: Arc<Array>, stamp: Stamp, mtime: SystemTime) -> Loaded {
         ),
         Shape::Plain { .. } => {
             let items = array.data_len() / typesize;
-            let uniform = array.frame.chunksize > 0 && array.frame.chunksize.is_multiple_of(typesize) && array.data_len().is_multiple_of(typesize);
-            let chunks = uniform.then(|| vec![array.frame.chunksize / typesize]);
+            let chunksize = array.frame().chunksize;
+            let uniform = chunksize > 0 && chunksize.is_multiple_of(typesize) && array.data_len().is_multiple_of(typesize);
+            let chunks = uniform.then(|| vec![chunksize / typesize]);
             (vec![items], None, vec![array.nchunks()], chunks)
         }
     };
@@ -201,12 +208,12 @@ fn present(array: Arc<Array>, stamp: Stamp, mtime: SystemTime) -> Loaded {
     if let Some(chunkshape) = &chunkshape {
         xattrs.push(("user.blosc2.chunkshape".to_string(), serde_json::to_vec(chunkshape).unwrap_or_default()));
     }
-    xattrs.push(("user.blosc2.codec".to_string(), array.codec_name().into_bytes()));
+    xattrs.push(("user.blosc2.codec".to_string(), meta_json::codec_name(&array).into_bytes()));
     Loaded {
         version: next_version(),
         stamp,
         mtime,
-        meta_json: Arc::new(json_bytes(&array.meta_json())),
+        meta_json: Arc::new(json_bytes(&meta_json::render(&array))),
         npy_header: Arc::new(npy::header(&npy_dtype, &npy_shape)),
         zarray,
         chunk_grid,

@@ -7,27 +7,31 @@
 //! looked up, so mounting a large tree opens nothing.
 
 pub mod entry;
+pub mod error;
+pub mod fs;
 pub mod inode;
+pub mod meta_json;
 pub mod npy;
 pub mod zarr;
 
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
-use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 use std::time::SystemTime;
 
-use crate::error::FsError;
-use crate::format::array::SPARSE_INDEX;
-use crate::format::frame::looks_like_frame;
-use crate::format::geometry::{grid_coords, linear};
-use crate::format::Array;
-use crate::read::planner::View;
+use crate::format::{grid_coords, linear, Array, Region, SPARSE_INDEX};
+use crate::read::View;
+use crate::source::{is_sparse_dir, sniff_frame, FileSource};
 
 pub use entry::{ArrayEntry, Loaded};
+pub use error::FsError;
+pub use fs::{Filesystem, FsConfig};
 use inode::Role;
+
+/// Told of every array the tree opens (the read layer preloads its layouts).
+pub type OnLoad = Arc<dyn Fn(&Arc<Array>) + Send + Sync>;
 
 /// Extensions shown without looking inside the file.
 const KNOWN_EXTENSIONS: [&str; 4] = ["b2nd", "b2frame", "b2f", "b2"];
@@ -84,22 +88,24 @@ struct Nodes {
 pub struct Tree {
     root: PathBuf,
     nodes: RwLock<Nodes>,
+    on_load: Option<OnLoad>,
 }
 
 impl Tree {
     /// A tree over `source`: a directory of arrays, or a single array (then
     /// the mount root is that array's directory).
-    pub fn new(source: &Path) -> std::io::Result<Tree> {
+    /// `on_load` is told of every array opened.
+    pub fn new(source: &Path, on_load: Option<OnLoad>) -> std::io::Result<Tree> {
         let root = std::fs::canonicalize(source)?;
-        let kind = if root.is_dir() && !Array::is_sparse_dir(&root) {
+        let kind = if root.is_dir() && !is_sparse_dir(&root) {
             NodeKind::Dir
         } else {
-            NodeKind::Array(Arc::new(ArrayEntry::new(root.clone(), true)))
+            NodeKind::Array(Arc::new(ArrayEntry::new(root.clone(), true, on_load.clone())))
         };
         let mut nodes = Nodes::default();
         nodes.by_path.insert(root.clone(), 0);
         nodes.list.push(Node { path: root.clone(), kind });
-        Ok(Tree { root, nodes: RwLock::new(nodes) })
+        Ok(Tree { root, nodes: RwLock::new(nodes), on_load })
     }
 
     fn node_info(&self, node: u32) -> Result<(PathBuf, Option<Arc<ArrayEntry>>), FsError> {
@@ -127,7 +133,7 @@ impl Tree {
             return n;
         }
         let n = nodes.list.len() as u32;
-        let kind = if is_array { NodeKind::Array(Arc::new(ArrayEntry::new(path.clone(), false))) } else { NodeKind::Dir };
+        let kind = if is_array { NodeKind::Array(Arc::new(ArrayEntry::new(path.clone(), false, self.on_load.clone()))) } else { NodeKind::Dir };
         nodes.by_path.insert(path.clone(), n);
         nodes.list.push(Node { path, kind });
         n
@@ -136,7 +142,7 @@ impl Tree {
     fn array_of(&self, node: u32) -> Result<Arc<Loaded>, FsError> {
         let (_, entry) = self.node_info(node)?;
         let entry = entry.ok_or(FsError::NotFound)?;
-        entry.current().map_err(FsError::from_io)
+        entry.current().map_err(FsError::from)
     }
 
     /// Decide whether a source directory entry is shown, and as what.
@@ -161,7 +167,7 @@ impl Tree {
             return None;
         }
         let known = path.extension().and_then(OsStr::to_str).is_some_and(|e| KNOWN_EXTENSIONS.contains(&e));
-        if known || sniff_frame(&target) {
+        if known || FileSource::open(&target).is_ok_and(|source| sniff_frame(&source)) {
             Some(true)
         } else {
             None
@@ -171,7 +177,7 @@ impl Tree {
     /// Children of a mirrored source directory: (name, is_array), sorted by name.
     fn scan(&self, dir: &Path) -> Result<Vec<(OsString, bool)>, FsError> {
         let mut out = Vec::new();
-        for item in std::fs::read_dir(dir).map_err(FsError::from_io)? {
+        for item in std::fs::read_dir(dir).map_err(FsError::from)? {
             let Ok(item) = item else { continue };
             let name = item.file_name();
             if let Some(is_array) = self.classify(&item.path()) {
@@ -199,7 +205,7 @@ impl Tree {
         let Some(entry) = entry else {
             return if role == Role::Node { Ok(dir(Self::node_mtime(&path))) } else { Err(FsError::NotFound) };
         };
-        let loaded = entry.current().map_err(FsError::from_io)?;
+        let loaded = entry.current().map_err(FsError::from)?;
         let mtime = loaded.mtime;
         let Some(array) = &loaded.array else {
             return match role {
@@ -214,7 +220,9 @@ impl Tree {
             Role::Data => file(array.data_len(), mtime),
             Role::Npy => file(loaded.npy_header.len() as u64 + array.data_len(), mtime),
             Role::Zarray => file(loaded.zarray.as_ref().ok_or(FsError::NotFound)?.len() as u64, mtime),
-            Role::Chunk(c) if c < array.nchunks() => file(array.chunk_file_len(c).map_err(FsError::Format)?, mtime),
+            Role::Chunk(c) if c < array.nchunks() => {
+                file(array.region_len(Region::Chunk(c)).map_err(|p| crate::format::Error::new(array.name(), p))?, mtime)
+            }
             _ => return Err(FsError::NotFound),
         })
     }
@@ -237,7 +245,7 @@ impl Tree {
                 }
             }
             (Role::Node, Some(entry)) => {
-                let loaded = entry.current().map_err(FsError::from_io)?;
+                let loaded = entry.current().map_err(FsError::from)?;
                 let role = match name.to_str() {
                     Some("meta.json") => Role::MetaJson,
                     Some(".stats") if node == 0 => Role::Stats,
@@ -249,7 +257,7 @@ impl Tree {
                 inode::encode(node, role)
             }
             (Role::ChunksDir, Some(entry)) => {
-                let loaded = entry.current().map_err(FsError::from_io)?;
+                let loaded = entry.current().map_err(FsError::from)?;
                 let name = name.to_str().ok_or(FsError::NotFound)?;
                 if name == ".zarray" && loaded.zarray.is_some() {
                     inode::encode(node, Role::Zarray)
@@ -287,7 +295,7 @@ impl Tree {
                 out = fixed;
             }
             (Role::Node, Some(entry)) => {
-                let loaded = entry.current().map_err(FsError::from_io)?;
+                let loaded = entry.current().map_err(FsError::from)?;
                 if node == 0 {
                     fixed.push((inode::encode(0, Role::Stats), Kind::File, OsString::from(".stats")));
                 }
@@ -300,7 +308,7 @@ impl Tree {
                 out = fixed;
             }
             (Role::ChunksDir, Some(entry)) => {
-                let loaded = entry.current().map_err(FsError::from_io)?;
+                let loaded = entry.current().map_err(FsError::from)?;
                 let array = loaded.array.as_ref().ok_or(FsError::NotFound)?;
                 if loaded.zarray.is_some() {
                     fixed.push((inode::encode(node, Role::Zarray), Kind::File, OsString::from(".zarray")));
@@ -380,10 +388,4 @@ impl Tree {
             }
         }
     }
-}
-
-/// Whether a file starts like a Blosc2 frame (reads 11 bytes).
-fn sniff_frame(path: &Path) -> bool {
-    let mut head = [0u8; 11];
-    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut head)).is_ok() && looks_like_frame(&head)
 }

@@ -50,7 +50,7 @@ pub fn read_all(array: &blosc2fs::format::Array, step: u64) -> Result<Vec<u8>, b
     let mut pos = 0u64;
     while pos < total {
         let n = step.min(total - pos);
-        array.read_data(pos, &mut out[pos as usize..(pos + n) as usize])?;
+        blosc2fs::read::read_uncached(array, blosc2fs::format::Region::Data, pos, &mut out[pos as usize..(pos + n) as usize])?;
         pos += n;
     }
     Ok(out)

@@ -288,7 +288,7 @@ pub fn decompress(src: &[u8], dst: &mut [u8], dict: &[u8]) -> Result<(), CodecEr
 
 #[cfg(test)]
 mod tests {
-    use super::super::blosclz::test_chunks;
+    use super::super::test_chunks;
     use super::*;
 
     fn decode(src: &[u8], n: usize, dict: &[u8]) -> Result<Vec<u8>, CodecError> {

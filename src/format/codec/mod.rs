@@ -7,8 +7,50 @@
 
 pub mod blosclz;
 pub mod lz4;
+#[cfg(test)]
+mod test_chunks;
 pub mod zlib;
 pub mod zstd;
+
+/// Codec ids as C-Blosc2 numbers them (`BLOSC_BLOSCLZ` = 0, ...; plugins
+/// from 32): the one table of ids and names. The frame header stores these
+/// ids; a chunk header stores a 3-bit format code that maps onto them
+/// (see `chunk::header::Codec`).
+pub mod codec_id {
+    pub const BLOSCLZ: u8 = 0;
+    pub const LZ4: u8 = 1;
+    pub const LZ4HC: u8 = 2;
+    pub const SNAPPY: u8 = 3;
+    pub const ZLIB: u8 = 4;
+    pub const ZSTD: u8 = 5;
+    pub const NDLZ: u8 = 32;
+    pub const ZFP_ACC: u8 = 33;
+    pub const ZFP_PREC: u8 = 34;
+    pub const ZFP_RATE: u8 = 35;
+}
+
+/// The name C-Blosc2 gives codec `id` (user-defined ids get a descriptive name).
+pub fn codec_name(id: u8) -> String {
+    let known = match id {
+        codec_id::BLOSCLZ => "blosclz",
+        codec_id::LZ4 => "lz4",
+        codec_id::LZ4HC => "lz4hc",
+        codec_id::SNAPPY => "snappy",
+        codec_id::ZLIB => "zlib",
+        codec_id::ZSTD => "zstd",
+        codec_id::NDLZ => "ndlz",
+        codec_id::ZFP_ACC => "zfp_acc",
+        codec_id::ZFP_PREC => "zfp_prec",
+        codec_id::ZFP_RATE => "zfp_rate",
+        36 => "openhtj2k",
+        37 => "grok",
+        38 => "openzl",
+        39 => "j2k",
+        40 => "htj2k",
+        other => return format!("user-defined codec {other}"),
+    };
+    known.to_string()
+}
 
 /// What can go wrong inside one codec stream.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -88,7 +88,7 @@ fn inflate_into(d: &mut Decompress, src: &[u8], dst: &mut [u8]) -> Result<(), Co
 
 #[cfg(test)]
 mod tests {
-    use super::super::blosclz::test_chunks;
+    use super::super::test_chunks;
     use super::*;
     use std::io::Write;
 

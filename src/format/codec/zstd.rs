@@ -96,7 +96,7 @@ fn run(d: &mut Decompressor<'_>, src: &[u8], dst: &mut [u8]) -> Result<(), Codec
 
 #[cfg(test)]
 mod tests {
-    use super::super::blosclz::test_chunks;
+    use super::super::test_chunks;
     use super::*;
 
     fn compress(data: &[u8], level: i32, dict: &[u8]) -> Vec<u8> {

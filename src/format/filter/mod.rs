@@ -10,6 +10,39 @@ pub mod shuffle;
 #[cfg(target_arch = "x86_64")]
 mod x86_mem;
 
+/// Filter ids as stored in a chunk header's six filter slots: the one table
+/// of ids and names.
+pub mod filter_id {
+    pub const NONE: u8 = 0;
+    pub const SHUFFLE: u8 = 1;
+    pub const BITSHUFFLE: u8 = 2;
+    pub const DELTA: u8 = 3;
+    pub const TRUNC_PREC: u8 = 4;
+    pub const NDCELL: u8 = 32;
+    pub const NDMEAN: u8 = 33;
+    pub const BYTEDELTA_BUGGY: u8 = 34;
+    pub const BYTEDELTA: u8 = 35;
+    pub const INT_TRUNC: u8 = 36;
+}
+
+/// The name C-Blosc2 gives filter `id`.
+pub fn filter_name(id: u8) -> String {
+    let known = match id {
+        filter_id::NONE => "nofilter",
+        filter_id::SHUFFLE => "shuffle",
+        filter_id::BITSHUFFLE => "bitshuffle",
+        filter_id::DELTA => "delta",
+        filter_id::TRUNC_PREC => "trunc_prec",
+        filter_id::NDCELL => "ndcell",
+        filter_id::NDMEAN => "ndmean",
+        filter_id::BYTEDELTA_BUGGY => "bytedelta_buggy",
+        filter_id::BYTEDELTA => "bytedelta",
+        filter_id::INT_TRUNC => "int_trunc",
+        other => return format!("user-defined filter {other}"),
+    };
+    known.to_string()
+}
+
 /// Why a filter could not be undone.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FilterError {

@@ -3,7 +3,10 @@
 //! Every size in the header is checked here, once, so that the rest of the
 //! decoder can trust `nbytes`, `blocksize`, `nblocks` and the stream layout.
 
-use super::error::{read_i32_le, slice_at, PResult, Problem};
+use crate::format::bytes::{read_i32_le, slice_at};
+use crate::format::codec::{codec_id, codec_name};
+use crate::format::error::{PResult, Problem};
+use crate::format::filter::filter_id;
 
 /// Smallest header (Blosc1 form).
 pub const MIN_HEADER_LEN: usize = 16;
@@ -17,37 +20,6 @@ const FLAG_MEMCPYED: u8 = 0x02;
 const FLAG_BITSHUFFLE: u8 = 0x04;
 const FLAG_DELTA: u8 = 0x08;
 const FLAG_DONT_SPLIT: u8 = 0x10;
-
-/// Filter ids as stored in the header's six filter slots.
-pub mod filter_id {
-    pub const NONE: u8 = 0;
-    pub const SHUFFLE: u8 = 1;
-    pub const BITSHUFFLE: u8 = 2;
-    pub const DELTA: u8 = 3;
-    pub const TRUNC_PREC: u8 = 4;
-    pub const NDCELL: u8 = 32;
-    pub const NDMEAN: u8 = 33;
-    pub const BYTEDELTA_BUGGY: u8 = 34;
-    pub const BYTEDELTA: u8 = 35;
-    pub const INT_TRUNC: u8 = 36;
-}
-
-/// The name C-Blosc2 gives a filter id.
-pub fn filter_name(id: u8) -> String {
-    match id {
-        filter_id::NONE => "nofilter".into(),
-        filter_id::SHUFFLE => "shuffle".into(),
-        filter_id::BITSHUFFLE => "bitshuffle".into(),
-        filter_id::DELTA => "delta".into(),
-        filter_id::TRUNC_PREC => "trunc_prec".into(),
-        filter_id::NDCELL => "ndcell".into(),
-        filter_id::NDMEAN => "ndmean".into(),
-        filter_id::BYTEDELTA_BUGGY => "bytedelta_buggy".into(),
-        filter_id::BYTEDELTA => "bytedelta".into(),
-        filter_id::INT_TRUNC => "int_trunc".into(),
-        other => format!("user-defined filter {other}"),
-    }
-}
 
 /// Which codec compressed a chunk's streams.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,33 +49,25 @@ impl Codec {
         }
     }
 
-    /// The id C-Blosc2 uses for this codec (BLOSC_BLOSCLZ=0, LZ4=1, LZ4HC=2, ...).
-    pub fn name(&self) -> String {
+    /// The codec id C-Blosc2 gives this codec (see [`codec_id`]).
+    pub fn id(&self) -> u8 {
         match self {
-            Codec::BloscLz => "blosclz".into(),
-            Codec::Lz4 => "lz4".into(),
-            Codec::Snappy => "snappy".into(),
-            Codec::Zlib => "zlib".into(),
-            Codec::Zstd => "zstd".into(),
-            Codec::Registered(id) => registered_codec_name(*id),
-            Codec::Reserved(code) => format!("reserved codec format {code}"),
+            Codec::BloscLz => codec_id::BLOSCLZ,
+            Codec::Lz4 => codec_id::LZ4,
+            Codec::Snappy => codec_id::SNAPPY,
+            Codec::Zlib => codec_id::ZLIB,
+            Codec::Zstd => codec_id::ZSTD,
+            Codec::Registered(id) => *id,
+            Codec::Reserved(code) => *code,
         }
     }
-}
 
-/// Names of the globally registered codec plugins.
-pub fn registered_codec_name(id: u8) -> String {
-    match id {
-        32 => "ndlz".into(),
-        33 => "zfp_acc".into(),
-        34 => "zfp_prec".into(),
-        35 => "zfp_rate".into(),
-        36 => "openhtj2k".into(),
-        37 => "grok".into(),
-        38 => "openzl".into(),
-        39 => "j2k".into(),
-        40 => "htj2k".into(),
-        other => format!("user-defined codec {other}"),
+    /// The codec's name.
+    pub fn name(&self) -> String {
+        match self {
+            Codec::Reserved(code) => format!("reserved codec format {code}"),
+            other => codec_name(other.id()),
+        }
     }
 }
 

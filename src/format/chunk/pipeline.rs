@@ -1,0 +1,233 @@
+//! Decoding one block: streams → codec → filters undone last slot first.
+//!
+//! Pure: given the stored bytes of a block (fetched by the caller through
+//! the layout's `block_source_range`) and a [`BlockContext`], it writes the
+//! decoded block. Nothing here reads a source or keeps decoded blocks.
+
+use std::cell::RefCell;
+
+use super::header::{Codec, Special};
+use super::layout::{ChunkLayout, Storage};
+use crate::format::bytes::{read_i32_le, slice_at};
+use crate::format::codec::{self, CodecError};
+use crate::format::error::{PResult, Problem};
+use crate::format::filter::{self, filter_id, filter_name};
+
+/// What decoding a block needs from outside the block itself.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BlockContext<'a> {
+    /// The decoded block 0 of the same chunk, for blocks b > 0 of a chunk
+    /// whose filters include DELTA ([`ChunkLayout::needs_block0`]).
+    pub block0: Option<&'a [u8]>,
+    /// The array's block shape (its length is the array's ndim; empty for a
+    /// plain frame or a bare chunk). Plugin codecs and filters (ZFP, NDLZ,
+    /// NDCELL, NDMEAN) need it; the item size comes from the chunk header.
+    pub blockshape: &'a [u64],
+}
+
+impl ChunkLayout {
+    /// Decode block `b` into `out` (exactly `block_range(b).len()` bytes).
+    /// `source` holds the stored bytes of `block_source_range(b)`; `context`
+    /// tells what the pipeline needs from outside the block.
+    pub fn decode_block(&self, b: usize, source: &[u8], context: &BlockContext<'_>, out: &mut [u8]) -> PResult<()> {
+        let bsize = self.block_range(b).len();
+        if out.len() != bsize {
+            return Err(Problem::OutOfRange(format!("block {b} is {bsize} bytes, output buffer {}", out.len())));
+        }
+        match &self.storage {
+            Storage::Special { kind, value } => {
+                fill_special(*kind, value, self.header.typesize, out);
+                Ok(())
+            }
+            Storage::Memcpyed => {
+                out.copy_from_slice(slice_at(source, 0, bsize, "memcpyed block")?);
+                Ok(())
+            }
+            Storage::Streams { .. } => self.decode_streams(b, source, context, out),
+        }
+    }
+
+    fn decode_streams(&self, b: usize, source: &[u8], context: &BlockContext<'_>, out: &mut [u8]) -> PResult<()> {
+        let h = &self.header;
+        let bsize = out.len();
+        let leftover_block = !h.is_vlblocks() && b + 1 == h.nblocks && h.leftover() > 0;
+        let nstreams = if h.is_vlblocks() || h.dont_split() || leftover_block { 1 } else { h.typesize };
+        let stream_len = bsize / nstreams;
+        if stream_len == 0 || stream_len * nstreams != bsize {
+            return Err(Problem::corrupt("chunk", format!("block {b} of {bsize} bytes cannot hold {nstreams} streams")));
+        }
+        let has_filters = h.filters.iter().any(|&f| f != filter_id::NONE && f != filter_id::TRUNC_PREC);
+        let decode_all = |stage: &mut [u8]| -> PResult<()> {
+            let mut pos = 0usize;
+            for (s, dst) in stage.chunks_exact_mut(stream_len).enumerate() {
+                pos = self.decode_stream(b, source, pos, dst).map_err(|p| match p {
+                    Problem::Codec { .. } => p,
+                    other => Problem::corrupt("chunk", format!("block {b} stream {s}: {other}")),
+                })?;
+            }
+            Ok(())
+        };
+        if !has_filters {
+            return decode_all(out);
+        }
+        SCRATCH.with(|scratch| {
+            let mut scratch = scratch.borrow_mut();
+            let (stage, spare) = &mut *scratch;
+            stage.resize(bsize, 0);
+            decode_all(&mut stage[..])?;
+            self.undo_filters(b, &mut stage[..], spare, context, out)
+        })
+    }
+
+    /// Decode one stream starting at `pos` of `source` into `dst`; returns the next position.
+    fn decode_stream(&self, b: usize, source: &[u8], pos: usize, dst: &mut [u8]) -> PResult<usize> {
+        let h = &self.header;
+        let csize = read_i32_le(source, pos, "stream size")?;
+        let mut pos = pos + 4;
+        let payload_len = if h.is_vlblocks() {
+            if csize as usize != dst.len() {
+                return Err(Problem::corrupt("chunk", format!("variable-length block {b} says {csize} bytes, expected {}", dst.len())));
+            }
+            source.len() - pos
+        } else if csize == 0 {
+            dst.fill(0);
+            return Ok(pos);
+        } else if csize < 0 {
+            let token = slice_at(source, pos, 1, "stream token")?[0];
+            pos += 1;
+            if token & 0x01 == 0 || csize < -255 {
+                return Err(Problem::corrupt("chunk", format!("block {b}: unknown stream token {token} with size {csize}")));
+            }
+            dst.fill((-csize) as u8);
+            return Ok(pos);
+        } else {
+            csize as usize
+        };
+        let payload = slice_at(source, pos, payload_len, "compressed stream")?;
+        if payload_len == dst.len() {
+            dst.copy_from_slice(payload);
+        } else {
+            let result = match h.codec() {
+                Codec::BloscLz => codec::blosclz::decompress(payload, dst),
+                Codec::Lz4 => codec::lz4::decompress(payload, dst, &self.dict),
+                Codec::Zlib => codec::zlib::decompress(payload, dst),
+                Codec::Zstd => codec::zstd::decompress(payload, dst, &self.dict),
+                other => return Err(Problem::UnsupportedCodec { name: other.name(), id: other.id() }),
+            };
+            result.map_err(|source: CodecError| Problem::Codec { block: b as u64, source })?;
+        }
+        Ok(pos + payload_len)
+    }
+
+    /// Undo the filter pipeline (last slot first). `stage` holds the codec output.
+    fn undo_filters(&self, b: usize, stage: &mut [u8], spare: &mut Vec<u8>, context: &BlockContext<'_>, out: &mut [u8]) -> PResult<()> {
+        let h = &self.header;
+        let typesize = h.typesize;
+        spare.resize(stage.len(), 0);
+        // The data lives in `stage`, `spare` or `out`; track where.
+        #[derive(Clone, Copy, PartialEq)]
+        enum At {
+            Stage,
+            Spare,
+            Out,
+        }
+        let mut at = At::Stage;
+        let spare = &mut spare[..];
+        for slot in (0..6).rev() {
+            let id = h.filters[slot];
+            let meta = h.filters_meta[slot];
+            match id {
+                filter_id::NONE | filter_id::TRUNC_PREC | filter_id::INT_TRUNC => {}
+                filter_id::SHUFFLE | filter_id::BITSHUFFLE => {
+                    let (src, dst): (&[u8], &mut [u8]) = match at {
+                        At::Stage => (&*stage, &mut *out),
+                        At::Out => (&*out, &mut *spare),
+                        At::Spare => (&*spare, &mut *out),
+                    };
+                    // Safety of aliasing: src and dst are always different buffers above.
+                    if id == filter_id::SHUFFLE {
+                        let group = if meta == 0 { typesize } else { meta as usize };
+                        filter::shuffle::unshuffle(group, src, dst);
+                    } else {
+                        filter::bitshuffle::bitunshuffle(typesize, src, dst, h.version)
+                            .map_err(|e| Problem::corrupt("chunk", format!("block {b}: bitshuffle: {e}")))?;
+                    }
+                    at = match at {
+                        At::Stage | At::Spare => At::Out,
+                        At::Out => At::Spare,
+                    };
+                }
+                filter_id::DELTA => {
+                    let data: &mut [u8] = match at {
+                        At::Stage => &mut *stage,
+                        At::Out => &mut *out,
+                        At::Spare => &mut *spare,
+                    };
+                    let reference = if b == 0 {
+                        None
+                    } else {
+                        Some(context.block0.ok_or_else(|| Problem::OutOfRange(format!("block {b} needs block 0 for delta")))?)
+                    };
+                    filter::delta::undo_delta(reference, typesize, data).map_err(|e| Problem::corrupt("chunk", format!("block {b}: delta: {e}")))?;
+                }
+                filter_id::BYTEDELTA | filter_id::BYTEDELTA_BUGGY => {
+                    let data: &mut [u8] = match at {
+                        At::Stage => &mut *stage,
+                        At::Out => &mut *out,
+                        At::Spare => &mut *spare,
+                    };
+                    let group = if meta == 0 { typesize } else { meta as usize };
+                    let undone = if id == filter_id::BYTEDELTA {
+                        filter::bytedelta::undo_bytedelta(group, data)
+                    } else {
+                        filter::bytedelta::undo_bytedelta_buggy(group, data)
+                    };
+                    undone.map_err(|e| Problem::corrupt("chunk", format!("block {b}: bytedelta: {e}")))?;
+                }
+                other => return Err(Problem::UnsupportedFilter { name: filter_name(other), id: other }),
+            }
+        }
+        match at {
+            At::Out => {}
+            At::Stage => out.copy_from_slice(stage),
+            At::Spare => out.copy_from_slice(spare),
+        }
+        Ok(())
+    }
+}
+
+
+/// Fill `out` with the value of a special chunk.
+pub fn fill_special(kind: Special, value: &[u8], typesize: usize, out: &mut [u8]) {
+    match kind {
+        Special::Zeros | Special::Uninit => out.fill(0),
+        Special::NaN => {
+            if typesize == 4 {
+                for item in out.chunks_mut(4) {
+                    item.copy_from_slice(&f32::NAN.to_le_bytes()[..item.len()]);
+                }
+            } else {
+                for item in out.chunks_mut(8) {
+                    let n = item.len();
+                    item.copy_from_slice(&f64::NAN.to_le_bytes()[..n]);
+                }
+            }
+        }
+        Special::Value => {
+            if value.len() <= 1 {
+                out.fill(value.first().copied().unwrap_or(0));
+            } else {
+                for item in out.chunks_mut(value.len()) {
+                    let n = item.len();
+                    item.copy_from_slice(&value[..n]);
+                }
+            }
+        }
+    }
+}
+
+thread_local! {
+    /// Per-thread scratch buffers for codec output and filter staging.
+    static SCRATCH: RefCell<(Vec<u8>, Vec<u8>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+}
+

@@ -1,0 +1,272 @@
+//! The fuser adapter: each FUSE call becomes one call of the in-process
+//! [`Filesystem`], each answer one reply. Nothing here knows the Blosc2
+//! format or keeps state of its own; errors become errno in one place
+//! ([`reply_err`]), and every attempt to write is refused in one place
+//! ([`READ_ONLY`]).
+
+use std::ffi::OsStr;
+use std::time::{Duration, SystemTime};
+
+use fuser::{
+    Errno, FileAttr, FileHandle, FileType, Filesystem as FuserFilesystem, FopenFlags, Generation, INodeNo, InitFlags, KernelConfig,
+    LockOwner, OpenAccMode, OpenFlags, ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen,
+    ReplyStatfs, ReplyWrite, ReplyXattr, Request, TimeOrNow, WriteFlags,
+};
+
+use crate::tree::{Attr, Filesystem, FsError, Kind};
+
+/// What the adapter adds to the filesystem's attributes.
+#[derive(Debug, Clone)]
+pub struct AdapterOptions {
+    pub uid: u32,
+    pub gid: u32,
+    /// How long the kernel may cache attributes and names.
+    pub ttl: Duration,
+}
+
+/// The filesystem given to fuser.
+pub struct FuseAdapter {
+    fs: Filesystem,
+    options: AdapterOptions,
+}
+
+/// The errno of a filesystem error: the one conversion.
+fn errno(err: &FsError) -> Errno {
+    Errno::from_i32(err.errno())
+}
+
+/// Every write-side operation answers this.
+const READ_ONLY: FsError = FsError::ReadOnly;
+
+/// Reply `err` on any reply type.
+macro_rules! reply_err {
+    ($reply:expr, $err:expr) => {
+        $reply.error(errno(&$err))
+    };
+}
+
+/// Answer an xattr request the Linux way: size 0 asks for the length, a
+/// buffer too small gets ERANGE.
+fn reply_xattr(bytes: Result<Vec<u8>, FsError>, size: u32, reply: ReplyXattr) {
+    match bytes {
+        Err(e) => reply_err!(reply, e),
+        Ok(bytes) if size == 0 => reply.size(bytes.len() as u32),
+        Ok(bytes) if (size as usize) < bytes.len() => reply_err!(reply, FsError::Range),
+        Ok(bytes) => reply.data(&bytes),
+    }
+}
+
+impl FuseAdapter {
+    pub fn new(fs: Filesystem, options: AdapterOptions) -> FuseAdapter {
+        FuseAdapter { fs, options }
+    }
+
+    fn file_attr(&self, attr: &Attr) -> FileAttr {
+        let (kind, perm, nlink) = match attr.kind {
+            Kind::Dir => (FileType::Directory, 0o555, 2),
+            Kind::File => (FileType::RegularFile, 0o444, 1),
+        };
+        FileAttr {
+            ino: INodeNo(attr.ino),
+            size: attr.size,
+            blocks: attr.size.div_ceil(512),
+            atime: attr.mtime,
+            mtime: attr.mtime,
+            ctime: attr.mtime,
+            crtime: attr.mtime,
+            kind,
+            perm,
+            nlink,
+            uid: self.options.uid,
+            gid: self.options.gid,
+            rdev: 0,
+            blksize: 1 << 20,
+            flags: 0,
+        }
+    }
+}
+
+impl FuserFilesystem for FuseAdapter {
+    fn init(&mut self, _req: &Request, config: &mut KernelConfig) -> std::io::Result<()> {
+        let wanted = InitFlags::FUSE_AUTO_INVAL_DATA | InitFlags::FUSE_PARALLEL_DIROPS;
+        if let Err(missing) = config.add_capabilities(wanted) {
+            log::debug!("kernel lacks capabilities {missing:?}");
+        }
+        Ok(())
+    }
+
+    fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
+        match self.fs.lookup(parent.0, name) {
+            Ok(attr) => reply.entry(&self.options.ttl, &self.file_attr(&attr), Generation(0)),
+            Err(e) => reply_err!(reply, e),
+        }
+    }
+
+    fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
+        match self.fs.getattr(ino.0) {
+            Ok(attr) => reply.attr(&self.options.ttl, &self.file_attr(&attr)),
+            Err(e) => reply_err!(reply, e),
+        }
+    }
+
+    fn open(&self, _req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
+        match self.fs.open(ino.0, flags.acc_mode() != OpenAccMode::O_RDONLY) {
+            Ok(opened) => {
+                let mut fopen = FopenFlags::empty();
+                if opened.keep_cache {
+                    fopen |= FopenFlags::FOPEN_KEEP_CACHE;
+                }
+                if opened.direct_io {
+                    fopen |= FopenFlags::FOPEN_DIRECT_IO;
+                }
+                reply.opened(FileHandle(opened.fh), fopen);
+            }
+            Err(e) => reply_err!(reply, e),
+        }
+    }
+
+    fn read(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        size: u32,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        reply: ReplyData,
+    ) {
+        match self.fs.read(fh.0, offset, size) {
+            Ok(bytes) => reply.data(&bytes),
+            Err(e) => reply_err!(reply, e),
+        }
+    }
+
+    fn release(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        _flush: bool,
+        reply: ReplyEmpty,
+    ) {
+        self.fs.release(fh.0);
+        reply.ok();
+    }
+
+    fn opendir(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
+        match self.fs.opendir(ino.0) {
+            Ok(fh) => reply.opened(FileHandle(fh), FopenFlags::empty()),
+            Err(e) => reply_err!(reply, e),
+        }
+    }
+
+    fn readdir(&self, _req: &Request, ino: INodeNo, fh: FileHandle, offset: u64, mut reply: ReplyDirectory) {
+        match self.fs.readdir(ino.0, fh.0, offset) {
+            Ok(entries) => {
+                for (i, (child, kind, name)) in entries.into_iter().enumerate() {
+                    let kind = match kind {
+                        Kind::Dir => FileType::Directory,
+                        Kind::File => FileType::RegularFile,
+                    };
+                    // The offset given is the cookie of the *next* entry.
+                    if reply.add(INodeNo(child), offset + i as u64 + 1, kind, &name) {
+                        break;
+                    }
+                }
+                reply.ok();
+            }
+            Err(e) => reply_err!(reply, e),
+        }
+    }
+
+    fn releasedir(&self, _req: &Request, _ino: INodeNo, fh: FileHandle, _flags: OpenFlags, reply: ReplyEmpty) {
+        self.fs.releasedir(fh.0);
+        reply.ok();
+    }
+
+    fn statfs(&self, _req: &Request, _ino: INodeNo, reply: ReplyStatfs) {
+        reply.statfs(0, 0, 0, 0, 0, 4096, 255, 4096);
+    }
+
+    fn getxattr(&self, _req: &Request, ino: INodeNo, name: &OsStr, size: u32, reply: ReplyXattr) {
+        reply_xattr(self.fs.getxattr(ino.0, name), size, reply);
+    }
+
+    fn listxattr(&self, _req: &Request, ino: INodeNo, size: u32, reply: ReplyXattr) {
+        reply_xattr(self.fs.listxattr(ino.0), size, reply);
+    }
+
+    fn access(&self, _req: &Request, ino: INodeNo, mask: fuser::AccessFlags, reply: ReplyEmpty) {
+        match self.fs.access(ino.0, mask.contains(fuser::AccessFlags::W_OK)) {
+            Ok(()) => reply.ok(),
+            Err(e) => reply_err!(reply, e),
+        }
+    }
+
+    fn setattr(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _mode: Option<u32>,
+        _uid: Option<u32>,
+        _gid: Option<u32>,
+        _size: Option<u64>,
+        _atime: Option<TimeOrNow>,
+        _mtime: Option<TimeOrNow>,
+        _ctime: Option<SystemTime>,
+        _fh: Option<FileHandle>,
+        _crtime: Option<SystemTime>,
+        _chgtime: Option<SystemTime>,
+        _bkuptime: Option<SystemTime>,
+        _flags: Option<fuser::BsdFileFlags>,
+        reply: ReplyAttr,
+    ) {
+        reply_err!(reply, READ_ONLY);
+    }
+
+    fn write(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _offset: u64,
+        _data: &[u8],
+        _write_flags: WriteFlags,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        reply: ReplyWrite,
+    ) {
+        reply_err!(reply, READ_ONLY);
+    }
+
+    fn create(&self, _req: &Request, _parent: INodeNo, _name: &OsStr, _mode: u32, _umask: u32, _flags: i32, reply: ReplyCreate) {
+        reply_err!(reply, READ_ONLY);
+    }
+
+    fn mknod(&self, _req: &Request, _parent: INodeNo, _name: &OsStr, _mode: u32, _umask: u32, _rdev: u32, reply: ReplyEntry) {
+        reply_err!(reply, READ_ONLY);
+    }
+
+    fn mkdir(&self, _req: &Request, _parent: INodeNo, _name: &OsStr, _mode: u32, _umask: u32, reply: ReplyEntry) {
+        reply_err!(reply, READ_ONLY);
+    }
+
+    fn unlink(&self, _req: &Request, _parent: INodeNo, _name: &OsStr, reply: ReplyEmpty) {
+        reply_err!(reply, READ_ONLY);
+    }
+
+    fn rmdir(&self, _req: &Request, _parent: INodeNo, _name: &OsStr, reply: ReplyEmpty) {
+        reply_err!(reply, READ_ONLY);
+    }
+
+    fn setxattr(&self, _req: &Request, _ino: INodeNo, _name: &OsStr, _value: &[u8], _flags: i32, _position: u32, reply: ReplyEmpty) {
+        reply_err!(reply, READ_ONLY);
+    }
+
+    fn removexattr(&self, _req: &Request, _ino: INodeNo, _name: &OsStr, reply: ReplyEmpty) {
+        reply_err!(reply, READ_ONLY);
+    }
+}

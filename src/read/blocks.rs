@@ -1,0 +1,88 @@
+//! Decoded blocks on demand: the one place that asks the format layer to
+//! decode, above the caches that keep what it answered.
+//!
+//! A block of a DELTA chunk needs that chunk's block 0 decoded first; this
+//! module fetches it through the same cache (so it is decoded once) and
+//! hands it down. When the format layer reports that the source changed, it
+//! asks the array whether the change is an append-only growth (comparing
+//! the layouts kept here) and, if so, reads again.
+
+use std::sync::Arc;
+
+use crate::format::{Array, ChunkLayout, PResult, Problem};
+
+use super::cache::{Block, BlockCache, BlockKey};
+use super::layouts::LayoutCache;
+use super::stats::Stats;
+
+/// The block cache and the layout cache of a mount, and how to fill them.
+pub struct Blocks {
+    cache: BlockCache,
+    layouts: LayoutCache,
+    stats: Arc<Stats>,
+}
+
+impl Blocks {
+    /// Caches of `cache_budget` bytes of blocks and about `layout_budget` bytes of layouts.
+    pub fn new(cache_budget: usize, layout_budget: usize, stats: Arc<Stats>) -> Blocks {
+        Blocks { cache: BlockCache::new(cache_budget, stats.clone()), layouts: LayoutCache::new(layout_budget), stats }
+    }
+
+    /// The counters shared by the caches and the readers.
+    pub fn stats(&self) -> &Arc<Stats> {
+        &self.stats
+    }
+
+    /// The block cache (for its usage and budget).
+    pub fn cache(&self) -> &BlockCache {
+        &self.cache
+    }
+
+    /// Whether block `b` of chunk `c` of `array` is cached.
+    pub fn contains(&self, array: &Array, c: u64, b: u64) -> bool {
+        self.cache.contains(&BlockKey { array: array.id(), chunk: c, block: b })
+    }
+
+    /// Whether the layout of chunk `c` of `array` is kept.
+    pub fn has_layout(&self, array: &Array, c: u64) -> bool {
+        self.layouts.contains(array.id(), c)
+    }
+
+    /// The layout of chunk `c`.
+    pub fn layout(&self, array: &Array, c: u64) -> PResult<Arc<ChunkLayout>> {
+        self.trusting(array, || self.layouts.get(array, c))
+    }
+
+    /// Decoded block `b` of chunk `c`, from the cache or decoded now.
+    pub fn block(&self, array: &Array, c: u64, b: u64) -> PResult<Block> {
+        let key = BlockKey { array: array.id(), chunk: c, block: b };
+        self.cache.get_or_decode(key, || self.decode(array, c, b))
+    }
+
+    fn decode(&self, array: &Array, c: u64, b: u64) -> PResult<Block> {
+        let layout = self.layout(array, c)?;
+        if b >= layout.nblocks() as u64 {
+            return Err(Problem::OutOfRange(format!("block {b} of {}", layout.nblocks())).in_chunk(c));
+        }
+        let block0 = if b > 0 && layout.needs_block0() { Some(self.block(array, c, 0)?) } else { None };
+        let mut out = vec![0u8; layout.block_range(b as usize).len()];
+        self.trusting(array, || array.decode_block(&layout, c, b, block0.as_deref().map(Vec::as_slice), &mut out))?;
+        Ok(Arc::new(out))
+    }
+
+    /// Run `read`; if the source changed under it, accept an append-only
+    /// growth and run it once more.
+    fn trusting<T>(&self, array: &Array, mut read: impl FnMut() -> PResult<T>) -> PResult<T> {
+        match read() {
+            Err(problem) if problem.is_source_changed() => {
+                let chunk = problem.chunk();
+                array.accept_growth(&self.layouts.known(array.id())).map_err(|p| match chunk {
+                    Some(c) => p.in_chunk(c),
+                    None => p,
+                })?;
+                read()
+            }
+            other => other,
+        }
+    }
+}

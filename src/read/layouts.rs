@@ -1,0 +1,69 @@
+//! Chunk layouts read so far (header, block positions, dictionary), kept
+//! so that a block read costs one read of the source instead of two.
+//!
+//! Bounded by an approximate byte budget shared by every array of a mount;
+//! keyed like the block cache by array id, so versions never mix.
+
+use std::sync::{Arc, Mutex};
+
+use crate::format::{Array, ChunkLayout, PResult};
+
+/// Bytes charged per layout besides its variable parts.
+const LAYOUT_OVERHEAD: usize = 256;
+
+struct Lru {
+    map: lru::LruCache<(u64, u64), Arc<ChunkLayout>>,
+    bytes: usize,
+}
+
+/// Layouts of chunks of every open array.
+pub struct LayoutCache {
+    lru: Mutex<Lru>,
+    budget: usize,
+}
+
+fn weight(layout: &ChunkLayout) -> usize {
+    LAYOUT_OVERHEAD + layout.dict.len() + 16 * layout.nblocks()
+}
+
+impl LayoutCache {
+    /// A cache of at most about `budget` bytes of layouts.
+    pub fn new(budget: usize) -> LayoutCache {
+        LayoutCache { lru: Mutex::new(Lru { map: lru::LruCache::unbounded(), bytes: 0 }), budget }
+    }
+
+    /// The layout of chunk `c` of `array`, read now if not kept.
+    pub fn get(&self, array: &Array, c: u64) -> PResult<Arc<ChunkLayout>> {
+        let key = (array.id(), c);
+        if let Some(layout) = self.lru.lock().unwrap_or_else(|e| e.into_inner()).map.get(&key) {
+            return Ok(layout.clone());
+        }
+        let layout = Arc::new(array.read_layout(c)?);
+        let w = weight(&layout);
+        if w <= self.budget {
+            let mut lru = self.lru.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(old) = lru.map.put(key, layout.clone()) {
+                lru.bytes -= weight(&old);
+            }
+            lru.bytes += w;
+            while lru.bytes > self.budget {
+                match lru.map.pop_lru() {
+                    Some((_, evicted)) => lru.bytes -= weight(&evicted),
+                    None => break,
+                }
+            }
+        }
+        Ok(layout)
+    }
+
+    /// Whether the layout of chunk `c` of array `id` is kept.
+    pub fn contains(&self, id: u64, c: u64) -> bool {
+        self.lru.lock().unwrap_or_else(|e| e.into_inner()).map.contains(&(id, c))
+    }
+
+    /// Every layout kept for array `id` (what a growth check compares).
+    pub fn known(&self, id: u64) -> Vec<(u64, Arc<ChunkLayout>)> {
+        let lru = self.lru.lock().unwrap_or_else(|e| e.into_inner());
+        lru.map.iter().filter(|((a, _), _)| *a == id).map(|((_, c), l)| (*c, l.clone())).collect()
+    }
+}

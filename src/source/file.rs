@@ -1,0 +1,158 @@
+//! A local file read with positioned reads.
+
+use std::fs::File;
+use std::ops::Range;
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::format::source::{range_len, ByteSource, Version, VersionTag};
+use crate::format::{PResult, Problem};
+
+/// Neighbouring ranges closer than this are read with one `pread`.
+const COALESCE_GAP: u64 = 4096;
+
+/// An open local file and the state it had when opened (or, for
+/// [`ByteSource::current`], when last looked at).
+#[derive(Debug, Clone)]
+pub struct FileSource {
+    path: PathBuf,
+    file: Arc<File>,
+    version: Version,
+}
+
+fn version_of(meta: &std::fs::Metadata) -> Version {
+    Version {
+        len: meta.len(),
+        tag: VersionTag::File { dev: meta.dev(), ino: meta.ino(), mtime_ns: meta.mtime() as i128 * 1_000_000_000 + meta.mtime_nsec() as i128 },
+    }
+}
+
+impl FileSource {
+    /// Open a regular file read-only.
+    pub fn open(path: &Path) -> PResult<FileSource> {
+        let file = File::open(path)?;
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            return Err(Problem::NotBlosc2("not a regular file".into()));
+        }
+        Ok(FileSource { path: path.to_path_buf(), file: Arc::new(file), version: version_of(&meta) })
+    }
+
+    /// The path the file was opened by.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn pread(&self, offset: u64, buf: &mut [u8]) -> PResult<()> {
+        let end = offset.checked_add(buf.len() as u64).ok_or_else(|| Problem::corrupt("read", "offset overflows"))?;
+        if end > self.version.len {
+            return Err(Problem::truncated("read", offset, end, self.version.len));
+        }
+        let mut done = 0usize;
+        while done < buf.len() {
+            match self.file.read_at(&mut buf[done..], offset + done as u64) {
+                Ok(0) => return Err(Problem::SourceChanged(format!("{} ends at {} bytes, {} were expected", self.path.display(), offset + done as u64, end))),
+                Ok(n) => done += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(())
+    }
+}
+
+impl ByteSource for FileSource {
+    fn len(&self) -> u64 {
+        self.version.len
+    }
+
+    fn opened_version(&self) -> Version {
+        self.version.clone()
+    }
+
+    fn version(&self) -> PResult<Version> {
+        Ok(version_of(&self.file.metadata()?))
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> PResult<()> {
+        self.pread(offset, buf)
+    }
+
+    /// Ranges whose gaps are under 4 KiB share one `pread`.
+    fn read_ranges(&self, ranges: &[Range<u64>]) -> PResult<Vec<Vec<u8>>> {
+        let mut order: Vec<usize> = (0..ranges.len()).collect();
+        order.sort_by_key(|&i| ranges[i].start);
+        let mut out: Vec<Vec<u8>> = vec![Vec::new(); ranges.len()];
+        let mut i = 0;
+        while i < order.len() {
+            let first = &ranges[order[i]];
+            let mut span = first.start..first.end;
+            let mut j = i + 1;
+            while j < order.len() && ranges[order[j]].start <= span.end.saturating_add(COALESCE_GAP) {
+                span.end = span.end.max(ranges[order[j]].end);
+                j += 1;
+            }
+            let mut buf = vec![0u8; range_len(&span)?];
+            self.pread(span.start, &mut buf)?;
+            for &k in &order[i..j] {
+                let r = &ranges[k];
+                let at = (r.start - span.start) as usize;
+                out[k] = buf[at..at + range_len(r)?].to_vec();
+            }
+            i = j;
+        }
+        Ok(out)
+    }
+
+    fn current(&self) -> PResult<Option<Arc<dyn ByteSource>>> {
+        let version = self.version()?;
+        Ok(Some(Arc::new(FileSource { path: self.path.clone(), file: self.file.clone(), version })))
+    }
+
+    fn describe(&self) -> String {
+        self.path.display().to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn ranges_are_exact_and_coalesced_reads_split_back() {
+        let mut tmp = tempfile::NamedTempFile::new().unwrap();
+        let bytes: Vec<u8> = (0..20_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        tmp.write_all(&bytes).unwrap();
+        let src = FileSource::open(tmp.path()).unwrap();
+        assert_eq!(src.len(), 20_000);
+        let ranges = [9000..9010, 10..20, 15..40, 19_990..20_000, 0..0];
+        let got = src.read_ranges(&ranges).unwrap();
+        for (r, g) in ranges.iter().zip(&got) {
+            assert_eq!(g.as_slice(), &bytes[r.start as usize..r.end as usize]);
+        }
+        let mut past = [0u8; 8];
+        let err = src.read_at(19_995, &mut past).unwrap_err();
+        assert!(matches!(err, Problem::Truncated { start: 19_995, end: 20_003, available: 20_000, .. }), "{err}");
+    }
+
+    #[test]
+    fn version_follows_changes_and_current_sees_growth() {
+        let mut tmp = tempfile::NamedTempFile::new().unwrap();
+        tmp.write_all(b"0123456789").unwrap();
+        tmp.flush().unwrap();
+        let src = FileSource::open(tmp.path()).unwrap();
+        assert_eq!(src.version().unwrap(), src.opened_version());
+        tmp.write_all(b"abcdef").unwrap();
+        tmp.flush().unwrap();
+        let now = src.version().unwrap();
+        assert_eq!(now.len, 16);
+        assert_ne!(now, src.opened_version());
+        let mut tail = [0u8; 6];
+        assert!(src.read_at(10, &mut tail).is_err(), "the opened state ends at 10 bytes");
+        let current = src.current().unwrap().unwrap();
+        current.read_at(10, &mut tail).unwrap();
+        assert_eq!(&tail, b"abcdef");
+    }
+}

@@ -1,0 +1,60 @@
+//! Where bytes come from: the implementations of the format layer's
+//! [`ByteSource`](crate::format::ByteSource) seam.
+//!
+//! - [`FileSource`]: a local file, read with `pread` (never mapped: a mapped
+//!   file truncated under the mount would turn the next access into SIGBUS);
+//!   its version is (device, inode, size, mtime) from `fstat`.
+//! - [`WindowSource`]: a byte range of another source (a frame stored inside
+//!   a zip archive at an offset).
+//! - [`MemorySource`]: bytes held in memory (a frame embedded in another
+//!   frame's decoded data, tests, fuzzing).
+//! - [`DirChunks`]: the chunk files of a sparse frame in a local directory.
+
+mod dir;
+mod file;
+mod memory;
+mod window;
+
+pub use dir::DirChunks;
+pub use file::FileSource;
+pub use memory::MemorySource;
+pub use window::WindowSource;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::format::{looks_like_frame, Array, ByteSource, Error, Problem, SPARSE_INDEX};
+
+/// Whether `path` is a sparse-frame directory (holds `chunks.b2frame`).
+pub fn is_sparse_dir(path: &Path) -> bool {
+    path.is_dir() && path.join(SPARSE_INDEX).is_file()
+}
+
+/// Open the array stored at a local path: a contiguous frame file or a
+/// sparse-frame directory.
+pub fn open_array(path: &Path) -> Result<Array, Error> {
+    let fail = |p: Problem| Error::new(path, p);
+    let meta = std::fs::metadata(path).map_err(|e| fail(e.into()))?;
+    if meta.is_dir() {
+        let index_path = path.join(SPARSE_INDEX);
+        if !index_path.is_file() {
+            return Err(fail(Problem::NotBlosc2(format!("directory without {SPARSE_INDEX}"))));
+        }
+        let index = FileSource::open(&index_path).map_err(fail)?;
+        Array::from_sparse(path, Arc::new(index), Arc::new(DirChunks::new(path.to_path_buf())))
+    } else {
+        let file = FileSource::open(path).map_err(fail)?;
+        Array::from_source(path, Arc::new(file))
+    }
+}
+
+/// Open a contiguous frame held in memory (`name` is used in messages).
+pub fn open_memory(name: &Path, bytes: Vec<u8>) -> Result<Array, Error> {
+    Array::from_source(name, Arc::new(MemorySource::new(name.display().to_string(), bytes)))
+}
+
+/// Whether a source starts like a Blosc2 frame (reads its first 11 bytes).
+pub fn sniff_frame(source: &dyn ByteSource) -> bool {
+    let mut head = [0u8; 11];
+    source.len() >= 11 && source.read_at(0, &mut head).is_ok() && looks_like_frame(&head)
+}

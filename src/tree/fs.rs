@@ -1,0 +1,227 @@
+//! The filesystem as operations on inode numbers and handles, with no FUSE
+//! in sight: lookup, getattr, readdir, open, read, release, xattrs. The
+//! fuser adapter (`crate::mount::fuse`) only translates calls and replies;
+//! tests drive this type directly (`tests/fs.rs`).
+//!
+//! Open files keep the array version they opened (an `Arc` of it) and their
+//! sequential-read state; reads go through the read layer's planner.
+
+use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::num::NonZeroUsize;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::format::Problem;
+use crate::read::{Planner, Stats, StreamState};
+
+use super::{Attr, Content, DirEntry, FsError, Loaded, OnLoad, Tree};
+
+/// Inodes whose last served array version is remembered (to keep the
+/// kernel's page cache across opens of an unchanged file). Forgetting one
+/// only costs a re-read: an inode not found here never keeps the cache.
+const SERVED_VERSIONS: usize = 64 * 1024;
+
+/// (array, chunk) pairs whose read errors were logged; once forgotten, an
+/// error is logged again (the log repeats, the bytes never mix).
+const REPORTED_ERRORS: usize = 4096;
+
+/// Directory entries a readdir call returns at most.
+const READDIR_BATCH: usize = 4096;
+
+/// Settings of the filesystem logic (ownership and timeouts are the adapter's).
+#[derive(Debug, Clone, Default)]
+pub struct FsConfig {
+    /// Open array files with direct I/O (no kernel page cache).
+    pub direct_io: bool,
+}
+
+/// What an open answers besides the handle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Opened {
+    pub fh: u64,
+    /// The kernel may keep the file's cached pages (same version as last time).
+    pub keep_cache: bool,
+    /// Bypass the page cache for this handle.
+    pub direct_io: bool,
+}
+
+struct OpenFile {
+    content: Content,
+    stream: StreamState,
+}
+
+/// The presented tree plus open files, read through the planner.
+pub struct Filesystem {
+    tree: Tree,
+    planner: Arc<Planner>,
+    config: FsConfig,
+    handles: Mutex<HashMap<u64, Arc<OpenFile>>>,
+    /// Listings of source directories taken at opendir (one scan per open).
+    listings: Mutex<HashMap<u64, Arc<Vec<DirEntry>>>>,
+    next_fh: AtomicU64,
+    /// Array version last served per inode (bounded, see [`SERVED_VERSIONS`]).
+    served: Mutex<lru::LruCache<u64, u64>>,
+    /// Read errors already logged (bounded, see [`REPORTED_ERRORS`]).
+    reported: Mutex<lru::LruCache<(u64, u64), ()>>,
+}
+
+fn bounded<K: std::hash::Hash + Eq, V>(n: usize) -> Mutex<lru::LruCache<K, V>> {
+    Mutex::new(lru::LruCache::new(NonZeroUsize::new(n).unwrap_or(NonZeroUsize::MIN)))
+}
+
+impl Filesystem {
+    /// The filesystem over `source` (a directory of arrays or one array).
+    pub fn new(source: &Path, planner: Arc<Planner>, config: FsConfig) -> std::io::Result<Filesystem> {
+        let preload = planner.clone();
+        let on_load: OnLoad = Arc::new(move |array| preload.opened(array));
+        Ok(Filesystem {
+            tree: Tree::new(source, Some(on_load))?,
+            planner,
+            config,
+            handles: Mutex::new(HashMap::new()),
+            listings: Mutex::new(HashMap::new()),
+            next_fh: AtomicU64::new(1),
+            served: bounded(SERVED_VERSIONS),
+            reported: bounded(REPORTED_ERRORS),
+        })
+    }
+
+    /// The counters of the mount.
+    pub fn stats(&self) -> &Stats {
+        self.planner.stats()
+    }
+
+    /// The `.stats` document.
+    pub fn stats_json(&self) -> Vec<u8> {
+        let cache = self.planner.blocks().cache();
+        let (bytes, entries) = cache.usage();
+        let doc = self.stats().to_json(bytes as u64, cache.budget() as u64, entries as u64);
+        let mut text = serde_json::to_vec_pretty(&doc).unwrap_or_default();
+        text.push(b'\n');
+        text
+    }
+
+    fn stats_size(&self) -> u64 {
+        self.stats_json().len() as u64
+    }
+
+    /// Look `name` up in directory `parent`.
+    pub fn lookup(&self, parent: u64, name: &OsStr) -> Result<Attr, FsError> {
+        self.tree.lookup(parent, name, &|| self.stats_size())
+    }
+
+    /// Attributes of `ino`.
+    pub fn getattr(&self, ino: u64) -> Result<Attr, FsError> {
+        self.tree.getattr(ino, &|| self.stats_size())
+    }
+
+    /// Whether `ino` may be accessed; any write access is refused.
+    pub fn access(&self, ino: u64, write: bool) -> Result<(), FsError> {
+        if write {
+            return Err(FsError::ReadOnly);
+        }
+        self.tree.getattr(ino, &|| 0).map(|_| ())
+    }
+
+    /// Open `ino` for reading (`write` asks for write access: refused).
+    pub fn open(&self, ino: u64, write: bool) -> Result<Opened, FsError> {
+        if write {
+            return Err(FsError::ReadOnly);
+        }
+        let (content, loaded) = self.tree.open(ino)?;
+        let (keep_cache, direct_io) = match &content {
+            Content::Stats => (false, true),
+            Content::Array { .. } if self.config.direct_io => (false, true),
+            _ => (self.same_version_as_last_served(ino, loaded.as_deref()), false),
+        };
+        let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
+        self.handles.lock().unwrap_or_else(|e| e.into_inner()).insert(fh, Arc::new(OpenFile { content, stream: StreamState::default() }));
+        Stats::add(&self.stats().open_files, 1);
+        Ok(Opened { fh, keep_cache, direct_io })
+    }
+
+    /// Immutable while the source is unchanged: the kernel may keep its page
+    /// cache across opens, unless this open serves a new version.
+    fn same_version_as_last_served(&self, ino: u64, loaded: Option<&Loaded>) -> bool {
+        let version = loaded.map(|l| l.version).unwrap_or(0);
+        self.served.lock().unwrap_or_else(|e| e.into_inner()).put(ino, version) == Some(version)
+    }
+
+    /// Bytes `[offset, offset + size)` of open file `fh` (shorter at its end).
+    pub fn read(&self, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError> {
+        let handle = self.handles.lock().unwrap_or_else(|e| e.into_inner()).get(&fh).cloned().ok_or(FsError::BadHandle)?;
+        Stats::add(&self.stats().reads, 1);
+        let slice = |bytes: &[u8]| -> Vec<u8> {
+            let start = (offset as usize).min(bytes.len());
+            let end = start.saturating_add(size as usize).min(bytes.len());
+            bytes[start..end].to_vec()
+        };
+        match &handle.content {
+            Content::Static(bytes) => Ok(slice(bytes)),
+            Content::Stats => Ok(slice(&self.stats_json())),
+            Content::Array { array, view } => self.planner.read_stream(array, view, &handle.stream, offset, size as u64).map_err(|e| {
+                Stats::add(&self.stats().read_errors, 1);
+                self.report(array.id(), &e);
+                FsError::from(e)
+            }),
+        }
+    }
+
+    /// Log a read failure once per (array, chunk).
+    fn report(&self, array_id: u64, error: &crate::format::Error) {
+        let chunk = error.problem.chunk().unwrap_or(u64::MAX);
+        let mut reported = self.reported.lock().unwrap_or_else(|e| e.into_inner());
+        if reported.put((array_id, chunk), ()).is_none() {
+            match &error.problem {
+                Problem::InChunk { .. } => log::error!("{error}"),
+                _ => log::error!("{error} (no chunk involved)"),
+            }
+        }
+    }
+
+    /// Close open file `fh`.
+    pub fn release(&self, fh: u64) {
+        if self.handles.lock().unwrap_or_else(|e| e.into_inner()).remove(&fh).is_some() {
+            self.stats().open_files.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Open directory `ino`; a source directory is listed now, once.
+    pub fn opendir(&self, ino: u64) -> Result<u64, FsError> {
+        let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
+        if self.tree.is_source_dir(ino) {
+            let entries = self.tree.readdir(ino, 0, usize::MAX)?;
+            self.listings.lock().unwrap_or_else(|e| e.into_inner()).insert(fh, Arc::new(entries));
+        }
+        Ok(fh)
+    }
+
+    /// Entries of directory `ino` (opened as `fh`) from index `offset` on;
+    /// entry i's cookie for the kernel is `offset + i + 1`.
+    pub fn readdir(&self, ino: u64, fh: u64, offset: u64) -> Result<Vec<DirEntry>, FsError> {
+        let listing = self.listings.lock().unwrap_or_else(|e| e.into_inner()).get(&fh).cloned();
+        match listing {
+            Some(all) => Ok(all.iter().skip(offset as usize).take(READDIR_BATCH).cloned().collect()),
+            None => self.tree.readdir(ino, offset, READDIR_BATCH),
+        }
+    }
+
+    /// Close directory handle `fh`.
+    pub fn releasedir(&self, fh: u64) {
+        self.listings.lock().unwrap_or_else(|e| e.into_inner()).remove(&fh);
+    }
+
+    /// Value of extended attribute `name` of `ino`.
+    pub fn getxattr(&self, ino: u64, name: &OsStr) -> Result<Vec<u8>, FsError> {
+        let attrs = self.tree.xattrs(ino)?;
+        attrs.into_iter().find(|(n, _)| OsStr::new(n) == name).map(|(_, v)| v).ok_or(FsError::NoAttr)
+    }
+
+    /// Names of the extended attributes of `ino`, each NUL-terminated.
+    pub fn listxattr(&self, ino: u64) -> Result<Vec<u8>, FsError> {
+        let attrs = self.tree.xattrs(ino)?;
+        Ok(attrs.iter().flat_map(|(n, _)| n.bytes().chain(std::iter::once(0))).collect())
+    }
+}
