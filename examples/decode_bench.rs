@@ -9,7 +9,7 @@ use std::time::Instant;
 use blosc2fs::format::Array;
 
 fn main() {
-    blosc2fs::alloc::tune_allocator();
+    blosc2fs::mount::alloc::tune_allocator();
     let mut repeats = 3usize;
     let mut files: Vec<PathBuf> = Vec::new();
     let mut args = std::env::args().skip(1);

@@ -7,7 +7,7 @@ use std::time::Instant;
 use blosc2fs::format::Array;
 
 fn main() {
-    blosc2fs::alloc::tune_allocator();
+    blosc2fs::mount::alloc::tune_allocator();
     let mut args = std::env::args().skip(1);
     let Some(path) = args.next() else {
         eprintln!("usage: random_block_latency FILE [N]");

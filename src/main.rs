@@ -13,7 +13,7 @@ use blosc2fs::read::planner::View;
 use blosc2fs::read::{BlockCache, Planner, Stats};
 
 fn main() -> ExitCode {
-    blosc2fs::alloc::tune_allocator();
+    blosc2fs::mount::alloc::tune_allocator();
     let cli = Cli::parse_from(normalize_args(std::env::args().collect()));
     init_logging(cli.verbose);
     match run(cli.command) {
@@ -68,11 +68,11 @@ fn run(command: Command) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Mount(args) => {
-            let settings = args.settle()?;
-            blosc2fs::daemon::mount(settings)
+            let config = args.settle()?;
+            blosc2fs::mount::daemon::mount(config)
         }
         Command::Unmount { mountpoint } => {
-            blosc2fs::daemon::unmount(&mountpoint)?;
+            blosc2fs::mount::daemon::unmount(&mountpoint)?;
             Ok(ExitCode::SUCCESS)
         }
     }
