@@ -1,9 +1,13 @@
 //! Command-line parsing: subcommands, sizes with K/M/G suffixes, and the
 //! `mount.fuse3` calling convention (`blosc2fs SOURCE MOUNTPOINT -o OPTS`).
+//! `mount`'s flags and `-o` options become a [`MountConfig`].
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
+
+use crate::mount::MountConfig;
 
 #[derive(Debug, Parser)]
 #[command(name = "blosc2fs", version, about = "Read Blosc2 arrays (.b2nd, frames) as plain files")]
@@ -74,16 +78,10 @@ pub struct MountArgs {
     pub attr_timeout: f64,
 }
 
-/// Settings after folding `-o` options into the flags.
-#[derive(Debug, Clone)]
-pub struct MountSettings {
-    pub args: MountArgs,
-    pub allow_other: bool,
-}
-
 impl MountArgs {
-    /// Apply `-o` options; unknown generic mount options are accepted and ignored.
-    pub fn settle(mut self) -> Result<MountSettings, String> {
+    /// Fold the `-o` options into the flags and check them; unknown generic
+    /// mount options are accepted and ignored.
+    pub fn settle(mut self) -> Result<MountConfig, String> {
         let mut allow_other = false;
         for opt in std::mem::take(&mut self.options) {
             let opt = opt.trim();
@@ -116,8 +114,30 @@ impl MountArgs {
         if self.threads == 0 {
             return Err("--threads must be at least 1".into());
         }
-        Ok(MountSettings { args: self, allow_other })
+        Ok(MountConfig {
+            source: self.source,
+            mountpoint: self.mountpoint,
+            foreground: self.foreground,
+            cache_size: self.cache_size,
+            threads: self.threads,
+            prefetch_threads: self.prefetch_threads,
+            uid: self.uid,
+            gid: self.gid,
+            allow_other,
+            direct_io: self.direct_io,
+            readahead_kb: self.readahead_kb,
+            exit_grace: seconds("--exit-grace", self.exit_grace)?,
+            attr_timeout: seconds("--attr-timeout", self.attr_timeout)?,
+        })
     }
+}
+
+/// A flag's seconds as a Duration; negative, NaN and overflowing values are refused.
+fn seconds(flag: &str, value: f64) -> Result<Duration, String> {
+    if value.is_nan() || value < 0.0 {
+        return Err(format!("{flag} must be a number of seconds, 0 or more (got {value})"));
+    }
+    Duration::try_from_secs_f64(value).map_err(|_| format!("{flag} {value} is too many seconds"))
 }
 
 /// Parse `1024`, `64K`, `512M`, `1G`, `2T` (powers of 1024; a trailing `B`/`iB` is allowed).
@@ -167,12 +187,71 @@ mod tests {
         let args = normalize_args(vec!["blosc2fs".into(), "/src".into(), "/mnt".into(), "-o".into(), "ro,allow_other,cache_size=1G,dev,suid".into()]);
         let cli = Cli::try_parse_from(args).unwrap();
         let Command::Mount(m) = cli.command else { panic!("not a mount") };
-        let s = m.settle().unwrap();
-        assert!(s.allow_other);
-        assert_eq!(s.args.cache_size, 1 << 30);
-        assert_eq!(s.args.source, PathBuf::from("/src"));
+        let c = m.settle().unwrap();
+        assert!(c.allow_other);
+        assert_eq!(c.cache_size, 1 << 30);
+        assert_eq!(c.source, PathBuf::from("/src"));
         let rw = Cli::try_parse_from(normalize_args(vec!["blosc2fs".into(), "/s".into(), "/m".into(), "-o".into(), "rw".into()])).unwrap();
         let Command::Mount(m) = rw.command else { panic!("not a mount") };
         assert!(m.settle().is_err());
+    }
+
+    fn mount_args(extra: &[&str]) -> MountArgs {
+        let mut args = vec!["blosc2fs", "mount", "/src", "/mnt"];
+        args.extend_from_slice(extra);
+        let Command::Mount(m) = Cli::try_parse_from(args).unwrap().command else { panic!("not a mount") };
+        m
+    }
+
+    #[test]
+    fn settle_without_options_gives_the_flag_defaults() {
+        let c = mount_args(&[]).settle().unwrap();
+        let MountConfig {
+            source,
+            mountpoint,
+            foreground,
+            cache_size,
+            threads,
+            prefetch_threads,
+            uid,
+            gid,
+            allow_other,
+            direct_io,
+            readahead_kb,
+            exit_grace,
+            attr_timeout,
+        } = c;
+        assert_eq!(source, PathBuf::from("/src"));
+        assert_eq!(mountpoint, PathBuf::from("/mnt"));
+        assert!(!foreground);
+        assert_eq!(cache_size, 512 << 20);
+        assert_eq!(threads, 2);
+        assert_eq!(prefetch_threads, 2);
+        assert_eq!(uid, None);
+        assert_eq!(gid, None);
+        assert!(!allow_other);
+        assert!(!direct_io);
+        assert_eq!(readahead_kb, 4096);
+        assert_eq!(exit_grace, Duration::from_secs(5));
+        assert_eq!(attr_timeout, Duration::from_secs(1));
+    }
+
+    #[test]
+    fn mount_config_default_matches_the_flag_defaults() {
+        let from_flags = mount_args(&[]).settle().unwrap();
+        assert_eq!(MountConfig { source: "/src".into(), mountpoint: "/mnt".into(), ..MountConfig::default() }, from_flags);
+    }
+
+    #[test]
+    fn settle_refuses_negative_and_nan_seconds() {
+        for flag in ["--exit-grace", "--attr-timeout"] {
+            for bad in ["-1", "NaN"] {
+                let err = mount_args(&[&format!("{flag}={bad}")]).settle().unwrap_err();
+                assert!(err.contains(flag), "{err}");
+            }
+        }
+        let c = mount_args(&["--exit-grace=0", "--attr-timeout=0.25"]).settle().unwrap();
+        assert_eq!(c.exit_grace, Duration::ZERO);
+        assert_eq!(c.attr_timeout, Duration::from_millis(250));
     }
 }

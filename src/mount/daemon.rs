@@ -1,5 +1,7 @@
 //! The mount daemon: checks, daemonizing with a readiness report, signal
-//! handling, clean unmount (also of a mount whose daemon died).
+//! handling, clean unmount (also of a mount whose daemon died). It takes a
+//! [`MountConfig`]; `build_filesystem` is the one place that builds the
+//! library objects (tree, cache, prefetcher, planner) behind the adapter.
 
 use std::ffi::CString;
 use std::io::{Read, Write};
@@ -13,11 +15,11 @@ use std::time::Duration;
 
 use fuser::{Config, MountOption, Session, SessionACL};
 
-use crate::cli::MountSettings;
-use crate::fuse::{Blosc2Fs, FsOptions};
-use crate::read::prefetch::Prefetcher;
-use crate::read::{BlockCache, Planner, Stats};
-use crate::tree::Tree;
+use super::fuse::{AdapterOptions, FuseAdapter};
+use super::MountConfig;
+use crate::read::planner::layout_budget;
+use crate::read::{Blocks, Planner, Prefetcher, Stats};
+use crate::tree::{Filesystem, FsConfig};
 
 /// Check what can be checked before mounting, with messages a user can act on.
 fn preflight(source: &Path, mountpoint: &Path) -> Result<(), String> {
@@ -123,16 +125,16 @@ fn wait_until_mounted(mountpoint: &Path, parent_dev: u64) -> bool {
 }
 
 /// `blosc2fs mount`: returns once the mount answers, or serves in the foreground.
-pub fn mount(settings: MountSettings) -> Result<ExitCode, String> {
-    let args = &settings.args;
-    preflight(&args.source, &args.mountpoint)?;
-    let source = std::fs::canonicalize(&args.source).map_err(|e| format!("source {}: {e}", args.source.display()))?;
-    let mountpoint = std::fs::canonicalize(&args.mountpoint).map_err(|e| format!("mountpoint {}: {e}", args.mountpoint.display()))?;
+pub fn mount(config: MountConfig) -> Result<ExitCode, String> {
+    preflight(&config.source, &config.mountpoint)?;
+    let source = std::fs::canonicalize(&config.source).map_err(|e| format!("source {}: {e}", config.source.display()))?;
+    let mountpoint =
+        std::fs::canonicalize(&config.mountpoint).map_err(|e| format!("mountpoint {}: {e}", config.mountpoint.display()))?;
     let parent_dev = std::fs::metadata(&mountpoint).map(|m| m.dev()).unwrap_or(0);
 
     // Daemonize before any thread exists; the parent waits for a readiness word.
     let mut ready_pipe: Option<std::fs::File> = None;
-    if !args.foreground {
+    if !config.foreground {
         let mut fds = [0 as RawFd; 2];
         // SAFETY: pipe/fork/setsid are called before any thread is started.
         unsafe {
@@ -162,7 +164,8 @@ pub fn mount(settings: MountSettings) -> Result<ExitCode, String> {
             }
         }
     }
-    let result = serve(&settings, &source, &mountpoint, parent_dev, &mut ready_pipe);
+    let config = MountConfig { source, mountpoint, ..config };
+    let result = serve(&config, parent_dev, &mut ready_pipe);
     if let (Err(message), Some(pipe)) = (&result, ready_pipe.as_mut()) {
         let _ = pipe.write_all(message.as_bytes());
     }
@@ -184,28 +187,32 @@ fn redirect_stdio(log_to_devnull: bool) {
     }
 }
 
-fn serve(settings: &MountSettings, source: &Path, mountpoint: &Path, parent_dev: u64, ready: &mut Option<std::fs::File>) -> Result<ExitCode, String> {
-    let args = &settings.args;
-    let signals = block_signals();
-    let tree = Tree::new(source).map_err(|e| format!("source {}: {e}", source.display()))?;
-    let stats = Arc::new(Stats::default());
-    let cache = Arc::new(BlockCache::new(args.cache_size as usize, stats));
-    let prefetcher = (args.prefetch_threads > 0).then(|| Prefetcher::start(cache.clone(), args.prefetch_threads));
-    let planner = Planner::new(cache.clone(), prefetcher);
+/// The filesystem the session serves: tree, block cache, prefetcher and
+/// planner behind the FUSE adapter (`config.source` already canonical).
+fn build_filesystem(config: &MountConfig) -> Result<FuseAdapter, String> {
+    let source = &config.source;
+    let budget = config.cache_size as usize;
+    let blocks = Arc::new(Blocks::new(budget, layout_budget(budget), Arc::new(Stats::default())));
+    let prefetcher = (config.prefetch_threads > 0).then(|| Prefetcher::start(blocks.clone(), config.prefetch_threads));
+    // Far enough ahead to keep both cores busy, small enough that the
+    // prefetched blocks never push out the ones being read.
+    let window = (config.cache_size / 8).min(32 << 20);
+    let planner = Arc::new(Planner::new(blocks, prefetcher, window));
+    let fs = Filesystem::new(source, planner, FsConfig { direct_io: config.direct_io }).map_err(|e| format!("source {}: {e}", source.display()))?;
     // SAFETY: getuid/getgid cannot fail.
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-    let options = FsOptions {
-        uid: args.uid.unwrap_or(uid),
-        gid: args.gid.unwrap_or(gid),
-        ttl: Duration::from_secs_f64(args.attr_timeout.max(0.0)),
-        direct_io: args.direct_io,
-        // Far enough ahead to keep both cores busy, small enough that the
-        // prefetched blocks never push out the ones being read.
-        prefetch_window: (args.cache_size / 8).min(32 << 20),
-    };
-    let fs = Blosc2Fs::new(tree, planner, options);
-    let mut config = Config::default();
-    config.mount_options = vec![
+    let options = AdapterOptions { uid: config.uid.unwrap_or(uid), gid: config.gid.unwrap_or(gid), ttl: config.attr_timeout };
+    Ok(FuseAdapter::new(fs, options))
+}
+
+/// Serve `config` (paths already canonical) until unmounted.
+fn serve(config: &MountConfig, parent_dev: u64, ready: &mut Option<std::fs::File>) -> Result<ExitCode, String> {
+    let (source, mountpoint) = (config.source.as_path(), config.mountpoint.as_path());
+    // Blocked before the prefetch workers start, so every thread inherits the mask.
+    let signals = block_signals();
+    let fs = build_filesystem(config)?;
+    let mut session_config = Config::default();
+    session_config.mount_options = vec![
         MountOption::RO,
         MountOption::FSName(source.display().to_string()),
         MountOption::CUSTOM("subtype=blosc2fs".into()),
@@ -213,16 +220,16 @@ fn serve(settings: &MountSettings, source: &Path, mountpoint: &Path, parent_dev:
         MountOption::NoSuid,
         MountOption::NoDev,
     ];
-    config.acl = if settings.allow_other { SessionACL::All } else { SessionACL::Owner };
-    config.n_threads = Some(args.threads);
-    config.clone_fd = args.threads > 1;
-    let mut session = Session::new(fs, mountpoint, &config).map_err(|e| format!("cannot mount {}: {e}", mountpoint.display()))?;
+    session_config.acl = if config.allow_other { SessionACL::All } else { SessionACL::Owner };
+    session_config.n_threads = Some(config.threads);
+    session_config.clone_fd = config.threads > 1;
+    let mut session = Session::new(fs, mountpoint, &session_config).map_err(|e| format!("cannot mount {}: {e}", mountpoint.display()))?;
     let mut unmounter = session.unmount_callable();
 
     let mp: PathBuf = mountpoint.to_path_buf();
-    let readahead = args.readahead_kb;
+    let readahead = config.readahead_kb;
     let ready_fd = ready.take();
-    let foreground = args.foreground;
+    let foreground = config.foreground;
     std::thread::spawn(move || {
         let ok = wait_until_mounted(&mp, parent_dev);
         if ok {
@@ -237,7 +244,7 @@ fn serve(settings: &MountSettings, source: &Path, mountpoint: &Path, parent_dev:
         }
     });
     let mp = mountpoint.to_path_buf();
-    let grace = Duration::from_secs_f64(args.exit_grace.max(0.0));
+    let grace = config.exit_grace;
     std::thread::spawn(move || {
         let sig = wait_signal(&signals);
         log::info!("signal {sig}: unmounting {}", mp.display());

@@ -1,6 +1,13 @@
-//! The mount layer, thin: the fuser adapter translating FUSE calls into the
-//! tree's filesystem calls, the daemon (fork, readiness, signals, unmount),
-//! and allocator tuning. Nothing below this folder knows FUSE.
+//! The mount layer, kept thin: [`fuse`] is the fuser adapter that translates
+//! FUSE calls into tree and read calls (and errors into errno), [`daemon`]
+//! mounts with a [`MountConfig`] (preflight checks, fork with a readiness
+//! report, signals, unmount, also of a dead mount), and [`alloc`] tunes the
+//! allocator for the daemon. Nothing below this layer knows FUSE, and nothing
+//! in it knows the command line.
 
 pub mod alloc;
+pub mod config;
+pub mod daemon;
 pub mod fuse;
+
+pub use config::MountConfig;

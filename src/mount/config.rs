@@ -1,0 +1,59 @@
+//! What a mount needs to know, as a plain struct (the command line builds one
+//! in `cli`; library users can fill one directly).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Settings of one mount.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MountConfig {
+    /// A Blosc2 file or a directory tree of them.
+    pub source: PathBuf,
+    /// An empty directory to mount on.
+    pub mountpoint: PathBuf,
+    /// Serve in the calling process instead of daemonizing.
+    pub foreground: bool,
+    /// Byte budget of the decoded-block cache.
+    pub cache_size: u64,
+    /// FUSE worker threads (at least 1).
+    pub threads: usize,
+    /// Prefetch worker threads (0 disables prefetch).
+    pub prefetch_threads: usize,
+    /// Owner of every presented file (`None`: the mounting user).
+    pub uid: Option<u32>,
+    /// Group of every presented file (`None`: the mounting user's group).
+    pub gid: Option<u32>,
+    /// Let users other than the mounting one access the mount.
+    pub allow_other: bool,
+    /// Serve reads with direct_io (no kernel page cache; breaks shared mmap).
+    pub direct_io: bool,
+    /// Readahead of the mount in KiB (written to its bdi after mounting).
+    pub readahead_kb: u32,
+    /// After SIGINT/SIGTERM the mount is detached at once; files still open
+    /// are served this long more before the daemon exits.
+    pub exit_grace: Duration,
+    /// How long the kernel may cache attributes and names (source changes
+    /// show up after this long at most).
+    pub attr_timeout: Duration,
+}
+
+impl Default for MountConfig {
+    /// Empty paths; everything else as the command line's defaults.
+    fn default() -> Self {
+        MountConfig {
+            source: PathBuf::new(),
+            mountpoint: PathBuf::new(),
+            foreground: false,
+            cache_size: 512 << 20,
+            threads: 2,
+            prefetch_threads: 2,
+            uid: None,
+            gid: None,
+            allow_other: false,
+            direct_io: false,
+            readahead_kb: 4096,
+            exit_grace: Duration::from_secs(5),
+            attr_timeout: Duration::from_secs(1),
+        }
+    }
+}
