@@ -18,7 +18,7 @@ fn check_dir(dir: &std::path::Path) -> usize {
                 continue;
             }
         };
-        let meta = array.meta_json();
+        let meta = blosc2fs::tree::meta_json::render(&array);
         for key in ["itemsize", "nchunks", "storage"] {
             if meta[key] != entry[key] {
                 failures.push(format!("{name}: {key} is {} not {}", meta[key], entry[key]));

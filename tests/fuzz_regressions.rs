@@ -161,7 +161,7 @@ fn conformance_frames() -> Vec<(String, Vec<u8>)> {
         .filter(|p| p.is_file())
         .filter_map(|p| {
             let bytes = std::fs::read(&p).ok()?;
-            blosc2fs::format::frame::looks_like_frame(&bytes).then(|| (p.display().to_string(), bytes))
+            blosc2fs::format::looks_like_frame(&bytes).then(|| (p.display().to_string(), bytes))
         })
         .collect();
     out.sort();

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use common::mount::{serial, Mount};
+use common::mount::{serial_with_fuse, Mount};
 use common::*;
 
 /// A small deterministic generator (xorshift), so failures can be replayed.
@@ -198,7 +198,7 @@ fn read_everything(root: &Path, limit: Duration) -> (u64, u64, u64) {
 
 #[test]
 fn damaged_files_never_take_the_mount_down() {
-    let _guard = serial();
+    let Some(_guard) = serial_with_fuse() else { return };
     let src = tempfile::tempdir().unwrap();
     let made = damaged_corpus(src.path());
     std::fs::copy(conformance_dir().join("example_item_prices.b2nd"), src.path().join("intact.b2nd")).unwrap();
@@ -223,7 +223,7 @@ fn damaged_files_never_take_the_mount_down() {
 
 #[test]
 fn sixteen_readers_with_a_tiny_cache_get_exact_bytes() {
-    let _guard = serial();
+    let Some(_guard) = serial_with_fuse() else { return };
     let dir = fixtures_dir();
     let manifest = read_manifest(&dir);
     let cache = 256 * 1024;

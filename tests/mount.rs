@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use common::mount::{binary, is_mountpoint, run_python, serial, Mount};
+use common::mount::{binary, is_mountpoint, run_python, serial_with_fuse, Mount};
 use common::*;
 
 fn fixture_entries() -> Vec<(String, serde_json::Value)> {
@@ -24,7 +24,7 @@ fn mounted(m: &Mount, entry: &serde_json::Value) -> std::path::PathBuf {
 
 #[test]
 fn tree_layout_and_exact_bytes_of_every_fixture() {
-    let _guard = serial();
+    let Some(_guard) = serial_with_fuse() else { return };
     let m = Mount::start(&fixtures_dir(), &["--cache-size", "64M"]);
     // manifest.json is not a Blosc2 file: not shown.
     assert!(!m.path().join("manifest.json").exists());
@@ -64,7 +64,7 @@ fn tree_layout_and_exact_bytes_of_every_fixture() {
 
 #[test]
 fn numpy_loads_data_npy_and_zarr_reads_chunks() {
-    let _guard = serial();
+    let Some(_guard) = serial_with_fuse() else { return };
     let m = Mount::start(&fixtures_dir(), &[]);
     let mut paths = Vec::new();
     for (name, entry) in fixture_entries() {
@@ -96,7 +96,7 @@ print(json.dumps(out))
 
 #[test]
 fn xattrs_show_dtype_shape_and_chunkshape() {
-    let _guard = serial();
+    let Some(_guard) = serial_with_fuse() else { return };
     let m = Mount::start(&conformance_dir(), &[]);
     let data = m.path().join("example_item_prices.b2nd/data");
     let get = |name: &str| -> String {
@@ -125,7 +125,7 @@ fn xattrs_show_dtype_shape_and_chunkshape() {
 
 #[test]
 fn writes_are_refused_read_only() {
-    let _guard = serial();
+    let Some(_guard) = serial_with_fuse() else { return };
     let m = Mount::start(&conformance_dir(), &[]);
     let data = m.path().join("example_day_month_temp.b2nd/data");
     let err = std::fs::OpenOptions::new().write(true).open(&data).unwrap_err();
@@ -140,7 +140,7 @@ fn writes_are_refused_read_only() {
 
 #[test]
 fn concurrent_readers_threads_and_processes() {
-    let _guard = serial();
+    let Some(_guard) = serial_with_fuse() else { return };
     let m = Mount::start(&conformance_dir(), &["--cache-size", "1M", "--threads", "4"]);
     let manifest = read_manifest(&conformance_dir());
     let targets: Vec<(std::path::PathBuf, String)> = ["example_item_prices.b2nd", "frame_simple-zstd.b2frame", "frame_simple-lz4.b2frame", "frame_simple-blosclz.b2frame"]
@@ -194,7 +194,7 @@ impl OutputAsync for Command {
 
 #[test]
 fn sequential_scan_decodes_each_block_about_once() {
-    let _guard = serial();
+    let Some(_guard) = serial_with_fuse() else { return };
     let m = Mount::start(&conformance_dir(), &["--cache-size", "64M"]);
     let path = m.path().join("example_item_prices.b2nd/data");
     let mut f = std::fs::File::open(&path).unwrap();
@@ -210,7 +210,7 @@ fn sequential_scan_decodes_each_block_about_once() {
 
 #[test]
 fn source_change_shows_on_next_open_and_open_handle_keeps_its_version() {
-    let _guard = serial();
+    let Some(_guard) = serial_with_fuse() else { return };
     let src = tempfile::tempdir().unwrap();
     let conf = conformance_dir();
     std::fs::copy(conf.join("frame_simple-zstd.b2frame"), src.path().join("a.b2frame")).unwrap();
@@ -238,7 +238,7 @@ fn source_change_shows_on_next_open_and_open_handle_keeps_its_version() {
 
 #[test]
 fn corrupt_chunk_gives_eio_rest_keeps_working_and_broken_header_explains() {
-    let _guard = serial();
+    let Some(_guard) = serial_with_fuse() else { return };
     let src = tempfile::tempdir().unwrap();
     let conf = conformance_dir();
     let mut bytes = std::fs::read(conf.join("frame_simple-zstd.b2frame")).unwrap();
@@ -284,7 +284,7 @@ fn corrupt_chunk_gives_eio_rest_keeps_working_and_broken_header_explains() {
 
 #[test]
 fn sigterm_with_open_file_unmounts_cleanly() {
-    let _guard = serial();
+    let Some(_guard) = serial_with_fuse() else { return };
     let mut m = Mount::start(&conformance_dir(), &[]);
     let held = std::fs::File::open(m.path().join("frame_simple-lz4.b2frame/data")).unwrap();
     let mut first = [0u8; 16];
@@ -307,7 +307,7 @@ fn sigterm_with_open_file_unmounts_cleanly() {
 
 #[test]
 fn sigterm_with_file_held_open_exits_after_grace() {
-    let _guard = serial();
+    let Some(_guard) = serial_with_fuse() else { return };
     let mut m = Mount::start(&conformance_dir(), &["--exit-grace", "1"]);
     let held = std::fs::File::open(m.path().join("frame_simple-lz4.b2frame/data")).unwrap();
     unsafe { libc::kill(m.pid(), libc::SIGTERM) };
@@ -320,7 +320,7 @@ fn sigterm_with_file_held_open_exits_after_grace() {
 
 #[test]
 fn sigint_unmounts_cleanly() {
-    let _guard = serial();
+    let Some(_guard) = serial_with_fuse() else { return };
     let mut m = Mount::start(&conformance_dir(), &[]);
     unsafe { libc::kill(m.pid(), libc::SIGINT) };
     assert_eq!(m.wait_exit(Duration::from_secs(10)), Some(0), "log:\n{}", m.log_text());
@@ -329,7 +329,7 @@ fn sigint_unmounts_cleanly() {
 
 #[test]
 fn unmount_after_kill_9() {
-    let _guard = serial();
+    let Some(_guard) = serial_with_fuse() else { return };
     let mut m = Mount::start(&conformance_dir(), &[]);
     unsafe { libc::kill(m.pid(), libc::SIGKILL) };
     m.wait_exit(Duration::from_secs(10));
@@ -343,7 +343,7 @@ fn unmount_after_kill_9() {
 
 #[test]
 fn daemon_mode_returns_when_ready_and_reports_bad_arguments() {
-    let _guard = serial();
+    let Some(_guard) = serial_with_fuse() else { return };
     let mp = tempfile::tempdir().unwrap();
     let out = Command::new(binary()).arg("mount").arg(conformance_dir()).arg(mp.path()).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -365,7 +365,7 @@ fn daemon_mode_returns_when_ready_and_reports_bad_arguments() {
 
 #[test]
 fn single_file_source_is_the_mount_root() {
-    let _guard = serial();
+    let Some(_guard) = serial_with_fuse() else { return };
     let conf = conformance_dir();
     let m = Mount::start(&conf.join("example_day_month_temp.b2nd"), &[]);
     let data = std::fs::read(m.path().join("data")).unwrap();
@@ -386,7 +386,7 @@ fn run_as_nobody(path: &Path) -> std::process::Output {
 
 #[test]
 fn only_the_mounting_user_reads_without_allow_other() {
-    let _guard = serial();
+    let Some(_guard) = serial_with_fuse() else { return };
     let conf = conformance_dir();
     let private = Mount::start(&conf, &[]);
     let meta = private.path().join("example_day_month_temp.b2nd/meta.json");
@@ -402,7 +402,7 @@ fn only_the_mounting_user_reads_without_allow_other() {
 
 #[test]
 fn symlinks_inside_are_followed_outside_are_not_and_odd_names_pass_through() {
-    let _guard = serial();
+    let Some(_guard) = serial_with_fuse() else { return };
     let conf = conformance_dir();
     let outside = tempfile::tempdir().unwrap();
     std::fs::copy(conf.join("frame_simple-lz4.b2frame"), outside.path().join("elsewhere.b2frame")).unwrap();
@@ -428,7 +428,7 @@ fn symlinks_inside_are_followed_outside_are_not_and_odd_names_pass_through() {
 
 #[test]
 fn mount_t_fuse_blosc2fs_goes_through_mount_fuse3() {
-    let _guard = serial();
+    let Some(_guard) = serial_with_fuse() else { return };
     let helper_present = Path::new("/usr/sbin/mount.fuse3").exists() || Path::new("/sbin/mount.fuse3").exists();
     if unsafe { libc::geteuid() } != 0 || !helper_present {
         eprintln!("skipped: needs root and fuse3's mount.fuse3 (scripts/test.sh installs it)");
@@ -463,7 +463,7 @@ fn mount_t_fuse_blosc2fs_goes_through_mount_fuse3() {
 
 #[test]
 fn listing_ten_thousand_arrays_opens_none_of_them() {
-    let _guard = serial();
+    let Some(_guard) = serial_with_fuse() else { return };
     let src = tempfile::tempdir().unwrap();
     let original = conformance_dir().join("example_day_month_temp.b2nd");
     let first = src.path().join("a00000.b2nd");
@@ -487,7 +487,7 @@ fn listing_ten_thousand_arrays_opens_none_of_them() {
 
 #[test]
 fn source_truncated_in_place_gives_eio_to_open_readers_not_mixed_bytes() {
-    let _guard = serial();
+    let Some(_guard) = serial_with_fuse() else { return };
     let src = tempfile::tempdir().unwrap();
     let conf = conformance_dir();
     std::fs::copy(conf.join("frame_simple-zstd.b2frame"), src.path().join("t.b2frame")).unwrap();

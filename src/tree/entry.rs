@@ -7,7 +7,7 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::SystemTime;
 
 use serde_json::{json, Value as Json};
@@ -55,12 +55,23 @@ pub struct Loaded {
 /// change (its inodes keep their sizes and bytes, so open handles never see
 /// a mix), and the tree gives the path a new node when [`Self::is_stale`].
 /// Only a mount root (a single-file source, whose inode cannot change)
-/// reloads in place.
+/// reloads in place. Once a newer node presents the path, this one is
+/// retired: it keeps its version only while open files hold it.
 pub struct ArrayEntry {
     pub path: PathBuf,
     in_place: bool,
-    state: Mutex<Option<Arc<Loaded>>>,
+    state: Mutex<State>,
     on_load: Option<OnLoad>,
+}
+
+/// What an entry holds of its version.
+enum State {
+    /// Not loaded yet.
+    Empty,
+    /// The version it presents.
+    Loaded(Arc<Loaded>),
+    /// Superseded by a newer node: the version lives on only in open files.
+    Retired(Weak<Loaded>),
 }
 
 impl std::fmt::Debug for ArrayEntry {
@@ -73,7 +84,16 @@ impl ArrayEntry {
     /// An entry for the array at `path`; `on_load` is told of every array
     /// opened for it (the read layer preloads its layouts).
     pub fn new(path: PathBuf, in_place: bool, on_load: Option<OnLoad>) -> ArrayEntry {
-        ArrayEntry { path, in_place, state: Mutex::new(None), on_load }
+        ArrayEntry { path, in_place, state: Mutex::new(State::Empty), on_load }
+    }
+
+    /// A newer node presents this path now: let go of this version (open
+    /// files keep it alive as long as they need it).
+    pub fn retire(&self) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if let State::Loaded(loaded) = &*state {
+            *state = State::Retired(Arc::downgrade(loaded));
+        }
     }
 
     /// The file whose identity tells the version (the index file of a sparse frame).
@@ -93,17 +113,22 @@ impl ArrayEntry {
     /// Whether the source changed (or vanished) since this entry loaded it.
     pub fn is_stale(&self) -> bool {
         let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        match state.as_ref() {
-            None => false,
-            Some(loaded) => self.stat().map(|(stamp, _)| stamp != loaded.stamp).unwrap_or(true),
+        match &*state {
+            State::Empty => false,
+            State::Loaded(loaded) => self.stat().map(|(stamp, _)| stamp != loaded.stamp).unwrap_or(true),
+            State::Retired(_) => true,
         }
     }
 
-    /// The version this entry presents (loaded on first use). Returns an
-    /// error only when the source is gone before it was ever loaded.
+    /// The version this entry presents (loaded on first use). An error when
+    /// the source is gone before it was ever loaded, or when the entry was
+    /// retired and no open file holds its version any more.
     pub fn current(&self) -> std::io::Result<Arc<Loaded>> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(loaded) = state.as_ref() {
+        if let State::Retired(weak) = &*state {
+            return weak.upgrade().ok_or_else(|| std::io::Error::new(std::io::ErrorKind::NotFound, "superseded by a newer version"));
+        }
+        if let State::Loaded(loaded) = &*state {
             if !self.in_place {
                 return Ok(loaded.clone());
             }
@@ -115,7 +140,7 @@ impl ArrayEntry {
         }
         let (stamp, mtime) = self.stat()?;
         let loaded = Arc::new(load(&self.path, stamp, mtime, self.on_load.as_ref()));
-        *state = Some(loaded.clone());
+        *state = State::Loaded(loaded.clone());
         Ok(loaded)
     }
 }

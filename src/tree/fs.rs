@@ -50,6 +50,8 @@ pub struct Opened {
 struct OpenFile {
     content: Content,
     stream: StreamState,
+    /// Keeps the version opened alive (and its inodes answering) while open.
+    _version: Option<Arc<Loaded>>,
 }
 
 /// The presented tree plus open files, read through the planner.
@@ -137,7 +139,7 @@ impl Filesystem {
             _ => (self.same_version_as_last_served(ino, loaded.as_deref()), false),
         };
         let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
-        self.handles.lock().unwrap_or_else(|e| e.into_inner()).insert(fh, Arc::new(OpenFile { content, stream: StreamState::default() }));
+        self.handles.lock().unwrap_or_else(|e| e.into_inner()).insert(fh, Arc::new(OpenFile { content, stream: StreamState::default(), _version: loaded }));
         Stats::add(&self.stats().open_files, 1);
         Ok(Opened { fh, keep_cache, direct_io })
     }

@@ -132,6 +132,11 @@ impl Tree {
         if let Some(n) = reusable(&nodes) {
             return n;
         }
+        if let Some(&old) = nodes.by_path.get(&path) {
+            if let NodeKind::Array(entry) = &nodes.list[old as usize].kind {
+                entry.retire();
+            }
+        }
         let n = nodes.list.len() as u32;
         let kind = if is_array { NodeKind::Array(Arc::new(ArrayEntry::new(path.clone(), false, self.on_load.clone()))) } else { NodeKind::Dir };
         nodes.by_path.insert(path.clone(), n);

@@ -13,6 +13,18 @@ pub fn serial() -> MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// [`serial`], or `None` (after saying why on stderr) on a machine where
+/// FUSE cannot be used: these tests mount for real, and without
+/// `/dev/fuse` there is nothing to mount. The same filesystem logic is
+/// tested in-process, without FUSE, by `tests/fs.rs`.
+pub fn serial_with_fuse() -> Option<MutexGuard<'static, ()>> {
+    if let Err(e) = std::fs::OpenOptions::new().read(true).write(true).open("/dev/fuse") {
+        eprintln!("skipped: this test mounts for real and /dev/fuse cannot be opened ({e}); tests/fs.rs covers the same logic without FUSE");
+        return None;
+    }
+    Some(serial())
+}
+
 pub fn binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_blosc2fs"))
 }
