@@ -126,7 +126,8 @@ impl ArrayEntry {
     pub fn current(&self) -> std::io::Result<Arc<Loaded>> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if let State::Retired(weak) = &*state {
-            return weak.upgrade().ok_or_else(|| std::io::Error::new(std::io::ErrorKind::NotFound, "superseded by a newer version"));
+            // ESTALE makes the kernel look the name up again, finding the new node.
+            return weak.upgrade().ok_or_else(|| std::io::Error::from_raw_os_error(libc::ESTALE));
         }
         if let State::Loaded(loaded) = &*state {
             if !self.in_place {
