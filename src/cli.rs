@@ -9,22 +9,29 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::mount::MountConfig;
 
+/// The command line: global flags and one subcommand.
 #[derive(Debug, Parser)]
-#[command(name = "blosc2fs", version, about = "Read Blosc2 arrays (.b2nd, frames) as plain files")]
+#[command(name = "blosc2fs", version, about = "Read Blosc2 arrays (.b2nd, frames) as plain files", long_about = None)]
 pub struct Cli {
     /// More log output (-v info, -vv debug, -vvv trace); RUST_LOG also works.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
+    /// What to do.
     #[command(subcommand)]
     pub command: Command,
 }
 
+/// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Print a file's meta.json.
-    Info { file: PathBuf },
+    Info {
+        /// A Blosc2 file (.b2nd, .b2frame, ...) or a sparse-frame directory.
+        file: PathBuf,
+    },
     /// Write the array's C-order bytes to stdout (a plain frame: its chunks in order).
     Cat {
+        /// A Blosc2 file (.b2nd, .b2frame, ...) or a sparse-frame directory.
         file: PathBuf,
         /// Decoded-block cache used while streaming.
         #[arg(long, default_value = "256M", value_parser = parse_size)]
@@ -33,12 +40,18 @@ pub enum Command {
     /// Mount SOURCE (a Blosc2 file or a directory tree of them) read-only at MOUNTPOINT.
     Mount(MountArgs),
     /// Unmount MOUNTPOINT (also a mount whose daemon died).
-    Unmount { mountpoint: PathBuf },
+    Unmount {
+        /// Where the filesystem is mounted.
+        mountpoint: PathBuf,
+    },
 }
 
+/// Flags of `blosc2fs mount` as typed (see [`MountArgs::settle`]).
 #[derive(Debug, Clone, Args)]
 pub struct MountArgs {
+    /// A Blosc2 file, or a directory tree holding Blosc2 files.
     pub source: PathBuf,
+    /// An empty directory to mount at.
     pub mountpoint: PathBuf,
     /// Stay in the foreground instead of daemonizing.
     #[arg(short, long)]

@@ -48,9 +48,17 @@ enum Container {
 #[derive(Debug, Clone)]
 pub enum Shape {
     /// b2nd or caterva: an N-d array in chunks of blocks.
-    Nd { geometry: Geometry, meta: NdMeta },
+    Nd {
+        /// Shapes of the array and its chunk and block grids.
+        geometry: Geometry,
+        /// The parsed b2nd or caterva metalayer.
+        meta: NdMeta,
+    },
     /// A plain frame: its chunks' bytes one after the other.
-    Plain { chunk_starts: Vec<u64> },
+    Plain {
+        /// Start of each chunk in the stream, plus the total at the end.
+        chunk_starts: Vec<u64>,
+    },
 }
 
 /// Which byte view of an array a read is about.

@@ -40,34 +40,81 @@ pub enum ChunkOffset {
 /// The parsed frame: header fields, metalayers, chunk index and vlmetalayers.
 #[derive(Debug, Clone)]
 pub struct Frame {
+    /// Whether this is the `chunks.b2frame` index of a sparse frame (frame type
+    /// 1, chunks in separate `XXXXXXXX.chunk` files) rather than a contiguous
+    /// frame (type 0). Always the `sparse` asked of [`Frame::read`], which
+    /// checks it against the header's frame type.
     pub sparse: bool,
+    /// Frame format version: bits 0..3 of the header's `general_flags` byte.
     pub version: u8,
+    /// Length in bytes of the header, metalayers included (the header's
+    /// `header_len`); at least 87 and at most [`Frame::frame_len`]. In a
+    /// contiguous frame the chunks start right after it.
     pub header_len: u64,
+    /// Length in bytes of the whole frame: header, chunks, chunk offsets index
+    /// and trailer (the header's `frame_len`); checked to fit in the file.
     pub frame_len: u64,
+    /// Uncompressed size in bytes of all the chunks' data, metadata excluded
+    /// (the header's `uncompressed_size`); 0 for an empty frame.
     pub nbytes: u64,
+    /// Compressed size in bytes of the chunks section, metadata excluded (the
+    /// header's `compressed_size`); in a contiguous frame the chunk offsets index
+    /// starts at `header_len + cbytes`.
     pub cbytes: u64,
+    /// Size in bytes of one item (the header's `type_size`); never 0.
     pub typesize: usize,
+    /// Size in bytes of the blocks within chunks (the header's `block_size`);
+    /// never negative; 0 means not fixed by the frame (automatic). Every chunk
+    /// header records the block size it actually uses.
     pub blocksize: i32,
     /// Fixed chunk size, or 0 when chunks differ in size.
     pub chunksize: u64,
+    /// Default codec of the chunks: bits 0..3 of the header's `codec_flags` (0
+    /// blosclz, 1 lz4/lz4hc, 3 zlib, 4 zstd, 6 user-defined: see
+    /// [`Frame::udcodec`]). Each chunk header still names its own codec.
     pub codec_code: u8,
+    /// Compression level: bits 4..7 of the header's `codec_flags` (informative;
+    /// decoding does not need it).
     pub clevel: u8,
+    /// Split mode as C-Blosc2's `BLOSC_*_SPLIT` value: 1 always, 2 never, 3 auto,
+    /// 4 forward-compatible (bits 0..1 of the header's `other_flags`, plus one).
     pub splitmode: u8,
+    /// User-defined codec id (the header's `udcodec` byte); meaningful when
+    /// [`Frame::codec_code`] is 6.
     pub udcodec: u8,
+    /// Metadata byte of the codec (the header's `compcode_meta`), used by
+    /// user-defined codecs.
     pub compcode_meta: u8,
+    /// Whether chunks were compressed with a dictionary (bit 0 of the header's
+    /// `other_flags2`; only meaningful for codecs with dictionaries, e.g. zstd).
     pub use_dict: bool,
+    /// Filter ids of the frame's default filter pipeline, in the order stored
+    /// (at most 6; only the `nfilters` used slots).
     pub filters: Vec<u8>,
+    /// Meta byte of each filter in [`Frame::filters`] (same length, same order).
     pub filters_meta: Vec<u8>,
+    /// Fixed-size metalayers from the header, in stored order: name and raw
+    /// content (the bin32 payload, usually msgpack, e.g. `b2nd`). At most 16.
     pub metalayers: Vec<(String, Vec<u8>)>,
+    /// Variable-length metalayers from the trailer, in stored order: name and
+    /// content (a Blosc2 chunk of msgpack) decoded to JSON. A layer that cannot
+    /// be decoded, or that exceeds the shared [`MAX_VLMETA_BYTES`] budget, holds
+    /// `{"error": "..."}` instead; empty when the frame has no trailer.
     pub vlmeta: Vec<(String, Json)>,
+    /// Where each chunk lives, from the chunk offsets index, in chunk order (one
+    /// entry per chunk; empty when `nbytes` is 0). Contiguous-frame offsets are
+    /// checked to lie within the chunks section.
     pub offsets: Vec<ChunkOffset>,
 }
 
 impl Frame {
+    /// Number of chunks (entries of the chunk offsets index).
     pub fn nchunks(&self) -> usize {
         self.offsets.len()
     }
 
+    /// Raw content of the fixed-size metalayer called `name` (the first one, if
+    /// the name repeats), or `None` when there is none.
     pub fn metalayer(&self, name: &str) -> Option<&[u8]> {
         self.metalayers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_slice())
     }

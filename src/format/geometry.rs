@@ -16,27 +16,52 @@ pub enum PieceSource {
     /// Padding beyond the array edge: zeros.
     Zeros,
     /// `offset` bytes into decoded block `block` of chunk `chunk`.
-    Block { chunk: u64, block: u64, offset: u64 },
+    ///
+    /// `chunk` is the chunk number (C order over the chunk grid for an N-d
+    /// array) and `block` the block number within that chunk.
+    Block {
+        /// The chunk.
+        chunk: u64,
+        /// The block within the chunk.
+        block: u64,
+        /// Byte offset within the decoded block.
+        offset: u64,
+    },
     /// `offset` bytes into the decoded chunk `chunk`, whose block size is
     /// known only from its layout (plain frames): split it into blocks
     /// with `Array::block_pieces`.
-    ChunkBytes { chunk: u64, offset: u64 },
+    ChunkBytes {
+        /// The chunk.
+        chunk: u64,
+        /// Byte offset within the decoded chunk.
+        offset: u64,
+    },
 }
 
 /// One contiguous copy: `len` bytes to `out_offset` of the request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Piece {
+    /// Where the copy goes: byte offset from the start of the requested range.
+    /// The pieces of one request come in order and cover it without gaps
+    /// (up to the end of the data).
     pub out_offset: u64,
+    /// Number of bytes to copy.
     pub len: u64,
+    /// Where those bytes come from.
     pub source: PieceSource,
 }
 
 /// Shapes of an array and its chunk and block grids.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Geometry {
+    /// Extent of the array along each dimension, in items (empty for 0-d).
     pub shape: Vec<u64>,
+    /// Extent of a chunk along each dimension, in items; chunks at the array's
+    /// edge are padded to it.
     pub chunkshape: Vec<u64>,
+    /// Extent of a block along each dimension, in items.
     pub blockshape: Vec<u64>,
+    /// Size of one item in bytes.
     pub itemsize: u64,
     /// chunkshape rounded up to whole blocks.
     pub extchunkshape: Vec<u64>,
@@ -104,10 +129,13 @@ impl Geometry {
         Ok(g)
     }
 
+    /// Number of dimensions (0 for a scalar array).
     pub fn ndim(&self) -> usize {
         self.shape.len()
     }
 
+    /// Number of items in the array: the product of `shape` (1 for 0-d, 0 when
+    /// any dimension is empty).
     pub fn nitems(&self) -> u64 {
         product(&self.shape)
     }
@@ -117,6 +145,8 @@ impl Geometry {
         self.nitems() * self.itemsize
     }
 
+    /// Number of chunks: the product of the chunk grid (0 when any dimension is
+    /// empty).
     pub fn nchunks(&self) -> u64 {
         product(&self.chunk_grid)
     }
@@ -131,6 +161,8 @@ impl Geometry {
         product(&self.chunkshape) * self.itemsize
     }
 
+    /// Decoded bytes of one block (blockshape times itemsize); blocks at a
+    /// chunk's edge are padded to it.
     pub fn block_nbytes(&self) -> u64 {
         product(&self.blockshape) * self.itemsize
     }

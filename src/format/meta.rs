@@ -15,20 +15,32 @@ pub const MAX_DIM: usize = 16;
 /// Which metalayer described the array.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flavor {
+    /// The `b2nd` metalayer (C-Blosc2's N-d arrays); may also carry a dtype.
     B2nd,
+    /// The legacy `caterva` metalayer (Caterva arrays); never carries a dtype.
     Caterva,
 }
 
 /// Shape information from a b2nd or caterva metalayer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NdMeta {
+    /// Which metalayer it was parsed from.
     pub flavor: Flavor,
+    /// Metalayer format version (its first field), as stored; not checked.
     pub version: u64,
+    /// Extent of the array along each dimension, in items: at most 16
+    /// dimensions, each below 2^62, with a product below 2^62.
     pub shape: Vec<u64>,
+    /// Extent of a chunk along each dimension, in items: below 2^31, and 0 only
+    /// where the array's extent is 0.
     pub chunkshape: Vec<u64>,
+    /// Extent of a block along each dimension, in items: never larger than the
+    /// chunkshape, and 0 only where the chunkshape is 0.
     pub blockshape: Vec<u64>,
     /// 0 = NumPy dtype string.
     pub dtype_format: Option<u64>,
+    /// The dtype description (a NumPy dtype string when `dtype_format` is 0),
+    /// from a b2nd metalayer that carries one; `None` otherwise.
     pub dtype: Option<String>,
 }
 
@@ -103,6 +115,7 @@ impl NdMeta {
         Ok(())
     }
 
+    /// Number of dimensions (0 for a scalar array).
     pub fn ndim(&self) -> usize {
         self.shape.len()
     }

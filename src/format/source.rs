@@ -35,7 +35,17 @@ pub struct Version {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum VersionTag {
     /// A local file: device, inode and modification time in nanoseconds.
-    File { dev: u64, ino: u64, mtime_ns: i128 },
+    ///
+    /// `dev` and `ino` are the file's `st_dev` and `st_ino`; `mtime_ns` is its
+    /// modification time in nanoseconds since the Unix epoch.
+    File {
+        /// Device number.
+        dev: u64,
+        /// Inode number.
+        ino: u64,
+        /// Modification time in nanoseconds since the epoch.
+        mtime_ns: i128,
+    },
     /// Bytes that cannot change (memory, a window of a fixed state).
     Fixed(u64),
     /// An opaque token from a remote store (an ETag, a generation number).

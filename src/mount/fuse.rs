@@ -18,7 +18,9 @@ use crate::tree::{Attr, Filesystem, FsError, Kind};
 /// What the adapter adds to the filesystem's attributes.
 #[derive(Debug, Clone)]
 pub struct AdapterOptions {
+    /// Owner of every presented file.
     pub uid: u32,
+    /// Group of every presented file.
     pub gid: u32,
     /// How long the kernel may cache attributes and names.
     pub ttl: Duration,
@@ -57,6 +59,7 @@ fn reply_xattr(bytes: Result<Vec<u8>, FsError>, size: u32, reply: ReplyXattr) {
 }
 
 impl FuseAdapter {
+    /// The adapter over `fs`.
     pub fn new(fs: Filesystem, options: AdapterOptions) -> FuseAdapter {
         FuseAdapter { fs, options }
     }

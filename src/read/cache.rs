@@ -16,8 +16,12 @@ use super::stats::Stats;
 /// Identity of one decoded block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct BlockKey {
+    /// Id of the opened array ([`Array::id`](crate::format::Array::id)): distinct
+    /// for every opening, so blocks of two versions of a source never mix.
     pub array: u64,
+    /// Chunk number within the array.
     pub chunk: u64,
+    /// Block number within the chunk.
     pub block: u64,
 }
 

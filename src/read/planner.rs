@@ -172,33 +172,43 @@ pub fn fill(blocks: &Blocks, array: &Array, region: Region, start: u64, out: &mu
     }
     let mut at_hand: Vec<((u64, u64), Block)> = Vec::new();
     for piece in pieces {
-        for p in resolve(blocks, array, piece)? {
-            let dst_start = p.out_offset as usize;
-            let dst = out.get_mut(dst_start..dst_start + p.len as usize).ok_or_else(|| Problem::OutOfRange("piece outside the output".into()))?;
-            match p.source {
-                PieceSource::Zeros => dst.fill(0),
-                PieceSource::ChunkBytes { chunk, .. } => {
-                    return Err(Problem::corrupt("chunk", format!("chunk {chunk}: bytes not resolved into blocks")));
-                }
-                PieceSource::Block { chunk, block, offset } => {
-                    let key = (chunk, block);
-                    let data = match at_hand.iter().rev().find(|(k, _)| *k == key) {
-                        Some((_, data)) => data.clone(),
-                        None => {
-                            let data = blocks.block(array, chunk, block)?;
-                            if at_hand.len() == AT_HAND {
-                                at_hand.remove(0);
-                            }
-                            at_hand.push((key, data.clone()));
-                            data
-                        }
-                    };
-                    let src = data
-                        .get(offset as usize..offset as usize + p.len as usize)
-                        .ok_or_else(|| Problem::corrupt("chunk", format!("chunk {chunk} block {block} is shorter than its shape")))?;
-                    dst.copy_from_slice(src);
-                }
+        if let PieceSource::ChunkBytes { chunk, .. } = piece.source {
+            for p in array.block_pieces(&*blocks.layout(array, chunk)?, chunk, piece)? {
+                copy_piece(blocks, array, p, out, &mut at_hand)?;
             }
+        } else {
+            copy_piece(blocks, array, piece, out, &mut at_hand)?;
+        }
+    }
+    Ok(())
+}
+
+/// Copy one block (or zeros) piece into `out`, keeping the blocks used at hand.
+fn copy_piece(blocks: &Blocks, array: &Array, p: Piece, out: &mut [u8], at_hand: &mut Vec<((u64, u64), Block)>) -> PResult<()> {
+    let dst_start = p.out_offset as usize;
+    let dst = out.get_mut(dst_start..dst_start + p.len as usize).ok_or_else(|| Problem::OutOfRange("piece outside the output".into()))?;
+    match p.source {
+        PieceSource::Zeros => dst.fill(0),
+        PieceSource::ChunkBytes { chunk, .. } => {
+            return Err(Problem::corrupt("chunk", format!("chunk {chunk}: bytes not resolved into blocks")));
+        }
+        PieceSource::Block { chunk, block, offset } => {
+            let key = (chunk, block);
+            let data = match at_hand.iter().rev().find(|(k, _)| *k == key) {
+                Some((_, data)) => data.clone(),
+                None => {
+                    let data = blocks.block(array, chunk, block)?;
+                    if at_hand.len() == AT_HAND {
+                        at_hand.remove(0);
+                    }
+                    at_hand.push((key, data.clone()));
+                    data
+                }
+            };
+            let src = data
+                .get(offset as usize..offset as usize + p.len as usize)
+                .ok_or_else(|| Problem::corrupt("chunk", format!("chunk {chunk} block {block} is shorter than its shape")))?;
+            dst.copy_from_slice(src);
         }
     }
     Ok(())

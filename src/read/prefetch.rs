@@ -1,11 +1,15 @@
 //! Prefetch: decode what a sequential reader will want next, and read the
 //! first chunk layouts of newly opened arrays, on a small pool of worker
-//! threads fed through a bounded queue — so both cores work while FUSE
+//! threads fed through bounded queues — so both cores work while FUSE
 //! serves the current request. Requests that do not fit are dropped:
 //! prefetch is a hint, never a debt.
+//!
+//! Decode-ahead comes first: layout preloading is done in slices of
+//! [`LAYOUT_SLICE`] chunks, and a worker takes the next slice only when no
+//! block request waits, so opening an array never holds up a reader.
 
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
-use std::sync::{Arc, Mutex};
+use std::collections::VecDeque;
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 
 use crate::format::{Array, Piece, PieceSource};
@@ -14,77 +18,128 @@ use super::blocks::Blocks;
 use super::planner::resolve;
 use super::stats::Stats;
 
-/// Requests the queue holds before new ones are dropped.
+/// Requests each queue holds before new ones are dropped.
 const QUEUE: usize = 16;
 
 /// Chunk layouts read ahead for a newly opened array.
 const PRELOAD_LAYOUTS: u64 = 4096;
 
-enum Job {
-    /// Decode the blocks these pieces need.
-    Blocks { array: Arc<Array>, pieces: Vec<Piece> },
-    /// Read the first chunk layouts of an array.
-    Layouts { array: Arc<Array> },
+/// Layouts read per turn before a worker looks for block requests again.
+const LAYOUT_SLICE: u64 = 64;
+
+/// Decode the blocks these pieces need.
+struct BlockJob {
+    array: Arc<Array>,
+    pieces: Vec<Piece>,
 }
 
-/// A pool of decode workers fed through a bounded queue.
+/// Read the layouts of chunks `next..` (up to [`PRELOAD_LAYOUTS`]) of an array.
+struct LayoutJob {
+    array: Arc<Array>,
+    next: u64,
+}
+
+#[derive(Default)]
+struct Queues {
+    blocks: VecDeque<BlockJob>,
+    layouts: VecDeque<LayoutJob>,
+    closed: bool,
+}
+
+#[derive(Default)]
+struct Shared {
+    queues: Mutex<Queues>,
+    ready: Condvar,
+}
+
+/// A pool of decode workers fed through bounded queues; stops its workers
+/// when dropped.
 pub struct Prefetcher {
-    tx: SyncSender<Job>,
+    shared: Arc<Shared>,
 }
 
 impl Prefetcher {
     /// Start `workers` threads (at least one) filling `blocks`.
     pub fn start(blocks: Arc<Blocks>, workers: usize) -> Prefetcher {
-        let (tx, rx) = sync_channel::<Job>(QUEUE);
-        let rx = Arc::new(Mutex::new(rx));
+        let shared = Arc::new(Shared::default());
         for i in 0..workers.max(1) {
-            let rx = rx.clone();
+            let shared = shared.clone();
             let blocks = blocks.clone();
-            let spawned = thread::Builder::new().name(format!("prefetch-{i}")).spawn(move || worker(rx, blocks));
+            let spawned = thread::Builder::new().name(format!("prefetch-{i}")).spawn(move || worker(&shared, &blocks));
             if let Err(e) = spawned {
                 log::warn!("cannot start prefetch worker: {e}");
             }
         }
-        Prefetcher { tx }
-    }
-
-    fn send(&self, job: Job) -> bool {
-        match self.tx.try_send(job) {
-            Ok(()) => true,
-            Err(TrySendError::Full(_)) => false,
-            Err(TrySendError::Disconnected(_)) => {
-                log::debug!("prefetch workers are gone");
-                true
-            }
-        }
+        Prefetcher { shared }
     }
 
     /// Queue the blocks `pieces` need; false when the queue is full (dropped).
     pub fn request(&self, array: Arc<Array>, pieces: Vec<Piece>) -> bool {
-        self.send(Job::Blocks { array, pieces })
+        let mut queues = self.shared.queues.lock().unwrap_or_else(|e| e.into_inner());
+        if queues.blocks.len() >= QUEUE {
+            return false;
+        }
+        queues.blocks.push_back(BlockJob { array, pieces });
+        self.shared.ready.notify_one();
+        true
     }
 
     /// Queue reading the first chunk layouts of `array`; false when dropped.
     pub fn preload_layouts(&self, array: Arc<Array>) -> bool {
-        self.send(Job::Layouts { array })
+        let mut queues = self.shared.queues.lock().unwrap_or_else(|e| e.into_inner());
+        if queues.layouts.len() >= QUEUE {
+            return false;
+        }
+        queues.layouts.push_back(LayoutJob { array, next: 0 });
+        self.shared.ready.notify_one();
+        true
     }
 }
 
-fn worker(rx: Arc<Mutex<Receiver<Job>>>, blocks: Arc<Blocks>) {
+impl Drop for Prefetcher {
+    fn drop(&mut self) {
+        self.shared.queues.lock().unwrap_or_else(|e| e.into_inner()).closed = true;
+        self.shared.ready.notify_all();
+    }
+}
+
+enum Work {
+    Blocks(BlockJob),
+    Layouts(LayoutJob),
+}
+
+fn worker(shared: &Shared, blocks: &Blocks) {
     loop {
-        let job = {
-            let rx = rx.lock().unwrap_or_else(|e| e.into_inner());
-            rx.recv()
+        let work = {
+            let mut queues = shared.queues.lock().unwrap_or_else(|e| e.into_inner());
+            loop {
+                if queues.closed {
+                    return;
+                }
+                if let Some(job) = queues.blocks.pop_front() {
+                    break Work::Blocks(job);
+                }
+                if let Some(job) = queues.layouts.pop_front() {
+                    break Work::Layouts(job);
+                }
+                queues = shared.ready.wait(queues).unwrap_or_else(|e| e.into_inner());
+            }
         };
-        match job {
-            Err(_) => return,
-            Ok(Job::Blocks { array, pieces }) => decode_ahead(&blocks, &array, pieces),
-            Ok(Job::Layouts { array }) => {
+        match work {
+            Work::Blocks(job) => decode_ahead(blocks, &job.array, job.pieces),
+            Work::Layouts(job) => {
+                let end = job.array.nchunks().min(PRELOAD_LAYOUTS);
+                let until = end.min(job.next + LAYOUT_SLICE);
                 // Errors are left for the reads that need those chunks.
-                for c in 0..array.nchunks().min(PRELOAD_LAYOUTS) {
-                    if array.index_special(c).is_none() && !blocks.has_layout(&array, c) {
-                        let _ = blocks.layout(&array, c);
+                for c in job.next..until {
+                    if job.array.index_special(c).is_none() && !blocks.has_layout(&job.array, c) {
+                        let _ = blocks.layout(&job.array, c);
                     }
+                }
+                if until < end {
+                    let mut queues = shared.queues.lock().unwrap_or_else(|e| e.into_inner());
+                    queues.layouts.push_back(LayoutJob { array: job.array, next: until });
+                    shared.ready.notify_one();
                 }
             }
         }

@@ -7,23 +7,42 @@ use serde_json::{json, Value as Json};
 /// Monotonic counters, shared by every reader of one mount.
 #[derive(Debug, Default)]
 pub struct Stats {
+    /// Block lookups answered from the block cache (`cache_hits` in `.stats`).
     pub hits: AtomicU64,
+    /// Block lookups not found in the block cache (`cache_misses`), including
+    /// those that then waited for another thread already decoding that block.
     pub misses: AtomicU64,
+    /// Blocks decoded successfully on a cache miss (once per block, however many
+    /// threads were waiting for it), whether for a read or for prefetch.
     pub blocks_decoded: AtomicU64,
+    /// Decoded bytes of the blocks counted in [`Stats::blocks_decoded`].
     pub bytes_decoded: AtomicU64,
+    /// Bytes the read planner returned for array files (`data`, `data.npy`
+    /// with its header, `chunks/` files). Reads of `meta.json`, `.zarray` and
+    /// `.stats` do not count.
     pub bytes_served: AtomicU64,
+    /// Read requests on open files of any kind (unknown handles excluded).
     pub reads: AtomicU64,
+    /// Reads of array files that failed to read or decode (each answers EIO).
     pub read_errors: AtomicU64,
+    /// Blocks the background prefetcher brought into the cache: not cached when
+    /// it looked, then obtained without error.
     pub prefetched_blocks: AtomicU64,
+    /// Blocks dropped from the block cache to stay within its byte budget.
     pub evictions: AtomicU64,
+    /// Files open now: incremented on open and decremented on release, so unlike
+    /// the other counters it goes down too.
     pub open_files: AtomicU64,
 }
 
 impl Stats {
+    /// Add `n` to `counter` (relaxed ordering: counters are statistics, not
+    /// synchronisation).
     pub fn add(counter: &AtomicU64, n: u64) {
         counter.fetch_add(n, Ordering::Relaxed);
     }
 
+    /// The current value of `counter` (relaxed ordering).
     pub fn get(counter: &AtomicU64) -> u64 {
         counter.load(Ordering::Relaxed)
     }

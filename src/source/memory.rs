@@ -4,8 +4,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::format::source::{ByteSource, Version, VersionTag};
-use crate::format::{PResult, Problem};
+use crate::format::source::{ByteSource, SliceSource, Version, VersionTag};
+use crate::format::PResult;
 
 /// Immutable bytes with a name for messages.
 #[derive(Debug, Clone)]
@@ -37,14 +37,7 @@ impl ByteSource for MemorySource {
     }
 
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> PResult<()> {
-        let end = offset.checked_add(buf.len() as u64).ok_or_else(|| Problem::corrupt("read", "offset overflows"))?;
-        let src = usize::try_from(offset)
-            .ok()
-            .zip(usize::try_from(end).ok())
-            .and_then(|(a, b)| self.bytes.get(a..b))
-            .ok_or_else(|| Problem::truncated("read", offset, end, self.len()))?;
-        buf.copy_from_slice(src);
-        Ok(())
+        SliceSource(&self.bytes).read_at(offset, buf)
     }
 
     fn describe(&self) -> String {

@@ -27,6 +27,9 @@ pub struct Stamp {
 }
 
 impl Stamp {
+    /// The stamp of a file from its metadata: device, inode, size and
+    /// modification time (in nanoseconds). Two stamps differ when `stat` can see
+    /// that the file changed.
     pub fn of(meta: &std::fs::Metadata) -> Stamp {
         Stamp { dev: meta.dev(), ino: meta.ino(), size: meta.size(), mtime_ns: meta.mtime() as i128 * 1_000_000_000 + meta.mtime_nsec() as i128 }
     }
@@ -37,15 +40,31 @@ impl Stamp {
 pub struct Loaded {
     /// Distinct for every load, so callers can tell versions apart.
     pub version: u64,
+    /// Identity of the source when this version was loaded (for a sparse frame,
+    /// of its `chunks.b2frame` index); a different stamp now means the source
+    /// changed.
     pub stamp: Stamp,
+    /// Modification time of that file: the mtime of every presented entry of
+    /// this version.
     pub mtime: SystemTime,
     /// The opened array, or None when the file cannot be read (meta.json says why).
     pub array: Option<Arc<Array>>,
+    /// Bytes of `meta.json`: the array's metadata as pretty-printed JSON ending
+    /// in a newline, or `{"file", "error"}` when the array could not be opened.
     pub meta_json: Arc<Vec<u8>>,
+    /// The `.npy` header that `data.npy` presents before the data (empty when
+    /// the array could not be opened).
     pub npy_header: Arc<Vec<u8>>,
+    /// Bytes of `chunks/.zarray`, when zarr can describe the chunks (chunks of
+    /// one shape and a dtype zarr knows); `None` otherwise, and then there is no
+    /// `.zarray` file.
     pub zarray: Option<Arc<Vec<u8>>>,
     /// Chunk-grid dimensions for `chunks/` names (plain frames: [nchunks]).
     pub chunk_grid: Vec<u64>,
+    /// Extended attributes of `data` and `data.npy`, name and value:
+    /// `user.blosc2.dtype`, `user.blosc2.shape` (JSON), `user.blosc2.chunkshape`
+    /// (JSON, N-d arrays only) and `user.blosc2.codec`. Empty when the array could
+    /// not be opened.
     pub xattrs: Vec<(String, Vec<u8>)>,
 }
 
@@ -58,6 +77,7 @@ pub struct Loaded {
 /// reloads in place. Once a newer node presents the path, this one is
 /// retired: it keeps its version only while open files hold it.
 pub struct ArrayEntry {
+    /// Path of the source: a frame file or a sparse frame's directory.
     pub path: PathBuf,
     in_place: bool,
     state: Mutex<State>,

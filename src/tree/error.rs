@@ -7,18 +7,28 @@ use crate::format;
 /// Why a filesystem operation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum FsError {
+    /// Nothing answers to that inode or name (ENOENT): an unknown inode or
+    /// name, a presented file this array does not have (no `data` when it
+    /// could not be opened, no `.zarray`), or a chunk number past the last.
     #[error("no such file or directory")]
     NotFound,
+    /// A directory operation (lookup, readdir) on a file (ENOTDIR).
     #[error("not a directory")]
     NotDir,
+    /// Opening a directory as a file (EISDIR).
     #[error("is a directory")]
     IsDir,
+    /// Access refused (EACCES).
     #[error("permission denied")]
     PermissionDenied,
+    /// The extended attribute asked for is not set on that inode (ENODATA).
     #[error("no such attribute")]
     NoAttr,
+    /// The caller's buffer cannot hold the answer, e.g. an extended attribute
+    /// value longer than the size given (ERANGE).
     #[error("buffer too small")]
     Range,
+    /// A file handle that is not (or no longer) open (EBADF).
     #[error("no such open file")]
     BadHandle,
     /// Every attempt to change anything: the filesystem is read-only.

@@ -40,6 +40,7 @@ pub struct FsConfig {
 /// What an open answers besides the handle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Opened {
+    /// The handle to pass to `read` and `release`.
     pub fh: u64,
     /// The kernel may keep the file's cached pages (same version as last time).
     pub keep_cache: bool,

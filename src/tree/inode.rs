@@ -10,12 +10,20 @@
 pub enum Role {
     /// The node itself: a mirrored source directory or an array's directory.
     Node,
+    /// An array's `meta.json`.
     MetaJson,
+    /// An array's `data` file: its bytes in C order.
     Data,
+    /// An array's `data.npy`: an `.npy` header followed by the data.
     Npy,
+    /// An array's `chunks/` directory.
     ChunksDir,
+    /// The `.zarray` document inside `chunks/`.
     Zarray,
+    /// The mount's `.stats` file (only node 0, the root, has one).
     Stats,
+    /// A chunk's file in `chunks/`, by chunk number (C order over the chunk
+    /// grid); the number must be below [`MAX_CHUNK_FILES`].
     Chunk(u64),
 }
 
@@ -36,10 +44,16 @@ fn role_code(role: Role) -> u64 {
     }
 }
 
+/// The inode number of `role` of node `node`: never 0, the same for the same
+/// inputs for the whole mount, and 1 for node 0's [`Role::Node`] (the FUSE
+/// root). Distinct inputs give distinct numbers as long as chunk numbers stay
+/// below [`MAX_CHUNK_FILES`] (and `node` below `u32::MAX`).
 pub fn encode(node: u32, role: Role) -> u64 {
     (((node as u64) << 32) | role_code(role)) + 1
 }
 
+/// The node and role `ino` was made from by [`encode`]; `None` for 0 and
+/// for numbers no role encodes to.
 pub fn decode(ino: u64) -> Option<(u32, Role)> {
     let raw = ino.checked_sub(1)?;
     let node = (raw >> 32) as u32;

@@ -39,16 +39,22 @@ const KNOWN_EXTENSIONS: [&str; 4] = ["b2nd", "b2frame", "b2f", "b2"];
 /// What a presented inode is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
+    /// A directory.
     Dir,
+    /// A regular file.
     File,
 }
 
 /// Attributes of a presented entry (ownership is added by the adapter).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Attr {
+    /// Inode number.
     pub ino: u64,
+    /// Directory or file.
     pub kind: Kind,
+    /// Size in bytes (0 for directories).
     pub size: u64,
+    /// The source's modification time.
     pub mtime: SystemTime,
 }
 
@@ -61,7 +67,12 @@ pub enum Content {
     /// Bytes known at open (meta.json, .zarray).
     Static(Arc<Vec<u8>>),
     /// A view of an array, decoded on demand.
-    Array { array: Arc<Array>, view: View },
+    Array {
+        /// The array version the file was opened on.
+        array: Arc<Array>,
+        /// Which bytes of it the file shows.
+        view: View,
+    },
     /// The mount's statistics (filled in by the adapter at each read).
     Stats,
 }

@@ -1,0 +1,1004 @@
+//! The filesystem logic driven in-process, with no FUSE and no `/dev/fuse`:
+//! `blosc2fs::tree::Filesystem` is called directly (lookup, getattr,
+//! readdir, open, read, release, access) the way the fuser adapter calls it.
+//!
+//! Covered here:
+//! - the presented tree: source directories, array directories
+//!   (`meta.json data data.npy chunks`), `chunks/` (`.zarray` and chunk
+//!   names), `.stats`, sizes, missing names, non-Blosc2 files hidden, a
+//!   broken `.b2nd` shown with a `meta.json` that explains;
+//! - `data` read in odd windows at odd offsets and past its end;
+//! - `data.npy`: the header/data splice and `numpy.load` of the result;
+//! - `chunks/<coords>`: whole chunks with zero padding at the array's edge;
+//! - source changes: replaced (rename) and rewritten in place under an open
+//!   handle, and a contiguous frame grown in place by python-blosc2;
+//! - a corrupt chunk (EIO naming the file and the chunk, the rest readable);
+//! - a block cache smaller than one block;
+//! - read-only answers (EROFS).
+//!
+//! Expected bytes never come from the code under test: arrays are made by
+//! the python-blosc2 4.14.1 oracle (`$BLOSC2FS_PYTHON`, else the repo's
+//! `.venv`, else `scripts/setup_venv.sh`) from numpy data whose raw bytes it
+//! writes beside them, and the committed fixtures are checked against the
+//! sha256 of their numpy source in `tests/fixtures/manifest.json`.
+
+mod common;
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, OnceLock};
+
+use blosc2fs::read::planner::layout_budget;
+use blosc2fs::read::{Blocks, Planner, Prefetcher, Stats};
+use blosc2fs::tree::{Attr, Filesystem, FsConfig, FsError, Kind};
+use common::*;
+
+/// FUSE's root inode.
+const ROOT: u64 = 1;
+
+// ---------------------------------------------------------------------------
+// The python oracle
+// ---------------------------------------------------------------------------
+
+/// Writes arrays (and the numpy bytes they were made from) with
+/// python-blosc2; every command prints one JSON line.
+const ORACLE: &str = r#"
+import json, os, sys
+import numpy as np
+import blosc2
+
+GROW_ITEMS = 65536          # int32 items per chunk of the growing frame (256 KiB)
+
+def save(out, name, arr, **kw):
+    blosc2.asarray(arr, urlpath=os.path.join(out, name + ".b2nd"), mode="w", **kw)
+    with open(os.path.join(out, name + ".raw"), "wb") as f:
+        f.write(np.ascontiguousarray(arr).tobytes())
+    np.save(os.path.join(out, name + ".npy"), arr)
+    return {"shape": list(arr.shape), "dtype": arr.dtype.str, "chunks": list(kw["chunks"]), "blocks": list(kw["blocks"])}
+
+def arrays(out):
+    rng = np.random.default_rng(20240611)
+    info = {}
+    # 3-D <f8, edge chunks and partial blocks on every axis; blocks of 7680 bytes.
+    cube = (rng.standard_normal((41, 67, 33)) * 100).round(2)
+    info["cube"] = save(out, "cube", cube, chunks=(16, 24, 20), blocks=(8, 12, 10),
+        cparams=blosc2.CParams(codec=blosc2.Codec.ZSTD, clevel=5, filters=[blosc2.Filter.SHUFFLE], filters_meta=[0], nthreads=1))
+    # 2-D <i4 with DELTA (block 0 needed by the others), edge chunks.
+    delta = np.arange(157 * 203, dtype="<i4").reshape(157, 203) * 3 + rng.integers(0, 5, (157, 203), dtype="<i4")
+    info["delta"] = save(out, "delta", delta, chunks=(64, 96), blocks=(16, 40),
+        cparams=blosc2.CParams(codec=blosc2.Codec.LZ4, clevel=5, filters=[blosc2.Filter.DELTA, blosc2.Filter.SHUFFLE], filters_meta=[0, 0], nthreads=1))
+    # Another array altogether (dtype, shape, codec): what a source is replaced with.
+    other = rng.integers(0, 60000, (600, 77), dtype="<u2")
+    info["other"] = save(out, "other", other, chunks=(256, 40), blocks=(64, 20),
+        cparams=blosc2.CParams(codec=blosc2.Codec.BLOSCLZ, clevel=5, filters=[blosc2.Filter.BITSHUFFLE], filters_meta=[0], nthreads=1))
+    return info
+
+def same_layout(out):
+    # Two arrays of one shape stored uncompressed (clevel 0): frames of the
+    # same size, chunks at the same offsets with the same headers; only the
+    # values differ.
+    rng = np.random.default_rng(99)
+    cp = blosc2.CParams(codec=blosc2.Codec.ZSTD, clevel=0, filters=[blosc2.Filter.SHUFFLE], filters_meta=[0], nthreads=1)
+    return {name: save(out, name, rng.standard_normal((41, 67, 33)), chunks=(16, 24, 20), blocks=(8, 12, 10), cparams=cp)
+            for name in ("lay1", "lay2")}
+
+def grow_chunk(i):
+    rng = np.random.default_rng(1000 + i)
+    return (np.arange(GROW_ITEMS, dtype="<i4") // 7 + rng.integers(0, 50, GROW_ITEMS, dtype="<i4") + i * 1000000).astype("<i4")
+
+def grow(path, start, stop, raw_out):
+    if start == 0:
+        cparams = blosc2.CParams(codec=blosc2.Codec.ZSTD, clevel=3, typesize=4, blocksize=16384,
+                                 filters=[blosc2.Filter.SHUFFLE], filters_meta=[0], nthreads=1)
+        s = blosc2.SChunk(chunksize=GROW_ITEMS * 4, urlpath=path, contiguous=True, mode="w", cparams=cparams)
+    else:
+        s = blosc2.open(path, mode="a")
+        assert s.nchunks == start, (s.nchunks, start)
+    for i in range(start, stop):
+        n = s.append_data(grow_chunk(i))
+        assert n == i + 1, (n, i)
+    info = {"nchunks": s.nchunks, "blocksize": s.cparams.blocksize, "chunksize": s.chunksize}
+    del s
+    with open(raw_out, "wb") as f:
+        for i in range(stop):
+            f.write(grow_chunk(i).tobytes())
+    return info
+
+def npyload(got, want):
+    a, b = np.load(got), np.load(want)
+    return {"shape": list(a.shape), "dtype": a.dtype.str,
+            "equal": bool(a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes())}
+
+cmd = sys.argv[1]
+if cmd == "arrays":
+    res = arrays(sys.argv[2])
+elif cmd == "same_layout":
+    res = same_layout(sys.argv[2])
+elif cmd == "grow":
+    res = grow(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5])
+elif cmd == "npyload":
+    res = npyload(sys.argv[2], sys.argv[3])
+else:
+    raise SystemExit("unknown command " + cmd)
+print(json.dumps(res))
+"#;
+
+/// The oracle's Python: `$BLOSC2FS_PYTHON`, the repo's `.venv`, or one made
+/// by `scripts/setup_venv.sh`.
+fn python() -> PathBuf {
+    static PYTHON: OnceLock<PathBuf> = OnceLock::new();
+    PYTHON
+        .get_or_init(|| {
+            if let Some(p) = std::env::var_os("BLOSC2FS_PYTHON") {
+                return PathBuf::from(p);
+            }
+            let venv = repo_root().join(".venv/bin/python");
+            if venv.exists() {
+                return venv;
+            }
+            let out = Command::new(repo_root().join("scripts/setup_venv.sh")).output().expect("run scripts/setup_venv.sh");
+            assert!(out.status.success(), "scripts/setup_venv.sh failed:\n{}", String::from_utf8_lossy(&out.stderr));
+            PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()).join("bin/python")
+        })
+        .clone()
+}
+
+/// Run an oracle command; its JSON answer.
+fn oracle(args: &[&OsStr]) -> serde_json::Value {
+    let out = Command::new(python()).arg("-c").arg(ORACLE).args(args).output().expect("run the python oracle");
+    assert!(out.status.success(), "python oracle {args:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("oracle said {:?}: {e}", String::from_utf8_lossy(&out.stdout)))
+}
+
+/// Arrays written by the oracle into `dir`: `NAME.b2nd`, `NAME.raw` (the
+/// numpy bytes in C order) and `NAME.npy`, for cube, delta and other.
+fn make_arrays(dir: &Path) -> serde_json::Value {
+    oracle(&[OsStr::new("arrays"), dir.as_os_str()])
+}
+
+/// The numpy bytes of array `name` made by [`make_arrays`].
+fn raw(dir: &Path, name: &str) -> Vec<u8> {
+    std::fs::read(dir.join(format!("{name}.raw"))).unwrap()
+}
+
+fn dims(v: &serde_json::Value) -> Vec<u64> {
+    v.as_array().unwrap().iter().map(|d| d.as_u64().unwrap()).collect()
+}
+
+/// Chunk `coords` of a C-order array over its full `chunkshape`, zeros past
+/// the array's edge (computed from the numpy bytes, item by item).
+fn expected_chunk(raw: &[u8], shape: &[u64], chunkshape: &[u64], itemsize: usize, coords: &[u64]) -> Vec<u8> {
+    let items: u64 = chunkshape.iter().product();
+    let mut out = vec![0u8; items as usize * itemsize];
+    let mut local = vec![0u64; shape.len()];
+    for i in 0..items as usize {
+        let mut rem = i as u64;
+        for d in (0..shape.len()).rev() {
+            local[d] = rem % chunkshape[d];
+            rem /= chunkshape[d];
+        }
+        let mut linear = 0u64;
+        let mut inside = true;
+        for d in 0..shape.len() {
+            let g = coords[d] * chunkshape[d] + local[d];
+            inside &= g < shape[d];
+            linear = linear * shape[d] + g;
+        }
+        if inside {
+            let at = linear as usize * itemsize;
+            out[i * itemsize..(i + 1) * itemsize].copy_from_slice(&raw[at..at + itemsize]);
+        }
+    }
+    out
+}
+
+/// Every chunk coordinate of a grid, in C order.
+fn grid_coords(grid: &[u64]) -> Vec<Vec<u64>> {
+    let total: u64 = grid.iter().product();
+    (0..total)
+        .map(|mut c| {
+            let mut coords = vec![0; grid.len()];
+            for d in (0..grid.len()).rev() {
+                coords[d] = c % grid[d];
+                c /= grid[d];
+            }
+            coords
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------
+// Driving the filesystem
+// ---------------------------------------------------------------------------
+
+/// A filesystem over `source` with a `cache_budget`-byte block cache and
+/// `prefetch_workers` prefetch threads (0: no prefetcher).
+fn filesystem(source: &Path, cache_budget: usize, prefetch_workers: usize) -> Filesystem {
+    let stats = Arc::new(Stats::default());
+    let blocks = Arc::new(Blocks::new(cache_budget, layout_budget(cache_budget), stats));
+    let prefetcher = (prefetch_workers > 0).then(|| Prefetcher::start(blocks.clone(), prefetch_workers));
+    let planner = Arc::new(Planner::new(blocks, prefetcher, 8 << 20));
+    Filesystem::new(source, planner, FsConfig::default()).unwrap()
+}
+
+/// Look up a `/`-separated path from the root.
+fn walk(fs: &Filesystem, path: &str) -> Result<Attr, FsError> {
+    let mut attr = fs.getattr(ROOT)?;
+    for part in path.split('/').filter(|p| !p.is_empty()) {
+        attr = fs.lookup(attr.ino, OsStr::new(part))?;
+    }
+    Ok(attr)
+}
+
+fn ino(fs: &Filesystem, path: &str) -> u64 {
+    walk(fs, path).unwrap_or_else(|e| panic!("lookup {path}: {e}")).ino
+}
+
+/// All entries of directory `ino` (opendir, readdir to the end, releasedir).
+fn list(fs: &Filesystem, ino: u64) -> Vec<(u64, Kind, String)> {
+    let fh = fs.opendir(ino).unwrap();
+    let mut out = Vec::new();
+    loop {
+        let batch = fs.readdir(ino, fh, out.len() as u64).unwrap();
+        if batch.is_empty() {
+            break;
+        }
+        out.extend(batch.into_iter().map(|(i, k, n)| (i, k, n.to_string_lossy().into_owned())));
+    }
+    fs.releasedir(fh);
+    out
+}
+
+fn names(fs: &Filesystem, ino: u64) -> Vec<String> {
+    list(fs, ino).into_iter().map(|(_, _, n)| n).collect()
+}
+
+fn read(fs: &Filesystem, fh: u64, offset: u64, size: u32) -> Vec<u8> {
+    fs.read(fh, offset, size).unwrap_or_else(|e| panic!("read {size} bytes at {offset}: {e}"))
+}
+
+/// A whole file through one handle, in windows of `window` bytes.
+fn read_through(fs: &Filesystem, fh: u64, window: u32) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let got = read(fs, fh, out.len() as u64, window);
+        let short = got.len() < window as usize;
+        out.extend_from_slice(&got);
+        if short {
+            return out;
+        }
+    }
+}
+
+/// Open `path`, read it whole in windows of `window` bytes, release it.
+fn read_path(fs: &Filesystem, path: &str, window: u32) -> Vec<u8> {
+    let opened = fs.open(ino(fs, path), false).unwrap();
+    let bytes = read_through(fs, opened.fh, window);
+    fs.release(opened.fh);
+    bytes
+}
+
+/// The `.stats` document, read through the `.stats` file.
+fn stats(fs: &Filesystem) -> serde_json::Value {
+    serde_json::from_slice(&read_path(fs, ".stats", 1 << 16)).unwrap()
+}
+
+/// `result` failed with `errno`; the error.
+#[track_caller]
+fn fails<T: std::fmt::Debug>(result: Result<T, FsError>, errno: i32) -> FsError {
+    match result {
+        Ok(v) => panic!("expected errno {errno}, got Ok({v:?})"),
+        Err(e) => {
+            assert_eq!(e.errno(), errno, "{e:?}");
+            e
+        }
+    }
+}
+
+/// Header length of `.npy` bytes (format 1.0: magic, version, u16 length).
+fn npy_header_len(bytes: &[u8]) -> usize {
+    assert_eq!(&bytes[..6], b"\x93NUMPY", "npy magic");
+    assert_eq!(&bytes[6..8], &[1, 0], "npy format version");
+    10 + u16::from_le_bytes([bytes[8], bytes[9]]) as usize
+}
+
+/// Frame header fields, parsed here: (header_len, cbytes).
+fn frame_header(bytes: &[u8]) -> (u64, u64) {
+    assert_eq!(&bytes[2..10], b"b2frame\0");
+    let header_len = u32::from_be_bytes(bytes[11..15].try_into().unwrap()) as u64;
+    let cbytes = i64::from_be_bytes(bytes[39..47].try_into().unwrap()) as u64;
+    (header_len, cbytes)
+}
+
+// ---------------------------------------------------------------------------
+// 1. The tree: lookup, readdir, getattr
+// ---------------------------------------------------------------------------
+
+#[test]
+fn tree_of_a_source_dir_lists_arrays_and_their_files() {
+    let src = tempfile::tempdir().unwrap();
+    let manifest = read_manifest(&fixtures_dir());
+    let fixtures = ["codec_zstd_shuffle", "shape_3d"];
+    for name in fixtures {
+        let file = manifest[name]["path"].as_str().unwrap();
+        std::fs::copy(fixtures_dir().join(file), src.path().join(file)).unwrap();
+    }
+    std::fs::write(src.path().join("notes.txt"), b"plain text, not a Blosc2 frame").unwrap();
+    std::fs::write(src.path().join("x.b2nd"), b"garbage that only looks like an array by its name").unwrap();
+    let fs = filesystem(src.path(), 64 << 20, 0);
+
+    // The root: . .. .stats and the arrays (the text file is not shown).
+    let root = list(&fs, ROOT);
+    let root_names: Vec<&str> = root.iter().map(|(_, _, n)| n.as_str()).collect();
+    assert_eq!(root_names, [".", "..", ".stats", "codec_zstd_shuffle.b2nd", "shape_3d.b2nd", "x.b2nd"]);
+    assert_eq!(root[0].0, ROOT);
+    for (i, kind, name) in &root[2..] {
+        let attr = fs.lookup(ROOT, OsStr::new(name)).unwrap();
+        assert_eq!((attr.ino, attr.kind), (*i, *kind), "{name}");
+        assert_eq!(*kind, if name == ".stats" { Kind::File } else { Kind::Dir }, "{name}");
+    }
+    fails(fs.lookup(ROOT, OsStr::new("notes.txt")), libc::ENOENT);
+    assert!(matches!(fs.lookup(ROOT, OsStr::new("missing.b2nd")), Err(FsError::NotFound)));
+    fails(fs.lookup(ROOT, OsStr::new("missing.b2nd")), libc::ENOENT);
+
+    for name in fixtures {
+        let entry = &manifest[name];
+        let dir = entry["path"].as_str().unwrap();
+        let dir_ino = ino(&fs, dir);
+        let entries = list(&fs, dir_ino);
+        let listed: Vec<(&str, Kind)> = entries.iter().map(|(_, k, n)| (n.as_str(), *k)).collect();
+        assert_eq!(
+            listed,
+            [(".", Kind::Dir), ("..", Kind::Dir), ("meta.json", Kind::File), ("data", Kind::File), ("data.npy", Kind::File), ("chunks", Kind::Dir)],
+            "{name}"
+        );
+        assert_eq!(entries[0].0, dir_ino);
+        assert_eq!(entries[1].0, ROOT, "{name}: .. is the root");
+        for (i, _, n) in &entries[2..] {
+            assert_eq!(fs.lookup(dir_ino, OsStr::new(n)).unwrap().ino, *i, "{name}/{n}");
+        }
+
+        // data: prod(shape) * itemsize bytes, exactly the numpy source's.
+        let shape = dims(&entry["shape"]);
+        let itemsize = entry["itemsize"].as_u64().unwrap();
+        let data_len = shape.iter().product::<u64>() * itemsize;
+        assert_eq!(data_len, entry["size"].as_u64().unwrap(), "{name}: manifest size");
+        let data = walk(&fs, &format!("{dir}/data")).unwrap();
+        assert_eq!((data.kind, data.size), (Kind::File, data_len), "{name}: data");
+        assert_eq!(fs.getattr(data.ino).unwrap().size, data_len);
+        let bytes = read_path(&fs, &format!("{dir}/data"), 4099);
+        assert_eq!(bytes.len() as u64, data_len, "{name}");
+        assert_eq!(sha256_hex(&bytes), entry["sha256"].as_str().unwrap(), "{name}: data bytes");
+
+        // data.npy: its header, then the same bytes.
+        let npy_attr = walk(&fs, &format!("{dir}/data.npy")).unwrap();
+        let npy = read_path(&fs, &format!("{dir}/data.npy"), 1 << 20);
+        let header = npy_header_len(&npy);
+        assert_eq!(header % 64, 0, "{name}: npy data starts 64-aligned");
+        assert_eq!(npy_attr.size, header as u64 + data_len, "{name}: data.npy size");
+        assert_eq!(npy.len() as u64, npy_attr.size);
+        assert_eq!(&npy[header..], &bytes[..], "{name}: data.npy body");
+
+        // meta.json: shape and dtype as the manifest says; size as getattr says.
+        let meta_attr = walk(&fs, &format!("{dir}/meta.json")).unwrap();
+        let meta_bytes = read_path(&fs, &format!("{dir}/meta.json"), 1 << 16);
+        assert_eq!(meta_bytes.len() as u64, meta_attr.size);
+        let meta: serde_json::Value = serde_json::from_slice(&meta_bytes).unwrap();
+        assert_eq!(meta["shape"], entry["shape"], "{name}");
+        assert_eq!(meta["dtype"], entry["dtype"], "{name}");
+
+        // chunks/: .zarray, then one name per chunk of the grid, in C order.
+        let chunks_ino = ino(&fs, &format!("{dir}/chunks"));
+        let chunkshape = dims(&entry["chunkshape"]);
+        let grid: Vec<u64> = shape.iter().zip(&chunkshape).map(|(s, c)| s.div_ceil(*c)).collect();
+        let mut want = vec![".".to_string(), "..".to_string(), ".zarray".to_string()];
+        want.extend(grid_coords(&grid).iter().map(|c| c.iter().map(u64::to_string).collect::<Vec<_>>().join(".")));
+        assert_eq!(want.len() as u64 - 3, entry["nchunks"].as_u64().unwrap());
+        let chunk_entries = list(&fs, chunks_ino);
+        assert_eq!(chunk_entries.iter().map(|(_, _, n)| n.clone()).collect::<Vec<_>>(), want, "{name}: chunks/");
+        assert_eq!(chunk_entries[1].0, dir_ino, "{name}: chunks/.. is the array directory");
+        let chunk_bytes = chunkshape.iter().product::<u64>() * itemsize;
+        for (i, kind, n) in &chunk_entries[3..] {
+            let attr = fs.lookup(chunks_ino, OsStr::new(n)).unwrap();
+            assert_eq!((attr.ino, attr.kind, attr.size), (*i, *kind, chunk_bytes), "{name}: chunks/{n}");
+        }
+        let zarray: serde_json::Value = serde_json::from_slice(&read_path(&fs, &format!("{dir}/chunks/.zarray"), 1 << 16)).unwrap();
+        assert_eq!(zarray["shape"], entry["shape"], "{name}: .zarray");
+        assert_eq!(zarray["chunks"], entry["chunkshape"], "{name}: .zarray");
+        assert_eq!(zarray["dtype"], entry["dtype"], "{name}: .zarray");
+
+        // Missing names at every level.
+        fails(fs.lookup(dir_ino, OsStr::new("nope")), libc::ENOENT);
+        fails(fs.lookup(chunks_ino, OsStr::new("99.99")), libc::ENOENT);
+        let too_far = grid.iter().map(|g| g.to_string()).collect::<Vec<_>>().join(".");
+        fails(fs.lookup(chunks_ino, OsStr::new(&too_far)), libc::ENOENT);
+        fails(fs.lookup(data.ino, OsStr::new("x")), libc::ENOTDIR);
+
+        // Extended attributes of data.
+        let shape_text = serde_json::to_string(&entry["shape"]).unwrap();
+        assert_eq!(fs.getxattr(data.ino, OsStr::new("user.blosc2.shape")).unwrap(), shape_text.as_bytes(), "{name}");
+        assert_eq!(fs.getxattr(data.ino, OsStr::new("user.blosc2.dtype")).unwrap(), entry["dtype"].as_str().unwrap().as_bytes(), "{name}");
+        fails(fs.getxattr(data.ino, OsStr::new("user.nope")), libc::ENODATA);
+    }
+
+    // The garbage x.b2nd: a directory holding only meta.json, which says why.
+    let bad = ino(&fs, "x.b2nd");
+    assert_eq!(names(&fs, bad), [".", "..", "meta.json"]);
+    let meta: serde_json::Value = serde_json::from_slice(&read_path(&fs, "x.b2nd/meta.json", 1 << 16)).unwrap();
+    let error = meta["error"].as_str().unwrap_or_else(|| panic!("no error field: {meta}"));
+    assert!(error.contains("not a Blosc2 file"), "{meta}");
+    assert!(meta["file"].as_str().unwrap().ends_with("x.b2nd"), "{meta}");
+    for missing in ["data", "data.npy", "chunks"] {
+        fails(fs.lookup(bad, OsStr::new(missing)), libc::ENOENT);
+    }
+
+    // .stats is a file at the root whose size getattr tells.
+    let st = walk(&fs, ".stats").unwrap();
+    assert_eq!(st.kind, Kind::File);
+    assert!(st.size > 0);
+    let doc = stats(&fs);
+    assert_eq!(doc["read_errors"], 0, "{doc}");
+    assert_eq!(doc["open_files"], 1, "only .stats is open while it is read: {doc}");
+}
+
+// ---------------------------------------------------------------------------
+// 2. data read in odd windows at odd offsets
+// ---------------------------------------------------------------------------
+
+/// Reads of `len`-byte `file` through `fh`, compared with `want`:
+/// windows of 1, 7, 4093 and 65537 bytes at odd offsets, and past the end.
+fn check_odd_windows(fs: &Filesystem, fh: u64, want: &[u8], what: &str) {
+    let len = want.len() as u64;
+    let check = |offset: u64, size: u32| {
+        let got = read(fs, fh, offset, size);
+        let start = offset.min(len) as usize;
+        let end = offset.saturating_add(size as u64).min(len) as usize;
+        assert!(got == want[start..end], "{what}: {size} bytes at {offset}: {} bytes differ", got.len());
+    };
+    // Tiny windows sampled over the whole file (a prime stride hits every
+    // chunk and block position), then contiguous coverage by larger ones.
+    for size in [1u32, 7] {
+        let mut offset = 1;
+        while offset < len {
+            check(offset, size);
+            offset += 997;
+        }
+    }
+    for (size, first) in [(4093u32, 3u64), (65537, 1)] {
+        check(0, first as u32);
+        let mut offset = first;
+        while offset < len {
+            check(offset, size);
+            offset += size as u64;
+        }
+    }
+    // Backwards, so no read is sequential to the one before.
+    let mut offset = len - 1;
+    while offset > 65537 {
+        offset -= 65537;
+        check(offset, 65537);
+    }
+    // At and past the end: fewer bytes, then none.
+    assert_eq!(read(fs, fh, len - 3, 7), &want[len as usize - 3..], "{what}: tail");
+    assert!(read(fs, fh, len, 5).is_empty(), "{what}: at EOF");
+    assert!(read(fs, fh, len + 100_001, 4096).is_empty(), "{what}: past EOF");
+    assert_eq!(read(fs, fh, 0, len as u32 + 1000).len() as u64, len, "{what}: larger than the file");
+}
+
+#[test]
+fn data_reads_at_odd_offsets_and_sizes_match_numpy() {
+    let src = tempfile::tempdir().unwrap();
+    let info = make_arrays(src.path());
+    // The cube with a prefetcher running, the DELTA array without.
+    for (name, workers) in [("cube", 2), ("delta", 0)] {
+        let fs = filesystem(src.path(), 64 << 20, workers);
+        let want = raw(src.path(), name);
+        let shape = dims(&info[name]["shape"]);
+        let itemsize = if name == "cube" { 8 } else { 4 };
+        assert_eq!(want.len() as u64, shape.iter().product::<u64>() * itemsize);
+        let path = format!("{name}.b2nd/data");
+        let attr = walk(&fs, &path).unwrap();
+        assert_eq!(attr.size, want.len() as u64, "{name}");
+        let opened = fs.open(attr.ino, false).unwrap();
+        check_odd_windows(&fs, opened.fh, &want, &path);
+        fs.release(opened.fh);
+        // A fresh filesystem read front to back in odd windows (sequential
+        // reader, prefetch asked for) gives the same bytes.
+        let fresh = filesystem(src.path(), 64 << 20, workers);
+        assert!(read_path(&fresh, &path, 65537) == want, "{name}: sequential read");
+        assert_eq!(stats(&fs)["read_errors"], 0);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// 3. data.npy: header splice
+// ---------------------------------------------------------------------------
+
+#[test]
+fn npy_header_splices_into_data_and_numpy_loads_it() {
+    let src = tempfile::tempdir().unwrap();
+    make_arrays(src.path());
+    let fs = filesystem(src.path(), 64 << 20, 0);
+    let want = raw(src.path(), "cube");
+    let attr = walk(&fs, "cube.b2nd/data.npy").unwrap();
+    let opened = fs.open(attr.ino, false).unwrap();
+    let fh = opened.fh;
+
+    // The header, read on its own, by its own length field.
+    let head = read(&fs, fh, 0, 10);
+    let hlen = npy_header_len(&head);
+    assert_eq!(hlen % 64, 0);
+    assert_eq!(attr.size, (hlen + want.len()) as u64);
+    let header = read(&fs, fh, 0, hlen as u32);
+    let text = std::str::from_utf8(&header[10..]).unwrap();
+    assert!(text.starts_with("{'descr': '<f8', 'fortran_order': False, 'shape': (41, 67, 33), }"), "{text:?}");
+    assert!(text.ends_with('\n'), "{text:?}");
+    assert!(text[..text.len() - 1].trim_end_matches(' ').ends_with('}'), "padding is spaces: {text:?}");
+
+    // Reads straddling the boundary: header bytes, then data bytes.
+    for (before, after) in [(1usize, 1usize), (5, 12), (63, 4093), (hlen - 10, 65537)] {
+        let got = read(&fs, fh, (hlen - before) as u64, (before + after) as u32);
+        assert_eq!(got.len(), before + after);
+        assert_eq!(&got[..before], &header[hlen - before..], "header part of {before}+{after}");
+        assert!(got[before..] == want[..after], "data part of {before}+{after}");
+    }
+    // Odd windows over the whole file against header + numpy bytes.
+    let mut full_want = header.clone();
+    full_want.extend_from_slice(&want);
+    check_odd_windows(&fs, fh, &full_want, "cube.b2nd/data.npy");
+    fs.release(fh);
+
+    // numpy.load of the presented bytes gives the source array.
+    let got = read_path(&fs, "cube.b2nd/data.npy", 131072);
+    assert!(got == full_want);
+    let out = tempfile::tempdir().unwrap();
+    let path = out.path().join("presented.npy");
+    std::fs::write(&path, &got).unwrap();
+    let answer = oracle(&[OsStr::new("npyload"), path.as_os_str(), src.path().join("cube.npy").as_os_str()]);
+    assert_eq!(answer["shape"], serde_json::json!([41, 67, 33]), "{answer}");
+    assert_eq!(answer["dtype"], "<f8", "{answer}");
+    assert_eq!(answer["equal"], true, "{answer}");
+}
+
+// ---------------------------------------------------------------------------
+// 4. chunks/
+// ---------------------------------------------------------------------------
+
+#[test]
+fn chunk_files_hold_whole_chunks_with_zero_padding_at_the_edge() {
+    let src = tempfile::tempdir().unwrap();
+    let info = make_arrays(src.path());
+    let fs = filesystem(src.path(), 64 << 20, 0);
+    for (name, itemsize) in [("cube", 8usize), ("delta", 4)] {
+        let want_raw = raw(src.path(), name);
+        let shape = dims(&info[name]["shape"]);
+        let chunkshape = dims(&info[name]["chunks"]);
+        let grid: Vec<u64> = shape.iter().zip(&chunkshape).map(|(s, c)| s.div_ceil(*c)).collect();
+        let chunk_len = chunkshape.iter().product::<u64>() as usize * itemsize;
+        let chunks_ino = ino(&fs, &format!("{name}.b2nd/chunks"));
+        let listed = names(&fs, chunks_ino);
+        assert_eq!(listed.len(), 3 + grid.iter().product::<u64>() as usize, "{name}: {listed:?}");
+        for coords in grid_coords(&grid) {
+            let cname = coords.iter().map(u64::to_string).collect::<Vec<_>>().join(".");
+            assert!(listed.contains(&cname), "{name}: {cname} not listed");
+            let want = expected_chunk(&want_raw, &shape, &chunkshape, itemsize, &coords);
+            assert_eq!(want.len(), chunk_len);
+            let path = format!("{name}.b2nd/chunks/{cname}");
+            assert_eq!(walk(&fs, &path).unwrap().size, chunk_len as u64, "{path}");
+            let got = read_path(&fs, &path, 4093);
+            assert!(got == want, "{path}: bytes differ");
+        }
+        // The last chunk is an edge chunk on every axis: part of it is padding, read as zeros.
+        let last: Vec<u64> = grid.iter().map(|g| g - 1).collect();
+        let padding = expected_chunk(&vec![0xffu8; want_raw.len()], &shape, &chunkshape, itemsize, &last);
+        let pad_bytes = padding.iter().filter(|&&b| b == 0).count();
+        assert!(pad_bytes > 0 && pad_bytes < chunk_len, "{name}: last chunk has padding");
+        let last_name = last.iter().map(u64::to_string).collect::<Vec<_>>().join(".");
+        let got = read_path(&fs, &format!("{name}.b2nd/chunks/{last_name}"), 1 << 20);
+        for (i, (&g, &p)) in got.iter().zip(&padding).enumerate() {
+            if p == 0 {
+                assert_eq!(g, 0, "{name}: padding byte {i} of chunk {last_name}");
+            }
+        }
+        // Odd windows within one edge chunk file.
+        let opened = fs.open(ino(&fs, &format!("{name}.b2nd/chunks/{last_name}")), false).unwrap();
+        let want = expected_chunk(&want_raw, &shape, &chunkshape, itemsize, &last);
+        check_odd_windows(&fs, opened.fh, &want, &format!("{name} chunk {last_name}"));
+        fs.release(opened.fh);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// 5. Source changes under open handles
+// ---------------------------------------------------------------------------
+
+#[test]
+fn replaced_source_gives_new_inode_while_open_handle_keeps_old_bytes() {
+    let made = tempfile::tempdir().unwrap();
+    make_arrays(made.path());
+    let src = tempfile::tempdir().unwrap();
+    let target = src.path().join("a.b2nd");
+    std::fs::copy(made.path().join("cube.b2nd"), &target).unwrap();
+    let old = raw(made.path(), "cube");
+    let new = raw(made.path(), "other");
+    let fs = filesystem(src.path(), 64 << 20, 0);
+
+    let dir_a = walk(&fs, "a.b2nd").unwrap();
+    let data_a = walk(&fs, "a.b2nd/data").unwrap();
+    assert_eq!(data_a.size, old.len() as u64);
+    let handle_a = fs.open(data_a.ino, false).unwrap().fh;
+    // Only the first blocks are read (and cached) before the change.
+    assert_eq!(read(&fs, handle_a, 0, 4096), &old[..4096]);
+
+    // Replace the source: write another array under a temporary name, rename over.
+    std::fs::copy(made.path().join("other.b2nd"), src.path().join("tmp.partial")).unwrap();
+    std::fs::rename(src.path().join("tmp.partial"), &target).unwrap();
+
+    let dir_b = walk(&fs, "a.b2nd").unwrap();
+    assert_ne!(dir_b.ino, dir_a.ino, "a replaced source is a new inode");
+    let data_b = walk(&fs, "a.b2nd/data").unwrap();
+    assert_ne!(data_b.ino, data_a.ino);
+    assert_eq!(data_b.size, new.len() as u64);
+    assert!(read_path(&fs, "a.b2nd/data", 65537) == new, "new opens read the new array");
+    let meta: serde_json::Value = serde_json::from_slice(&read_path(&fs, "a.b2nd/meta.json", 1 << 16)).unwrap();
+    assert_eq!(meta["shape"], serde_json::json!([600, 77]));
+
+    // Handle A reads the old version, whole and exact (most blocks decoded only now).
+    let mut pos = old.len() as u64;
+    while pos > 0 {
+        let start = pos.saturating_sub(65537);
+        assert!(read(&fs, handle_a, start, (pos - start) as u32) == old[start as usize..pos as usize], "old bytes at {start}");
+        pos = start;
+    }
+    assert!(read_through(&fs, handle_a, 4093) == old);
+    assert!(read(&fs, handle_a, old.len() as u64, 100).is_empty(), "handle A keeps the old size");
+    // The old inodes answer for the old version while it is open...
+    assert_eq!(fs.getattr(data_a.ino).unwrap().size, old.len() as u64);
+    fs.release(handle_a);
+    // ...and, once closed, are stale (the kernel looks the name up again).
+    fails(fs.getattr(data_a.ino), libc::ESTALE);
+    assert_eq!(stats(&fs)["read_errors"], 0);
+
+    // The array removed: its name is gone.
+    std::fs::remove_file(&target).unwrap();
+    fails(walk(&fs, "a.b2nd"), libc::ENOENT);
+    assert_eq!(names(&fs, ROOT), [".", "..", ".stats"]);
+}
+
+#[test]
+fn source_rewritten_in_place_gives_eio_to_open_handle_never_other_bytes() {
+    let made = tempfile::tempdir().unwrap();
+    make_arrays(made.path());
+    let src = tempfile::tempdir().unwrap();
+    let target = src.path().join("b.b2nd");
+    std::fs::copy(made.path().join("cube.b2nd"), &target).unwrap();
+    let old = raw(made.path(), "cube");
+    let new = raw(made.path(), "other");
+    let new_file = std::fs::read(made.path().join("other.b2nd")).unwrap();
+    assert_ne!(new_file.len() as u64, std::fs::metadata(&target).unwrap().len(), "the rewrite changes the size");
+    let fs = filesystem(src.path(), 64 << 20, 0);
+
+    let data = walk(&fs, "b.b2nd/data").unwrap();
+    let handle = fs.open(data.ino, false).unwrap().fh;
+    assert_eq!(read(&fs, handle, 0, 4096), &old[..4096]);
+    let source_ino = std::fs::metadata(&target).unwrap().ino_of();
+
+    // Truncate and rewrite the same file with another array.
+    {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new().write(true).truncate(true).open(&target).unwrap();
+        f.write_all(&new_file).unwrap();
+        f.sync_all().unwrap();
+    }
+    assert_eq!(std::fs::metadata(&target).unwrap().ino_of(), source_ino, "rewritten in place");
+
+    // Blocks the handle had not read: EIO, never the new file's bytes.
+    let len = old.len() as u64;
+    for offset in [len - 4096, len / 2 + 1, 300_001] {
+        let err = fails(fs.read(handle, offset, 4096), libc::EIO);
+        assert!(matches!(err, FsError::Format(_)), "{err:?}");
+        assert!(err.to_string().contains("b.b2nd"), "{err}");
+    }
+    // What it had read may still come from the cache, but only as the old bytes.
+    match fs.read(handle, 0, 4096) {
+        Ok(bytes) => assert_eq!(bytes, &old[..4096]),
+        Err(e) => assert_eq!(e.errno(), libc::EIO, "{e}"),
+    }
+    assert!(stats(&fs)["read_errors"].as_u64().unwrap() >= 3);
+    fs.release(handle);
+
+    // New lookups see the new array.
+    let fresh = walk(&fs, "b.b2nd/data").unwrap();
+    assert_ne!(fresh.ino, data.ino);
+    assert_eq!(fresh.size, new.len() as u64);
+    assert!(read_path(&fs, "b.b2nd/data", 65537) == new);
+}
+
+#[test]
+fn source_rewritten_in_place_with_same_layout_gives_eio_never_other_bytes() {
+    // The rewrite keeps the file's size, its chunk offsets and every chunk
+    // header: only the values (and the mtime) tell the versions apart.
+    let made = tempfile::tempdir().unwrap();
+    oracle(&[OsStr::new("same_layout"), made.path().as_os_str()]);
+    let old_file = std::fs::read(made.path().join("lay1.b2nd")).unwrap();
+    let new_file = std::fs::read(made.path().join("lay2.b2nd")).unwrap();
+    assert_eq!(old_file.len(), new_file.len());
+    assert_ne!(old_file, new_file);
+    let (old, new) = (raw(made.path(), "lay1"), raw(made.path(), "lay2"));
+    let src = tempfile::tempdir().unwrap();
+    let target = src.path().join("c.b2nd");
+    std::fs::write(&target, &old_file).unwrap();
+    let fs = filesystem(src.path(), 64 << 20, 0);
+    let data = walk(&fs, "c.b2nd/data").unwrap();
+    let handle = fs.open(data.ino, false).unwrap().fh;
+    assert_eq!(read(&fs, handle, 0, 4096), &old[..4096]);
+
+    // Let the clock move past the mtime granularity, then rewrite in place.
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let before = std::fs::metadata(&target).unwrap();
+    {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new().write(true).truncate(true).open(&target).unwrap();
+        f.write_all(&new_file).unwrap();
+        f.sync_all().unwrap();
+    }
+    let after = std::fs::metadata(&target).unwrap();
+    assert_eq!(after.ino_of(), before.ino_of(), "rewritten in place");
+    assert_eq!(after.len(), before.len(), "same size");
+    assert_ne!(after.modified().unwrap(), before.modified().unwrap(), "the mtime tells the versions apart");
+
+    // Uncached blocks: EIO. Never the new values under the old handle.
+    let len = old.len() as u64;
+    for offset in [len - 4096, len / 2 + 1, 300_001] {
+        match fs.read(handle, offset, 4096) {
+            Err(e) => assert_eq!(e.errno(), libc::EIO, "{e}"),
+            Ok(bytes) => {
+                let at = offset as usize..offset as usize + bytes.len();
+                let which = if bytes == old[at.clone()] { "the old bytes (from where?)" } else if bytes == new[at] { "the NEW version's bytes" } else { "bytes of neither version" };
+                panic!("read of 4096 bytes at {offset} under a handle opened before the rewrite succeeded with {which}");
+            }
+        }
+    }
+    fs.release(handle);
+    // New lookups see the new values.
+    assert!(read_path(&fs, "c.b2nd/data", 65537) == new);
+}
+
+/// The inode number of a file's metadata.
+trait InoOf {
+    fn ino_of(&self) -> u64;
+}
+
+impl InoOf for std::fs::Metadata {
+    fn ino_of(&self) -> u64 {
+        std::os::unix::fs::MetadataExt::ino(self)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// 6. A corrupt chunk
+// ---------------------------------------------------------------------------
+
+#[test]
+fn corrupt_chunk_gives_eio_naming_file_and_chunk_and_the_rest_reads_exactly() {
+    let made = tempfile::tempdir().unwrap();
+    let info = make_arrays(made.path());
+    let src = tempfile::tempdir().unwrap();
+    let original = made.path().join("cube.b2nd");
+    // Damage the compressed streams of chunk 3 (grid coords 0.1.1): locate its
+    // block 0 through the format layer and flip every byte after the size prefix.
+    let array = blosc2fs::source::open_array(&original).unwrap();
+    let layout = array.read_layout(3).unwrap();
+    let streams = layout.block_source_range(0);
+    assert!(streams.end - streams.start < 7680, "block 0 of chunk 3 is compressed (not stored as is): {streams:?}");
+    let blosc2fs::format::ChunkOffset::Stored(off) = array.frame().offsets[3] else { panic!("chunk 3 is special") };
+    let base = array.frame().header_len + off;
+    let mut bytes = std::fs::read(&original).unwrap();
+    for b in &mut bytes[(base + streams.start + 4) as usize..(base + streams.end) as usize] {
+        *b ^= 0x5a;
+    }
+    std::fs::write(src.path().join("bad.b2nd"), &bytes).unwrap();
+    let want = raw(made.path(), "cube");
+    let shape = dims(&info["cube"]["shape"]);
+    let chunkshape = dims(&info["cube"]["chunks"]);
+    let fs = filesystem(src.path(), 64 << 20, 0);
+
+    // data rows 0..16 cross chunk 3: EIO, naming the file and chunk 3.
+    let handle = fs.open(ino(&fs, "bad.b2nd/data"), false).unwrap().fh;
+    let row = 67 * 33 * 8u64;
+    // (Block 0 of chunk 3 holds rows 0..8, columns 24..36, depth 20..30.)
+    for (offset, size) in [(0u64, 65537u32), (24 * 33 * 8 + 20 * 8, 1), (7 * row + 24 * 33 * 8 + 1, 4093)] {
+        let err = fails(fs.read(handle, offset, size), libc::EIO);
+        match &err {
+            FsError::Format(e) => assert_eq!(e.problem.chunk(), Some(3), "{e}"),
+            other => panic!("{other:?}"),
+        }
+        let text = err.to_string();
+        assert!(text.contains("bad.b2nd") && text.contains("chunk 3"), "{text}");
+    }
+    // Rows 16.. lie in chunks of grid row 1 and 2 only: exact.
+    let from = 16 * row;
+    let mut pos = from;
+    while pos < want.len() as u64 {
+        let got = read(&fs, handle, pos, 65537);
+        assert!(got == want[pos as usize..(pos as usize + got.len())], "bytes at {pos}");
+        pos += got.len() as u64;
+    }
+    // Bytes of row 0 before chunk 3 begins (chunk 0.0.0 and 0.0.1 only): exact.
+    assert_eq!(read(&fs, handle, 0, 24 * 33 * 8), &want[..24 * 33 * 8]);
+    // Asked again, still an error (nothing wrong was cached).
+    fails(fs.read(handle, 0, 65537), libc::EIO);
+    fs.release(handle);
+
+    // chunks/0.1.1 is chunk 3: EIO; every other chunk file reads exactly.
+    let grid: Vec<u64> = shape.iter().zip(&chunkshape).map(|(s, c)| s.div_ceil(*c)).collect();
+    for (c, coords) in grid_coords(&grid).into_iter().enumerate() {
+        let cname = coords.iter().map(u64::to_string).collect::<Vec<_>>().join(".");
+        let path = format!("bad.b2nd/chunks/{cname}");
+        let opened = fs.open(ino(&fs, &path), false).unwrap();
+        if c == 3 {
+            assert_eq!(cname, "0.1.1");
+            let err = fails(fs.read(opened.fh, 0, 4096), libc::EIO);
+            assert!(err.to_string().contains("bad.b2nd") && err.to_string().contains("chunk 3"), "{err}");
+        } else {
+            let got = read_through(&fs, opened.fh, 65536);
+            assert!(got == expected_chunk(&want, &shape, &chunkshape, 8, &coords), "{path}");
+        }
+        fs.release(opened.fh);
+    }
+    // meta.json still reads; .stats counts the errors.
+    let meta: serde_json::Value = serde_json::from_slice(&read_path(&fs, "bad.b2nd/meta.json", 1 << 16)).unwrap();
+    assert_eq!(meta["shape"], serde_json::json!([41, 67, 33]));
+    let doc = stats(&fs);
+    assert!(doc["read_errors"].as_u64().unwrap() >= 5, "{doc}");
+}
+
+// ---------------------------------------------------------------------------
+// 7. A cache smaller than one block
+// ---------------------------------------------------------------------------
+
+#[test]
+fn cache_smaller_than_a_block_still_reads_exact_bytes() {
+    let src = tempfile::tempdir().unwrap();
+    make_arrays(src.path());
+    let want = raw(src.path(), "cube");
+    // Blocks of the cube are 8x12x10 f8 = 7680 bytes; the cache holds 4096.
+    let fs = filesystem(src.path(), 4096, 0);
+    let got = read_path(&fs, "cube.b2nd/data", 131072);
+    assert!(got == want, "128 KiB reads through a 4 KiB cache");
+    let doc = stats(&fs);
+    eprintln!("after one 128 KiB-window pass: {doc}");
+    assert_eq!(doc["cache_budget"], 4096, "{doc}");
+    assert!(doc["cache_bytes"].as_u64().unwrap() <= 4096, "{doc}");
+    assert!(doc["cache_entries"].as_u64().unwrap() <= 1, "{doc}");
+    assert_eq!(doc["bytes_served"], want.len() as u64, "{doc}");
+    // Every block is decoded at least once; a window's blocks are decoded
+    // once per window (at most two windows share one 8-row block slab), and
+    // edge blocks carry padding (48x72x40 decoded for 41x67x33): < 3.5 x.
+    let amplification = doc["decode_amplification"].as_f64().unwrap();
+    assert!((1.0..3.5).contains(&amplification), "{doc}");
+
+    // Odd windows with the same tiny cache (a DELTA array too: block 0 is
+    // needed by every other block of its chunk).
+    let opened = fs.open(ino(&fs, "cube.b2nd/data"), false).unwrap();
+    check_odd_windows(&fs, opened.fh, &want, "cube with a 4 KiB cache");
+    fs.release(opened.fh);
+    let delta = raw(src.path(), "delta");
+    assert!(read_path(&fs, "delta.b2nd/data", 65537) == delta, "DELTA array through a 4 KiB cache");
+    let opened = fs.open(ino(&fs, "delta.b2nd/data"), false).unwrap();
+    check_odd_windows(&fs, opened.fh, &delta, "delta with a 4 KiB cache");
+    fs.release(opened.fh);
+    let doc = stats(&fs);
+    assert!(doc["cache_bytes"].as_u64().unwrap() <= 4096, "{doc}");
+    assert_eq!(doc["read_errors"], 0, "{doc}");
+}
+
+// ---------------------------------------------------------------------------
+// 8. Read-only
+// ---------------------------------------------------------------------------
+
+#[test]
+fn writes_are_refused_with_erofs() {
+    let src = tempfile::tempdir().unwrap();
+    let file = manifest_path("codec_zstd_shuffle");
+    std::fs::copy(fixtures_dir().join(&file), src.path().join(&file)).unwrap();
+    let fs = filesystem(src.path(), 1 << 20, 0);
+    for path in [format!("{file}/data"), format!("{file}/data.npy"), format!("{file}/meta.json"), format!("{file}/chunks/0.0"), format!("{file}/chunks/.zarray"), ".stats".into()] {
+        let i = ino(&fs, &path);
+        let err = fails(fs.open(i, true), libc::EROFS);
+        assert!(matches!(err, FsError::ReadOnly), "{path}: {err:?}");
+        fails(fs.access(i, true), libc::EROFS);
+        fs.access(i, false).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let opened = fs.open(i, false).unwrap();
+        fs.release(opened.fh);
+    }
+    for dir in ["", file.as_str(), &format!("{file}/chunks")] {
+        let i = walk(&fs, dir).unwrap().ino;
+        fails(fs.access(i, true), libc::EROFS);
+        fs.access(i, false).unwrap();
+        fails(fs.open(i, false), libc::EISDIR);
+    }
+    // Nothing was opened for writing, so nothing is still open.
+    assert_eq!(stats(&fs)["open_files"], 1, "only .stats itself");
+    // A closed handle is not readable.
+    let opened = fs.open(ino(&fs, &format!("{file}/data")), false).unwrap();
+    fs.release(opened.fh);
+    fails(fs.read(opened.fh, 0, 16), libc::EBADF);
+}
+
+fn manifest_path(name: &str) -> String {
+    read_manifest(&fixtures_dir())[name]["path"].as_str().unwrap().to_string()
+}
+
+// ---------------------------------------------------------------------------
+// 9. A contiguous frame grown in place by python-blosc2
+// ---------------------------------------------------------------------------
+
+#[test]
+fn frame_grown_in_place_keeps_old_handle_exact_and_shows_new_chunks_to_new_lookups() {
+    let src = tempfile::tempdir().unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let frame = src.path().join("g.b2frame");
+    let raw_path = scratch.path().join("g.raw");
+    let chunk = 65536 * 4usize;
+    let first = oracle(&[OsStr::new("grow"), frame.as_os_str(), OsStr::new("0"), OsStr::new("3"), raw_path.as_os_str()]);
+    assert_eq!(first["nchunks"], 3, "{first}");
+    assert_eq!(first["chunksize"], chunk, "{first}");
+    let old = std::fs::read(&raw_path).unwrap();
+    assert_eq!(old.len(), 3 * chunk);
+    let before_bytes = std::fs::read(&frame).unwrap();
+    let before = std::fs::metadata(&frame).unwrap();
+
+    let fs = filesystem(src.path(), 64 << 20, 0);
+    let data = walk(&fs, "g.b2frame/data").unwrap();
+    assert_eq!(data.size, old.len() as u64);
+    let handle = fs.open(data.ino, false).unwrap().fh;
+    // Read a little of chunk 0 and of chunk 1 only.
+    assert_eq!(read(&fs, handle, 1001, 20_000), &old[1001..21_001]);
+    assert_eq!(read(&fs, handle, chunk as u64 + 7, 4093), &old[chunk + 7..chunk + 4100]);
+
+    // python-blosc2 appends three chunks to the same file.
+    let second = oracle(&[OsStr::new("grow"), frame.as_os_str(), OsStr::new("3"), OsStr::new("6"), raw_path.as_os_str()]);
+    assert_eq!(second["nchunks"], 6, "{second}");
+    let all = std::fs::read(&raw_path).unwrap();
+    assert_eq!(all.len(), 6 * chunk);
+    assert_eq!(&all[..old.len()], &old[..]);
+    let after = std::fs::metadata(&frame).unwrap();
+    assert_eq!(after.ino_of(), before.ino_of(), "python-blosc2 grew the file in place");
+    assert!(after.len() > before.len(), "{} -> {} bytes", before.len(), after.len());
+    // The old chunks' bytes did not move (the header and the index after them did change).
+    let after_bytes = std::fs::read(&frame).unwrap();
+    let (header_len, cbytes) = frame_header(&before_bytes);
+    let (new_header_len, new_cbytes) = frame_header(&after_bytes);
+    assert_eq!(new_header_len, header_len);
+    assert!(new_cbytes > cbytes);
+    let chunks_end = (header_len + cbytes) as usize;
+    assert_eq!(&after_bytes[header_len as usize..chunks_end], &before_bytes[header_len as usize..chunks_end], "old chunk bytes unchanged");
+    assert_ne!(after_bytes[..header_len as usize], before_bytes[..header_len as usize], "header rewritten");
+
+    // The old handle reads its whole old range, including blocks and chunks
+    // it never read before, exactly and without error.
+    let mut pos = 0u64;
+    while pos < old.len() as u64 {
+        let got = fs.read(handle, pos, 65537).unwrap_or_else(|e| panic!("old handle at {pos} after growth: {e}"));
+        assert!(got == old[pos as usize..pos as usize + got.len()], "old handle bytes at {pos}");
+        pos += got.len() as u64;
+    }
+    assert_eq!(pos, old.len() as u64, "the old handle keeps the old size");
+    assert!(read(&fs, handle, old.len() as u64, 4096).is_empty());
+    fs.release(handle);
+
+    // A fresh lookup shows the grown array and reads the appended chunks.
+    let grown = walk(&fs, "g.b2frame/data").unwrap();
+    assert_eq!(grown.size, all.len() as u64);
+    let opened = fs.open(grown.ino, false).unwrap();
+    let tail = read(&fs, opened.fh, old.len() as u64 - 5, 3 * chunk as u32 + 100);
+    assert!(tail == all[old.len() - 5..], "appended chunks");
+    check_odd_windows(&fs, opened.fh, &all, "grown g.b2frame/data");
+    fs.release(opened.fh);
+    let meta: serde_json::Value = serde_json::from_slice(&read_path(&fs, "g.b2frame/meta.json", 1 << 16)).unwrap();
+    assert_eq!(meta["nchunks"], 6, "{meta}");
+    let doc = stats(&fs);
+    assert_eq!(doc["read_errors"], 0, "{doc}");
+}
