@@ -105,6 +105,24 @@ def grow(path, start, stop, raw_out):
             f.write(grow_chunk(i).tobytes())
     return info
 
+def nd_rows(a, b):
+    return np.arange(a * 64, b * 64, dtype="<f8").reshape(b - a, 64) * 1.5 + 0.25
+
+def ndgrow(path, rows, raw_out):
+    if not os.path.exists(path):
+        cparams = blosc2.CParams(codec=blosc2.Codec.ZSTD, clevel=1, nthreads=1)
+        a = blosc2.asarray(nd_rows(0, rows), urlpath=path, mode="w", chunks=(16, 64), blocks=(4, 64), cparams=cparams)
+    else:
+        a = blosc2.open(path, mode="a")
+        old = a.shape[0]
+        a.resize((rows, 64))
+        a[old:rows] = nd_rows(old, rows)
+    info = {"shape": list(a.shape), "nchunks": a.schunk.nchunks}
+    del a
+    with open(raw_out, "wb") as f:
+        f.write(nd_rows(0, rows).tobytes())
+    return info
+
 def npyload(got, want):
     a, b = np.load(got), np.load(want)
     return {"shape": list(a.shape), "dtype": a.dtype.str,
@@ -117,6 +135,8 @@ elif cmd == "same_layout":
     res = same_layout(sys.argv[2])
 elif cmd == "grow":
     res = grow(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5])
+elif cmd == "ndgrow":
+    res = ndgrow(sys.argv[2], int(sys.argv[3]), sys.argv[4])
 elif cmd == "npyload":
     res = npyload(sys.argv[2], sys.argv[3])
 else:
@@ -1001,4 +1021,53 @@ fn frame_grown_in_place_keeps_old_handle_exact_and_shows_new_chunks_to_new_looku
     assert_eq!(meta["nchunks"], 6, "{meta}");
     let doc = stats(&fs);
     assert_eq!(doc["read_errors"], 0, "{doc}");
+}
+
+/// A b2nd array grown the way a running simulation grows its output
+/// (`resize`, then the new rows written): an open `data` keeps its shape and
+/// the bytes of every chunk left as it was, gets EIO (never new bytes) for
+/// the edge chunk python-blosc2 rewrote in place, and a new lookup sees the
+/// new shape.
+#[test]
+fn b2nd_array_resized_in_place_keeps_old_handle_exact_outside_the_rewritten_edge_chunk() {
+    let src = tempfile::tempdir().unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let path = src.path().join("sim.b2nd");
+    let raw_path = scratch.path().join("sim.raw");
+    let first = oracle(&[OsStr::new("ndgrow"), path.as_os_str(), OsStr::new("40"), raw_path.as_os_str()]);
+    assert_eq!(first["shape"], serde_json::json!([40, 64]), "{first}");
+    let old = std::fs::read(&raw_path).unwrap();
+    let before = std::fs::metadata(&path).unwrap();
+
+    let fs = filesystem(src.path(), 64 << 20, 0);
+    let data = walk(&fs, "sim.b2nd/data").unwrap();
+    assert_eq!(data.size, old.len() as u64);
+    let handle = fs.open(data.ino, false).unwrap().fh;
+    assert_eq!(read(&fs, handle, 8, 100), &old[8..108]);
+
+    let second = oracle(&[OsStr::new("ndgrow"), path.as_os_str(), OsStr::new("100"), raw_path.as_os_str()]);
+    assert_eq!(second["shape"], serde_json::json!([100, 64]), "{second}");
+    let all = std::fs::read(&raw_path).unwrap();
+    assert_eq!(&all[..old.len()], &old[..]);
+    assert_eq!(std::fs::metadata(&path).unwrap().ino_of(), before.ino_of(), "python-blosc2 grew the file in place");
+
+    // Resizing rewrote the edge chunk (2) in place: the old handle reads
+    // chunks 0 and 1 (rows 0..32, blocks never read before included)
+    // exactly, and gets EIO naming chunk 2 for the rows it had there —
+    // never the rewritten chunk's bytes.
+    let rows_0_32 = 32 * 64 * 8;
+    let got = fs.read(handle, 0, rows_0_32 as u32).unwrap_or_else(|e| panic!("old handle after the resize: {e}"));
+    assert!(got == old[..rows_0_32], "old handle bytes after the resize");
+    let err = fs.read(handle, rows_0_32 as u64, 4096).expect_err("chunk 2 was rewritten in place");
+    assert_eq!(err.errno(), libc::EIO, "{err}");
+    assert!(err.to_string().contains("chunk 2"), "{err}");
+    fs.release(handle);
+
+    let grown = walk(&fs, "sim.b2nd/data").unwrap();
+    assert_eq!(grown.size, all.len() as u64);
+    let opened = fs.open(grown.ino, false).unwrap();
+    let whole = fs.read(opened.fh, 0, all.len() as u32).unwrap();
+    assert!(whole == all, "grown array bytes");
+    fs.release(opened.fh);
+    assert_eq!(stats(&fs)["read_errors"], 1);
 }

@@ -16,9 +16,10 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
-use super::chunk::header::ChunkHeader;
+use super::chunk::header::{ChunkHeader, EXTENDED_HEADER_LEN};
 use super::chunk::{decode_chunk_into, BlockContext, ChunkLayout, ChunkRegion, Storage};
 use super::error::{Error, PResult, Problem};
 use super::frame::{ChunkOffset, Frame};
@@ -80,8 +81,18 @@ pub struct Array {
     frame: Frame,
     shape: Shape,
     /// The source version whose bytes this array trusts (the opened one, or
-    /// a later one checked to be an append-only growth of it).
-    trusted: Mutex<Version>,
+    /// a later one checked to be a growth of it).
+    trusted: Mutex<Trust>,
+}
+
+/// Which state of the source an array reads, and which of its chunks that
+/// state no longer holds as they were.
+#[derive(Debug)]
+struct Trust {
+    version: Version,
+    /// Chunks rewritten in place by the growth that led to `version` (a
+    /// b2nd array's edge chunk when it is resized): their reads fail.
+    rewritten: BTreeSet<u64>,
 }
 
 impl Array {
@@ -113,7 +124,7 @@ impl Array {
             container,
             frame,
             shape: Shape::Plain { chunk_starts: Vec::new() },
-            trusted: Mutex::new(trusted),
+            trusted: Mutex::new(Trust { version: trusted, rewritten: BTreeSet::new() }),
         };
         array.shape = match nd {
             Some(meta) => {
@@ -277,7 +288,7 @@ impl Array {
             ChunkOffset::Stored(pos) => {
                 let (source, start, available) = self.chunk_home(c, pos)?;
                 let layout = ChunkLayout::read(&ChunkRegion { source: &*source, start, available })?;
-                self.confirm_trusted()?;
+                self.confirm_trusted(c)?;
                 layout
             }
         };
@@ -330,7 +341,7 @@ impl Array {
             buf.resize(super::source::range_len(&range)?, 0);
             source.read_at(start + range.start, &mut buf)?;
             if matches!(self.container, Container::Contiguous(_)) {
-                self.confirm_trusted()?;
+                self.confirm_trusted(c)?;
             }
             layout.decode_block(b, &buf, &context, out)
         })
@@ -362,34 +373,43 @@ impl Array {
         }
     }
 
-    /// Whether the source is still in the version this array trusts.
-    fn confirm_trusted(&self) -> PResult<()> {
+    /// Whether the source is still in the version this array trusts, and
+    /// chunk `c` still as it was.
+    fn confirm_trusted(&self, c: u64) -> PResult<()> {
         let source = self.frame_source();
         let now = source.version()?;
-        let trusted = self.trusted.lock().unwrap_or_else(|e| e.into_inner());
-        if now == *trusted {
-            Ok(())
-        } else {
-            Err(Problem::SourceChanged(format!("{} is no longer the version opened", source.describe())))
+        let trust = self.trusted.lock().unwrap_or_else(|e| e.into_inner());
+        if now != trust.version {
+            return Err(Problem::SourceChanged(format!("{} is no longer the version opened", source.describe())));
         }
+        if trust.rewritten.contains(&c) {
+            return Err(Problem::SourceChanged(format!("{} was rewritten where chunk {c} was", source.describe())));
+        }
+        Ok(())
     }
 
     /// The source changed: trust its current version if it is this array's
-    /// frame with chunks appended — every chunk of this array still at its
-    /// offset, and the headers of the chunks in `known` (layouts read
-    /// before) unchanged. Otherwise a [`Problem::SourceChanged`].
+    /// frame grown the way C-Blosc2 grows a frame in place — something
+    /// written past the old chunks, the same header length and typesize,
+    /// and every old chunk still at its offset (or replaced by one written
+    /// past the old chunks, which leaves the old bytes where they were).
+    /// Old chunks whose header changed (compared with the layouts in
+    /// `known`) or no longer fits the room the chunk had are marked
+    /// rewritten: their reads fail, the others go on. Otherwise a
+    /// [`Problem::SourceChanged`]. Metalayers may change (a b2nd array's
+    /// shape grows); this array keeps presenting the shape it opened.
     pub fn accept_growth(&self, known: &[(u64, Arc<ChunkLayout>)]) -> PResult<()> {
         let source = self.frame_source();
         let changed = |why: String| Problem::SourceChanged(format!("{} was rewritten: {why}", source.describe()));
         let current = source.current()?.ok_or_else(|| changed("this source cannot be re-read".into()))?;
         let now = current.opened_version();
-        if now == *self.trusted.lock().unwrap_or_else(|e| e.into_inner()) {
+        if now == self.trusted.lock().unwrap_or_else(|e| e.into_inner()).version {
             return Ok(());
         }
         if let Container::Sparse { .. } = self.container {
             // The chunks live in their own files (checked as they are read):
             // a rewritten index moves none of them.
-            *self.trusted.lock().unwrap_or_else(|e| e.into_inner()) = now;
+            self.trusted.lock().unwrap_or_else(|e| e.into_inner()).version = now;
             return Ok(());
         }
         let old = &self.frame;
@@ -398,33 +418,70 @@ impl Array {
             return Err(changed(format!("it is now {} bytes, its chunks ended at {chunks_end}", now.len)));
         }
         let new = Frame::read(&*current, false).map_err(|p| changed(format!("its frame cannot be read now ({p})")))?;
-        let same_frame = new.header_len == old.header_len
-            && new.typesize == old.typesize
-            && new.metalayers == old.metalayers
-            && new.cbytes >= old.cbytes
-            && new.offsets.len() >= old.offsets.len()
-            && new.offsets[..old.offsets.len()] == old.offsets[..];
-        if !same_frame {
+        if new.header_len != old.header_len || new.typesize != old.typesize {
+            return Err(changed("its header is not the one opened".into()));
+        }
+        // Something must have been appended: a rewrite in place with the
+        // same layout would otherwise pass every check below.
+        if new.offsets.len() <= old.offsets.len() && new.cbytes <= old.cbytes {
+            return Err(changed("nothing was appended".into()));
+        }
+        let kept = |(c, old_offset): (usize, &ChunkOffset)| match (old_offset, new.offsets.get(c)) {
+            (_, None) => false,
+            (was, Some(now)) if was == now => true,
+            (ChunkOffset::Stored(_), Some(ChunkOffset::Stored(now))) => *now >= old.cbytes,
+            _ => false,
+        };
+        if !old.offsets.iter().enumerate().all(kept) {
             return Err(changed("its chunks are no longer where they were".into()));
         }
-        let mut ranges = Vec::new();
-        let mut expected: Vec<(u64, &ChunkHeader)> = Vec::new();
-        for (c, layout) in known {
-            if let (Some(ChunkOffset::Stored(pos)), None) = (old.offsets.get(*c as usize), layout.header.special) {
-                let start = old.header_len + pos;
-                ranges.push(start..start + layout.header.header_len as u64);
-                expected.push((*c, &layout.header));
-            }
-        }
-        let headers = current.read_ranges(&ranges)?;
-        for ((c, header), bytes) in expected.iter().zip(&headers) {
-            if ChunkHeader::parse(bytes).ok().as_ref() != Some(*header) {
-                return Err(changed(format!("chunk {c} has a different header")));
-            }
+        let rewritten = self.rewritten_chunks(&*current, known)?;
+        if !rewritten.is_empty() {
+            log::warn!("{}: chunks {rewritten:?} were rewritten in place; open files get errors for them", source.describe());
         }
         log::info!("{} grew to {} chunks; open files keep reading their {} chunks", source.describe(), new.offsets.len(), old.offsets.len());
-        *self.trusted.lock().unwrap_or_else(|e| e.into_inner()) = now;
+        *self.trusted.lock().unwrap_or_else(|e| e.into_inner()) = Trust { version: now, rewritten };
         Ok(())
+    }
+
+    /// Old chunks whose stored header in `current` differs from the one
+    /// read before (`known`) or claims more room than the chunk had.
+    fn rewritten_chunks(&self, current: &dyn ByteSource, known: &[(u64, Arc<ChunkLayout>)]) -> PResult<BTreeSet<u64>> {
+        let old = &self.frame;
+        let mut stored: Vec<(u64, u64)> = old
+            .offsets
+            .iter()
+            .enumerate()
+            .filter_map(|(c, offset)| match offset {
+                ChunkOffset::Stored(pos) => Some((*pos, c as u64)),
+                ChunkOffset::Special(_) => None,
+            })
+            .collect();
+        stored.sort_unstable();
+        let ranges: Vec<_> = stored
+            .iter()
+            .map(|&(pos, _)| {
+                let start = old.header_len + pos;
+                start..(start + EXTENDED_HEADER_LEN as u64).min(current.len())
+            })
+            .collect();
+        let headers = current.read_ranges(&ranges)?;
+        let mut rewritten = BTreeSet::new();
+        for (i, (&(pos, c), bytes)) in stored.iter().zip(&headers).enumerate() {
+            let next = stored[i + 1..].iter().map(|&(p, _)| p).find(|&p| p > pos).unwrap_or(old.cbytes);
+            let room = next.saturating_sub(pos);
+            let as_before = match ChunkHeader::parse(bytes) {
+                Ok(header) => {
+                    let same_as_known = known.iter().find(|(k, _)| *k == c).is_none_or(|(_, layout)| layout.header == header);
+                    same_as_known && header.cbytes as u64 <= room
+                }
+                Err(_) => false,
+            };
+            if !as_before {
+                rewritten.insert(c);
+            }
+        }
+        Ok(rewritten)
     }
 }
 
