@@ -144,7 +144,7 @@ impl Array {
                 }
                 Shape::Nd { geometry, meta }
             }
-            None => Shape::Plain { chunk_starts: plain::chunk_starts(&array)? },
+            None => Shape::Plain { chunk_starts: plain::chunk_starts(&array.frame, |c| Ok(array.read_layout(c)?.nbytes() as u64))? },
         };
         Ok(array)
     }

@@ -5,14 +5,15 @@
 //! ([`chunk_starts`], [`pieces`]); which block holds it needs the chunk's
 //! layout ([`block_pieces`]), which the caller reads or keeps.
 
-use super::array::Array;
 use super::chunk::ChunkLayout;
 use super::error::{PResult, Problem};
+use super::frame::Frame;
 use super::geometry::{Piece, PieceSource};
 
-/// Start of each chunk in the 1-D stream, plus the total at the end.
-pub(crate) fn chunk_starts(array: &Array) -> PResult<Vec<u64>> {
-    let frame = array.frame();
+/// Start of each chunk in the 1-D stream, plus the total at the end;
+/// `chunk_nbytes(c)` tells a chunk's decoded size when the frame's chunks
+/// differ in size (it reads the chunk's header).
+pub(crate) fn chunk_starts(frame: &Frame, mut chunk_nbytes: impl FnMut(u64) -> PResult<u64>) -> PResult<Vec<u64>> {
     let n = frame.nchunks() as u64;
     let total = frame.nbytes;
     let mut starts = Vec::with_capacity(n as usize + 1);
@@ -25,7 +26,7 @@ pub(crate) fn chunk_starts(array: &Array) -> PResult<Vec<u64>> {
         let mut pos = 0u64;
         starts.push(0);
         for c in 0..n {
-            pos += array.read_layout(c)?.nbytes() as u64;
+            pos += chunk_nbytes(c)?;
             starts.push(pos);
         }
     }

@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use crate::format::{Array, ChunkLayout, PResult, Problem};
+use crate::format::{Array, ChunkLayout, PResult, Piece, PieceSource, Problem};
 
 use super::cache::{Block, BlockCache, BlockKey};
 use super::layouts::LayoutCache;
@@ -68,6 +68,15 @@ impl Blocks {
         let mut out = vec![0u8; layout.block_range(b as usize).len()];
         self.trusting(array, || array.decode_block(&layout, c, b, block0.as_deref().map(Vec::as_slice), &mut out))?;
         Ok(Arc::new(out))
+    }
+
+    /// The block pieces `piece` stands for: itself, or for a plain frame's
+    /// chunk bytes, their split into blocks by the chunk's layout.
+    pub fn block_pieces(&self, array: &Array, piece: Piece) -> PResult<Vec<Piece>> {
+        match piece.source {
+            PieceSource::ChunkBytes { chunk, .. } => array.block_pieces(&*self.layout(array, chunk)?, chunk, piece),
+            _ => Ok(vec![piece]),
+        }
     }
 
     /// Run `read`; if the source changed under it, accept an append-only

@@ -154,15 +154,6 @@ pub fn layout_budget(cache_budget: usize) -> usize {
     (cache_budget / 8).clamp(1 << 20, 64 << 20)
 }
 
-/// The (chunk, block) pairs `piece` needs, in order (a plain frame's chunk
-/// bytes are split into blocks with the chunk's layout).
-pub(crate) fn resolve(blocks: &Blocks, array: &Array, piece: Piece) -> PResult<Vec<Piece>> {
-    match piece.source {
-        PieceSource::ChunkBytes { chunk, .. } => array.block_pieces(&*blocks.layout(array, chunk)?, chunk, piece),
-        _ => Ok(vec![piece]),
-    }
-}
-
 /// Fill `out` with bytes `[start, start + out.len())` of `region`.
 pub fn fill(blocks: &Blocks, array: &Array, region: Region, start: u64, out: &mut [u8]) -> PResult<()> {
     let pieces = array.pieces(region, start, out.len() as u64)?;
@@ -172,8 +163,8 @@ pub fn fill(blocks: &Blocks, array: &Array, region: Region, start: u64, out: &mu
     }
     let mut at_hand: Vec<((u64, u64), Block)> = Vec::new();
     for piece in pieces {
-        if let PieceSource::ChunkBytes { chunk, .. } = piece.source {
-            for p in array.block_pieces(&*blocks.layout(array, chunk)?, chunk, piece)? {
+        if let PieceSource::ChunkBytes { .. } = piece.source {
+            for p in blocks.block_pieces(array, piece)? {
                 copy_piece(blocks, array, p, out, &mut at_hand)?;
             }
         } else {

@@ -15,7 +15,6 @@ use std::thread;
 use crate::format::{Array, Piece, PieceSource};
 
 use super::blocks::Blocks;
-use super::planner::resolve;
 use super::stats::Stats;
 
 /// Requests each queue holds before new ones are dropped.
@@ -148,7 +147,7 @@ fn worker(shared: &Shared, blocks: &Blocks) {
 
 fn decode_ahead(blocks: &Blocks, array: &Array, pieces: Vec<Piece>) {
     for piece in pieces {
-        let resolved = match resolve(blocks, array, piece) {
+        let resolved = match blocks.block_pieces(array, piece) {
             Ok(resolved) => resolved,
             Err(e) => {
                 log::debug!("prefetch of {}: {e}", array.name().display());
