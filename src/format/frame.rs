@@ -128,7 +128,10 @@ impl Frame {
             }
             return Err(Problem::NotBlosc2(format!("{file_len} bytes is too short for a Blosc2 frame")));
         }
-        let fixed = read_exact(file, 0, HEADER_MIN_LEN, "frame header")?;
+        // One speculative read usually holds the whole header (metalayers
+        // included): one round trip instead of two for a remote source.
+        let first_len = (file.prefetch_hint().max(HEADER_MIN_LEN) as u64).min(file_len) as usize;
+        let fixed = read_exact(file, 0, first_len, "frame header")?;
         if !looks_like_frame(&fixed) {
             return Err(Problem::NotBlosc2("no b2frame magic at the start".into()));
         }
@@ -145,7 +148,7 @@ impl Frame {
         }
         let header_len = header_len as usize;
         let frame_len = frame_len as u64;
-        let header = read_exact(file, 0, header_len, "frame header")?;
+        let header = if header_len <= fixed.len() { fixed[..header_len].to_vec() } else { read_exact(file, 0, header_len, "frame header")? };
         let general_flags = header[25];
         let version = general_flags & 0x0f;
         let frame_type = header[26] & 0x0f;
