@@ -80,8 +80,12 @@ def same_layout(out):
     # values differ.
     rng = np.random.default_rng(99)
     cp = blosc2.CParams(codec=blosc2.Codec.ZSTD, clevel=0, filters=[blosc2.Filter.SHUFFLE], filters_meta=[0], nthreads=1)
-    return {name: save(out, name, rng.standard_normal((41, 67, 33)), chunks=(16, 24, 20), blocks=(8, 12, 10), cparams=cp)
-            for name in ("lay1", "lay2")}
+    res = {name: save(out, name, rng.standard_normal((41, 67, 33)), chunks=(16, 24, 20), blocks=(8, 12, 10), cparams=cp)
+           for name in ("lay1", "lay2")}
+    # The same layout with one more chunk along the first axis: every old
+    # chunk offset and header kept, chunks appended, other values.
+    res["lay3"] = save(out, "lay3", rng.standard_normal((57, 67, 33)), chunks=(16, 24, 20), blocks=(8, 12, 10), cparams=cp)
+    return res
 
 def grow_chunk(i):
     rng = np.random.default_rng(1000 + i)
@@ -783,6 +787,47 @@ fn source_rewritten_in_place_with_same_layout_gives_eio_never_other_bytes() {
     fs.release(handle);
     // New lookups see the new values.
     assert!(read_path(&fs, "c.b2nd/data", 65537) == new);
+}
+
+#[test]
+fn source_rewritten_in_place_with_more_chunks_of_the_same_layout_gives_eio_never_other_bytes() {
+    // A longer array written over the file: old chunk offsets and headers
+    // all kept and chunks appended, so only the values tell it from a
+    // growth. The blocks the handle had read are compared.
+    let made = tempfile::tempdir().unwrap();
+    oracle(&[OsStr::new("same_layout"), made.path().as_os_str()]);
+    let old_file = std::fs::read(made.path().join("lay1.b2nd")).unwrap();
+    let new_file = std::fs::read(made.path().join("lay3.b2nd")).unwrap();
+    let ((old_hlen, old_cbytes), (new_hlen, new_cbytes)) = (frame_header(&old_file), frame_header(&new_file));
+    assert_eq!(old_hlen, new_hlen, "same header length");
+    assert!(new_cbytes > old_cbytes, "chunks appended");
+    let chunks = (old_hlen as usize)..(old_hlen + old_cbytes) as usize;
+    assert_eq!(old_file[chunks.start..chunks.start + 32], new_file[chunks.start..chunks.start + 32], "chunk 0 keeps its header");
+    let old = raw(made.path(), "lay1");
+    let src = tempfile::tempdir().unwrap();
+    let target = src.path().join("c.b2nd");
+    std::fs::write(&target, &old_file).unwrap();
+    let fs = filesystem(src.path(), 64 << 20, 0);
+    let data = walk(&fs, "c.b2nd/data").unwrap();
+    let handle = fs.open(data.ino, false).unwrap().fh;
+    assert_eq!(read(&fs, handle, 0, 4096), &old[..4096]);
+
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new().write(true).truncate(true).open(&target).unwrap();
+        f.write_all(&new_file).unwrap();
+        f.sync_all().unwrap();
+    }
+    let len = old.len() as u64;
+    for offset in [len - 4096, len / 2 + 1, 300_001] {
+        match fs.read(handle, offset, 4096) {
+            Err(e) => assert_eq!(e.errno(), libc::EIO, "{e}"),
+            Ok(bytes) => panic!("read at {offset} under a handle opened before the rewrite succeeded ({} of the old bytes)", if bytes == old[offset as usize..offset as usize + bytes.len()] { "equal to" } else { "not" }),
+        }
+    }
+    fs.release(handle);
+    assert!(read_path(&fs, "c.b2nd/data", 65537) == raw(made.path(), "lay3"));
 }
 
 /// The inode number of a file's metadata.

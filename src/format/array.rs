@@ -395,10 +395,12 @@ impl Array {
     /// past the old chunks, which leaves the old bytes where they were).
     /// Old chunks whose header changed (compared with the layouts in
     /// `known`) or no longer fits the room the chunk had are marked
-    /// rewritten: their reads fail, the others go on. Otherwise a
-    /// [`Problem::SourceChanged`]. Metalayers may change (a b2nd array's
-    /// shape grows); this array keeps presenting the shape it opened.
-    pub fn accept_growth(&self, known: &[(u64, Arc<ChunkLayout>)]) -> PResult<()> {
+    /// rewritten: their reads fail, the others go on. Blocks decoded before
+    /// (`decoded`: chunk, block, bytes) must decode to the same bytes from
+    /// the current state, so a rewrite that kept every header is caught.
+    /// Otherwise a [`Problem::SourceChanged`]. Metalayers may change (a b2nd
+    /// array's shape grows); this array keeps presenting the shape it opened.
+    pub fn accept_growth(&self, known: &[(u64, Arc<ChunkLayout>)], decoded: &[(u64, u64, &[u8])]) -> PResult<()> {
         let source = self.frame_source();
         let changed = |why: String| Problem::SourceChanged(format!("{} was rewritten: {why}", source.describe()));
         let current = source.current()?.ok_or_else(|| changed("this source cannot be re-read".into()))?;
@@ -436,12 +438,42 @@ impl Array {
             return Err(changed("its chunks are no longer where they were".into()));
         }
         let rewritten = self.rewritten_chunks(&*current, known)?;
+        if let Some((c, b)) = self.first_changed_block(&*current, known, &rewritten, decoded) {
+            return Err(changed(format!("block {b} of chunk {c} now holds other values")));
+        }
         if !rewritten.is_empty() {
             log::warn!("{}: chunks {rewritten:?} were rewritten in place; open files get errors for them", source.describe());
         }
         log::info!("{} grew to {} chunks; open files keep reading their {} chunks", source.describe(), new.offsets.len(), old.offsets.len());
         *self.trusted.lock().unwrap_or_else(|e| e.into_inner()) = Trust { version: now, rewritten };
         Ok(())
+    }
+
+    /// The first of the `decoded` blocks (of chunks not `rewritten`) that
+    /// decodes differently from `current`, or that cannot be decoded alone.
+    fn first_changed_block(&self, current: &dyn ByteSource, known: &[(u64, Arc<ChunkLayout>)], rewritten: &BTreeSet<u64>, decoded: &[(u64, u64, &[u8])]) -> Option<(u64, u64)> {
+        let context = BlockContext { block0: None, blockshape: self.blockshape() };
+        for &(c, b, bytes) in decoded {
+            let (Some(ChunkOffset::Stored(pos)), Some((_, layout))) = (self.frame.offsets.get(c as usize), known.iter().find(|(k, _)| *k == c)) else {
+                continue;
+            };
+            if rewritten.contains(&c) || (b > 0 && layout.needs_block0()) || b >= layout.nblocks() as u64 || matches!(layout.storage, Storage::Special { .. }) {
+                continue;
+            }
+            let range = layout.block_source_range(b as usize);
+            let start = self.frame.header_len + pos;
+            let same = super::source::range_len(&range).ok().and_then(|n| {
+                let mut stored = vec![0u8; n];
+                current.read_at(start + range.start, &mut stored).ok()?;
+                let mut out = vec![0u8; bytes.len()];
+                layout.decode_block(b as usize, &stored, &context, &mut out).ok()?;
+                Some(out == bytes)
+            });
+            if same != Some(true) {
+                return Some((c, b));
+            }
+        }
+        None
     }
 
     /// Old chunks whose stored header in `current` differs from the one

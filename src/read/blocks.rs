@@ -15,6 +15,9 @@ use super::cache::{Block, BlockCache, BlockKey};
 use super::layouts::LayoutCache;
 use super::stats::Stats;
 
+/// Cached blocks compared with a fresh decode before a grown source is trusted.
+const GROWTH_SAMPLES: usize = 4;
+
 /// The block cache and the layout cache of a mount, and how to fill them.
 pub struct Blocks {
     cache: BlockCache,
@@ -85,7 +88,9 @@ impl Blocks {
         match read() {
             Err(problem) if problem.is_source_changed() => {
                 let chunk = problem.chunk();
-                array.accept_growth(&self.layouts.known(array.id())).map_err(|p| match chunk {
+                let samples = self.cache.sample(array.id(), GROWTH_SAMPLES);
+                let decoded: Vec<(u64, u64, &[u8])> = samples.iter().map(|(k, block)| (k.chunk, k.block, block.as_slice())).collect();
+                array.accept_growth(&self.layouts.known(array.id()), &decoded).map_err(|p| match chunk {
                     Some(c) => p.in_chunk(c),
                     None => p,
                 })?;

@@ -70,6 +70,16 @@ impl BlockCache {
         self.lru.lock().unwrap_or_else(|e| e.into_inner()).map.contains(key)
     }
 
+    /// Up to `n` cached blocks of array `id` (blocks 0 first: they decode
+    /// without another block), without touching their recency.
+    pub fn sample(&self, id: u64, n: usize) -> Vec<(BlockKey, Block)> {
+        let lru = self.lru.lock().unwrap_or_else(|e| e.into_inner());
+        let mut found: Vec<(BlockKey, Block)> = lru.map.iter().filter(|(k, _)| k.array == id).map(|(k, b)| (*k, b.clone())).collect();
+        found.sort_by_key(|(k, _)| (k.block != 0, k.chunk, k.block));
+        found.truncate(n);
+        found
+    }
+
     fn lookup(&self, key: &BlockKey) -> Option<Block> {
         self.lru.lock().unwrap_or_else(|e| e.into_inner()).map.get(key).cloned()
     }
