@@ -357,6 +357,9 @@ impl Array {
                 let (source, start, _) = self.chunk_home(c, *pos)?;
                 let mut bytes = vec![0u8; layout.header.cbytes];
                 source.read_at(start, &mut bytes).map_err(|p| p.in_chunk(c))?;
+                if matches!(self.container, Container::Contiguous(_)) {
+                    self.confirm_trusted(c).map_err(|p| p.in_chunk(c))?;
+                }
                 bytes
             }
             _ => Vec::new(),
