@@ -709,12 +709,7 @@ fn source_rewritten_in_place_gives_eio_to_open_handle_never_other_bytes() {
     let source_ino = std::fs::metadata(&target).unwrap().ino_of();
 
     // Truncate and rewrite the same file with another array.
-    {
-        use std::io::Write;
-        let mut f = std::fs::OpenOptions::new().write(true).truncate(true).open(&target).unwrap();
-        f.write_all(&new_file).unwrap();
-        f.sync_all().unwrap();
-    }
+    rewrite_in_place(&target, &new_file);
     assert_eq!(std::fs::metadata(&target).unwrap().ino_of(), source_ino, "rewritten in place");
 
     // Blocks the handle had not read: EIO, never the new file's bytes.
@@ -761,29 +756,14 @@ fn source_rewritten_in_place_with_same_layout_gives_eio_never_other_bytes() {
     // Let the clock move past the mtime granularity, then rewrite in place.
     std::thread::sleep(std::time::Duration::from_millis(50));
     let before = std::fs::metadata(&target).unwrap();
-    {
-        use std::io::Write;
-        let mut f = std::fs::OpenOptions::new().write(true).truncate(true).open(&target).unwrap();
-        f.write_all(&new_file).unwrap();
-        f.sync_all().unwrap();
-    }
+    rewrite_in_place(&target, &new_file);
     let after = std::fs::metadata(&target).unwrap();
     assert_eq!(after.ino_of(), before.ino_of(), "rewritten in place");
     assert_eq!(after.len(), before.len(), "same size");
     assert_ne!(after.modified().unwrap(), before.modified().unwrap(), "the mtime tells the versions apart");
 
     // Uncached blocks: EIO. Never the new values under the old handle.
-    let len = old.len() as u64;
-    for offset in [len - 4096, len / 2 + 1, 300_001] {
-        match fs.read(handle, offset, 4096) {
-            Err(e) => assert_eq!(e.errno(), libc::EIO, "{e}"),
-            Ok(bytes) => {
-                let at = offset as usize..offset as usize + bytes.len();
-                let which = if bytes == old[at.clone()] { "the old bytes (from where?)" } else if bytes == new[at] { "the NEW version's bytes" } else { "bytes of neither version" };
-                panic!("read of 4096 bytes at {offset} under a handle opened before the rewrite succeeded with {which}");
-            }
-        }
-    }
+    uncached_reads_fail_with_eio(&fs, handle, &old, &new);
     fs.release(handle);
     // New lookups see the new values.
     assert!(read_path(&fs, "c.b2nd/data", 65537) == new);
@@ -801,8 +781,8 @@ fn source_rewritten_in_place_with_more_chunks_of_the_same_layout_gives_eio_never
     let ((old_hlen, old_cbytes), (new_hlen, new_cbytes)) = (frame_header(&old_file), frame_header(&new_file));
     assert_eq!(old_hlen, new_hlen, "same header length");
     assert!(new_cbytes > old_cbytes, "chunks appended");
-    let chunks = (old_hlen as usize)..(old_hlen + old_cbytes) as usize;
-    assert_eq!(old_file[chunks.start..chunks.start + 32], new_file[chunks.start..chunks.start + 32], "chunk 0 keeps its header");
+    let chunk0 = old_hlen as usize;
+    assert_eq!(old_file[chunk0..chunk0 + 32], new_file[chunk0..chunk0 + 32], "chunk 0 keeps its header");
     let old = raw(made.path(), "lay1");
     let src = tempfile::tempdir().unwrap();
     let target = src.path().join("c.b2nd");
@@ -813,21 +793,41 @@ fn source_rewritten_in_place_with_more_chunks_of_the_same_layout_gives_eio_never
     assert_eq!(read(&fs, handle, 0, 4096), &old[..4096]);
 
     std::thread::sleep(std::time::Duration::from_millis(50));
-    {
-        use std::io::Write;
-        let mut f = std::fs::OpenOptions::new().write(true).truncate(true).open(&target).unwrap();
-        f.write_all(&new_file).unwrap();
-        f.sync_all().unwrap();
-    }
+    rewrite_in_place(&target, &new_file);
+    let new = raw(made.path(), "lay3");
+    uncached_reads_fail_with_eio(&fs, handle, &old, &new);
+    fs.release(handle);
+    assert!(read_path(&fs, "c.b2nd/data", 65537) == new);
+}
+
+/// Truncate `target` and write `bytes` into the same file (same inode).
+fn rewrite_in_place(target: &Path, bytes: &[u8]) {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new().write(true).truncate(true).open(target).unwrap();
+    f.write_all(bytes).unwrap();
+    f.sync_all().unwrap();
+}
+
+/// Reads of blocks `handle` never read, after its source was rewritten in
+/// place from `old` to `new`: each fails with EIO, none returns bytes.
+fn uncached_reads_fail_with_eio(fs: &Filesystem, handle: u64, old: &[u8], new: &[u8]) {
     let len = old.len() as u64;
     for offset in [len - 4096, len / 2 + 1, 300_001] {
         match fs.read(handle, offset, 4096) {
             Err(e) => assert_eq!(e.errno(), libc::EIO, "{e}"),
-            Ok(bytes) => panic!("read at {offset} under a handle opened before the rewrite succeeded ({} of the old bytes)", if bytes == old[offset as usize..offset as usize + bytes.len()] { "equal to" } else { "not" }),
+            Ok(bytes) => {
+                let at = offset as usize..offset as usize + bytes.len();
+                let which = if bytes == old[at.clone()] {
+                    "the old bytes (from where?)"
+                } else if new.get(at).is_some_and(|n| bytes == n) {
+                    "the NEW version's bytes"
+                } else {
+                    "bytes of neither version"
+                };
+                panic!("read of 4096 bytes at {offset} under a handle opened before the rewrite succeeded with {which}");
+            }
         }
     }
-    fs.release(handle);
-    assert!(read_path(&fs, "c.b2nd/data", 65537) == raw(made.path(), "lay3"));
 }
 
 /// The inode number of a file's metadata.

@@ -336,15 +336,8 @@ impl Array {
         if range.end > available {
             return Err(Problem::truncated("block", range.start, range.end, available));
         }
-        STORED.with(|buf| {
-            let mut buf = buf.borrow_mut();
-            buf.resize(super::source::range_len(&range)?, 0);
-            source.read_at(start + range.start, &mut buf)?;
-            if matches!(self.container, Container::Contiguous(_)) {
-                self.confirm_trusted(c)?;
-            }
-            layout.decode_block(b, &buf, &context, out)
-        })
+        let contiguous = matches!(self.container, Container::Contiguous(_));
+        read_and_decode(&*source, start, layout, b, &context, out, || if contiguous { self.confirm_trusted(c) } else { Ok(()) })
     }
 
     /// All decoded bytes of chunk `c` as stored (blocks in order, padding
@@ -463,16 +456,9 @@ impl Array {
             if rewritten.contains(&c) || (b > 0 && layout.needs_block0()) || b >= layout.nblocks() as u64 || matches!(layout.storage, Storage::Special { .. }) {
                 continue;
             }
-            let range = layout.block_source_range(b as usize);
-            let start = self.frame.header_len + pos;
-            let same = super::source::range_len(&range).ok().and_then(|n| {
-                let mut stored = vec![0u8; n];
-                current.read_at(start + range.start, &mut stored).ok()?;
-                let mut out = vec![0u8; bytes.len()];
-                layout.decode_block(b as usize, &stored, &context, &mut out).ok()?;
-                Some(out == bytes)
-            });
-            if same != Some(true) {
+            let mut out = vec![0u8; bytes.len()];
+            let decoded_now = read_and_decode(current, self.frame.header_len + pos, layout, b as usize, &context, &mut out, || Ok(()));
+            if decoded_now.is_err() || out != bytes {
                 return Some((c, b));
             }
         }
@@ -518,6 +504,27 @@ impl Array {
         }
         Ok(rewritten)
     }
+}
+
+/// Read the stored bytes of block `b` of the chunk at `start` of `source`,
+/// run `after_read` (the version check), then decode them into `out`.
+fn read_and_decode(
+    source: &dyn ByteSource,
+    start: u64,
+    layout: &ChunkLayout,
+    b: usize,
+    context: &BlockContext<'_>,
+    out: &mut [u8],
+    after_read: impl FnOnce() -> PResult<()>,
+) -> PResult<()> {
+    let range = layout.block_source_range(b);
+    STORED.with(|buf| {
+        let mut buf = buf.borrow_mut();
+        buf.resize(super::source::range_len(&range)?, 0);
+        source.read_at(start + range.start, &mut buf)?;
+        after_read()?;
+        layout.decode_block(b, &buf, context, out)
+    })
 }
 
 thread_local! {
