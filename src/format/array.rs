@@ -21,6 +21,8 @@ use std::sync::{Arc, Mutex};
 
 use super::chunk::header::{ChunkHeader, EXTENDED_HEADER_LEN};
 use super::chunk::{decode_chunk_into, BlockContext, ChunkLayout, ChunkRegion, Storage};
+use super::chunk::Special;
+use super::elsewhere::Elsewhere;
 use super::error::{Error, PResult, Problem};
 use super::frame::{ChunkOffset, Frame};
 use super::geometry::{Geometry, Piece};
@@ -80,6 +82,8 @@ pub struct Array {
     container: Container,
     frame: Frame,
     shape: Shape,
+    /// Set when the frame says its values live elsewhere: every read fails.
+    elsewhere: Option<Elsewhere>,
     /// The source version whose bytes this array trusts (the opened one, or
     /// a later one checked to be a growth of it).
     trusted: Mutex<Trust>,
@@ -122,6 +126,7 @@ impl Array {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             name: name.to_path_buf(),
             container,
+            elsewhere: Elsewhere::of(&frame),
             frame,
             shape: Shape::Plain { chunk_starts: Vec::new() },
             trusted: Mutex::new(Trust { version: trusted, rewritten: BTreeSet::new() }),
@@ -163,6 +168,27 @@ impl Array {
     /// The parsed frame.
     pub fn frame(&self) -> &Frame {
         &self.frame
+    }
+
+    /// Why the file holds no values of its own (a lazy expression, a
+    /// proxy's cache, a placeholder), or None for an ordinary array. Every
+    /// read of such an array fails with [`Problem::ValuesElsewhere`].
+    pub fn values_elsewhere(&self) -> Option<&Elsewhere> {
+        self.elsewhere.as_ref()
+    }
+
+    /// Chunks the offsets index marks as never written (`blosc2.empty`):
+    /// they read as zeros, like holes in a sparse file. Chunks whose own
+    /// header says so are found only when read.
+    pub fn uninitialized_chunks(&self) -> u64 {
+        self.frame.offsets.iter().filter(|o| matches!(o, ChunkOffset::Special(Special::Uninit))).count() as u64
+    }
+
+    fn refuse_made_up(&self) -> PResult<()> {
+        match &self.elsewhere {
+            Some(why) => Err(Problem::ValuesElsewhere(why.clone())),
+            None => Ok(()),
+        }
     }
 
     /// How the bytes map onto chunks.
@@ -211,6 +237,7 @@ impl Array {
     /// plain frame gets chunk-byte pieces, which [`Self::block_pieces`]
     /// splits into blocks once the chunk's layout is known.
     pub fn pieces(&self, region: Region, start: u64, len: u64) -> PResult<Vec<Piece>> {
+        self.refuse_made_up()?;
         let end = start.saturating_add(len).min(self.region_len(region)?);
         let len = end.saturating_sub(start);
         Ok(match (&self.shape, region) {
@@ -315,6 +342,7 @@ impl Array {
     /// (exactly the block's decoded length). `block0` must be the decoded
     /// block 0 of the chunk when `layout.needs_block0()` and b > 0.
     pub fn decode_block(&self, layout: &ChunkLayout, c: u64, b: u64, block0: Option<&[u8]>, out: &mut [u8]) -> PResult<()> {
+        self.refuse_made_up()?;
         self.decode_block_inner(layout, c, b as usize, block0, out).map_err(|p| p.in_chunk(c))
     }
 
@@ -343,6 +371,7 @@ impl Array {
     /// All decoded bytes of chunk `c` as stored (blocks in order, padding
     /// included), from one read of the stored chunk.
     pub fn decode_chunk(&self, c: u64) -> PResult<Vec<u8>> {
+        self.refuse_made_up()?;
         let layout = self.read_layout(c)?;
         let mut out = vec![0u8; layout.nbytes()];
         let stored = match self.frame.offsets.get(c as usize) {

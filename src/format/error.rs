@@ -53,16 +53,18 @@ pub enum Problem {
     },
     /// A chunk is compressed with a codec blosc2fs cannot decode: `id` is the
     /// codec id from the chunk header and `name` its usual name.
-    #[error("codec {name} (id {id}) is not supported by blosc2fs")]
+    #[error("codec {name} (id {id}) {support}")]
     UnsupportedCodec {
         /// The codec's name.
         name: String,
         /// The codec's id.
         id: u8,
+        /// Why blosc2fs cannot decode it.
+        support: crate::format::codec::Support,
     },
     /// A chunk's filter pipeline holds a filter blosc2fs cannot undo: `id` is the
     /// filter id from the chunk header and `name` its usual name.
-    #[error("filter {name} (id {id}) is not supported by blosc2fs")]
+    #[error("filter {name} (id {id}) {}", crate::format::filter::filter_support(*id))]
     UnsupportedFilter {
         /// The filter's name.
         name: String,
@@ -107,6 +109,10 @@ pub enum Problem {
     /// (rewritten in place, truncated, or its identity changed).
     #[error("the source changed since it was opened ({0})")]
     SourceChanged(String),
+    /// The file holds no values of its own (a lazy expression, a proxy's
+    /// cache, a placeholder): reading it would give made-up zeros.
+    #[error("values are not stored in this file: it is {0} ({marker}); blosc2fs serves no data for it", marker = .0.marker())]
+    ValuesElsewhere(crate::format::Elsewhere),
 }
 
 impl Problem {

@@ -13,6 +13,7 @@
 
 mod array;
 mod bytes;
+mod elsewhere;
 #[doc(hidden)]
 pub mod chunk;
 #[doc(hidden)]
@@ -30,7 +31,10 @@ pub mod source;
 
 pub use array::{Array, Region, Shape, MAX_BLOCK_BYTES, SPARSE_INDEX};
 pub use chunk::{ChunkLayout, Special};
+pub use codec::{codec_support, Support};
+pub use elsewhere::Elsewhere;
 pub use error::{Error, PResult, Problem};
+pub use filter::filter_support;
 pub use frame::{looks_like_frame, ChunkOffset, Frame, MAX_VLMETA_BYTES};
 pub use geometry::{grid_coords, linear, Geometry, Piece, PieceSource};
 pub use meta::{simple_dtype_itemsize, Flavor, NdMeta};

@@ -47,7 +47,8 @@ pub struct Loaded {
     /// Modification time of that file: the mtime of every presented entry of
     /// this version.
     pub mtime: SystemTime,
-    /// The opened array, or None when the file cannot be read (meta.json says why).
+    /// The opened array, or None when the file cannot be read or holds no
+    /// values of its own (meta.json says why).
     pub array: Option<Arc<Array>>,
     /// Bytes of `meta.json`: the array's metadata as pretty-printed JSON ending
     /// in a newline, or `{"file", "error"}` when the array could not be opened.
@@ -168,6 +169,22 @@ impl ArrayEntry {
 
 fn load(path: &Path, stamp: Stamp, mtime: SystemTime, on_load: Option<&OnLoad>) -> Loaded {
     match open_array(path) {
+        Ok(array) if array.values_elsewhere().is_some() => {
+            // Only meta.json: the file's chunks hold no values, and zeros
+            // served as data would be made up.
+            log::info!("{}: values live elsewhere ({})", path.display(), meta_json::render(&array)["values"]["what"]);
+            Loaded {
+                version: next_version(),
+                stamp,
+                mtime,
+                array: None,
+                meta_json: Arc::new(json_bytes(&meta_json::render(&array))),
+                npy_header: Arc::new(Vec::new()),
+                zarray: None,
+                chunk_grid: Vec::new(),
+                xattrs: Vec::new(),
+            }
+        }
         Ok(array) => {
             let array = Arc::new(array);
             if let Some(on_load) = on_load {

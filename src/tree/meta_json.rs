@@ -6,7 +6,9 @@ use serde_json::{json, Map, Value as Json};
 use crate::format::codec::codec_name as codec_name_of;
 use crate::format::filter::filter_name;
 use crate::format::msgpack;
-use crate::format::{simple_dtype_itemsize, Array, Flavor, Shape, MAX_VLMETA_BYTES};
+use crate::format::{codec_support, filter_support, simple_dtype_itemsize, Array, Flavor, Shape, Support, MAX_VLMETA_BYTES};
+
+use super::redact::redact_json;
 
 /// Name of the metadata format: "b2nd", "caterva" or "frame".
 pub fn format_name(array: &Array) -> &'static str {
@@ -17,15 +19,87 @@ pub fn format_name(array: &Array) -> &'static str {
     }
 }
 
-/// The codec named by the frame header (ids 0-5 are C-Blosc2's codec ids,
-/// 6 says the id is in the user-codec byte).
-pub fn codec_name(array: &Array) -> String {
+/// The codec id named by the frame header (ids 0-5 are C-Blosc2's codec
+/// ids, 6 says the id is in the user-codec byte); None for a reserved code.
+fn codec_id(array: &Array) -> Option<u8> {
     let frame = array.frame();
     match frame.codec_code {
-        0..=5 => codec_name_of(frame.codec_code),
-        6 => codec_name_of(frame.udcodec),
-        other => format!("unknown codec {other}"),
+        0..=5 => Some(frame.codec_code),
+        6 => Some(frame.udcodec),
+        _ => None,
     }
+}
+
+/// The codec named by the frame header.
+pub fn codec_name(array: &Array) -> String {
+    match codec_id(array) {
+        Some(id) => codec_name_of(id),
+        None => format!("unknown codec {}", array.frame().codec_code),
+    }
+}
+
+/// Whether blosc2fs decodes what the frame header declares: the codec and
+/// each filter (chunks are not scanned: one that differs is reported when read).
+/// Returns the sentences saying what it cannot decode (empty when all is fine).
+pub fn unsupported(array: &Array) -> Vec<String> {
+    let f = array.frame();
+    let mut out = Vec::new();
+    let codec = codec_id(array).map(codec_support).unwrap_or(Support::Unknown);
+    if !codec.decoded() {
+        let id = codec_id(array).map(|id| id.to_string()).unwrap_or_else(|| format!("format code {}", f.codec_code));
+        out.push(format!("codec {} (id {id}) {codec}", codec_name(array)));
+    }
+    for &id in &f.filters {
+        let support = filter_support(id);
+        if !support.decoded() {
+            out.push(format!("filter {} (id {id}) {support}", filter_name(id)));
+        }
+    }
+    out
+}
+
+/// The `values` object: whether the file holds the array's values, and if
+/// not, where they are (the recipe or reference, secrets redacted).
+fn values(array: &Array) -> Json {
+    let Some(elsewhere) = array.values_elsewhere() else {
+        let uninit = array.uninitialized_chunks();
+        let mut doc = json!({ "stored": true, "uninitialized_chunks": uninit });
+        if uninit > 0 {
+            doc["note"] = json!(format!(
+                "{uninit} chunks were never written: they read as zeros, like holes in a sparse file (C-Blosc2 leaves their contents undefined)"
+            ));
+        }
+        return doc;
+    };
+    let f = array.frame();
+    let mut doc = json!({
+        "stored": false,
+        "what": elsewhere.to_string(),
+        "marker": elsewhere.marker(),
+        "note": "the file holds no values, so this folder has no data files",
+    });
+    if let Some(name) = elsewhere.recipe_vlmeta() {
+        if let Some((_, recipe)) = f.vlmeta.iter().find(|(n, _)| n == name) {
+            for key in ["expression", "UDF", "name", "operands", "kind"] {
+                if let Some(v) = recipe.get(key) {
+                    doc[key] = v.clone();
+                }
+            }
+            doc["recipe"] = recipe.clone();
+        }
+    }
+    for name in ["proxy-source", "proxy"] {
+        if let Some(bytes) = f.metalayer(name) {
+            if let Ok(v) = msgpack::parse(bytes, "metalayer") {
+                doc["source"] = msgpack::to_json(&v);
+            }
+        }
+    }
+    if let Some((_, dataset)) = f.vlmeta.iter().find(|(n, _)| n == "_dsetname") {
+        doc["hdf5_dataset"] = dataset.clone();
+    }
+    redact_json(&mut doc);
+    doc
 }
 
 /// The `meta.json` document.
@@ -40,7 +114,7 @@ pub fn render(array: &Array) -> Json {
         .iter()
         .zip(&f.filters_meta)
         .filter(|(&id, _)| id != 0)
-        .map(|(&id, &meta)| json!({ "id": id, "name": filter_name(id), "meta": meta }))
+        .map(|(&id, &meta)| json!({ "id": id, "name": filter_name(id), "meta": meta, "decoded": filter_support(id).decoded() }))
         .collect();
     let mut metalayers = Map::new();
     for (name, bytes) in &f.metalayers {
@@ -51,7 +125,11 @@ pub fn render(array: &Array) -> Json {
         };
         metalayers.insert(name.clone(), value);
     }
-    let vlmeta: Map<String, Json> = f.vlmeta.iter().cloned().collect();
+    let mut metalayers = Json::Object(metalayers);
+    redact_json(&mut metalayers);
+    let mut vlmeta = Json::Object(f.vlmeta.iter().cloned().collect());
+    redact_json(&mut vlmeta);
+    let unsupported = unsupported(array);
     let mut doc = json!({
         "format": format_name(array),
         "storage": if f.sparse { "sparse" } else { "contiguous" },
@@ -64,6 +142,7 @@ pub fn render(array: &Array) -> Json {
         "nbytes": array.data_len(),
         "cbytes": f.cbytes,
         "codec": codec_name(array),
+        "codec_decoded": codec_id(array).map(codec_support).unwrap_or(Support::Unknown).decoded(),
         "clevel": f.clevel,
         "filters": filters,
         "splitmode": match f.splitmode { 1 => "always", 2 => "never", 3 => "auto", _ => "forward_compat" },
@@ -73,7 +152,12 @@ pub fn render(array: &Array) -> Json {
         "frame_version": f.version,
         "metalayers": metalayers,
         "vlmeta": vlmeta,
+        "decodable": unsupported.is_empty(),
+        "values": values(array),
     });
+    if !unsupported.is_empty() {
+        doc["unsupported"] = json!(unsupported);
+    }
     if let (Shape::Nd { meta, .. }, Some(obj)) = (array.shape(), doc.as_object_mut()) {
         if let Some(declared) = meta.dtype.as_deref().and_then(simple_dtype_itemsize) {
             obj.insert("dtype_itemsize".into(), json!(declared));

@@ -12,6 +12,7 @@ pub mod fs;
 pub mod inode;
 pub mod meta_json;
 pub mod npy;
+pub mod redact;
 pub mod zarr;
 
 use std::collections::HashMap;

@@ -61,7 +61,7 @@ impl ChunkLayout {
             let mut pos = 0usize;
             for (s, dst) in stage.chunks_exact_mut(stream_len).enumerate() {
                 pos = self.decode_stream(b, source, pos, dst).map_err(|p| match p {
-                    Problem::Codec { .. } => p,
+                    Problem::Codec { .. } | Problem::UnsupportedCodec { .. } => p,
                     other => Problem::corrupt("chunk", format!("block {b} stream {s}: {other}")),
                 })?;
             }
@@ -112,7 +112,7 @@ impl ChunkLayout {
                 Codec::Lz4 => codec::lz4::decompress(payload, dst, &self.dict),
                 Codec::Zlib => codec::zlib::decompress(payload, dst),
                 Codec::Zstd => codec::zstd::decompress(payload, dst, &self.dict),
-                other => return Err(Problem::UnsupportedCodec { name: other.name(), id: other.id() }),
+                other => return Err(unsupported_codec(other)),
             };
             result.map_err(|source: CodecError| Problem::Codec { block: b as u64, source })?;
         }
@@ -196,6 +196,15 @@ impl ChunkLayout {
     }
 }
 
+
+/// The error for a codec the pipeline has no decoder for.
+fn unsupported_codec(codec: Codec) -> Problem {
+    let support = match codec {
+        Codec::Registered(id) => codec::codec_support(id),
+        _ => codec::Support::Unknown,
+    };
+    Problem::UnsupportedCodec { name: codec.name(), id: codec.id(), support }
+}
 
 /// Fill `out` with the value of a special chunk.
 pub fn fill_special(kind: Special, value: &[u8], typesize: usize, out: &mut [u8]) {

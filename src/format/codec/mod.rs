@@ -29,7 +29,7 @@ pub mod codec_id {
     pub const ZFP_RATE: u8 = 35;
 }
 
-/// The name C-Blosc2 gives codec `id` (user-defined ids get a descriptive name).
+/// The name C-Blosc2 gives codec `id` ("user-defined" for ids it does not define).
 pub fn codec_name(id: u8) -> String {
     let known = match id {
         codec_id::BLOSCLZ => "blosclz",
@@ -47,9 +47,53 @@ pub fn codec_name(id: u8) -> String {
         38 => "openzl",
         39 => "j2k",
         40 => "htj2k",
-        other => return format!("user-defined codec {other}"),
+        _ => "user-defined",
     };
     known.to_string()
+}
+
+/// Whether blosc2fs decodes a codec or filter id, and if not, why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Support {
+    /// blosc2fs decodes it.
+    Decoded,
+    /// C-Blosc2 decodes it only with a separate plugin package (named here,
+    /// as pip knows it), which blosc2fs does not include.
+    Plugin(&'static str),
+    /// A user-registered id (160-255) or one no release of C-Blosc2 defines.
+    Unknown,
+}
+
+impl Support {
+    /// Whether blosc2fs can decode it.
+    pub fn decoded(self) -> bool {
+        self == Support::Decoded
+    }
+}
+
+impl std::fmt::Display for Support {
+    /// The end of a sentence that starts with the codec or filter's name and id.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Support::Decoded => write!(f, "is decoded by blosc2fs"),
+            Support::Plugin(package) => write!(f, "needs the {package} plugin, which blosc2fs does not include"),
+            Support::Unknown => write!(f, "is not one C-Blosc2 ships (a user-registered id?), so blosc2fs cannot decode it"),
+        }
+    }
+}
+
+/// Whether blosc2fs decodes codec `id` (C-Blosc2's codec ids).
+pub fn codec_support(id: u8) -> Support {
+    match id {
+        codec_id::BLOSCLZ | codec_id::LZ4 | codec_id::LZ4HC | codec_id::ZLIB | codec_id::ZSTD => Support::Decoded,
+        codec_id::NDLZ | codec_id::ZFP_ACC | codec_id::ZFP_PREC | codec_id::ZFP_RATE => Support::Decoded,
+        36 => Support::Plugin("blosc2-openhtj2k"),
+        37 => Support::Plugin("blosc2-grok"),
+        38 => Support::Plugin("blosc2-openzl"),
+        39 => Support::Plugin("blosc2-j2k"),
+        40 => Support::Plugin("blosc2-htj2k"),
+        _ => Support::Unknown,
+    }
 }
 
 /// What can go wrong inside one codec stream.

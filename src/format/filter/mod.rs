@@ -38,9 +38,28 @@ pub fn filter_name(id: u8) -> String {
         filter_id::BYTEDELTA_BUGGY => "bytedelta_buggy",
         filter_id::BYTEDELTA => "bytedelta",
         filter_id::INT_TRUNC => "int_trunc",
-        other => return format!("user-defined filter {other}"),
+        _ => "user-defined",
     };
     known.to_string()
+}
+
+/// Whether blosc2fs undoes filter `id` (every filter C-Blosc2 ships; no
+/// filter needs a separate plugin package today).
+pub fn filter_support(id: u8) -> crate::format::codec::Support {
+    use crate::format::codec::Support;
+    match id {
+        filter_id::NONE
+        | filter_id::SHUFFLE
+        | filter_id::BITSHUFFLE
+        | filter_id::DELTA
+        | filter_id::TRUNC_PREC
+        | filter_id::NDCELL
+        | filter_id::NDMEAN
+        | filter_id::BYTEDELTA_BUGGY
+        | filter_id::BYTEDELTA
+        | filter_id::INT_TRUNC => Support::Decoded,
+        _ => Support::Unknown,
+    }
 }
 
 /// Why a filter could not be undone.
