@@ -65,10 +65,10 @@ pub struct MountArgs {
     /// Prefetch worker threads (0 disables prefetch).
     #[arg(long, default_value_t = 2)]
     pub prefetch_threads: usize,
-    /// Owner of every presented file (default: the mounting user).
+    /// Owner of every presented file (default: the owner of its source).
     #[arg(long)]
     pub uid: Option<u32>,
-    /// Group of every presented file (default: the mounting user's group).
+    /// Group of every presented file (default: the group of its source).
     #[arg(long)]
     pub gid: Option<u32>,
     /// Mount options, comma separated: ro, allow_other, cache_size=SIZE,

@@ -201,7 +201,7 @@ fn build_filesystem(config: &MountConfig) -> Result<FuseAdapter, String> {
     let fs = Filesystem::new(source, planner, FsConfig { direct_io: config.direct_io }).map_err(|e| format!("source {}: {e}", source.display()))?;
     // SAFETY: getuid/getgid cannot fail.
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-    let options = AdapterOptions { uid: config.uid.unwrap_or(uid), gid: config.gid.unwrap_or(gid), ttl: config.attr_timeout };
+    let options = AdapterOptions { uid: config.uid, gid: config.gid, mounter: (uid, gid), ttl: config.attr_timeout };
     Ok(FuseAdapter::new(fs, options))
 }
 
