@@ -11,7 +11,8 @@ mod common;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use common::mount::{binary, is_mountpoint, serial_with_fuse, Mount};
 use common::*;
@@ -263,6 +264,32 @@ fn a_user_mounts_reads_and_unmounts_through_fusermount3() {
     assert!(stats.status.success(), "{}", String::from_utf8_lossy(&stats.stderr));
     let unmounted = as_nobody(binary()).arg("unmount").arg(mp.path()).output().unwrap();
     assert!(unmounted.status.success(), "{}", String::from_utf8_lossy(&unmounted.stderr));
+    assert!(!is_mountpoint(mp.path()));
+
+    // SIGTERM ends a user's mount too (the daemon detaches with fusermount3 -u -z).
+    let dev_fuse = DevFuseMode::set(0o666);
+    let mut daemon = as_nobody(binary()).arg("mount").arg(src.path()).arg(mp.path()).arg("-f").stderr(Stdio::piped()).spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !is_mountpoint(mp.path()) {
+        if Instant::now() > deadline || daemon.try_wait().unwrap().is_some() {
+            let _ = daemon.kill();
+            panic!("foreground user mount did not come up: {}", String::from_utf8_lossy(&daemon.wait_with_output().unwrap().stderr));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(dev_fuse);
+    assert!(cat_as_nobody(&mp.path().join("temp.b2nd/meta.json")).status.success());
+    // SAFETY: kill with the pid of our own child.
+    unsafe { libc::kill(daemon.id() as i32, libc::SIGTERM) };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = daemon.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "daemon still running 10 s after SIGTERM");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status}");
     assert!(!is_mountpoint(mp.path()));
 }
 
