@@ -1,17 +1,27 @@
 //! Command-line parsing: subcommands, sizes with K/M/G suffixes, and the
 //! `mount.fuse3` calling convention (`blosc2fs SOURCE MOUNTPOINT -o OPTS`).
-//! `mount`'s flags and `-o` options become a [`MountConfig`].
+//! `mount`'s flags and `-o` options become a [`MountConfig`]. The same
+//! definitions give the shell completions and the man page ([`completions`],
+//! [`man_page`]), so help, completion and manual never disagree.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 
 use crate::mount::MountConfig;
 
 /// The command line: global flags and one subcommand.
 #[derive(Debug, Parser)]
-#[command(name = "blosc2fs", version, about = "Read Blosc2 arrays (.b2nd, frames) as plain files", long_about = None)]
+#[command(
+    name = "blosc2fs",
+    version,
+    about = "Read Blosc2 arrays (.b2nd, frames) as plain files",
+    long_about = "Read Blosc2 arrays (.b2nd, frames) as plain files.\n\n\
+        `blosc2fs mount SOURCE MOUNTPOINT` presents every Blosc2 file under SOURCE as a folder holding \
+        meta.json, data (the C-order bytes), data.npy and chunks/. The mount is read-only; presented \
+        entries take the owner, group and read bits of their source. `blosc2fs unmount MOUNTPOINT` ends it."
+)]
 pub struct Cli {
     /// More log output (-v info, -vv debug, -vvv trace); RUST_LOG also works.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
@@ -44,14 +54,52 @@ pub enum Command {
         /// Where the filesystem is mounted.
         mountpoint: PathBuf,
     },
+    /// Print a shell completion script, e.g. `blosc2fs completions bash > /etc/bash_completion.d/blosc2fs`.
+    Completions {
+        /// The shell to complete for.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), e.g. `blosc2fs man | man -l -`.
+    Man {
+        /// Print the page of this subcommand (blosc2fs-mount(1), ...) instead of blosc2fs(1).
+        subcommand: Option<String>,
+    },
+}
+
+/// Write the completion script of `shell` for the whole command line.
+pub fn completions(shell: clap_complete::Shell, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    // Generated into memory first: clap_complete panics on a failed write.
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "blosc2fs", &mut script);
+    out.write_all(&script)
+}
+
+/// Write the man page (roff) of blosc2fs, or of one of its subcommands
+/// (named `blosc2fs-SUBCOMMAND`).
+/// An unknown subcommand is an `InvalidInput` error.
+pub fn man_page(subcommand: Option<&str>, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    let command = Cli::command();
+    let page = match subcommand {
+        None => command,
+        Some(name) => {
+            let unknown = || std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("no subcommand {name:?}"));
+            let sub = command.find_subcommand(name).ok_or_else(unknown)?.clone();
+            let full = format!("blosc2fs-{}", sub.get_name());
+            let usage = format!("blosc2fs {}", sub.get_name());
+            sub.display_name(full).bin_name(usage).version(env!("CARGO_PKG_VERSION"))
+        }
+    };
+    clap_mangen::Man::new(page).source(format!("blosc2fs {}", env!("CARGO_PKG_VERSION"))).render(out)
 }
 
 /// Flags of `blosc2fs mount` as typed (see [`MountArgs::settle`]).
 #[derive(Debug, Clone, Args)]
 pub struct MountArgs {
-    /// A Blosc2 file, or a directory tree holding Blosc2 files.
+    /// A Blosc2 file (.b2nd, .b2frame, ...), a sparse-frame directory, or a
+    /// directory tree holding them (mirrored; other files are not shown).
     pub source: PathBuf,
-    /// An empty directory to mount at.
+    /// An empty directory to mount at (a user other than root needs write
+    /// access to it).
     pub mountpoint: PathBuf,
     /// Stay in the foreground instead of daemonizing.
     #[arg(short, long)]
@@ -65,15 +113,16 @@ pub struct MountArgs {
     /// Prefetch worker threads (0 disables prefetch).
     #[arg(long, default_value_t = 2)]
     pub prefetch_threads: usize,
-    /// Owner of every presented file (default: the mounting user).
+    /// Owner of every presented file (default: the owner of its source).
     #[arg(long)]
     pub uid: Option<u32>,
-    /// Group of every presented file (default: the mounting user's group).
+    /// Group of every presented file (default: the group of its source).
     #[arg(long)]
     pub gid: Option<u32>,
-    /// Mount options, comma separated: ro, allow_other, cache_size=SIZE,
-    /// threads=N, uid=N, gid=N, direct_io, readahead_kb=N.
-    #[arg(short = 'o', value_delimiter = ',')]
+    /// Mount options, comma separated: ro, allow_other (other users may
+    /// read, as the source's permissions allow), cache_size=SIZE, threads=N,
+    /// prefetch_threads=N, uid=N, gid=N, direct_io, readahead_kb=N.
+    #[arg(short = 'o', value_name = "OPTIONS", value_delimiter = ',')]
     pub options: Vec<String>,
     /// Serve reads with direct_io (no kernel page cache; breaks shared mmap).
     #[arg(long)]
@@ -171,7 +220,7 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 /// Rewrite `blosc2fs SOURCE MOUNTPOINT [-o OPTS]` (as mount.fuse3 calls it)
 /// into `blosc2fs mount SOURCE MOUNTPOINT ...`.
 pub fn normalize_args(mut args: Vec<String>) -> Vec<String> {
-    const SUBCOMMANDS: [&str; 5] = ["info", "cat", "mount", "unmount", "help"];
+    const SUBCOMMANDS: [&str; 7] = ["info", "cat", "mount", "unmount", "completions", "man", "help"];
     if let Some(first) = args.get(1) {
         if !first.starts_with('-') && !SUBCOMMANDS.contains(&first.as_str()) {
             args.insert(1, "mount".into());
@@ -253,6 +302,62 @@ mod tests {
     fn mount_config_default_matches_the_flag_defaults() {
         let from_flags = mount_args(&[]).settle().unwrap();
         assert_eq!(MountConfig { source: "/src".into(), mountpoint: "/mnt".into(), ..MountConfig::default() }, from_flags);
+    }
+
+    /// Every subcommand has an about, every argument and option a help text.
+    #[test]
+    fn every_argument_has_help_text() {
+        fn check(command: &clap::Command, path: &str, seen: &mut usize) {
+            assert!(command.get_about().is_some_and(|a| !a.to_string().trim().is_empty()), "{path}: no about");
+            for arg in command.get_arguments() {
+                let id = arg.get_id().as_str();
+                if id == "help" || id == "version" {
+                    continue;
+                }
+                assert!(arg.get_help().is_some_and(|h| h.to_string().trim().len() > 10), "{path} {id}: no help text");
+                *seen += 1;
+            }
+            for sub in command.get_subcommands() {
+                check(sub, &format!("{path} {}", sub.get_name()), seen);
+            }
+        }
+        let mut seen = 0;
+        check(&Cli::command(), "blosc2fs", &mut seen);
+        assert!(seen >= 20, "only {seen} arguments checked");
+        Cli::command().debug_assert();
+    }
+
+    const SUBCOMMAND_NAMES: [&str; 6] = ["info", "cat", "mount", "unmount", "completions", "man"];
+
+    #[test]
+    fn completions_name_every_subcommand() {
+        for shell in [clap_complete::Shell::Bash, clap_complete::Shell::Zsh, clap_complete::Shell::Fish] {
+            let mut out = Vec::new();
+            completions(shell, &mut out).unwrap();
+            let text = String::from_utf8(out).unwrap();
+            assert!(text.len() > 2000, "{shell}: {} bytes", text.len());
+            for name in SUBCOMMAND_NAMES {
+                assert!(text.contains(name), "{shell}: no {name}");
+            }
+            assert!(text.contains("cache-size") && text.contains("readahead-kb"), "{shell}");
+        }
+    }
+
+    #[test]
+    fn man_pages_describe_the_commands() {
+        let mut out = Vec::new();
+        man_page(None, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("\n.TH blosc2fs 1 "), "{}", &text[..200.min(text.len())]);
+        for name in SUBCOMMAND_NAMES {
+            assert!(text.contains(&format!("blosc2fs\\-{name}(1)")), "no {name}");
+        }
+        let mut out = Vec::new();
+        man_page(Some("mount"), &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("\n.TH blosc2fs-mount 1 "), "{}", &text[..200.min(text.len())]);
+        assert!(text.contains("cache\\-size") && text.contains("MOUNTPOINT"), "{text}");
+        assert!(man_page(Some("nonesuch"), &mut Vec::new()).is_err());
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! blosc2fs command line: `info`, `cat`, `mount`, `unmount`. Thin: the work
-//! lives in the library.
+//! blosc2fs command line: `info`, `cat`, `mount`, `unmount`, `completions`,
+//! `man`. Thin: the work lives in the library.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -71,5 +71,13 @@ fn run(command: Command) -> Result<ExitCode, String> {
             blosc2fs::mount::daemon::unmount(&mountpoint)?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Completions { shell } => match blosc2fs::cli::completions(shell, &mut std::io::stdout().lock()) {
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(format!("writing to stdout: {e}")),
+            _ => Ok(ExitCode::SUCCESS),
+        },
+        Command::Man { subcommand } => match blosc2fs::cli::man_page(subcommand.as_deref(), &mut std::io::stdout().lock()) {
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(format!("man: {e}")),
+            _ => Ok(ExitCode::SUCCESS),
+        },
     }
 }

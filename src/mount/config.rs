@@ -19,9 +19,9 @@ pub struct MountConfig {
     pub threads: usize,
     /// Prefetch worker threads (0 disables prefetch).
     pub prefetch_threads: usize,
-    /// Owner of every presented file (`None`: the mounting user).
+    /// Owner of every presented file (`None`: each file's source's owner).
     pub uid: Option<u32>,
-    /// Group of every presented file (`None`: the mounting user's group).
+    /// Group of every presented file (`None`: each file's source's group).
     pub gid: Option<u32>,
     /// Let users other than the mounting one access the mount.
     pub allow_other: bool,

@@ -16,13 +16,92 @@ use std::time::Duration;
 use fuser::{Config, MountOption, Session, SessionACL};
 
 use super::fuse::{AdapterOptions, FuseAdapter};
+use super::fusermount;
 use super::MountConfig;
 use crate::read::planner::layout_budget;
 use crate::read::{Blocks, Planner, Prefetcher, Stats};
 use crate::tree::{Filesystem, FsConfig};
 
+/// How the mount is made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Mounter {
+    /// mount(2) by fuser (root).
+    Kernel,
+    /// The setuid helper at this path (any other user; see [`fusermount`]).
+    Helper(PathBuf),
+}
+
+/// What decides whether and how FUSE can be used by this process.
+#[derive(Debug)]
+struct FuseEnv {
+    /// The effective user.
+    euid: u32,
+    /// Opening `/dev/fuse` for reading and writing: Ok, or why not.
+    dev_fuse: std::io::Result<()>,
+    /// `fusermount3` (or `fusermount`) on PATH.
+    helper: Option<PathBuf>,
+    /// `/etc/fuse.conf`, when readable.
+    fuse_conf: Option<String>,
+}
+
+impl FuseEnv {
+    /// This process's situation.
+    fn probe() -> FuseEnv {
+        FuseEnv {
+            // SAFETY: geteuid cannot fail.
+            euid: unsafe { libc::geteuid() },
+            dev_fuse: std::fs::OpenOptions::new().read(true).write(true).open("/dev/fuse").map(drop),
+            helper: fusermount::find(),
+            fuse_conf: std::fs::read_to_string("/etc/fuse.conf").ok(),
+        }
+    }
+}
+
+/// Whether fuse.conf lets users mount with allow_other (a line
+/// `user_allow_other`, comments aside).
+fn user_allow_other(conf: &str) -> bool {
+    conf.lines().any(|line| line.split('#').next().unwrap_or("").trim() == "user_allow_other")
+}
+
+/// How to mount here, or precisely what is missing (everything missing, in
+/// one message). A user other than root mounts through fusermount3, which
+/// opens `/dev/fuse` with that user's own rights: a `/dev/fuse` the user
+/// cannot open is a real obstacle, not one the helper gets around.
+fn choose_mounter(env: &FuseEnv, allow_other: bool) -> Result<Mounter, String> {
+    if let Err(e) = &env.dev_fuse {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            return Err("FUSE is not available: /dev/fuse does not exist; load the fuse module (modprobe fuse), or in a container pass the device (--device /dev/fuse)".into());
+        }
+    }
+    if env.euid == 0 {
+        return match &env.dev_fuse {
+            Ok(()) => Ok(Mounter::Kernel),
+            Err(e) => Err(format!("FUSE is not available (/dev/fuse: {e})")),
+        };
+    }
+    let mut missing = Vec::new();
+    if let Err(e) = &env.dev_fuse {
+        missing.push(format!(
+            "/dev/fuse cannot be opened by you ({e}), and fusermount3 opens it with your rights: ask the administrator to let users use FUSE (mode 0666 on /dev/fuse is the usual default), or mount as root"
+        ));
+    }
+    if env.helper.is_none() {
+        missing.push("fusermount3 was not found on PATH: install fuse3 (it provides the setuid fusermount3), or mount as root".into());
+    }
+    if allow_other && !env.fuse_conf.as_deref().is_some_and(user_allow_other) {
+        let state = if env.fuse_conf.is_some() { "has no such line" } else { "cannot be read" };
+        missing.push(format!(
+            "-o allow_other needs a line `user_allow_other` in /etc/fuse.conf (it {state}): add it as root, or mount without allow_other"
+        ));
+    }
+    match (&env.helper, missing.is_empty()) {
+        (Some(helper), true) => Ok(Mounter::Helper(helper.clone())),
+        _ => Err(format!("cannot mount as user {} (not root): {}", env.euid, missing.join("; "))),
+    }
+}
+
 /// Check what can be checked before mounting, with messages a user can act on.
-fn preflight(source: &Path, mountpoint: &Path) -> Result<(), String> {
+fn preflight(source: &Path, mountpoint: &Path, allow_other: bool) -> Result<Mounter, String> {
     if !source.exists() {
         return Err(format!("source {} does not exist", source.display()));
     }
@@ -45,10 +124,7 @@ fn preflight(source: &Path, mountpoint: &Path) -> Result<(), String> {
     if entries.next().is_some() {
         return Err(format!("mountpoint {} is not empty", mountpoint.display()));
     }
-    if let Err(e) = std::fs::OpenOptions::new().read(true).write(true).open("/dev/fuse") {
-        return Err(format!("FUSE is not available (/dev/fuse: {e}); load the fuse module or run where /dev/fuse exists"));
-    }
-    Ok(())
+    choose_mounter(&FuseEnv::probe(), allow_other)
 }
 
 fn block_signals() -> libc::sigset_t {
@@ -84,14 +160,10 @@ fn detach(mountpoint: &Path) -> Result<(), String> {
         let err = std::io::Error::last_os_error();
         return Err(format!("cannot unmount {}: {err}", mountpoint.display()));
     }
-    for helper in ["fusermount3", "fusermount"] {
-        match std::process::Command::new(helper).arg("-u").arg("-z").arg(mountpoint).status() {
-            Ok(status) if status.success() => return Ok(()),
-            Ok(status) => return Err(format!("{helper} -u -z {} failed ({status})", mountpoint.display())),
-            Err(_) => continue,
-        }
+    match fusermount::find() {
+        Some(helper) => fusermount::unmount(&helper, mountpoint, true),
+        None => Err("cannot unmount: not root and no fusermount3 found on PATH (install fuse3)".into()),
     }
-    Err("cannot unmount: not root and no fusermount3 found".into())
 }
 
 /// `blosc2fs unmount MOUNTPOINT`.
@@ -126,7 +198,7 @@ fn wait_until_mounted(mountpoint: &Path, parent_dev: u64) -> bool {
 
 /// `blosc2fs mount`: returns once the mount answers, or serves in the foreground.
 pub fn mount(config: MountConfig) -> Result<ExitCode, String> {
-    preflight(&config.source, &config.mountpoint)?;
+    let mounter = preflight(&config.source, &config.mountpoint, config.allow_other)?;
     let source = std::fs::canonicalize(&config.source).map_err(|e| format!("source {}: {e}", config.source.display()))?;
     let mountpoint =
         std::fs::canonicalize(&config.mountpoint).map_err(|e| format!("mountpoint {}: {e}", config.mountpoint.display()))?;
@@ -165,7 +237,7 @@ pub fn mount(config: MountConfig) -> Result<ExitCode, String> {
         }
     }
     let config = MountConfig { source, mountpoint, ..config };
-    let result = serve(&config, parent_dev, &mut ready_pipe);
+    let result = serve(&config, &mounter, parent_dev, &mut ready_pipe);
     if let (Err(message), Some(pipe)) = (&result, ready_pipe.as_mut()) {
         let _ = pipe.write_all(message.as_bytes());
     }
@@ -201,12 +273,35 @@ fn build_filesystem(config: &MountConfig) -> Result<FuseAdapter, String> {
     let fs = Filesystem::new(source, planner, FsConfig { direct_io: config.direct_io }).map_err(|e| format!("source {}: {e}", source.display()))?;
     // SAFETY: getuid/getgid cannot fail.
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-    let options = AdapterOptions { uid: config.uid.unwrap_or(uid), gid: config.gid.unwrap_or(gid), ttl: config.attr_timeout };
+    let options = AdapterOptions { uid: config.uid, gid: config.gid, mounter: (uid, gid), ttl: config.attr_timeout };
     Ok(FuseAdapter::new(fs, options))
 }
 
+/// The helper's `-o` list for `options`.
+fn helper_options(options: &[MountOption], allow_other: bool) -> String {
+    let mut out: Vec<String> = options
+        .iter()
+        .filter_map(|option| match option {
+            MountOption::RO => Some("ro".into()),
+            MountOption::FSName(name) => Some(format!("fsname={}", fusermount::escape_option_value(name))),
+            MountOption::CUSTOM(text) => Some(text.clone()),
+            MountOption::DefaultPermissions => Some("default_permissions".into()),
+            MountOption::NoSuid => Some("nosuid".into()),
+            MountOption::NoDev => Some("nodev".into()),
+            other => {
+                log::warn!("mount option {other:?} not passed to fusermount3");
+                None
+            }
+        })
+        .collect();
+    if allow_other {
+        out.push("allow_other".into());
+    }
+    out.join(",")
+}
+
 /// Serve `config` (paths already canonical) until unmounted.
-fn serve(config: &MountConfig, parent_dev: u64, ready: &mut Option<std::fs::File>) -> Result<ExitCode, String> {
+fn serve(config: &MountConfig, mounter: &Mounter, parent_dev: u64, ready: &mut Option<std::fs::File>) -> Result<ExitCode, String> {
     let (source, mountpoint) = (config.source.as_path(), config.mountpoint.as_path());
     // Blocked before the prefetch workers start, so every thread inherits the mask.
     let signals = block_signals();
@@ -222,8 +317,20 @@ fn serve(config: &MountConfig, parent_dev: u64, ready: &mut Option<std::fs::File
     ];
     session_config.acl = if config.allow_other { SessionACL::All } else { SessionACL::Owner };
     session_config.n_threads = Some(config.threads);
-    session_config.clone_fd = config.threads > 1;
-    let mut session = Session::new(fs, mountpoint, &session_config).map_err(|e| format!("cannot mount {}: {e}", mountpoint.display()))?;
+    let session = match mounter {
+        Mounter::Kernel => {
+            session_config.clone_fd = config.threads > 1;
+            Session::new(fs, mountpoint, &session_config)
+        }
+        Mounter::Helper(helper) => {
+            // Each extra channel opens /dev/fuse itself: only where we may.
+            session_config.clone_fd = config.threads > 1 && FuseEnv::probe().dev_fuse.is_ok();
+            let options = helper_options(&session_config.mount_options, config.allow_other);
+            let fd = fusermount::mount(helper, mountpoint, &options).map_err(|e| format!("cannot mount {}: {e}", mountpoint.display()))?;
+            Session::from_fd(fs, fd, session_config.acl, session_config.clone())
+        }
+    };
+    let mut session = session.map_err(|e| format!("cannot mount {}: {e}", mountpoint.display()))?;
     let mut unmounter = session.unmount_callable();
 
     let mp: PathBuf = mountpoint.to_path_buf();
@@ -265,4 +372,62 @@ fn serve(config: &MountConfig, parent_dev: u64, ready: &mut Option<std::fs::File
     session.run().map_err(|e| format!("FUSE session ended with an error: {e}"))?;
     log::info!("unmounted {}", mountpoint.display());
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(euid: u32, dev_fuse: Option<std::io::ErrorKind>, helper: bool, conf: Option<&str>) -> FuseEnv {
+        FuseEnv {
+            euid,
+            dev_fuse: dev_fuse.map_or(Ok(()), |kind| Err(std::io::Error::from(kind))),
+            helper: helper.then(|| PathBuf::from("/usr/bin/fusermount3")),
+            fuse_conf: conf.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn root_mounts_itself_and_needs_only_dev_fuse() {
+        assert_eq!(choose_mounter(&env(0, None, false, None), true), Ok(Mounter::Kernel));
+        let err = choose_mounter(&env(0, Some(std::io::ErrorKind::NotFound), true, None), false).unwrap_err();
+        assert!(err.contains("/dev/fuse does not exist") && err.contains("modprobe fuse"), "{err}");
+        let err = choose_mounter(&env(0, Some(std::io::ErrorKind::PermissionDenied), true, None), false).unwrap_err();
+        assert!(err.starts_with("FUSE is not available (/dev/fuse: "), "{err}");
+    }
+
+    #[test]
+    fn other_users_mount_through_the_helper() {
+        let helper = Mounter::Helper(PathBuf::from("/usr/bin/fusermount3"));
+        assert_eq!(choose_mounter(&env(1000, None, true, None), false), Ok(helper.clone()));
+        assert_eq!(choose_mounter(&env(1000, None, true, Some("# comment\n  user_allow_other  # yes\n")), true), Ok(helper));
+    }
+
+    #[test]
+    fn other_users_are_told_everything_missing() {
+        let err = choose_mounter(&env(1000, None, false, None), false).unwrap_err();
+        assert_eq!(err, "cannot mount as user 1000 (not root): fusermount3 was not found on PATH: install fuse3 (it provides the setuid fusermount3), or mount as root");
+        let err = choose_mounter(&env(1000, Some(std::io::ErrorKind::PermissionDenied), true, None), false).unwrap_err();
+        assert!(err.contains("/dev/fuse cannot be opened by you (permission denied)"), "{err}");
+        assert!(!err.contains("fusermount3 was not found"), "{err}");
+        let err = choose_mounter(&env(1000, None, true, Some("#user_allow_other\n")), true).unwrap_err();
+        assert!(err.contains("needs a line `user_allow_other` in /etc/fuse.conf (it has no such line)"), "{err}");
+        let err = choose_mounter(&env(1000, Some(std::io::ErrorKind::PermissionDenied), false, None), true).unwrap_err();
+        assert_eq!(err.matches("; ").count(), 2, "{err}");
+        assert!(err.contains("(it cannot be read)"), "{err}");
+    }
+
+    #[test]
+    fn helper_options_carry_the_mount_options_and_escape_the_name() {
+        let options = [
+            MountOption::RO,
+            MountOption::FSName("/data/a,b".into()),
+            MountOption::CUSTOM("subtype=blosc2fs".into()),
+            MountOption::DefaultPermissions,
+            MountOption::NoSuid,
+            MountOption::NoDev,
+        ];
+        assert_eq!(helper_options(&options, false), "ro,fsname=/data/a\\,b,subtype=blosc2fs,default_permissions,nosuid,nodev");
+        assert!(helper_options(&options, true).ends_with(",nodev,allow_other"));
+    }
 }

@@ -18,10 +18,12 @@ use crate::tree::{Attr, Filesystem, FsError, Kind};
 /// What the adapter adds to the filesystem's attributes.
 #[derive(Debug, Clone)]
 pub struct AdapterOptions {
-    /// Owner of every presented file.
-    pub uid: u32,
-    /// Group of every presented file.
-    pub gid: u32,
+    /// Owner of every presented file (`--uid`), instead of its source's.
+    pub uid: Option<u32>,
+    /// Group of every presented file (`--gid`), instead of its source's.
+    pub gid: Option<u32>,
+    /// The mounting user and group: owner of what has no source (`.stats`).
+    pub mounter: (u32, u32),
     /// How long the kernel may cache attributes and names.
     pub ttl: Duration,
 }
@@ -65,10 +67,11 @@ impl FuseAdapter {
     }
 
     fn file_attr(&self, attr: &Attr) -> FileAttr {
-        let (kind, perm, nlink) = match attr.kind {
-            Kind::Dir => (FileType::Directory, 0o555, 2),
-            Kind::File => (FileType::RegularFile, 0o444, 1),
+        let (kind, nlink) = match attr.kind {
+            Kind::Dir => (FileType::Directory, 2),
+            Kind::File => (FileType::RegularFile, 1),
         };
+        let (uid, gid) = attr.owner.unwrap_or(self.options.mounter);
         FileAttr {
             ino: INodeNo(attr.ino),
             size: attr.size,
@@ -78,10 +81,10 @@ impl FuseAdapter {
             ctime: attr.mtime,
             crtime: attr.mtime,
             kind,
-            perm,
+            perm: attr.perm,
             nlink,
-            uid: self.options.uid,
-            gid: self.options.gid,
+            uid: self.options.uid.unwrap_or(uid),
+            gid: self.options.gid.unwrap_or(gid),
             rdev: 0,
             blksize: 1 << 20,
             flags: 0,

@@ -1,7 +1,8 @@
 //! The mount layer, kept thin: [`fuse`] is the fuser adapter that translates
 //! FUSE calls into tree and read calls (and errors into errno), [`daemon`]
 //! mounts with a [`MountConfig`] (preflight checks, fork with a readiness
-//! report, signals, unmount, also of a dead mount), and [`alloc`] tunes the
+//! report, signals, unmount, also of a dead mount), [`fusermount`] mounts for
+//! users other than root through the setuid helper, and [`alloc`] tunes the
 //! allocator for the daemon. Nothing below this layer knows FUSE, and nothing
 //! in it knows the command line.
 
@@ -9,5 +10,6 @@ pub mod alloc;
 pub mod config;
 pub mod daemon;
 pub mod fuse;
+pub mod fusermount;
 
 pub use config::MountConfig;

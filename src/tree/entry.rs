@@ -15,7 +15,7 @@ use serde_json::{json, Value as Json};
 use crate::format::{simple_dtype_itemsize, Array, Shape, SPARSE_INDEX};
 use crate::source::open_array;
 
-use super::{meta_json, npy, zarr, OnLoad};
+use super::{meta_json, npy, zarr, Access, OnLoad};
 
 /// Identity of a source file version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,6 +47,9 @@ pub struct Loaded {
     /// Modification time of that file: the mtime of every presented entry of
     /// this version.
     pub mtime: SystemTime,
+    /// Owner, group and mode of the source when this version was loaded: the
+    /// permissions of every presented entry of this version (see [`Access`]).
+    pub access: Access,
     /// The opened array, or None when the file cannot be read or holds no
     /// values of its own (meta.json says why).
     pub array: Option<Arc<Array>>,
@@ -68,6 +71,10 @@ pub struct Loaded {
     /// not be opened.
     pub xattrs: Vec<(String, Vec<u8>)>,
 }
+
+/// What tells a version apart: the source's identity and its permissions
+/// (a `chmod` or `chown` makes a new version, so no entry keeps old bits).
+type Version = (Stamp, Access);
 
 /// An array node: its source path and the version it presents.
 ///
@@ -126,9 +133,12 @@ impl ArrayEntry {
         }
     }
 
-    fn stat(&self) -> std::io::Result<(Stamp, SystemTime)> {
-        let meta = std::fs::metadata(self.stamp_path())?;
-        Ok((Stamp::of(&meta), meta.modified().unwrap_or(SystemTime::UNIX_EPOCH)))
+    /// The source's identity, and its permissions alongside it (one place).
+    fn stat(&self) -> std::io::Result<(Version, SystemTime)> {
+        let stamp_path = self.stamp_path();
+        let meta = std::fs::metadata(&stamp_path)?;
+        let access = if stamp_path == self.path { Access::of(&meta) } else { Access::of_sparse(&std::fs::metadata(&self.path)?, &meta) };
+        Ok(((Stamp::of(&meta), access), meta.modified().unwrap_or(SystemTime::UNIX_EPOCH)))
     }
 
     /// Whether the source changed (or vanished) since this entry loaded it.
@@ -136,7 +146,7 @@ impl ArrayEntry {
         let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         match &*state {
             State::Empty => false,
-            State::Loaded(loaded) => self.stat().map(|(stamp, _)| stamp != loaded.stamp).unwrap_or(true),
+            State::Loaded(loaded) => self.stat().map(|(version, _)| version != (loaded.stamp, loaded.access)).unwrap_or(true),
             State::Retired(_) => true,
         }
     }
@@ -154,20 +164,20 @@ impl ArrayEntry {
             if !self.in_place {
                 return Ok(loaded.clone());
             }
-            let (stamp, _) = self.stat()?;
-            if loaded.stamp == stamp {
+            let (version, _) = self.stat()?;
+            if (loaded.stamp, loaded.access) == version {
                 return Ok(loaded.clone());
             }
             log::info!("{} changed; reopening", self.path.display());
         }
-        let (stamp, mtime) = self.stat()?;
-        let loaded = Arc::new(load(&self.path, stamp, mtime, self.on_load.as_ref()));
+        let ((stamp, access), mtime) = self.stat()?;
+        let loaded = Arc::new(load(&self.path, stamp, access, mtime, self.on_load.as_ref()));
         *state = State::Loaded(loaded.clone());
         Ok(loaded)
     }
 }
 
-fn load(path: &Path, stamp: Stamp, mtime: SystemTime, on_load: Option<&OnLoad>) -> Loaded {
+fn load(path: &Path, stamp: Stamp, access: Access, mtime: SystemTime, on_load: Option<&OnLoad>) -> Loaded {
     match open_array(path) {
         Ok(array) if array.values_elsewhere().is_some() => {
             // Only meta.json: the file's chunks hold no values, and zeros
@@ -176,6 +186,7 @@ fn load(path: &Path, stamp: Stamp, mtime: SystemTime, on_load: Option<&OnLoad>) 
             Loaded {
                 version: next_version(),
                 stamp,
+                access,
                 mtime,
                 array: None,
                 meta_json: Arc::new(json_bytes(&meta_json::render(&array))),
@@ -190,7 +201,7 @@ fn load(path: &Path, stamp: Stamp, mtime: SystemTime, on_load: Option<&OnLoad>) 
             if let Some(on_load) = on_load {
                 on_load(&array);
             }
-            present(array, stamp, mtime)
+            present(array, stamp, access, mtime)
         }
         Err(e) => {
             log::warn!("{e}");
@@ -199,6 +210,7 @@ fn load(path: &Path, stamp: Stamp, mtime: SystemTime, on_load: Option<&OnLoad>) 
                 version: next_version(),
                 stamp,
                 mtime,
+                access,
                 array: None,
                 meta_json: Arc::new(json_bytes(&doc)),
                 npy_header: Arc::new(Vec::new()),
@@ -237,7 +249,7 @@ pub fn presented_dtype(array: &Array) -> String {
     format!("|V{typesize}")
 }
 
-fn present(array: Arc<Array>, stamp: Stamp, mtime: SystemTime) -> Loaded {
+fn present(array: Arc<Array>, stamp: Stamp, access: Access, mtime: SystemTime) -> Loaded {
     let dtype = presented_dtype(&array);
     let typesize = array.frame().typesize as u64;
     let (shape, chunkshape, chunk_grid, zarr_chunks): (Vec<u64>, Option<Vec<u64>>, Vec<u64>, Option<Vec<u64>>) = match array.shape() {
@@ -276,6 +288,7 @@ fn present(array: Arc<Array>, stamp: Stamp, mtime: SystemTime) -> Loaded {
         version: next_version(),
         stamp,
         mtime,
+        access,
         meta_json: Arc::new(json_bytes(&meta_json::render(&array))),
         npy_header: Arc::new(npy::header(&npy_dtype, &npy_shape)),
         zarray,

@@ -6,6 +6,7 @@
 //! `data.npy` and `chunks/`. Directories are scanned lazily, when listed or
 //! looked up, so mounting a large tree opens nothing.
 
+pub mod access;
 pub mod entry;
 pub mod error;
 pub mod fs;
@@ -26,6 +27,7 @@ use crate::format::{grid_coords, linear, Array, Region, SPARSE_INDEX};
 use crate::read::View;
 use crate::source::{is_sparse_dir, sniff_frame, FileSource};
 
+pub use access::Access;
 pub use entry::{ArrayEntry, Loaded};
 pub use error::FsError;
 pub use fs::{Filesystem, FsConfig};
@@ -46,7 +48,7 @@ pub enum Kind {
     File,
 }
 
-/// Attributes of a presented entry (ownership is added by the adapter).
+/// Attributes of a presented entry (`--uid`/`--gid` are applied by the adapter).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Attr {
     /// Inode number.
@@ -57,6 +59,22 @@ pub struct Attr {
     pub size: u64,
     /// The source's modification time.
     pub mtime: SystemTime,
+    /// Permission bits, from the source's (see [`Access`]); never write bits.
+    pub perm: u16,
+    /// Owner and group, the source's; `None` for the mounting user (`.stats`).
+    pub owner: Option<(u32, u32)>,
+}
+
+impl Attr {
+    /// This attribute with the permissions `access` gives an array's entries
+    /// (folders can be entered wherever the source can be read).
+    fn of_array(self, access: &Access) -> Attr {
+        let perm = match self.kind {
+            Kind::Dir => access.folder_perm(),
+            Kind::File => access.file_perm(),
+        };
+        Attr { perm, owner: Some((access.uid, access.gid)), ..self }
+    }
 }
 
 /// One directory entry: (inode, kind, name).
@@ -205,8 +223,13 @@ impl Tree {
         Ok(out)
     }
 
-    fn node_mtime(path: &Path) -> SystemTime {
-        std::fs::metadata(path).and_then(|m| m.modified()).unwrap_or(SystemTime::UNIX_EPOCH)
+    /// Modification time and access of a mirrored directory (a directory that
+    /// cannot be stat'ed any more is shown to root only).
+    fn node_meta(path: &Path) -> (SystemTime, Access) {
+        match std::fs::metadata(path) {
+            Ok(meta) => (meta.modified().unwrap_or(SystemTime::UNIX_EPOCH), Access::of(&meta)),
+            Err(_) => (SystemTime::UNIX_EPOCH, Access::DENY),
+        }
     }
 
     /// Attributes of `ino`.
@@ -214,24 +237,29 @@ impl Tree {
     pub fn getattr(&self, ino: u64, stats_size: &dyn Fn() -> u64) -> Result<Attr, FsError> {
         let (node, role) = inode::decode(ino).ok_or(FsError::NotFound)?;
         let (path, entry) = self.node_info(node)?;
-        let dir = |mtime| Attr { ino, kind: Kind::Dir, size: 0, mtime };
-        let file = |size, mtime| Attr { ino, kind: Kind::File, size, mtime };
+        let dir = |mtime| Attr { ino, kind: Kind::Dir, size: 0, mtime, perm: 0, owner: None };
+        let file = |size, mtime| Attr { ino, kind: Kind::File, size, mtime, perm: 0, owner: None };
         if role == Role::Stats {
-            return if node == 0 { Ok(file(stats_size(), SystemTime::now())) } else { Err(FsError::NotFound) };
+            // The mounting user's, readable as before (it holds no source bytes).
+            return if node == 0 { Ok(Attr { perm: 0o444, ..file(stats_size(), SystemTime::now()) }) } else { Err(FsError::NotFound) };
         }
         let Some(entry) = entry else {
-            return if role == Role::Node { Ok(dir(Self::node_mtime(&path))) } else { Err(FsError::NotFound) };
+            if role != Role::Node {
+                return Err(FsError::NotFound);
+            }
+            let (mtime, access) = Self::node_meta(&path);
+            return Ok(Attr { perm: access.dir_perm(), owner: Some((access.uid, access.gid)), ..dir(mtime) });
         };
         let loaded = entry.current().map_err(FsError::from)?;
         let mtime = loaded.mtime;
         let Some(array) = &loaded.array else {
             return match role {
-                Role::Node => Ok(dir(mtime)),
-                Role::MetaJson => Ok(file(loaded.meta_json.len() as u64, mtime)),
+                Role::Node => Ok(dir(mtime).of_array(&loaded.access)),
+                Role::MetaJson => Ok(file(loaded.meta_json.len() as u64, mtime).of_array(&loaded.access)),
                 _ => Err(FsError::NotFound),
             };
         };
-        Ok(match role {
+        let attr = match role {
             Role::Node | Role::ChunksDir => dir(mtime),
             Role::MetaJson => file(loaded.meta_json.len() as u64, mtime),
             Role::Data => file(array.data_len(), mtime),
@@ -241,7 +269,8 @@ impl Tree {
                 file(array.region_len(Region::Chunk(c)).map_err(|p| crate::format::Error::new(array.name(), p))?, mtime)
             }
             _ => return Err(FsError::NotFound),
-        })
+        };
+        Ok(attr.of_array(&loaded.access))
     }
 
     /// Look `name` up in directory `parent`.
