@@ -5,14 +5,18 @@
 //! Every file in `tests/fuzz_regressions/` is named `<target>-<name>.bin`
 //! (target: `frame`, `chunk`, `metalayer`, `codecs`). Each one runs in a
 //! child process (this test binary re-run with `BLOSC2FS_FUZZ_ONE` set) with
-//! a time limit and an address-space limit, so a hang or a runaway
-//! allocation fails the test instead of taking the machine down.
+//! a CPU-time limit and an address-space limit, so a hang or a runaway
+//! allocation fails the test instead of taking the machine down. The limit
+//! is on CPU seconds (the kernel stops the child), so a busy machine does
+//! not make a quick input look like a hang; a much longer wall-clock limit
+//! catches a child that sleeps or blocks.
 
 mod common;
 
 #[path = "../fuzz/src/harness.rs"]
 mod harness;
 
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -21,8 +25,10 @@ use blosc2fs::format::chunk::decode_chunk;
 use blosc2fs::format::{codec, msgpack, Flavor, NdMeta};
 use blosc2fs::source::open_memory;
 
-/// Time allowed for one input (all of its target's calls).
-const PER_INPUT: Duration = Duration::from_secs(5);
+/// CPU time allowed for one input (all of its target's calls).
+const PER_INPUT_CPU_SECONDS: u64 = 5;
+/// Wall time allowed for one input, for a child that blocks instead of working.
+const PER_INPUT: Duration = Duration::from_secs(120);
 /// Address space allowed to the child replaying one input.
 const CHILD_AS_LIMIT: u64 = 4 << 30;
 const ONE_VAR: &str = "BLOSC2FS_FUZZ_ONE";
@@ -72,7 +78,7 @@ fn fuzz_regressions_do_not_panic_or_hang() {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        limit_address_space(&mut cmd);
+        limit_child(&mut cmd);
         let mut child = cmd.spawn().expect("spawn the test binary");
         // Drain the pipes on threads so a chatty child cannot block.
         let mut out = child.stdout.take().expect("stdout");
@@ -101,7 +107,10 @@ fn fuzz_regressions_do_not_panic_or_hang() {
         let output = out_reader.join().unwrap_or_default() + &err_reader.join().unwrap_or_default();
         let name = file.file_name().unwrap_or_default().to_string_lossy().into_owned();
         match status {
-            None => failures.push(format!("{name}: still running after {PER_INPUT:?} (hang or runaway work)")),
+            None => failures.push(format!("{name}: still running after {PER_INPUT:?} of wall time (blocked)")),
+            Some(s) if s.signal() == Some(libc::SIGXCPU) || s.signal() == Some(libc::SIGKILL) => {
+                failures.push(format!("{name}: used more than {PER_INPUT_CPU_SECONDS} s of CPU (hang or runaway work)"))
+            }
             Some(s) if !s.success() => {
                 let why: Vec<&str> = output
                     .lines()
@@ -117,14 +126,17 @@ fn fuzz_regressions_do_not_panic_or_hang() {
     assert!(failures.is_empty(), "{} of {} fuzz regression inputs fail:\n  {}", failures.len(), files.len(), failures.join("\n  "));
 }
 
-/// Cap the child's address space so an absurd allocation fails fast.
-fn limit_address_space(cmd: &mut Command) {
+/// Cap the child's address space so an absurd allocation fails fast, and
+/// its CPU time so endless work is stopped (SIGXCPU, then SIGKILL).
+fn limit_child(cmd: &mut Command) {
     use std::os::unix::process::CommandExt;
     // SAFETY: setrlimit is async-signal-safe and touches no memory of the parent.
     unsafe {
         cmd.pre_exec(|| {
-            let lim = libc::rlimit { rlim_cur: CHILD_AS_LIMIT as libc::rlim_t, rlim_max: CHILD_AS_LIMIT as libc::rlim_t };
-            libc::setrlimit(libc::RLIMIT_AS, &lim);
+            let space = libc::rlimit { rlim_cur: CHILD_AS_LIMIT as libc::rlim_t, rlim_max: CHILD_AS_LIMIT as libc::rlim_t };
+            libc::setrlimit(libc::RLIMIT_AS, &space);
+            let cpu = libc::rlimit { rlim_cur: PER_INPUT_CPU_SECONDS as libc::rlim_t, rlim_max: PER_INPUT_CPU_SECONDS as libc::rlim_t + 1 };
+            libc::setrlimit(libc::RLIMIT_CPU, &cpu);
             Ok(())
         });
     }
