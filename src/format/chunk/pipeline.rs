@@ -112,6 +112,7 @@ impl ChunkLayout {
                 Codec::Lz4 => codec::lz4::decompress(payload, dst, &self.dict),
                 Codec::Zlib => codec::zlib::decompress(payload, dst),
                 Codec::Zstd => codec::zstd::decompress(payload, dst, &self.dict),
+                Codec::Registered(codec::codec_id::NDLZ) => codec::ndlz::decompress(payload, dst, h.compcode_meta),
                 other => return Err(Problem::UnsupportedCodec { name: other.name(), id: other.id() }),
             };
             result.map_err(|source: CodecError| Problem::Codec { block: b as u64, source })?;
