@@ -139,7 +139,7 @@ impl ChunkLayout {
             let meta = h.filters_meta[slot];
             match id {
                 filter_id::NONE | filter_id::TRUNC_PREC | filter_id::INT_TRUNC => {}
-                filter_id::SHUFFLE | filter_id::BITSHUFFLE => {
+                filter_id::SHUFFLE | filter_id::BITSHUFFLE | filter_id::NDCELL | filter_id::NDMEAN => {
                     let (src, dst): (&[u8], &mut [u8]) = match at {
                         At::Stage => (&*stage, &mut *out),
                         At::Out => (&*out, &mut *spare),
@@ -149,6 +149,9 @@ impl ChunkLayout {
                     if id == filter_id::SHUFFLE {
                         let group = if meta == 0 { typesize } else { meta as usize };
                         filter::shuffle::unshuffle(group, src, dst);
+                    } else if id == filter_id::NDCELL || id == filter_id::NDMEAN {
+                        let undo = if id == filter_id::NDCELL { filter::ndcell::undo_ndcell } else { filter::ndmean::undo_ndmean };
+                        undo(meta, context.blockshape, typesize, src, dst).map_err(|e| Problem::corrupt("chunk", format!("block {b}: {e}")))?;
                     } else {
                         filter::bitshuffle::bitunshuffle(typesize, src, dst, h.version)
                             .map_err(|e| Problem::corrupt("chunk", format!("block {b}: bitshuffle: {e}")))?;
