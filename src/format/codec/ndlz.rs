@@ -100,7 +100,7 @@ fn decode<const C: usize>(src: &[u8], dst: &mut [u8]) -> Result<(), CodecError> 
     }
     let cell_rows = rows.div_ceil(C);
     let cell_cols = cols.div_ceil(C);
-    let clip = |n: usize| if n % C == 0 { C } else { n % C };
+    let clip = |n: usize| if n.is_multiple_of(C) { C } else { n % C };
     let mut buf = [0u8; 64];
     let mut pos = HEADER_LEN;
     for ci in 0..cell_rows {

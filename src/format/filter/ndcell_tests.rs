@@ -164,7 +164,7 @@ fn ndmean_matches_c_blosc2_on_random_geometries() {
     let (mut ok, mut refused) = (0, 0);
     for case in 0..3000 {
         let (shape, ts, meta) = random_geometry(&mut rng);
-        let ts = if rng.next() % 8 == 0 { 130 } else { ts };
+        let ts = if rng.next().is_multiple_of(8) { 130 } else { ts };
         let len = shape.iter().product::<u64>() as usize * ts;
         let src = rng.bytes(len);
         let bs: Vec<i64> = shape.iter().map(|&b| b as i64).collect();
