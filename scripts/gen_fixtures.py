@@ -733,6 +733,9 @@ class Gen:
             vlm = vlmeta_json(sc)
             del sc
         else:
+            if any(d is None for d, _, _ in direct):
+                raise RuntimeError("python-blosc2 cannot reopen this file and its filters need the SChunk "
+                                   "to decompress")
             for i, (d, st, fl) in enumerate(direct):
                 chunk_specials.append(st)
                 chunk_flags.append(fl)
