@@ -144,9 +144,17 @@ fn decode<const C: usize>(src: &[u8], dst: &mut [u8]) -> Result<(), CodecError> 
                     &buf[..p0 * p1]
                 }
             };
-            for (r, row) in cell.chunks_exact(p1).enumerate() {
-                let at = origin + r * cols;
-                dst[at..at + p1].copy_from_slice(row);
+            if p1 == C {
+                // Whole-width rows: fixed-size copies the compiler inlines.
+                for (r, row) in cell.chunks_exact(C).enumerate() {
+                    let at = origin + r * cols;
+                    dst[at..at + C].copy_from_slice(row);
+                }
+            } else {
+                for (r, row) in cell.chunks_exact(p1).enumerate() {
+                    let at = origin + r * cols;
+                    dst[at..at + p1].copy_from_slice(row);
+                }
             }
         }
     }
