@@ -2,13 +2,13 @@
 """Single-thread decode throughput: blosc2fs's reader library beside C-Blosc2.
 
 Writes one file per configuration (zstd+shuffle, lz4+shuffle, blosclz+shuffle,
-zstd+bitshuffle, lz4+bitshuffle) from the perf corpus' kind of data (smooth
+zstd+bitshuffle, lz4+bitshuffle, and NDLZ 4x4 / 8x8 on shuffled split blocks) from the perf corpus' kind of data (smooth
 float64 field plus noise rounded to 2 decimals), then alternates A B A B:
 C-Blosc2 through python-blosc2 with nthreads=1 decompressing every chunk
 (`SChunk.decompress_chunk`), and `examples/decode_bench` decoding every chunk
 on one thread. Prints GB/s and the ratio per configuration.
 
-    .venv/bin/python scripts/bench_decode.py [--mib 256] [--rounds 3]
+    .venv/bin/python scripts/bench_decode.py [--mib 256] [--rounds 3] [--configs ndlz4+shuffle,...]
 """
 import argparse
 import json
@@ -27,6 +27,11 @@ CONFIGS = [
     ("blosclz+shuffle", blosc2.Codec.BLOSCLZ, blosc2.Filter.SHUFFLE, 0.8),
     ("zstd+bitshuffle", blosc2.Codec.ZSTD, blosc2.Filter.BITSHUFFLE, 0.8),
     ("lz4+bitshuffle", blosc2.Codec.LZ4, blosc2.Filter.BITSHUFFLE, 0.8),
+    # plugin codecs: (name, codec, filter, target, extra cparams)
+    ("ndlz4+shuffle", blosc2.Codec.NDLZ, blosc2.Filter.SHUFFLE, 0.8,
+     {"codec_meta": 4, "splitmode": blosc2.SplitMode.ALWAYS_SPLIT}),
+    ("ndlz8+shuffle", blosc2.Codec.NDLZ, blosc2.Filter.SHUFFLE, 0.8,
+     {"codec_meta": 8, "splitmode": blosc2.SplitMode.ALWAYS_SPLIT}),
 ]
 
 
@@ -65,22 +70,25 @@ def main():
     ap.add_argument("--mib", type=int, default=256, help="size of each file's data in MiB")
     ap.add_argument("--rounds", type=int, default=3, help="A B alternations (each takes the best of 3 passes)")
     ap.add_argument("--workdir", default="/tmp/blosc2fs-bench-decode")
+    ap.add_argument("--configs", default=None, help="comma-separated config names (default: all)")
     args = ap.parse_args()
+    configs = [c for c in CONFIGS if args.configs is None or c[0] in args.configs.split(",")]
     subprocess.run(["cargo", "build", "--release", "-j2", "--example", "decode_bench"], cwd=REPO, check=True)
     binary = os.path.join(REPO, "target", "release", "examples", "decode_bench")
     os.makedirs(args.workdir, exist_ok=True)
     data = None
     paths = {}
-    for name, codec, filt, _ in CONFIGS:
+    for name, codec, filt, _, *extra in configs:
         path = os.path.join(args.workdir, f"{name}-{args.mib}.b2nd")
         if not os.path.exists(path):
             if data is None:
                 data = field(args.mib)
             cparams = {"codec": codec, "clevel": 5, "filters": [filt], "filters_meta": [0], "nthreads": 2}
+            cparams.update(extra[0] if extra else {})
             blosc2.asarray(data, urlpath=path, mode="w", cparams=cparams)
         paths[name] = path
     results = {}
-    for name, _, _, target in CONFIGS:
+    for name, _, _, target, *_ in configs:
         c_runs, r_runs = [], []
         for _ in range(args.rounds):
             c_runs.append(c_blosc2_gbps(paths[name], 3))

@@ -175,10 +175,20 @@ pub fn codecs(data: &[u8]) {
     if data.len() < 3 {
         return;
     }
-    let op = data[0] % 11;
+    let op = data[0] % 14;
     let raw = u16::from_le_bytes([data[1], data[2]]);
     let out_len = if raw & 0x8000 != 0 { ((raw & 0x7fff) as usize) << 5 } else { raw as usize }.min(CODEC_OUT_CAP);
     let rest = &data[3..];
+    // NDLZ (op 11): rest[0] picks the cell size (4, 8 or an invalid value); the
+    // output length is the stream header's block size when that is plausible.
+    let out_len = match (op, rest.get(1..10)) {
+        (11, Some(h)) => {
+            let dim = |a: usize| i32::from_le_bytes([h[a], h[a + 1], h[a + 2], h[a + 3]]) as i64;
+            let n = dim(1) * dim(5);
+            if (0..=CODEC_OUT_CAP as i64).contains(&n) && raw & 1 == 0 { n as usize } else { out_len }
+        }
+        _ => out_len,
+    };
     // Optional dictionary: first byte of rest * 16 bytes, then the stream.
     let with_dict = |rest: &[u8]| -> (Vec<u8>, Vec<u8>) {
         if rest.is_empty() {
@@ -200,6 +210,15 @@ pub fn codecs(data: &[u8]) {
         5 => {
             let (dict, src) = with_dict(rest);
             Some(Box::new(move |dst: &mut [u8]| codec::zstd::decompress(&src, dst, &dict)))
+        }
+        11 if !rest.is_empty() => {
+            let (c, src) = (rest[0], &rest[1..]);
+            let cell = match c % 4 {
+                0 => 4,
+                1 => 8,
+                _ => c,
+            };
+            Some(Box::new(move |dst: &mut [u8]| codec::ndlz::decompress(src, dst, cell)))
         }
         _ => None,
     };
@@ -248,9 +267,26 @@ pub fn codecs(data: &[u8]) {
             let mut block = body.to_vec();
             let _ = filter::bytedelta::undo_bytedelta(typesize, &mut block);
         }
-        _ => {
+        10 => {
             let mut block = body.to_vec();
             let _ = filter::bytedelta::undo_bytedelta_buggy(typesize, &mut block);
+        }
+        _ => {
+            // NDCELL (12) / NDMEAN (13): rest[1] = meta; body[0] % 9 = ndim, then
+            // ndim block dimensions (each byte % 17), then the block.
+            let meta = rest[1];
+            let Some((&n, body)) = body.split_first() else { return };
+            let ndim = (n % 9) as usize;
+            if body.len() < ndim {
+                return;
+            }
+            let (dims, block) = body.split_at(ndim);
+            let shape: Vec<u64> = dims.iter().map(|&d| (d % 17) as u64).collect();
+            let mut dst = vec![0u8; block.len()];
+            let undo = if op == 12 { filter::ndcell::undo_ndcell } else { filter::ndmean::undo_ndmean };
+            if let Err(e) = undo(meta, &shape, typesize, block, &mut dst) {
+                let _ = e.to_string();
+            }
         }
     }
 }

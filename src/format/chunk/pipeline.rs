@@ -112,6 +112,7 @@ impl ChunkLayout {
                 Codec::Lz4 => codec::lz4::decompress(payload, dst, &self.dict),
                 Codec::Zlib => codec::zlib::decompress(payload, dst),
                 Codec::Zstd => codec::zstd::decompress(payload, dst, &self.dict),
+                Codec::Registered(codec::codec_id::NDLZ) => codec::ndlz::decompress(payload, dst, h.compcode_meta),
                 other => return Err(unsupported_codec(other)),
             };
             result.map_err(|source: CodecError| Problem::Codec { block: b as u64, source })?;
@@ -138,7 +139,7 @@ impl ChunkLayout {
             let meta = h.filters_meta[slot];
             match id {
                 filter_id::NONE | filter_id::TRUNC_PREC | filter_id::INT_TRUNC => {}
-                filter_id::SHUFFLE | filter_id::BITSHUFFLE => {
+                filter_id::SHUFFLE | filter_id::BITSHUFFLE | filter_id::NDCELL | filter_id::NDMEAN => {
                     let (src, dst): (&[u8], &mut [u8]) = match at {
                         At::Stage => (&*stage, &mut *out),
                         At::Out => (&*out, &mut *spare),
@@ -148,6 +149,9 @@ impl ChunkLayout {
                     if id == filter_id::SHUFFLE {
                         let group = if meta == 0 { typesize } else { meta as usize };
                         filter::shuffle::unshuffle(group, src, dst);
+                    } else if id == filter_id::NDCELL || id == filter_id::NDMEAN {
+                        let undo = if id == filter_id::NDCELL { filter::ndcell::undo_ndcell } else { filter::ndmean::undo_ndmean };
+                        undo(meta, context.blockshape, typesize, src, dst).map_err(|e| Problem::corrupt("chunk", format!("block {b}: {e}")))?;
                     } else {
                         filter::bitshuffle::bitunshuffle(typesize, src, dst, h.version)
                             .map_err(|e| Problem::corrupt("chunk", format!("block {b}: bitshuffle: {e}")))?;

@@ -7,6 +7,9 @@
 
 pub mod blosclz;
 pub mod lz4;
+pub mod ndlz;
+mod ndlz4;
+mod ndlz8;
 #[cfg(test)]
 mod test_chunks;
 pub mod zlib;

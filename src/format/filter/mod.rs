@@ -6,6 +6,8 @@
 pub mod bitshuffle;
 pub mod bytedelta;
 pub mod delta;
+pub mod ndcell;
+pub mod ndmean;
 pub mod shuffle;
 #[cfg(target_arch = "x86_64")]
 mod x86_mem;
