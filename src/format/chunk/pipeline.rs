@@ -60,7 +60,7 @@ impl ChunkLayout {
         let decode_all = |stage: &mut [u8]| -> PResult<()> {
             let mut pos = 0usize;
             for (s, dst) in stage.chunks_exact_mut(stream_len).enumerate() {
-                pos = self.decode_stream(b, source, pos, dst).map_err(|p| match p {
+                pos = self.decode_stream(b, source, pos, context, dst).map_err(|p| match p {
                     Problem::Codec { .. } => p,
                     other => Problem::corrupt("chunk", format!("block {b} stream {s}: {other}")),
                 })?;
@@ -80,7 +80,7 @@ impl ChunkLayout {
     }
 
     /// Decode one stream starting at `pos` of `source` into `dst`; returns the next position.
-    fn decode_stream(&self, b: usize, source: &[u8], pos: usize, dst: &mut [u8]) -> PResult<usize> {
+    fn decode_stream(&self, b: usize, source: &[u8], pos: usize, context: &BlockContext<'_>, dst: &mut [u8]) -> PResult<usize> {
         let h = &self.header;
         let csize = read_i32_le(source, pos, "stream size")?;
         let mut pos = pos + 4;
@@ -112,6 +112,9 @@ impl ChunkLayout {
                 Codec::Lz4 => codec::lz4::decompress(payload, dst, &self.dict),
                 Codec::Zlib => codec::zlib::decompress(payload, dst),
                 Codec::Zstd => codec::zstd::decompress(payload, dst, &self.dict),
+                Codec::Registered(id @ codec::codec_id::ZFP_ACC..=codec::codec_id::ZFP_RATE) => {
+                    codec::zfp::decompress(id, h.compcode_meta, h.typesize, context.blockshape, payload, dst)
+                }
                 other => return Err(Problem::UnsupportedCodec { name: other.name(), id: other.id() }),
             };
             result.map_err(|source: CodecError| Problem::Codec { block: b as u64, source })?;

@@ -9,6 +9,7 @@ pub mod blosclz;
 pub mod lz4;
 #[cfg(test)]
 mod test_chunks;
+pub mod zfp;
 pub mod zlib;
 pub mod zstd;
 
