@@ -2,13 +2,13 @@
 """Single-thread decode throughput: blosc2fs's reader library beside C-Blosc2.
 
 Writes one file per configuration (zstd+shuffle, lz4+shuffle, blosclz+shuffle,
-zstd+bitshuffle, lz4+bitshuffle) from the perf corpus' kind of data (smooth
+zstd+bitshuffle, lz4+bitshuffle, and ZFP in its three modes) from the perf corpus' kind of data (smooth
 float64 field plus noise rounded to 2 decimals), then alternates A B A B:
 C-Blosc2 through python-blosc2 with nthreads=1 decompressing every chunk
 (`SChunk.decompress_chunk`), and `examples/decode_bench` decoding every chunk
 on one thread. Prints GB/s and the ratio per configuration.
 
-    .venv/bin/python scripts/bench_decode.py [--mib 256] [--rounds 3]
+    .venv/bin/python scripts/bench_decode.py [--mib 256] [--rounds 3] [--only zfp_acc zfp_prec zfp_rate]
 """
 import argparse
 import json
@@ -27,7 +27,14 @@ CONFIGS = [
     ("blosclz+shuffle", blosc2.Codec.BLOSCLZ, blosc2.Filter.SHUFFLE, 0.8),
     ("zstd+bitshuffle", blosc2.Codec.ZSTD, blosc2.Filter.BITSHUFFLE, 0.8),
     ("lz4+bitshuffle", blosc2.Codec.LZ4, blosc2.Filter.BITSHUFFLE, 0.8),
+    # ZFP (lossy) without shuffle, as it is meant to be used: 10^-2 accuracy, 20 + 7 bit planes, 25 % rate
+    ("zfp_acc", blosc2.Codec.ZFP_ACC, blosc2.Filter.NOFILTER, 0.8),
+    ("zfp_prec", blosc2.Codec.ZFP_PREC, blosc2.Filter.NOFILTER, 0.8),
+    ("zfp_rate", blosc2.Codec.ZFP_RATE, blosc2.Filter.NOFILTER, 0.8),
 ]
+CODEC_META = {"zfp_acc": 254, "zfp_prec": 20, "zfp_rate": 25}
+# python-blosc2's default blockshape for this field has dimensions below 4, which ZFP cannot write
+ZFP_LAYOUT = {"chunks": (128, 8192), "blocks": (32, 512)}
 
 
 def field(mib):
@@ -65,22 +72,26 @@ def main():
     ap.add_argument("--mib", type=int, default=256, help="size of each file's data in MiB")
     ap.add_argument("--rounds", type=int, default=3, help="A B alternations (each takes the best of 3 passes)")
     ap.add_argument("--workdir", default="/tmp/blosc2fs-bench-decode")
+    ap.add_argument("--only", nargs="*", help="configurations to run (default: all)")
     args = ap.parse_args()
+    configs = [c for c in CONFIGS if not args.only or c[0] in args.only]
     subprocess.run(["cargo", "build", "--release", "-j2", "--example", "decode_bench"], cwd=REPO, check=True)
     binary = os.path.join(REPO, "target", "release", "examples", "decode_bench")
     os.makedirs(args.workdir, exist_ok=True)
     data = None
     paths = {}
-    for name, codec, filt, _ in CONFIGS:
+    for name, codec, filt, _ in configs:
         path = os.path.join(args.workdir, f"{name}-{args.mib}.b2nd")
         if not os.path.exists(path):
             if data is None:
                 data = field(args.mib)
-            cparams = {"codec": codec, "clevel": 5, "filters": [filt], "filters_meta": [0], "nthreads": 2}
-            blosc2.asarray(data, urlpath=path, mode="w", cparams=cparams)
+            cparams = {"codec": codec, "clevel": 5, "filters": [filt], "filters_meta": [0], "nthreads": 2,
+                       "codec_meta": CODEC_META.get(name, 0)}
+            layout = ZFP_LAYOUT if name.startswith("zfp") else {}
+            blosc2.asarray(data, urlpath=path, mode="w", cparams=cparams, **layout)
         paths[name] = path
     results = {}
-    for name, _, _, target in CONFIGS:
+    for name, _, _, target in configs:
         c_runs, r_runs = [], []
         for _ in range(args.rounds):
             c_runs.append(c_blosc2_gbps(paths[name], 3))

@@ -5,9 +5,11 @@
 //! blockshape, fastest-varying dimension first to ZFP (so a C-order block
 //! `[b0, b1]` is ZFP's `nx = b1, ny = b0`), with 4- or 8-byte floats from the
 //! chunk's typesize. The mode's parameters come from the chunk header's
-//! `compcode_meta` byte ([`params`]). Blosc2 never splits such a block into
-//! per-byte streams; a block the codec could not shrink is stored raw and
-//! never reaches this decoder.
+//! `compcode_meta` byte ([`params`]). A block (or stream) ZFP could not shrink
+//! is stored raw and never reaches this decoder. With split blocks (python's
+//! `ALWAYS_SPLIT`), C-Blosc2 hands ZFP one byte-stream at a time described as
+//! a whole block; ZFP output for those was always found stored raw, and a ZFP
+//! stream whose output is not exactly one block is refused as corrupt.
 //!
 //! The bit-level decoding (bit planes, negabinary, inverse lifting transform,
 //! partial cells at the field's edges) is done by the pure-Rust `zfp-rs`
