@@ -2,13 +2,13 @@
 """Single-thread decode throughput: blosc2fs's reader library beside C-Blosc2.
 
 Writes one file per configuration (zstd+shuffle, lz4+shuffle, blosclz+shuffle,
-zstd+bitshuffle, lz4+bitshuffle, and NDLZ 4x4 / 8x8 on shuffled split blocks) from the perf corpus' kind of data (smooth
+zstd+bitshuffle, lz4+bitshuffle, NDLZ 4x4 / 8x8 on shuffled split blocks, and ZFP in its three modes) from the perf corpus' kind of data (smooth
 float64 field plus noise rounded to 2 decimals), then alternates A B A B:
 C-Blosc2 through python-blosc2 with nthreads=1 decompressing every chunk
 (`SChunk.decompress_chunk`), and `examples/decode_bench` decoding every chunk
 on one thread. Prints GB/s and the ratio per configuration.
 
-    .venv/bin/python scripts/bench_decode.py [--mib 256] [--rounds 3] [--configs ndlz4+shuffle,...]
+    .venv/bin/python scripts/bench_decode.py [--mib 256] [--rounds 3] [--only ndlz4+shuffle zfp_acc ...]
 """
 import argparse
 import json
@@ -32,7 +32,14 @@ CONFIGS = [
      {"codec_meta": 4, "splitmode": blosc2.SplitMode.ALWAYS_SPLIT}),
     ("ndlz8+shuffle", blosc2.Codec.NDLZ, blosc2.Filter.SHUFFLE, 0.8,
      {"codec_meta": 8, "splitmode": blosc2.SplitMode.ALWAYS_SPLIT}),
+    # ZFP (lossy) without shuffle, as it is meant to be used: 10^-2 accuracy, 20 + 7 bit planes, 25 % rate
+    ("zfp_acc", blosc2.Codec.ZFP_ACC, blosc2.Filter.NOFILTER, 0.8),
+    ("zfp_prec", blosc2.Codec.ZFP_PREC, blosc2.Filter.NOFILTER, 0.8),
+    ("zfp_rate", blosc2.Codec.ZFP_RATE, blosc2.Filter.NOFILTER, 0.8),
 ]
+CODEC_META = {"zfp_acc": 254, "zfp_prec": 20, "zfp_rate": 25}
+# python-blosc2's default blockshape for this field has dimensions below 4, which ZFP cannot write
+ZFP_LAYOUT = {"chunks": (128, 8192), "blocks": (32, 512)}
 
 
 def field(mib):
@@ -70,9 +77,9 @@ def main():
     ap.add_argument("--mib", type=int, default=256, help="size of each file's data in MiB")
     ap.add_argument("--rounds", type=int, default=3, help="A B alternations (each takes the best of 3 passes)")
     ap.add_argument("--workdir", default="/tmp/blosc2fs-bench-decode")
-    ap.add_argument("--configs", default=None, help="comma-separated config names (default: all)")
+    ap.add_argument("--only", nargs="*", help="configurations to run (default: all)")
     args = ap.parse_args()
-    configs = [c for c in CONFIGS if args.configs is None or c[0] in args.configs.split(",")]
+    configs = [c for c in CONFIGS if not args.only or c[0] in args.only]
     subprocess.run(["cargo", "build", "--release", "-j2", "--example", "decode_bench"], cwd=REPO, check=True)
     binary = os.path.join(REPO, "target", "release", "examples", "decode_bench")
     os.makedirs(args.workdir, exist_ok=True)
@@ -83,9 +90,11 @@ def main():
         if not os.path.exists(path):
             if data is None:
                 data = field(args.mib)
-            cparams = {"codec": codec, "clevel": 5, "filters": [filt], "filters_meta": [0], "nthreads": 2}
+            cparams = {"codec": codec, "clevel": 5, "filters": [filt], "filters_meta": [0], "nthreads": 2,
+                       "codec_meta": CODEC_META.get(name, 0)}
             cparams.update(extra[0] if extra else {})
-            blosc2.asarray(data, urlpath=path, mode="w", cparams=cparams)
+            layout = ZFP_LAYOUT if name.startswith("zfp") else {}
+            blosc2.asarray(data, urlpath=path, mode="w", cparams=cparams, **layout)
         paths[name] = path
     results = {}
     for name, _, _, target, *_ in configs:

@@ -168,14 +168,29 @@ pub fn metalayer(data: &[u8]) {
     }
 }
 
+/// ZFP parameters from the fuzz input: byte 0 = mode (bits 0-1: 33, 34, 35),
+/// typesize (bit 2: 4 or 8) and ndim (bits 3-4: 1 to 4); byte 1 = meta;
+/// bytes 2..6 = the blockshape (each 1 to 16); the rest is the stream.
+fn zfp_case(rest: &[u8]) -> Option<(u8, u8, usize, Vec<u64>, &[u8])> {
+    if rest.len() < 6 {
+        return None;
+    }
+    let codec_id = 33 + (rest[0] & 3) % 3;
+    let typesize = if rest[0] & 4 == 0 { 4 } else { 8 };
+    let ndim = 1 + ((rest[0] >> 3) & 3) as usize;
+    let blockshape = rest[2..2 + ndim].iter().map(|&d| 1 + u64::from(d % 16)).collect();
+    Some((codec_id, rest[1], typesize, blockshape, &rest[6..]))
+}
+
 /// `codecs`: byte 0 picks a codec or filter, bytes 1..3 the output length
 /// (u16 LE; with the top bit set, the low 15 bits times 32, so up to ~1 MiB),
-/// the rest is the input.
+/// the rest is the input. ZFP (op 14) takes its parameters from the input
+/// instead (see [`zfp_case`]).
 pub fn codecs(data: &[u8]) {
     if data.len() < 3 {
         return;
     }
-    let op = data[0] % 14;
+    let op = data[0] % 15;
     let raw = u16::from_le_bytes([data[1], data[2]]);
     let out_len = if raw & 0x8000 != 0 { ((raw & 0x7fff) as usize) << 5 } else { raw as usize }.min(CODEC_OUT_CAP);
     let rest = &data[3..];
@@ -219,6 +234,16 @@ pub fn codecs(data: &[u8]) {
                 _ => c,
             };
             Some(Box::new(move |dst: &mut [u8]| codec::ndlz::decompress(src, dst, cell)))
+        }
+        14 => {
+            let Some((codec_id, meta, typesize, blockshape, src)) = zfp_case(rest) else { return };
+            let n = blockshape.iter().product::<u64>() as usize * typesize;
+            let decode = move |dst: &mut [u8]| codec::zfp::decompress(codec_id, meta, typesize, &blockshape, src, dst);
+            let (mut a, mut b) = (vec![0x00u8; n], vec![0xffu8; n]);
+            let (ra, rb) = (decode(&mut a), decode(&mut b));
+            assert_eq!(ra.is_ok(), rb.is_ok(), "zfp answered differently for the same input");
+            assert!(ra.is_err() || a == b, "zfp said Ok but left output bytes unwritten");
+            return;
         }
         _ => None,
     };

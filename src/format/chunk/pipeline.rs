@@ -60,7 +60,7 @@ impl ChunkLayout {
         let decode_all = |stage: &mut [u8]| -> PResult<()> {
             let mut pos = 0usize;
             for (s, dst) in stage.chunks_exact_mut(stream_len).enumerate() {
-                pos = self.decode_stream(b, source, pos, dst).map_err(|p| match p {
+                pos = self.decode_stream(b, source, pos, context, dst).map_err(|p| match p {
                     Problem::Codec { .. } | Problem::UnsupportedCodec { .. } => p,
                     other => Problem::corrupt("chunk", format!("block {b} stream {s}: {other}")),
                 })?;
@@ -80,7 +80,7 @@ impl ChunkLayout {
     }
 
     /// Decode one stream starting at `pos` of `source` into `dst`; returns the next position.
-    fn decode_stream(&self, b: usize, source: &[u8], pos: usize, dst: &mut [u8]) -> PResult<usize> {
+    fn decode_stream(&self, b: usize, source: &[u8], pos: usize, context: &BlockContext<'_>, dst: &mut [u8]) -> PResult<usize> {
         let h = &self.header;
         let csize = read_i32_le(source, pos, "stream size")?;
         let mut pos = pos + 4;
@@ -113,6 +113,9 @@ impl ChunkLayout {
                 Codec::Zlib => codec::zlib::decompress(payload, dst),
                 Codec::Zstd => codec::zstd::decompress(payload, dst, &self.dict),
                 Codec::Registered(codec::codec_id::NDLZ) => codec::ndlz::decompress(payload, dst, h.compcode_meta),
+                Codec::Registered(id @ codec::codec_id::ZFP_ACC..=codec::codec_id::ZFP_RATE) => {
+                    codec::zfp::decompress(id, h.compcode_meta, h.typesize, context.blockshape, payload, dst)
+                }
                 other => return Err(unsupported_codec(other)),
             };
             result.map_err(|source: CodecError| Problem::Codec { block: b as u64, source })?;

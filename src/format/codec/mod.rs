@@ -12,6 +12,7 @@ mod ndlz4;
 mod ndlz8;
 #[cfg(test)]
 mod test_chunks;
+pub mod zfp;
 pub mod zlib;
 pub mod zstd;
 

@@ -1,0 +1,84 @@
+//! ZFP (codecs 33-35) decodes to exactly C-Blosc2's bytes.
+//!
+//! The expected bytes are C-Blosc2's own decode, recorded by
+//! scripts/gen_zfp_fixtures.py while writing each file (ZFP is lossy, so
+//! the numpy source is no oracle): the whole array in C order, and each
+//! chunk as `SChunk.decompress_chunk` returns it. Two tests: the committed
+//! fixtures in tests/fixtures/zfp, and random cases written now (seed
+//! printed; BLOSC2FS_ZFP_SEED replays one, BLOSC2FS_ZFP_CASES sets the count).
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use blosc2fs::source::open_array;
+use common::mount::python;
+use common::*;
+
+/// Check every case of `dir`'s manifest; returns the failures.
+fn check_dir(dir: &Path) -> (usize, Vec<String>) {
+    let manifest = read_manifest(dir);
+    let mut failures = Vec::new();
+    for (name, entry) in &manifest {
+        let path = dir.join(entry["path"].as_str().unwrap());
+        let array = match open_array(&path) {
+            Ok(a) => a,
+            Err(e) => {
+                failures.push(format!("{name}: open: {e}"));
+                continue;
+            }
+        };
+        let meta = blosc2fs::tree::meta_json::render(&array);
+        for key in ["shape", "chunkshape", "blockshape", "codec"] {
+            if meta[key] != entry[key] {
+                failures.push(format!("{name}: {key} is {} not {}", meta[key], entry[key]));
+            }
+        }
+        match read_all(&array, 1 << 16) {
+            Ok(bytes) => {
+                if bytes.len() as u64 != entry["size"].as_u64().unwrap() || sha256_hex(&bytes) != entry["sha256"].as_str().unwrap() {
+                    failures.push(format!("{name}: data differs from C-Blosc2's decode; case {entry}"));
+                }
+            }
+            Err(e) => failures.push(format!("{name}: read: {e}; case {entry}")),
+        }
+        for (c, sha) in entry["chunk_sha256"].as_array().unwrap().iter().enumerate() {
+            match array.decode_chunk(c as u64) {
+                Ok(bytes) if sha256_hex(&bytes) == sha.as_str().unwrap() => {}
+                Ok(_) => failures.push(format!("{name}: chunk {c} differs from C-Blosc2's decode")),
+                Err(e) => failures.push(format!("{name}: chunk {c}: {e}")),
+            }
+        }
+    }
+    (manifest.len(), failures)
+}
+
+#[test]
+fn committed_zfp_fixtures_decode_exactly() {
+    let dir = fixtures_dir().join("zfp");
+    let (n, failures) = check_dir(&dir);
+    assert!(n >= 40, "only {n} ZFP fixtures");
+    assert!(failures.is_empty(), "{} of {n} failed:\n{}", failures.len(), failures.join("\n"));
+}
+
+#[test]
+fn random_zfp_arrays_match_c_blosc2() {
+    let seed: u64 = std::env::var("BLOSC2FS_ZFP_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64 % 1_000_000).unwrap_or(1)
+    });
+    let cases: u64 = std::env::var("BLOSC2FS_ZFP_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(60);
+    eprintln!("zfp differential seed {seed}, {cases} cases (BLOSC2FS_ZFP_SEED={seed} to replay)");
+    let dir = tempfile::tempdir().unwrap();
+    let status = Command::new(python())
+        .arg(repo_root().join("scripts/gen_zfp_fixtures.py"))
+        .args(["--random", &cases.to_string(), "--seed", &seed.to_string()])
+        .arg(dir.path())
+        .status()
+        .unwrap();
+    assert!(status.success(), "gen_zfp_fixtures.py failed");
+    let (n, failures) = check_dir(dir.path());
+    // The generator skips the cases C-Blosc2 itself refuses to write (or crashes on).
+    assert!(n as u64 * 100 >= cases * 70, "only {n} of {cases} cases written");
+    assert!(failures.is_empty(), "seed {seed}: {} of {n} failed:\n{}", failures.len(), failures.join("\n"));
+}
