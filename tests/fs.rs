@@ -1116,3 +1116,156 @@ fn b2nd_array_resized_in_place_keeps_old_handle_exact_outside_the_rewritten_edge
     fs.release(opened.fh);
     assert_eq!(stats(&fs)["read_errors"], 1);
 }
+
+// ---------------------------------------------------------------------------
+// Views: data.txt and preview.png
+// ---------------------------------------------------------------------------
+
+/// Writes arrays of every numeric dtype (`views DIR`), and checks a
+/// `data.txt` against the numpy source with `np.loadtxt` (`loadtxt TXT NPY`).
+const VIEWS_ORACLE: &str = r#"
+import json, os, sys
+import numpy as np
+import blosc2
+
+def save(out, name, arr, **kw):
+    blosc2.asarray(arr, urlpath=os.path.join(out, name + ".b2nd"), mode="w", **kw)
+    np.save(os.path.join(out, name + ".npy"), arr)
+    return {"shape": list(arr.shape), "dtype": arr.dtype.str}
+
+def bits(rng, dtype, shape):
+    n = int(np.prod(shape))
+    size = np.dtype(dtype).itemsize
+    return np.frombuffer(rng.bytes(n * size), dtype=dtype).reshape(shape).copy()
+
+def views(out):
+    rng = np.random.default_rng(7)
+    info = {}
+    f2 = np.array([0, -0.0, 1, 0.1, 65504, -65504, 6e-8, 6.1035e-5, np.nan, np.inf, -np.inf, 1/3], dtype="<f2")
+    info["f2"] = save(out, "f2", np.concatenate([f2, bits(rng, "<f2", (3000,))]), chunks=(1000,), blocks=(250,))
+    f4 = bits(rng, "<f4", (60, 37))
+    f4.flat[:9] = [0, -0.0, np.nan, np.inf, -np.inf, 1e-45, 1.1754942e-38, 3.4028235e38, 0.1]
+    info["f4"] = save(out, "f4", f4, chunks=(32, 20), blocks=(8, 10))
+    f8 = bits(rng, "<f8", (7, 11, 13))
+    f8.flat[:10] = [0, -0.0, np.nan, np.inf, -np.inf, 5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, 1e300, 0.1]
+    info["f8"] = save(out, "f8", f8, chunks=(4, 6, 13), blocks=(2, 3, 13))
+    info["f8be"] = save(out, "f8be", f8.astype(">f8"), chunks=(4, 6, 13), blocks=(2, 3, 13))
+    for t in ["i1", "u1", "i2", "u2", "i4", "u4", "i8", "u8"]:
+        a = bits(rng, "<" + t, (40, 9))
+        info_ = np.iinfo(a.dtype)
+        a.flat[:3] = [info_.min, info_.max, 0]
+        info[t] = save(out, t, a, chunks=(16, 9), blocks=(4, 9))
+    info["bool"] = save(out, "bool", rng.integers(0, 2, (13, 5)).astype("?"), chunks=(8, 5), blocks=(4, 5))
+    c8 = bits(rng, "<c8", (300,))
+    c8[:4] = [complex(np.nan, 1), complex(1, -np.inf), complex(-0.0, -0.0), complex(3e38, -1e-45)]
+    info["c8"] = save(out, "c8", c8, chunks=(100,), blocks=(50,))
+    info["c16"] = save(out, "c16", bits(rng, "<c16", (5, 4, 3)), chunks=(5, 4, 3), blocks=(5, 4, 3))
+    rec = np.zeros(500, dtype=[("flag", "?"), ("n", "<i8"), ("x", "<f4"), ("z", "<c16")])
+    rec["flag"] = rng.integers(0, 2, 500)
+    rec["n"] = rng.integers(-2**63, 2**63 - 1, 500, dtype="<i8")
+    rec["x"] = bits(rng, "<f4", (500,))
+    rec["z"] = bits(rng, "<c16", (500,))
+    info["rec"] = save(out, "rec", rec, chunks=(128,), blocks=(32,))
+    info["strings"] = save(out, "strings", np.array(["ab", "cde"]), chunks=(2,), blocks=(2,))
+    # Large enough for several hundred blocks: reading its first lines must decode only the first.
+    info["big"] = save(out, "big", np.arange(512 * 2048, dtype="<f8").reshape(512, 2048), chunks=(64, 2048), blocks=(8, 256))
+    return info
+
+def same(a, b):
+    if a.dtype.names:
+        return all(same(a[n], b[n]) for n in a.dtype.names)
+    if a.dtype.kind == "c":
+        return same(a.real.copy(), b.real.copy()) and same(a.imag.copy(), b.imag.copy())
+    if a.dtype.kind == "f":
+        nan = np.isnan(a) & np.isnan(b)
+        u = "u%d" % a.dtype.itemsize
+        return bool(np.all(nan | (a.astype(a.dtype.newbyteorder("=")).view(u) == b.astype(a.dtype.newbyteorder("=")).view(u))))
+    return bool(np.array_equal(a, b))
+
+def loadtxt(txt, npy):
+    want = np.load(npy)
+    got = np.loadtxt(txt, dtype=want.dtype, ndmin=1 if want.ndim < 2 else 2)
+    flat = want.reshape(-1, want.shape[-1]) if want.ndim >= 2 else want.reshape(-1)
+    return {"shape": list(got.shape), "equal": bool(got.shape == flat.shape and same(got, flat))}
+
+cmd = sys.argv[1]
+if cmd == "views":
+    res = views(sys.argv[2])
+elif cmd == "loadtxt":
+    res = loadtxt(sys.argv[2], sys.argv[3])
+else:
+    raise SystemExit("unknown command " + cmd)
+print(json.dumps(res))
+"#;
+
+/// Run a views-oracle command; its JSON answer.
+fn views_oracle(args: &[&OsStr]) -> serde_json::Value {
+    let out = Command::new(python()).arg("-c").arg(VIEWS_ORACLE).args(args).output().expect("run the python oracle");
+    assert!(out.status.success(), "python oracle {args:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("oracle said {:?}: {e}", String::from_utf8_lossy(&out.stdout)))
+}
+
+#[test]
+fn data_txt_loads_back_exactly_with_numpy_for_every_numeric_dtype() {
+    let src = tempfile::tempdir().unwrap();
+    let info = views_oracle(&[OsStr::new("views"), src.path().as_os_str()]);
+    let fs = filesystem(src.path(), 64 << 20, 0);
+    let out = tempfile::tempdir().unwrap();
+    for (name, entry) in info.as_object().unwrap() {
+        let dir = format!("{name}.b2nd");
+        if name == "strings" {
+            assert!(!names(&fs, ino(&fs, &dir)).contains(&"data.txt".to_string()), "no data.txt for strings");
+            fails(walk(&fs, &format!("{dir}/data.txt")), libc::ENOENT);
+            continue;
+        }
+        if name == "big" {
+            continue;
+        }
+        let listed = names(&fs, ino(&fs, &dir));
+        assert!(listed.contains(&"data.txt".to_string()), "{name}: {listed:?}");
+        let attr = walk(&fs, &format!("{dir}/data.txt")).unwrap();
+        let text = read_path(&fs, &format!("{dir}/data.txt"), 4093);
+        assert_eq!(text.len() as u64, attr.size, "{name}: size at stat time");
+        // Every line has the same length; lines = rows of the last axis.
+        let shape = dims(&entry["shape"]);
+        let nlines = if shape.len() >= 2 { shape[..shape.len() - 1].iter().product::<u64>() } else { shape[0] };
+        assert_eq!(text.iter().filter(|&&b| b == b'\n').count() as u64, nlines, "{name}: lines");
+        let line_len = text.iter().position(|&b| b == b'\n').unwrap() + 1;
+        assert_eq!(text.len(), line_len * nlines as usize, "{name}: fixed-width lines");
+        let path = out.path().join(format!("{name}.txt"));
+        std::fs::write(&path, &text).unwrap();
+        let check = views_oracle(&[OsStr::new("loadtxt"), path.as_os_str(), src.path().join(format!("{name}.npy")).as_os_str()]);
+        assert_eq!(check["equal"], true, "{name}: np.loadtxt gives back the array: {check}");
+
+        // A ranged read in the middle equals the same slice of the whole file.
+        let opened = fs.open(attr.ino, false).unwrap();
+        for (offset, size) in [(text.len() as u64 / 3, 1001u32), (text.len() as u64 / 2 + 3, 17), (text.len() as u64 - 5, 100)] {
+            let got = read(&fs, opened.fh, offset, size);
+            let end = (offset as usize + size as usize).min(text.len());
+            assert_eq!(got, &text[offset as usize..end], "{name}: {size} bytes at {offset}");
+        }
+        fs.release(opened.fh);
+    }
+}
+
+#[test]
+fn first_lines_of_data_txt_decode_only_the_first_blocks() {
+    let src = tempfile::tempdir().unwrap();
+    views_oracle(&[OsStr::new("views"), src.path().as_os_str()]);
+    let fs = filesystem(src.path(), 64 << 20, 0);
+    let attr = walk(&fs, "big.b2nd/data.txt").unwrap();
+    assert_eq!(attr.size, 512 * 2048 * 25, "24 bytes a value plus a separator");
+    let opened = fs.open(attr.ino, false).unwrap();
+    let head = read(&fs, opened.fh, 0, 4096);
+    let text = String::from_utf8(head).unwrap();
+    let values: Vec<&str> = text.split_ascii_whitespace().collect();
+    assert_eq!(values[..4], ["0", "1", "2", "3"]);
+    assert_eq!(&text[..25], &format!("{:>24} ", 0));
+    // The second line starts at item 2048 (row 1, in the same 8 x 256 block).
+    let line2 = read(&fs, opened.fh, 2048 * 25, 25);
+    assert_eq!(line2, format!("{:>24} ", 2048).as_bytes());
+    fs.release(opened.fh);
+    let doc = stats(&fs);
+    // 4096 bytes = 164 items of row 0, all in block (0, 0) of 8 x 256 items, as is item 2048.
+    assert_eq!(doc["blocks_decoded"], 1, "{doc}");
+}

@@ -13,9 +13,10 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::format::Problem;
-use crate::read::{Planner, Stats, StreamState};
+use crate::format::{Array, Problem};
+use crate::read::{Planner, Stats, StreamState, View};
 
+use super::text::TextLayout;
 use super::{Attr, Content, DirEntry, FsError, Loaded, OnLoad, Tree};
 
 /// Inodes whose last served array version is remembered (to keep the
@@ -136,7 +137,7 @@ impl Filesystem {
         let (content, loaded) = self.tree.open(ino)?;
         let (keep_cache, direct_io) = match &content {
             Content::Stats => (false, true),
-            Content::Array { .. } if self.config.direct_io => (false, true),
+            Content::Array { .. } | Content::Text { .. } if self.config.direct_io => (false, true),
             _ => (self.same_version_as_last_served(ino, loaded.as_deref()), false),
         };
         let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
@@ -169,7 +170,29 @@ impl Filesystem {
                 self.report(array.id(), &e);
                 FsError::from(e)
             }),
+            Content::Text { array, layout } => self.read_text(array, layout, &handle.stream, offset, size as u64).map_err(|e| {
+                Stats::add(&self.stats().read_errors, 1);
+                self.report(array.id(), &e);
+                FsError::from(e)
+            }),
         }
+    }
+
+    /// Bytes of `data.txt`: the items they show, read through the planner.
+    /// A first item cut by the read's start is read on its own, so that a
+    /// sequential reader's data reads stay sequential (and prefetched).
+    fn read_text(&self, array: &Arc<Array>, layout: &TextLayout, stream: &StreamState, offset: u64, size: u64) -> Result<Vec<u8>, crate::format::Error> {
+        let itemsize = layout.itemsize() as u64;
+        let cut = offset % layout.item_width() != 0;
+        layout.read(offset, size, |start, len| {
+            if cut && len > itemsize {
+                let mut data = self.planner.read(array, &View::Data, start, itemsize)?;
+                data.extend(self.planner.read_stream(array, &View::Data, stream, start + itemsize, len - itemsize)?);
+                Ok(data)
+            } else {
+                self.planner.read_stream(array, &View::Data, stream, start, len)
+            }
+        })
     }
 
     /// Log a read failure once per (array, chunk).
