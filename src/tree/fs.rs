@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex};
 use crate::format::{Array, Problem};
 use crate::read::{Planner, Stats, StreamState, View};
 
+use super::preview::PreviewPlan;
 use super::text::TextLayout;
 use super::{Attr, Content, DirEntry, FsError, Loaded, OnLoad, Tree};
 
@@ -27,6 +28,9 @@ const SERVED_VERSIONS: usize = 64 * 1024;
 /// (array, chunk) pairs whose read errors were logged; once forgotten, an
 /// error is logged again (the log repeats, the bytes never mix).
 const REPORTED_ERRORS: usize = 4096;
+
+/// Previews kept (one per array version; each at most about 1 MiB).
+const PREVIEWS: usize = 32;
 
 /// Directory entries a readdir call returns at most.
 const READDIR_BATCH: usize = 4096;
@@ -69,7 +73,13 @@ pub struct Filesystem {
     served: Mutex<lru::LruCache<u64, u64>>,
     /// Read errors already logged (bounded, see [`REPORTED_ERRORS`]).
     reported: Mutex<lru::LruCache<(u64, u64), ()>>,
+    /// `preview.png` bytes by array id (bounded, see [`PREVIEWS`]); the
+    /// slot's lock makes concurrent opens draw a preview once.
+    previews: Mutex<lru::LruCache<u64, PreviewSlot>>,
 }
+
+/// One array version's preview, once drawn.
+type PreviewSlot = Arc<Mutex<Option<Arc<Vec<u8>>>>>;
 
 fn bounded<K: std::hash::Hash + Eq, V>(n: usize) -> Mutex<lru::LruCache<K, V>> {
     Mutex::new(lru::LruCache::new(NonZeroUsize::new(n).unwrap_or(NonZeroUsize::MIN)))
@@ -89,6 +99,7 @@ impl Filesystem {
             next_fh: AtomicU64::new(1),
             served: bounded(SERVED_VERSIONS),
             reported: bounded(REPORTED_ERRORS),
+            previews: bounded(PREVIEWS),
         })
     }
 
@@ -135,6 +146,10 @@ impl Filesystem {
             return Err(FsError::ReadOnly);
         }
         let (content, loaded) = self.tree.open(ino)?;
+        let content = match content {
+            Content::Preview { array, plan } => Content::Static(self.preview(&array, &plan)?),
+            other => other,
+        };
         let (keep_cache, direct_io) = match &content {
             Content::Stats => (false, true),
             Content::Array { .. } | Content::Text { .. } if self.config.direct_io => (false, true),
@@ -144,6 +159,23 @@ impl Filesystem {
         self.handles.lock().unwrap_or_else(|e| e.into_inner()).insert(fh, Arc::new(OpenFile { content, stream: StreamState::default(), _version: loaded }));
         Stats::add(&self.stats().open_files, 1);
         Ok(Opened { fh, keep_cache, direct_io })
+    }
+
+    /// The `preview.png` of `array`: kept from an earlier open, or drawn now
+    /// (a failure is logged and not kept).
+    fn preview(&self, array: &Arc<Array>, plan: &PreviewPlan) -> Result<Arc<Vec<u8>>, FsError> {
+        let slot = self.previews.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(array.id(), PreviewSlot::default).clone();
+        let mut kept = slot.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(bytes) = &*kept {
+            return Ok(bytes.clone());
+        }
+        let bytes = Arc::new(plan.render(array, &self.planner).map_err(|e| {
+            Stats::add(&self.stats().read_errors, 1);
+            log::error!("{e} (drawing preview.png)");
+            FsError::from(e)
+        })?);
+        *kept = Some(bytes.clone());
+        Ok(bytes)
     }
 
     /// Immutable while the source is unchanged: the kernel may keep its page
@@ -165,6 +197,8 @@ impl Filesystem {
         match &handle.content {
             Content::Static(bytes) => Ok(slice(bytes)),
             Content::Stats => Ok(slice(&self.stats_json())),
+            // Never kept by a handle: open draws it into a Static.
+            Content::Preview { .. } => Err(FsError::BadHandle),
             Content::Array { array, view } => self.planner.read_stream(array, view, &handle.stream, offset, size as u64).map_err(|e| {
                 Stats::add(&self.stats().read_errors, 1);
                 self.report(array.id(), &e);

@@ -13,6 +13,8 @@ pub mod fs;
 pub mod inode;
 pub mod meta_json;
 pub mod npy;
+pub mod preview;
+pub mod preview_png;
 pub mod text;
 pub mod zarr;
 
@@ -31,6 +33,7 @@ pub use entry::{ArrayEntry, Loaded};
 pub use error::FsError;
 pub use fs::{Filesystem, FsConfig};
 use inode::Role;
+use preview::PreviewPlan;
 use text::TextLayout;
 
 /// Told of every array the tree opens (the read layer preloads its layouts).
@@ -84,6 +87,13 @@ pub enum Content {
         array: Arc<Array>,
         /// Where each item's text lies.
         layout: Arc<TextLayout>,
+    },
+    /// `preview.png`, drawn at open (the filesystem keeps it per version).
+    Preview {
+        /// The array version the file was opened on.
+        array: Arc<Array>,
+        /// What to draw.
+        plan: Arc<PreviewPlan>,
     },
 }
 
@@ -256,6 +266,7 @@ impl Tree {
             Role::Data => file(array.data_len(), mtime),
             Role::Npy => file(loaded.npy_header.len() as u64 + array.data_len(), mtime),
             Role::Text => file(text_layout(array).ok_or(FsError::NotFound)?.len(), mtime),
+            Role::Preview => file(PreviewPlan::new(array).ok_or(FsError::NotFound)?.len(), mtime),
             Role::Zarray => file(loaded.zarray.as_ref().ok_or(FsError::NotFound)?.len() as u64, mtime),
             Role::Chunk(c) if c < array.nchunks() => {
                 file(array.region_len(Region::Chunk(c)).map_err(|p| crate::format::Error::new(array.name(), p))?, mtime)
@@ -289,6 +300,7 @@ impl Tree {
                     Some("data") if loaded.array.is_some() => Role::Data,
                     Some("data.npy") if loaded.array.is_some() => Role::Npy,
                     Some("data.txt") if loaded.array.as_deref().and_then(text_layout).is_some() => Role::Text,
+                    Some("preview.png") if loaded.array.as_deref().and_then(PreviewPlan::new).is_some() => Role::Preview,
                     Some("chunks") if loaded.array.is_some() => Role::ChunksDir,
                     _ => return Err(FsError::NotFound),
                 };
@@ -343,6 +355,9 @@ impl Tree {
                     fixed.push((inode::encode(node, Role::Npy), Kind::File, OsString::from("data.npy")));
                     if loaded.array.as_deref().and_then(text_layout).is_some() {
                         fixed.push((inode::encode(node, Role::Text), Kind::File, OsString::from("data.txt")));
+                    }
+                    if loaded.array.as_deref().and_then(PreviewPlan::new).is_some() {
+                        fixed.push((inode::encode(node, Role::Preview), Kind::File, OsString::from("preview.png")));
                     }
                     fixed.push((inode::encode(node, Role::ChunksDir), Kind::Dir, OsString::from("chunks")));
                 }
@@ -407,6 +422,11 @@ impl Tree {
                 let array = loaded.array.clone().ok_or(FsError::NotFound)?;
                 let layout = Arc::new(text_layout(&array).ok_or(FsError::NotFound)?);
                 Content::Text { array, layout }
+            }
+            Role::Preview => {
+                let array = loaded.array.clone().ok_or(FsError::NotFound)?;
+                let plan = Arc::new(PreviewPlan::new(&array).ok_or(FsError::NotFound)?);
+                Content::Preview { array, plan }
             }
             Role::Data | Role::Npy | Role::Chunk(_) => {
                 let array = loaded.array.clone().ok_or(FsError::NotFound)?;
