@@ -1188,9 +1188,97 @@ def loadtxt(txt, npy):
     flat = want.reshape(-1, want.shape[-1]) if want.ndim >= 2 else want.reshape(-1)
     return {"shape": list(got.shape), "equal": bool(got.shape == flat.shape and same(got, flat))}
 
+VIRIDIS = [[68, 1, 84], [71, 44, 122], [59, 81, 139], [44, 113, 142], [33, 144, 141],
+           [39, 173, 129], [92, 200, 99], [170, 220, 50], [253, 231, 37]]
+
+def colour(t):
+    # The README's colour map: 256 steps, linear between the 9 anchors.
+    step = int(np.floor(min(max(t, 0.0), 1.0) * 255.0 + 0.5))
+    at = step * 8.0 / 255.0
+    i = min(int(np.floor(at)), 7)
+    f = at - i
+    return tuple(int(np.floor(a + (b - a) * f + 0.5)) for a, b in zip(VIRIDIS[i], VIRIDIS[i + 1]))
+
+def pictures(out):
+    rng = np.random.default_rng(11)
+    info = {}
+    small = np.array([[0, 17, 34, 51, 68], [85, 102, 119, 136, np.nan], [np.inf, -np.inf, 255, 170, 187]], dtype="<f4")
+    info["small"] = save(out, "small", small, chunks=(2, 3), blocks=(1, 2))
+    info["rgb"] = save(out, "rgb", rng.integers(0, 256, (2, 6, 7, 3), dtype="u1"), chunks=(1, 4, 4, 3), blocks=(1, 2, 2, 3))
+    info["rgba"] = save(out, "rgba", rng.integers(0, 256, (5, 4, 4), dtype="u1"), chunks=(3, 4, 4), blocks=(3, 2, 4))
+    y, x = np.mgrid[0:1500, 0:700]
+    info["wide"] = save(out, "wide", (np.sin(y / 100.0) * np.cos(x / 50.0) * 1000).astype("<f4"), chunks=(256, 256), blocks=(64, 64))
+    info["line"] = save(out, "line", np.sin(np.arange(1000) / 40.0) * 3 + np.arange(1000) / 500.0, chunks=(300,), blocks=(100,))
+    y, x = np.mgrid[0:2000, 0:1500]
+    info["huge"] = save(out, "huge", (y * 1500 + x).astype("<f8"), chunks=(500, 500), blocks=(100, 100))
+    return info
+
+def checkpng(png, npy, kind):
+    from PIL import Image
+    img = Image.open(png)
+    img.load()
+    arr = np.load(npy)
+    px = np.asarray(img)
+    res = {"size": list(img.size), "mode": img.mode, "text": {k: v.strip() for k, v in img.text.items()}}
+    problems = []
+    if kind in ("rgb", "rgba"):
+        if not np.array_equal(px, arr[0] if arr.ndim == 4 else arr):
+            problems.append("pixels differ from the array")
+    elif kind == "map":
+        h, w = arr.shape[-2:]
+        k = -(-max(h, w) // 512)
+        a = arr.reshape(-1, h, w)[0][::k, ::k].astype("f8")
+        fin = a[np.isfinite(a)]
+        lo, hi = fin.min(), fin.max()
+        if res["text"]["Range"].split() != [repr(float(lo)).replace("e+", "e"), repr(float(hi)).replace("e+", "e")] and            [float(v) for v in res["text"]["Range"].split()] != [lo, hi]:
+            problems.append("range %s, want %r %r" % (res["text"]["Range"], lo, hi))
+        for (r, c), v in np.ndenumerate(a):
+            if np.isnan(v):
+                want = (255, 0, 255)
+            elif v == np.inf:
+                want = colour(1.0)
+            elif v == -np.inf:
+                want = colour(0.0)
+            else:
+                want = colour((v - lo) / (hi - lo) if hi > lo else 0.5)
+            if tuple(int(x) for x in px[r, c]) != want:
+                problems.append("pixel %d,%d: %s, want %s (value %r)" % (c, r, tuple(px[r, c]), want, v))
+                break
+        res["shape"] = list(a.shape)
+    elif kind == "line":
+        n = arr.shape[0]
+        lo, hi = arr.min(), arr.max()
+        line = np.all(px == [31, 119, 180], axis=-1)
+        for x in range(512):
+            s = x * n // 512
+            e = min(max((x + 1) * n // 512, s + 1), n)
+            seg = arr[s:e]
+            top = int(np.floor((1 - (seg.max() - lo) / (hi - lo)) * 255 + 0.5))
+            bottom = int(np.floor((1 - (seg.min() - lo) / (hi - lo)) * 255 + 0.5))
+            rows = np.nonzero(line[:, x])[0]
+            if list(rows) != list(range(top, bottom + 1)):
+                problems.append("column %d: rows %s, want %d..%d" % (x, list(rows), top, bottom))
+                break
+    elif kind == "sampled":
+        lo, hi = [float(v) for v in res["text"]["Range"].split()]
+        a = arr.reshape(-1)
+        if not (lo in a and hi in a and lo < hi):
+            problems.append("range %r %r not values of the array" % (lo, hi))
+        # Every pixel shows a value of the sample's range through the colour map.
+        allowed = {colour(t) for t in np.arange(256) / 255.0}
+        seen = {tuple(int(x) for x in p) for p in px.reshape(-1, 3)}
+        if not seen <= allowed or len(seen) < 20:
+            problems.append("%d colours, %d outside the map" % (len(seen), len(seen - allowed)))
+    res["problems"] = problems
+    return res
+
 cmd = sys.argv[1]
 if cmd == "views":
     res = views(sys.argv[2])
+elif cmd == "pictures":
+    res = pictures(sys.argv[2])
+elif cmd == "checkpng":
+    res = checkpng(sys.argv[2], sys.argv[3], sys.argv[4])
 elif cmd == "loadtxt":
     res = loadtxt(sys.argv[2], sys.argv[3])
 else:
@@ -1268,4 +1356,59 @@ fn first_lines_of_data_txt_decode_only_the_first_blocks() {
     let doc = stats(&fs);
     // 4096 bytes = 164 items of row 0, all in block (0, 0) of 8 x 256 items, as is item 2048.
     assert_eq!(doc["blocks_decoded"], 1, "{doc}");
+}
+
+#[test]
+fn preview_png_decodes_with_pillow_to_the_expected_picture() {
+    let src = tempfile::tempdir().unwrap();
+    views_oracle(&[OsStr::new("pictures"), src.path().as_os_str()]);
+    // Previews to look at: BLOSC2FS_PREVIEW_DIR=/some/dir.
+    let keep = std::env::var_os("BLOSC2FS_PREVIEW_DIR").map(PathBuf::from);
+    let out = tempfile::tempdir().unwrap();
+    let fs = filesystem(src.path(), 64 << 20, 0);
+    let cases = [
+        ("small", "map", (5, 3), "RGB"),
+        ("rgb", "rgb", (7, 6), "RGB"),
+        ("rgba", "rgba", (4, 5), "RGBA"),
+        ("wide", "map", (234, 500), "RGB"),
+        ("line", "line", (512, 256), "RGB"),
+    ];
+    for (name, kind, (w, h), mode) in cases {
+        let path = format!("{name}.b2nd/preview.png");
+        assert!(names(&fs, ino(&fs, &format!("{name}.b2nd"))).contains(&"preview.png".to_string()), "{name}");
+        let attr = walk(&fs, &path).unwrap();
+        let png = read_path(&fs, &path, 4093);
+        assert_eq!(png.len() as u64, attr.size, "{name}: size at stat time");
+        let file = out.path().join(format!("{name}.png"));
+        std::fs::write(&file, &png).unwrap();
+        if let Some(dir) = &keep {
+            std::fs::write(dir.join(format!("{name}.png")), &png).unwrap();
+        }
+        let check = views_oracle(&[OsStr::new("checkpng"), file.as_os_str(), src.path().join(format!("{name}.npy")).as_os_str(), OsStr::new(kind)]);
+        assert_eq!(check["size"], serde_json::json!([w, h]), "{name}: {check}");
+        assert_eq!(check["mode"], mode, "{name}: {check}");
+        assert_eq!(check["text"]["Sampled"], "no", "{name}: {check}");
+        assert_eq!(check["problems"], serde_json::json!([]), "{name}: {check}");
+    }
+    let check = views_oracle(&[OsStr::new("checkpng"), out.path().join("small.png").as_os_str(), src.path().join("small.npy").as_os_str(), OsStr::new("map")]);
+    assert_eq!(check["text"]["Range"], "0 255", "{check}");
+
+    // Larger than the cache: a sampled mosaic decoding at most 64 blocks.
+    let fs = filesystem(src.path(), 4 << 20, 0);
+    let png = read_path(&fs, "huge.b2nd/preview.png", 1 << 20);
+    let decoded = stats(&fs)["blocks_decoded"].as_u64().unwrap();
+    assert!((32..=64).contains(&decoded), "one block per tile, at most 64: {decoded}");
+    let file = out.path().join("huge.png");
+    std::fs::write(&file, &png).unwrap();
+    if let Some(dir) = &keep {
+        std::fs::write(dir.join("huge.png"), &png).unwrap();
+    }
+    let check = views_oracle(&[OsStr::new("checkpng"), file.as_os_str(), src.path().join("huge.npy").as_os_str(), OsStr::new("sampled")]);
+    assert_eq!(check["size"], serde_json::json!([375, 500]), "{check}");
+    assert!(check["text"]["Sampled"].as_str().unwrap().starts_with("yes"), "{check}");
+    assert_eq!(check["problems"], serde_json::json!([]), "{check}");
+    // Drawn once per version: a second open decodes nothing more.
+    let before = stats(&fs)["blocks_decoded"].clone();
+    assert!(read_path(&fs, "huge.b2nd/preview.png", 1 << 20) == png);
+    assert_eq!(stats(&fs)["blocks_decoded"], before);
 }
