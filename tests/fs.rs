@@ -374,7 +374,7 @@ fn tree_of_a_source_dir_lists_arrays_and_their_files() {
         let listed: Vec<(&str, Kind)> = entries.iter().map(|(_, k, n)| (n.as_str(), *k)).collect();
         assert_eq!(
             listed,
-            [(".", Kind::Dir), ("..", Kind::Dir), ("meta.json", Kind::File), ("data", Kind::File), ("data.npy", Kind::File), ("chunks", Kind::Dir)],
+            [(".", Kind::Dir), ("..", Kind::Dir), ("meta.json", Kind::File), ("data", Kind::File), ("data.npy", Kind::File), ("data.txt", Kind::File), ("preview.png", Kind::File), ("chunks", Kind::Dir)],
             "{name}"
         );
         assert_eq!(entries[0].0, dir_ino);
@@ -912,6 +912,19 @@ fn corrupt_chunk_gives_eio_naming_file_and_chunk_and_the_rest_reads_exactly() {
         }
         fs.release(opened.fh);
     }
+    // The views: data.txt gives EIO where the damaged chunk lies and exact
+    // text elsewhere (row 40 of the last chunk row); preview.png does not open.
+    let text = fs.open(ino(&fs, "bad.b2nd/data.txt"), false).unwrap().fh;
+    let err = fails(fs.read(text, 0, 4096), libc::EIO);
+    assert!(err.to_string().contains("chunk 3"), "{err}");
+    let line = read(&fs, text, 40 * 67 * 33 * 25, 25);
+    let first = f64::from_le_bytes(want[40 * 67 * 33 * 8..40 * 67 * 33 * 8 + 8].try_into().unwrap());
+    assert_eq!(String::from_utf8(line).unwrap().trim().parse::<f64>().unwrap(), first);
+    fs.release(text);
+    let err = fails(fs.open(ino(&fs, "bad.b2nd/preview.png"), false), libc::EIO);
+    assert!(err.to_string().contains("chunk 3"), "{err}");
+    fails(fs.open(ino(&fs, "bad.b2nd/preview.png"), false), libc::EIO);
+
     // meta.json still reads; .stats counts the errors.
     let meta: serde_json::Value = serde_json::from_slice(&read_path(&fs, "bad.b2nd/meta.json", 1 << 16)).unwrap();
     assert_eq!(meta["shape"], serde_json::json!([41, 67, 33]));
