@@ -915,8 +915,10 @@ fn corrupt_chunk_gives_eio_naming_file_and_chunk_and_the_rest_reads_exactly() {
     // The views: data.txt gives EIO where the damaged chunk lies and exact
     // text elsewhere (row 40 of the last chunk row); preview.png does not open.
     let text = fs.open(ino(&fs, "bad.b2nd/data.txt"), false).unwrap().fh;
-    let err = fails(fs.read(text, 0, 4096), libc::EIO);
+    // Item (0, 24, 20) is in block 0 of chunk 3; items before it are not.
+    let err = fails(fs.read(text, (24 * 33 + 20) * 25, 25), libc::EIO);
     assert!(err.to_string().contains("chunk 3"), "{err}");
+    assert_eq!(read(&fs, text, 0, 25), format!("{:>24} ", f64::from_le_bytes(want[..8].try_into().unwrap())).as_bytes());
     let line = read(&fs, text, 40 * 67 * 33 * 25, 25);
     let first = f64::from_le_bytes(want[40 * 67 * 33 * 8..40 * 67 * 33 * 8 + 8].try_into().unwrap());
     assert_eq!(String::from_utf8(line).unwrap().trim().parse::<f64>().unwrap(), first);
