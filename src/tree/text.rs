@@ -127,33 +127,50 @@ impl ScalarFormat {
 
     /// The text of the value in `bytes` (exactly `size` bytes), unpadded.
     pub fn text(&self, bytes: &[u8]) -> String {
+        let mut out = String::new();
+        self.text_into(bytes, &mut out);
+        out
+    }
+
+    /// Append the text of the value in `bytes` to `out`, unpadded.
+    pub fn text_into(&self, bytes: &[u8], out: &mut String) {
+        use std::fmt::Write;
         match self.kind {
-            ScalarKind::Bool => (if bytes[0] != 0 { "1" } else { "0" }).to_string(),
+            ScalarKind::Bool => out.push(if bytes[0] != 0 { '1' } else { '0' }),
             ScalarKind::Int { signed } => {
                 let v = self.raw(bytes);
-                if signed {
+                let _ = if signed {
                     let shift = 64 - 8 * self.size as u32;
-                    (((v << shift) as i64) >> shift).to_string()
+                    write!(out, "{}", ((v << shift) as i64) >> shift)
                 } else {
-                    v.to_string()
-                }
+                    write!(out, "{v}")
+                };
             }
-            ScalarKind::Float => float_text(self.size, self.raw(bytes)),
+            ScalarKind::Float => float_into(self.size, self.raw(bytes), out),
             ScalarKind::Complex => {
                 let half = ScalarFormat { kind: ScalarKind::Float, size: self.size / 2, big_endian: self.big_endian };
-                let re = half.text(&bytes[..half.size]);
-                let im = half.text(&bytes[half.size..self.size]);
-                let sign = if im.starts_with('-') { "" } else { "+" };
-                format!("{re}{sign}{im}j")
+                half.text_into(&bytes[..half.size], out);
+                let im_at = out.len();
+                half.text_into(&bytes[half.size..self.size], out);
+                if !out[im_at..].starts_with('-') {
+                    out.insert(im_at, '+');
+                }
+                out.push('j');
             }
         }
     }
 
     /// Append the value in `bytes`, right-aligned in [`Self::width`] bytes.
     pub fn write(&self, bytes: &[u8], out: &mut Vec<u8>) {
-        let text = self.text(bytes);
-        out.extend(std::iter::repeat_n(b' ', self.width().saturating_sub(text.len())));
-        out.extend_from_slice(text.as_bytes());
+        self.write_with(bytes, &mut String::new(), out);
+    }
+
+    /// [`Self::write`] with a scratch string the caller reuses.
+    pub fn write_with(&self, bytes: &[u8], scratch: &mut String, out: &mut Vec<u8>) {
+        scratch.clear();
+        self.text_into(bytes, scratch);
+        out.extend(std::iter::repeat_n(b' ', self.width().saturating_sub(scratch.len())));
+        out.extend_from_slice(scratch.as_bytes());
     }
 
     /// The value as a float (complex: its magnitude), for pictures.
@@ -223,55 +240,120 @@ pub fn f64_to_f16(x: f64) -> u16 {
     sign | (((e + 15) as u16) << 10) | m as u16
 }
 
-/// The shortest text of a float of `size` bytes (bits `raw`) that reads
-/// back (decimal → nearest f64 → nearest float of that size) to it.
-fn float_text(size: usize, raw: u64) -> String {
-    let value = float_value(size, raw);
-    if value.is_nan() {
-        return "nan".into();
-    }
-    if value.is_infinite() {
-        return if value < 0.0 { "-inf" } else { "inf" }.into();
-    }
-    let sci = match size {
-        2 => {
-            let v = value as f32;
-            (0..5)
-                .map(|p| format!("{v:.p$e}"))
-                .find(|s| s.parse::<f64>().is_ok_and(|back| f64_to_f16(back) == raw as u16))
-                .unwrap_or_else(|| format!("{v:e}"))
-        }
-        4 => format!("{:e}", value as f32),
-        _ => format!("{value:e}"),
-    };
-    layout_float(&sci, float_digits(size))
+/// A formatting buffer on the stack (Rust's `{:e}` of any float fits).
+struct StackText {
+    buf: [u8; 48],
+    len: usize,
 }
 
-/// Rewrite Rust's `{:e}` text (`-1.25e-7`) in plain notation when its
+impl std::fmt::Write for StackText {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let end = self.len + s.len();
+        self.buf.get_mut(self.len..end).ok_or(std::fmt::Error)?.copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
+
+impl StackText {
+    fn new() -> StackText {
+        StackText { buf: [0; 48], len: 0 }
+    }
+
+    fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.buf[..self.len]).unwrap_or("")
+    }
+}
+
+/// Append the shortest text of a float of `size` bytes (bits `raw`) that
+/// reads back (decimal → nearest f64 → nearest float of that size) to it.
+fn float_into(size: usize, raw: u64, out: &mut String) {
+    use std::fmt::Write;
+    let value = float_value(size, raw);
+    if value.is_nan() {
+        return out.push_str("nan");
+    }
+    if value.is_infinite() {
+        return out.push_str(if value < 0.0 { "-inf" } else { "inf" });
+    }
+    let mut sci = StackText::new();
+    let _ = match size {
+        2 => {
+            let v = value as f32;
+            let mut found = false;
+            for p in 0..5 {
+                sci.len = 0;
+                let _ = write!(sci, "{v:.p$e}");
+                if sci.as_str().parse::<f64>().is_ok_and(|back| f64_to_f16(back) == raw as u16) {
+                    found = true;
+                    break;
+                }
+            }
+            if !found {
+                sci.len = 0;
+                let _ = write!(sci, "{v:e}");
+            }
+            Ok(())
+        }
+        4 => write!(sci, "{:e}", value as f32),
+        _ => write!(sci, "{value:e}"),
+    };
+    layout_float(sci.as_str(), float_digits(size), out);
+}
+
+/// Append Rust's `{:e}` text (`-1.25e-7`) in plain notation when its
 /// exponent lies in `[-4, max_digits)`, else as `-1.25e-7` unchanged.
-fn layout_float(sci: &str, max_digits: usize) -> String {
+fn layout_float(sci: &str, max_digits: usize, out: &mut String) {
     let (mantissa, exp) = sci.split_once('e').unwrap_or((sci, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
     let (neg, mantissa) = match mantissa.strip_prefix('-') {
         Some(m) => (true, m),
         None => (false, mantissa),
     };
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    let digits = digits.trim_end_matches('0');
-    let digits = if digits.is_empty() { "0" } else { digits };
-    let sign = if neg { "-" } else { "" };
+    let mut digits = [b'0'; 40];
+    let mut n = 0;
+    for &b in mantissa.as_bytes().iter().filter(|b| **b != b'.').take(40) {
+        digits[n] = b;
+        n += 1;
+    }
+    while n > 1 && digits[n - 1] == b'0' {
+        n -= 1;
+    }
+    let n = n.max(1);
+    let digits = std::str::from_utf8(&digits[..n]).unwrap_or("0");
+    if neg {
+        out.push('-');
+    }
     if !(-4..max_digits as i32).contains(&exp) {
-        let rest = if digits.len() > 1 { format!(".{}", &digits[1..]) } else { String::new() };
-        return format!("{sign}{}{rest}e{exp}", &digits[..1]);
+        out.push_str(&digits[..1]);
+        if n > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        out.push('e');
+        let mut e = StackText::new();
+        let _ = std::fmt::Write::write_fmt(&mut e, format_args!("{exp}"));
+        out.push_str(e.as_str());
+        return;
     }
     if exp < 0 {
-        return format!("{sign}0.{}{digits}", "0".repeat((-exp - 1) as usize));
+        out.push_str("0.");
+        for _ in 0..(-exp - 1) {
+            out.push('0');
+        }
+        out.push_str(digits);
+        return;
     }
     let int_len = exp as usize + 1;
-    if digits.len() <= int_len {
-        format!("{sign}{digits}{}", "0".repeat(int_len - digits.len()))
+    if n <= int_len {
+        out.push_str(digits);
+        for _ in n..int_len {
+            out.push('0');
+        }
     } else {
-        format!("{sign}{}.{}", &digits[..int_len], &digits[int_len..])
+        out.push_str(&digits[..int_len]);
+        out.push('.');
+        out.push_str(&digits[int_len..]);
     }
 }
 
@@ -394,10 +476,11 @@ impl TextLayout {
     /// are `data` (a whole number of items).
     pub fn render(&self, first: u64, data: &[u8], out: &mut Vec<u8>) {
         out.reserve(data.len() / self.itemsize.max(1) * self.item_width as usize);
+        let mut scratch = String::with_capacity(64);
         for (i, item) in data.chunks_exact(self.itemsize.max(1)).enumerate() {
             let n = first + i as u64;
             for (k, col) in self.columns.iter().enumerate() {
-                col.format.write(&item[col.offset..col.offset + col.format.size], out);
+                col.format.write_with(&item[col.offset..col.offset + col.format.size], &mut scratch, out);
                 let last = k + 1 == self.columns.len() && (n + 1) % self.per_line == 0;
                 out.push(if last { b'\n' } else { b' ' });
             }
