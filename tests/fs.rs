@@ -1226,6 +1226,7 @@ def pictures(out):
     info["line"] = save(out, "line", np.sin(np.arange(1000) / 40.0) * 3 + np.arange(1000) / 500.0, chunks=(300,), blocks=(100,))
     y, x = np.mgrid[0:2000, 0:1500]
     info["huge"] = save(out, "huge", (y * 1500 + x).astype("<f8"), chunks=(500, 500), blocks=(100, 100))
+    info["longline"] = save(out, "longline", np.sin(np.arange(3_000_000) / 20000.0), chunks=(500_000,), blocks=(10_000,))
     return info
 
 def checkpng(png, npy, kind):
@@ -1273,6 +1274,19 @@ def checkpng(png, npy, kind):
             rows = np.nonzero(line[:, x])[0]
             if list(rows) != list(range(top, bottom + 1)):
                 problems.append("column %d: rows %s, want %d..%d" % (x, list(rows), top, bottom))
+                break
+    elif kind == "sampledline":
+        lo, hi = [float(v) for v in res["text"]["Range"].split()]
+        if not (lo in arr and hi in arr):
+            problems.append("range %r %r not values of the array" % (lo, hi))
+        line = np.all(px == [31, 119, 180], axis=-1)
+        drawn = [x for x in range(512) if line[:, x].any()]
+        if len(drawn) != 512:
+            problems.append("%d columns drawn" % len(drawn))
+        for x in drawn:
+            rows = np.nonzero(line[:, x])[0]
+            if list(rows) != list(range(rows[0], rows[-1] + 1)):
+                problems.append("column %d not one run" % x)
                 break
     elif kind == "sampled":
         lo, hi = [float(v) for v in res["text"]["Range"].split()]
@@ -1420,6 +1434,20 @@ fn preview_png_decodes_with_pillow_to_the_expected_picture() {
     }
     let check = views_oracle(&[OsStr::new("checkpng"), file.as_os_str(), src.path().join("huge.npy").as_os_str(), OsStr::new("sampled")]);
     assert_eq!(check["size"], serde_json::json!([375, 500]), "{check}");
+    assert!(check["text"]["Sampled"].as_str().unwrap().starts_with("yes"), "{check}");
+    assert_eq!(check["problems"], serde_json::json!([]), "{check}");
+    // A long 1-D array: a sampled line plot.
+    let fs1 = filesystem(src.path(), 4 << 20, 0);
+    let line_png = read_path(&fs1, "longline.b2nd/preview.png", 1 << 20);
+    let decoded = stats(&fs1)["blocks_decoded"].as_u64().unwrap();
+    assert!((32..=64).contains(&decoded), "one block per tile, at most 64: {decoded}");
+    let file = out.path().join("longline.png");
+    std::fs::write(&file, &line_png).unwrap();
+    if let Some(dir) = &keep {
+        std::fs::write(dir.join("longline.png"), &line_png).unwrap();
+    }
+    let check = views_oracle(&[OsStr::new("checkpng"), file.as_os_str(), src.path().join("longline.npy").as_os_str(), OsStr::new("sampledline")]);
+    assert_eq!(check["size"], serde_json::json!([512, 256]), "{check}");
     assert!(check["text"]["Sampled"].as_str().unwrap().starts_with("yes"), "{check}");
     assert_eq!(check["problems"], serde_json::json!([]), "{check}");
     // Drawn once per version: a second open decodes nothing more.
