@@ -217,7 +217,7 @@ impl Filesystem {
     /// sequential reader's data reads stay sequential (and prefetched).
     fn read_text(&self, array: &Arc<Array>, layout: &TextLayout, stream: &StreamState, offset: u64, size: u64) -> Result<Vec<u8>, crate::format::Error> {
         let itemsize = layout.itemsize() as u64;
-        let cut = offset % layout.item_width() != 0;
+        let cut = !offset.is_multiple_of(layout.item_width());
         layout.read(offset, size, |start, len| {
             if cut && len > itemsize {
                 let mut data = self.planner.read(array, &View::Data, start, itemsize)?;

@@ -481,7 +481,7 @@ impl TextLayout {
             let n = first + i as u64;
             for (k, col) in self.columns.iter().enumerate() {
                 col.format.write_with(&item[col.offset..col.offset + col.format.size], &mut scratch, out);
-                let last = k + 1 == self.columns.len() && (n + 1) % self.per_line == 0;
+                let last = k + 1 == self.columns.len() && (n + 1).is_multiple_of(self.per_line);
                 out.push(if last { b'\n' } else { b' ' });
             }
         }
