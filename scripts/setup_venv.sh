@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Create (or reuse) the Python virtualenv holding the fixture oracle: python-blosc2 4.14.1
-# (C-Blosc2 3.3.5) plus numpy, zarr<3 and msgpack.  Idempotent; prints the venv path.
+# (C-Blosc2 3.3.5) plus numpy, zarr<3, msgpack and Pillow (preview.png tests).  Idempotent; prints the venv path.
 #
 #   VENV=/some/where scripts/setup_venv.sh     # default: <repo>/.venv
 #   "$(scripts/setup_venv.sh)"/bin/python scripts/gen_fixtures.py tests/fixtures
@@ -10,7 +10,7 @@ REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${VENV:-$REPO/.venv}"
 
 ok() {
-    "$VENV/bin/python" -c "import blosc2; assert blosc2.__version__ == '4.14.1'" >/dev/null 2>&1
+    "$VENV/bin/python" -c "import blosc2; assert blosc2.__version__ == '4.14.1'; import PIL" >/dev/null 2>&1
 }
 
 if ! ok; then
@@ -18,7 +18,7 @@ if ! ok; then
         python3 -m venv "$VENV" >&2
     fi
     "$VENV/bin/python" -m pip install --quiet --upgrade pip >&2
-    "$VENV/bin/python" -m pip install --quiet "blosc2==4.14.1" numpy "zarr<3" msgpack >&2
+    "$VENV/bin/python" -m pip install --quiet "blosc2==4.14.1" numpy "zarr<3" msgpack Pillow >&2
     ok || { echo "setup_venv.sh: blosc2 4.14.1 not importable from $VENV" >&2; exit 1; }
 fi
 

@@ -374,7 +374,7 @@ fn tree_of_a_source_dir_lists_arrays_and_their_files() {
         let listed: Vec<(&str, Kind)> = entries.iter().map(|(_, k, n)| (n.as_str(), *k)).collect();
         assert_eq!(
             listed,
-            [(".", Kind::Dir), ("..", Kind::Dir), ("meta.json", Kind::File), ("data", Kind::File), ("data.npy", Kind::File), ("chunks", Kind::Dir)],
+            [(".", Kind::Dir), ("..", Kind::Dir), ("meta.json", Kind::File), ("data", Kind::File), ("data.npy", Kind::File), ("data.txt", Kind::File), ("preview.png", Kind::File), ("chunks", Kind::Dir)],
             "{name}"
         );
         assert_eq!(entries[0].0, dir_ino);
@@ -912,6 +912,21 @@ fn corrupt_chunk_gives_eio_naming_file_and_chunk_and_the_rest_reads_exactly() {
         }
         fs.release(opened.fh);
     }
+    // The views: data.txt gives EIO where the damaged chunk lies and exact
+    // text elsewhere (row 40 of the last chunk row); preview.png does not open.
+    let text = fs.open(ino(&fs, "bad.b2nd/data.txt"), false).unwrap().fh;
+    // Item (0, 24, 20) is in block 0 of chunk 3; items before it are not.
+    let err = fails(fs.read(text, (24 * 33 + 20) * 25, 25), libc::EIO);
+    assert!(err.to_string().contains("chunk 3"), "{err}");
+    assert_eq!(read(&fs, text, 0, 25), format!("{:>24} ", f64::from_le_bytes(want[..8].try_into().unwrap())).as_bytes());
+    let line = read(&fs, text, 40 * 67 * 33 * 25, 25);
+    let first = f64::from_le_bytes(want[40 * 67 * 33 * 8..40 * 67 * 33 * 8 + 8].try_into().unwrap());
+    assert_eq!(String::from_utf8(line).unwrap().trim().parse::<f64>().unwrap(), first);
+    fs.release(text);
+    let err = fails(fs.open(ino(&fs, "bad.b2nd/preview.png"), false), libc::EIO);
+    assert!(err.to_string().contains("chunk 3"), "{err}");
+    fails(fs.open(ino(&fs, "bad.b2nd/preview.png"), false), libc::EIO);
+
     // meta.json still reads; .stats counts the errors.
     let meta: serde_json::Value = serde_json::from_slice(&read_path(&fs, "bad.b2nd/meta.json", 1 << 16)).unwrap();
     assert_eq!(meta["shape"], serde_json::json!([41, 67, 33]));
@@ -1115,4 +1130,328 @@ fn b2nd_array_resized_in_place_keeps_old_handle_exact_outside_the_rewritten_edge
     assert!(whole == all, "grown array bytes");
     fs.release(opened.fh);
     assert_eq!(stats(&fs)["read_errors"], 1);
+}
+
+// ---------------------------------------------------------------------------
+// Views: data.txt and preview.png
+// ---------------------------------------------------------------------------
+
+/// Writes arrays of every numeric dtype (`views DIR`), and checks a
+/// `data.txt` against the numpy source with `np.loadtxt` (`loadtxt TXT NPY`).
+const VIEWS_ORACLE: &str = r#"
+import json, os, sys
+import numpy as np
+import blosc2
+
+def save(out, name, arr, **kw):
+    blosc2.asarray(arr, urlpath=os.path.join(out, name + ".b2nd"), mode="w", **kw)
+    np.save(os.path.join(out, name + ".npy"), arr)
+    return {"shape": list(arr.shape), "dtype": arr.dtype.str}
+
+def bits(rng, dtype, shape):
+    n = int(np.prod(shape))
+    size = np.dtype(dtype).itemsize
+    return np.frombuffer(rng.bytes(n * size), dtype=dtype).reshape(shape).copy()
+
+def views(out):
+    rng = np.random.default_rng(7)
+    info = {}
+    f2 = np.array([0, -0.0, 1, 0.1, 65504, -65504, 6e-8, 6.1035e-5, np.nan, np.inf, -np.inf, 1/3], dtype="<f2")
+    info["f2"] = save(out, "f2", np.concatenate([f2, bits(rng, "<f2", (3000,))]), chunks=(1000,), blocks=(250,))
+    f4 = bits(rng, "<f4", (60, 37))
+    f4.flat[:9] = [0, -0.0, np.nan, np.inf, -np.inf, 1e-45, 1.1754942e-38, 3.4028235e38, 0.1]
+    info["f4"] = save(out, "f4", f4, chunks=(32, 20), blocks=(8, 10))
+    f8 = bits(rng, "<f8", (7, 11, 13))
+    f8.flat[:10] = [0, -0.0, np.nan, np.inf, -np.inf, 5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, 1e300, 0.1]
+    info["f8"] = save(out, "f8", f8, chunks=(4, 6, 13), blocks=(2, 3, 13))
+    info["f8be"] = save(out, "f8be", f8.astype(">f8"), chunks=(4, 6, 13), blocks=(2, 3, 13))
+    for t in ["i1", "u1", "i2", "u2", "i4", "u4", "i8", "u8"]:
+        a = bits(rng, "<" + t, (40, 9))
+        info_ = np.iinfo(a.dtype)
+        a.flat[:3] = [info_.min, info_.max, 0]
+        info[t] = save(out, t, a, chunks=(16, 9), blocks=(4, 9))
+    info["bool"] = save(out, "bool", rng.integers(0, 2, (13, 5)).astype("?"), chunks=(8, 5), blocks=(4, 5))
+    c8 = bits(rng, "<c8", (300,))
+    c8[:4] = [complex(np.nan, 1), complex(1, -np.inf), complex(-0.0, -0.0), complex(3e38, -1e-45)]
+    info["c8"] = save(out, "c8", c8, chunks=(100,), blocks=(50,))
+    info["c16"] = save(out, "c16", bits(rng, "<c16", (5, 4, 3)), chunks=(5, 4, 3), blocks=(5, 4, 3))
+    rec = np.zeros(500, dtype=[("flag", "?"), ("n", "<i8"), ("x", "<f4"), ("z", "<c16")])
+    rec["flag"] = rng.integers(0, 2, 500)
+    rec["n"] = rng.integers(-2**63, 2**63 - 1, 500, dtype="<i8")
+    rec["x"] = bits(rng, "<f4", (500,))
+    rec["z"] = bits(rng, "<c16", (500,))
+    info["rec"] = save(out, "rec", rec, chunks=(128,), blocks=(32,))
+    info["strings"] = save(out, "strings", np.array(["ab", "cde"]), chunks=(2,), blocks=(2,))
+    # Large enough for several hundred blocks: reading its first lines must decode only the first.
+    info["big"] = save(out, "big", np.arange(512 * 2048, dtype="<f8").reshape(512, 2048), chunks=(64, 2048), blocks=(8, 256))
+    return info
+
+def same(a, b):
+    if a.dtype.names:
+        return all(same(a[n], b[n]) for n in a.dtype.names)
+    if a.dtype.kind == "c":
+        return same(a.real.copy(), b.real.copy()) and same(a.imag.copy(), b.imag.copy())
+    if a.dtype.kind == "f":
+        nan = np.isnan(a) & np.isnan(b)
+        u = "u%d" % a.dtype.itemsize
+        return bool(np.all(nan | (a.astype(a.dtype.newbyteorder("=")).view(u) == b.astype(a.dtype.newbyteorder("=")).view(u))))
+    return bool(np.array_equal(a, b))
+
+def loadtxt(txt, npy):
+    want = np.load(npy)
+    got = np.loadtxt(txt, dtype=want.dtype, ndmin=1 if want.ndim < 2 else 2)
+    flat = want.reshape(-1, want.shape[-1]) if want.ndim >= 2 else want.reshape(-1)
+    return {"shape": list(got.shape), "equal": bool(got.shape == flat.shape and same(got, flat))}
+
+VIRIDIS = [[68, 1, 84], [71, 44, 122], [59, 81, 139], [44, 113, 142], [33, 144, 141],
+           [39, 173, 129], [92, 200, 99], [170, 220, 50], [253, 231, 37]]
+
+def colour(t):
+    # The README's colour map: 256 steps, linear between the 9 anchors.
+    step = int(np.floor(min(max(t, 0.0), 1.0) * 255.0 + 0.5))
+    at = step * 8.0 / 255.0
+    i = min(int(np.floor(at)), 7)
+    f = at - i
+    return tuple(int(np.floor(a + (b - a) * f + 0.5)) for a, b in zip(VIRIDIS[i], VIRIDIS[i + 1]))
+
+def pictures(out):
+    rng = np.random.default_rng(11)
+    info = {}
+    small = np.array([[0, 17, 34, 51, 68], [85, 102, 119, 136, np.nan], [np.inf, -np.inf, 255, 170, 187]], dtype="<f4")
+    info["small"] = save(out, "small", small, chunks=(2, 3), blocks=(1, 2))
+    info["rgb"] = save(out, "rgb", rng.integers(0, 256, (2, 6, 7, 3), dtype="u1"), chunks=(1, 4, 4, 3), blocks=(1, 2, 2, 3))
+    info["rgba"] = save(out, "rgba", rng.integers(0, 256, (5, 4, 4), dtype="u1"), chunks=(3, 4, 4), blocks=(3, 2, 4))
+    y, x = np.mgrid[0:1500, 0:700]
+    info["wide"] = save(out, "wide", (np.sin(y / 100.0) * np.cos(x / 50.0) * 1000).astype("<f4"), chunks=(256, 256), blocks=(64, 64))
+    info["line"] = save(out, "line", np.sin(np.arange(1000) / 40.0) * 3 + np.arange(1000) / 500.0, chunks=(300,), blocks=(100,))
+    y, x = np.mgrid[0:2000, 0:1500]
+    info["huge"] = save(out, "huge", (y * 1500 + x).astype("<f8"), chunks=(500, 500), blocks=(100, 100))
+    info["longline"] = save(out, "longline", np.sin(np.arange(3_000_000) / 20000.0), chunks=(500_000,), blocks=(10_000,))
+    return info
+
+def checkpng(png, npy, kind):
+    from PIL import Image
+    img = Image.open(png)
+    img.load()
+    arr = np.load(npy)
+    px = np.asarray(img)
+    res = {"size": list(img.size), "mode": img.mode, "text": {k: v.strip() for k, v in img.text.items()}}
+    problems = []
+    if kind in ("rgb", "rgba"):
+        if not np.array_equal(px, arr[0] if arr.ndim == 4 else arr):
+            problems.append("pixels differ from the array")
+    elif kind == "map":
+        h, w = arr.shape[-2:]
+        k = -(-max(h, w) // 512)
+        a = arr.reshape(-1, h, w)[0][::k, ::k].astype("f8")
+        fin = a[np.isfinite(a)]
+        lo, hi = fin.min(), fin.max()
+        if res["text"]["Range"].split() != [repr(float(lo)).replace("e+", "e"), repr(float(hi)).replace("e+", "e")] and            [float(v) for v in res["text"]["Range"].split()] != [lo, hi]:
+            problems.append("range %s, want %r %r" % (res["text"]["Range"], lo, hi))
+        for (r, c), v in np.ndenumerate(a):
+            if np.isnan(v):
+                want = (255, 0, 255)
+            elif v == np.inf:
+                want = colour(1.0)
+            elif v == -np.inf:
+                want = colour(0.0)
+            else:
+                want = colour((v - lo) / (hi - lo) if hi > lo else 0.5)
+            if tuple(int(x) for x in px[r, c]) != want:
+                problems.append("pixel %d,%d: %s, want %s (value %r)" % (c, r, tuple(px[r, c]), want, v))
+                break
+        res["shape"] = list(a.shape)
+    elif kind == "line":
+        n = arr.shape[0]
+        lo, hi = arr.min(), arr.max()
+        line = np.all(px == [31, 119, 180], axis=-1)
+        for x in range(512):
+            s = x * n // 512
+            e = min(max((x + 1) * n // 512, s + 1), n)
+            seg = arr[s:e]
+            top = int(np.floor((1 - (seg.max() - lo) / (hi - lo)) * 255 + 0.5))
+            bottom = int(np.floor((1 - (seg.min() - lo) / (hi - lo)) * 255 + 0.5))
+            rows = np.nonzero(line[:, x])[0]
+            if list(rows) != list(range(top, bottom + 1)):
+                problems.append("column %d: rows %s, want %d..%d" % (x, list(rows), top, bottom))
+                break
+    elif kind == "sampledline":
+        lo, hi = [float(v) for v in res["text"]["Range"].split()]
+        if not (lo in arr and hi in arr):
+            problems.append("range %r %r not values of the array" % (lo, hi))
+        line = np.all(px == [31, 119, 180], axis=-1)
+        drawn = [x for x in range(512) if line[:, x].any()]
+        if len(drawn) != 512:
+            problems.append("%d columns drawn" % len(drawn))
+        for x in drawn:
+            rows = np.nonzero(line[:, x])[0]
+            if list(rows) != list(range(rows[0], rows[-1] + 1)):
+                problems.append("column %d not one run" % x)
+                break
+    elif kind == "sampled":
+        lo, hi = [float(v) for v in res["text"]["Range"].split()]
+        a = arr.reshape(-1)
+        if not (lo in a and hi in a and lo < hi):
+            problems.append("range %r %r not values of the array" % (lo, hi))
+        # Every pixel shows a value of the sample's range through the colour map.
+        allowed = {colour(t) for t in np.arange(256) / 255.0}
+        seen = {tuple(int(x) for x in p) for p in px.reshape(-1, 3)}
+        if not seen <= allowed or len(seen) < 20:
+            problems.append("%d colours, %d outside the map" % (len(seen), len(seen - allowed)))
+    res["problems"] = problems
+    return res
+
+cmd = sys.argv[1]
+if cmd == "views":
+    res = views(sys.argv[2])
+elif cmd == "pictures":
+    res = pictures(sys.argv[2])
+elif cmd == "checkpng":
+    res = checkpng(sys.argv[2], sys.argv[3], sys.argv[4])
+elif cmd == "loadtxt":
+    res = loadtxt(sys.argv[2], sys.argv[3])
+else:
+    raise SystemExit("unknown command " + cmd)
+print(json.dumps(res))
+"#;
+
+/// Run a views-oracle command; its JSON answer.
+fn views_oracle(args: &[&OsStr]) -> serde_json::Value {
+    let out = Command::new(python()).arg("-c").arg(VIEWS_ORACLE).args(args).output().expect("run the python oracle");
+    assert!(out.status.success(), "python oracle {args:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("oracle said {:?}: {e}", String::from_utf8_lossy(&out.stdout)))
+}
+
+#[test]
+fn data_txt_loads_back_exactly_with_numpy_for_every_numeric_dtype() {
+    let src = tempfile::tempdir().unwrap();
+    let info = views_oracle(&[OsStr::new("views"), src.path().as_os_str()]);
+    let fs = filesystem(src.path(), 64 << 20, 0);
+    let out = tempfile::tempdir().unwrap();
+    for (name, entry) in info.as_object().unwrap() {
+        let dir = format!("{name}.b2nd");
+        if name == "strings" {
+            assert!(!names(&fs, ino(&fs, &dir)).contains(&"data.txt".to_string()), "no data.txt for strings");
+            fails(walk(&fs, &format!("{dir}/data.txt")), libc::ENOENT);
+            continue;
+        }
+        if name == "big" {
+            continue;
+        }
+        let listed = names(&fs, ino(&fs, &dir));
+        assert!(listed.contains(&"data.txt".to_string()), "{name}: {listed:?}");
+        let attr = walk(&fs, &format!("{dir}/data.txt")).unwrap();
+        let text = read_path(&fs, &format!("{dir}/data.txt"), 4093);
+        assert_eq!(text.len() as u64, attr.size, "{name}: size at stat time");
+        // Every line has the same length; lines = rows of the last axis.
+        let shape = dims(&entry["shape"]);
+        let nlines = if shape.len() >= 2 { shape[..shape.len() - 1].iter().product::<u64>() } else { shape[0] };
+        assert_eq!(text.iter().filter(|&&b| b == b'\n').count() as u64, nlines, "{name}: lines");
+        let line_len = text.iter().position(|&b| b == b'\n').unwrap() + 1;
+        assert_eq!(text.len(), line_len * nlines as usize, "{name}: fixed-width lines");
+        let path = out.path().join(format!("{name}.txt"));
+        std::fs::write(&path, &text).unwrap();
+        let check = views_oracle(&[OsStr::new("loadtxt"), path.as_os_str(), src.path().join(format!("{name}.npy")).as_os_str()]);
+        assert_eq!(check["equal"], true, "{name}: np.loadtxt gives back the array: {check}");
+
+        // A ranged read in the middle equals the same slice of the whole file.
+        let opened = fs.open(attr.ino, false).unwrap();
+        for (offset, size) in [(text.len() as u64 / 3, 1001u32), (text.len() as u64 / 2 + 3, 17), (text.len() as u64 - 5, 100)] {
+            let got = read(&fs, opened.fh, offset, size);
+            let end = (offset as usize + size as usize).min(text.len());
+            assert_eq!(got, &text[offset as usize..end], "{name}: {size} bytes at {offset}");
+        }
+        fs.release(opened.fh);
+    }
+}
+
+#[test]
+fn first_lines_of_data_txt_decode_only_the_first_blocks() {
+    let src = tempfile::tempdir().unwrap();
+    views_oracle(&[OsStr::new("views"), src.path().as_os_str()]);
+    let fs = filesystem(src.path(), 64 << 20, 0);
+    let attr = walk(&fs, "big.b2nd/data.txt").unwrap();
+    assert_eq!(attr.size, 512 * 2048 * 25, "24 bytes a value plus a separator");
+    let opened = fs.open(attr.ino, false).unwrap();
+    let head = read(&fs, opened.fh, 0, 4096);
+    let text = String::from_utf8(head).unwrap();
+    let values: Vec<&str> = text.split_ascii_whitespace().collect();
+    assert_eq!(values[..4], ["0", "1", "2", "3"]);
+    assert_eq!(&text[..25], &format!("{:>24} ", 0));
+    // The second line starts at item 2048 (row 1, in the same 8 x 256 block).
+    let line2 = read(&fs, opened.fh, 2048 * 25, 25);
+    assert_eq!(line2, format!("{:>24} ", 2048).as_bytes());
+    fs.release(opened.fh);
+    let doc = stats(&fs);
+    // 4096 bytes = 164 items of row 0, all in block (0, 0) of 8 x 256 items, as is item 2048.
+    assert_eq!(doc["blocks_decoded"], 1, "{doc}");
+}
+
+#[test]
+fn preview_png_decodes_with_pillow_to_the_expected_picture() {
+    let src = tempfile::tempdir().unwrap();
+    views_oracle(&[OsStr::new("pictures"), src.path().as_os_str()]);
+    // Previews to look at: BLOSC2FS_PREVIEW_DIR=/some/dir.
+    let keep = std::env::var_os("BLOSC2FS_PREVIEW_DIR").map(PathBuf::from);
+    let out = tempfile::tempdir().unwrap();
+    let fs = filesystem(src.path(), 64 << 20, 0);
+    let cases = [
+        ("small", "map", (5, 3), "RGB"),
+        ("rgb", "rgb", (7, 6), "RGB"),
+        ("rgba", "rgba", (4, 5), "RGBA"),
+        ("wide", "map", (234, 500), "RGB"),
+        ("line", "line", (512, 256), "RGB"),
+    ];
+    for (name, kind, (w, h), mode) in cases {
+        let path = format!("{name}.b2nd/preview.png");
+        assert!(names(&fs, ino(&fs, &format!("{name}.b2nd"))).contains(&"preview.png".to_string()), "{name}");
+        let attr = walk(&fs, &path).unwrap();
+        let png = read_path(&fs, &path, 4093);
+        assert_eq!(png.len() as u64, attr.size, "{name}: size at stat time");
+        let file = out.path().join(format!("{name}.png"));
+        std::fs::write(&file, &png).unwrap();
+        if let Some(dir) = &keep {
+            std::fs::write(dir.join(format!("{name}.png")), &png).unwrap();
+        }
+        let check = views_oracle(&[OsStr::new("checkpng"), file.as_os_str(), src.path().join(format!("{name}.npy")).as_os_str(), OsStr::new(kind)]);
+        assert_eq!(check["size"], serde_json::json!([w, h]), "{name}: {check}");
+        assert_eq!(check["mode"], mode, "{name}: {check}");
+        assert_eq!(check["text"]["Sampled"], "no", "{name}: {check}");
+        assert_eq!(check["problems"], serde_json::json!([]), "{name}: {check}");
+    }
+    let check = views_oracle(&[OsStr::new("checkpng"), out.path().join("small.png").as_os_str(), src.path().join("small.npy").as_os_str(), OsStr::new("map")]);
+    assert_eq!(check["text"]["Range"], "0 255", "{check}");
+
+    // Larger than the cache: a sampled mosaic decoding at most 64 blocks.
+    let fs = filesystem(src.path(), 4 << 20, 0);
+    let png = read_path(&fs, "huge.b2nd/preview.png", 1 << 20);
+    let decoded = stats(&fs)["blocks_decoded"].as_u64().unwrap();
+    assert!((32..=64).contains(&decoded), "one block per tile, at most 64: {decoded}");
+    let file = out.path().join("huge.png");
+    std::fs::write(&file, &png).unwrap();
+    if let Some(dir) = &keep {
+        std::fs::write(dir.join("huge.png"), &png).unwrap();
+    }
+    let check = views_oracle(&[OsStr::new("checkpng"), file.as_os_str(), src.path().join("huge.npy").as_os_str(), OsStr::new("sampled")]);
+    assert_eq!(check["size"], serde_json::json!([375, 500]), "{check}");
+    assert!(check["text"]["Sampled"].as_str().unwrap().starts_with("yes"), "{check}");
+    assert_eq!(check["problems"], serde_json::json!([]), "{check}");
+    // A long 1-D array: a sampled line plot.
+    let fs1 = filesystem(src.path(), 4 << 20, 0);
+    let line_png = read_path(&fs1, "longline.b2nd/preview.png", 1 << 20);
+    let decoded = stats(&fs1)["blocks_decoded"].as_u64().unwrap();
+    assert!((32..=64).contains(&decoded), "one block per tile, at most 64: {decoded}");
+    let file = out.path().join("longline.png");
+    std::fs::write(&file, &line_png).unwrap();
+    if let Some(dir) = &keep {
+        std::fs::write(dir.join("longline.png"), &line_png).unwrap();
+    }
+    let check = views_oracle(&[OsStr::new("checkpng"), file.as_os_str(), src.path().join("longline.npy").as_os_str(), OsStr::new("sampledline")]);
+    assert_eq!(check["size"], serde_json::json!([512, 256]), "{check}");
+    assert!(check["text"]["Sampled"].as_str().unwrap().starts_with("yes"), "{check}");
+    assert_eq!(check["problems"], serde_json::json!([]), "{check}");
+    // Drawn once per version: a second open decodes nothing more.
+    let before = stats(&fs)["blocks_decoded"].clone();
+    assert!(read_path(&fs, "huge.b2nd/preview.png", 1 << 20) == png);
+    assert_eq!(stats(&fs)["blocks_decoded"], before);
 }

@@ -282,3 +282,38 @@ fn sixteen_readers_with_a_tiny_cache_get_exact_bytes() {
     eprintln!("load: {} random bytes checked, peak RSS {} MiB, stats {stats}", checked.load(Ordering::Relaxed), hwm / 1024);
     assert!(hwm < 64 * 1024, "peak RSS {hwm} KiB with a 256 KiB cache");
 }
+
+#[test]
+fn damaged_array_gives_eio_on_its_views_and_the_mount_lives() {
+    let Some(_guard) = serial_with_fuse() else { return };
+    let manifest = read_manifest(&fixtures_dir());
+    let original = fixtures_dir().join(manifest["codec_zstd_shuffle"]["path"].as_str().unwrap());
+    // Garble the header of chunk 0 (located through the format layer).
+    let array = blosc2fs::source::open_array(&original).unwrap();
+    let blosc2fs::format::ChunkOffset::Stored(off) = array.frame().offsets[0] else { panic!("chunk 0 is special") };
+    let base = (array.frame().header_len + off) as usize;
+    let mut bytes = std::fs::read(&original).unwrap();
+    for b in &mut bytes[base..base + 32] {
+        *b ^= 0x5a;
+    }
+    let src = tempfile::tempdir().unwrap();
+    std::fs::write(src.path().join("bad.b2nd"), &bytes).unwrap();
+    std::fs::copy(&original, src.path().join("good.b2nd")).unwrap();
+    let m = Mount::start(src.path(), &["--cache-size", "64M"]);
+    let bad = m.path().join("bad.b2nd");
+    let mut buf = vec![0u8; 4096];
+    let data = std::fs::File::open(bad.join("data")).unwrap();
+    assert_eq!(data.read_at(&mut buf, 0).unwrap_err().raw_os_error(), Some(libc::EIO), "the damage is detected");
+    let text = std::fs::File::open(bad.join("data.txt")).unwrap();
+    assert_eq!(text.read_at(&mut buf, 0).unwrap_err().raw_os_error(), Some(libc::EIO));
+    for _ in 0..2 {
+        let err = std::fs::read(bad.join("preview.png")).unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::EIO), "{err}");
+    }
+    // The daemon lives, said why, and the intact array's views read.
+    assert!(std::path::Path::new(&format!("/proc/{}", m.pid())).exists(), "daemon died; log:\n{}", m.log_text());
+    assert!(m.log_text().contains("preview.png"), "no log line; log:\n{}", m.log_text());
+    let good = std::fs::read(m.path().join("good.b2nd/preview.png")).unwrap();
+    assert_eq!(&good[1..4], b"PNG");
+    assert_eq!(std::fs::read(m.path().join("good.b2nd/data.txt")).unwrap().len(), 45 * 37 * 16);
+}

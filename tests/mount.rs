@@ -36,6 +36,8 @@ fn tree_layout_and_exact_bytes_of_every_fixture() {
         assert!(dir.is_dir(), "{name}: {} is not a directory", dir.display());
         let mut names: Vec<String> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
         names.sort();
+        // The views (data.txt, preview.png) depend on the dtype: see views_read_with_head_and_pillow.
+        names.retain(|n| n != "data.txt" && n != "preview.png");
         assert_eq!(names, ["chunks", "data", "data.npy", "meta.json"], "{name}");
         let data = std::fs::read(dir.join("data")).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(data.len() as u64, entry["size"].as_u64().unwrap(), "{name}: size");
@@ -507,4 +509,46 @@ fn source_truncated_in_place_gives_eio_to_open_readers_not_mixed_bytes() {
     let meta: serde_json::Value = serde_json::from_slice(&std::fs::read(m.path().join("t.b2frame/meta.json")).unwrap()).unwrap();
     assert!(meta["error"].as_str().unwrap().contains("frame"), "{meta}");
     assert!(std::path::Path::new(&format!("/proc/{}", m.pid())).exists(), "daemon died");
+}
+
+#[test]
+fn views_read_with_head_and_pillow() {
+    let Some(_guard) = serial_with_fuse() else { return };
+    let m = Mount::start(&fixtures_dir(), &[]);
+    let manifest = read_manifest(&fixtures_dir());
+    let dir = m.path().join(manifest["dtype_le_f8"]["path"].as_str().unwrap());
+    // Which arrays have views: numeric dtypes get data.txt, numeric arrays with axes preview.png.
+    for (name, has_text, has_png) in [("dtype_le_f8", true, true), ("dtype_S7", false, false), ("shape_0d_f8", true, false), ("frame_f32", false, false)] {
+        let d = m.path().join(manifest[name]["path"].as_str().unwrap());
+        assert_eq!(d.join("data.txt").exists(), has_text, "{name}");
+        assert_eq!(d.join("preview.png").exists(), has_png, "{name}");
+    }
+    // head: the first three lines, 21 values each (33 x 21 float64).
+    let out = Command::new("head").arg("-n").arg("3").arg(dir.join("data.txt")).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.lines().count(), 3);
+    let data = std::fs::read(dir.join("data")).unwrap();
+    for (i, v) in text.split_ascii_whitespace().enumerate() {
+        let want = f64::from_le_bytes(data[i * 8..i * 8 + 8].try_into().unwrap());
+        assert_eq!(v.parse::<f64>().unwrap().to_bits(), want.to_bits(), "value {i}: {v}");
+    }
+    assert_eq!(std::fs::metadata(dir.join("data.txt")).unwrap().len(), 33 * 21 * 25);
+    // The PNG: cp gets it whole, Pillow decodes it (21 x 33, RGB), numpy reloads the text.
+    let copy = tempfile::tempdir().unwrap();
+    let png = copy.path().join("preview.png");
+    assert!(Command::new("cp").arg(dir.join("preview.png")).arg(&png).status().unwrap().success());
+    assert_eq!(std::fs::metadata(&png).unwrap().len(), std::fs::metadata(dir.join("preview.png")).unwrap().len());
+    let code = r#"
+import sys, json, numpy as np
+from PIL import Image
+img = Image.open(sys.argv[1]); img.load()
+txt = np.loadtxt(sys.argv[2])
+npy = np.load(sys.argv[3])
+print(json.dumps({"size": list(img.size), "mode": img.mode, "sampled": img.text["Sampled"].strip(),
+                  "text_equal": bool(np.array_equal(txt, npy, equal_nan=True))}))
+"#;
+    let out = run_python(code, &[png.to_str().unwrap(), dir.join("data.txt").to_str().unwrap(), dir.join("data.npy").to_str().unwrap()]);
+    let doc: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(doc, serde_json::json!({"size": [21, 33], "mode": "RGB", "sampled": "no", "text_equal": true}));
 }

@@ -13,9 +13,11 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::format::Problem;
-use crate::read::{Planner, Stats, StreamState};
+use crate::format::{Array, Problem};
+use crate::read::{Planner, Stats, StreamState, View};
 
+use super::preview::PreviewPlan;
+use super::text::TextLayout;
 use super::{Attr, Content, DirEntry, FsError, Loaded, OnLoad, Tree};
 
 /// Inodes whose last served array version is remembered (to keep the
@@ -26,6 +28,9 @@ const SERVED_VERSIONS: usize = 64 * 1024;
 /// (array, chunk) pairs whose read errors were logged; once forgotten, an
 /// error is logged again (the log repeats, the bytes never mix).
 const REPORTED_ERRORS: usize = 4096;
+
+/// Previews kept (one per array version; each at most about 1 MiB).
+const PREVIEWS: usize = 32;
 
 /// Directory entries a readdir call returns at most.
 const READDIR_BATCH: usize = 4096;
@@ -68,7 +73,13 @@ pub struct Filesystem {
     served: Mutex<lru::LruCache<u64, u64>>,
     /// Read errors already logged (bounded, see [`REPORTED_ERRORS`]).
     reported: Mutex<lru::LruCache<(u64, u64), ()>>,
+    /// `preview.png` bytes by array id (bounded, see [`PREVIEWS`]); the
+    /// slot's lock makes concurrent opens draw a preview once.
+    previews: Mutex<lru::LruCache<u64, PreviewSlot>>,
 }
+
+/// One array version's preview, once drawn.
+type PreviewSlot = Arc<Mutex<Option<Arc<Vec<u8>>>>>;
 
 fn bounded<K: std::hash::Hash + Eq, V>(n: usize) -> Mutex<lru::LruCache<K, V>> {
     Mutex::new(lru::LruCache::new(NonZeroUsize::new(n).unwrap_or(NonZeroUsize::MIN)))
@@ -88,6 +99,7 @@ impl Filesystem {
             next_fh: AtomicU64::new(1),
             served: bounded(SERVED_VERSIONS),
             reported: bounded(REPORTED_ERRORS),
+            previews: bounded(PREVIEWS),
         })
     }
 
@@ -134,15 +146,36 @@ impl Filesystem {
             return Err(FsError::ReadOnly);
         }
         let (content, loaded) = self.tree.open(ino)?;
+        let content = match content {
+            Content::Preview { array, plan } => Content::Static(self.preview(&array, &plan)?),
+            other => other,
+        };
         let (keep_cache, direct_io) = match &content {
             Content::Stats => (false, true),
-            Content::Array { .. } if self.config.direct_io => (false, true),
+            Content::Array { .. } | Content::Text { .. } if self.config.direct_io => (false, true),
             _ => (self.same_version_as_last_served(ino, loaded.as_deref()), false),
         };
         let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
         self.handles.lock().unwrap_or_else(|e| e.into_inner()).insert(fh, Arc::new(OpenFile { content, stream: StreamState::default(), _version: loaded }));
         Stats::add(&self.stats().open_files, 1);
         Ok(Opened { fh, keep_cache, direct_io })
+    }
+
+    /// The `preview.png` of `array`: kept from an earlier open, or drawn now
+    /// (a failure is logged and not kept).
+    fn preview(&self, array: &Arc<Array>, plan: &PreviewPlan) -> Result<Arc<Vec<u8>>, FsError> {
+        let slot = self.previews.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(array.id(), PreviewSlot::default).clone();
+        let mut kept = slot.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(bytes) = &*kept {
+            return Ok(bytes.clone());
+        }
+        let bytes = Arc::new(plan.render(array, &self.planner).map_err(|e| {
+            Stats::add(&self.stats().read_errors, 1);
+            log::error!("{e} (drawing preview.png)");
+            FsError::from(e)
+        })?);
+        *kept = Some(bytes.clone());
+        Ok(bytes)
     }
 
     /// Immutable while the source is unchanged: the kernel may keep its page
@@ -164,12 +197,36 @@ impl Filesystem {
         match &handle.content {
             Content::Static(bytes) => Ok(slice(bytes)),
             Content::Stats => Ok(slice(&self.stats_json())),
+            // Never kept by a handle: open draws it into a Static.
+            Content::Preview { .. } => Err(FsError::BadHandle),
             Content::Array { array, view } => self.planner.read_stream(array, view, &handle.stream, offset, size as u64).map_err(|e| {
                 Stats::add(&self.stats().read_errors, 1);
                 self.report(array.id(), &e);
                 FsError::from(e)
             }),
+            Content::Text { array, layout } => self.read_text(array, layout, &handle.stream, offset, size as u64).map_err(|e| {
+                Stats::add(&self.stats().read_errors, 1);
+                self.report(array.id(), &e);
+                FsError::from(e)
+            }),
         }
+    }
+
+    /// Bytes of `data.txt`: the items they show, read through the planner.
+    /// A first item cut by the read's start is read on its own, so that a
+    /// sequential reader's data reads stay sequential (and prefetched).
+    fn read_text(&self, array: &Arc<Array>, layout: &TextLayout, stream: &StreamState, offset: u64, size: u64) -> Result<Vec<u8>, crate::format::Error> {
+        let itemsize = layout.itemsize() as u64;
+        let cut = !offset.is_multiple_of(layout.item_width());
+        layout.read(offset, size, |start, len| {
+            if cut && len > itemsize {
+                let mut data = self.planner.read(array, &View::Data, start, itemsize)?;
+                data.extend(self.planner.read_stream(array, &View::Data, stream, start + itemsize, len - itemsize)?);
+                Ok(data)
+            } else {
+                self.planner.read_stream(array, &View::Data, stream, start, len)
+            }
+        })
     }
 
     /// Log a read failure once per (array, chunk).

@@ -22,6 +22,10 @@ pub enum Role {
     Zarray,
     /// The mount's `.stats` file (only node 0, the root, has one).
     Stats,
+    /// An array's `data.txt`: its values as fixed-width text.
+    Text,
+    /// An array's `preview.png`: a picture of it.
+    Preview,
     /// A chunk's file in `chunks/`, by chunk number (C order over the chunk
     /// grid); the number must be below [`MAX_CHUNK_FILES`].
     Chunk(u64),
@@ -40,6 +44,8 @@ fn role_code(role: Role) -> u64 {
         Role::ChunksDir => 4,
         Role::Zarray => 5,
         Role::Stats => 6,
+        Role::Text => 7,
+        Role::Preview => 8,
         Role::Chunk(c) => CHUNK_BASE + c,
     }
 }
@@ -65,6 +71,8 @@ pub fn decode(ino: u64) -> Option<(u32, Role)> {
         4 => Role::ChunksDir,
         5 => Role::Zarray,
         6 => Role::Stats,
+        7 => Role::Text,
+        8 => Role::Preview,
         c if c >= CHUNK_BASE => Role::Chunk(c - CHUNK_BASE),
         _ => return None,
     };
@@ -78,10 +86,10 @@ mod tests {
     #[test]
     fn root_is_one_and_roundtrips() {
         assert_eq!(encode(0, Role::Node), 1);
-        for (node, role) in [(0, Role::Stats), (7, Role::Data), (u32::MAX - 1, Role::Chunk(MAX_CHUNK_FILES - 1)), (3, Role::Chunk(0))] {
+        for (node, role) in [(0, Role::Stats), (7, Role::Data), (2, Role::Text), (2, Role::Preview), (u32::MAX - 1, Role::Chunk(MAX_CHUNK_FILES - 1)), (3, Role::Chunk(0))] {
             assert_eq!(decode(encode(node, role)), Some((node, role)));
         }
         assert_eq!(decode(0), None);
-        assert_eq!(decode(8), None);
+        assert_eq!(decode(10), None);
     }
 }

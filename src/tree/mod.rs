@@ -3,7 +3,8 @@
 //!
 //! Source directories are mirrored; every Blosc2 file (contiguous frame or
 //! sparse-frame directory) becomes a directory holding `meta.json`, `data`,
-//! `data.npy` and `chunks/`. Directories are scanned lazily, when listed or
+//! `data.npy` and `chunks/`, plus the views `data.txt` (numeric dtypes) and
+//! `preview.png` (numeric arrays of at least one axis). Directories are scanned lazily, when listed or
 //! looked up, so mounting a large tree opens nothing.
 
 pub mod access;
@@ -14,6 +15,9 @@ pub mod inode;
 pub mod meta_json;
 pub mod npy;
 pub mod redact;
+pub mod preview;
+pub mod preview_png;
+pub mod text;
 pub mod zarr;
 
 use std::collections::HashMap;
@@ -23,7 +27,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 use std::time::SystemTime;
 
-use crate::format::{grid_coords, linear, Array, Region, SPARSE_INDEX};
+use crate::format::{grid_coords, linear, Array, Region, Shape, SPARSE_INDEX};
 use crate::read::View;
 use crate::source::{is_sparse_dir, sniff_frame, FileSource};
 
@@ -32,6 +36,8 @@ pub use entry::{ArrayEntry, Loaded};
 pub use error::FsError;
 pub use fs::{Filesystem, FsConfig};
 use inode::Role;
+use preview::PreviewPlan;
+use text::TextLayout;
 
 /// Told of every array the tree opens (the read layer preloads its layouts).
 pub type OnLoad = Arc<dyn Fn(&Arc<Array>) + Send + Sync>;
@@ -94,6 +100,30 @@ pub enum Content {
     },
     /// The mount's statistics (filled in by the adapter at each read).
     Stats,
+    /// `data.txt`: the array's values as text, rendered on demand.
+    Text {
+        /// The array version the file was opened on.
+        array: Arc<Array>,
+        /// Where each item's text lies.
+        layout: Arc<TextLayout>,
+    },
+    /// `preview.png`, drawn at open (the filesystem keeps it per version).
+    Preview {
+        /// The array version the file was opened on.
+        array: Arc<Array>,
+        /// What to draw.
+        plan: Arc<PreviewPlan>,
+    },
+}
+
+/// The text layout of `data.txt` for `array`, when its dtype is numeric.
+pub fn text_layout(array: &Array) -> Option<TextLayout> {
+    let shape = match array.shape() {
+        Shape::Nd { geometry, .. } => geometry.shape.clone(),
+        Shape::Plain { .. } => vec![array.data_len() / (array.frame().typesize as u64).max(1)],
+    };
+    let layout = TextLayout::new(&entry::presented_dtype(array), &shape)?;
+    (layout.itemsize() as u64 == array.frame().typesize as u64).then_some(layout)
 }
 
 #[derive(Debug)]
@@ -264,6 +294,8 @@ impl Tree {
             Role::MetaJson => file(loaded.meta_json.len() as u64, mtime),
             Role::Data => file(array.data_len(), mtime),
             Role::Npy => file(loaded.npy_header.len() as u64 + array.data_len(), mtime),
+            Role::Text => file(text_layout(array).ok_or(FsError::NotFound)?.len(), mtime),
+            Role::Preview => file(PreviewPlan::new(array).ok_or(FsError::NotFound)?.len(), mtime),
             Role::Zarray => file(loaded.zarray.as_ref().ok_or(FsError::NotFound)?.len() as u64, mtime),
             Role::Chunk(c) if c < array.nchunks() => {
                 file(array.region_len(Region::Chunk(c)).map_err(|p| crate::format::Error::new(array.name(), p))?, mtime)
@@ -297,6 +329,8 @@ impl Tree {
                     Some(".stats") if node == 0 => Role::Stats,
                     Some("data") if loaded.array.is_some() => Role::Data,
                     Some("data.npy") if loaded.array.is_some() => Role::Npy,
+                    Some("data.txt") if loaded.array.as_deref().and_then(text_layout).is_some() => Role::Text,
+                    Some("preview.png") if loaded.array.as_deref().and_then(PreviewPlan::new).is_some() => Role::Preview,
                     Some("chunks") if loaded.array.is_some() => Role::ChunksDir,
                     _ => return Err(FsError::NotFound),
                 };
@@ -349,6 +383,12 @@ impl Tree {
                 if loaded.array.is_some() {
                     fixed.push((inode::encode(node, Role::Data), Kind::File, OsString::from("data")));
                     fixed.push((inode::encode(node, Role::Npy), Kind::File, OsString::from("data.npy")));
+                    if loaded.array.as_deref().and_then(text_layout).is_some() {
+                        fixed.push((inode::encode(node, Role::Text), Kind::File, OsString::from("data.txt")));
+                    }
+                    if loaded.array.as_deref().and_then(PreviewPlan::new).is_some() {
+                        fixed.push((inode::encode(node, Role::Preview), Kind::File, OsString::from("preview.png")));
+                    }
                     fixed.push((inode::encode(node, Role::ChunksDir), Kind::Dir, OsString::from("chunks")));
                 }
                 out = fixed;
@@ -408,6 +448,16 @@ impl Tree {
         let content = match role {
             Role::MetaJson => Content::Static(loaded.meta_json.clone()),
             Role::Zarray => Content::Static(loaded.zarray.clone().ok_or(FsError::NotFound)?),
+            Role::Text => {
+                let array = loaded.array.clone().ok_or(FsError::NotFound)?;
+                let layout = Arc::new(text_layout(&array).ok_or(FsError::NotFound)?);
+                Content::Text { array, layout }
+            }
+            Role::Preview => {
+                let array = loaded.array.clone().ok_or(FsError::NotFound)?;
+                let plan = Arc::new(PreviewPlan::new(&array).ok_or(FsError::NotFound)?);
+                Content::Preview { array, plan }
+            }
             Role::Data | Role::Npy | Role::Chunk(_) => {
                 let array = loaded.array.clone().ok_or(FsError::NotFound)?;
                 let view = match role {
