@@ -4,36 +4,19 @@
 //! size, mtime) changed, the array is opened again under a new id, so new
 //! opens see the new content while open handles keep the version they got.
 
-use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::SystemTime;
 
 use serde_json::{json, Value as Json};
 
-use crate::format::{simple_dtype_itemsize, Array, Shape, SPARSE_INDEX};
-use crate::source::open_array;
+use crate::format::{simple_dtype_itemsize, Array, Shape, Version};
 
+use crate::read::RowSelection;
+
+use super::location::Origin;
+use super::store::RowMap;
 use super::{meta_json, npy, zarr, OnLoad};
-
-/// Identity of a source file version.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Stamp {
-    dev: u64,
-    ino: u64,
-    size: u64,
-    mtime_ns: i128,
-}
-
-impl Stamp {
-    /// The stamp of a file from its metadata: device, inode, size and
-    /// modification time (in nanoseconds). Two stamps differ when `stat` can see
-    /// that the file changed.
-    pub fn of(meta: &std::fs::Metadata) -> Stamp {
-        Stamp { dev: meta.dev(), ino: meta.ino(), size: meta.size(), mtime_ns: meta.mtime() as i128 * 1_000_000_000 + meta.mtime_nsec() as i128 }
-    }
-}
 
 /// Everything presented for one version of an array.
 #[derive(Debug)]
@@ -41,9 +24,9 @@ pub struct Loaded {
     /// Distinct for every load, so callers can tell versions apart.
     pub version: u64,
     /// Identity of the source when this version was loaded (for a sparse frame,
-    /// of its `chunks.b2frame` index); a different stamp now means the source
-    /// changed.
-    pub stamp: Stamp,
+    /// of its `chunks.b2frame` index; for a store value, of its store); a
+    /// different version now means the source changed.
+    pub stamp: Version,
     /// Modification time of that file: the mtime of every presented entry of
     /// this version.
     pub mtime: SystemTime,
@@ -66,9 +49,12 @@ pub struct Loaded {
     /// (JSON, N-d arrays only) and `user.blosc2.codec`. Empty when the array could
     /// not be opened.
     pub xattrs: Vec<(String, Vec<u8>)>,
+    /// For a table column: the views of its valid rows (`data`, `data.npy`);
+    /// then `data` and `data.npy` show those rows only and there is no `chunks/`.
+    pub rows: Option<[Arc<RowSelection>; 2]>,
 }
 
-/// An array node: its source path and the version it presents.
+/// An array node: where its bytes come from and the version it presents.
 ///
 /// A node presents one version of its source: once loaded it does not
 /// change (its inodes keep their sizes and bytes, so open handles never see
@@ -77,11 +63,12 @@ pub struct Loaded {
 /// reloads in place. Once a newer node presents the path, this one is
 /// retired: it keeps its version only while open files hold it.
 pub struct ArrayEntry {
-    /// Path of the source: a frame file or a sparse frame's directory.
-    pub path: PathBuf,
+    /// Where the array's bytes come from.
+    pub origin: Origin,
     in_place: bool,
     state: Mutex<State>,
     on_load: Option<OnLoad>,
+    rows: Option<Arc<RowMap>>,
 }
 
 /// What an entry holds of its version.
@@ -96,15 +83,20 @@ enum State {
 
 impl std::fmt::Debug for ArrayEntry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ArrayEntry").field("path", &self.path).field("in_place", &self.in_place).finish_non_exhaustive()
+        f.debug_struct("ArrayEntry").field("origin", &self.origin.name()).field("in_place", &self.in_place).finish_non_exhaustive()
     }
 }
 
 impl ArrayEntry {
-    /// An entry for the array at `path`; `on_load` is told of every array
+    /// An entry for the array at `origin`; `on_load` is told of every array
     /// opened for it (the read layer preloads its layouts).
-    pub fn new(path: PathBuf, in_place: bool, on_load: Option<OnLoad>) -> ArrayEntry {
-        ArrayEntry { path, in_place, state: Mutex::new(State::Empty), on_load }
+    pub fn new(origin: Origin, in_place: bool, on_load: Option<OnLoad>) -> ArrayEntry {
+        ArrayEntry { origin, in_place, state: Mutex::new(State::Empty), on_load, rows: None }
+    }
+
+    /// An entry for a table column: only the stored rows in `rows` are shown.
+    pub fn column(origin: Origin, rows: Arc<RowMap>, on_load: Option<OnLoad>) -> ArrayEntry {
+        ArrayEntry { origin, in_place: false, state: Mutex::new(State::Empty), on_load, rows: Some(rows) }
     }
 
     /// A newer node presents this path now: let go of this version (open
@@ -116,18 +108,8 @@ impl ArrayEntry {
         }
     }
 
-    /// The file whose identity tells the version (the index file of a sparse frame).
-    fn stamp_path(&self) -> PathBuf {
-        if self.path.is_dir() {
-            self.path.join(SPARSE_INDEX)
-        } else {
-            self.path.clone()
-        }
-    }
-
-    fn stat(&self) -> std::io::Result<(Stamp, SystemTime)> {
-        let meta = std::fs::metadata(self.stamp_path())?;
-        Ok((Stamp::of(&meta), meta.modified().unwrap_or(SystemTime::UNIX_EPOCH)))
+    fn stat(&self) -> std::io::Result<(Version, SystemTime)> {
+        self.origin.version()
     }
 
     /// Whether the source changed (or vanished) since this entry loaded it.
@@ -157,27 +139,27 @@ impl ArrayEntry {
             if loaded.stamp == stamp {
                 return Ok(loaded.clone());
             }
-            log::info!("{} changed; reopening", self.path.display());
+            log::info!("{} changed; reopening", self.origin.name().display());
         }
         let (stamp, mtime) = self.stat()?;
-        let loaded = Arc::new(load(&self.path, stamp, mtime, self.on_load.as_ref()));
+        let loaded = Arc::new(load(&self.origin, stamp, mtime, self.on_load.as_ref(), self.rows.as_deref()));
         *state = State::Loaded(loaded.clone());
         Ok(loaded)
     }
 }
 
-fn load(path: &Path, stamp: Stamp, mtime: SystemTime, on_load: Option<&OnLoad>) -> Loaded {
-    match open_array(path) {
+fn load(origin: &Origin, stamp: Version, mtime: SystemTime, on_load: Option<&OnLoad>, rows: Option<&RowMap>) -> Loaded {
+    match origin.open() {
         Ok(array) => {
             let array = Arc::new(array);
             if let Some(on_load) = on_load {
                 on_load(&array);
             }
-            present(array, stamp, mtime)
+            present(array, stamp, mtime, rows)
         }
         Err(e) => {
             log::warn!("{e}");
-            let doc = json!({ "file": path.display().to_string(), "error": e.problem.to_string() });
+            let doc = json!({ "file": origin.name().display().to_string(), "error": e.problem.to_string() });
             Loaded {
                 version: next_version(),
                 stamp,
@@ -188,6 +170,7 @@ fn load(path: &Path, stamp: Stamp, mtime: SystemTime, on_load: Option<&OnLoad>) 
                 zarray: None,
                 chunk_grid: Vec::new(),
                 xattrs: Vec::new(),
+                rows: None,
             }
         }
     }
@@ -220,10 +203,11 @@ pub fn presented_dtype(array: &Array) -> String {
     format!("|V{typesize}")
 }
 
-fn present(array: Arc<Array>, stamp: Stamp, mtime: SystemTime) -> Loaded {
+fn present(array: Arc<Array>, stamp: Version, mtime: SystemTime, rows: Option<&RowMap>) -> Loaded {
     let dtype = presented_dtype(&array);
     let typesize = array.frame().typesize as u64;
-    let (shape, chunkshape, chunk_grid, zarr_chunks): (Vec<u64>, Option<Vec<u64>>, Vec<u64>, Option<Vec<u64>>) = match array.shape() {
+    #[allow(unused_mut)]
+    let (mut shape, chunkshape, chunk_grid, mut zarr_chunks): (Vec<u64>, Option<Vec<u64>>, Vec<u64>, Option<Vec<u64>>) = match array.shape() {
         Shape::Nd { geometry, .. } => (
             geometry.shape.clone(),
             Some(geometry.chunkshape.clone()),
@@ -238,7 +222,30 @@ fn present(array: Arc<Array>, stamp: Stamp, mtime: SystemTime) -> Loaded {
             (vec![items], None, vec![array.nchunks()], chunks)
         }
     };
-    let (npy_dtype, npy_shape) = if array.data_len().is_multiple_of(typesize) {
+    let mut row_views = None;
+    let mut meta_doc = meta_json::render(&array);
+    if let Some(rows) = rows {
+        // A column: the valid rows among its first dimension.
+        let stored_rows = shape.first().copied().unwrap_or(0);
+        let row_bytes = super::store::row_bytes(&array).unwrap_or(typesize);
+        let clipped = rows.clipped(stored_rows);
+        if shape.is_empty() {
+            shape.push(clipped.count);
+        } else {
+            shape[0] = clipped.count;
+        }
+        zarr_chunks = None;
+        if let Some(obj) = meta_doc.as_object_mut() {
+            obj.insert("rows_shown".into(), json!(clipped.count));
+            obj.insert("rows_stored".into(), json!(stored_rows));
+        }
+        let npy_header = Arc::new(npy::header(&dtype, &shape));
+        row_views = Some([
+            Arc::new(RowSelection::new(clipped.runs.clone(), row_bytes, Arc::new(Vec::new()))),
+            Arc::new(RowSelection::new(clipped.runs, row_bytes, npy_header)),
+        ]);
+    }
+    let (npy_dtype, npy_shape) = if row_views.is_some() || array.data_len().is_multiple_of(typesize) {
         (dtype.clone(), shape.clone())
     } else {
         ("|u1".to_string(), vec![array.data_len()])
@@ -259,11 +266,12 @@ fn present(array: Arc<Array>, stamp: Stamp, mtime: SystemTime) -> Loaded {
         version: next_version(),
         stamp,
         mtime,
-        meta_json: Arc::new(json_bytes(&meta_json::render(&array))),
+        meta_json: Arc::new(json_bytes(&meta_doc)),
         npy_header: Arc::new(npy::header(&npy_dtype, &npy_shape)),
         zarray,
         chunk_grid,
         xattrs,
+        rows: row_views,
         array: Some(array),
     }
 }
