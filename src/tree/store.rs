@@ -401,6 +401,47 @@ pub fn error_meta(path: &Path, error: &Error) -> Arc<Vec<u8>> {
     json_bytes(&json!({ "file": path.display().to_string(), "error": error.problem.to_string() }))
 }
 
+/// The store's presented tree as text (`blosc2fs info STORE --tree`): one
+/// line per folder and value, indented by depth, with where each value lies
+/// and its dtype and shape (or why it cannot be opened).
+pub fn tree_text(store: &LoadedStore) -> String {
+    let mut out = format!("{} ({} {}, {} keys)\n", store.store.path().display(), store.store.format().name(), store.store.class(), store.store.values().keys().filter(|k| !is_hidden_key(k)).count());
+    fn walk(store: &LoadedStore, key: &str, depth: usize, out: &mut String) {
+        let Some(children) = store.folders.get(key) else { return };
+        for (name, child) in children {
+            let pad = "  ".repeat(depth + 1);
+            let name = name.to_string_lossy();
+            match child {
+                ChildKind::Group(k) => {
+                    out.push_str(&format!("{pad}{name}/\n"));
+                    walk(store, k, depth + 1, out);
+                }
+                ChildKind::Table(k) => {
+                    let rows = match &*store.table(k) {
+                        Ok(info) => format!("{} rows", info.rows.count),
+                        Err(e) => format!("error: {e}"),
+                    };
+                    out.push_str(&format!("{pad}{name}/  ctable, {rows}\n"));
+                    walk(store, k, depth + 1, out);
+                }
+                ChildKind::Value(k) | ChildKind::Column { key: k, .. } => {
+                    let home = store.store.values().get(k).map(home_label).unwrap_or("?");
+                    let what = match store.store.open_value(k) {
+                        Ok(a) => match a.shape() {
+                            Shape::Nd { meta, .. } => format!("{} {:?}", meta.dtype.as_deref().unwrap_or("?"), meta.shape),
+                            Shape::Plain { .. } => format!("frame of {} bytes", a.data_len()),
+                        },
+                        Err(e) => format!("error: {}", e.problem),
+                    };
+                    out.push_str(&format!("{pad}{name}  {home}, {what}\n"));
+                }
+            }
+        }
+    }
+    walk(store, "", 0, &mut out);
+    out
+}
+
 /// Whether `home` is an embedded value (for `info --tree`).
 pub fn home_label(home: &Home) -> &'static str {
     match home {
