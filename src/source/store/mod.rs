@@ -149,7 +149,7 @@ impl Store {
         let (archive, embed_source, version): (Option<Arc<dyn ByteSource>>, Option<Arc<dyn ByteSource>>, Version) = match format {
             StoreFormat::Zip => {
                 let file: Arc<dyn ByteSource> = Arc::new(FileSource::open(path).map_err(fail)?);
-                let entries = zip::read_directory(&*file).map_err(|p| fail(Problem::corrupt("zip directory", p.to_string())))?;
+                let entries = zip::read_directory(&*file).map_err(fail)?;
                 let mut embed = None;
                 for entry in entries {
                     if entry.name == EMBED_NAME {
@@ -214,28 +214,15 @@ impl Store {
         let (class, embed_data, embed_vlmeta) = match embed_source {
             Some(source) => {
                 let name = if format == StoreFormat::Embed { path.to_path_buf() } else { member_name(path, EMBED_NAME) };
-                let array = Array::from_source(&name, source)?;
-                let frame = array.frame();
-                if frame.nbytes > MAX_EMBED_BYTES {
-                    return Err(Error::new(&name, Problem::Limit(format!("embed frame of {} bytes (at most {MAX_EMBED_BYTES})", frame.nbytes))));
-                }
-                let mut data = Vec::with_capacity(frame.nbytes.min(1 << 20) as usize);
-                for c in 0..array.nchunks() {
-                    data.extend_from_slice(&array.decode_chunk(c).map_err(|p| Error::new(&name, p))?);
-                    if data.len() as u64 > frame.nbytes {
-                        return Err(Error::new(&name, Problem::corrupt("embed frame", "chunks decode to more bytes than the frame says")));
-                    }
-                }
-                let class = ["b2tree", "b2dict", "b2embed"].into_iter().find(|c| frame.metalayer(c).is_some()).unwrap_or("b2embed").to_string();
-                let map = parse_embed_map(&frame.vlmeta, data.len() as u64).map_err(|p| Error::new(&name, p))?;
-                for (key, value) in map {
+                let embed = read_embed(&name, source)?;
+                for (key, value) in embed.map {
                     let home = match value {
                         EmbedValue::Frame { offset, length } => Home::Embedded { offset, length },
                         EmbedValue::Remote { urlbase, path } => Home::Remote { urlbase, path },
                     };
                     values.entry(key).or_insert(home);
                 }
-                (class, Arc::from(data), frame.vlmeta.clone())
+                (embed.class, embed.data, embed.vlmeta)
             }
             None if format == StoreFormat::Dir => ("b2dict".to_string(), Arc::from(Vec::new()), Vec::new()),
             None => return Err(fail(Problem::corrupt("store", format!("no {EMBED_NAME} member")))),
@@ -320,6 +307,46 @@ impl Store {
         self.values.get(&key)?;
         Some(self.open_value(&key).map(|a| Json::Object(a.frame().vlmeta.iter().cloned().collect::<Map<String, Json>>())))
     }
+}
+
+/// What an embed frame holds.
+#[derive(Debug)]
+pub struct EmbedContents {
+    /// `b2dict`, `b2tree` or `b2embed` (its metalayer).
+    pub class: String,
+    /// Its decoded bytes: the embedded frames back to back.
+    pub data: Arc<[u8]>,
+    /// Its variable-length metadata.
+    pub vlmeta: Vec<(String, Json)>,
+    /// Its embed map, checked against `data`.
+    pub map: Vec<(String, EmbedValue)>,
+}
+
+/// Decode the embed frame in `source` (named `name` in errors): its data
+/// (at most [`MAX_EMBED_BYTES`]) and its embed map, checked.
+pub fn read_embed(name: &Path, source: Arc<dyn ByteSource>) -> Result<EmbedContents, Error> {
+    let array = Array::from_source(name, source)?;
+    let frame = array.frame();
+    if frame.nbytes > MAX_EMBED_BYTES {
+        return Err(Error::new(name, Problem::Limit(format!("embed frame of {} bytes (at most {MAX_EMBED_BYTES})", frame.nbytes))));
+    }
+    let mut data = Vec::with_capacity(frame.nbytes.min(1 << 20) as usize);
+    for c in 0..array.nchunks() {
+        data.extend_from_slice(&array.decode_chunk(c).map_err(|p| Error::new(name, p))?);
+        if data.len() as u64 > frame.nbytes {
+            return Err(Error::new(name, Problem::corrupt("embed frame", "chunks decode to more bytes than the frame says")));
+        }
+    }
+    let class = ["b2tree", "b2dict", "b2embed"].into_iter().find(|c| frame.metalayer(c).is_some()).unwrap_or("b2embed").to_string();
+    let map = parse_embed_map(&frame.vlmeta, data.len() as u64).map_err(|p| Error::new(name, p))?;
+    Ok(EmbedContents { class, data: Arc::from(data), vlmeta: frame.vlmeta.clone(), map })
+}
+
+/// The frame of embedded value `value` of `embed`, as a source named `name`.
+pub fn embedded_source(embed: &EmbedContents, value: &EmbedValue, name: &str) -> Option<Arc<dyn ByteSource>> {
+    let EmbedValue::Frame { offset, length } = value else { return None };
+    let bytes = embed.data.get(*offset as usize..(*offset + *length) as usize)?;
+    Some(Arc::new(MemorySource::new(name, bytes.to_vec())))
 }
 
 fn member_name(store: &Path, member: &str) -> PathBuf {

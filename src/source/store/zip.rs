@@ -90,7 +90,7 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
 fn locate_directory(archive: &dyn ByteSource) -> PResult<(u64, u64, u64)> {
     let len = archive.len();
     if len < EOCD_LEN {
-        return Err(Problem::NotBlosc2(format!("{len} bytes is too short for a zip archive")));
+        return Err(Problem::corrupt("zip archive", format!("{len} bytes is too short for a zip archive")));
     }
     // The record sits at the end, followed by a comment of at most 64 KiB.
     let tail_len = len.min(EOCD_LEN + u16::MAX as u64);
@@ -100,7 +100,7 @@ fn locate_directory(archive: &dyn ByteSource) -> PResult<(u64, u64, u64)> {
         .rev()
         .find(|&i| u32_at(&tail, i) == EOCD_SIG && i + EOCD_LEN as usize + u16_at(&tail, i + 20) as usize == tail.len())
         .or_else(|| (0..=tail.len() - EOCD_LEN as usize).rev().find(|&i| u32_at(&tail, i) == EOCD_SIG))
-        .ok_or_else(|| Problem::NotBlosc2("no zip end-of-central-directory record".into()))?;
+        .ok_or_else(|| Problem::corrupt("zip archive", "no end-of-central-directory record"))?;
     let eocd = &tail[at..];
     let eocd_pos = tail_start + at as u64;
     let mut count = u16_at(eocd, 10) as u64;
