@@ -20,6 +20,7 @@ in python-blosc2 4.14.1 for on-disk arrays). Table columns' expected bytes are t
 numpy source rows with the deleted rows removed, checked against CTable's reading.
 """
 
+import base64
 import dataclasses
 import hashlib
 import json
@@ -178,6 +179,54 @@ def main(out):
         "class": "b2tree",
         "keys": {"/other": dict(digest(other), home="member")},
         "tables": {"/tbl": dict(table_entry, schema=inline_schema)},
+    }
+
+    # ObjectArray and BatchArray: alone, and as store values (member and embedded).
+    items = [{"a": 1, "b": [1, 2, 3]}, "hello", 3.5, None, [True, {"x": "y"}], b"raw", -7, 2**40]
+    batches = [[1, 2, 3, 4, 5], ["a", "b"], [{"k": None}]]
+
+    def as_json(v):
+        if isinstance(v, bytes):
+            return {"base64": base64.b64encode(v).decode()}
+        if isinstance(v, list):
+            return [as_json(x) for x in v]
+        if isinstance(v, dict):
+            return {k: as_json(x) for k, x in v.items()}
+        return v
+
+    def make_objects(urlpath=None):
+        oa = blosc2.ObjectArray(urlpath=urlpath, mode="w") if urlpath else blosc2.ObjectArray()
+        for it in items:
+            oa.append(it)
+        return oa
+
+    def make_batches(urlpath=None):
+        ba = blosc2.BatchArray(urlpath=urlpath, mode="w", items_per_block=2) if urlpath else blosc2.BatchArray(items_per_block=2)
+        for b in batches:
+            ba.append(b)
+        return ba
+
+    for name, make in [("objects.b2f", make_objects), ("batches.b2b", make_batches)]:
+        fresh(os.path.join(out, name))
+        del_me = make(os.path.join(out, name))
+        del del_me
+    oa = blosc2.open(os.path.join(out, "objects.b2f"))
+    assert [oa[i] for i in range(len(oa))] == items
+    ba = blosc2.open(os.path.join(out, "batches.b2b"))
+    assert [list(ba[i]) for i in range(len(ba))] == batches
+    path = os.path.join(out, "objects.b2z")
+    fresh(path)
+    with blosc2.DictStore(path, mode="w", threshold=40) as s:
+        s["/objs"] = make_objects()
+        s["/batches"] = make_batches()
+    s = blosc2.DictStore(path, mode="r")
+    assert [s["/objs"][i] for i in range(len(items))] == items
+    manifest["items"] = {
+        "objects.b2f": [as_json(v) for v in items],
+        "batches.b2b": [as_json(b) for b in batches],
+        "objects.b2z/objs": [as_json(v) for v in items],
+        "objects.b2z/batches": [as_json(b) for b in batches],
+        "homes": {k: ("embedded" if k in s.estore.keys() else "member") for k in ["/objs", "/batches"]},
     }
 
     # Facts the tests rely on: stored members, embed.b2e last.

@@ -260,3 +260,27 @@ for path in sys.argv[1:]:
         assert_eq!(*line, expect, "{s}{k} {col:?}");
     }
 }
+
+fn check_items(read: &dyn Fn(&str) -> Vec<u8>) {
+    let items = read_manifest(&stores_dir())["items"].clone();
+    for path in ["objects.b2f", "batches.b2b", "objects.b2z/objs", "objects.b2z/batches"] {
+        let text = read(&format!("{path}/items.jsonl"));
+        let got: Vec<Json> = String::from_utf8(text).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(Json::Array(got), items[path], "{path}/items.jsonl");
+    }
+}
+
+#[test]
+fn object_and_batch_arrays_show_items_as_json_lines() {
+    let fs = filesystem(&stores_dir());
+    assert_eq!(names(&fs, "objects.b2f"), ["meta.json", "data", "data.npy", "chunks", "items.jsonl"]);
+    check_items(&|p| read_path(&fs, p).unwrap());
+    assert_eq!(walk(&fs, "dict.b2z/big/items.jsonl").unwrap_err().errno(), libc::ENOENT, "plain arrays have no items");
+}
+
+#[test]
+fn mounted_items_read_as_json_lines() {
+    let Some(_guard) = serial_with_fuse() else { return };
+    let m = Mount::start(&stores_dir(), &[]);
+    check_items(&|p| std::fs::read(m.path().join(p)).unwrap());
+}

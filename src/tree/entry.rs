@@ -16,7 +16,7 @@ use crate::read::RowSelection;
 
 use super::location::Origin;
 use super::store::RowMap;
-use super::{meta_json, npy, zarr, OnLoad};
+use super::{items, meta_json, npy, zarr, OnLoad};
 
 /// Everything presented for one version of an array.
 #[derive(Debug)]
@@ -52,6 +52,8 @@ pub struct Loaded {
     /// For a table column: the views of its valid rows (`data`, `data.npy`);
     /// then `data` and `data.npy` show those rows only and there is no `chunks/`.
     pub rows: Option<[Arc<RowSelection>; 2]>,
+    /// For an ObjectArray, BatchArray or ListArray: its `items.jsonl`.
+    pub items: Option<Arc<Vec<u8>>>,
 }
 
 /// An array node: where its bytes come from and the version it presents.
@@ -171,6 +173,7 @@ fn load(origin: &Origin, stamp: Version, mtime: SystemTime, on_load: Option<&OnL
                 chunk_grid: Vec::new(),
                 xattrs: Vec::new(),
                 rows: None,
+                items: None,
             }
         }
     }
@@ -245,6 +248,15 @@ fn present(array: Arc<Array>, stamp: Version, mtime: SystemTime, rows: Option<&R
             Arc::new(RowSelection::new(clipped.runs, row_bytes, npy_header)),
         ]);
     }
+    let items = items::kind_of(&array).and_then(|kind| match items::items_jsonl(&array, kind) {
+        Ok(bytes) => Some(Arc::new(bytes)),
+        Err(p) => {
+            if let Some(obj) = meta_doc.as_object_mut() {
+                obj.insert("items_error".into(), json!(p.to_string()));
+            }
+            None
+        }
+    });
     let (npy_dtype, npy_shape) = if row_views.is_some() || array.data_len().is_multiple_of(typesize) {
         (dtype.clone(), shape.clone())
     } else {
@@ -272,6 +284,7 @@ fn present(array: Arc<Array>, stamp: Version, mtime: SystemTime, rows: Option<&R
         chunk_grid,
         xattrs,
         rows: row_views,
+        items,
         array: Some(array),
     }
 }

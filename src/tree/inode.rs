@@ -22,6 +22,8 @@ pub enum Role {
     Zarray,
     /// The mount's `.stats` file (only node 0, the root, has one).
     Stats,
+    /// An ObjectArray/BatchArray's `items.jsonl`.
+    Items,
     /// A chunk's file in `chunks/`, by chunk number (C order over the chunk
     /// grid); the number must be below [`MAX_CHUNK_FILES`].
     Chunk(u64),
@@ -40,6 +42,7 @@ fn role_code(role: Role) -> u64 {
         Role::ChunksDir => 4,
         Role::Zarray => 5,
         Role::Stats => 6,
+        Role::Items => 7,
         Role::Chunk(c) => CHUNK_BASE + c,
     }
 }
@@ -65,6 +68,7 @@ pub fn decode(ino: u64) -> Option<(u32, Role)> {
         4 => Role::ChunksDir,
         5 => Role::Zarray,
         6 => Role::Stats,
+        7 => Role::Items,
         c if c >= CHUNK_BASE => Role::Chunk(c - CHUNK_BASE),
         _ => return None,
     };
@@ -82,6 +86,6 @@ mod tests {
             assert_eq!(decode(encode(node, role)), Some((node, role)));
         }
         assert_eq!(decode(0), None);
-        assert_eq!(decode(8), None);
+        assert_eq!(decode(9), None);
     }
 }

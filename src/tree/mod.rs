@@ -15,6 +15,7 @@ pub mod entry;
 pub mod error;
 pub mod fs;
 pub mod inode;
+pub mod items;
 pub mod location;
 pub mod meta_json;
 pub mod npy;
@@ -347,6 +348,9 @@ impl Tree {
                 _ => Err(FsError::NotFound),
             };
         };
+        if role == Role::Items {
+            return Ok(file(loaded.items.as_ref().ok_or(FsError::NotFound)?.len() as u64, mtime));
+        }
         if let Some([data, npy]) = &loaded.rows {
             return match role {
                 Role::Node => Ok(dir(mtime)),
@@ -394,6 +398,7 @@ impl Tree {
                     Some("data") if loaded.array.is_some() => Role::Data,
                     Some("data.npy") if loaded.array.is_some() => Role::Npy,
                     Some("chunks") if has_chunks => Role::ChunksDir,
+                    Some("items.jsonl") if loaded.items.is_some() => Role::Items,
                     _ => return Err(FsError::NotFound),
                 };
                 inode::encode(node, role)
@@ -455,6 +460,9 @@ impl Tree {
                     fixed.push((inode::encode(node, Role::Npy), Kind::File, OsString::from("data.npy")));
                     if loaded.rows.is_none() {
                         fixed.push((inode::encode(node, Role::ChunksDir), Kind::Dir, OsString::from("chunks")));
+                    }
+                    if loaded.items.is_some() {
+                        fixed.push((inode::encode(node, Role::Items), Kind::File, OsString::from("items.jsonl")));
                     }
                 }
                 out = fixed;
@@ -527,6 +535,7 @@ impl Tree {
         let content = match role {
             Role::MetaJson => Content::Static(loaded.meta_json.clone()),
             Role::Zarray => Content::Static(loaded.zarray.clone().ok_or(FsError::NotFound)?),
+            Role::Items => Content::Static(loaded.items.clone().ok_or(FsError::NotFound)?),
             Role::Data | Role::Npy | Role::Chunk(_) => {
                 let array = loaded.array.clone().ok_or(FsError::NotFound)?;
                 let view = match (role, &loaded.rows) {
