@@ -8,7 +8,7 @@
 //! and (for folders) list its children.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::Weak;
 use std::time::SystemTime;
 
 use crate::format::{Array, Error, Problem, Version};
@@ -38,12 +38,16 @@ pub enum Origin {
     /// A local frame file or sparse-frame directory.
     Local(PathBuf),
     /// A value of one loaded store version (a zip member window, a `.b2d`
-    /// member file, or an embedded frame).
+    /// member file, or an embedded frame). The store version is held weakly:
+    /// once the store changed and no folder presents that version, the value
+    /// answers ESTALE (files already open keep their bytes).
     Value {
         /// The store version the value belongs to.
-        store: Arc<LoadedStore>,
+        store: Weak<LoadedStore>,
         /// Its key.
         key: String,
+        /// `STORE:KEY`, for messages.
+        name: PathBuf,
     },
 }
 
@@ -54,7 +58,10 @@ impl Origin {
     pub fn version(&self) -> std::io::Result<(Version, SystemTime)> {
         match self {
             Origin::Local(path) => local_version(path),
-            Origin::Value { store, .. } => Ok((store.store.version().clone(), store.mtime)),
+            Origin::Value { store, .. } => {
+                let store = store.upgrade().ok_or_else(|| std::io::Error::from_raw_os_error(libc::ESTALE))?;
+                Ok((store.store.version().clone(), store.mtime))
+            }
         }
     }
 
@@ -62,7 +69,10 @@ impl Origin {
     pub fn open(&self) -> Result<Array, Error> {
         match self {
             Origin::Local(path) => open_array(path),
-            Origin::Value { store, key } => store.store.open_value(key),
+            Origin::Value { store, key, name } => match store.upgrade() {
+                Some(store) => store.store.open_value(key),
+                None => Err(Error::new(name, Problem::SourceChanged("the store changed".into()))),
+            },
         }
     }
 
@@ -70,7 +80,7 @@ impl Origin {
     pub fn name(&self) -> PathBuf {
         match self {
             Origin::Local(path) => path.clone(),
-            Origin::Value { store, key } => store.store.key_name(key),
+            Origin::Value { name, .. } => name.clone(),
         }
     }
 
@@ -79,9 +89,4 @@ impl Origin {
     pub fn can_change(&self) -> bool {
         matches!(self, Origin::Local(_))
     }
-}
-
-/// An error about `origin` that is not a format problem (a listing failed).
-pub fn origin_error(origin: &Origin, problem: Problem) -> Error {
-    Error::new(&origin.name(), problem)
 }

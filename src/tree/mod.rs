@@ -26,7 +26,7 @@ use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, RwLock, Weak};
 use std::time::SystemTime;
 
 use crate::format::{grid_coords, linear, Array, Region, SPARSE_INDEX};
@@ -98,7 +98,7 @@ enum NodeKind {
     /// A store at a local path, shown as a folder of its keys.
     Store(Arc<StoreEntry>),
     /// A group (or, `table`, a CTable) inside one loaded store version.
-    Folder { store: Arc<LoadedStore>, key: String, table: bool },
+    Folder { store: Weak<LoadedStore>, key: String, table: bool },
 }
 
 /// What a local directory entry is shown as.
@@ -184,17 +184,36 @@ impl Tree {
         if let Some(n) = reusable(&nodes) {
             return n;
         }
+        let mut dropped = Vec::new();
         if let Some(&old) = nodes.by_loc.get(&loc) {
             match &nodes.list[old as usize].kind {
                 NodeKind::Array(entry) => entry.retire(),
-                NodeKind::Store(entry) => entry.retire(),
+                NodeKind::Store(entry) => dropped = entry.retire(),
                 _ => {}
             }
         }
         let n = nodes.list.len() as u32;
         nodes.by_loc.insert(loc.clone(), n);
         nodes.list.push(Node { loc, parent, kind: make() });
+        drop(nodes);
+        self.retire_loads(&dropped);
         n
+    }
+
+    /// Store versions `loads` are no longer presented: their values let go
+    /// of their arrays (open files keep theirs).
+    fn retire_loads(&self, loads: &[u64]) {
+        if loads.is_empty() {
+            return;
+        }
+        let nodes = self.nodes.read().unwrap_or_else(|e| e.into_inner());
+        for node in &nodes.list {
+            if let (Location::InStore { load, .. }, NodeKind::Array(entry)) = (&node.loc, &node.kind) {
+                if loads.contains(load) {
+                    entry.retire();
+                }
+            }
+        }
     }
 
     /// Intern a local directory entry of class `class`.
@@ -224,23 +243,31 @@ impl Tree {
         let loc = Location::InStore { load: store.load, key: key.clone() };
         let on_load = self.on_load.clone();
         Ok(self.intern(loc, parent, class, &|| match child {
-            ChildKind::Group(k) => NodeKind::Folder { store: store.clone(), key: k.clone(), table: false },
-            ChildKind::Table(k) => NodeKind::Folder { store: store.clone(), key: k.clone(), table: true },
-            ChildKind::Value(k) => NodeKind::Array(Arc::new(ArrayEntry::new(Origin::Value { store: store.clone(), key: k.clone() }, false, on_load.clone()))),
+            ChildKind::Group(k) => NodeKind::Folder { store: Arc::downgrade(store), key: k.clone(), table: false },
+            ChildKind::Table(k) => NodeKind::Folder { store: Arc::downgrade(store), key: k.clone(), table: true },
+            ChildKind::Value(k) => {
+                let origin = Origin::Value { store: Arc::downgrade(store), key: k.clone(), name: store.store.key_name(k) };
+                NodeKind::Array(Arc::new(ArrayEntry::new(origin, false, on_load.clone())))
+            }
             ChildKind::Column { key: k, .. } => {
-                let origin = Origin::Value { store: store.clone(), key: k.clone() };
+                let origin = Origin::Value { store: Arc::downgrade(store), key: k.clone(), name: store.store.key_name(k) };
                 NodeKind::Array(Arc::new(ArrayEntry::column(origin, rows.clone().unwrap_or_default(), on_load.clone())))
             }
         }))
     }
 
-    fn folder_view(kind: &NodeKind) -> Result<Option<FolderView>, FsError> {
+    fn folder_view(&self, kind: &NodeKind) -> Result<Option<FolderView>, FsError> {
+        let stale = || FsError::Io(std::io::Error::from_raw_os_error(libc::ESTALE));
         Ok(match kind {
-            NodeKind::Store(entry) => Some(match &*entry.current().map_err(FsError::from)? {
+            NodeKind::Store(entry) => Some(match &*{
+                let load = entry.current().map_err(FsError::from)?;
+                self.retire_loads(&entry.take_dropped());
+                load
+            } {
                 Ok(store) => FolderView::Ok { store: store.clone(), key: String::new(), table: store.tables.iter().any(|t| t.is_empty()) },
                 Err((e, _, mtime)) => FolderView::Failed { meta_json: store::error_meta(&entry.path, e), mtime: *mtime },
             }),
-            NodeKind::Folder { store, key, table } => Some(FolderView::Ok { store: store.clone(), key: key.clone(), table: *table }),
+            NodeKind::Folder { store, key, table } => Some(FolderView::Ok { store: store.upgrade().ok_or_else(stale)?, key: key.clone(), table: *table }),
             _ => None,
         })
     }
@@ -330,7 +357,7 @@ impl Tree {
                 return if role == Role::Node { Ok(dir(Self::node_mtime(path))) } else { Err(FsError::NotFound) };
             }
             kind => {
-                let view = Self::folder_view(&kind)?.ok_or(FsError::NotFound)?;
+                let view = self.folder_view(&kind)?.ok_or(FsError::NotFound)?;
                 let (meta, mtime) = Self::folder_meta(&view)?;
                 return match role {
                     Role::Node => Ok(dir(mtime)),
@@ -407,7 +434,7 @@ impl Tree {
                 if name == "meta.json" {
                     inode::encode(node, Role::MetaJson)
                 } else {
-                    let Some(FolderView::Ok { store, key, .. }) = Self::folder_view(&kind)? else { return Err(FsError::NotFound) };
+                    let Some(FolderView::Ok { store, key, .. }) = self.folder_view(&kind)? else { return Err(FsError::NotFound) };
                     let children = store.folders.get(&key).ok_or(FsError::NotFound)?;
                     let i = children.binary_search_by(|(n, _)| n.as_os_str().cmp(name)).map_err(|_| FsError::NotFound)?;
                     inode::encode(self.intern_in_store(&store, node, &children[i].1)?, Role::Node)
@@ -469,7 +496,7 @@ impl Tree {
             }
             (Role::Node, kind @ (NodeKind::Store(_) | NodeKind::Folder { .. })) => {
                 fixed.push((inode::encode(node, Role::MetaJson), Kind::File, OsString::from("meta.json")));
-                if let Some(FolderView::Ok { store, key, .. }) = Self::folder_view(&kind)? {
+                if let Some(FolderView::Ok { store, key, .. }) = self.folder_view(&kind)? {
                     for (name, child) in store.folders.get(&key).map(Vec::as_slice).unwrap_or_default() {
                         match self.intern_in_store(&store, node, child) {
                             Ok(n) => fixed.push((inode::encode(n, Role::Node), Kind::Dir, name.clone())),
@@ -525,7 +552,7 @@ impl Tree {
             return Err(FsError::IsDir);
         }
         let (_, _, kind) = self.node_info(node)?;
-        if let Some(view) = Self::folder_view(&kind)? {
+        if let Some(view) = self.folder_view(&kind)? {
             return match role {
                 Role::MetaJson => Ok((Content::Static(Self::folder_meta(&view)?.0), None)),
                 _ => Err(FsError::NotFound),

@@ -302,6 +302,9 @@ pub struct StoreEntry {
     pub format: StoreFormat,
     in_place: bool,
     state: Mutex<StoreState>,
+    /// Load numbers this entry presented and no longer does (reloaded in
+    /// place), not yet told to the tree.
+    dropped: Mutex<Vec<u64>>,
 }
 
 enum StoreState {
@@ -323,19 +326,30 @@ impl std::fmt::Debug for StoreEntry {
 impl StoreEntry {
     /// An entry for the store at `path`.
     pub fn new(path: PathBuf, format: StoreFormat, in_place: bool) -> StoreEntry {
-        StoreEntry { path, format, in_place, state: Mutex::new(StoreState::Empty) }
+        StoreEntry { path, format, in_place, state: Mutex::new(StoreState::Empty), dropped: Mutex::new(Vec::new()) }
     }
 
     fn stamp_path(&self) -> PathBuf {
         stamp_path(&self.path, self.format)
     }
 
-    /// Let go of this version (a newer node presents the path).
-    pub fn retire(&self) {
+    /// Let go of this version (a newer node presents the path); the load
+    /// numbers no longer presented.
+    pub fn retire(&self) -> Vec<u64> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut dropped = self.take_dropped();
         if let StoreState::Loaded(l) = &*state {
+            if let Ok(s) = &**l {
+                dropped.push(s.load);
+            }
             *state = StoreState::Retired(Arc::downgrade(l));
         }
+        dropped
+    }
+
+    /// Load numbers dropped by reloads in place since last asked.
+    pub fn take_dropped(&self) -> Vec<u64> {
+        std::mem::take(&mut *self.dropped.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     fn loaded_version(load: &StoreLoad) -> &Version {
@@ -371,6 +385,9 @@ impl StoreEntry {
                 return Ok(l.clone());
             }
             log::info!("{} changed; reopening", self.path.display());
+            if let Ok(s) = &**l {
+                self.dropped.lock().unwrap_or_else(|e| e.into_inner()).push(s.load);
+            }
         }
         let (version, mtime) = local_version(&self.stamp_path())?;
         let load: StoreLoad = Arc::new(match Store::open(&self.path, self.format) {
