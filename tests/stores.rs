@@ -115,6 +115,9 @@ fn info_tree_shows_keys_groups_tables_and_homes() {
     let out = Command::new(mount_binary()).args(["info", "--tree"]).arg(dir.join("table.b2z")).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("  tbl/  ctable, 16 rows"), "{text}");
+    let out = Command::new(mount_binary()).args(["info", "--tree"]).arg(dir.join("table.b2d")).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("6 keys, ctable of 16 rows)") && text.contains("  a  file, <i4 [19]"), "{text}");
     let out = Command::new(mount_binary()).arg("info").arg(dir.join("tree.b2z")).output().unwrap();
     let meta: Json = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(meta["class"], "b2tree");

@@ -422,7 +422,20 @@ pub fn error_meta(path: &Path, error: &Error) -> Arc<Vec<u8>> {
 /// line per folder and value, indented by depth, with where each value lies
 /// and its dtype and shape (or why it cannot be opened).
 pub fn tree_text(store: &LoadedStore) -> String {
-    let mut out = format!("{} ({} {}, {} keys)\n", store.store.path().display(), store.store.format().name(), store.store.class(), store.store.values().keys().filter(|k| !is_hidden_key(k)).count());
+    let root_table = match store.tables.iter().any(|t| t.is_empty()).then(|| store.table("")) {
+        Some(info) => match &*info {
+            Ok(info) => format!(", ctable of {} rows", info.rows.count),
+            Err(e) => format!(", ctable: {e}"),
+        },
+        None => String::new(),
+    };
+    let mut out = format!(
+        "{} ({} {}, {} keys{root_table})\n",
+        store.store.path().display(),
+        store.store.format().name(),
+        store.store.class(),
+        store.store.values().keys().filter(|k| !is_hidden_key(k)).count()
+    );
     fn walk(store: &LoadedStore, key: &str, depth: usize, out: &mut String) {
         let Some(children) = store.folders.get(key) else { return };
         for (name, child) in children {
