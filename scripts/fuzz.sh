@@ -35,7 +35,7 @@ if [ "${FUZZ_KEEP_GOING:-1}" = 1 ]; then
 fi
 export CARGO_BUILD_JOBS="${FUZZ_JOBS:-2}"
 CONFORMANCE="${BLOSC2FS_CONFORMANCE:-$ROOT/../shared/conformance/c-blosc2}"
-ALL_TARGETS=(frame chunk metalayer codecs)
+ALL_TARGETS=(frame chunk metalayer codecs zip_directory embed_map)
 if [ "$#" -gt 0 ]; then TARGETS=("$@"); else TARGETS=("${ALL_TARGETS[@]}"); fi
 
 if ! command -v cargo-fuzz >/dev/null 2>&1; then
@@ -81,6 +81,12 @@ fi
 seed frame "${frames[@]}"
 seed chunk "${cdata[@]}" "${chunks[@]}"
 seed metalayer "${frames[@]}"
+if [ -d "$ROOT/tests/fixtures/stores" ]; then
+    mapfile -d '' zips < <(find "$ROOT/tests/fixtures/stores" -name '*.b2z' -type f -print0)
+    mapfile -d '' embeds < <(find "$ROOT/tests/fixtures/stores" -name '*.b2e' -type f -print0)
+    seed zip_directory "${zips[@]}"
+    seed embed_map "${embeds[@]}"
+fi
 
 # Metalayer contents (msgpack bin32 fields holding a fixarray) cut out of the
 # frames, plus a few hand-written values.

@@ -34,15 +34,21 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Print a file's meta.json.
+    /// Print a file's meta.json (a store's: its keys and metadata).
     Info {
-        /// A Blosc2 file (.b2nd, .b2frame, ...) or a sparse-frame directory.
+        /// A Blosc2 file (.b2nd, .b2frame, ...), a sparse-frame directory, or
+        /// a store (.b2z, .b2d, .b2e).
         file: PathBuf,
+        /// For a store: print its tree of keys instead.
+        #[arg(long)]
+        tree: bool,
     },
     /// Write the array's C-order bytes to stdout (a plain frame: its chunks in order).
     Cat {
-        /// A Blosc2 file (.b2nd, .b2frame, ...) or a sparse-frame directory.
+        /// A Blosc2 file (.b2nd, .b2frame, ...), a sparse-frame directory, or a store.
         file: PathBuf,
+        /// For a store: the key of the value to write (`/exp/run1/temps`).
+        key: Option<String>,
         /// Decoded-block cache used while streaming.
         #[arg(long, default_value = "256M", value_parser = parse_size)]
         cache_size: u64,

@@ -9,6 +9,8 @@ use clap::Parser;
 use blosc2fs::cli::{normalize_args, Cli, Command};
 use blosc2fs::read::{Planner, View};
 use blosc2fs::source::open_array;
+use blosc2fs::source::store::{Store, StoreFormat};
+use blosc2fs::tree::store::{self, LoadedStore};
 use blosc2fs::tree::meta_json;
 
 fn main() -> ExitCode {
@@ -36,14 +38,31 @@ fn init_logging(verbose: u8) {
 
 fn run(command: Command) -> Result<ExitCode, String> {
     match command {
-        Command::Info { file } => {
+        Command::Info { file, tree } => {
+            if let Some(format) = StoreFormat::of_path(&file) {
+                let store = LoadedStore::new(Store::open(&file, format).map_err(|e| e.to_string())?, std::time::SystemTime::UNIX_EPOCH);
+                if tree {
+                    print!("{}", store::tree_text(&store));
+                } else {
+                    print!("{}", String::from_utf8_lossy(store.group_meta.get("").map(|m| m.as_slice()).unwrap_or_default()));
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
+            if tree {
+                return Err(format!("{}: --tree is for stores (.b2z, .b2d, .b2e)", file.display()));
+            }
             let array = open_array(&file).map_err(|e| e.to_string())?;
             let text = serde_json::to_string_pretty(&meta_json::render(&array)).map_err(|e| e.to_string())?;
             println!("{text}");
             Ok(ExitCode::SUCCESS)
         }
-        Command::Cat { file, cache_size } => {
-            let array = open_array(&file).map_err(|e| e.to_string())?;
+        Command::Cat { file, key, cache_size } => {
+            let array = match (StoreFormat::of_path(&file), key) {
+                (Some(format), Some(key)) => Store::open(&file, format).and_then(|s| s.open_value(&key)).map_err(|e| e.to_string())?,
+                (Some(_), None) => return Err(format!("{}: a store; name the key to write (blosc2fs cat STORE KEY)", file.display())),
+                (None, Some(_)) => return Err(format!("{}: not a store (.b2z, .b2d, .b2e); a key is only for stores", file.display())),
+                (None, None) => open_array(&file).map_err(|e| e.to_string())?,
+            };
             let planner = Planner::standalone(cache_size as usize);
             let total = array.data_len();
             let stdout = std::io::stdout();

@@ -47,7 +47,9 @@ fn replay(path: &Path) {
         "chunk" => harness::chunk(&data),
         "metalayer" => harness::metalayer(&data),
         "codecs" => harness::codecs(&data),
-        _ => panic!("{name}: file name must start with frame-, chunk-, metalayer- or codecs-"),
+        "zip_directory" => harness::zip_directory(&data),
+        "embed_map" => harness::embed_frame(&data),
+        _ => panic!("{name}: file name must start with frame-, chunk-, metalayer-, codecs-, zip_directory- or embed_map-"),
     }
 }
 
@@ -336,4 +338,45 @@ fn dtype_itemsize_of_hostile_strings_does_not_panic() {
         .filter(|dtype| std::panic::catch_unwind(|| simple_dtype_itemsize(dtype)).is_err())
         .collect();
     assert!(panicked.is_empty(), "simple_dtype_itemsize panicked for {panicked:?}");
+}
+
+/// The store harnesses (zip directory, embed map) on the store fixtures and
+/// on deterministic mutations of them: byte flips, cuts, and counts and
+/// sizes in the zip records set to their largest values.
+#[test]
+fn store_harnesses_survive_mutated_store_fixtures() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/stores");
+    let zip = std::fs::read(dir.join("dict.b2z")).unwrap();
+    let embed = std::fs::read(dir.join("values.b2e")).unwrap();
+    harness::zip_directory(&zip);
+    harness::embed_frame(&embed);
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for round in 0..400 {
+        for (base, run) in [(&zip, harness::zip_directory as fn(&[u8])), (&embed, harness::embed_frame as fn(&[u8]))] {
+            let mut b = base.clone();
+            match round % 4 {
+                0 => {
+                    let at = (next() % b.len() as u64) as usize;
+                    b[at] ^= 1 << (next() % 8);
+                }
+                1 => b.truncate((next() % b.len() as u64) as usize),
+                2 => {
+                    // Tail records (where the zip directory and a frame's trailer live).
+                    let at = b.len() - 1 - (next() % 200.min(b.len() as u64)) as usize;
+                    b[at] = 0xff;
+                }
+                _ => {
+                    let at = (next() % (b.len() as u64 - 4)) as usize;
+                    b[at..at + 4].copy_from_slice(&[0xff, 0xff, 0xff, 0xff]);
+                }
+            }
+            run(&b);
+        }
+    }
 }

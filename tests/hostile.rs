@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use common::mount::{serial_with_fuse, Mount};
+use common::mount::{run_python, serial_with_fuse, Mount};
 use common::*;
 
 /// A small deterministic generator (xorshift), so failures can be replayed.
@@ -316,4 +316,84 @@ fn damaged_array_gives_eio_on_its_views_and_the_mount_lives() {
     let good = std::fs::read(m.path().join("good.b2nd/preview.png")).unwrap();
     assert_eq!(&good[1..4], b"PNG");
     assert_eq!(std::fs::read(m.path().join("good.b2nd/data.txt")).unwrap().len(), 45 * 37 * 16);
+/// Damaged copies of the `dict.b2z` / `values.b2e` store fixtures: (file
+/// name, what the damage is). Written into `dir`.
+fn damaged_stores(dir: &Path) -> Vec<(&'static str, &'static str)> {
+    let stores = fixtures_dir().join("stores");
+    let zip = std::fs::read(stores.join("dict.b2z")).unwrap();
+    let eocd = (0..zip.len() - 21).rev().find(|&i| zip[i..i + 4] == [0x50, 0x4b, 0x05, 0x06]).unwrap();
+    let cd = u32::from_le_bytes(zip[eocd + 16..eocd + 20].try_into().unwrap()) as usize;
+    let mut made = Vec::new();
+    let mut put = |name: &'static str, what: &'static str, bytes: &[u8]| {
+        std::fs::write(dir.join(name), bytes).unwrap();
+        made.push((name, what));
+    };
+    // The first central entry's signature smashed.
+    let mut b = zip.clone();
+    b[cd..cd + 4].copy_from_slice(b"XXXX");
+    put("corrupt_directory.b2z", "zip central directory", &b);
+    // Cut short: no end-of-central-directory record left.
+    put("truncated.b2z", "no end-of-central-directory record", &zip[..zip.len() / 2]);
+    // The first member's sizes (central entry) grown past the end of the file.
+    let mut b = zip.clone();
+    b[cd + 20..cd + 28].copy_from_slice(&[0xff, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff, 0x7f]);
+    put("window_past_end.b2z", "truncated: zip member", &b);
+    // A bomb of entries: the record claims 65535, the directory holds 4.
+    let mut b = zip.clone();
+    b[eocd + 8..eocd + 12].copy_from_slice(&[0xff, 0xfe, 0xff, 0xfe]);
+    put("bomb16.b2z", "cannot fit", &b);
+    // A zip64 bomb: 2^40 entries claimed by a zip64 record.
+    let mut b = zip[..eocd].to_vec();
+    let rec = b.len() as u64;
+    b.extend_from_slice(&[0x50, 0x4b, 0x06, 0x06]);
+    b.extend_from_slice(&44u64.to_le_bytes());
+    b.extend_from_slice(&[45, 0, 45, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    b.extend_from_slice(&(1u64 << 40).to_le_bytes());
+    b.extend_from_slice(&(1u64 << 40).to_le_bytes());
+    b.extend_from_slice(&(1u64 << 30).to_le_bytes());
+    b.extend_from_slice(&(cd as u64).to_le_bytes());
+    b.extend_from_slice(&[0x50, 0x4b, 0x06, 0x07, 0, 0, 0, 0]);
+    b.extend_from_slice(&rec.to_le_bytes());
+    b.extend_from_slice(&1u32.to_le_bytes());
+    b.extend_from_slice(&[0x50, 0x4b, 0x05, 0x06, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0]);
+    put("bomb64.b2z", "limit exceeded: zip directory", &b);
+    made
+}
+
+#[test]
+fn damaged_stores_explain_themselves_and_never_take_the_mount_down() {
+    let Some(_guard) = serial_with_fuse() else { return };
+    let src = tempfile::tempdir().unwrap();
+    let made = damaged_stores(src.path());
+    // An embed map pointing outside the embed frame, written by python-blosc2 itself.
+    let bad_embed = src.path().join("embed_outside.b2e");
+    std::fs::copy(fixtures_dir().join("stores/values.b2e"), &bad_embed).unwrap();
+    run_python(
+        "import sys, blosc2\ns = blosc2.open(sys.argv[1], mode='a')\ns._store.vlmeta['estore_metadata'] = {'embed_map': {'/a': {'offset': 10**9, 'length': 10}}, 'current_offset': 0}\n",
+        &[bad_embed.to_str().unwrap()],
+    );
+    std::fs::copy(fixtures_dir().join("stores/dict.b2z"), src.path().join("intact.b2z")).unwrap();
+    let m = Mount::start(src.path(), &["--cache-size", "64M"]);
+    let (files, reads, errors) = read_everything(m.path(), Duration::from_secs(10));
+    eprintln!("hostile stores: {files} presented files, {reads} reads, {errors} errors");
+    assert!(std::path::Path::new(&format!("/proc/{}", m.pid())).exists(), "daemon died; log:\n{}", m.log_text());
+    let hwm = vm_hwm_kib(m.pid());
+    assert!(hwm < (64 + 96) * 1024, "peak RSS {hwm} KiB");
+    for (name, what) in made.iter().chain(&[("embed_outside.b2e", "bytes 1000000000..1000000010 lie outside the embed frame")]) {
+        let meta = std::fs::read_to_string(m.path().join(name).join("meta.json")).unwrap_or_else(|e| panic!("{name}/meta.json: {e}"));
+        if *name == "window_past_end.b2z" {
+            // The store opens; the damaged member explains itself, naming store and key.
+            let key_meta = std::fs::read_to_string(m.path().join(name).join("dir/x/meta.json")).unwrap();
+            assert!(key_meta.contains(&format!("{name}:/dir/x")) && key_meta.contains(what), "{key_meta}");
+            let big = std::fs::read(m.path().join(name).join("big/data")).unwrap();
+            assert_eq!(big.len(), 8000, "the other members still read");
+        } else {
+            assert!(meta.contains(name) && meta.contains(what), "{name}: {meta}");
+        }
+    }
+    let want = &read_manifest(&fixtures_dir().join("stores"))["stores"]["dict.b2z"]["keys"];
+    for key in ["/big", "/small", "/dir/x", "/dir/emb"] {
+        let bytes = std::fs::read(m.path().join(format!("intact.b2z{key}/data"))).unwrap();
+        assert_eq!(sha256_hex(&bytes), want[key]["sha256"].as_str().unwrap(), "{key}");
+    }
 }

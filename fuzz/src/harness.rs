@@ -315,3 +315,41 @@ pub fn codecs(data: &[u8]) {
         }
     }
 }
+
+/// `zip_directory`: read bytes as a `.b2z` archive's central directory, then
+/// every member's window from its local header (a window always lies inside
+/// the archive), and the embed frame if there is one.
+pub fn zip_directory(data: &[u8]) {
+    use blosc2fs::format::source::SliceSource;
+    use blosc2fs::source::store::zip::{read_directory, MAX_ENTRIES};
+    let src = SliceSource(data);
+    let Ok(entries) = read_directory(&src) else { return };
+    assert!(entries.len() as u64 <= MAX_ENTRIES);
+    for entry in entries.iter().take(1024) {
+        if let Ok((start, len)) = entry.data_window(&src) {
+            assert!(start + len <= data.len() as u64, "member window past the end");
+            if entry.name == "embed.b2e" {
+                embed_frame(&data[start as usize..(start + len) as usize]);
+            }
+        }
+    }
+}
+
+/// `embed_map`: decode bytes as an EmbedStore frame, check its embed map and
+/// open every embedded value (each must lie inside the decoded data).
+pub fn embed_frame(data: &[u8]) {
+    use blosc2fs::source::store::{embedded_source, read_embed};
+    use blosc2fs::source::MemorySource;
+    let source = std::sync::Arc::new(MemorySource::new("fuzz.b2e", data.to_vec()));
+    let Ok(embed) = read_embed(Path::new("fuzz.b2e"), source) else { return };
+    for (key, value) in embed.map.iter().take(256) {
+        if let blosc2fs::source::store::embed::EmbedValue::Frame { .. } = value {
+            let src = embedded_source(&embed, value, key).expect("a checked embed entry lies inside the data");
+            if let Ok(array) = blosc2fs::format::Array::from_source(Path::new(key), src) {
+                let n = array.data_len().min(1 << 16);
+                let mut out = vec![0u8; n as usize];
+                let _ = read_uncached(&array, Region::Data, 0, &mut out);
+            }
+        }
+    }
+}

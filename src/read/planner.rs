@@ -34,12 +34,65 @@ pub enum View {
     Npy(Arc<Vec<u8>>),
     /// One chunk over its chunkshape (`chunks/<coords>`).
     Chunk(u64),
+    /// Some rows of the C-order bytes, in order, after a prefix (a table
+    /// column's valid rows).
+    Rows(Arc<RowSelection>),
+}
+
+/// Which rows of an array a [`View::Rows`] shows: runs of consecutive rows
+/// (first stored row, count) of `row_bytes` bytes each.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowSelection {
+    runs: Vec<(u64, u64)>,
+    /// Presented row index where each run starts.
+    starts: Vec<u64>,
+    count: u64,
+    row_bytes: u64,
+    prefix: Arc<Vec<u8>>,
+}
+
+impl RowSelection {
+    /// Rows in `runs` (sorted, not overlapping), each `row_bytes` long,
+    /// presented after `prefix`.
+    pub fn new(runs: Vec<(u64, u64)>, row_bytes: u64, prefix: Arc<Vec<u8>>) -> RowSelection {
+        let mut starts = Vec::with_capacity(runs.len());
+        let mut count = 0u64;
+        for &(_, n) in &runs {
+            starts.push(count);
+            count += n;
+        }
+        RowSelection { runs, starts, count, row_bytes, prefix }
+    }
+
+    /// Rows shown.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// Bytes of the rows shown (the prefix not included).
+    pub fn body_len(&self) -> u64 {
+        self.count.saturating_mul(self.row_bytes)
+    }
+
+    /// Where presented body byte `at` lies in the array's data, and how many
+    /// bytes from there on are contiguous in both.
+    fn locate(&self, at: u64) -> Option<(u64, u64)> {
+        if self.row_bytes == 0 || at >= self.body_len() {
+            return None;
+        }
+        let row = at / self.row_bytes;
+        let k = self.starts.partition_point(|&s| s <= row).checked_sub(1)?;
+        let (first, n) = self.runs[k];
+        let run_end = (self.starts[k] + n) * self.row_bytes;
+        let src = (first + (row - self.starts[k])) * self.row_bytes + at % self.row_bytes;
+        Some((src, run_end - at))
+    }
 }
 
 impl View {
     fn region(&self) -> Region {
         match self {
-            View::Data | View::Npy(_) => Region::Data,
+            View::Data | View::Npy(_) | View::Rows(_) => Region::Data,
             View::Chunk(c) => Region::Chunk(*c),
         }
     }
@@ -47,12 +100,16 @@ impl View {
     fn prefix(&self) -> &[u8] {
         match self {
             View::Npy(header) => header,
+            View::Rows(rows) => &rows.prefix,
             _ => &[],
         }
     }
 
     /// Size of the presented file.
     pub fn len(&self, array: &Array) -> PResult<u64> {
+        if let View::Rows(rows) = self {
+            return Ok(rows.prefix.len() as u64 + rows.body_len());
+        }
         Ok(self.prefix().len() as u64 + array.region_len(self.region())?)
     }
 }
@@ -104,7 +161,12 @@ impl Planner {
         let body_start = start.saturating_sub(plen);
         let body_len = (end - start) - in_prefix as u64;
         if body_len > 0 {
-            fill(&self.blocks, array, view.region(), body_start, &mut out[in_prefix..]).map_err(|p| Error::new(array.name(), p))?;
+            let out = &mut out[in_prefix..];
+            match view {
+                View::Rows(rows) => fill_rows(&self.blocks, array, rows, body_start, out),
+                _ => fill(&self.blocks, array, view.region(), body_start, out),
+            }
+            .map_err(|p| Error::new(array.name(), p))?;
         }
         Stats::add(&self.stats().bytes_served, out.len() as u64);
         Ok(out)
@@ -126,6 +188,9 @@ impl Planner {
     /// Queue the blocks of `[next, next + len)` of `view` that are not cached;
     /// false when the queue was full.
     fn prefetch(&self, prefetcher: &Prefetcher, array: &Arc<Array>, view: &View, next: u64, len: u64) -> bool {
+        if let View::Rows(_) = view {
+            return true;
+        }
         let body_next = next.saturating_sub(view.prefix().len() as u64);
         let Ok(pieces) = array.pieces(view.region(), body_next, len) else { return true };
         let mut seen = HashSet::new();
@@ -170,6 +235,20 @@ pub fn fill(blocks: &Blocks, array: &Array, region: Region, start: u64, out: &mu
         } else {
             copy_piece(blocks, array, piece, out, &mut at_hand)?;
         }
+    }
+    Ok(())
+}
+
+/// Fill `out` with presented body bytes `[start, start + out.len())` of a
+/// row selection: each stretch inside one run of rows is one [`fill`].
+fn fill_rows(blocks: &Blocks, array: &Array, rows: &RowSelection, start: u64, out: &mut [u8]) -> PResult<()> {
+    let mut done = 0usize;
+    while done < out.len() {
+        let at = start + done as u64;
+        let (src, avail) = rows.locate(at).ok_or_else(|| Problem::OutOfRange(format!("row byte {at} lies past the end")))?;
+        let n = avail.min((out.len() - done) as u64) as usize;
+        fill(blocks, array, Region::Data, src, &mut out[done..done + n])?;
+        done += n;
     }
     Ok(())
 }
@@ -273,6 +352,17 @@ mod tests {
         }
         assert!(chunk == want, "edge chunk view");
         assert!(planner.read(&array, &View::Chunk(9), 0, 8).is_err(), "no chunk 9");
+
+        // Rows 1, 3..5 and 32 of the 33 rows of 21 items, after a prefix.
+        let row = 21 * 8;
+        let rows = View::Rows(Arc::new(RowSelection::new(vec![(1, 1), (3, 2), (32, 1)], row as u64, Arc::new(b"H".to_vec()))));
+        let want = [b"H".as_slice(), &data[row..2 * row], &data[3 * row..5 * row], &data[32 * row..]].concat();
+        assert_eq!(rows.len(&array).unwrap(), want.len() as u64);
+        assert!(planner.read(&array, &rows, 0, u64::MAX).unwrap() == want);
+        for (start, n) in [(0u64, 1u64), (1, 170), (100, 400), (want.len() as u64 - 3, 10)] {
+            let end = (start + n).min(want.len() as u64);
+            assert!(planner.read(&array, &rows, start, n).unwrap() == want[start as usize..end as usize], "rows {start}+{n}");
+        }
     }
 
     #[test]

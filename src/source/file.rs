@@ -21,7 +21,7 @@ pub struct FileSource {
     version: Version,
 }
 
-fn version_of(meta: &std::fs::Metadata) -> Version {
+pub(crate) fn version_of(meta: &std::fs::Metadata) -> Version {
     Version {
         len: meta.len(),
         tag: VersionTag::File { dev: meta.dev(), ino: meta.ino(), mtime_ns: meta.mtime() as i128 * 1_000_000_000 + meta.mtime_nsec() as i128 },

@@ -9,10 +9,13 @@
 //! - [`MemorySource`]: bytes held in memory (a frame embedded in another
 //!   frame's decoded data, tests, fuzzing).
 //! - [`DirChunks`]: the chunk files of a sparse frame in a local directory.
+//! - [`store`]: python-blosc2 stores (`.b2z`, `.b2d`, `.b2e`): which bytes
+//!   make which key (zip directory, embed map).
 
 mod dir;
 mod file;
 mod memory;
+pub mod store;
 mod window;
 
 pub use dir::DirChunks;
@@ -46,6 +49,15 @@ pub fn open_array(path: &Path) -> Result<Array, Error> {
         let file = FileSource::open(path).map_err(fail)?;
         Array::from_source(path, Arc::new(file))
     }
+}
+
+/// The version of the file at a local path (for a sparse-frame directory,
+/// of its `chunks.b2frame` index, which every change rewrites) and its
+/// modification time.
+pub fn local_version(path: &Path) -> std::io::Result<(crate::format::Version, std::time::SystemTime)> {
+    let stamp_path = if path.is_dir() { path.join(SPARSE_INDEX) } else { path.to_path_buf() };
+    let meta = std::fs::metadata(stamp_path)?;
+    Ok((file::version_of(&meta), meta.modified().unwrap_or(std::time::SystemTime::UNIX_EPOCH)))
 }
 
 /// Open a contiguous frame held in memory (`name` is used in messages).

@@ -53,6 +53,19 @@ impl Access {
         Access { mode: read, ..dir_access }
     }
 
+    /// The access of the source at `path`: a file's own, a sparse frame's
+    /// (a directory holding `chunks.b2frame`) through [`Access::of_sparse`],
+    /// any other directory's own (a `.b2d` store).
+    pub fn of_path(path: &std::path::Path) -> std::io::Result<Access> {
+        let meta = std::fs::metadata(path)?;
+        let index = path.join(crate::format::SPARSE_INDEX);
+        if meta.is_dir() && index.is_file() {
+            Ok(Access::of_sparse(&meta, &std::fs::metadata(index)?))
+        } else {
+            Ok(Access::of(&meta))
+        }
+    }
+
     /// Permission bits of a mirrored source directory: its own `r` and `x`.
     pub fn dir_perm(&self) -> u16 {
         (self.mode & (READ | EXEC)) as u16

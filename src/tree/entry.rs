@@ -4,36 +4,19 @@
 //! size, mtime) changed, the array is opened again under a new id, so new
 //! opens see the new content while open handles keep the version they got.
 
-use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::SystemTime;
 
 use serde_json::{json, Value as Json};
 
-use crate::format::{simple_dtype_itemsize, Array, Shape, SPARSE_INDEX};
-use crate::source::open_array;
+use crate::format::{simple_dtype_itemsize, Array, Shape, Version};
 
-use super::{meta_json, npy, zarr, Access, OnLoad};
+use crate::read::RowSelection;
 
-/// Identity of a source file version.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Stamp {
-    dev: u64,
-    ino: u64,
-    size: u64,
-    mtime_ns: i128,
-}
-
-impl Stamp {
-    /// The stamp of a file from its metadata: device, inode, size and
-    /// modification time (in nanoseconds). Two stamps differ when `stat` can see
-    /// that the file changed.
-    pub fn of(meta: &std::fs::Metadata) -> Stamp {
-        Stamp { dev: meta.dev(), ino: meta.ino(), size: meta.size(), mtime_ns: meta.mtime() as i128 * 1_000_000_000 + meta.mtime_nsec() as i128 }
-    }
-}
+use super::location::Origin;
+use super::store::RowMap;
+use super::{items, meta_json, npy, zarr, Access, OnLoad};
 
 /// Everything presented for one version of an array.
 #[derive(Debug)]
@@ -41,9 +24,9 @@ pub struct Loaded {
     /// Distinct for every load, so callers can tell versions apart.
     pub version: u64,
     /// Identity of the source when this version was loaded (for a sparse frame,
-    /// of its `chunks.b2frame` index); a different stamp now means the source
-    /// changed.
-    pub stamp: Stamp,
+    /// of its `chunks.b2frame` index; for a store value, of its store); a
+    /// different version now means the source changed.
+    pub stamp: Version,
     /// Modification time of that file: the mtime of every presented entry of
     /// this version.
     pub mtime: SystemTime,
@@ -70,13 +53,14 @@ pub struct Loaded {
     /// (JSON, N-d arrays only) and `user.blosc2.codec`. Empty when the array could
     /// not be opened.
     pub xattrs: Vec<(String, Vec<u8>)>,
+    /// For a table column: the views of its valid rows (`data`, `data.npy`);
+    /// then `data` and `data.npy` show those rows only and there is no `chunks/`.
+    pub rows: Option<[Arc<RowSelection>; 2]>,
+    /// For an ObjectArray, BatchArray or ListArray: its `items.jsonl`.
+    pub items: Option<Arc<Vec<u8>>>,
 }
 
-/// What tells a version apart: the source's identity and its permissions
-/// (a `chmod` or `chown` makes a new version, so no entry keeps old bits).
-type Version = (Stamp, Access);
-
-/// An array node: its source path and the version it presents.
+/// An array node: where its bytes come from and the version it presents.
 ///
 /// A node presents one version of its source: once loaded it does not
 /// change (its inodes keep their sizes and bytes, so open handles never see
@@ -85,11 +69,12 @@ type Version = (Stamp, Access);
 /// reloads in place. Once a newer node presents the path, this one is
 /// retired: it keeps its version only while open files hold it.
 pub struct ArrayEntry {
-    /// Path of the source: a frame file or a sparse frame's directory.
-    pub path: PathBuf,
+    /// Where the array's bytes come from.
+    pub origin: Origin,
     in_place: bool,
     state: Mutex<State>,
     on_load: Option<OnLoad>,
+    rows: Option<Arc<RowMap>>,
 }
 
 /// What an entry holds of its version.
@@ -104,15 +89,20 @@ enum State {
 
 impl std::fmt::Debug for ArrayEntry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ArrayEntry").field("path", &self.path).field("in_place", &self.in_place).finish_non_exhaustive()
+        f.debug_struct("ArrayEntry").field("origin", &self.origin.name()).field("in_place", &self.in_place).finish_non_exhaustive()
     }
 }
 
 impl ArrayEntry {
-    /// An entry for the array at `path`; `on_load` is told of every array
+    /// An entry for the array at `origin`; `on_load` is told of every array
     /// opened for it (the read layer preloads its layouts).
-    pub fn new(path: PathBuf, in_place: bool, on_load: Option<OnLoad>) -> ArrayEntry {
-        ArrayEntry { path, in_place, state: Mutex::new(State::Empty), on_load }
+    pub fn new(origin: Origin, in_place: bool, on_load: Option<OnLoad>) -> ArrayEntry {
+        ArrayEntry { origin, in_place, state: Mutex::new(State::Empty), on_load, rows: None }
+    }
+
+    /// An entry for a table column: only the stored rows in `rows` are shown.
+    pub fn column(origin: Origin, rows: Arc<RowMap>, on_load: Option<OnLoad>) -> ArrayEntry {
+        ArrayEntry { origin, in_place: false, state: Mutex::new(State::Empty), on_load, rows: Some(rows) }
     }
 
     /// A newer node presents this path now: let go of this version (open
@@ -124,21 +114,11 @@ impl ArrayEntry {
         }
     }
 
-    /// The file whose identity tells the version (the index file of a sparse frame).
-    fn stamp_path(&self) -> PathBuf {
-        if self.path.is_dir() {
-            self.path.join(SPARSE_INDEX)
-        } else {
-            self.path.clone()
-        }
-    }
-
-    /// The source's identity, and its permissions alongside it (one place).
-    fn stat(&self) -> std::io::Result<(Version, SystemTime)> {
-        let stamp_path = self.stamp_path();
-        let meta = std::fs::metadata(&stamp_path)?;
-        let access = if stamp_path == self.path { Access::of(&meta) } else { Access::of_sparse(&std::fs::metadata(&self.path)?, &meta) };
-        Ok(((Stamp::of(&meta), access), meta.modified().unwrap_or(SystemTime::UNIX_EPOCH)))
+    /// The source's version and its permissions now (a `chmod` or `chown`
+    /// makes a new version, so no entry keeps old bits), and its mtime.
+    fn stat(&self) -> std::io::Result<((Version, Access), SystemTime)> {
+        let (version, mtime) = self.origin.version()?;
+        Ok(((version, self.origin.access()?), mtime))
     }
 
     /// Whether the source changed (or vanished) since this entry loaded it.
@@ -146,7 +126,7 @@ impl ArrayEntry {
         let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         match &*state {
             State::Empty => false,
-            State::Loaded(loaded) => self.stat().map(|(version, _)| version != (loaded.stamp, loaded.access)).unwrap_or(true),
+            State::Loaded(loaded) => self.stat().map(|((stamp, access), _)| stamp != loaded.stamp || access != loaded.access).unwrap_or(true),
             State::Retired(_) => true,
         }
     }
@@ -164,25 +144,25 @@ impl ArrayEntry {
             if !self.in_place {
                 return Ok(loaded.clone());
             }
-            let (version, _) = self.stat()?;
-            if (loaded.stamp, loaded.access) == version {
+            let ((stamp, access), _) = self.stat()?;
+            if loaded.stamp == stamp && loaded.access == access {
                 return Ok(loaded.clone());
             }
-            log::info!("{} changed; reopening", self.path.display());
+            log::info!("{} changed; reopening", self.origin.name().display());
         }
         let ((stamp, access), mtime) = self.stat()?;
-        let loaded = Arc::new(load(&self.path, stamp, access, mtime, self.on_load.as_ref()));
+        let loaded = Arc::new(load(&self.origin, stamp, access, mtime, self.on_load.as_ref(), self.rows.as_deref()));
         *state = State::Loaded(loaded.clone());
         Ok(loaded)
     }
 }
 
-fn load(path: &Path, stamp: Stamp, access: Access, mtime: SystemTime, on_load: Option<&OnLoad>) -> Loaded {
-    match open_array(path) {
+fn load(origin: &Origin, stamp: Version, access: Access, mtime: SystemTime, on_load: Option<&OnLoad>, rows: Option<&RowMap>) -> Loaded {
+    match origin.open() {
         Ok(array) if array.values_elsewhere().is_some() => {
             // Only meta.json: the file's chunks hold no values, and zeros
             // served as data would be made up.
-            log::info!("{}: values live elsewhere ({})", path.display(), meta_json::render(&array)["values"]["what"]);
+            log::info!("{}: values live elsewhere ({})", origin.name().display(), meta_json::render(&array)["values"]["what"]);
             Loaded {
                 version: next_version(),
                 stamp,
@@ -194,6 +174,8 @@ fn load(path: &Path, stamp: Stamp, access: Access, mtime: SystemTime, on_load: O
                 zarray: None,
                 chunk_grid: Vec::new(),
                 xattrs: Vec::new(),
+                rows: None,
+                items: None,
             }
         }
         Ok(array) => {
@@ -201,22 +183,24 @@ fn load(path: &Path, stamp: Stamp, access: Access, mtime: SystemTime, on_load: O
             if let Some(on_load) = on_load {
                 on_load(&array);
             }
-            present(array, stamp, access, mtime)
+            present(array, stamp, access, mtime, rows)
         }
         Err(e) => {
             log::warn!("{e}");
-            let doc = json!({ "file": path.display().to_string(), "error": e.problem.to_string() });
+            let doc = json!({ "file": origin.name().display().to_string(), "error": e.problem.to_string() });
             Loaded {
                 version: next_version(),
                 stamp,
-                mtime,
                 access,
+                mtime,
                 array: None,
                 meta_json: Arc::new(json_bytes(&doc)),
                 npy_header: Arc::new(Vec::new()),
                 zarray: None,
                 chunk_grid: Vec::new(),
                 xattrs: Vec::new(),
+                rows: None,
+                items: None,
             }
         }
     }
@@ -249,10 +233,11 @@ pub fn presented_dtype(array: &Array) -> String {
     format!("|V{typesize}")
 }
 
-fn present(array: Arc<Array>, stamp: Stamp, access: Access, mtime: SystemTime) -> Loaded {
+fn present(array: Arc<Array>, stamp: Version, access: Access, mtime: SystemTime, rows: Option<&RowMap>) -> Loaded {
     let dtype = presented_dtype(&array);
     let typesize = array.frame().typesize as u64;
-    let (shape, chunkshape, chunk_grid, zarr_chunks): (Vec<u64>, Option<Vec<u64>>, Vec<u64>, Option<Vec<u64>>) = match array.shape() {
+    #[allow(unused_mut)]
+    let (mut shape, chunkshape, chunk_grid, mut zarr_chunks): (Vec<u64>, Option<Vec<u64>>, Vec<u64>, Option<Vec<u64>>) = match array.shape() {
         Shape::Nd { geometry, .. } => (
             geometry.shape.clone(),
             Some(geometry.chunkshape.clone()),
@@ -267,7 +252,39 @@ fn present(array: Arc<Array>, stamp: Stamp, access: Access, mtime: SystemTime) -
             (vec![items], None, vec![array.nchunks()], chunks)
         }
     };
-    let (npy_dtype, npy_shape) = if array.data_len().is_multiple_of(typesize) {
+    let mut row_views = None;
+    let mut meta_doc = meta_json::render(&array);
+    if let Some(rows) = rows {
+        // A column: the valid rows among its first dimension.
+        let stored_rows = shape.first().copied().unwrap_or(0);
+        let row_bytes = super::store::row_bytes(&array).unwrap_or(typesize);
+        let clipped = rows.clipped(stored_rows);
+        if shape.is_empty() {
+            shape.push(clipped.count);
+        } else {
+            shape[0] = clipped.count;
+        }
+        zarr_chunks = None;
+        if let Some(obj) = meta_doc.as_object_mut() {
+            obj.insert("rows_shown".into(), json!(clipped.count));
+            obj.insert("rows_stored".into(), json!(stored_rows));
+        }
+        let npy_header = Arc::new(npy::header(&dtype, &shape));
+        row_views = Some([
+            Arc::new(RowSelection::new(clipped.runs.clone(), row_bytes, Arc::new(Vec::new()))),
+            Arc::new(RowSelection::new(clipped.runs, row_bytes, npy_header)),
+        ]);
+    }
+    let items = items::kind_of(&array).and_then(|kind| match items::items_jsonl(&array, kind) {
+        Ok(bytes) => Some(Arc::new(bytes)),
+        Err(p) => {
+            if let Some(obj) = meta_doc.as_object_mut() {
+                obj.insert("items_error".into(), json!(p.to_string()));
+            }
+            None
+        }
+    });
+    let (npy_dtype, npy_shape) = if row_views.is_some() || array.data_len().is_multiple_of(typesize) {
         (dtype.clone(), shape.clone())
     } else {
         ("|u1".to_string(), vec![array.data_len()])
@@ -287,13 +304,15 @@ fn present(array: Arc<Array>, stamp: Stamp, access: Access, mtime: SystemTime) -
     Loaded {
         version: next_version(),
         stamp,
-        mtime,
         access,
-        meta_json: Arc::new(json_bytes(&meta_json::render(&array))),
+        mtime,
+        meta_json: Arc::new(json_bytes(&meta_doc)),
         npy_header: Arc::new(npy::header(&npy_dtype, &npy_shape)),
         zarray,
         chunk_grid,
         xattrs,
+        rows: row_views,
+        items,
         array: Some(array),
     }
 }

@@ -4,31 +4,41 @@
 //! Source directories are mirrored; every Blosc2 file (contiguous frame or
 //! sparse-frame directory) becomes a directory holding `meta.json`, `data`,
 //! `data.npy` and `chunks/`, plus the views `data.txt` (numeric dtypes) and
-//! `preview.png` (numeric arrays of at least one axis). Directories are scanned lazily, when listed or
-//! looked up, so mounting a large tree opens nothing.
+//! `preview.png` (numeric arrays of at least one axis). Directories are
+//! scanned lazily, when listed or looked up, so mounting a large tree opens
+//! nothing. A python-blosc2 store (`.b2z`, `.b2d`, `.b2e`) becomes a folder
+//! of its keys ([`store`]).
+//!
+//! Nodes are found by [`Location`] (a local path, a key in a store version)
+//! and arrays open their bytes through an [`Origin`], so another kind of
+//! source (a remote object store) is one more variant of each.
 
 pub mod access;
 pub mod entry;
 pub mod error;
 pub mod fs;
 pub mod inode;
+pub mod items;
+pub mod location;
 pub mod meta_json;
 pub mod npy;
 pub mod redact;
 pub mod preview;
 pub mod preview_png;
 pub mod text;
+pub mod store;
 pub mod zarr;
 
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, RwLock, Weak};
 use std::time::SystemTime;
 
 use crate::format::{grid_coords, linear, Array, Region, Shape, SPARSE_INDEX};
 use crate::read::View;
+use crate::source::store::StoreFormat;
 use crate::source::{is_sparse_dir, sniff_frame, FileSource};
 
 pub use access::Access;
@@ -38,6 +48,8 @@ pub use fs::{Filesystem, FsConfig};
 use inode::Role;
 use preview::PreviewPlan;
 use text::TextLayout;
+pub use location::{Location, Origin};
+use store::{ChildKind, LoadedStore, StoreEntry};
 
 /// Told of every array the tree opens (the read layer preloads its layouts).
 pub type OnLoad = Arc<dyn Fn(&Arc<Array>) + Send + Sync>;
@@ -126,22 +138,46 @@ pub fn text_layout(array: &Array) -> Option<TextLayout> {
     (layout.itemsize() as u64 == array.frame().typesize as u64).then_some(layout)
 }
 
-#[derive(Debug)]
+/// What a node presents.
+#[derive(Debug, Clone)]
 enum NodeKind {
+    /// A mirrored local directory.
     Dir,
+    /// An array folder.
     Array(Arc<ArrayEntry>),
+    /// A store at a local path, shown as a folder of its keys.
+    Store(Arc<StoreEntry>),
+    /// A group (or, `table`, a CTable) inside one loaded store version.
+    Folder { store: Weak<LoadedStore>, key: String, table: bool },
+}
+
+/// What a local directory entry is shown as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Class {
+    Dir,
+    Array,
+    Store(StoreFormat),
 }
 
 #[derive(Debug)]
 struct Node {
-    path: PathBuf,
+    loc: Location,
+    /// The node of the folder holding it (the root holds itself).
+    parent: u32,
     kind: NodeKind,
 }
 
 #[derive(Debug, Default)]
 struct Nodes {
     list: Vec<Node>,
-    by_path: HashMap<PathBuf, u32>,
+    by_loc: HashMap<Location, u32>,
+}
+
+/// The folder view of a store or in-store node: the store version (or the
+/// error that kept it from loading) and the folder's key.
+enum FolderView {
+    Ok { store: Arc<LoadedStore>, key: String, table: bool },
+    Failed { meta_json: Arc<Vec<u8>>, mtime: SystemTime, access: Access },
 }
 
 /// The presented tree of one mount.
@@ -152,36 +188,42 @@ pub struct Tree {
 }
 
 impl Tree {
-    /// A tree over `source`: a directory of arrays, or a single array (then
-    /// the mount root is that array's directory).
+    /// A tree over `source`: a directory of arrays, a store, or a single
+    /// array (then the mount root is that array's directory).
     /// `on_load` is told of every array opened.
     pub fn new(source: &Path, on_load: Option<OnLoad>) -> std::io::Result<Tree> {
         let root = std::fs::canonicalize(source)?;
-        let kind = if root.is_dir() && !is_sparse_dir(&root) {
+        let kind = if let Some(format) = StoreFormat::of_path(&root) {
+            NodeKind::Store(Arc::new(StoreEntry::new(root.clone(), format, true)))
+        } else if root.is_dir() && !is_sparse_dir(&root) {
             NodeKind::Dir
         } else {
-            NodeKind::Array(Arc::new(ArrayEntry::new(root.clone(), true, on_load.clone())))
+            NodeKind::Array(Arc::new(ArrayEntry::new(Origin::Local(root.clone()), true, on_load.clone())))
         };
         let mut nodes = Nodes::default();
-        nodes.by_path.insert(root.clone(), 0);
-        nodes.list.push(Node { path: root.clone(), kind });
+        let loc = Location::Local(root.clone());
+        nodes.by_loc.insert(loc.clone(), 0);
+        nodes.list.push(Node { loc, parent: 0, kind });
         Ok(Tree { root, nodes: RwLock::new(nodes), on_load })
     }
 
-    fn node_info(&self, node: u32) -> Result<(PathBuf, Option<Arc<ArrayEntry>>), FsError> {
+    fn node_info(&self, node: u32) -> Result<(Location, u32, NodeKind), FsError> {
         let nodes = self.nodes.read().unwrap_or_else(|e| e.into_inner());
         let n = nodes.list.get(node as usize).ok_or(FsError::NotFound)?;
-        Ok((n.path.clone(), match &n.kind { NodeKind::Dir => None, NodeKind::Array(a) => Some(a.clone()) }))
+        Ok((n.loc.clone(), n.parent, n.kind.clone()))
     }
 
-    /// The node presenting `path` now: the known one, or a new one when the
-    /// path is new, changed kind, or its array source changed since loaded.
-    fn intern(&self, path: PathBuf, is_array: bool) -> u32 {
+    /// The node presenting `loc` now: the known one, or a new one when the
+    /// location is new, changed kind, or its source changed since loaded.
+    /// `make` builds the node's kind when a new node is needed.
+    fn intern(&self, loc: Location, parent: u32, class: Class, make: &dyn Fn() -> NodeKind) -> u32 {
         let reusable = |nodes: &Nodes| -> Option<u32> {
-            let &n = nodes.by_path.get(&path)?;
-            match (&nodes.list[n as usize].kind, is_array) {
-                (NodeKind::Dir, false) => Some(n),
-                (NodeKind::Array(entry), true) if !entry.is_stale() => Some(n),
+            let &n = nodes.by_loc.get(&loc)?;
+            match (&nodes.list[n as usize].kind, class) {
+                (NodeKind::Dir, Class::Dir) => Some(n),
+                (NodeKind::Folder { .. }, Class::Dir) => Some(n),
+                (NodeKind::Array(entry), Class::Array) if !entry.is_stale() => Some(n),
+                (NodeKind::Store(entry), Class::Store(f)) if entry.format == f && !entry.is_stale() => Some(n),
                 _ => None,
             }
         };
@@ -192,27 +234,127 @@ impl Tree {
         if let Some(n) = reusable(&nodes) {
             return n;
         }
-        if let Some(&old) = nodes.by_path.get(&path) {
-            if let NodeKind::Array(entry) = &nodes.list[old as usize].kind {
-                entry.retire();
+        let mut dropped = Vec::new();
+        if let Some(&old) = nodes.by_loc.get(&loc) {
+            match &nodes.list[old as usize].kind {
+                NodeKind::Array(entry) => entry.retire(),
+                NodeKind::Store(entry) => dropped = entry.retire(),
+                _ => {}
             }
         }
         let n = nodes.list.len() as u32;
-        let kind = if is_array { NodeKind::Array(Arc::new(ArrayEntry::new(path.clone(), false, self.on_load.clone()))) } else { NodeKind::Dir };
-        nodes.by_path.insert(path.clone(), n);
-        nodes.list.push(Node { path, kind });
+        nodes.by_loc.insert(loc.clone(), n);
+        nodes.list.push(Node { loc, parent, kind: make() });
+        drop(nodes);
+        self.retire_loads(&dropped);
         n
     }
 
+    /// Store versions `loads` are no longer presented: their values let go
+    /// of their arrays (open files keep theirs).
+    fn retire_loads(&self, loads: &[u64]) {
+        if loads.is_empty() {
+            return;
+        }
+        let nodes = self.nodes.read().unwrap_or_else(|e| e.into_inner());
+        for node in &nodes.list {
+            if let (Location::InStore { load, .. }, NodeKind::Array(entry)) = (&node.loc, &node.kind) {
+                if loads.contains(load) {
+                    entry.retire();
+                }
+            }
+        }
+    }
+
+    /// Intern a local directory entry of class `class`.
+    fn intern_local(&self, path: PathBuf, parent: u32, class: Class) -> u32 {
+        let on_load = self.on_load.clone();
+        let p = path.clone();
+        self.intern(Location::Local(path), parent, class, &move || match class {
+            Class::Dir => NodeKind::Dir,
+            Class::Array => NodeKind::Array(Arc::new(ArrayEntry::new(Origin::Local(p.clone()), false, on_load.clone()))),
+            Class::Store(format) => NodeKind::Store(Arc::new(StoreEntry::new(p.clone(), format, false))),
+        })
+    }
+
+    /// Intern child `child` of a folder of store version `store`.
+    fn intern_in_store(&self, store: &Arc<LoadedStore>, parent: u32, child: &ChildKind) -> Result<u32, FsError> {
+        let (key, class) = match child {
+            ChildKind::Group(k) | ChildKind::Table(k) => (k.clone(), Class::Dir),
+            ChildKind::Value(k) | ChildKind::Column { key: k, .. } => (k.clone(), Class::Array),
+        };
+        let rows = match child {
+            ChildKind::Column { table, .. } => match &*store.table(table) {
+                Ok(info) => Some(info.rows.clone()),
+                Err(e) => return Err(FsError::Format(e.clone())),
+            },
+            _ => None,
+        };
+        let loc = Location::InStore { load: store.load, key: key.clone() };
+        let on_load = self.on_load.clone();
+        Ok(self.intern(loc, parent, class, &|| match child {
+            ChildKind::Group(k) => NodeKind::Folder { store: Arc::downgrade(store), key: k.clone(), table: false },
+            ChildKind::Table(k) => NodeKind::Folder { store: Arc::downgrade(store), key: k.clone(), table: true },
+            ChildKind::Value(k) => {
+                let origin = Origin::Value { store: Arc::downgrade(store), key: k.clone(), name: store.store.key_name(k) };
+                NodeKind::Array(Arc::new(ArrayEntry::new(origin, false, on_load.clone())))
+            }
+            ChildKind::Column { key: k, .. } => {
+                let origin = Origin::Value { store: Arc::downgrade(store), key: k.clone(), name: store.store.key_name(k) };
+                NodeKind::Array(Arc::new(ArrayEntry::column(origin, rows.clone().unwrap_or_default(), on_load.clone())))
+            }
+        }))
+    }
+
+    fn folder_view(&self, kind: &NodeKind) -> Result<Option<FolderView>, FsError> {
+        let stale = || FsError::Io(std::io::Error::from_raw_os_error(libc::ESTALE));
+        Ok(match kind {
+            NodeKind::Store(entry) => Some(match &*{
+                let load = entry.current().map_err(FsError::from)?;
+                self.retire_loads(&entry.take_dropped());
+                load
+            } {
+                Ok(store) => FolderView::Ok { store: store.clone(), key: String::new(), table: store.tables.iter().any(|t| t.is_empty()) },
+                Err((e, _, mtime)) => FolderView::Failed {
+                    meta_json: store::error_meta(&entry.path, e),
+                    mtime: *mtime,
+                    access: Access::of_path(&entry.path).unwrap_or(Access::DENY),
+                },
+            }),
+            NodeKind::Folder { store, key, table } => Some(FolderView::Ok { store: store.upgrade().ok_or_else(stale)?, key: key.clone(), table: *table }),
+            _ => None,
+        })
+    }
+
+    /// Owner, group and mode of a store's folders: the store file's now.
+    fn folder_access(view: &FolderView) -> Access {
+        match view {
+            FolderView::Failed { access, .. } => *access,
+            FolderView::Ok { store, .. } => Access::of_path(store.store.path()).unwrap_or(Access::DENY),
+        }
+    }
+
+    /// The `meta.json` bytes and mtime of a folder view.
+    fn folder_meta(view: &FolderView) -> Result<(Arc<Vec<u8>>, SystemTime), FsError> {
+        match view {
+            FolderView::Failed { meta_json, mtime, .. } => Ok((meta_json.clone(), *mtime)),
+            FolderView::Ok { store, key, table: true } => match &*store.table(key) {
+                Ok(info) => Ok((info.meta_json.clone(), store.mtime)),
+                Err(e) => Ok((store::error_meta(&store.store.key_name(key), e), store.mtime)),
+            },
+            FolderView::Ok { store, key, .. } => Ok((store.group_meta.get(key).cloned().ok_or(FsError::NotFound)?, store.mtime)),
+        }
+    }
+
     fn array_of(&self, node: u32) -> Result<Arc<Loaded>, FsError> {
-        let (_, entry) = self.node_info(node)?;
-        let entry = entry.ok_or(FsError::NotFound)?;
+        let (_, _, kind) = self.node_info(node)?;
+        let NodeKind::Array(entry) = kind else { return Err(FsError::NotFound) };
         entry.current().map_err(FsError::from)
     }
 
     /// Decide whether a source directory entry is shown, and as what.
     /// Symlinks are followed only when they resolve inside the source root.
-    fn classify(&self, path: &Path) -> Option<bool> {
+    fn classify(&self, path: &Path) -> Option<Class> {
         let meta = std::fs::symlink_metadata(path).ok()?;
         let target = if meta.file_type().is_symlink() {
             let resolved = std::fs::canonicalize(path).ok()?;
@@ -224,32 +366,35 @@ impl Tree {
         } else {
             path.to_path_buf()
         };
+        if let Some(format) = StoreFormat::of_path(&target) {
+            return Some(Class::Store(format));
+        }
         let meta = std::fs::metadata(&target).ok()?;
         if meta.is_dir() {
-            return Some(target.join(SPARSE_INDEX).is_file());
+            return Some(if target.join(SPARSE_INDEX).is_file() { Class::Array } else { Class::Dir });
         }
         if !meta.is_file() {
             return None;
         }
         let known = path.extension().and_then(OsStr::to_str).is_some_and(|e| KNOWN_EXTENSIONS.contains(&e));
         if known || FileSource::open(&target).is_ok_and(|source| sniff_frame(&source)) {
-            Some(true)
+            Some(Class::Array)
         } else {
             None
         }
     }
 
-    /// Children of a mirrored source directory: (name, is_array), sorted by name.
-    fn scan(&self, dir: &Path) -> Result<Vec<(OsString, bool)>, FsError> {
+    /// Children of a mirrored source directory: (name, class), sorted by name.
+    fn scan(&self, dir: &Path) -> Result<Vec<(OsString, Class)>, FsError> {
         let mut out = Vec::new();
         for item in std::fs::read_dir(dir).map_err(FsError::from)? {
             let Ok(item) = item else { continue };
             let name = item.file_name();
-            if let Some(is_array) = self.classify(&item.path()) {
-                out.push((name, is_array));
+            if let Some(class) = self.classify(&item.path()) {
+                out.push((name, class));
             }
         }
-        out.sort();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
         Ok(out)
     }
 
@@ -266,19 +411,33 @@ impl Tree {
     /// `stats_size` tells the size of `.stats` (computed only when asked about it).
     pub fn getattr(&self, ino: u64, stats_size: &dyn Fn() -> u64) -> Result<Attr, FsError> {
         let (node, role) = inode::decode(ino).ok_or(FsError::NotFound)?;
-        let (path, entry) = self.node_info(node)?;
+        let (loc, _, kind) = self.node_info(node)?;
         let dir = |mtime| Attr { ino, kind: Kind::Dir, size: 0, mtime, perm: 0, owner: None };
         let file = |size, mtime| Attr { ino, kind: Kind::File, size, mtime, perm: 0, owner: None };
         if role == Role::Stats {
             // The mounting user's, readable as before (it holds no source bytes).
             return if node == 0 { Ok(Attr { perm: 0o444, ..file(stats_size(), SystemTime::now()) }) } else { Err(FsError::NotFound) };
         }
-        let Some(entry) = entry else {
-            if role != Role::Node {
-                return Err(FsError::NotFound);
+        let entry = match kind {
+            NodeKind::Array(entry) => entry,
+            NodeKind::Dir => {
+                let Location::Local(path) = &loc else { return Err(FsError::NotFound) };
+                if role != Role::Node {
+                    return Err(FsError::NotFound);
+                }
+                let (mtime, access) = Self::node_meta(path);
+                return Ok(Attr { perm: access.dir_perm(), owner: Some((access.uid, access.gid)), ..dir(mtime) });
             }
-            let (mtime, access) = Self::node_meta(&path);
-            return Ok(Attr { perm: access.dir_perm(), owner: Some((access.uid, access.gid)), ..dir(mtime) });
+            kind => {
+                let view = self.folder_view(&kind)?.ok_or(FsError::NotFound)?;
+                let (meta, mtime) = Self::folder_meta(&view)?;
+                let access = Self::folder_access(&view);
+                return match role {
+                    Role::Node => Ok(dir(mtime).of_array(&access)),
+                    Role::MetaJson => Ok(file(meta.len() as u64, mtime).of_array(&access)),
+                    _ => Err(FsError::NotFound),
+                };
+            }
         };
         let loaded = entry.current().map_err(FsError::from)?;
         let mtime = loaded.mtime;
@@ -289,6 +448,19 @@ impl Tree {
                 _ => Err(FsError::NotFound),
             };
         };
+        if role == Role::Items {
+            return Ok(file(loaded.items.as_ref().ok_or(FsError::NotFound)?.len() as u64, mtime).of_array(&loaded.access));
+        }
+        if let Some([data, npy]) = &loaded.rows {
+            let attr = match role {
+                Role::Node => dir(mtime),
+                Role::MetaJson => file(loaded.meta_json.len() as u64, mtime),
+                Role::Data => file(data.body_len(), mtime),
+                Role::Npy => file(loaded.npy_header.len() as u64 + npy.body_len(), mtime),
+                _ => return Err(FsError::NotFound),
+            };
+            return Ok(attr.of_array(&loaded.access));
+        }
         let attr = match role {
             Role::Node | Role::ChunksDir => dir(mtime),
             Role::MetaJson => file(loaded.meta_json.len() as u64, mtime),
@@ -308,35 +480,46 @@ impl Tree {
     /// Look `name` up in directory `parent`.
     pub fn lookup(&self, parent: u64, name: &OsStr, stats_size: &dyn Fn() -> u64) -> Result<Attr, FsError> {
         let (node, role) = inode::decode(parent).ok_or(FsError::NotFound)?;
-        let (path, entry) = self.node_info(node)?;
-        let child = match (role, entry) {
-            (Role::Node, None) => {
-                if node == 0 && name == ".stats" {
-                    inode::encode(0, Role::Stats)
-                } else {
-                    if name.as_bytes().contains(&b'/') || name == "." || name == ".." {
-                        return Err(FsError::NotFound);
-                    }
-                    let child_path = path.join(name);
-                    let is_array = self.classify(&child_path).ok_or(FsError::NotFound)?;
-                    inode::encode(self.intern(child_path, is_array), Role::Node)
+        let (loc, _, kind) = self.node_info(node)?;
+        if node == 0 && role == Role::Node && name == ".stats" {
+            return self.getattr(inode::encode(0, Role::Stats), stats_size);
+        }
+        let child = match (role, kind) {
+            (Role::Node, NodeKind::Dir) => {
+                let Location::Local(path) = &loc else { return Err(FsError::NotFound) };
+                if name.as_bytes().contains(&b'/') || name == "." || name == ".." {
+                    return Err(FsError::NotFound);
                 }
+                let child_path = path.join(name);
+                let class = self.classify(&child_path).ok_or(FsError::NotFound)?;
+                inode::encode(self.intern_local(child_path, node, class), Role::Node)
             }
-            (Role::Node, Some(entry)) => {
+            (Role::Node, NodeKind::Array(entry)) => {
                 let loaded = entry.current().map_err(FsError::from)?;
+                let has_chunks = loaded.array.is_some() && loaded.rows.is_none();
                 let role = match name.to_str() {
                     Some("meta.json") => Role::MetaJson,
-                    Some(".stats") if node == 0 => Role::Stats,
                     Some("data") if loaded.array.is_some() => Role::Data,
                     Some("data.npy") if loaded.array.is_some() => Role::Npy,
-                    Some("data.txt") if loaded.array.as_deref().and_then(text_layout).is_some() => Role::Text,
-                    Some("preview.png") if loaded.array.as_deref().and_then(PreviewPlan::new).is_some() => Role::Preview,
-                    Some("chunks") if loaded.array.is_some() => Role::ChunksDir,
+                    Some("data.txt") if has_chunks && loaded.array.as_deref().and_then(text_layout).is_some() => Role::Text,
+                    Some("preview.png") if has_chunks && loaded.array.as_deref().and_then(PreviewPlan::new).is_some() => Role::Preview,
+                    Some("chunks") if has_chunks => Role::ChunksDir,
+                    Some("items.jsonl") if loaded.items.is_some() => Role::Items,
                     _ => return Err(FsError::NotFound),
                 };
                 inode::encode(node, role)
             }
-            (Role::ChunksDir, Some(entry)) => {
+            (Role::Node, kind @ (NodeKind::Store(_) | NodeKind::Folder { .. })) => {
+                if name == "meta.json" {
+                    inode::encode(node, Role::MetaJson)
+                } else {
+                    let Some(FolderView::Ok { store, key, .. }) = self.folder_view(&kind)? else { return Err(FsError::NotFound) };
+                    let children = store.folders.get(&key).ok_or(FsError::NotFound)?;
+                    let i = children.binary_search_by(|(n, _)| n.as_os_str().cmp(name)).map_err(|_| FsError::NotFound)?;
+                    inode::encode(self.intern_in_store(&store, node, &children[i].1)?, Role::Node)
+                }
+            }
+            (Role::ChunksDir, NodeKind::Array(entry)) => {
                 let loaded = entry.current().map_err(FsError::from)?;
                 let name = name.to_str().ok_or(FsError::NotFound)?;
                 if name == ".zarray" && loaded.zarray.is_some() {
@@ -359,41 +542,56 @@ impl Tree {
     /// `.` and `..` come first. `limit` bounds how many are produced.
     pub fn readdir(&self, ino: u64, from: u64, limit: usize) -> Result<Vec<DirEntry>, FsError> {
         let (node, role) = inode::decode(ino).ok_or(FsError::NotFound)?;
-        let (path, entry) = self.node_info(node)?;
+        let (loc, parent, kind) = self.node_info(node)?;
         let out: Vec<DirEntry>;
-        let parent_ino = if node == 0 && role == Role::Node { ino } else if role == Role::ChunksDir { inode::encode(node, Role::Node) } else { self.parent_of(&path) };
+        let parent_ino = if role == Role::ChunksDir { inode::encode(node, Role::Node) } else { inode::encode(parent, Role::Node) };
         let mut fixed = vec![(ino, Kind::Dir, OsString::from(".")), (parent_ino, Kind::Dir, OsString::from(".."))];
-        match (role, entry) {
-            (Role::Node, None) => {
-                if node == 0 {
-                    fixed.push((inode::encode(0, Role::Stats), Kind::File, OsString::from(".stats")));
-                }
-                for (name, is_array) in self.scan(&path)? {
-                    let child = self.intern(path.join(&name), is_array);
+        if node == 0 && role == Role::Node {
+            fixed.push((inode::encode(0, Role::Stats), Kind::File, OsString::from(".stats")));
+        }
+        match (role, kind) {
+            (Role::Node, NodeKind::Dir) => {
+                let Location::Local(path) = &loc else { return Err(FsError::NotFound) };
+                for (name, class) in self.scan(path)? {
+                    let child = self.intern_local(path.join(&name), node, class);
                     fixed.push((inode::encode(child, Role::Node), Kind::Dir, name));
                 }
                 out = fixed;
             }
-            (Role::Node, Some(entry)) => {
+            (Role::Node, NodeKind::Array(entry)) => {
                 let loaded = entry.current().map_err(FsError::from)?;
-                if node == 0 {
-                    fixed.push((inode::encode(0, Role::Stats), Kind::File, OsString::from(".stats")));
-                }
                 fixed.push((inode::encode(node, Role::MetaJson), Kind::File, OsString::from("meta.json")));
                 if loaded.array.is_some() {
                     fixed.push((inode::encode(node, Role::Data), Kind::File, OsString::from("data")));
                     fixed.push((inode::encode(node, Role::Npy), Kind::File, OsString::from("data.npy")));
-                    if loaded.array.as_deref().and_then(text_layout).is_some() {
-                        fixed.push((inode::encode(node, Role::Text), Kind::File, OsString::from("data.txt")));
+                    if loaded.rows.is_none() {
+                        if loaded.array.as_deref().and_then(text_layout).is_some() {
+                            fixed.push((inode::encode(node, Role::Text), Kind::File, OsString::from("data.txt")));
+                        }
+                        if loaded.array.as_deref().and_then(PreviewPlan::new).is_some() {
+                            fixed.push((inode::encode(node, Role::Preview), Kind::File, OsString::from("preview.png")));
+                        }
+                        fixed.push((inode::encode(node, Role::ChunksDir), Kind::Dir, OsString::from("chunks")));
                     }
-                    if loaded.array.as_deref().and_then(PreviewPlan::new).is_some() {
-                        fixed.push((inode::encode(node, Role::Preview), Kind::File, OsString::from("preview.png")));
+                    if loaded.items.is_some() {
+                        fixed.push((inode::encode(node, Role::Items), Kind::File, OsString::from("items.jsonl")));
                     }
-                    fixed.push((inode::encode(node, Role::ChunksDir), Kind::Dir, OsString::from("chunks")));
                 }
                 out = fixed;
             }
-            (Role::ChunksDir, Some(entry)) => {
+            (Role::Node, kind @ (NodeKind::Store(_) | NodeKind::Folder { .. })) => {
+                fixed.push((inode::encode(node, Role::MetaJson), Kind::File, OsString::from("meta.json")));
+                if let Some(FolderView::Ok { store, key, .. }) = self.folder_view(&kind)? {
+                    for (name, child) in store.folders.get(&key).map(Vec::as_slice).unwrap_or_default() {
+                        match self.intern_in_store(&store, node, child) {
+                            Ok(n) => fixed.push((inode::encode(n, Role::Node), Kind::Dir, name.clone())),
+                            Err(e) => log::warn!("{e}"),
+                        }
+                    }
+                }
+                out = fixed;
+            }
+            (Role::ChunksDir, NodeKind::Array(entry)) => {
                 let loaded = entry.current().map_err(FsError::from)?;
                 let array = loaded.array.as_ref().ok_or(FsError::NotFound)?;
                 if loaded.zarray.is_some() {
@@ -420,19 +618,13 @@ impl Tree {
         Ok(out.into_iter().skip(from as usize).take(limit).collect())
     }
 
-    /// Whether `ino` is a mirrored source directory (whose listing costs a
-    /// scan of the source, so callers list it once per open).
+    /// Whether `ino` is a folder whose listing costs a scan (a mirrored
+    /// source directory or a store), so callers list it once per open.
     pub fn is_source_dir(&self, ino: u64) -> bool {
         match inode::decode(ino) {
-            Some((node, Role::Node)) => matches!(self.node_info(node), Ok((_, None))),
+            Some((node, Role::Node)) => matches!(self.node_info(node), Ok((_, _, NodeKind::Dir | NodeKind::Store(_) | NodeKind::Folder { .. }))),
             _ => false,
         }
-    }
-
-    fn parent_of(&self, path: &Path) -> u64 {
-        let parent = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        let nodes = self.nodes.read().unwrap_or_else(|e| e.into_inner());
-        nodes.by_path.get(&parent).map(|&n| inode::encode(n, Role::Node)).unwrap_or(1)
     }
 
     /// What reading `ino` serves, plus the array version it serves.
@@ -444,10 +636,18 @@ impl Tree {
         if role == Role::Node || role == Role::ChunksDir {
             return Err(FsError::IsDir);
         }
+        let (_, _, kind) = self.node_info(node)?;
+        if let Some(view) = self.folder_view(&kind)? {
+            return match role {
+                Role::MetaJson => Ok((Content::Static(Self::folder_meta(&view)?.0), None)),
+                _ => Err(FsError::NotFound),
+            };
+        }
         let loaded = self.array_of(node)?;
         let content = match role {
             Role::MetaJson => Content::Static(loaded.meta_json.clone()),
             Role::Zarray => Content::Static(loaded.zarray.clone().ok_or(FsError::NotFound)?),
+            Role::Text | Role::Preview if loaded.rows.is_some() => return Err(FsError::NotFound),
             Role::Text => {
                 let array = loaded.array.clone().ok_or(FsError::NotFound)?;
                 let layout = Arc::new(text_layout(&array).ok_or(FsError::NotFound)?);
@@ -458,12 +658,16 @@ impl Tree {
                 let plan = Arc::new(PreviewPlan::new(&array).ok_or(FsError::NotFound)?);
                 Content::Preview { array, plan }
             }
+            Role::Items => Content::Static(loaded.items.clone().ok_or(FsError::NotFound)?),
             Role::Data | Role::Npy | Role::Chunk(_) => {
                 let array = loaded.array.clone().ok_or(FsError::NotFound)?;
-                let view = match role {
-                    Role::Data => View::Data,
-                    Role::Npy => View::Npy(loaded.npy_header.clone()),
-                    Role::Chunk(c) if c < array.nchunks() => View::Chunk(c),
+                let view = match (role, &loaded.rows) {
+                    (Role::Data, Some([data, _])) => View::Rows(data.clone()),
+                    (Role::Npy, Some([_, npy])) => View::Rows(npy.clone()),
+                    (_, Some(_)) => return Err(FsError::NotFound),
+                    (Role::Data, None) => View::Data,
+                    (Role::Npy, None) => View::Npy(loaded.npy_header.clone()),
+                    (Role::Chunk(c), None) if c < array.nchunks() => View::Chunk(c),
                     _ => return Err(FsError::NotFound),
                 };
                 Content::Array { array, view }
@@ -477,7 +681,7 @@ impl Tree {
     pub fn xattrs(&self, ino: u64) -> Result<Vec<(String, Vec<u8>)>, FsError> {
         let (node, role) = inode::decode(ino).ok_or(FsError::NotFound)?;
         match role {
-            Role::Data | Role::Npy => Ok(self.array_of(node)?.xattrs.clone()),
+            Role::Data | Role::Npy if matches!(self.node_info(node)?.2, NodeKind::Array(_)) => Ok(self.array_of(node)?.xattrs.clone()),
             _ => {
                 self.getattr(ino, &|| 0)?;
                 Ok(Vec::new())

@@ -1,0 +1,86 @@
+//! `items.jsonl`: the items of an ObjectArray, BatchArray or ListArray as
+//! JSON lines, so a shell user can read them.
+//!
+//! - ObjectArray (metalayer `vlarray`): each chunk is one msgpack item; one
+//!   line per item.
+//! - BatchArray (metalayer `batcharray`): each chunk is one batch, stored as
+//!   blocks that are msgpack lists of items; one line per batch (a JSON list
+//!   of its items).
+//! - ListArray (metalayer `listarray`) is stored on one of those two, and is
+//!   shown as its backend is.
+//!
+//! msgpack becomes JSON with the same rules as `meta.json`
+//! ([`crate::format::msgpack::to_json`]). The whole file is built when the
+//! array is loaded, so it is offered only for arrays of at most
+//! [`MAX_ITEMS_BYTES`] decoded bytes.
+
+use rmpv::Value;
+
+use crate::format::{msgpack, Array, PResult, Problem};
+
+/// Largest decoded array whose items are offered as `items.jsonl`.
+pub const MAX_ITEMS_BYTES: u64 = 64 << 20;
+/// Deepest msgpack nesting accepted.
+const MAX_DEPTH: usize = 64;
+
+/// Which kind of variable-length container an array is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ItemsKind {
+    /// One msgpack item per chunk.
+    Object,
+    /// One batch per chunk, stored as msgpack lists.
+    Batch,
+}
+
+/// The container kind of `array`, from its metalayers.
+pub fn kind_of(array: &Array) -> Option<ItemsKind> {
+    let f = array.frame();
+    if f.metalayer("vlarray").is_some() {
+        Some(ItemsKind::Object)
+    } else if f.metalayer("batcharray").is_some() {
+        Some(ItemsKind::Batch)
+    } else {
+        None
+    }
+}
+
+/// Every msgpack value in `bytes`, back to back.
+fn values(bytes: &[u8]) -> PResult<Vec<Value>> {
+    let mut cursor = bytes;
+    let mut out = Vec::new();
+    while !cursor.is_empty() {
+        out.push(rmpv::decode::read_value_with_max_depth(&mut cursor, MAX_DEPTH).map_err(|e| Problem::corrupt("item", format!("msgpack: {e}")))?);
+    }
+    Ok(out)
+}
+
+/// The `items.jsonl` bytes of `array` (of kind `kind`).
+pub fn items_jsonl(array: &Array, kind: ItemsKind) -> PResult<Vec<u8>> {
+    if array.data_len() > MAX_ITEMS_BYTES {
+        return Err(Problem::Limit(format!("{} decoded bytes of items (at most {MAX_ITEMS_BYTES} are shown as items.jsonl)", array.data_len())));
+    }
+    let mut out = Vec::new();
+    for c in 0..array.nchunks() {
+        let chunk = array.decode_chunk(c).map_err(|p| p.in_chunk(c))?;
+        let line = match kind {
+            ItemsKind::Object => {
+                let mut cursor = chunk.as_slice();
+                let v = rmpv::decode::read_value_with_max_depth(&mut cursor, MAX_DEPTH).map_err(|e| Problem::corrupt("item", format!("msgpack: {e}")).in_chunk(c))?;
+                msgpack::to_json(&v)
+            }
+            ItemsKind::Batch => {
+                let mut items = Vec::new();
+                for block in values(&chunk).map_err(|p| p.in_chunk(c))? {
+                    match block {
+                        Value::Array(list) => items.extend(list.iter().map(msgpack::to_json)),
+                        other => items.push(msgpack::to_json(&other)),
+                    }
+                }
+                serde_json::Value::Array(items)
+            }
+        };
+        serde_json::to_writer(&mut out, &line).map_err(|e| Problem::corrupt("item", e.to_string()))?;
+        out.push(b'\n');
+    }
+    Ok(out)
+}

@@ -1,0 +1,106 @@
+//! Where a presented node comes from, kept apart from what it presents.
+//!
+//! A node of the tree is found at a [`Location`] (its identity while the
+//! mount lives) and an array node opens its bytes through an [`Origin`].
+//! Today a location is a local path or a key inside one loaded version of a
+//! store; a remote object store would be one more variant of each, answering
+//! the same three questions: what is its current version, open its bytes,
+//! and (for folders) list its children.
+
+use std::path::PathBuf;
+use std::sync::Weak;
+use std::time::SystemTime;
+
+use crate::format::{Array, Error, Problem, Version};
+use crate::source::{local_version, open_array};
+
+use super::access::Access;
+use super::store::LoadedStore;
+
+/// The identity of a node: equal locations are the same node (as long as
+/// its version stays the same).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Location {
+    /// A local path: a mirrored directory, an array, or a store.
+    Local(PathBuf),
+    /// A key inside the store version numbered `load` (a group, a value, a
+    /// table or one of its columns); `key` is the store key (`/exp/run1`).
+    InStore {
+        /// The load number of the store version ([`LoadedStore::load`]).
+        load: u64,
+        /// The key inside the store.
+        key: String,
+    },
+}
+
+/// Where an array's bytes come from.
+#[derive(Debug, Clone)]
+pub enum Origin {
+    /// A local frame file or sparse-frame directory.
+    Local(PathBuf),
+    /// A value of one loaded store version (a zip member window, a `.b2d`
+    /// member file, or an embedded frame). The store version is held weakly:
+    /// once the store changed and no folder presents that version, the value
+    /// answers ESTALE (files already open keep their bytes).
+    Value {
+        /// The store version the value belongs to.
+        store: Weak<LoadedStore>,
+        /// Its key.
+        key: String,
+        /// `STORE:KEY`, for messages.
+        name: PathBuf,
+    },
+}
+
+impl Origin {
+    /// The source's version now and its modification time. A store value's
+    /// version is that of the store version it belongs to (which never
+    /// changes: a changed store is loaded again under new locations).
+    pub fn version(&self) -> std::io::Result<(Version, SystemTime)> {
+        match self {
+            Origin::Local(path) => local_version(path),
+            Origin::Value { store, .. } => {
+                let store = store.upgrade().ok_or_else(|| std::io::Error::from_raw_os_error(libc::ESTALE))?;
+                Ok((store.store.version().clone(), store.mtime))
+            }
+        }
+    }
+
+    /// Owner, group and mode the presented entries take: the source's own
+    /// (a sparse frame: its directory's, with the read bits its index
+    /// grants); a store value takes its store file's.
+    pub fn access(&self) -> std::io::Result<Access> {
+        match self {
+            Origin::Local(path) => Access::of_path(path),
+            Origin::Value { store, .. } => {
+                let store = store.upgrade().ok_or_else(|| std::io::Error::from_raw_os_error(libc::ESTALE))?;
+                Access::of_path(store.store.path())
+            }
+        }
+    }
+
+    /// Open the array.
+    pub fn open(&self) -> Result<Array, Error> {
+        match self {
+            Origin::Local(path) => open_array(path),
+            Origin::Value { store, key, name } => match store.upgrade() {
+                Some(store) => store.store.open_value(key),
+                None => Err(Error::new(name, Problem::SourceChanged("the store changed".into()))),
+            },
+        }
+    }
+
+    /// The name used in messages and in the `meta.json` of an unreadable array.
+    pub fn name(&self) -> PathBuf {
+        match self {
+            Origin::Local(path) => path.clone(),
+            Origin::Value { name, .. } => name.clone(),
+        }
+    }
+
+    /// Whether the source can change under this origin (a store value is
+    /// fixed to its store version).
+    pub fn can_change(&self) -> bool {
+        matches!(self, Origin::Local(_))
+    }
+}

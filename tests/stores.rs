@@ -1,0 +1,289 @@
+//! python-blosc2 stores (DictStore `.b2z`/`.b2d`, TreeStore, EmbedStore
+//! `.b2e`, CTables) as folders: through `blosc2fs cat STORE KEY` and
+//! `info --tree`, through the in-process filesystem, and through a real
+//! mount (numpy `np.load(mmap_mode="r")` on a member's `data.npy`).
+//!
+//! Fixtures: `tests/fixtures/stores/`, written by
+//! `scripts/gen_store_fixtures.py` with python-blosc2 4.14.1; the expected
+//! bytes in its `manifest.json` come from the numpy sources (table columns:
+//! the source rows less the deleted ones), never from the code under test.
+
+mod common;
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+use blosc2fs::read::planner::layout_budget;
+use blosc2fs::read::{Blocks, Planner, Stats};
+use blosc2fs::tree::{Attr, Filesystem, FsConfig, FsError, Kind};
+use common::mount::{run_python, serial_with_fuse, Mount};
+use common::*;
+use serde_json::Value as Json;
+
+const ROOT: u64 = 1;
+
+fn stores_dir() -> PathBuf {
+    fixtures_dir().join("stores")
+}
+
+fn manifest() -> serde_json::Map<String, Json> {
+    read_manifest(&stores_dir())["stores"].as_object().unwrap().clone()
+}
+
+fn filesystem(source: &Path) -> Filesystem {
+    let stats = Arc::new(Stats::default());
+    let blocks = Arc::new(Blocks::new(8 << 20, layout_budget(8 << 20), stats));
+    Filesystem::new(source, Arc::new(Planner::new(blocks, None, 0)), FsConfig::default()).unwrap()
+}
+
+fn walk(fs: &Filesystem, path: &str) -> Result<Attr, FsError> {
+    let mut attr = fs.getattr(ROOT)?;
+    for part in path.split('/').filter(|p| !p.is_empty()) {
+        attr = fs.lookup(attr.ino, OsStr::new(part))?;
+    }
+    Ok(attr)
+}
+
+fn names(fs: &Filesystem, path: &str) -> Vec<String> {
+    let ino = walk(fs, path).unwrap_or_else(|e| panic!("{path}: {e}")).ino;
+    let fh = fs.opendir(ino).unwrap();
+    let mut out = Vec::new();
+    loop {
+        let batch = fs.readdir(ino, fh, out.len() as u64).unwrap();
+        if batch.is_empty() {
+            break;
+        }
+        out.extend(batch.into_iter().map(|(_, _, n)| n.to_string_lossy().into_owned()));
+    }
+    fs.releasedir(fh);
+    out.retain(|n| n != "." && n != "..");
+    out
+}
+
+fn read_path(fs: &Filesystem, path: &str) -> Result<Vec<u8>, FsError> {
+    let attr = walk(fs, path)?;
+    let opened = fs.open(attr.ino, false)?;
+    let mut out = Vec::new();
+    loop {
+        let got = fs.read(opened.fh, out.len() as u64, 777)?;
+        let done = got.len() < 777;
+        out.extend_from_slice(&got);
+        if done {
+            break;
+        }
+    }
+    fs.release(opened.fh);
+    assert_eq!(out.len() as u64, attr.size, "{path}: size at stat time");
+    Ok(out)
+}
+
+/// A key's presented folder path under the mount (keys here need no escape).
+fn key_path(store: &str, key: &str) -> String {
+    format!("{store}{key}")
+}
+
+#[test]
+fn cat_streams_every_key_of_every_store() {
+    let dir = stores_dir();
+    for (name, entry) in manifest() {
+        for (key, want) in entry["keys"].as_object().unwrap() {
+            let out = Command::new(mount_binary()).arg("cat").arg(dir.join(&name)).arg(key).output().unwrap();
+            assert!(out.status.success(), "cat {name} {key}: {}", String::from_utf8_lossy(&out.stderr));
+            assert_eq!(out.stdout.len() as u64, want["size"].as_u64().unwrap(), "{name} {key}");
+            assert_eq!(sha256_hex(&out.stdout), want["sha256"].as_str().unwrap(), "{name} {key}");
+        }
+    }
+    let out = Command::new(mount_binary()).arg("cat").arg(dir.join("tree.b2z")).arg("/exp/nothing").output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("tree.b2z:/exp/nothing"), "the error names store and key: {err}");
+    let out = Command::new(mount_binary()).arg("cat").arg(dir.join("tree.b2z")).output().unwrap();
+    assert!(!out.status.success(), "a store needs a key");
+}
+
+#[test]
+fn info_tree_shows_keys_groups_tables_and_homes() {
+    let dir = stores_dir();
+    let out = Command::new(mount_binary()).args(["info", "--tree"]).arg(dir.join("tree.b2z")).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for line in ["(b2z b2tree, 4 keys)", "  exp/", "    run1/", "      temps  member, <f8 [500]", "      tiny  embedded, <i8 [5]", "      delta  member, <i4 [40, 100]", "  top  embedded, <f4 [6, 7]"] {
+        assert!(text.contains(line), "{line:?} missing from:\n{text}");
+    }
+    let out = Command::new(mount_binary()).args(["info", "--tree"]).arg(dir.join("table.b2z")).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("  tbl/  ctable, 16 rows"), "{text}");
+    let out = Command::new(mount_binary()).args(["info", "--tree"]).arg(dir.join("table.b2d")).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("6 keys, ctable of 16 rows)") && text.contains("  a  file, <i4 [19]"), "{text}");
+    let out = Command::new(mount_binary()).arg("info").arg(dir.join("tree.b2z")).output().unwrap();
+    let meta: Json = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(meta["class"], "b2tree");
+    assert_eq!(meta["vlmeta"]["author"], "blosc2fs tests");
+}
+
+fn mount_binary() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_blosc2fs"))
+}
+
+#[test]
+fn stores_are_folders_of_their_keys() {
+    let fs = filesystem(&stores_dir());
+    let root = names(&fs, "");
+    for name in ["dict.b2z", "dict.b2d", "tree.b2z", "values.b2e", "table.b2d", "table.b2z"] {
+        assert!(root.contains(&name.to_string()), "{name} in {root:?}");
+    }
+    // Keys as paths; internal files (embed.b2e, __vlmeta__, _cols, _valid_rows) not shown.
+    assert_eq!(names(&fs, "dict.b2d"), ["meta.json", "big", "dir", "small"]);
+    assert_eq!(names(&fs, "dict.b2z/dir"), ["meta.json", "emb", "x"]);
+    assert_eq!(names(&fs, "tree.b2z"), ["meta.json", "exp", "top"]);
+    assert_eq!(names(&fs, "tree.b2z/exp/run1/temps"), ["meta.json", "data", "data.npy", "chunks"]);
+    assert_eq!(names(&fs, "table.b2d"), ["meta.json", "a", "b"]);
+    assert_eq!(names(&fs, "table.b2z"), ["meta.json", "other", "tbl"]);
+    assert_eq!(names(&fs, "table.b2z/tbl/a"), ["meta.json", "data", "data.npy"], "a column has no chunks/ (its chunks hold deleted rows)");
+    assert_eq!(walk(&fs, "tree.b2z/exp").unwrap().kind, Kind::Dir);
+
+    for (name, entry) in manifest() {
+        for (key, want) in entry["keys"].as_object().unwrap() {
+            let base = key_path(&name, key);
+            let data = read_path(&fs, &format!("{base}/data")).unwrap();
+            assert_eq!(sha256_hex(&data), want["sha256"].as_str().unwrap(), "{base}/data");
+            let npy = read_path(&fs, &format!("{base}/data.npy")).unwrap();
+            assert!(npy.ends_with(&data), "{base}/data.npy ends with the data");
+            let meta: Json = serde_json::from_slice(&read_path(&fs, &format!("{base}/meta.json")).unwrap()).unwrap();
+            assert_eq!(meta["dtype"], want["dtype"], "{base}");
+            assert_eq!(meta["shape"], want["shape"], "{base}");
+        }
+        for (root, table) in entry["tables"].as_object().into_iter().flatten() {
+            let base = format!("{name}{root}");
+            let meta: Json = serde_json::from_slice(&read_path(&fs, &format!("{base}/meta.json")).unwrap()).unwrap();
+            assert_eq!(meta["kind"], "ctable");
+            assert_eq!(meta["rows"], table["rows"], "{base}");
+            assert_eq!(meta["schema"], table["schema"], "{base}");
+            for (col, want) in table["columns"].as_object().unwrap() {
+                let data = read_path(&fs, &format!("{base}/{col}/data")).unwrap();
+                assert_eq!(data.len() as u64, want["size"].as_u64().unwrap(), "{base}/{col}");
+                assert_eq!(sha256_hex(&data), want["sha256"].as_str().unwrap(), "{base}/{col}: valid rows only, in order");
+                let npy = read_path(&fs, &format!("{base}/{col}/data.npy")).unwrap();
+                assert!(npy.ends_with(&data));
+                let cmeta: Json = serde_json::from_slice(&read_path(&fs, &format!("{base}/{col}/meta.json")).unwrap()).unwrap();
+                assert_eq!(cmeta["rows_shown"], table["rows"]);
+            }
+        }
+    }
+    // Store and group metadata.
+    let meta: Json = serde_json::from_slice(&read_path(&fs, "tree.b2z/meta.json").unwrap()).unwrap();
+    assert_eq!(meta["kind"], "store");
+    assert_eq!(meta["format"], "b2z");
+    assert_eq!(meta["class"], "b2tree");
+    assert_eq!(meta["vlmeta"], serde_json::json!({"author": "blosc2fs tests", "n": 3}));
+    assert_eq!(meta["keys"], serde_json::json!(["/exp/run1/temps", "/exp/run1/tiny", "/exp/run2/delta", "/top"]));
+    let group: Json = serde_json::from_slice(&read_path(&fs, "tree.b2z/exp/meta.json").unwrap()).unwrap();
+    assert_eq!(group["vlmeta"], serde_json::json!({"note": "experiment group"}));
+    let tmeta: Json = serde_json::from_slice(&read_path(&fs, "table.b2z/meta.json").unwrap()).unwrap();
+    assert_eq!(tmeta["objects"]["/tbl"]["kind"], "ctable");
+    assert_eq!(walk(&fs, "tree.b2z/nothing").unwrap_err().errno(), libc::ENOENT);
+    assert_eq!(walk(&fs, "tree.b2z/exp/__vlmeta__").unwrap_err().errno(), libc::ENOENT);
+}
+
+#[test]
+fn store_replaced_while_open_new_opens_see_new_version_open_handles_keep_theirs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = stores_dir();
+    let target = tmp.path().join("s.b2z");
+    std::fs::copy(dir.join("dict.b2z"), &target).unwrap();
+    let fs = filesystem(tmp.path());
+    let want = &manifest()["dict.b2z"]["keys"]["/big"];
+    let attr = walk(&fs, "s.b2z/big/data").unwrap();
+    let old = fs.open(attr.ino, false).unwrap();
+    // Replace the store (atomic rename, as python-blosc2's to_b2z does).
+    let staged = tmp.path().join("staged");
+    std::fs::copy(dir.join("tree.b2z"), &staged).unwrap();
+    std::fs::rename(&staged, &target).unwrap();
+    let mut bytes = Vec::new();
+    loop {
+        let got = fs.read(old.fh, bytes.len() as u64, 1000).unwrap();
+        if got.is_empty() {
+            break;
+        }
+        bytes.extend_from_slice(&got);
+    }
+    assert_eq!(sha256_hex(&bytes), want["sha256"].as_str().unwrap(), "the open handle keeps its version");
+    fs.release(old.fh);
+    assert_eq!(walk(&fs, "s.b2z/big").unwrap_err().errno(), libc::ENOENT, "new lookups see the new store");
+    let top = read_path(&fs, "s.b2z/top/data").unwrap();
+    assert_eq!(sha256_hex(&top), manifest()["tree.b2z"]["keys"]["/top"]["sha256"].as_str().unwrap());
+}
+
+#[test]
+fn a_store_can_be_the_mount_root() {
+    let fs = filesystem(&stores_dir().join("tree.b2z"));
+    assert_eq!(names(&fs, ""), [".stats", "meta.json", "exp", "top"]);
+    let data = read_path(&fs, "exp/run2/delta/data").unwrap();
+    assert_eq!(sha256_hex(&data), manifest()["tree.b2z"]["keys"]["/exp/run2/delta"]["sha256"].as_str().unwrap());
+}
+
+#[test]
+fn mounted_stores_read_exactly_and_numpy_maps_data_npy() {
+    let Some(_guard) = serial_with_fuse() else { return };
+    let m = Mount::start(&stores_dir(), &[]);
+    let stores = manifest();
+    for (name, entry) in &stores {
+        for (key, want) in entry["keys"].as_object().unwrap() {
+            let data = std::fs::read(m.path().join(key_path(name, key)).join("data")).unwrap();
+            assert_eq!(sha256_hex(&data), want["sha256"].as_str().unwrap(), "{name}{key}");
+        }
+    }
+    let code = r#"
+import hashlib, sys
+import numpy as np
+for path in sys.argv[1:]:
+    a = np.load(path, mmap_mode="r")
+    print(a.dtype.str, list(a.shape), hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest())
+"#;
+    let paths = [("dict.b2z", "/dir/x", None), ("tree.b2z", "/exp/run1/tiny", None), ("table.b2z", "/tbl", Some("a")), ("table.b2d", "", Some("b"))];
+    let args: Vec<String> = paths
+        .iter()
+        .map(|(s, k, col)| {
+            let base = m.path().join(key_path(s, k));
+            let base = if let Some(c) = col { base.join(c) } else { base };
+            base.join("data.npy").to_string_lossy().into_owned()
+        })
+        .collect();
+    let out = run_python(code, &args.iter().map(String::as_str).collect::<Vec<_>>());
+    let lines: Vec<&str> = out.lines().collect();
+    for ((s, k, col), line) in paths.iter().zip(&lines) {
+        let want = match col {
+            None => &stores[*s]["keys"][*k],
+            Some(c) => &stores[*s]["tables"][*k]["columns"][*c],
+        };
+        let expect = format!("{} {} {}", want["dtype"].as_str().unwrap(), serde_json::to_string(&want["shape"]).unwrap().replace(",", ", "), want["sha256"].as_str().unwrap());
+        assert_eq!(*line, expect, "{s}{k} {col:?}");
+    }
+}
+
+fn check_items(read: &dyn Fn(&str) -> Vec<u8>) {
+    let items = read_manifest(&stores_dir())["items"].clone();
+    for path in ["objects.b2f", "batches.b2b", "objects.b2z/objs", "objects.b2z/batches"] {
+        let text = read(&format!("{path}/items.jsonl"));
+        let got: Vec<Json> = String::from_utf8(text).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(Json::Array(got), items[path], "{path}/items.jsonl");
+    }
+}
+
+#[test]
+fn object_and_batch_arrays_show_items_as_json_lines() {
+    let fs = filesystem(&stores_dir());
+    assert_eq!(names(&fs, "objects.b2f"), ["meta.json", "data", "data.npy", "chunks", "items.jsonl"]);
+    check_items(&|p| read_path(&fs, p).unwrap());
+    assert_eq!(walk(&fs, "dict.b2z/big/items.jsonl").unwrap_err().errno(), libc::ENOENT, "plain arrays have no items");
+}
+
+#[test]
+fn mounted_items_read_as_json_lines() {
+    let Some(_guard) = serial_with_fuse() else { return };
+    let m = Mount::start(&stores_dir(), &[]);
+    check_items(&|p| std::fs::read(m.path().join(p)).unwrap());
+}
