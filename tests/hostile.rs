@@ -316,6 +316,8 @@ fn damaged_array_gives_eio_on_its_views_and_the_mount_lives() {
     let good = std::fs::read(m.path().join("good.b2nd/preview.png")).unwrap();
     assert_eq!(&good[1..4], b"PNG");
     assert_eq!(std::fs::read(m.path().join("good.b2nd/data.txt")).unwrap().len(), 45 * 37 * 16);
+}
+
 /// Damaged copies of the `dict.b2z` / `values.b2e` store fixtures: (file
 /// name, what the damage is). Written into `dir`.
 fn damaged_stores(dir: &Path) -> Vec<(&'static str, &'static str)> {
