@@ -98,6 +98,6 @@ mod tests {
             assert_eq!(decode(encode(node, role)), Some((node, role)));
         }
         assert_eq!(decode(0), None);
-        assert_eq!(decode(11), None);
+        assert_eq!(decode(12), None);
     }
 }
