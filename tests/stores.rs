@@ -139,9 +139,10 @@ fn stores_are_folders_of_their_keys() {
     assert_eq!(names(&fs, "dict.b2d"), ["meta.json", "big", "dir", "small"]);
     assert_eq!(names(&fs, "dict.b2z/dir"), ["meta.json", "emb", "x"]);
     assert_eq!(names(&fs, "tree.b2z"), ["meta.json", "exp", "top"]);
-    assert_eq!(names(&fs, "tree.b2z/exp/run1/temps"), ["meta.json", "data", "data.npy", "chunks"]);
-    assert_eq!(names(&fs, "table.b2d"), ["meta.json", "a", "b"]);
+    assert_eq!(names(&fs, "tree.b2z/exp/run1/temps"), ["meta.json", "data", "data.npy", "data.txt", "preview.png", "chunks"]);
+    assert_eq!(names(&fs, "table.b2d"), ["meta.json", "table.csv", "a", "b"]);
     assert_eq!(names(&fs, "table.b2z"), ["meta.json", "other", "tbl"]);
+    assert_eq!(names(&fs, "table.b2z/tbl"), ["meta.json", "table.csv", "a", "b"]);
     assert_eq!(names(&fs, "table.b2z/tbl/a"), ["meta.json", "data", "data.npy"], "a column has no chunks/ (its chunks hold deleted rows)");
     assert_eq!(walk(&fs, "tree.b2z/exp").unwrap().kind, Kind::Dir);
 
@@ -286,4 +287,47 @@ fn mounted_items_read_as_json_lines() {
     let Some(_guard) = serial_with_fuse() else { return };
     let m = Mount::start(&stores_dir(), &[]);
     check_items(&|p| std::fs::read(m.path().join(p)).unwrap());
+}
+
+/// `table.csv` of each CTable: the header names the columns, each line is
+/// one valid row, and the values parsed back give exactly the bytes of the
+/// columns' valid rows (sha256 from the numpy source in the manifest). A
+/// read at any offset gives the same bytes as that slice of the whole file.
+#[test]
+fn table_csv_holds_the_valid_rows_exactly() {
+    let fs = filesystem(&stores_dir());
+    let stores = manifest();
+    for (store, root, folder) in [("table.b2d", "", "table.b2d"), ("table.b2z", "/tbl", "table.b2z/tbl")] {
+        let table = &stores[store]["tables"][root];
+        let path = format!("{folder}/table.csv");
+        let text = read_path(&fs, &path).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        let mut lines = text.lines();
+        assert_eq!(lines.next(), Some("a,b"), "{path}: header");
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        let mut widths = None;
+        for line in lines {
+            let fields: Vec<&str> = line.split(',').collect();
+            assert_eq!(fields.len(), 2, "{path}: {line:?}");
+            let w: Vec<usize> = fields.iter().map(|f| f.len()).collect();
+            assert_eq!(*widths.get_or_insert(w.clone()), w, "{path}: fixed widths");
+            a.extend_from_slice(&fields[0].trim().parse::<i32>().unwrap().to_le_bytes());
+            b.extend_from_slice(&fields[1].trim().parse::<f64>().unwrap().to_le_bytes());
+        }
+        assert_eq!(a.len() as u64 / 4, table["rows"].as_u64().unwrap(), "{path}: rows");
+        assert_eq!(sha256_hex(&a), table["columns"]["a"]["sha256"].as_str().unwrap(), "{path}: column a");
+        assert_eq!(sha256_hex(&b), table["columns"]["b"]["sha256"].as_str().unwrap(), "{path}: column b");
+        // Odd windows at odd offsets.
+        let whole = text.as_bytes();
+        let opened = fs.open(walk(&fs, &path).unwrap().ino, false).unwrap();
+        for (offset, size) in [(0u64, 1u32), (2, 5), (3, 40), (17, 33), (whole.len() as u64 - 7, 100), (whole.len() as u64, 10)] {
+            let got = fs.read(opened.fh, offset, size).unwrap();
+            let start = (offset as usize).min(whole.len());
+            let end = (start + size as usize).min(whole.len());
+            assert_eq!(got, &whole[start..end], "{path}: {size} bytes at {offset}");
+        }
+        fs.release(opened.fh);
+        let meta: Json = serde_json::from_slice(&read_path(&fs, &format!("{folder}/meta.json")).unwrap()).unwrap();
+        assert!(meta.get("table_csv").is_none(), "{meta}");
+    }
 }

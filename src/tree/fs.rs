@@ -209,6 +209,14 @@ impl Filesystem {
                 self.report(array.id(), &e);
                 FsError::from(e)
             }),
+            Content::TableCsv(csv) => csv
+                .read(offset, size as u64, |column, start, len| {
+                    self.planner.read(&column.array, &column.view, start, len).inspect_err(|e| self.report(column.array.id(), e))
+                })
+                .map_err(|e| {
+                    Stats::add(&self.stats().read_errors, 1);
+                    FsError::from(e)
+                }),
         }
     }
 

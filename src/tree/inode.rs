@@ -28,6 +28,8 @@ pub enum Role {
     Preview,
     /// An ObjectArray/BatchArray's `items.jsonl`.
     Items,
+    /// A CTable's `table.csv`.
+    TableCsv,
     /// A chunk's file in `chunks/`, by chunk number (C order over the chunk
     /// grid); the number must be below [`MAX_CHUNK_FILES`].
     Chunk(u64),
@@ -49,6 +51,7 @@ fn role_code(role: Role) -> u64 {
         Role::Text => 7,
         Role::Preview => 8,
         Role::Items => 9,
+        Role::TableCsv => 10,
         Role::Chunk(c) => CHUNK_BASE + c,
     }
 }
@@ -77,6 +80,7 @@ pub fn decode(ino: u64) -> Option<(u32, Role)> {
         7 => Role::Text,
         8 => Role::Preview,
         9 => Role::Items,
+        10 => Role::TableCsv,
         c if c >= CHUNK_BASE => Role::Chunk(c - CHUNK_BASE),
         _ => return None,
     };
@@ -90,10 +94,10 @@ mod tests {
     #[test]
     fn root_is_one_and_roundtrips() {
         assert_eq!(encode(0, Role::Node), 1);
-        for (node, role) in [(0, Role::Stats), (7, Role::Data), (2, Role::Text), (2, Role::Preview), (5, Role::Items), (u32::MAX - 1, Role::Chunk(MAX_CHUNK_FILES - 1)), (3, Role::Chunk(0))] {
+        for (node, role) in [(0, Role::Stats), (7, Role::Data), (2, Role::Text), (2, Role::Preview), (5, Role::Items), (6, Role::TableCsv), (u32::MAX - 1, Role::Chunk(MAX_CHUNK_FILES - 1)), (3, Role::Chunk(0))] {
             assert_eq!(decode(encode(node, role)), Some((node, role)));
         }
         assert_eq!(decode(0), None);
-        assert_eq!(decode(10), None);
+        assert_eq!(decode(12), None);
     }
 }

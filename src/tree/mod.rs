@@ -27,6 +27,7 @@ pub mod preview;
 pub mod preview_png;
 pub mod text;
 pub mod store;
+pub mod table_csv;
 pub mod zarr;
 
 use std::collections::HashMap;
@@ -47,6 +48,7 @@ pub use error::FsError;
 pub use fs::{Filesystem, FsConfig};
 use inode::Role;
 use preview::PreviewPlan;
+use table_csv::TableCsv;
 use text::TextLayout;
 pub use location::{Location, Origin};
 use store::{ChildKind, LoadedStore, StoreEntry};
@@ -126,6 +128,8 @@ pub enum Content {
         /// What to draw.
         plan: Arc<PreviewPlan>,
     },
+    /// A CTable's `table.csv`, rendered on demand from its columns.
+    TableCsv(Arc<TableCsv>),
 }
 
 /// The text layout of `data.txt` for `array`, when its dtype is numeric.
@@ -334,6 +338,15 @@ impl Tree {
         }
     }
 
+    /// The `table.csv` of a table folder (None for other folders, and for
+    /// tables whose columns it cannot show).
+    fn folder_csv(view: &FolderView) -> Option<Arc<TableCsv>> {
+        match view {
+            FolderView::Ok { store, key, table: true } => store.table(key).as_ref().as_ref().ok()?.csv.clone(),
+            _ => None,
+        }
+    }
+
     /// The `meta.json` bytes and mtime of a folder view.
     fn folder_meta(view: &FolderView) -> Result<(Arc<Vec<u8>>, SystemTime), FsError> {
         match view {
@@ -435,6 +448,7 @@ impl Tree {
                 return match role {
                     Role::Node => Ok(dir(mtime).of_array(&access)),
                     Role::MetaJson => Ok(file(meta.len() as u64, mtime).of_array(&access)),
+                    Role::TableCsv => Ok(file(Self::folder_csv(&view).ok_or(FsError::NotFound)?.len(), mtime).of_array(&access)),
                     _ => Err(FsError::NotFound),
                 };
             }
@@ -512,6 +526,8 @@ impl Tree {
             (Role::Node, kind @ (NodeKind::Store(_) | NodeKind::Folder { .. })) => {
                 if name == "meta.json" {
                     inode::encode(node, Role::MetaJson)
+                } else if name == "table.csv" && self.folder_view(&kind)?.as_ref().and_then(Self::folder_csv).is_some() {
+                    inode::encode(node, Role::TableCsv)
                 } else {
                     let Some(FolderView::Ok { store, key, .. }) = self.folder_view(&kind)? else { return Err(FsError::NotFound) };
                     let children = store.folders.get(&key).ok_or(FsError::NotFound)?;
@@ -581,7 +597,11 @@ impl Tree {
             }
             (Role::Node, kind @ (NodeKind::Store(_) | NodeKind::Folder { .. })) => {
                 fixed.push((inode::encode(node, Role::MetaJson), Kind::File, OsString::from("meta.json")));
-                if let Some(FolderView::Ok { store, key, .. }) = self.folder_view(&kind)? {
+                let view = self.folder_view(&kind)?;
+                if view.as_ref().and_then(Self::folder_csv).is_some() {
+                    fixed.push((inode::encode(node, Role::TableCsv), Kind::File, OsString::from("table.csv")));
+                }
+                if let Some(FolderView::Ok { store, key, .. }) = view {
                     for (name, child) in store.folders.get(&key).map(Vec::as_slice).unwrap_or_default() {
                         match self.intern_in_store(&store, node, child) {
                             Ok(n) => fixed.push((inode::encode(n, Role::Node), Kind::Dir, name.clone())),
@@ -640,6 +660,7 @@ impl Tree {
         if let Some(view) = self.folder_view(&kind)? {
             return match role {
                 Role::MetaJson => Ok((Content::Static(Self::folder_meta(&view)?.0), None)),
+                Role::TableCsv => Ok((Content::TableCsv(Self::folder_csv(&view).ok_or(FsError::NotFound)?), None)),
                 _ => Err(FsError::NotFound),
             };
         }

@@ -101,6 +101,9 @@ pub struct TableInfo {
     pub meta_json: Arc<Vec<u8>>,
     /// Its valid rows.
     pub rows: Arc<RowMap>,
+    /// Its `table.csv`, when every column is a 1-D array of a dtype
+    /// `data.txt` can show (the table's meta.json says why not otherwise).
+    pub csv: Option<Arc<super::table_csv::TableCsv>>,
 }
 
 /// One loaded version of a store, with its folders' listings.
@@ -267,7 +270,8 @@ impl LoadedStore {
             at += n;
         }
         let columns: Vec<String> = self.folders.get(table).map(|c| c.iter().map(|(n, _)| n.to_string_lossy().into_owned()).collect()).unwrap_or_default();
-        let doc = json!({
+        let csv = self.table_csv(table, &rows);
+        let mut doc = json!({
             "kind": "ctable",
             "key": if table.is_empty() { "/" } else { table },
             "rows": rows.count,
@@ -275,7 +279,23 @@ impl LoadedStore {
             "schema": schema,
             "vlmeta": vl,
         });
-        Ok(TableInfo { meta_json: json_bytes(&doc), rows: Arc::new(rows) })
+        if csv.is_none() {
+            doc["table_csv"] = json!("none: a column is not a 1-D array of a numeric dtype, or the columns hold different rows");
+        }
+        Ok(TableInfo { meta_json: json_bytes(&doc), rows: Arc::new(rows), csv })
+    }
+
+    /// The `table.csv` of the table at `table`: its columns in stored order
+    /// of the folder listing (by name), over the valid rows.
+    fn table_csv(&self, table: &str, rows: &RowMap) -> Option<Arc<super::table_csv::TableCsv>> {
+        let mut columns = Vec::new();
+        for (name, child) in self.folders.get(table)? {
+            let ChildKind::Column { key, .. } = child else { continue };
+            let array = Arc::new(self.store.open_value(key).ok()?);
+            let dtype = super::entry::presented_dtype(&array);
+            columns.push((name.to_string_lossy().into_owned(), array, dtype));
+        }
+        super::table_csv::TableCsv::new(columns, rows).map(Arc::new)
     }
 }
 
