@@ -6,9 +6,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use blosc2fs::cli::{normalize_args, Cli, Command};
+use blosc2fs::cli::{normalize_args, open_file, Cli, Command};
 use blosc2fs::read::{Planner, View};
-use blosc2fs::source::open_array;
 use blosc2fs::tree::meta_json;
 
 fn main() -> ExitCode {
@@ -36,14 +35,14 @@ fn init_logging(verbose: u8) {
 
 fn run(command: Command) -> Result<ExitCode, String> {
     match command {
-        Command::Info { file } => {
-            let array = open_array(&file).map_err(|e| e.to_string())?;
+        Command::Info { file, remote } => {
+            let array = open_file(&file, &remote)?;
             let text = serde_json::to_string_pretty(&meta_json::render(&array)).map_err(|e| e.to_string())?;
             println!("{text}");
             Ok(ExitCode::SUCCESS)
         }
-        Command::Cat { file, cache_size } => {
-            let array = open_array(&file).map_err(|e| e.to_string())?;
+        Command::Cat { file, remote, cache_size } => {
+            let array = open_file(&file, &remote)?;
             let planner = Planner::standalone(cache_size as usize);
             let total = array.data_len();
             let stdout = std::io::stdout();

@@ -9,10 +9,13 @@
 //! - [`MemorySource`]: bytes held in memory (a frame embedded in another
 //!   frame's decoded data, tests, fuzzing).
 //! - [`DirChunks`]: the chunk files of a sparse frame in a local directory.
+//! - [`remote`]: objects in S3 / GCS / Azure stores or on a web server
+//!   ([`open_url`] opens the array at a URL).
 
 mod dir;
 mod file;
 mod memory;
+pub mod remote;
 mod window;
 
 pub use dir::DirChunks;
@@ -20,7 +23,7 @@ pub use file::FileSource;
 pub use memory::MemorySource;
 pub use window::WindowSource;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::format::{looks_like_frame, Array, ByteSource, Error, Problem, SPARSE_INDEX};
@@ -45,6 +48,31 @@ pub fn open_array(path: &Path) -> Result<Array, Error> {
     } else {
         let file = FileSource::open(path).map_err(fail)?;
         Array::from_source(path, Arc::new(file))
+    }
+}
+
+/// Open the array at a remote URL (`s3://bucket/key.b2nd`, `https://...`):
+/// a contiguous frame object, or a sparse frame whose `chunks.b2frame` is
+/// under the URL taken as a prefix (a URL ending in `/`, or an object that
+/// is not there). Messages name the URL without credentials.
+pub fn open_url(url: &str, options: &remote::RemoteOptions) -> Result<Array, Error> {
+    let shown = PathBuf::from(remote::redact_url(url));
+    let fail = |e: remote::RemoteError| Error::new(&shown, e.into());
+    let location = remote::RemoteLocation::connect(url, options).map_err(fail)?;
+    let sparse = |index: remote::RemoteSource| Array::from_sparse(&shown, Arc::new(index), Arc::new(location.sparse_chunks()));
+    if location.is_prefix() {
+        return sparse(location.child(SPARSE_INDEX).open().map_err(fail)?);
+    }
+    match location.open() {
+        Ok(object) => Array::from_source(&shown, Arc::new(object)),
+        Err(missing @ remote::RemoteError::NotFound { .. }) if location.scheme() != remote::Scheme::Http => {
+            match location.child(SPARSE_INDEX).open() {
+                Ok(index) => sparse(index),
+                Err(remote::RemoteError::NotFound { .. }) => Err(fail(missing)),
+                Err(e) => Err(fail(e)),
+            }
+        }
+        Err(e) => Err(fail(e)),
     }
 }
 
