@@ -157,6 +157,8 @@ impl Connection {
             _ if status(401) => RemoteError::Denied { url, detail: "HTTP 401: missing or refused credentials".into() },
             object_store::Error::PermissionDenied { .. } => RemoteError::Denied { url, detail: "HTTP 403: the store refused the request".into() },
             _ if status(403) => RemoteError::Denied { url, detail: "HTTP 403: the store refused the request".into() },
+            // Only sources ask for ranges, always inside the object as opened.
+            _ if status(416) => RemoteError::Changed { url, detail: "it no longer holds the bytes asked for (HTTP 416)".into() },
             _ if text.contains("timed out") => RemoteError::Timeout { url, after: self.timeout },
             _ => RemoteError::Request { url, detail: redact_text(&text) },
         }
