@@ -482,6 +482,7 @@ fn opening_and_a_cold_random_read_cost_few_gets() {
         assert_eq!(buf, raw[pos as usize..pos as usize + 4096], "read {i}");
         let cost = loc.stats().since(&before);
         assert!(cost.gets <= 3 && cost.requests() <= 3, "cold 4 KiB read {i} cost {cost:?}");
+        eprintln!("cold 4 KiB read {i}: {cost:?}");
     }
     // The whole array, read through, is exact.
     assert_eq!(sha256_hex(&read_all(&array, 1 << 20).unwrap()), sha256_hex(&raw));
@@ -556,4 +557,22 @@ fn every_fixture_cats_exactly_from_s3_and_prefixes_list() {
     // Missing keys and buckets are clear errors.
     let err = RemoteLocation::connect("s3://fixtures/nope.b2nd", &s3_options(port)).unwrap().open().unwrap_err();
     assert!(matches!(err, RemoteError::NotFound { .. }), "{err}");
+}
+
+#[test]
+fn read_ranges_coalesce_neighbours_into_few_gets() {
+    let bytes = pattern(8 << 20);
+    let server = FaultServer::start(bytes.clone());
+    let loc = RemoteLocation::connect(&server.url("x"), &http_options(Duration::from_secs(10), 1)).unwrap();
+    let src = loc.open().unwrap();
+    let before = loc.stats();
+    // Two neighbours (100 KiB apart), one far away, one already fetched at open, one empty.
+    let ranges = [(2 << 20)..(2 << 20) + 5000, (2 << 20) + 100_000..(2 << 20) + 100_010, (6 << 20)..(7 << 20), 10..20, 50..50];
+    let got = src.read_ranges(&ranges).unwrap();
+    for (r, g) in ranges.iter().zip(&got) {
+        assert_eq!(g.as_slice(), &bytes[r.start as usize..r.end as usize], "{r:?}");
+    }
+    let cost = loc.stats().since(&before);
+    assert_eq!(cost.gets, 2, "{cost:?}");
+    assert!(src.read_ranges(&[(8 << 20) - 1..(8 << 20) + 1]).is_err(), "past the end");
 }
