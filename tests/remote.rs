@@ -24,7 +24,7 @@ use common::*;
 // ---------------------------------------------------------------- helpers
 
 fn python() -> PathBuf {
-    std::env::var_os("BLOSC2FS_PYTHON").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/work/main/.venv/bin/python"))
+    std::env::var_os("BLOSC2FS_PYTHON").map(PathBuf::from).unwrap_or_else(|| repo_root().join(".venv/bin/python"))
 }
 
 /// Whether the test python can import `module`; prints why a test skips if not.
