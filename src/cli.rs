@@ -10,6 +10,7 @@ use std::time::Duration;
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
 use crate::mount::MountConfig;
+use crate::source::remote::{is_remote_url, RemoteOptions};
 
 /// The command line: global flags and one subcommand.
 #[derive(Debug, Parser)]
@@ -37,18 +38,26 @@ pub enum Command {
     /// Print a file's meta.json (a store's: its keys and metadata).
     Info {
         /// A Blosc2 file (.b2nd, .b2frame, ...), a sparse-frame directory, or
-        /// a store (.b2z, .b2d, .b2e).
+        /// a store (.b2z, .b2d, .b2e), or the URL of a frame (s3://, gs://,
+        /// az://, http(s)://).
         file: PathBuf,
         /// For a store: print its tree of keys instead.
         #[arg(long)]
         tree: bool,
+        /// How to reach a remote file.
+        #[command(flatten)]
+        remote: RemoteArgs,
     },
     /// Write the array's C-order bytes to stdout (a plain frame: its chunks in order).
     Cat {
-        /// A Blosc2 file (.b2nd, .b2frame, ...), a sparse-frame directory, or a store.
+        /// A Blosc2 file (.b2nd, .b2frame, ...), a sparse-frame directory, a
+        /// store, or the URL of a frame (s3://, gs://, az://, http(s)://).
         file: PathBuf,
         /// For a store: the key of the value to write (`/exp/run1/temps`).
         key: Option<String>,
+        /// How to reach a remote file.
+        #[command(flatten)]
+        remote: RemoteArgs,
         /// Decoded-block cache used while streaming.
         #[arg(long, default_value = "256M", value_parser = parse_size)]
         cache_size: u64,
@@ -96,6 +105,41 @@ pub fn man_page(subcommand: Option<&str>, out: &mut dyn std::io::Write) -> std::
         }
     };
     clap_mangen::Man::new(page).source(format!("blosc2fs {}", env!("CARGO_PKG_VERSION"))).render(out)
+}
+
+/// Flags for remote sources (credentials and endpoints otherwise come from
+/// the environment: AWS_*, GOOGLE_*, AZURE_* variables, AWS profiles).
+#[derive(Debug, Clone, Args)]
+pub struct RemoteArgs {
+    /// Seconds one remote request may take, retries included.
+    #[arg(long, default_value_t = 30.0)]
+    pub remote_timeout: f64,
+    /// Send unsigned requests (public buckets; no credentials looked up).
+    #[arg(long)]
+    pub anonymous: bool,
+    /// Allow a plain-http endpoint for s3://, gs://, az:// (also AWS_ALLOW_HTTP=true).
+    #[arg(long)]
+    pub allow_http: bool,
+}
+
+impl RemoteArgs {
+    /// The client options these flags ask for.
+    pub fn options(&self) -> Result<RemoteOptions, String> {
+        let timeout = seconds("--remote-timeout", self.remote_timeout)?;
+        if timeout.is_zero() {
+            return Err("--remote-timeout must be more than 0 seconds".into());
+        }
+        Ok(RemoteOptions { timeout, anonymous: self.anonymous, allow_http: self.allow_http, ..RemoteOptions::default() })
+    }
+}
+
+/// Open the array at `file`: a URL through [`crate::source::open_url`],
+/// anything else as a local path.
+pub fn open_file(file: &std::path::Path, remote: &RemoteArgs) -> Result<crate::format::Array, String> {
+    match file.to_str().filter(|t| is_remote_url(t)) {
+        Some(url) => crate::source::open_url(url, &remote.options()?).map_err(|e| e.to_string()),
+        None => crate::source::open_array(file).map_err(|e| e.to_string()),
+    }
 }
 
 /// Flags of `blosc2fs mount` as typed (see [`MountArgs::settle`]).

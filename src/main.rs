@@ -6,9 +6,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use blosc2fs::cli::{normalize_args, Cli, Command};
+use blosc2fs::cli::{normalize_args, open_file, Cli, Command};
 use blosc2fs::read::{Planner, View};
-use blosc2fs::source::open_array;
 use blosc2fs::source::store::{Store, StoreFormat};
 use blosc2fs::tree::store::{self, LoadedStore};
 use blosc2fs::tree::meta_json;
@@ -38,7 +37,7 @@ fn init_logging(verbose: u8) {
 
 fn run(command: Command) -> Result<ExitCode, String> {
     match command {
-        Command::Info { file, tree } => {
+        Command::Info { file, tree, remote } => {
             if let Some(format) = StoreFormat::of_path(&file) {
                 let store = LoadedStore::new(Store::open(&file, format).map_err(|e| e.to_string())?, std::time::SystemTime::UNIX_EPOCH);
                 if tree {
@@ -51,17 +50,17 @@ fn run(command: Command) -> Result<ExitCode, String> {
             if tree {
                 return Err(format!("{}: --tree is for stores (.b2z, .b2d, .b2e)", file.display()));
             }
-            let array = open_array(&file).map_err(|e| e.to_string())?;
+            let array = open_file(&file, &remote)?;
             let text = serde_json::to_string_pretty(&meta_json::render(&array)).map_err(|e| e.to_string())?;
             println!("{text}");
             Ok(ExitCode::SUCCESS)
         }
-        Command::Cat { file, key, cache_size } => {
+        Command::Cat { file, key, remote, cache_size } => {
             let array = match (StoreFormat::of_path(&file), key) {
                 (Some(format), Some(key)) => Store::open(&file, format).and_then(|s| s.open_value(&key)).map_err(|e| e.to_string())?,
                 (Some(_), None) => return Err(format!("{}: a store; name the key to write (blosc2fs cat STORE KEY)", file.display())),
                 (None, Some(_)) => return Err(format!("{}: not a store (.b2z, .b2d, .b2e); a key is only for stores", file.display())),
-                (None, None) => open_array(&file).map_err(|e| e.to_string())?,
+                (None, None) => open_file(&file, &remote)?,
             };
             let planner = Planner::standalone(cache_size as usize);
             let total = array.data_len();

@@ -11,11 +11,14 @@
 //! - [`DirChunks`]: the chunk files of a sparse frame in a local directory.
 //! - [`store`]: python-blosc2 stores (`.b2z`, `.b2d`, `.b2e`): which bytes
 //!   make which key (zip directory, embed map).
+//! - [`remote`]: objects in S3 / GCS / Azure stores or on a web server
+//!   ([`open_url`] opens the array at a URL).
 
 mod dir;
 mod file;
 mod memory;
 pub mod store;
+pub mod remote;
 mod window;
 
 pub use dir::DirChunks;
@@ -23,7 +26,7 @@ pub use file::FileSource;
 pub use memory::MemorySource;
 pub use window::WindowSource;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::format::{looks_like_frame, Array, ByteSource, Error, Problem, SPARSE_INDEX};
@@ -58,6 +61,31 @@ pub fn local_version(path: &Path) -> std::io::Result<(crate::format::Version, st
     let stamp_path = if path.is_dir() { path.join(SPARSE_INDEX) } else { path.to_path_buf() };
     let meta = std::fs::metadata(stamp_path)?;
     Ok((file::version_of(&meta), meta.modified().unwrap_or(std::time::SystemTime::UNIX_EPOCH)))
+}
+
+/// Open the array at a remote URL (`s3://bucket/key.b2nd`, `https://...`):
+/// a contiguous frame object, or a sparse frame whose `chunks.b2frame` is
+/// under the URL taken as a prefix (a URL ending in `/`, or an object that
+/// is not there). Messages name the URL without credentials.
+pub fn open_url(url: &str, options: &remote::RemoteOptions) -> Result<Array, Error> {
+    let shown = PathBuf::from(remote::redact_url(url));
+    let fail = |e: remote::RemoteError| Error::new(&shown, e.into());
+    let location = remote::RemoteLocation::connect(url, options).map_err(fail)?;
+    let sparse = |index: remote::RemoteSource| Array::from_sparse(&shown, Arc::new(index), Arc::new(location.sparse_chunks()));
+    if location.is_prefix() {
+        return sparse(location.child(SPARSE_INDEX).open().map_err(fail)?);
+    }
+    match location.open() {
+        Ok(object) => Array::from_source(&shown, Arc::new(object)),
+        Err(missing @ remote::RemoteError::NotFound { .. }) if location.scheme() != remote::Scheme::Http => {
+            match location.child(SPARSE_INDEX).open() {
+                Ok(index) => sparse(index),
+                Err(remote::RemoteError::NotFound { .. }) => Err(fail(missing)),
+                Err(e) => Err(fail(e)),
+            }
+        }
+        Err(e) => Err(fail(e)),
+    }
 }
 
 /// Open a contiguous frame held in memory (`name` is used in messages).

@@ -1,0 +1,123 @@
+//! A place in a remote store (an object, or a prefix acting as a
+//! directory) reached through one connection: open it as a source, list
+//! it, or open the chunk files of a sparse frame stored under it.
+
+use std::sync::Arc;
+
+use object_store::path::{Path, PathPart};
+
+use super::error::RemoteError;
+use super::source::RemoteSource;
+use super::stats::StatsSnapshot;
+use super::store::{Connection, RemoteOptions};
+use super::url::{RemoteUrl, Scheme};
+use crate::format::source::{sparse_chunk_name, ByteSource, SparseChunks};
+use crate::format::PResult;
+
+/// An object or prefix of a store, with the client to reach it.
+#[derive(Debug, Clone)]
+pub struct RemoteLocation {
+    conn: Arc<Connection>,
+    url: RemoteUrl,
+    path: Path,
+}
+
+/// One child of a listed prefix that is an object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedObject {
+    /// Its name inside the prefix (one path segment).
+    pub name: String,
+    /// Its size in bytes.
+    pub size: u64,
+    /// Its ETag, when the store gives one.
+    pub etag: Option<String>,
+}
+
+/// The children of a prefix, as a delimiter listing gives them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Listing {
+    /// Child prefixes ("directories"), by name.
+    pub dirs: Vec<String>,
+    /// Child objects.
+    pub objects: Vec<ListedObject>,
+}
+
+impl RemoteLocation {
+    /// A client for the store of `url`, at the object or prefix it names.
+    pub fn connect(url: &str, opts: &RemoteOptions) -> Result<RemoteLocation, RemoteError> {
+        let url = RemoteUrl::parse(url)?;
+        if url.has_query() {
+            return Err(RemoteError::Unsupported {
+                url: url.redacted(),
+                detail: "URLs with a query string (presigned URLs) are not supported yet".into(),
+            });
+        }
+        let conn = Connection::connect(&url, opts)?;
+        let path = Connection::path(&url)?;
+        Ok(RemoteLocation { conn, url, path })
+    }
+
+    /// The URL without secrets.
+    pub fn redacted(&self) -> String {
+        self.url.redacted()
+    }
+
+    /// Whether the URL ends in `/` (names a prefix).
+    pub fn is_prefix(&self) -> bool {
+        self.url.is_prefix()
+    }
+
+    /// The kind of store.
+    pub fn scheme(&self) -> Scheme {
+        self.url.scheme()
+    }
+
+    /// The location of child `name` (one path segment) under this one.
+    pub fn child(&self, name: &str) -> RemoteLocation {
+        let path = self.path.clone().join(PathPart::from(name));
+        RemoteLocation { conn: self.conn.clone(), url: self.url.with_key(path.as_ref()), path }
+    }
+
+    /// Open the object here (one GET: its first MiB, size and identity).
+    pub fn open(&self) -> Result<RemoteSource, RemoteError> {
+        RemoteSource::open(self.conn.clone(), self.path.clone(), self.redacted())
+    }
+
+    /// The child prefixes and objects under this prefix (one delimiter
+    /// listing; the store may page it). Not possible for http(s) URLs.
+    pub fn list(&self) -> Result<Listing, RemoteError> {
+        if self.scheme() == Scheme::Http {
+            return Err(RemoteError::Unsupported { url: self.redacted(), detail: "a web server cannot be listed: give the URL of one array".into() });
+        }
+        let prefix = if self.path.as_ref().is_empty() { None } else { Some(&self.path) };
+        let result = self.conn.list(prefix, &self.redacted())?;
+        let name = |p: &Path| p.filename().unwrap_or_default().to_string();
+        Ok(Listing {
+            dirs: result.common_prefixes.iter().map(name).collect(),
+            objects: result.objects.iter().map(|o| ListedObject { name: name(&o.location), size: o.size, etag: o.e_tag.clone() }).collect(),
+        })
+    }
+
+    /// What this location's connection has cost so far (shared by every
+    /// location derived from it with [`Self::child`]).
+    pub fn stats(&self) -> StatsSnapshot {
+        self.conn.stats.snapshot()
+    }
+
+    /// The chunk files of a sparse frame stored under this prefix.
+    pub fn sparse_chunks(&self) -> RemoteChunks {
+        RemoteChunks { dir: self.clone() }
+    }
+}
+
+/// The chunk files of a sparse frame under a remote prefix.
+#[derive(Debug, Clone)]
+pub struct RemoteChunks {
+    dir: RemoteLocation,
+}
+
+impl SparseChunks for RemoteChunks {
+    fn open_chunk(&self, n: u64) -> PResult<Arc<dyn ByteSource>> {
+        Ok(Arc::new(self.dir.child(&sparse_chunk_name(n)).open()?))
+    }
+}

@@ -1,0 +1,33 @@
+//! Remote byte sources: arrays that live on object storage (S3 and
+//! S3-compatible stores, Google Cloud Storage, Azure Blob) or behind a web
+//! server with Range support, read with the `object_store` client.
+//!
+//! The client is async; the filesystem is not. The client therefore runs
+//! on a small runtime owned by this module ([`runtime`]), and every call
+//! here blocks its caller for at most the configured timeout. The format
+//! layer sees only [`RemoteSource`], one more [`ByteSource`](crate::format::ByteSource).
+//!
+//! - [`url`]: which store a URL names; [`redact_url`] and [`redact_text`]
+//!   keep credentials out of every message.
+//! - [`store`]: the client for one bucket or server, built from the URL,
+//!   the environment and [`RemoteOptions`]; counts its requests in
+//!   [`RemoteStats`].
+//! - [`source`]: one object as a byte source, shaped for round trips and
+//!   checked against the identity it was opened with.
+//! - [`location`]: objects and prefixes, listing, sparse-frame chunks.
+
+mod error;
+mod location;
+mod profile;
+mod runtime;
+mod source;
+mod stats;
+mod store;
+mod url;
+
+pub use error::RemoteError;
+pub use location::{ListedObject, Listing, RemoteChunks, RemoteLocation};
+pub use source::{RemoteSource, HINT};
+pub use stats::{RemoteStats, StatsSnapshot};
+pub use store::RemoteOptions;
+pub use url::{is_remote_url, redact_text, redact_url, RemoteUrl, Scheme};

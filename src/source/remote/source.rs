@@ -1,0 +1,294 @@
+//! One remote object as a [`ByteSource`]: ranged GETs through a
+//! [`Connection`], shaped for round trips (small reads fetch a whole
+//! [`HINT`]-sized span that later small reads share; several ranges are
+//! coalesced into few GETs run in parallel), with every answer checked
+//! against the identity the object had when opened (ETag, version id, or
+//! modification time and size), so bytes of a replaced object are never
+//! served.
+
+use std::collections::VecDeque;
+use std::ops::Range;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use object_store::path::Path;
+use object_store::ObjectMeta;
+
+use super::error::RemoteError;
+use super::store::Connection;
+use crate::format::source::{range_len, ByteSource, Version, VersionTag};
+use crate::format::{PResult, Problem};
+
+/// Speculative read size: a frame's header and metalayers, or its offsets
+/// index and trailer, or a chunk's header and block starts, in one GET.
+pub const HINT: usize = 1 << 20;
+/// Ranges closer than this are fetched with one GET (a round trip costs
+/// more than this many bytes of transfer).
+const COALESCE_GAP: u64 = 256 << 10;
+/// Bytes of fetched spans kept per source for small reads.
+const SPAN_BUDGET: usize = 4 << 20;
+/// GETs in flight for one [`ByteSource::read_ranges`] call.
+const PARALLEL: usize = 8;
+/// How long an identity seen in an answer counts as the current one for
+/// [`ByteSource::version`] (no HEAD within this time after a GET).
+const FRESH: Duration = Duration::from_secs(1);
+
+/// What names one state of an object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Identity {
+    size: u64,
+    etag: Option<String>,
+    version: Option<String>,
+    modified: String,
+}
+
+impl Identity {
+    fn of(meta: &ObjectMeta) -> Identity {
+        Identity { size: meta.size, etag: meta.e_tag.clone(), version: meta.version.clone(), modified: meta.last_modified.to_rfc3339() }
+    }
+
+    fn version(&self) -> Version {
+        let tag = match (&self.version, &self.etag) {
+            (Some(v), _) => format!("version {v}"),
+            (None, Some(e)) => format!("etag {e}"),
+            (None, None) => format!("modified {}", self.modified),
+        };
+        Version { len: self.size, tag: VersionTag::Token(tag) }
+    }
+
+    /// How `now` differs from this identity, if it does (by the strongest
+    /// identity the store gives: version id, else ETag, else time).
+    fn change_to(&self, now: &Identity) -> Option<String> {
+        if self.size != now.size {
+            return Some(format!("size {} is now {}", self.size, now.size));
+        }
+        match (&self.version, &now.version, &self.etag, &now.etag) {
+            (Some(a), Some(b), _, _) if a != b => Some(format!("version {a} is now {b}")),
+            (Some(_), Some(_), _, _) => None,
+            (_, _, Some(a), b) if Some(a) != b.as_ref() => Some(format!("ETag {a} is now {}", b.as_deref().unwrap_or("absent"))),
+            (_, _, Some(_), _) => None,
+            _ if self.modified != now.modified => Some(format!("modified {} is now {}", self.modified, now.modified)),
+            _ => None,
+        }
+    }
+}
+
+/// A remote object opened for reading.
+#[derive(Debug)]
+pub struct RemoteSource {
+    conn: Arc<Connection>,
+    path: Path,
+    shown: String,
+    opened: Identity,
+    /// The identity the last answer (GET or HEAD) gave, and when.
+    seen: Mutex<(Identity, Instant)>,
+    /// Spans fetched by small reads: (start, bytes), most recent last.
+    spans: Mutex<VecDeque<(u64, bytes::Bytes)>>,
+}
+
+impl RemoteSource {
+    /// Open the object at `path`: one GET of its first [`HINT`] bytes gives
+    /// its size and identity and serves the reads of a frame's header.
+    pub(crate) fn open(conn: Arc<Connection>, path: Path, shown: String) -> Result<RemoteSource, RemoteError> {
+        match conn.get(&path, &shown, 0..HINT as u64, None) {
+            Ok((meta, body)) => {
+                let source = RemoteSource::with_identity(conn, path, shown, Identity::of(&meta));
+                source.remember(0, body);
+                Ok(source)
+            }
+            Err(e @ (RemoteError::NotFound { .. } | RemoteError::Denied { .. } | RemoteError::Timeout { .. })) => Err(e),
+            Err(e) => {
+                // An empty object has no byte 0 to ask for: look at it.
+                match conn.head(&path, &shown) {
+                    Ok(meta) if meta.size == 0 => Ok(RemoteSource::with_identity(conn, path, shown, Identity::of(&meta))),
+                    _ => Err(e),
+                }
+            }
+        }
+    }
+
+    fn with_identity(conn: Arc<Connection>, path: Path, shown: String, opened: Identity) -> RemoteSource {
+        RemoteSource { conn, path, shown, seen: Mutex::new((opened.clone(), Instant::now())), opened, spans: Mutex::new(VecDeque::new()) }
+    }
+
+    /// The redacted URL.
+    pub fn url(&self) -> &str {
+        &self.shown
+    }
+
+    /// Record the identity an answer gave; an error if it is not the one opened.
+    fn check(&self, meta: &ObjectMeta) -> Result<(), RemoteError> {
+        let now = Identity::of(meta);
+        let change = self.opened.change_to(&now);
+        *self.seen.lock().unwrap_or_else(|e| e.into_inner()) = (now, Instant::now());
+        match change {
+            Some(detail) => Err(RemoteError::Changed { url: self.shown.clone(), detail }),
+            None => Ok(()),
+        }
+    }
+
+    fn remember(&self, start: u64, bytes: bytes::Bytes) {
+        if bytes.len() > SPAN_BUDGET {
+            return;
+        }
+        let mut spans = self.spans.lock().unwrap_or_else(|e| e.into_inner());
+        spans.push_back((start, bytes));
+        while spans.iter().map(|(_, b)| b.len()).sum::<usize>() > SPAN_BUDGET {
+            spans.pop_front();
+        }
+    }
+
+    /// The bytes of `range` if a remembered span holds all of them.
+    fn remembered(&self, range: &Range<u64>) -> Option<bytes::Bytes> {
+        let mut spans = self.spans.lock().unwrap_or_else(|e| e.into_inner());
+        let i = spans.iter().rposition(|(s, b)| *s <= range.start && range.end <= s + b.len() as u64)?;
+        let span = spans.remove(i)?;
+        let slice = span.1.slice((range.start - span.0) as usize..(range.end - span.0) as usize);
+        spans.push_back(span);
+        self.conn.stats.span_hit();
+        Some(slice)
+    }
+
+    fn bounds(&self, range: &Range<u64>) -> PResult<()> {
+        if range.start > range.end || range.end > self.opened.size {
+            return Err(Problem::truncated("read", range.start, range.end, self.opened.size));
+        }
+        Ok(())
+    }
+
+    fn fetch(&self, range: Range<u64>) -> Result<bytes::Bytes, RemoteError> {
+        let (meta, body) = self.conn.get(&self.path, &self.shown, range, self.opened.version.clone())?;
+        self.check(&meta)?;
+        Ok(body)
+    }
+}
+
+impl ByteSource for RemoteSource {
+    fn len(&self) -> u64 {
+        self.opened.size
+    }
+
+    fn opened_version(&self) -> Version {
+        self.opened.version()
+    }
+
+    /// The identity the last answer gave if it is under a second old, else
+    /// a HEAD request's.
+    fn version(&self) -> PResult<Version> {
+        {
+            let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+            if seen.1.elapsed() < FRESH {
+                return Ok(seen.0.version());
+            }
+        }
+        let meta = self.conn.head(&self.path, &self.shown)?;
+        let now = Identity::of(&meta);
+        *self.seen.lock().unwrap_or_else(|e| e.into_inner()) = (now.clone(), Instant::now());
+        Ok(now.version())
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> PResult<()> {
+        let range = offset..offset.checked_add(buf.len() as u64).ok_or_else(|| Problem::corrupt("read", "offset overflows"))?;
+        self.bounds(&range)?;
+        if buf.is_empty() {
+            return Ok(());
+        }
+        if let Some(bytes) = self.remembered(&range) {
+            buf.copy_from_slice(&bytes);
+            return Ok(());
+        }
+        if buf.len() < HINT {
+            let span = offset..(offset + HINT as u64).min(self.opened.size);
+            let bytes = self.fetch(span)?;
+            buf.copy_from_slice(&bytes[..buf.len()]);
+            self.remember(offset, bytes);
+        } else {
+            buf.copy_from_slice(&self.fetch(range)?);
+        }
+        Ok(())
+    }
+
+    /// Ranges already fetched are served from memory; the others are
+    /// grouped (gaps under 256 KiB) into GETs, up to 8 in flight.
+    fn read_ranges(&self, ranges: &[Range<u64>]) -> PResult<Vec<Vec<u8>>> {
+        let mut out: Vec<Option<Vec<u8>>> = vec![None; ranges.len()];
+        let mut missing = Vec::new();
+        for (i, r) in ranges.iter().enumerate() {
+            self.bounds(r)?;
+            if r.is_empty() {
+                out[i] = Some(Vec::new());
+            } else if let Some(bytes) = self.remembered(r) {
+                out[i] = Some(bytes.to_vec());
+            } else {
+                missing.push(i);
+            }
+        }
+        missing.sort_by_key(|&i| ranges[i].start);
+        let mut groups: Vec<(Range<u64>, Vec<usize>)> = Vec::new();
+        for i in missing {
+            let r = &ranges[i];
+            match groups.last_mut() {
+                Some((span, members)) if r.start <= span.end.saturating_add(COALESCE_GAP) => {
+                    span.end = span.end.max(r.end);
+                    members.push(i);
+                }
+                _ => groups.push((r.clone(), vec![i])),
+            }
+        }
+        if !groups.is_empty() {
+            let spans: Vec<Range<u64>> = groups.iter().map(|(s, _)| s.clone()).collect();
+            let answers = self.conn.get_many(&self.path, &self.shown, spans, self.opened.version.clone(), PARALLEL)?;
+            for ((span, members), (meta, body)) in groups.iter().zip(answers) {
+                self.check(&meta)?;
+                for &i in members {
+                    let r = &ranges[i];
+                    let at = (r.start - span.start) as usize;
+                    out[i] = Some(body[at..at + range_len(r)?].to_vec());
+                }
+            }
+        }
+        Ok(out.into_iter().map(Option::unwrap_or_default).collect())
+    }
+
+    fn prefetch_hint(&self) -> usize {
+        HINT
+    }
+
+    /// A HEAD, and the object in the state it gave (nothing fetched yet).
+    fn current(&self) -> PResult<Option<Arc<dyn ByteSource>>> {
+        let meta = self.conn.head(&self.path, &self.shown)?;
+        let now = Identity::of(&meta);
+        *self.seen.lock().unwrap_or_else(|e| e.into_inner()) = (now.clone(), Instant::now());
+        Ok(Some(Arc::new(RemoteSource::with_identity(self.conn.clone(), self.path.clone(), self.shown.clone(), now))))
+    }
+
+    fn describe(&self) -> String {
+        self.shown.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(size: u64, etag: Option<&str>, version: Option<&str>, modified: &str) -> Identity {
+        Identity { size, etag: etag.map(Into::into), version: version.map(Into::into), modified: modified.into() }
+    }
+
+    #[test]
+    fn identities_compare_by_the_strongest_token() {
+        let a = id(10, Some("\"e1\""), None, "t1");
+        assert_eq!(a.change_to(&id(10, Some("\"e1\""), None, "t2")), None, "same ETag, touched");
+        assert!(a.change_to(&id(10, Some("\"e2\""), None, "t1")).is_some());
+        assert!(a.change_to(&id(11, Some("\"e1\""), None, "t1")).is_some());
+        assert!(a.change_to(&id(10, None, None, "t1")).is_some(), "an ETag that disappears is a change");
+        let v = id(10, Some("\"e1\""), Some("v1"), "t1");
+        assert_eq!(v.change_to(&id(10, Some("\"e1\""), Some("v1"), "t1")), None);
+        assert!(v.change_to(&id(10, Some("\"e1\""), Some("v2"), "t1")).is_some());
+        let m = id(10, None, None, "t1");
+        assert_eq!(m.change_to(&id(10, None, None, "t1")), None);
+        assert!(m.change_to(&id(10, None, None, "t2")).is_some());
+        assert_ne!(a.version(), id(10, Some("\"e2\""), None, "t1").version());
+        assert_eq!(v.version().tag, VersionTag::Token("version v1".into()));
+    }
+}

@@ -1,0 +1,229 @@
+//! One connection to a store: the `object_store` client built from a URL,
+//! the process environment (AWS_*, GOOGLE_*, AZURE_* variables, an AWS
+//! profile) and [`RemoteOptions`], with every request counted, bounded by
+//! the timeout and its errors turned into [`RemoteError`]s without secrets.
+
+use std::ops::Range;
+use std::sync::Arc;
+use std::time::Duration;
+
+use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
+use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
+use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey};
+use object_store::http::HttpBuilder;
+use object_store::path::Path;
+use object_store::{BackoffConfig, ClientConfigKey, ClientOptions, GetOptions, ObjectMeta, ObjectStore, ObjectStoreExt, RetryConfig};
+
+use super::error::RemoteError;
+use super::profile;
+use super::runtime::{self, Wait};
+use super::stats::RemoteStats;
+use super::url::{redact_text, RemoteUrl, Scheme};
+
+/// How to reach remote stores; credentials and endpoints otherwise come
+/// from the standard places (environment variables, the AWS profile files,
+/// instance metadata).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteOptions {
+    /// The longest one request may take, retries included; a stalled
+    /// server gives [`RemoteError::Timeout`] after this long.
+    pub timeout: Duration,
+    /// How many times a failed request (5xx, throttling, a reset
+    /// connection, a timeout) is retried, with exponential backoff.
+    pub retries: usize,
+    /// Send unsigned requests (public buckets): no credentials are looked up.
+    pub anonymous: bool,
+    /// Allow plain-http endpoints for S3/GCS/Azure (also `AWS_ALLOW_HTTP=true`).
+    pub allow_http: bool,
+    /// Extra client settings as `object_store` configuration keys
+    /// (`aws_endpoint`, `aws_access_key_id`, `allow_http`...), applied
+    /// after the environment.
+    pub config: Vec<(String, String)>,
+}
+
+impl Default for RemoteOptions {
+    fn default() -> Self {
+        RemoteOptions { timeout: Duration::from_secs(30), retries: 4, anonymous: false, allow_http: false, config: Vec::new() }
+    }
+}
+
+/// A client for one bucket (or web server), shared by the sources opened
+/// through it.
+#[derive(Debug)]
+pub(crate) struct Connection {
+    store: Arc<dyn ObjectStore>,
+    timeout: Duration,
+    pub(crate) stats: Arc<RemoteStats>,
+}
+
+fn env_with_prefix(prefix: &str) -> Vec<(String, String)> {
+    std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .filter(|(k, _)| k.starts_with(prefix))
+        .map(|(k, v)| (k.to_ascii_lowercase(), v))
+        .collect()
+}
+
+impl Connection {
+    /// A client for the bucket or server of `url`.
+    pub(crate) fn connect(url: &RemoteUrl, opts: &RemoteOptions) -> Result<Arc<Connection>, RemoteError> {
+        let setup = |detail: String| RemoteError::Setup { url: url.redacted(), detail: redact_text(&detail) };
+        // Each attempt gets half the time, so a stalled attempt can be
+        // retried once; the whole call is cut at `timeout` in any case.
+        let attempt = opts.timeout / 2;
+        let client = ClientOptions::new()
+            .with_timeout(attempt)
+            .with_connect_timeout(attempt.min(Duration::from_secs(10)))
+            .with_allow_http(opts.allow_http || url.scheme() == Scheme::Http);
+        let retry = RetryConfig {
+            backoff: BackoffConfig { init_backoff: Duration::from_millis(50), max_backoff: Duration::from_secs(2), base: 2.0 },
+            max_retries: opts.retries,
+            retry_timeout: opts.timeout,
+        };
+        let root = url.root();
+        let store: Arc<dyn ObjectStore> = match url.scheme() {
+            Scheme::S3 => {
+                let mut b = AmazonS3Builder::new().with_client_options(client).with_retry(retry);
+                let mut settings = if opts.anonymous { Vec::new() } else { profile::settings() };
+                settings.extend(env_with_prefix("AWS_"));
+                settings.extend(opts.config.iter().cloned());
+                for (k, v) in settings {
+                    match k.parse::<AmazonS3ConfigKey>() {
+                        Ok(key) => b = b.with_config(key, v),
+                        Err(_) if k.starts_with("aws_") => {}
+                        Err(e) => return Err(setup(e.to_string())),
+                    }
+                }
+                if opts.anonymous {
+                    b = b.with_skip_signature(true);
+                }
+                Arc::new(b.with_url(root).build().map_err(|e| setup(e.to_string()))?)
+            }
+            Scheme::Gcs => {
+                let mut b = GoogleCloudStorageBuilder::new().with_client_options(client).with_retry(retry);
+                for (k, v) in env_with_prefix("GOOGLE_").into_iter().chain(opts.config.iter().cloned()) {
+                    match k.parse::<GoogleConfigKey>() {
+                        Ok(key) => b = b.with_config(key, v),
+                        Err(_) if k.starts_with("google_") => {}
+                        Err(e) => return Err(setup(e.to_string())),
+                    }
+                }
+                if opts.anonymous {
+                    b = b.with_skip_signature(true);
+                }
+                Arc::new(b.with_url(root).build().map_err(|e| setup(e.to_string()))?)
+            }
+            Scheme::Azure => {
+                let mut b = MicrosoftAzureBuilder::new().with_client_options(client).with_retry(retry);
+                for (k, v) in env_with_prefix("AZURE_").into_iter().chain(opts.config.iter().cloned()) {
+                    match k.parse::<AzureConfigKey>() {
+                        Ok(key) => b = b.with_config(key, v),
+                        Err(_) if k.starts_with("azure_") => {}
+                        Err(e) => return Err(setup(e.to_string())),
+                    }
+                }
+                if opts.anonymous {
+                    b = b.with_skip_signature(true);
+                }
+                Arc::new(b.with_url(root).build().map_err(|e| setup(e.to_string()))?)
+            }
+            Scheme::Http => {
+                let mut b = HttpBuilder::new().with_client_options(client).with_retry(retry);
+                for (k, v) in &opts.config {
+                    let key = k.parse::<ClientConfigKey>().map_err(|e| setup(e.to_string()))?;
+                    b = b.with_config(key, v);
+                }
+                Arc::new(b.with_url(root).build().map_err(|e| setup(e.to_string()))?)
+            }
+        };
+        Ok(Arc::new(Connection { store, timeout: opts.timeout, stats: Arc::new(RemoteStats::default()) }))
+    }
+
+    /// The store path of `url`'s key.
+    pub(crate) fn path(url: &RemoteUrl) -> Result<Path, RemoteError> {
+        Path::from_url_path(url.key()).map_err(|e| RemoteError::BadUrl { url: url.redacted(), detail: redact_text(&e.to_string()) })
+    }
+
+    fn fail(&self, shown: &str, e: object_store::Error) -> RemoteError {
+        self.stats.error();
+        let url = shown.to_string();
+        let text = e.to_string();
+        // The HTTP store reports statuses only in its message.
+        let status = |code: u16| text.contains(&format!("status code: {code}"));
+        match e {
+            object_store::Error::NotFound { .. } => RemoteError::NotFound { url },
+            _ if status(404) => RemoteError::NotFound { url },
+            object_store::Error::Unauthenticated { .. } => RemoteError::Denied { url, detail: "HTTP 401: missing or refused credentials".into() },
+            _ if status(401) => RemoteError::Denied { url, detail: "HTTP 401: missing or refused credentials".into() },
+            object_store::Error::PermissionDenied { .. } => RemoteError::Denied { url, detail: "HTTP 403: the store refused the request".into() },
+            _ if status(403) => RemoteError::Denied { url, detail: "HTTP 403: the store refused the request".into() },
+            // Only sources ask for ranges, always inside the object as opened.
+            _ if status(416) => RemoteError::Changed { url, detail: "it no longer holds the bytes asked for (HTTP 416)".into() },
+            _ if text.contains("timed out") => RemoteError::Timeout { url, after: self.timeout },
+            _ => RemoteError::Request { url, detail: redact_text(&text) },
+        }
+    }
+
+    fn wait<T: Send>(&self, shown: &str, fut: impl std::future::Future<Output = Result<T, RemoteError>> + Send) -> Result<T, RemoteError> {
+        match runtime::run(fut, self.timeout) {
+            Ok(answer) => answer,
+            Err(Wait::TimedOut) => {
+                self.stats.error();
+                Err(RemoteError::Timeout { url: shown.to_string(), after: self.timeout })
+            }
+            Err(Wait::NoRuntime(why)) => Err(RemoteError::Setup { url: shown.to_string(), detail: why }),
+        }
+    }
+
+    /// HEAD: the size and identity of the object at `path` now (`shown`
+    /// is its redacted URL, for messages).
+    pub(crate) fn head(&self, path: &Path, shown: &str) -> Result<ObjectMeta, RemoteError> {
+        self.stats.head();
+        self.wait(shown, async { self.store.head(path).await.map_err(|e| self.fail(shown, e)) })
+    }
+
+    /// One ranged GET (`range` is clamped to the object's end by the
+    /// store): the object's identity as the answer gave it, and exactly
+    /// the bytes of the range (checked: never a short or wrong body).
+    pub(crate) async fn get_range(&self, path: &Path, shown: &str, range: Range<u64>, version: Option<String>) -> Result<(ObjectMeta, bytes::Bytes), RemoteError> {
+        self.stats.get(0);
+        let opts = GetOptions { range: Some(range.clone().into()), version, ..GetOptions::default() };
+        let answer = self.store.get_opts(path, opts).await.map_err(|e| self.fail(shown, e))?;
+        let (meta, got) = (answer.meta.clone(), answer.range.clone());
+        let body = answer.bytes().await.map_err(|e| self.fail(shown, e))?;
+        self.stats.get_bytes(body.len() as u64);
+        let expected = range.start..range.end.min(meta.size);
+        if got != expected || body.len() as u64 != expected.end.saturating_sub(expected.start) {
+            self.stats.error();
+            return Err(RemoteError::WrongLength { url: shown.to_string(), start: expected.start, end: expected.end, got: body.len() as u64 });
+        }
+        Ok((meta, body))
+    }
+
+    /// [`Self::get_range`] waited for from a synchronous caller.
+    pub(crate) fn get(&self, path: &Path, shown: &str, range: Range<u64>, version: Option<String>) -> Result<(ObjectMeta, bytes::Bytes), RemoteError> {
+        self.wait(shown, self.get_range(path, shown, range, version))
+    }
+
+    /// Several GETs at once (at most `parallel` in flight), answers in order.
+    pub(crate) fn get_many(
+        &self,
+        path: &Path,
+        shown: &str,
+        ranges: Vec<Range<u64>>,
+        version: Option<String>,
+        parallel: usize,
+    ) -> Result<Vec<(ObjectMeta, bytes::Bytes)>, RemoteError> {
+        use futures::stream::{StreamExt, TryStreamExt};
+        let all = futures::stream::iter(ranges.into_iter().map(|r| self.get_range(path, shown, r, version.clone())))
+            .buffered(parallel.max(1))
+            .try_collect::<Vec<_>>();
+        self.wait(shown, all)
+    }
+
+    /// One delimiter listing under `prefix` (`None`: the bucket's top).
+    pub(crate) fn list(&self, prefix: Option<&Path>, shown: &str) -> Result<object_store::ListResult, RemoteError> {
+        self.stats.list();
+        self.wait(shown, async { self.store.list_with_delimiter(prefix).await.map_err(|e| self.fail(shown, e)) })
+    }
+}

@@ -1,0 +1,578 @@
+//! Remote sources against real servers on 127.0.0.1: an S3 API server
+//! (moto_server), a Range-capable web server (RangeHTTPServer) and, for
+//! faults and request counts, a small misbehaving HTTP server written here
+//! (real sockets: it stalls, resets, answers 503/403/404, sends short or
+//! wrong bodies, replaces its object). Tests needing a Python package skip
+//! with a message when it is missing.
+
+mod common;
+
+use std::collections::VecDeque;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use blosc2fs::format::{ByteSource, Problem, Region};
+use blosc2fs::source::remote::{RemoteError, RemoteLocation, RemoteOptions};
+use common::*;
+
+// ---------------------------------------------------------------- helpers
+
+fn python() -> PathBuf {
+    std::env::var_os("BLOSC2FS_PYTHON").map(PathBuf::from).unwrap_or_else(|| repo_root().join(".venv/bin/python"))
+}
+
+/// Whether the test python can import `module`; prints why a test skips if not.
+fn have_python_module(module: &str, test: &str) -> bool {
+    let ok = Command::new(python()).args(["-c", &format!("import {module}")]).stderr(Stdio::null()).status().is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("SKIP {test}: python module {module} not importable from {} (run scripts/setup_venv.sh)", python().display());
+    }
+    ok
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+fn wait_for_port(port: u16, child: &mut Child) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return;
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("server exited early: {status}");
+        }
+        thread::sleep(Duration::from_millis(100));
+    }
+    panic!("server on port {port} did not start");
+}
+
+/// A server process, killed when dropped.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start_range_http(dir: &Path) -> (Server, u16) {
+    let port = free_port();
+    let mut child = Command::new(python())
+        .args(["-m", "RangeHTTPServer", &port.to_string(), "--bind", "127.0.0.1"])
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for_port(port, &mut child);
+    (Server(child), port)
+}
+
+fn start_moto() -> (Server, u16) {
+    let port = free_port();
+    let moto = python().with_file_name("moto_server");
+    let mut child = Command::new(moto).args(["-H", "127.0.0.1", "-p", &port.to_string()]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    wait_for_port(port, &mut child);
+    (Server(child), port)
+}
+
+const S3_ENV: [(&str, &str); 4] =
+    [("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing"), ("AWS_REGION", "us-east-1"), ("AWS_ALLOW_HTTP", "true")];
+
+/// Upload every file under `dir` to `bucket` on the moto server (keys are
+/// the relative paths).
+fn upload_dir(port: u16, bucket: &str, dir: &Path) {
+    let script = r#"
+import os, sys, boto3
+port, bucket, root = sys.argv[1], sys.argv[2], sys.argv[3]
+s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{port}", aws_access_key_id="testing",
+                  aws_secret_access_key="testing", region_name="us-east-1")
+s3.create_bucket(Bucket=bucket)
+for base, _, files in os.walk(root):
+    for f in files:
+        p = os.path.join(base, f)
+        s3.upload_file(p, bucket, os.path.relpath(p, root))
+"#;
+    let status = Command::new(python()).args(["-c", script, &port.to_string(), bucket, dir.to_str().unwrap()]).status().unwrap();
+    assert!(status.success(), "upload to moto failed");
+}
+
+fn s3_options(port: u16) -> RemoteOptions {
+    RemoteOptions {
+        config: vec![
+            ("aws_access_key_id".into(), "testing".into()),
+            ("aws_secret_access_key".into(), "testing".into()),
+            ("aws_region".into(), "us-east-1".into()),
+            ("aws_endpoint".into(), format!("http://127.0.0.1:{port}")),
+        ],
+        allow_http: true,
+        ..RemoteOptions::default()
+    }
+}
+
+fn blosc2fs(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_blosc2fs"));
+    cmd.args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+/// `cat` every fixture at `base` + its path (sparse frames as `dir/`) and
+/// compare with the manifest's sha256.
+fn cat_every_fixture(base: &str, env: &[(&str, &str)]) -> usize {
+    let manifest = read_manifest(&fixtures_dir());
+    let mut failures = Vec::new();
+    for (name, entry) in &manifest {
+        let mut url = format!("{base}/{}", entry["path"].as_str().unwrap());
+        if entry["storage"] == "sparse" {
+            url.push('/');
+        }
+        let out = blosc2fs(&["cat", &url], env);
+        if !out.status.success() {
+            failures.push(format!("{name}: {}", String::from_utf8_lossy(&out.stderr)));
+        } else if sha256_hex(&out.stdout) != entry["sha256"].as_str().unwrap() {
+            failures.push(format!("{name}: wrong bytes ({} bytes)", out.stdout.len()));
+        }
+    }
+    assert!(failures.is_empty(), "{} of {} fixtures failed:\n{}", failures.len(), manifest.len(), failures.join("\n"));
+    manifest.len()
+}
+
+// ------------------------------------------------- a misbehaving web server
+
+/// What the test server does with one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Act {
+    /// Answer properly (206 with the range, HEAD with the size).
+    Serve,
+    /// Read the request and never answer.
+    Stall,
+    /// Send the headers and half the body, then close the connection.
+    ResetMidBody,
+    /// Answer with this status and no body.
+    Status(u16),
+    /// A 206 whose Content-Range is right but whose body is shorter.
+    ShortBody,
+    /// A 206 for other bytes than asked.
+    WrongRange,
+    /// A 200 with the whole object (Range ignored).
+    IgnoreRange,
+}
+
+struct Object {
+    body: Vec<u8>,
+    etag: String,
+}
+
+struct FaultState {
+    object: Object,
+    /// Acts for the next requests, then `then` for every later one.
+    script: VecDeque<Act>,
+    then: Act,
+}
+
+struct FaultServer {
+    port: u16,
+    hits: Arc<AtomicUsize>,
+    state: Arc<Mutex<FaultState>>,
+    stop: Arc<AtomicBool>,
+}
+
+impl FaultServer {
+    fn start(body: Vec<u8>) -> FaultServer {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let state = Arc::new(Mutex::new(FaultState { object: Object { body, etag: "\"v1\"".into() }, script: VecDeque::new(), then: Act::Serve }));
+        let hits = Arc::new(AtomicUsize::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (s, h, st) = (state.clone(), hits.clone(), stop.clone());
+        thread::spawn(move || {
+            for conn in listener.incoming() {
+                if st.load(Ordering::SeqCst) {
+                    break;
+                }
+                let Ok(conn) = conn else { continue };
+                let (s, h, st) = (s.clone(), h.clone(), st.clone());
+                thread::spawn(move || handle(conn, &s, &h, &st));
+            }
+        });
+        FaultServer { port, hits, state, stop }
+    }
+
+    fn url(&self, name: &str) -> String {
+        format!("http://127.0.0.1:{}/{name}", self.port)
+    }
+
+    fn script(&self, acts: &[Act], then: Act) {
+        let mut st = self.state.lock().unwrap();
+        st.script = acts.iter().copied().collect();
+        st.then = then;
+    }
+
+    fn replace(&self, body: Vec<u8>, etag: &str) {
+        self.state.lock().unwrap().object = Object { body, etag: etag.into() };
+    }
+
+    fn hits(&self) -> usize {
+        self.hits.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for FaultServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = TcpStream::connect(("127.0.0.1", self.port));
+    }
+}
+
+fn handle(mut conn: TcpStream, state: &Mutex<FaultState>, hits: &AtomicUsize, stop: &AtomicBool) {
+    let _ = conn.set_read_timeout(Some(Duration::from_secs(10)));
+    let mut request = Vec::new();
+    let mut byte = [0u8; 1];
+    while !request.ends_with(b"\r\n\r\n") {
+        match conn.read(&mut byte) {
+            Ok(1) => request.push(byte[0]),
+            _ => return,
+        }
+    }
+    let text = String::from_utf8_lossy(&request).to_string();
+    if text.is_empty() || stop.load(Ordering::SeqCst) {
+        return;
+    }
+    hits.fetch_add(1, Ordering::SeqCst);
+    let head = text.starts_with("HEAD ");
+    let range = text.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        if !k.eq_ignore_ascii_case("range") {
+            return None;
+        }
+        let (a, b) = v.trim().strip_prefix("bytes=")?.split_once('-')?;
+        Some((a.parse::<u64>().ok()?, b.parse::<u64>().ok()))
+    });
+    let (act, body, etag) = {
+        let mut st = state.lock().unwrap();
+        let act = st.script.pop_front().unwrap_or(st.then);
+        (act, st.object.body.clone(), st.object.etag.clone())
+    };
+    let len = body.len() as u64;
+    let common = format!("ETag: {etag}\r\nLast-Modified: Mon, 23 Nov 2026 10:00:00 GMT\r\nAccept-Ranges: bytes\r\nConnection: close\r\n");
+    let mut send = |bytes: &[u8]| {
+        let _ = conn.write_all(bytes);
+    };
+    match act {
+        Act::Stall => {
+            let until = Instant::now() + Duration::from_secs(20);
+            while Instant::now() < until && !stop.load(Ordering::SeqCst) {
+                thread::sleep(Duration::from_millis(50));
+            }
+        }
+        Act::Status(code) => send(format!("HTTP/1.1 {code} Refused\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").as_bytes()),
+        _ if head => send(format!("HTTP/1.1 200 OK\r\nContent-Length: {len}\r\n{common}\r\n").as_bytes()),
+        Act::IgnoreRange => {
+            send(format!("HTTP/1.1 200 OK\r\nContent-Length: {len}\r\n{common}\r\n").as_bytes());
+            send(&body);
+        }
+        _ => {
+            let Some((start, end)) = range else {
+                send(format!("HTTP/1.1 200 OK\r\nContent-Length: {len}\r\n{common}\r\n").as_bytes());
+                send(&body);
+                return;
+            };
+            let end = end.map_or(len, |e| (e + 1).min(len));
+            if start >= end {
+                send(format!("HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */{len}\r\nContent-Length: 0\r\n{common}\r\n").as_bytes());
+                return;
+            }
+            let (shown_start, part) = match act {
+                Act::WrongRange if end < len => (start + 1, &body[start as usize + 1..end as usize + 1]),
+                _ => (start, &body[start as usize..end as usize]),
+            };
+            let shown_end = shown_start + part.len() as u64 - 1;
+            let sent = match act {
+                Act::ShortBody | Act::ResetMidBody => &part[..part.len() / 2],
+                _ => part,
+            };
+            let declared = if act == Act::ShortBody { sent.len() } else { part.len() };
+            send(format!("HTTP/1.1 206 Partial Content\r\nContent-Range: bytes {shown_start}-{shown_end}/{len}\r\nContent-Length: {declared}\r\n{common}\r\n").as_bytes());
+            send(sent);
+        }
+    }
+    let _ = conn.flush();
+}
+
+fn http_options(timeout: Duration, retries: usize) -> RemoteOptions {
+    RemoteOptions { timeout, retries, ..RemoteOptions::default() }
+}
+
+fn pattern(n: usize) -> Vec<u8> {
+    (0..n).map(|i| (i * 31 % 251) as u8).collect()
+}
+
+// ------------------------------------------------------------------ faults
+
+#[test]
+fn stalled_server_gives_a_timeout_error_not_a_hang() {
+    let server = FaultServer::start(pattern(5000));
+    let loc = RemoteLocation::connect(&server.url("a.b2nd"), &http_options(Duration::from_secs(1), 1)).unwrap();
+    server.script(&[], Act::Stall);
+    let t = Instant::now();
+    let err = loc.open().unwrap_err();
+    assert!(matches!(err, RemoteError::Timeout { .. }), "{err}");
+    assert!(t.elapsed() < Duration::from_secs(8), "took {:?}", t.elapsed());
+    // Also on a read of an open source.
+    let big = FaultServer::start(pattern(3 << 20));
+    let src = RemoteLocation::connect(&big.url("b"), &http_options(Duration::from_secs(1), 1)).unwrap().open().unwrap();
+    big.script(&[], Act::Stall);
+    let t = Instant::now();
+    let mut buf = vec![0u8; 1 << 20];
+    let err = src.read_at(1 << 20, &mut buf).unwrap_err();
+    assert!(matches!(err, Problem::Io(ref m) if m.contains("no answer within 1 s")), "{err}");
+    assert!(t.elapsed() < Duration::from_secs(8), "took {:?}", t.elapsed());
+}
+
+#[test]
+fn resets_and_5xx_and_throttling_are_retried_then_fail() {
+    let bytes = pattern(3 << 20);
+    let server = FaultServer::start(bytes.clone());
+    let loc = RemoteLocation::connect(&server.url("x"), &http_options(Duration::from_secs(10), 3)).unwrap();
+    server.script(&[Act::Status(503), Act::Status(429), Act::ResetMidBody], Act::Serve);
+    let src = loc.open().unwrap();
+    assert_eq!(src.len(), bytes.len() as u64);
+    assert!(server.hits() >= 4, "the failed attempts were retried ({} requests)", server.hits());
+    let mut buf = vec![0u8; 1 << 20];
+    server.script(&[Act::ResetMidBody, Act::Status(500)], Act::Serve);
+    src.read_at(2 << 20, &mut buf).unwrap();
+    assert_eq!(buf, bytes[2 << 20..3 << 20], "the retried read has the right bytes");
+    for fault in [Act::Status(503), Act::Status(429), Act::ResetMidBody] {
+        server.script(&[], fault);
+        let before = server.hits();
+        let t = Instant::now();
+        let err = src.read_at((1 << 20) + 7, &mut buf[..(1 << 20) + 1 - 8]).unwrap_err();
+        assert!(matches!(err, Problem::Io(_)), "{fault:?}: {err}");
+        assert!(server.hits() - before >= 2, "{fault:?} was retried");
+        assert!(t.elapsed() < Duration::from_secs(10), "{fault:?} took {:?}", t.elapsed());
+    }
+}
+
+#[test]
+fn denied_and_missing_objects_name_the_url_without_credentials() {
+    let server = FaultServer::start(pattern(100));
+    let url = format!("http://alice:s3cret@127.0.0.1:{}/dir/a.b2nd", server.port);
+    let loc = RemoteLocation::connect(&url, &http_options(Duration::from_secs(5), 1)).unwrap();
+    for (code, want_denied) in [(403, true), (401, true), (404, false)] {
+        server.script(&[], Act::Status(code));
+        let err = loc.open().unwrap_err();
+        let text = err.to_string();
+        match (&err, want_denied) {
+            (RemoteError::Denied { .. }, true) | (RemoteError::NotFound { .. }, false) => {}
+            _ => panic!("{code}: {err:?}"),
+        }
+        assert!(text.contains(&format!("http://***@127.0.0.1:{}/dir/a.b2nd", server.port)), "{text}");
+        assert!(!text.contains("s3cret") && !text.contains("alice"), "{text}");
+    }
+    // Through the CLI, with a presigned-looking query string.
+    server.script(&[], Act::Status(403));
+    let out = blosc2fs(&["info", &format!("{url}")], &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("access denied") && !stderr.contains("s3cret"), "{stderr}");
+    let out = blosc2fs(&["cat", &format!("http://127.0.0.1:{}/a.b2nd?X-Amz-Signature=abcdef", server.port)], &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && !stderr.contains("abcdef"), "{stderr}");
+}
+
+#[test]
+fn short_wrong_or_unranged_bodies_are_errors_never_bytes() {
+    let bytes = pattern(3 << 20);
+    let server = FaultServer::start(bytes.clone());
+    let src = RemoteLocation::connect(&server.url("x"), &http_options(Duration::from_secs(5), 1)).unwrap().open().unwrap();
+    let mut buf = vec![0u8; 1 << 20];
+    for fault in [Act::ShortBody, Act::WrongRange, Act::IgnoreRange] {
+        server.script(&[], fault);
+        buf.fill(0);
+        let err = src.read_at(1 << 20, &mut buf).unwrap_err();
+        assert!(matches!(err, Problem::Io(_)), "{fault:?}: {err}");
+    }
+    server.script(&[], Act::Serve);
+    src.read_at(1 << 20, &mut buf).unwrap();
+    assert_eq!(buf, bytes[1 << 20..2 << 20]);
+}
+
+#[test]
+fn a_replaced_object_is_reported_as_changed() {
+    let old = pattern(3 << 20);
+    let server = FaultServer::start(old.clone());
+    let loc = RemoteLocation::connect(&server.url("x"), &http_options(Duration::from_secs(5), 1)).unwrap();
+    let src = loc.open().unwrap();
+    let opened = src.opened_version();
+    let mut new = old.clone();
+    new[(2 << 20) + 5] ^= 0xff;
+    server.replace(new.clone(), "\"v2\"");
+    let mut buf = vec![0u8; 1 << 20];
+    let err = src.read_at(2 << 20, &mut buf).unwrap_err();
+    assert!(err.is_source_changed(), "{err}");
+    assert!(err.to_string().contains("\"v1\" is now \"v2\""), "{err}");
+    // Bytes fetched before the change are still the opened object's.
+    let mut head = vec![0u8; 1000];
+    src.read_at(0, &mut head).unwrap();
+    assert_eq!(head, old[..1000]);
+    // The source now reports another version; its current state reads the new bytes.
+    thread::sleep(Duration::from_millis(1100));
+    assert_ne!(src.version().unwrap(), opened);
+    let current = src.current().unwrap().unwrap();
+    current.read_at(2 << 20, &mut buf).unwrap();
+    assert_eq!(buf, new[2 << 20..3 << 20]);
+    // A new object of another length.
+    server.replace(pattern(10), "\"v3\"");
+    let err = current.read_at(2 << 20, &mut buf).unwrap_err();
+    assert!(err.is_source_changed(), "{err}");
+}
+
+// ------------------------------------------------------- request shaping
+
+/// A b2nd file written by python-blosc2 holding `n` float64 values
+/// `sin(i)`-like data, and its numpy bytes.
+fn python_array(dir: &Path, n: usize, chunk: usize, block: usize) -> (Vec<u8>, Vec<u8>) {
+    let script = r#"
+import sys, numpy as np, blosc2
+n, chunk, block, out = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+a = np.random.default_rng(7).random(n)
+blosc2.asarray(a, urlpath=out + ".b2nd", mode="w", chunks=(chunk,), blocks=(block,),
+               cparams=dict(codec=blosc2.Codec.LZ4, clevel=5))
+open(out + ".raw", "wb").write(a.tobytes())
+"#;
+    let out = dir.join("arr");
+    let status = Command::new(python()).args(["-c", script, &n.to_string(), &chunk.to_string(), &block.to_string(), out.to_str().unwrap()]).status().unwrap();
+    assert!(status.success());
+    (std::fs::read(out.with_extension("b2nd")).unwrap(), std::fs::read(out.with_extension("raw")).unwrap())
+}
+
+#[test]
+fn opening_and_a_cold_random_read_cost_few_gets() {
+    if !have_python_module("blosc2", "opening_and_a_cold_random_read_cost_few_gets") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    // 4 Mi random float64 in chunks of 256 Ki values (~32 MB stored):
+    // header and offsets index far apart, both small.
+    let (file, raw) = python_array(tmp.path(), 4 << 20, 256 << 10, 16 << 10);
+    assert!(file.len() > 4 << 20, "the test wants a file larger than a few MiB ({} bytes)", file.len());
+    let server = FaultServer::start(file);
+    let loc = RemoteLocation::connect(&server.url("big.b2nd"), &http_options(Duration::from_secs(10), 1)).unwrap();
+    let array = blosc2fs::format::Array::from_source(Path::new("big.b2nd"), Arc::new(loc.open().unwrap())).unwrap();
+    let opened = loc.stats();
+    assert!(opened.gets <= 3 && opened.requests() <= 3, "opening cost {opened:?}");
+    assert_eq!(opened.requests() as usize, server.hits(), "the counters count the server's requests");
+    // Cold random 4 KiB reads, each in a chunk not touched before.
+    for (i, pos) in [13_000_000u64, 20_000_000, 33_554_432 - 4096].into_iter().enumerate() {
+        let before = loc.stats();
+        let mut buf = vec![0u8; 4096];
+        blosc2fs::read::read_uncached(&array, Region::Data, pos, &mut buf).unwrap();
+        assert_eq!(buf, raw[pos as usize..pos as usize + 4096], "read {i}");
+        let cost = loc.stats().since(&before);
+        assert!(cost.gets <= 3 && cost.requests() <= 3, "cold 4 KiB read {i} cost {cost:?}");
+        eprintln!("cold 4 KiB read {i}: {cost:?}");
+    }
+    // The whole array, read through, is exact.
+    assert_eq!(sha256_hex(&read_all(&array, 1 << 20).unwrap()), sha256_hex(&raw));
+    eprintln!("open {opened:?}; total {:?}", loc.stats());
+}
+
+#[test]
+fn small_frames_open_with_one_get() {
+    let path = fixtures_dir().join("codec_lz4_shuffle.b2nd");
+    let server = FaultServer::start(std::fs::read(&path).unwrap());
+    let loc = RemoteLocation::connect(&server.url("f.b2nd"), &http_options(Duration::from_secs(10), 1)).unwrap();
+    let array = blosc2fs::format::Array::from_source(Path::new("f.b2nd"), Arc::new(loc.open().unwrap())).unwrap();
+    let local = blosc2fs::source::open_array(&path).unwrap();
+    assert_eq!(read_all(&array, 1 << 16).unwrap(), read_all(&local, 1 << 16).unwrap());
+    let s = loc.stats();
+    assert_eq!((s.gets, s.heads), (1, 0), "{s:?}");
+}
+
+// ---------------------------------------------------------- real servers
+
+#[test]
+fn every_fixture_cats_exactly_over_http() {
+    if !have_python_module("RangeHTTPServer", "every_fixture_cats_exactly_over_http") {
+        return;
+    }
+    let (_server, port) = start_range_http(&fixtures_dir());
+    let n = cat_every_fixture(&format!("http://127.0.0.1:{port}"), &[]);
+    assert!(n >= 50);
+    // info works too.
+    let out = blosc2fs(&["info", &format!("http://127.0.0.1:{port}/codec_lz4_shuffle.b2nd")], &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(meta["codec"], "lz4");
+    let out = blosc2fs(&["cat", &format!("http://127.0.0.1:{port}/no_such.b2nd")], &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("not found"), "{stderr}");
+}
+
+#[test]
+fn every_fixture_cats_exactly_from_s3_and_prefixes_list() {
+    if !have_python_module("moto", "every_fixture_cats_exactly_from_s3") || !have_python_module("boto3", "every_fixture_cats_exactly_from_s3") {
+        return;
+    }
+    let (_server, port) = start_moto();
+    upload_dir(port, "fixtures", &fixtures_dir());
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let mut env: Vec<(&str, &str)> = S3_ENV.to_vec();
+    env.push(("AWS_ENDPOINT_URL", &endpoint));
+    let n = cat_every_fixture("s3://fixtures", &env);
+    assert!(n >= 50);
+    let out = blosc2fs(&["info", "s3://fixtures/codec_zstd_shuffle.b2nd"], &env);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // Listing: sparse frames are child prefixes, files are objects with their sizes.
+    let top = RemoteLocation::connect("s3://fixtures/", &s3_options(port)).unwrap();
+    let listing = top.list().unwrap();
+    let manifest = read_manifest(&fixtures_dir());
+    for entry in manifest.values() {
+        let name = entry["path"].as_str().unwrap();
+        if entry["storage"] == "sparse" {
+            assert!(listing.dirs.iter().any(|d| d == name), "{name} not among {:?}", listing.dirs);
+        } else {
+            let size = std::fs::metadata(fixtures_dir().join(name)).unwrap().len();
+            let obj = listing.objects.iter().find(|o| o.name == name).unwrap_or_else(|| panic!("{name} not listed"));
+            assert_eq!(obj.size, size, "{name}");
+            assert!(obj.etag.is_some());
+        }
+    }
+    let sparse = manifest.values().find(|e| e["storage"] == "sparse").unwrap()["path"].as_str().unwrap();
+    let inner = top.child(sparse).list().unwrap();
+    assert!(inner.dirs.is_empty() && inner.objects.iter().any(|o| o.name == "chunks.b2frame"), "{inner:?}");
+    assert_eq!(top.stats().lists, 2);
+    // Missing keys and buckets are clear errors.
+    let err = RemoteLocation::connect("s3://fixtures/nope.b2nd", &s3_options(port)).unwrap().open().unwrap_err();
+    assert!(matches!(err, RemoteError::NotFound { .. }), "{err}");
+}
+
+#[test]
+fn read_ranges_coalesce_neighbours_into_few_gets() {
+    let bytes = pattern(8 << 20);
+    let server = FaultServer::start(bytes.clone());
+    let loc = RemoteLocation::connect(&server.url("x"), &http_options(Duration::from_secs(10), 1)).unwrap();
+    let src = loc.open().unwrap();
+    let before = loc.stats();
+    // Two neighbours (100 KiB apart), one far away, one already fetched at open, one empty.
+    let ranges = [(2 << 20)..(2 << 20) + 5000, (2 << 20) + 100_000..(2 << 20) + 100_010, (6 << 20)..(7 << 20), 10..20, 50..50];
+    let got = src.read_ranges(&ranges).unwrap();
+    for (r, g) in ranges.iter().zip(&got) {
+        assert_eq!(g.as_slice(), &bytes[r.start as usize..r.end as usize], "{r:?}");
+    }
+    let cost = loc.stats().since(&before);
+    assert_eq!(cost.gets, 2, "{cost:?}");
+    assert!(src.read_ranges(&[(8 << 20) - 1..(8 << 20) + 1]).is_err(), "past the end");
+}
