@@ -158,50 +158,40 @@ impl ArrayEntry {
 }
 
 fn load(origin: &Origin, stamp: Version, access: Access, mtime: SystemTime, on_load: Option<&OnLoad>, rows: Option<&RowMap>) -> Loaded {
+    // A version that presents only meta.json (no array to read).
+    let meta_only = |doc: &Json| Loaded {
+        version: next_version(),
+        stamp: stamp.clone(),
+        access,
+        mtime,
+        array: None,
+        meta_json: Arc::new(json_bytes(doc)),
+        npy_header: Arc::new(Vec::new()),
+        zarray: None,
+        chunk_grid: Vec::new(),
+        xattrs: Vec::new(),
+        rows: None,
+        items: None,
+    };
     match origin.open() {
-        Ok(array) if array.values_elsewhere().is_some() => {
+        Ok(array) => match array.values_elsewhere() {
             // Only meta.json: the file's chunks hold no values, and zeros
             // served as data would be made up.
-            log::info!("{}: values live elsewhere ({})", origin.name().display(), meta_json::render(&array)["values"]["what"]);
-            Loaded {
-                version: next_version(),
-                stamp,
-                access,
-                mtime,
-                array: None,
-                meta_json: Arc::new(json_bytes(&meta_json::render(&array))),
-                npy_header: Arc::new(Vec::new()),
-                zarray: None,
-                chunk_grid: Vec::new(),
-                xattrs: Vec::new(),
-                rows: None,
-                items: None,
+            Some(why) => {
+                log::info!("{}: values live elsewhere: {why}", origin.name().display());
+                meta_only(&meta_json::render(&array))
             }
-        }
-        Ok(array) => {
-            let array = Arc::new(array);
-            if let Some(on_load) = on_load {
-                on_load(&array);
+            None => {
+                let array = Arc::new(array);
+                if let Some(on_load) = on_load {
+                    on_load(&array);
+                }
+                present(array, stamp, access, mtime, rows)
             }
-            present(array, stamp, access, mtime, rows)
-        }
+        },
         Err(e) => {
             log::warn!("{e}");
-            let doc = json!({ "file": origin.name().display().to_string(), "error": e.problem.to_string() });
-            Loaded {
-                version: next_version(),
-                stamp,
-                access,
-                mtime,
-                array: None,
-                meta_json: Arc::new(json_bytes(&doc)),
-                npy_header: Arc::new(Vec::new()),
-                zarray: None,
-                chunk_grid: Vec::new(),
-                xattrs: Vec::new(),
-                rows: None,
-                items: None,
-            }
+            meta_only(&json!({ "file": origin.name().display().to_string(), "error": e.problem.to_string() }))
         }
     }
 }
