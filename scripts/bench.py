@@ -1,41 +1,75 @@
 #!/usr/bin/env python3
-"""Benchmark harness of blosc2fs: one command, one table, results.json.
+"""Benchmark harness of blosc2fs: the mount measured the client's way in, beside C-Blosc2.
 
-Usage (as root, so page caches can be dropped):
+Usage (as root: it mounts, and drops page caches for the disk-cold and random rows):
 
     cargo build --release
-    .venv/bin/python scripts/bench.py [--size-gib 1.0] [--repeats 3] [--workdir DIR]
-                                      [--binary target/release/blosc2fs] [--cache-size 128M]
-                                      [--python INTERPRETER] [--strict]
+    .venv/bin/python scripts/bench.py --repeats 3 --binary target/release/blosc2fs
+    .venv/bin/python scripts/bench.py --quick            # 0.25 GiB corpus, 1 repeat: for trying it
 
-Corpus (written with python-blosc2 into WORKDIR/corpus-<size>/, reused while it
-exists and matches): a float64 2-D field of shape (16384 * size-gib, 8192),
+    options: [--size-gib 1.0] [--repeats 3] [--workdir /tmp/blosc2fs-bench] [--cache-size 128M]
+             [--scale-cache-size 64M] [--stagger 0.1] [--mount-args "--readahead-kb 8192"]
+             [--python INTERPRETER] [--no-scale] [--strict]
+
+Corpus (python-blosc2, in WORKDIR/corpus-<rows>x8192/, reused while it exists and matches;
+missing arrays are added from raw.bin): a float64 2-D field of shape (16384 * size-gib, 8192),
 smooth signal plus N(0, 0.5) noise rounded to 2 decimals, as
 
-    zstd.b2nd    default cparams (ZSTD clevel 5 + SHUFFLE), default chunks/blocks
-    lz4.b2nd     LZ4 clevel 5 + SHUFFLE, default chunks/blocks
-    narrow.b2nd  default cparams, chunks=(1024, 512) (a C-order scan crosses many chunks)
-    raw.bin      the same values uncompressed (np.tofile): the page-cache ceiling
+    zstd.b2nd     default cparams (ZSTD clevel 5 + SHUFFLE), default chunks/blocks (8 MiB / 256 KiB)
+    lz4.b2nd      LZ4 clevel 5 + SHUFFLE, default chunks/blocks
+    narrow.b2nd   default cparams, chunks=(1024, 512): a C-order scan crosses many chunks
+    clevel0.b2nd  clevel 0: chunks stored raw, decoding is a copy; isolates the mount's own overhead
+    raw.bin       the same values uncompressed (np.tofile): the bytes every scan must equal
+    scale/z1..z4.b2nd  hard links to zstd.b2nd: four arrays to the daemon (each opening is its
+                       own array with its own cache entries), the same bytes in the page cache
 
-Measured for each .b2nd, A/B alternated (mount, python-blosc2, mount, ...), page
-caches dropped (`sync; echo 3 > /proc/sys/vm/drop_caches`) before every cold run,
-and a fresh `blosc2fs mount -f` (so a cold decoded-block cache) per cold run:
+"Cold" means a fresh `blosc2fs mount -f` (nothing of the array in the daemon or in the
+mount's page cache) with the source .b2nd in the page cache: decode-bound. Every timed
+row first reads its source file once (untimed) to put it there. Rows, per array:
 
-    1. cold scan of MNT/x.b2nd/data with 1 MiB reads               GB/s
-    2. the same scan again through the same mount (warm)            GB/s
-    3. python-blosc2 `blosc2.open(p)[:]`, caches dropped            GB/s  (the peer)
-    4. plain 1 MiB reads of raw.bin from the page cache (warm)      GB/s  (the ceiling)
-    5. 400 random 4 KiB preads into `data` (fresh mount, caches dropped) vs
-       400 random `arr[i, j]` after a cold blosc2.open               p50 / p99
-    6. the daemon's VmHWM after the cold + warm scans               MiB vs --cache-size
-    7. bytes_decoded / bytes_served of the cold scan (from MNT/.stats)
-    8. single-thread decode: `blosc2fs cat FILE > /dev/null` vs python-blosc2 with
-       blosc2.set_nthreads(1) (compressed file warm in the page cache for both)
+  reference
+    C-Blosc2 `SChunk.decompress_chunk(i)` over all chunks, `blosc2.open(p,
+      dparams=blosc2.DParams(nthreads=n))`, n = 1 and 2: wall GB/s and process CPU s/GiB
+      (time.process_time around the loop only)
+    python-blosc2 `blosc2.open(p)[:]` (its default nthreads): GB/s, CPU s/GiB
+    `dd if=raw.bin of=/dev/null bs=1M` from the page cache: GB/s
+  the client's way in
+    `blosc2fs cat FILE > /dev/null`: wall GB/s, and the cat process's CPU s/GiB (os.wait4)
+    cold `dd if=MNT/x.b2nd/data of=/dev/null bs=1M`: GB/s, and the daemon's CPU s/GiB
+      (utime+stime of /proc/PID/stat before/after)
+    warm re-read: the same dd again through the same mount
+    `numpy.fromfile(MNT/x.b2nd/data)` on a fresh mount: GB/s (timed inside the worker)
+    disk-cold dd (page caches dropped, fresh mount), for information
+    random 4 KiB `pread`s, fresh mount, caches dropped, vs python-blosc2 `arr[i, j]` after
+      a cold `blosc2.open`: p50 / p99
+    the daemon's VmHWM after the cold + warm dd, against --cache-size + 64 MiB
+    decode amplification (bytes_decoded / bytes_served from MNT/.stats) of the cold dd
 
-The harness itself needs only the standard library; everything that needs numpy
-or blosc2 runs in a worker subprocess of --python (default: this interpreter).
-Exit status: 0 when it ran (targets may FAIL; --strict makes a FAIL exit 1),
-2 when a measurement could not be made (the error text is in the table and JSON).
+  targets (issue 10; ratios are medians of per-repeat ratios, each pair measured side by side)
+    cat GB/s ≥ 0.95× C 1 thread (zstd), ≥ 0.9× (lz4)
+    daemon CPU/GiB on the cold dd ≤ 1.3× C 1-thread CPU/GiB (zstd), ≤ 1.5× (lz4)
+    cold dd GB/s ≥ 0.8× C 2 threads (zstd), ≥ 0.6× (lz4)
+    warm re-read ≥ 0.6× dd of raw.bin from the page cache
+    random p50 ≤ 0.8× python-blosc2's `arr[i, j]`
+    VmHWM ≤ cache + 64 MiB; decoded / served ≤ 1.05
+  narrow.b2nd is zstd-coded and held to the zstd numbers; clevel0.b2nd to the codec-free ones.
+
+Scale table (fresh mount of scale/ with --scale-cache-size, smaller than the working set):
+    1 reader      one dd of z1's data (the baseline)
+    4 arrays      four dd at once, one per z1..z4
+    4 quarters    four dd of z1's data, each its own quarter (iflag=skip_bytes,count_bytes),
+                  reader k starting k * --stagger seconds after the first
+  aggregate GB/s (all bytes / first start to last end), daemon CPU s/GiB, slowest reader's
+  GB/s / mean reader GB/s (target ≥ 0.5), decoded / served, VmHWM.
+
+Order: within a repeat each array's measurements run one after another, reversed on odd
+repeats (A/B alternated); medians over repeats. The first repeat `cmp`s every array's data
+against raw.bin. results.json (raw numbers, summary, targets) goes to the workdir.
+
+The harness itself needs only the standard library; everything that needs numpy or blosc2
+runs in a worker subprocess of --python (default: this interpreter).
+Exit status: 0 when it ran (targets may FAIL; --strict makes a FAIL exit 1), 2 when a
+measurement could not be made (the error text is in the table and the JSON).
 """
 
 from __future__ import annotations
@@ -47,37 +81,47 @@ import math
 import os
 import platform
 import random
+import shlex
 import signal
 import statistics
 import struct
 import subprocess
 import sys
+import tempfile
+import threading
 import time
-import traceback
 
 MIB = 1 << 20
+GIB = 1 << 30
 COLS = 8192
 BASE_ROWS = 16384  # 16384 x 8192 float64 = 1 GiB
-READ_SIZE = MIB
 RANDOM_READS = 400
 RANDOM_SIZE = 4096
 RANDOM_SEED = 20240611
 RSS_SLACK_MIB = 64
 CORPUS_VERSION = 1
+SCALE_LINKS = ("z1", "z2", "z3", "z4")
 
-FILES = ("zstd", "lz4", "narrow")
-CODEC_OF = {"zstd": "zstd", "lz4": "lz4", "narrow": "zstd"}
-# Targets from the issue; narrow.b2nd is zstd-coded and is held to the zstd numbers.
+FILES = ("zstd", "lz4", "narrow", "clevel0")
+CODEC_OF = {"zstd": "zstd", "lz4": "lz4", "narrow": "zstd", "clevel0": None}
+# Targets from issue 10 (codec-specific ones do not apply to clevel0).
+CAT_TARGET = {"zstd": 0.95, "lz4": 0.9}
+CPU_TARGET = {"zstd": 1.3, "lz4": 1.5}
 COLD_TARGET = {"zstd": 0.8, "lz4": 0.6}
-WARM_TARGET = 2.0
-RANDOM_TARGET = 1.0
-AMP_TARGET = 1.1
-ST_TARGET = {"zstd": 0.9, "lz4": 0.8}
+WARM_TARGET = 0.6
+RANDOM_TARGET = 0.8
+AMP_TARGET = 1.05
+STARVE_TARGET = 0.5
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
 # ---------------------------------------------------------------- helpers
+
+
+class BenchError(Exception):
+    """A measurement could not be made (or gave wrong bytes)."""
 
 
 def parse_size(text: str) -> int:
@@ -105,27 +149,9 @@ def drop_caches() -> bool:
         return True
     except OSError as e:
         if not _drop_warned:
-            print(f"warning: cannot drop page caches ({e}); cold numbers are not cold", file=sys.stderr)
+            print(f"warning: cannot drop page caches ({e}); disk-cold numbers are not cold", file=sys.stderr)
             _drop_warned = True
         return False
-
-
-def read_all(path: str, bufsize: int = READ_SIZE) -> tuple[int, float]:
-    """Read a file start to end with `bufsize` reads; (bytes, seconds incl. open)."""
-    buf = bytearray(bufsize)
-    mv = memoryview(buf)
-    t0 = time.perf_counter()
-    fd = os.open(path, os.O_RDONLY)
-    total = 0
-    try:
-        while True:
-            n = os.readv(fd, [mv])
-            if n == 0:
-                break
-            total += n
-    finally:
-        os.close(fd)
-    return total, time.perf_counter() - t0
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -158,8 +184,54 @@ def tail(path: str, n: int = 2000) -> str:
         return ""
 
 
-class BenchError(Exception):
-    pass
+def proc_cpu_seconds(pid: int) -> float:
+    """utime + stime of a process (all its threads) from /proc/PID/stat."""
+    with open(f"/proc/{pid}/stat") as f:
+        text = f.read()
+    fields = text[text.rindex(")") + 2:].split()  # fields[0] is field 3 (state)
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def run_timed(cmd: list[str], stdout=subprocess.DEVNULL) -> dict:
+    """Run `cmd`; wall seconds (spawn to reap) and the child's CPU seconds (os.wait4 rusage)."""
+    with tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=stdout, stderr=err,
+                             env=dict(os.environ, LC_ALL="C"))
+        _, status, ru = os.wait4(p.pid, 0)
+        t1 = time.perf_counter()
+        p.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        stderr = err.read().decode("utf-8", "replace")
+    if p.returncode != 0:
+        raise BenchError(f"`{' '.join(cmd)}` failed (exit {p.returncode}): {stderr.strip()[-1500:]}")
+    return {"start": t0, "end": t1, "seconds": t1 - t0, "cpu": ru.ru_utime + ru.ru_stime, "stderr": stderr}
+
+
+def dd(path: str, expect: int, skip: int = 0, count: int | None = None) -> dict:
+    """`dd if=path of=/dev/null bs=1M` (a byte range with skip/count); checks the byte count."""
+    cmd = ["dd", f"if={path}", "of=/dev/null", "bs=1M"]
+    if skip or count is not None:
+        cmd.append("iflag=skip_bytes,count_bytes")
+        if skip:
+            cmd.append(f"skip={skip}")
+        if count is not None:
+            cmd.append(f"count={count}")
+    r = run_timed(cmd)
+    copied = None
+    for line in r["stderr"].splitlines():
+        if " bytes" in line and "copied" in line:
+            copied = int(line.split()[0])
+    if copied != expect:
+        raise BenchError(f"`{' '.join(cmd)}` copied {copied} bytes, expected {expect}: {r['stderr'].strip()[-500:]}")
+    r["nbytes"] = copied
+    del r["stderr"]
+    return r
+
+
+def warm_file(path: str) -> None:
+    """Read a file once (untimed) so it sits in the page cache."""
+    run_timed(["dd", f"if={path}", "of=/dev/null", "bs=4M"])
 
 
 # ---------------------------------------------------------------- worker (numpy/blosc2 side)
@@ -176,29 +248,33 @@ def worker_main(request: dict) -> dict:
 
     if op == "generate":
         out, rows, cols = request["dir"], request["rows"], request["cols"]
+        raw_path = os.path.join(out, "raw.bin")
+        if request["make_raw"]:
+            x = np.empty((rows, cols), dtype=np.float64)
+            rng = np.random.default_rng(0)
+            jj = (np.arange(cols, dtype=np.float64) / cols * 2 * np.pi)[None, :]
+            for r0 in range(0, rows, 512):
+                r1 = min(rows, r0 + 512)
+                ii = (np.arange(r0, r1, dtype=np.float64) / BASE_ROWS * 2 * np.pi)[:, None]
+                s = 10.0 * np.sin(4 * ii) * np.cos(3 * jj) + 3.0 * np.cos(7 * ii + 5 * jj)
+                s += rng.normal(scale=0.5, size=s.shape)
+                x[r0:r1] = np.round(s, 2)
+            x.tofile(raw_path)
+        else:
+            x = np.fromfile(raw_path, dtype=np.float64).reshape(rows, cols)
         b2dir = os.path.join(out, "b2")
         os.makedirs(b2dir, exist_ok=True)
-        x = np.empty((rows, cols), dtype=np.float64)
-        rng = np.random.default_rng(0)
-        jj = (np.arange(cols, dtype=np.float64) / cols * 2 * np.pi)[None, :]
-        for r0 in range(0, rows, 512):
-            r1 = min(rows, r0 + 512)
-            ii = (np.arange(r0, r1, dtype=np.float64) / BASE_ROWS * 2 * np.pi)[:, None]
-            s = 10.0 * np.sin(4 * ii) * np.cos(3 * jj) + 3.0 * np.cos(7 * ii + 5 * jj)
-            s += rng.normal(scale=0.5, size=s.shape)
-            x[r0:r1] = np.round(s, 2)
-        x.tofile(os.path.join(out, "raw.bin"))
-        info = {}
         specs = {
             "zstd": dict(),
             "lz4": dict(cparams={"codec": blosc2.Codec.LZ4, "clevel": 5, "filters": [blosc2.Filter.SHUFFLE]}),
             "narrow": dict(chunks=(1024, 512)),
+            "clevel0": dict(cparams={"clevel": 0}),
         }
-        for name, kw in specs.items():
+        info = {}
+        for name in request["names"]:
             path = os.path.join(b2dir, f"{name}.b2nd")
-            arr = blosc2.asarray(x, urlpath=path, mode="w", **kw)
+            arr = blosc2.asarray(x, urlpath=path, mode="w", **specs[name])
             info[name] = {
-                "path": path,
                 "chunks": list(arr.chunks),
                 "blocks": list(arr.blocks),
                 "codec": str(arr.schunk.cparams.codec.name),
@@ -210,21 +286,36 @@ def worker_main(request: dict) -> dict:
             del arr
         return {"files": info, "nbytes": int(x.nbytes)}
 
-    if op == "scan":
-        # Cold (or warm) `blosc2.open(p)[:]`; nthreads=None keeps blosc2's default.
-        if request.get("nthreads"):
-            blosc2.set_nthreads(request["nthreads"])
-        path = request["path"]
-        if request.get("warm"):
-            with open(path, "rb") as f:
-                while f.read(8 * MIB):
-                    pass
-        dropped = drop_caches() if request.get("drop") else False
-        t0 = time.perf_counter()
-        arr = blosc2.open(path)
+    if op == "cdecode":
+        # C-Blosc2's own chunk decode; the NDArray stays alive while its schunk is used.
+        import resource
+        arr = blosc2.open(request["path"], dparams=blosc2.DParams(nthreads=request["nthreads"]))
+        schunk = arr.schunk
+        n = schunk.nchunks
+        ru0 = resource.getrusage(resource.RUSAGE_SELF)
+        c0, t0 = time.process_time(), time.perf_counter()
+        total = 0
+        for i in range(n):
+            total += len(schunk.decompress_chunk(i))
+        t1, c1 = time.perf_counter(), time.process_time()
+        ru1 = resource.getrusage(resource.RUSAGE_SELF)
+        del schunk, arr
+        return {"seconds": t1 - t0, "cpu": c1 - c0, "nbytes": total, "nchunks": n,
+                "minflt": ru1.ru_minflt - ru0.ru_minflt, "nthreads": request["nthreads"]}
+
+    if op == "slice":
+        # python-blosc2 `[:]` with its default nthreads.
+        c0, t0 = time.process_time(), time.perf_counter()
+        arr = blosc2.open(request["path"])
         data = arr[:]
-        dt = time.perf_counter() - t0
-        return {"seconds": dt, "nbytes": int(data.nbytes), "dropped": dropped, "nthreads": blosc2.nthreads}
+        t1, c1 = time.perf_counter(), time.process_time()
+        return {"seconds": t1 - t0, "cpu": c1 - c0, "nbytes": int(data.nbytes), "nthreads": blosc2.nthreads}
+
+    if op == "fromfile":
+        c0, t0 = time.process_time(), time.perf_counter()
+        data = np.fromfile(request["path"], dtype=np.uint8)
+        t1, c1 = time.perf_counter(), time.process_time()
+        return {"seconds": t1 - t0, "cpu": c1 - c0, "nbytes": int(data.nbytes)}
 
     if op == "random":
         path, coords = request["path"], request["coords"]
@@ -261,11 +352,12 @@ _live_mounts: list["Mount"] = []
 
 
 class Mount:
-    """`blosc2fs mount SRC MNT -f --cache-size N` in the background; always cleaned up."""
+    """`blosc2fs mount SRC MNT -f --cache-size N [extra]` in the background; always cleaned up."""
 
-    def __init__(self, binary: str, source: str, mountpoint: str, cache_size: str, log_path: str):
-        self.binary, self.source, self.mnt = binary, source, mountpoint
-        self.cache_size, self.log_path = cache_size, log_path
+    def __init__(self, args, source: str, cache_size: str):
+        self.binary, self.source, self.mnt = args.binary, source, args.mnt
+        self.cache_size, self.log_path = cache_size, args.log
+        self.extra = shlex.split(args.mount_args)
         self.proc: subprocess.Popen | None = None
 
     def __enter__(self) -> "Mount":
@@ -274,7 +366,7 @@ class Mount:
         log = open(self.log_path, "ab")
         log.write(f"\n--- {time.strftime('%H:%M:%S')} mount {self.source} {self.mnt}\n".encode())
         log.flush()
-        cmd = [self.binary, "mount", self.source, self.mnt, "-f", "--cache-size", self.cache_size]
+        cmd = [self.binary, "mount", self.source, self.mnt, "-f", "--cache-size", self.cache_size] + self.extra
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
         log.close()
         _live_mounts.append(self)
@@ -300,8 +392,12 @@ class Mount:
         assert self.proc is not None
         return self.proc.pid
 
-    def data(self, name: str) -> str:
-        """MNT/name.b2nd/data; a BenchError quoting meta.json when the mount does not present it."""
+    def cpu(self) -> float:
+        """The daemon's CPU seconds so far."""
+        return proc_cpu_seconds(self.pid)
+
+    def data(self, name: str, expect: int) -> str:
+        """MNT/name.b2nd/data of size `expect`; a BenchError quoting meta.json when not presented."""
         path = os.path.join(self.mnt, f"{name}.b2nd", "data")
         if not os.path.exists(path):
             detail = ""
@@ -312,20 +408,14 @@ class Mount:
             except (OSError, ValueError) as e:
                 detail = f"; meta.json unreadable too ({e})"
             raise BenchError(f"the mount does not present {path}{detail}")
+        size = os.stat(path).st_size
+        if size != expect:
+            raise BenchError(f"{path}: size {size}, expected {expect}")
         return path
 
     def stats(self) -> dict:
-        fd = os.open(os.path.join(self.mnt, ".stats"), os.O_RDONLY)
-        try:
-            chunks = []
-            while True:
-                b = os.read(fd, MIB)
-                if not b:
-                    break
-                chunks.append(b)
-        finally:
-            os.close(fd)
-        return json.loads(b"".join(chunks))
+        with open(os.path.join(self.mnt, ".stats"), "rb", buffering=0) as f:
+            return json.loads(f.read())
 
     def vm_hwm_mib(self) -> float | None:
         try:
@@ -396,96 +486,238 @@ def _on_signal(signum, frame):
     raise KeyboardInterrupt(f"signal {signum}")
 
 
+def stats_delta(a: dict, b: dict) -> dict:
+    dec = b["bytes_decoded"] - a["bytes_decoded"]
+    srv = b["bytes_served"] - a["bytes_served"]
+    return {"bytes_decoded": dec, "bytes_served": srv, "amplification": (dec / srv) if srv else None,
+            "cache_hits": b.get("cache_hits", 0) - a.get("cache_hits", 0),
+            "cache_misses": b.get("cache_misses", 0) - a.get("cache_misses", 0),
+            "evictions": b.get("evictions", 0) - a.get("evictions", 0)}
+
+
 # ---------------------------------------------------------------- corpus
 
 
 def ensure_corpus(python: str, workdir: str, size_gib: float) -> dict:
     rows = max(1, int(round(BASE_ROWS * size_gib)))
-    tag = f"corpus-{rows}x{COLS}"
-    cdir = os.path.join(workdir, tag)
+    cdir = os.path.join(workdir, f"corpus-{rows}x{COLS}")
     manifest_path = os.path.join(cdir, "manifest.json")
+    nbytes = rows * COLS * 8
+    manifest = {"version": CORPUS_VERSION, "rows": rows, "cols": COLS, "dtype": "float64", "nbytes": nbytes,
+                "files": {}}
+    have_raw = False
     try:
         with open(manifest_path) as f:
-            manifest = json.load(f)
-        ok = (manifest.get("version") == CORPUS_VERSION and manifest.get("rows") == rows
-              and os.path.getsize(os.path.join(cdir, "raw.bin")) == manifest["nbytes"]
-              and all(os.path.getsize(os.path.join(cdir, "b2", f"{n}.b2nd")) == manifest["files"][n]["file_bytes"]
-                      for n in FILES))
-        if ok:
-            print(f"corpus: reusing {cdir}", flush=True)
-            return manifest | {"dir": cdir}
+            old = json.load(f)
+        if (old.get("version") == CORPUS_VERSION and old.get("rows") == rows and old.get("nbytes") == nbytes
+                and os.path.getsize(os.path.join(cdir, "raw.bin")) == nbytes):
+            manifest, have_raw = old, True
     except (OSError, ValueError, KeyError):
         pass
-    tmp = cdir + ".tmp"
-    subprocess.run(["rm", "-rf", tmp, cdir], check=True)
-    os.makedirs(tmp)
-    print(f"corpus: generating {rows}x{COLS} float64 ({rows * COLS * 8 / 2**30:.3g} GiB) in {cdir} ...", flush=True)
-    t0 = time.perf_counter()
-    res = run_worker(python, {"op": "generate", "dir": tmp, "rows": rows, "cols": COLS})
-    manifest = {"version": CORPUS_VERSION, "rows": rows, "cols": COLS, "dtype": "float64",
-                "nbytes": res["nbytes"], "files": {}}
-    for name, info in res["files"].items():
-        info = dict(info)
-        info.pop("path")
-        manifest["files"][name] = info
-    with open(os.path.join(tmp, "manifest.json"), "w") as f:
-        json.dump(manifest, f, indent=2)
-    os.rename(tmp, cdir)
-    print(f"corpus: done in {time.perf_counter() - t0:.1f} s", flush=True)
+    if not have_raw:
+        subprocess.run(["rm", "-rf", cdir], check=True)
+    missing = []
+    for n in FILES:
+        info = manifest["files"].get(n)
+        p = os.path.join(cdir, "b2", f"{n}.b2nd")
+        if not info or not os.path.exists(p) or os.path.getsize(p) != info["file_bytes"]:
+            missing.append(n)
+    if missing:
+        os.makedirs(cdir, exist_ok=True)
+        print(f"corpus: writing {', '.join(missing)}{'' if have_raw else ' and raw.bin'} "
+              f"({rows}x{COLS} float64, {nbytes / GIB:.3g} GiB) in {cdir} ...", flush=True)
+        t0 = time.perf_counter()
+        res = run_worker(python, {"op": "generate", "dir": cdir, "rows": rows, "cols": COLS, "names": missing,
+                                  "make_raw": not have_raw})
+        if res["nbytes"] != nbytes:
+            raise BenchError(f"corpus: generator wrote {res['nbytes']} bytes, expected {nbytes}")
+        manifest["files"].update(res["files"])
+        with open(manifest_path + ".tmp", "w") as f:
+            json.dump(manifest, f, indent=2)
+        os.rename(manifest_path + ".tmp", manifest_path)
+        print(f"corpus: done in {time.perf_counter() - t0:.1f} s", flush=True)
+    else:
+        print(f"corpus: reusing {cdir}", flush=True)
+    # scale/: hard links to zstd.b2nd (remade every run: zstd.b2nd may have been rewritten)
+    sdir = os.path.join(cdir, "scale")
+    os.makedirs(sdir, exist_ok=True)
+    for z in SCALE_LINKS:
+        link = os.path.join(sdir, f"{z}.b2nd")
+        if os.path.lexists(link):
+            os.unlink(link)
+        os.link(os.path.join(cdir, "b2", "zstd.b2nd"), link)
     return manifest | {"dir": cdir}
 
 
 # ---------------------------------------------------------------- measurements
 
 
-def verify_against_raw(data_path: str, raw_path: str) -> str | None:
-    """Compare the mount's data with raw.bin; None when equal, else a description."""
-    with open(data_path, "rb", buffering=0) as a, open(raw_path, "rb", buffering=0) as b:
-        pos = 0
-        while True:
-            x, y = a.read(4 * MIB), b.read(4 * MIB)
-            if x != y:
-                n = min(len(x), len(y))
-                first = next((i for i in range(n) if x[i] != y[i]), n)
-                return f"differs from raw.bin at byte {pos + first} (mount read {len(x)} B, raw {len(y)} B there)"
-            if not x:
-                return None
-            pos += len(x)
+def cmp_with_raw(path: str, raw_path: str) -> None:
+    """`cmp path raw.bin`; a BenchError when they differ."""
+    p = subprocess.run(["cmp", path, raw_path], capture_output=True, text=True, env=dict(os.environ, LC_ALL="C"))
+    if p.returncode != 0:
+        raise BenchError(f"{path} is not raw.bin: {(p.stdout + p.stderr).strip()[-500:]}")
 
 
-def mount_scan(args, corpus, name, verify: bool) -> dict:
-    nbytes = corpus["nbytes"]
-    with Mount(args.binary, os.path.join(corpus["dir"], "b2"), args.mnt, args.cache_size, args.log) as m:
-        path = m.data(name)
-        size = os.stat(path).st_size
-        if size != nbytes:
-            raise BenchError(f"{path}: size {size}, expected {nbytes}")
-        s0 = m.stats()
-        dropped = drop_caches()
-        n, cold = read_all(path)
-        if n != nbytes:
-            raise BenchError(f"cold scan of {path} read {n} bytes, expected {nbytes}")
-        s1 = m.stats()
-        n, warm = read_all(path)
-        if n != nbytes:
-            raise BenchError(f"warm scan of {path} read {n} bytes, expected {nbytes}")
-        s2 = m.stats()
-        hwm = m.vm_hwm_mib()
-        mismatch = verify_against_raw(path, os.path.join(corpus["dir"], "raw.bin")) if verify else None
-        if mismatch:
-            raise BenchError(f"{path}: {mismatch}")
+class Bench:
+    """One run: the corpus, the settings, and the measurements (each returns a dict or raises)."""
 
-    def delta(a, b):
-        dec = b["bytes_decoded"] - a["bytes_decoded"]
-        srv = b["bytes_served"] - a["bytes_served"]
-        return {"bytes_decoded": dec, "bytes_served": srv, "amplification": (dec / srv) if srv else None,
-                "cache_hits": b.get("cache_hits", 0) - a.get("cache_hits", 0),
-                "cache_misses": b.get("cache_misses", 0) - a.get("cache_misses", 0),
-                "evictions": b.get("evictions", 0) - a.get("evictions", 0)}
+    def __init__(self, args, corpus):
+        self.args, self.corpus = args, corpus
+        self.nbytes = corpus["nbytes"]
+        self.raw_path = os.path.join(corpus["dir"], "raw.bin")
 
-    return {"cold_s": cold, "warm_s": warm, "cold_gbps": gbps(nbytes, cold), "warm_gbps": gbps(nbytes, warm),
-            "cold_stats": delta(s0, s1), "warm_stats": delta(s1, s2), "vm_hwm_mib": hwm, "dropped": dropped,
-            "verified": verify}
+    def b2(self, name: str) -> str:
+        return os.path.join(self.corpus["dir"], "b2", f"{name}.b2nd")
+
+    def mount(self, source: str | None = None, cache: str | None = None) -> Mount:
+        return Mount(self.args, source or os.path.join(self.corpus["dir"], "b2"), cache or self.args.cache_size)
+
+    def worker(self, request: dict) -> dict:
+        return run_worker(self.args.python, request)
+
+    # reference rows
+
+    def cdecode(self, name: str, nthreads: int) -> dict:
+        warm_file(self.b2(name))
+        r = self.worker({"op": "cdecode", "path": self.b2(name), "nthreads": nthreads})
+        if r["nbytes"] < self.nbytes:
+            raise BenchError(f"C-Blosc2 decoded {r['nbytes']} bytes of {name}.b2nd, expected ≥ {self.nbytes}")
+        return r
+
+    def slice(self, name: str) -> dict:
+        warm_file(self.b2(name))
+        r = self.worker({"op": "slice", "path": self.b2(name)})
+        if r["nbytes"] != self.nbytes:
+            raise BenchError(f"python-blosc2 {name}.b2nd[:] gave {r['nbytes']} bytes, expected {self.nbytes}")
+        return r
+
+    def raw_dd(self) -> dict:
+        warm_file(self.raw_path)
+        return dd(self.raw_path, self.nbytes)
+
+    # the client's way in
+
+    def cat(self, name: str) -> dict:
+        warm_file(self.b2(name))
+        return run_timed([self.args.binary, "cat", self.b2(name)])
+
+    def mount_scan(self, name: str, verify: bool) -> dict:
+        """Fresh mount: cold dd, warm dd (and cmp with raw.bin when `verify`)."""
+        warm_file(self.b2(name))
+        with self.mount() as m:
+            path = m.data(name, self.nbytes)
+            s0, c0 = m.stats(), m.cpu()
+            cold = dd(path, self.nbytes)
+            s1, c1 = m.stats(), m.cpu()
+            warm = dd(path, self.nbytes)
+            s2, c2 = m.stats(), m.cpu()
+            hwm = m.vm_hwm_mib()
+            if verify:
+                cmp_with_raw(path, self.raw_path)
+        return {"cold": cold, "warm": warm, "cold_daemon_cpu": c1 - c0, "warm_daemon_cpu": c2 - c1,
+                "cold_stats": stats_delta(s0, s1), "warm_stats": stats_delta(s1, s2), "vm_hwm_mib": hwm,
+                "verified": verify}
+
+    def fromfile(self, name: str) -> dict:
+        warm_file(self.b2(name))
+        with self.mount() as m:
+            path = m.data(name, self.nbytes)
+            c0 = m.cpu()
+            r = self.worker({"op": "fromfile", "path": path})
+            r["daemon_cpu"] = m.cpu() - c0
+        if r["nbytes"] != self.nbytes:
+            raise BenchError(f"numpy.fromfile({path}) read {r['nbytes']} bytes, expected {self.nbytes}")
+        return r
+
+    def disk_cold(self, name: str) -> dict:
+        with self.mount() as m:
+            path = m.data(name, self.nbytes)
+            dropped = drop_caches()
+            c0 = m.cpu()
+            r = dd(path, self.nbytes)
+            r["daemon_cpu"] = m.cpu() - c0
+            r["dropped"] = dropped
+        return r
+
+    def mount_random(self, name: str, offsets: list[int]) -> dict:
+        with self.mount() as m:
+            path = m.data(name, self.nbytes)
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                dropped = drop_caches()
+                lat, got = [], []
+                for off in offsets:
+                    t0 = time.perf_counter()
+                    b = os.pread(fd, RANDOM_SIZE, off)
+                    lat.append(time.perf_counter() - t0)
+                    got.append(b)
+            finally:
+                os.close(fd)
+        with open(self.raw_path, "rb") as raw:
+            for off, b in zip(offsets, got):
+                raw.seek(off)
+                if raw.read(RANDOM_SIZE) != b:
+                    raise BenchError(f"{path}: 4 KiB pread at offset {off} differs from raw.bin (got {len(b)} bytes)")
+        return {"latencies": lat, "dropped": dropped}
+
+    def python_random(self, name: str, offsets: list[int]) -> dict:
+        coords = [divmod(off // 8, self.corpus["cols"]) for off in offsets]
+        res = self.worker({"op": "random", "path": self.b2(name), "coords": coords})
+        with open(self.raw_path, "rb") as raw:
+            for off, v, (i, j) in zip(offsets, res.pop("values"), coords):
+                raw.seek(off)
+                (expect,) = struct.unpack("<d", raw.read(8))
+                if v != expect:
+                    raise BenchError(f"python-blosc2 {name}.b2nd[{i}, {j}] = {v}, raw.bin has {expect}")
+        return res
+
+    # scale
+
+    def scale(self, case: str) -> dict:
+        """One scale case on a fresh mount of scale/ with --scale-cache-size."""
+        n = self.nbytes
+        sdir = os.path.join(self.corpus["dir"], "scale")
+        warm_file(self.b2("zstd"))
+        with self.mount(sdir, self.args.scale_cache_size) as m:
+            paths = {z: m.data(z, n) for z in SCALE_LINKS}
+            if case == "one":
+                jobs = [(0.0, paths["z1"], 0, None, n)]
+            elif case == "arrays":
+                jobs = [(0.0, paths[z], 0, None, n) for z in SCALE_LINKS]
+            elif case == "quarters":
+                q = n // 4
+                jobs = [(k * self.args.stagger, paths["z1"], k * q, (n - 3 * q) if k == 3 else q,
+                         (n - 3 * q) if k == 3 else q) for k in range(4)]
+            else:
+                raise ValueError(case)
+            s0, c0 = m.stats(), m.cpu()
+            results: list[dict | BaseException | None] = [None] * len(jobs)
+
+            def reader(i, delay, path, skip, count, expect):
+                try:
+                    time.sleep(delay)
+                    results[i] = dd(path, expect, skip=skip, count=count)
+                except BaseException as e:  # reported below
+                    results[i] = e
+
+            threads = [threading.Thread(target=reader, args=(i,) + job) for i, job in enumerate(jobs)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            s1, c1 = m.stats(), m.cpu()
+            hwm = m.vm_hwm_mib()
+        for r in results:
+            if isinstance(r, BaseException):
+                raise r if isinstance(r, BenchError) else BenchError(f"reader: {type(r).__name__}: {r}")
+        total = sum(r["nbytes"] for r in results)
+        wall = max(r["end"] for r in results) - min(r["start"] for r in results)
+        per = [gbps(r["nbytes"], r["seconds"]) for r in results]
+        return {"case": case, "readers": len(results), "nbytes": total, "wall": wall, "aggregate_gbps": gbps(total, wall),
+                "reader_gbps": per, "slowest_vs_mean": min(per) / statistics.mean(per),
+                "daemon_cpu": c1 - c0, "cpu_per_gib": (c1 - c0) / (total / GIB), "stats": stats_delta(s0, s1),
+                "vm_hwm_mib": hwm}
 
 
 def random_plan(nbytes: int) -> list[int]:
@@ -494,51 +726,132 @@ def random_plan(nbytes: int) -> list[int]:
     return [rng.randrange(pages) * RANDOM_SIZE for _ in range(RANDOM_READS)]
 
 
-def mount_random(args, corpus, name, offsets, raw_path) -> dict:
-    with Mount(args.binary, os.path.join(corpus["dir"], "b2"), args.mnt, args.cache_size, args.log) as m:
-        path = m.data(name)
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            dropped = drop_caches()
-            lat, got = [], []
-            for off in offsets:
-                t0 = time.perf_counter()
-                b = os.pread(fd, RANDOM_SIZE, off)
-                lat.append(time.perf_counter() - t0)
-                got.append(b)
-        finally:
-            os.close(fd)
-        st = m.stats()
-    with open(raw_path, "rb") as raw:
-        for off, b in zip(offsets, got):
-            raw.seek(off)
-            if raw.read(RANDOM_SIZE) != b:
-                raise BenchError(f"{path}: 4 KiB pread at offset {off} differs from raw.bin (got {len(b)} bytes)")
-    return {"latencies": lat, "dropped": dropped, "bytes_decoded": st.get("bytes_decoded"),
-            "bytes_served": st.get("bytes_served")}
+# ---------------------------------------------------------------- summary
 
 
-def python_random(args, corpus, name, offsets, raw_path) -> dict:
-    coords = [divmod(off // 8, corpus["cols"]) for off in offsets]
-    res = run_worker(args.python, {"op": "random", "path": os.path.join(corpus["dir"], "b2", f"{name}.b2nd"),
-                                   "coords": coords})
-    with open(raw_path, "rb") as raw:
-        for off, v, (i, j) in zip(offsets, res["values"], coords):
-            raw.seek(off)
-            (expect,) = struct.unpack("<d", raw.read(8))
-            if v != expect:
-                raise BenchError(f"python-blosc2 {name}.b2nd[{i}, {j}] = {v}, raw.bin has {expect}")
-    return res
+def per_gib(seconds, nbytes):
+    return None if seconds is None else seconds / (nbytes / GIB)
 
 
-def cat_decode(args, path) -> float:
-    read_all(path)  # the compressed file warm in the page cache, as for the peer
-    t0 = time.perf_counter()
-    p = subprocess.run([args.binary, "cat", path], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    dt = time.perf_counter() - t0
-    if p.returncode != 0:
-        raise BenchError(f"`blosc2fs cat {path}` failed (exit {p.returncode}): {p.stderr.decode(errors='replace')[-1500:]}")
-    return dt
+def summarize(results: dict) -> None:
+    raw, nbytes = results["raw"], results["config"]["nbytes"]
+    cache_bytes = results["config"]["cache_bytes"]
+    reps = range(results["config"]["repeats"])
+    summary, targets = {}, {}
+
+    def pick(lst, rep, fn):
+        """fn(measurement of repeat rep), None when missing."""
+        for x in lst:
+            if x["rep"] == rep:
+                return fn(x)
+        return None
+
+    def series(lst, fn):
+        return [pick(lst, rep, fn) for rep in reps]
+
+    def ratio_med(a, b):
+        """Median over repeats of a[rep] / b[rep] (pairs measured side by side)."""
+        return median([x / y if (x is not None and y) else None for x, y in zip(a, b)])
+
+    raw_dd = series(raw["raw_dd"], lambda x: gbps(x["nbytes"], x["seconds"]))
+    summary["raw_dd_gbps"] = median(raw_dd)
+    for n in FILES:
+        r = raw["files"][n]
+        c1 = series(r["c1"], lambda x: gbps(x["nbytes"], x["seconds"]))
+        c1cpu = series(r["c1"], lambda x: per_gib(x["cpu"], x["nbytes"]))
+        c2 = series(r["c2"], lambda x: gbps(x["nbytes"], x["seconds"]))
+        c2cpu = series(r["c2"], lambda x: per_gib(x["cpu"], x["nbytes"]))
+        sl = series(r["slice"], lambda x: gbps(x["nbytes"], x["seconds"]))
+        slcpu = series(r["slice"], lambda x: per_gib(x["cpu"], x["nbytes"]))
+        cat = series(r["cat"], lambda x: gbps(nbytes, x["seconds"]))
+        catcpu = series(r["cat"], lambda x: per_gib(x["cpu"], nbytes))
+        cold = series(r["scan"], lambda x: gbps(nbytes, x["cold"]["seconds"]))
+        coldcpu = series(r["scan"], lambda x: per_gib(x["cold_daemon_cpu"], nbytes))
+        ddcpu = series(r["scan"], lambda x: per_gib(x["cold"]["cpu"], nbytes))
+        warm = series(r["scan"], lambda x: gbps(nbytes, x["warm"]["seconds"]))
+        ff = series(r["fromfile"], lambda x: gbps(nbytes, x["seconds"]))
+        ffcpu = series(r["fromfile"], lambda x: per_gib(x["daemon_cpu"], nbytes))
+        dc = series(r["disk_cold"], lambda x: gbps(nbytes, x["seconds"]))
+        dccpu = series(r["disk_cold"], lambda x: per_gib(x["daemon_cpu"], nbytes))
+        mlat = [v for x in r["mount_random"] for v in x["latencies"]]
+        plat = [v for x in r["python_random"] for v in x["latencies"]]
+        mp50 = series(r["mount_random"], lambda x: percentile(x["latencies"], 50))
+        pp50 = series(r["python_random"], lambda x: percentile(x["latencies"], 50))
+        hwms = [x["vm_hwm_mib"] for x in r["scan"] if x.get("vm_hwm_mib") is not None]
+        amps = [x["cold_stats"]["amplification"] for x in r["scan"] if x["cold_stats"]["amplification"] is not None]
+        d = {
+            "c1_gbps": median(c1), "c1_cpu_per_gib": median(c1cpu),
+            "c2_gbps": median(c2), "c2_cpu_per_gib": median(c2cpu),
+            "slice_gbps": median(sl), "slice_cpu_per_gib": median(slcpu),
+            "cat_gbps": median(cat), "cat_cpu_per_gib": median(catcpu),
+            "cat_vs_c1": ratio_med(cat, c1), "cat_cpu_vs_c1_cpu": ratio_med(catcpu, c1cpu),
+            "cold_gbps": median(cold), "cold_vs_c2": ratio_med(cold, c2),
+            "cold_daemon_cpu_per_gib": median(coldcpu), "cold_cpu_vs_c1_cpu": ratio_med(coldcpu, c1cpu),
+            "cold_dd_cpu_per_gib": median(ddcpu),
+            "warm_gbps": median(warm), "warm_vs_raw_dd": ratio_med(warm, raw_dd),
+            "fromfile_gbps": median(ff), "fromfile_daemon_cpu_per_gib": median(ffcpu),
+            "fromfile_vs_c2": ratio_med(ff, c2),
+            "disk_cold_gbps": median(dc), "disk_cold_daemon_cpu_per_gib": median(dccpu),
+            "random_mount_p50": percentile(mlat, 50) if mlat else None,
+            "random_mount_p99": percentile(mlat, 99) if mlat else None,
+            "random_python_p50": percentile(plat, 50) if plat else None,
+            "random_python_p99": percentile(plat, 99) if plat else None,
+            "random_p50_ratio": ratio_med(mp50, pp50),
+            "vm_hwm_mib": max(hwms) if hwms else None,
+            "amplification": max(amps) if amps else None,
+            "verified": any(x.get("verified") for x in r["scan"]),
+        }
+        summary[n] = d
+
+        codec = CODEC_OF[n]
+        t = {}
+
+        def target(key, value, ok, display, applies=True):
+            if not applies:
+                t[key] = {"value": value, "status": "info", "display": display}
+            else:
+                t[key] = {"value": value, "status": "n/a" if value is None else ("PASS" if ok else "FAIL"),
+                          "display": display}
+
+        v = d["cat_vs_c1"]
+        target("cat", v, v is not None and codec and v >= CAT_TARGET[codec], fmt(v, ".2f", "x"), codec is not None)
+        v = d["cold_cpu_vs_c1_cpu"]
+        target("cpu", v, v is not None and codec and v <= CPU_TARGET[codec], fmt(v, ".2f", "x"), codec is not None)
+        v = d["cold_vs_c2"]
+        target("cold", v, v is not None and codec and v >= COLD_TARGET[codec], fmt(v, ".2f", "x"), codec is not None)
+        v = d["warm_vs_raw_dd"]
+        target("warm", v, v is not None and v >= WARM_TARGET, fmt(v, ".2f", "x"))
+        v = d["random_p50_ratio"]
+        target("random", v, v is not None and v <= RANDOM_TARGET, fmt(v, ".2f", "x"))
+        v = d["vm_hwm_mib"]
+        limit = cache_bytes / MIB + RSS_SLACK_MIB
+        target("rss", v, v is not None and v <= limit, f"{fmt(v, '.0f')}/{limit:.0f}")
+        v = d["amplification"]
+        target("amplification", v, v is not None and v <= AMP_TARGET, fmt(v, ".3f"))
+        targets[n] = t
+
+    scale = {}
+    for case in ("one", "arrays", "quarters"):
+        lst = raw["scale"][case]
+        if not lst:
+            continue
+        amps = [x["stats"]["amplification"] for x in lst if x["stats"]["amplification"] is not None]
+        hwms = [x["vm_hwm_mib"] for x in lst if x.get("vm_hwm_mib") is not None]
+        scale[case] = {
+            "aggregate_gbps": median([x["aggregate_gbps"] for x in lst]),
+            "cpu_per_gib": median([x["cpu_per_gib"] for x in lst]),
+            "slowest_vs_mean": min(x["slowest_vs_mean"] for x in lst),
+            "reader_gbps": [median(v) for v in zip(*[x["reader_gbps"] for x in lst])],
+            "amplification": max(amps) if amps else None,
+            "vm_hwm_mib": max(hwms) if hwms else None,
+        }
+        if case != "one":
+            v = scale[case]["slowest_vs_mean"]
+            scale[case]["target"] = {"value": v, "status": "PASS" if v >= STARVE_TARGET else "FAIL",
+                                     "display": fmt(v, ".2f", "x")}
+    summary["scale"] = scale
+    results["summary"] = summary
+    results["targets"] = targets
 
 
 # ---------------------------------------------------------------- report
@@ -552,151 +865,121 @@ def fmt(v, spec=".2f", unit=""):
     return f"{v:{spec}}{unit}"
 
 
+def ms(v):
+    return None if v is None else v * 1e3
+
+
+TARGET_LABELS = [
+    ("cat", "cat ≥0.95× C1 (zstd), ≥0.9× (lz4)"),
+    ("cpu", "daemon CPU/GiB ≤1.3× C1 (zstd), ≤1.5× (lz4)"),
+    ("cold", "cold dd ≥0.8× C2 (zstd), ≥0.6× (lz4)"),
+    ("warm", f"warm dd ≥{WARM_TARGET}× page-cache dd"),
+    ("random", f"random p50 ≤{RANDOM_TARGET}× python"),
+    ("rss", f"VmHWM ≤ cache + {RSS_SLACK_MIB} MiB"),
+    ("amplification", f"decoded / served ≤{AMP_TARGET}"),
+]
+
+
 def build_table(results: dict) -> str:
     s = results["summary"]
+    c = results["config"]
+    env = results["env"]
     cols = list(FILES)
-    w0, w = 44, 14
+    w0, w = 50, 13
     lines = []
 
     def row(label, values):
         lines.append(label.ljust(w0) + "".join(str(v).rjust(w) for v in values))
 
-    c = results["config"]
-    lines.append(f"blosc2fs benchmark — corpus {c['rows']}x{c['cols']} float64 ({c['nbytes'] / 2**30:.3g} GiB), "
-                 f"repeats {c['repeats']}, --cache-size {c['cache_size']}, medians over repeats")
-    lines.append(f"python-blosc2 {results['env'].get('blosc2')} (nthreads {results['env'].get('nthreads')}), "
-                 f"{results['env']['cpus']} CPUs, kernel {results['env']['kernel']}"
-                 + ("" if results["env"]["caches_dropped"] else "  [WARNING: page caches NOT dropped]"))
-    load = max(results["env"]["loadavg_start"], results["env"].get("loadavg_end", 0.0))
-    if load > 0.5 * (results["env"]["cpus"] or 1):
-        lines.append(f"WARNING: the machine was busy (1-min load average up to {load:.1f} on "
-                     f"{results['env']['cpus']} CPUs): the numbers are noisy")
+    def vals(key, spec=".2f", unit=""):
+        return [fmt(s[n].get(key), spec, unit) for n in cols]
+
+    lines.append(f"blosc2fs benchmark — corpus {c['rows']}x{c['cols']} float64 ({c['nbytes'] / GIB:.3g} GiB), "
+                 f"repeats {c['repeats']}, --cache-size {c['cache_size']}"
+                 + (f", mount args {c['mount_args']!r}" if c["mount_args"] else "")
+                 + "; medians over repeats, ratios = medians of per-repeat ratios")
+    lines.append(f"python-blosc2 {env.get('blosc2')}, {env['cpus']} CPUs, kernel {env['kernel']}, "
+                 f"load average {env['loadavg_start']:.2f} at start, {env.get('loadavg_end', 0.0):.2f} at end"
+                 + ("" if env["caches_dropped"] else "  [WARNING: page caches could NOT be dropped]"))
+    load = max(env["loadavg_start"], env.get("loadavg_end", 0.0))
+    if load > 0.5 * (env["cpus"] or 1):
+        lines.append(f"WARNING: the machine was busy (1-min load average up to {load:.1f} on {env['cpus']} CPUs): "
+                     "wall-clock numbers are noisy; CPU s/GiB is the steadier figure")
     lines.append("")
     row("", cols)
-    row("compressed size MiB (ratio)", [f"{corpus_mib(results, n):.0f} ({results['corpus']['files'][n]['cratio']:.1f}x)"
-                                        for n in cols])
-    row("chunks / blocks", ["x".join(map(str, results["corpus"]["files"][n]["chunks"])) for n in cols])
-    row("", ["x".join(map(str, results["corpus"]["files"][n]["blocks"])) for n in cols])
+    files = results["corpus"]["files"]
+    row("compressed MiB (ratio)", [f"{files[n]['file_bytes'] / MIB:.0f} ({files[n]['cratio']:.1f}x)" for n in cols])
+    row("chunks", ["x".join(map(str, files[n]["chunks"])) for n in cols])
+    row("blocks", ["x".join(map(str, files[n]["blocks"])) for n in cols])
     lines.append("")
-    get = lambda key: [s[n].get(key) for n in cols]
-    row("1 cold scan, mount, 1 MiB reads   GB/s", [fmt(v) for v in get("cold_gbps")])
-    row("2 warm scan, mount                GB/s", [fmt(v) for v in get("warm_gbps")])
-    row("3 python-blosc2 open()[:], cold   GB/s", [fmt(v) for v in get("python_gbps")])
-    row("4 raw.bin from page cache         GB/s", [fmt(s.get("ceiling_gbps"))] * len(cols))
-    row("  cold / python-blosc2", [fmt(v, ".2f", "x") for v in get("cold_vs_python")])
-    row("  warm / python-blosc2", [fmt(v, ".2f", "x") for v in get("warm_vs_python")])
-    row("  cold / ceiling", [fmt(v, ".2f", "x") for v in get("cold_vs_ceiling")])
-    row("  warm / ceiling", [fmt(v, ".2f", "x") for v in get("warm_vs_ceiling")])
+    lines.append("reference (source .b2nd in the page cache)")
+    row("C-Blosc2 decompress_chunk, 1 thread    GB/s", vals("c1_gbps"))
+    row("                                       CPU s/GiB", vals("c1_cpu_per_gib"))
+    row("C-Blosc2 decompress_chunk, 2 threads   GB/s", vals("c2_gbps"))
+    row("                                       CPU s/GiB", vals("c2_cpu_per_gib"))
+    row(f"python-blosc2 open()[:], {env.get('nthreads')} threads".ljust(39) + "GB/s", vals("slice_gbps"))
+    row("                                       CPU s/GiB", vals("slice_cpu_per_gib"))
+    row("dd bs=1M raw.bin, page cache           GB/s", [fmt(s.get("raw_dd_gbps"))] * len(cols))
     lines.append("")
-    row("5 random 4 KiB pread, mount   p50 / p99 ms", [f"{fmt(a, '.3f')} / {fmt(b, '.2f')}" for a, b in
-                                                   zip(ms(get("random_mount_p50")), ms(get("random_mount_p99")))])
-    row("  python arr[i, j], cold      p50 / p99 ms", [f"{fmt(a, '.3f')} / {fmt(b, '.2f')}" for a, b in
-                                                   zip(ms(get("random_python_p50")), ms(get("random_python_p99")))])
-    row("  p50 mount / python", [fmt(v, ".2f", "x") for v in get("random_p50_ratio")])
-    lines.append("")
-    row(f"6 daemon VmHWM MiB (cache {c['cache_size']})", [fmt(v, ".0f") for v in get("vm_hwm_mib")])
-    row("7 decoded / served, cold scan", [fmt(v, ".3f") for v in get("amplification")])
-    row("  warm scan bytes served by the daemon", [fmt(None if v is None else v * 100, ".1f", "%") for v in get("warm_daemon_share")])
-    lines.append("")
-    row("8 blosc2fs cat (1 thread)        GB/s", [fmt(v) for v in get("cat_gbps")])
-    row("  python-blosc2 nthreads=1       GB/s", [fmt(v) for v in get("python_st_gbps")])
-    row("  cat / C-Blosc2 1 thread", [fmt(v, ".2f", "x") for v in get("st_ratio")])
+    lines.append("the client's way in")
+    row("blosc2fs cat FILE > /dev/null          GB/s", vals("cat_gbps"))
+    row("  / C 1 thread", vals("cat_vs_c1", ".2f", "x"))
+    row("  cat process                          CPU s/GiB", vals("cat_cpu_per_gib"))
+    row("  / C 1-thread CPU", vals("cat_cpu_vs_c1_cpu", ".2f", "x"))
+    row("cold dd bs=1M of data, fresh mount     GB/s", vals("cold_gbps"))
+    row("  / C 2 threads", vals("cold_vs_c2", ".2f", "x"))
+    row("  daemon                               CPU s/GiB", vals("cold_daemon_cpu_per_gib"))
+    row("  / C 1-thread CPU", vals("cold_cpu_vs_c1_cpu", ".2f", "x"))
+    row("  dd process                           CPU s/GiB", vals("cold_dd_cpu_per_gib"))
+    row("warm re-read dd, same mount            GB/s", vals("warm_gbps"))
+    row("  / dd raw.bin page cache", vals("warm_vs_raw_dd", ".2f", "x"))
+    row("numpy.fromfile(data), fresh mount      GB/s", vals("fromfile_gbps"))
+    row("  / C 2 threads", vals("fromfile_vs_c2", ".2f", "x"))
+    row("  daemon                               CPU s/GiB", vals("fromfile_daemon_cpu_per_gib"))
+    row("disk-cold dd (caches dropped), info    GB/s", vals("disk_cold_gbps"))
+    row("  daemon                               CPU s/GiB", vals("disk_cold_daemon_cpu_per_gib"))
+    row("random 4 KiB pread, fresh mount        p50 ms", [fmt(ms(s[n]["random_mount_p50"]), ".3f") for n in cols])
+    row("                                       p99 ms", [fmt(ms(s[n]["random_mount_p99"]), ".3f") for n in cols])
+    row("python-blosc2 arr[i, j], cold open     p50 ms", [fmt(ms(s[n]["random_python_p50"]), ".3f") for n in cols])
+    row("                                       p99 ms", [fmt(ms(s[n]["random_python_p99"]), ".3f") for n in cols])
+    row("  p50 mount / python", vals("random_p50_ratio", ".2f", "x"))
+    row(f"daemon VmHWM MiB (cache {c['cache_size']})", vals("vm_hwm_mib", ".0f"))
+    row("decoded / served, cold dd", vals("amplification", ".3f"))
+    row("bytes checked against raw.bin (cmp)", ["yes" if s[n]["verified"] else "NO" for n in cols])
     lines.append("")
     lines.append("targets".ljust(w0) + "".join(n.rjust(w) for n in cols))
     for key, label in TARGET_LABELS:
-        vals = []
+        out = []
         for n in cols:
             t = results["targets"].get(n, {}).get(key)
-            vals.append("—" if t is None else f"{t['status']} {t['display']}")
-        row(label, vals)
+            out.append("—" if t is None else f"{t['status']} {t['display']}")
+        row(label, out)
+
+    sc = s.get("scale") or {}
+    if sc:
+        lines.append("")
+        cases = [("one", "1 reader"), ("arrays", "4 arrays"), ("quarters", "4 quarters")]
+        cases = [(k, l) for k, l in cases if k in sc]
+        lines.append(f"scale — --cache-size {c['scale_cache_size']}, arrays = hard links to zstd.b2nd "
+                     f"(own cache entries each), quarters staggered by {c['stagger']} s")
+        row("", [l for _, l in cases])
+        row("aggregate GB/s", [fmt(sc[k]["aggregate_gbps"]) for k, _ in cases])
+        one = sc.get("one", {}).get("aggregate_gbps")
+        row("  / 1 reader", [fmt(sc[k]["aggregate_gbps"] / one if one else None, ".2f", "x") for k, _ in cases])
+        row("daemon CPU s/GiB", [fmt(sc[k]["cpu_per_gib"]) for k, _ in cases])
+        row("decoded / served", [fmt(sc[k]["amplification"], ".3f") for k, _ in cases])
+        row("daemon VmHWM MiB", [fmt(sc[k]["vm_hwm_mib"], ".0f") for k, _ in cases])
+        row(f"slowest / mean reader ≥{STARVE_TARGET} (worst repeat)",
+            [("—" if "target" not in sc[k] else f"{sc[k]['target']['status']} {sc[k]['target']['display']}")
+             for k, _ in cases])
+        for k, l in cases:
+            lines.append(f"  {l}: reader GB/s (median of each) " + "  ".join(fmt(v) for v in sc[k]["reader_gbps"]))
     if results["errors"]:
         lines.append("")
-        lines.append("errors:")
+        lines.append("errors (a measurement could not be made):")
         for e in results["errors"]:
             lines.append(f"  - {e}")
     return "\n".join(lines)
-
-
-def corpus_mib(results, n):
-    return results["corpus"]["files"][n]["file_bytes"] / MIB
-
-
-def ms(values):
-    return [None if v is None else v * 1e3 for v in values]
-
-
-TARGET_LABELS = [
-    ("cold_vs_python", "cold / python ≥0.8 zstd, ≥0.6 lz4"),
-    ("warm_vs_python", "warm / python ≥2"),
-    ("random_p50", "random p50 mount / python ≤1"),
-    ("rss", f"VmHWM ≤ cache + {RSS_SLACK_MIB} MiB"),
-    ("amplification", "decoded / served ≤1.1"),
-    ("single_thread", "cat / 1-thread ≥0.9 zstd, ≥0.8 lz4"),
-]
-
-
-def summarize(results: dict, cache_bytes: int) -> None:
-    raw = results["raw"]
-    summary = {}
-    targets = {}
-    ceiling = median(raw.get("ceiling_gbps", []))
-    summary["ceiling_gbps"] = ceiling
-    for n in FILES:
-        r = raw["files"][n]
-        scans = r["mount_scan"]
-        d = {}
-        d["cold_gbps"] = median([x["cold_gbps"] for x in scans])
-        d["warm_gbps"] = median([x["warm_gbps"] for x in scans])
-        d["python_gbps"] = median([x["nbytes"] / x["seconds"] / 1e9 for x in r["python_scan"]])
-        ratio = lambda a, b: (a / b) if (a is not None and b) else None
-        d["cold_vs_python"] = ratio(d["cold_gbps"], d["python_gbps"])
-        d["warm_vs_python"] = ratio(d["warm_gbps"], d["python_gbps"])
-        d["cold_vs_ceiling"] = ratio(d["cold_gbps"], ceiling)
-        d["warm_vs_ceiling"] = ratio(d["warm_gbps"], ceiling)
-        mlat = [v for x in r["mount_random"] for v in x["latencies"]]
-        plat = [v for x in r["python_random"] for v in x["latencies"]]
-        d["random_mount_p50"] = percentile(mlat, 50) if mlat else None
-        d["random_mount_p99"] = percentile(mlat, 99) if mlat else None
-        d["random_python_p50"] = percentile(plat, 50) if plat else None
-        d["random_python_p99"] = percentile(plat, 99) if plat else None
-        d["random_p50_ratio"] = ratio(d["random_mount_p50"], d["random_python_p50"])
-        hwms = [x["vm_hwm_mib"] for x in scans if x.get("vm_hwm_mib") is not None]
-        d["vm_hwm_mib"] = max(hwms) if hwms else None
-        amps = [x["cold_stats"]["amplification"] for x in scans if x["cold_stats"]["amplification"] is not None]
-        d["amplification"] = max(amps) if amps else None
-        wamps = [x["warm_stats"]["amplification"] for x in scans if x["warm_stats"]["amplification"] is not None]
-        d["warm_amplification"] = max(wamps) if wamps else None
-        shares = [x["warm_stats"]["bytes_served"] / results["config"]["nbytes"] for x in scans]
-        d["warm_daemon_share"] = max(shares) if shares else None
-        nbytes = results["config"]["nbytes"]
-        d["cat_gbps"] = median([gbps(nbytes, t) for t in r["cat_s"]])
-        d["python_st_gbps"] = median([x["nbytes"] / x["seconds"] / 1e9 for x in r["python_st"]])
-        d["st_ratio"] = ratio(d["cat_gbps"], d["python_st_gbps"])
-        summary[n] = d
-
-        codec = CODEC_OF[n]
-        t = {}
-
-        def target(key, value, ok, display):
-            t[key] = {"value": value, "status": "n/a" if value is None else ("PASS" if ok else "FAIL"),
-                      "display": display}
-
-        v = d["cold_vs_python"]
-        target("cold_vs_python", v, v is not None and v >= COLD_TARGET[codec], fmt(v, ".2f", "x"))
-        v = d["warm_vs_python"]
-        target("warm_vs_python", v, v is not None and v >= WARM_TARGET, fmt(v, ".2f", "x"))
-        v = d["random_p50_ratio"]
-        target("random_p50", v, v is not None and v <= RANDOM_TARGET, fmt(v, ".3f", "x"))
-        v = d["vm_hwm_mib"]
-        limit = cache_bytes / MIB + RSS_SLACK_MIB
-        target("rss", v, v is not None and v <= limit, f"{fmt(v, '.0f')}/{limit:.0f}")
-        v = d["amplification"]
-        target("amplification", v, v is not None and v <= AMP_TARGET, fmt(v, ".3f"))
-        v = d["st_ratio"]
-        target("single_thread", v, v is not None and v >= ST_TARGET[codec], fmt(v, ".2f", "x"))
-        targets[n] = t
-    results["summary"] = summary
-    results["targets"] = targets
 
 
 # ---------------------------------------------------------------- main
@@ -704,12 +987,17 @@ def summarize(results: dict, cache_bytes: int) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description="blosc2fs benchmark (see the module docstring)")
-    ap.add_argument("--size-gib", type=float, default=1.0, help="corpus size in GiB (default 1.0; 0.25 for a quick run)")
+    ap.add_argument("--size-gib", type=float, default=None, help="corpus size in GiB (default 1.0)")
+    ap.add_argument("--repeats", type=int, default=None, help="repeats (default 3)")
+    ap.add_argument("--quick", action="store_true", help="0.25 GiB, 1 repeat (unless given)")
     ap.add_argument("--workdir", default="/tmp/blosc2fs-bench", help="corpus, mountpoint, logs, results.json")
-    ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--binary", default=os.path.join(REPO, "target", "release", "blosc2fs"))
-    ap.add_argument("--cache-size", default="128M", help="--cache-size of every mount (the RSS target is against it)")
+    ap.add_argument("--cache-size", default="128M", help="--cache-size of the mounts of the main table")
+    ap.add_argument("--scale-cache-size", default="64M", help="--cache-size of the scale table's mounts")
+    ap.add_argument("--stagger", type=float, default=0.1, help="seconds between the quarter readers' starts")
+    ap.add_argument("--mount-args", default="", help="extra arguments of every `blosc2fs mount` (one string)")
     ap.add_argument("--python", default=sys.executable, help="interpreter with numpy + blosc2 (default: this one)")
+    ap.add_argument("--no-scale", action="store_true", help="skip the scale table")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target FAILs")
     ap.add_argument("--_worker", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -718,6 +1006,10 @@ def main() -> int:
         print(json.dumps(worker_main(json.loads(args._worker))))
         return 0
 
+    if args.size_gib is None:
+        args.size_gib = 0.25 if args.quick else 1.0
+    if args.repeats is None:
+        args.repeats = 1 if args.quick else 3
     args.binary = os.path.abspath(args.binary)
     args.workdir = os.path.abspath(args.workdir)
     if not os.access(args.binary, os.X_OK):
@@ -726,7 +1018,12 @@ def main() -> int:
     if args.repeats < 1 or args.size_gib <= 0:
         print("error: --repeats must be ≥1 and --size-gib > 0", file=sys.stderr)
         return 2
+    for tool in ("dd", "cmp"):
+        if subprocess.run(["which", tool], capture_output=True).returncode != 0:
+            print(f"error: `{tool}` is needed", file=sys.stderr)
+            return 2
     cache_bytes = parse_size(args.cache_size)
+    parse_size(args.scale_cache_size)
     os.makedirs(args.workdir, exist_ok=True)
     args.mnt = os.path.join(args.workdir, "mnt")
     args.log = os.path.join(args.workdir, "daemon.log")
@@ -738,7 +1035,8 @@ def main() -> int:
 
     env = {"cpus": os.cpu_count(), "kernel": platform.release(), "machine": platform.machine(),
            "binary": args.binary, "python_exe": args.python, "caches_dropped": drop_caches(),
-           "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "loadavg_start": os.getloadavg()[0]}
+           "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "loadavg_start": os.getloadavg()[0],
+           "loadavg_1_5_15_start": list(os.getloadavg())}
     try:
         with open("/proc/cpuinfo") as f:
             env["cpu_model"] = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), None)
@@ -749,17 +1047,19 @@ def main() -> int:
         cleanup_mountpoint(args.binary, args.mnt)
         env |= run_worker(args.python, {"op": "version"})
         corpus = ensure_corpus(args.python, args.workdir, args.size_gib)
-        raw_path = os.path.join(corpus["dir"], "raw.bin")
+        bench = Bench(args, corpus)
         nbytes = corpus["nbytes"]
+        measures = ("c1", "c2", "slice", "cat", "scan", "fromfile", "disk_cold", "mount_random", "python_random")
         results = {
             "config": {"size_gib": args.size_gib, "rows": corpus["rows"], "cols": corpus["cols"], "nbytes": nbytes,
                        "repeats": args.repeats, "cache_size": args.cache_size, "cache_bytes": cache_bytes,
-                       "read_size": READ_SIZE, "random_reads": RANDOM_READS, "random_size": RANDOM_SIZE,
+                       "scale_cache_size": args.scale_cache_size, "stagger": args.stagger,
+                       "mount_args": args.mount_args, "random_reads": RANDOM_READS, "random_size": RANDOM_SIZE,
                        "random_seed": RANDOM_SEED, "workdir": args.workdir, "corpus_dir": corpus["dir"]},
             "env": env,
             "corpus": {k: v for k, v in corpus.items() if k != "dir"},
-            "raw": {"files": {n: {"mount_scan": [], "python_scan": [], "mount_random": [], "python_random": [],
-                                  "cat_s": [], "python_st": []} for n in FILES}, "ceiling_gbps": []},
+            "raw": {"files": {n: {m: [] for m in measures} for n in FILES}, "raw_dd": [],
+                    "scale": {"one": [], "arrays": [], "quarters": []}},
             "errors": errors,
         }
         raw = results["raw"]
@@ -769,72 +1069,101 @@ def main() -> int:
                 return fn()
             except BenchError as e:
                 msg = f"{label}: {e}"
-            except (OSError, subprocess.SubprocessError) as e:
+            except (OSError, subprocess.SubprocessError, ValueError) as e:
                 msg = f"{label}: {type(e).__name__}: {e}"
             if msg not in errors:
                 errors.append(msg)
             print(f"  ERROR {msg}", flush=True)
             return None
 
-        b2 = lambda n: os.path.join(corpus["dir"], "b2", f"{n}.b2nd")
-        for rep in range(args.repeats):
-            # 1-3, 6, 7: A = mount cold + warm scan, B = python-blosc2 cold
-            for n in FILES:
-                r = attempt(f"{n}: mount scan", lambda: mount_scan(args, corpus, n, verify=(rep == 0)))
-                if r:
-                    raw["files"][n]["mount_scan"].append(r)
-                    print(f"[{rep + 1}/{args.repeats}] {n:6s} mount  cold {r['cold_gbps']:6.2f} GB/s  warm "
-                          f"{r['warm_gbps']:6.2f} GB/s  amp {fmt(r['cold_stats']['amplification'], '.3f')}  "
-                          f"VmHWM {fmt(r['vm_hwm_mib'], '.0f')} MiB", flush=True)
-                p = attempt(f"{n}: python-blosc2 scan",
-                            lambda: run_worker(args.python, {"op": "scan", "path": b2(n), "drop": True}))
-                if p:
-                    raw["files"][n]["python_scan"].append(p)
-                    print(f"[{rep + 1}/{args.repeats}] {n:6s} python cold {gbps(p['nbytes'], p['seconds']):6.2f} GB/s",
-                          flush=True)
-            # 4: the page-cache ceiling
-            read_all(raw_path)
-            nread, dt = read_all(raw_path)
-            raw["ceiling_gbps"].append(gbps(nread, dt))
-            print(f"[{rep + 1}/{args.repeats}] raw.bin page cache {gbps(nread, dt):6.2f} GB/s", flush=True)
+        def record(lst, rep, value):
+            if value is not None:
+                value["rep"] = rep
+                lst.append(value)
+            return value
+
+        def g(x, key="seconds", n=None):
+            return gbps(n or x["nbytes"], x[key])
 
         offsets = random_plan(nbytes)
         for rep in range(args.repeats):
-            # 5: random reads, A = mount, B = python-blosc2
-            for n in FILES:
-                r = attempt(f"{n}: mount random reads", lambda: mount_random(args, corpus, n, offsets, raw_path))
-                if r:
-                    raw["files"][n]["mount_random"].append(r)
-                p = attempt(f"{n}: python-blosc2 random reads", lambda: python_random(args, corpus, n, offsets, raw_path))
-                if p:
-                    p.pop("values", None)
-                    raw["files"][n]["python_random"].append(p)
-                if r and p:
-                    print(f"[{rep + 1}/{args.repeats}] {n:6s} random p50 mount {percentile(r['latencies'], 50) * 1e3:.3f} ms"
-                          f"  python {percentile(p['latencies'], 50) * 1e3:.3f} ms", flush=True)
+            tag = f"[{rep + 1}/{args.repeats}]"
+            order = list(FILES) if rep % 2 == 0 else list(reversed(FILES))
+            for n in order:
+                f = raw["files"][n]
+                steps = [
+                    ("c1", lambda: bench.cdecode(n, 1)),
+                    ("cat", lambda: bench.cat(n)),
+                    ("c2", lambda: bench.cdecode(n, 2)),
+                    ("scan", lambda: bench.mount_scan(n, verify=(rep == 0))),
+                    ("raw_dd", lambda: bench.raw_dd()),
+                    ("slice", lambda: bench.slice(n)),
+                    ("fromfile", lambda: bench.fromfile(n)),
+                    ("disk_cold", lambda: bench.disk_cold(n)),
+                    ("mount_random", lambda: bench.mount_random(n, offsets)),
+                    ("python_random", lambda: bench.python_random(n, offsets)),
+                ]
+                if rep % 2:
+                    steps.reverse()
+                got = {}
+                for key, fn in steps:
+                    if key == "raw_dd" and n != order[0]:
+                        continue  # once per repeat, beside the first array's scan
+                    lst = raw["raw_dd"] if key == "raw_dd" else f[key]
+                    got[key] = record(lst, rep, attempt(f"{n}: {key}", fn))
+                parts = []
+                if got.get("c1"):
+                    parts.append(f"C1 {g(got['c1']):.2f} GB/s {got['c1']['cpu'] / (nbytes / GIB):.2f} s/GiB")
+                if got.get("c2"):
+                    parts.append(f"C2 {g(got['c2']):.2f}")
+                if got.get("cat"):
+                    parts.append(f"cat {gbps(nbytes, got['cat']['seconds']):.2f} ({got['cat']['cpu'] / (nbytes / GIB):.2f} s/GiB)")
+                if got.get("scan"):
+                    sc = got["scan"]
+                    parts.append(f"cold dd {gbps(nbytes, sc['cold']['seconds']):.2f} "
+                                 f"(daemon {sc['cold_daemon_cpu'] / (nbytes / GIB):.2f} s/GiB, "
+                                 f"amp {fmt(sc['cold_stats']['amplification'], '.3f')}) "
+                                 f"warm {gbps(nbytes, sc['warm']['seconds']):.2f}")
+                if got.get("raw_dd"):
+                    parts.append(f"raw.bin dd {g(got['raw_dd']):.2f}")
+                if got.get("slice"):
+                    parts.append(f"[:] {g(got['slice']):.2f}")
+                if got.get("fromfile"):
+                    parts.append(f"fromfile {g(got['fromfile']):.2f}")
+                if got.get("disk_cold"):
+                    parts.append(f"disk-cold {g(got['disk_cold']):.2f}")
+                if got.get("mount_random") and got.get("python_random"):
+                    parts.append(f"random p50 {percentile(got['mount_random']['latencies'], 50) * 1e3:.3f} / "
+                                 f"{percentile(got['python_random']['latencies'], 50) * 1e3:.3f} ms")
+                print(f"{tag} {n:7s} " + ", ".join(parts), flush=True)
 
-        for rep in range(args.repeats):
-            # 8: single-thread decode, A = blosc2fs cat, B = python-blosc2 nthreads=1
-            for n in FILES:
-                t = attempt(f"{n}: blosc2fs cat", lambda: cat_decode(args, b2(n)))
-                if t:
-                    raw["files"][n]["cat_s"].append(t)
-                p = attempt(f"{n}: python-blosc2 nthreads=1",
-                            lambda: run_worker(args.python, {"op": "scan", "path": b2(n), "nthreads": 1, "warm": True}))
-                if p:
-                    raw["files"][n]["python_st"].append(p)
-                if t and p:
-                    print(f"[{rep + 1}/{args.repeats}] {n:6s} 1 thread: cat {gbps(nbytes, t):6.2f} GB/s  python "
-                          f"{gbps(p['nbytes'], p['seconds']):6.2f} GB/s", flush=True)
+        if not args.no_scale:
+            for rep in range(args.repeats):
+                cases = ["one", "arrays", "quarters"]
+                if rep % 2:
+                    cases.reverse()
+                for case in cases:
+                    r = record(raw["scale"][case], rep, attempt(f"scale {case}", lambda: bench.scale(case)))
+                    if r:
+                        print(f"[{rep + 1}/{args.repeats}] scale {case:8s} {r['aggregate_gbps']:.2f} GB/s aggregate, "
+                              f"readers {' '.join(f'{v:.2f}' for v in r['reader_gbps'])}, "
+                              f"daemon {r['cpu_per_gib']:.2f} s/GiB, amp {fmt(r['stats']['amplification'], '.3f')}",
+                              flush=True)
     except BenchError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     finally:
         cleanup_all()
 
-    summarize(results, cache_bytes)
+    for n in FILES:
+        if not any(x.get("verified") for x in raw["files"][n]["scan"]):
+            msg = f"{n}: no scan was checked against raw.bin"
+            if msg not in errors:
+                errors.append(msg)
+    summarize(results)
     results["env"]["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     results["env"]["loadavg_end"] = os.getloadavg()[0]
+    results["env"]["loadavg_1_5_15_end"] = list(os.getloadavg())
     out = os.path.join(args.workdir, "results.json")
     with open(out, "w") as f:
         json.dump(results, f, indent=1)
@@ -843,7 +1172,9 @@ def main() -> int:
     print(f"\nresults: {out}  daemon log: {args.log}")
     if errors:
         return 2
-    if args.strict and any(t["status"] == "FAIL" for ts in results["targets"].values() for t in ts.values()):
+    all_targets = [t for ts in results["targets"].values() for t in ts.values()]
+    all_targets += [v["target"] for v in results["summary"].get("scale", {}).values() if "target" in v]
+    if args.strict and any(t["status"] == "FAIL" for t in all_targets):
         return 1
     return 0
 
