@@ -62,14 +62,15 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 (None, Some(_)) => return Err(format!("{}: not a store (.b2z, .b2d, .b2e); a key is only for stores", file.display())),
                 (None, None) => open_file(&file, &remote)?,
             };
-            let planner = Planner::standalone(cache_size as usize);
+            let planner = Planner::one_pass(cache_size as usize);
             let total = array.data_len();
             let stdout = std::io::stdout();
             let mut out = stdout.lock();
             let step: u64 = 4 << 20;
             let mut pos = 0;
+            let mut bytes = Vec::new();
             while pos < total {
-                let bytes = planner.read(&array, &View::Data, pos, step).map_err(|e| e.to_string())?;
+                planner.read_into(&array, &View::Data, pos, step, &mut bytes).map_err(|e| e.to_string())?;
                 if let Err(e) = out.write_all(&bytes) {
                     if e.kind() == std::io::ErrorKind::BrokenPipe {
                         return Ok(ExitCode::SUCCESS);

@@ -69,3 +69,44 @@ fn every_fixture_decodes_to_its_numpy_source() {
     let n = check_dir(&fixtures_dir());
     assert!(n >= 50, "only {n} fixtures");
 }
+
+/// The read layer recycles block buffers without clearing them, so every
+/// decoder must write every byte of its output. Decode every block of every
+/// fixture (and of the zfp and elsewhere-free store fixtures' arrays that
+/// open) into buffers filled with two different poison bytes: a byte left
+/// unwritten would differ between the two.
+#[test]
+fn every_block_decoder_overwrites_its_whole_output() {
+    let mut checked = 0usize;
+    let mut failures = Vec::new();
+    for dir in [fixtures_dir(), fixtures_dir().join("zfp")] {
+        let manifest = read_manifest(&dir);
+        for (name, entry) in &manifest {
+            let Ok(array) = open_array(&dir.join(entry["path"].as_str().unwrap())) else { continue };
+            for c in 0..array.nchunks() {
+                let Ok(layout) = array.read_layout(c) else { continue };
+                let mut block0 = None;
+                for b in 0..layout.nblocks() as u64 {
+                    let len = layout.block_range(b as usize).len();
+                    let (mut a, mut z) = (vec![0xA5u8; len], vec![0x5Au8; len]);
+                    let ra = array.decode_block(&layout, c, b, block0.as_deref(), &mut a);
+                    let rz = array.decode_block(&layout, c, b, block0.as_deref(), &mut z);
+                    match (ra, rz) {
+                        (Ok(()), Ok(())) if a == z => checked += 1,
+                        (Ok(()), Ok(())) => {
+                            let at = a.iter().zip(&z).position(|(x, y)| x != y).unwrap();
+                            failures.push(format!("{name}: chunk {c} block {b} leaves byte {at} of {len} unwritten"));
+                        }
+                        (Err(ea), Err(ez)) if ea.to_string() == ez.to_string() => {}
+                        (ra, rz) => failures.push(format!("{name}: chunk {c} block {b}: {ra:?} vs {rz:?}")),
+                    }
+                    if b == 0 && layout.needs_block0() {
+                        block0 = Some(a);
+                    }
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(checked > 1000, "only {checked} blocks checked");
+}

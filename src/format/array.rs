@@ -165,6 +165,16 @@ impl Array {
         &self.name
     }
 
+    /// Whether reading this array may wait on a network
+    /// ([`ByteSource::may_wait`]; a sparse frame's chunk files live where
+    /// its index does).
+    pub fn may_wait(&self) -> bool {
+        match &self.container {
+            Container::Contiguous(source) => source.may_wait(),
+            Container::Sparse { index, .. } => index.may_wait(),
+        }
+    }
+
     /// The parsed frame.
     pub fn frame(&self) -> &Frame {
         &self.frame

@@ -244,10 +244,30 @@ impl Geometry {
                 )
             };
             let run_end = ((item + run_items) * itemsize).min(end);
-            pieces.push(Piece { out_offset: pos - start, len: run_end - pos, source });
+            let piece = Piece { out_offset: pos - start, len: run_end - pos, source };
+            // Runs that continue each other in the block too (rows of a
+            // block as wide as the array) are one copy.
+            match pieces.last_mut() {
+                Some(prev) if continues(prev, &piece) => prev.len += piece.len,
+                _ => pieces.push(piece),
+            }
             pos = run_end;
         }
         pieces
+    }
+}
+
+/// Whether `next` starts where `prev` ends, in the output and in the source.
+fn continues(prev: &Piece, next: &Piece) -> bool {
+    if prev.out_offset + prev.len != next.out_offset {
+        return false;
+    }
+    match (prev.source, next.source) {
+        (PieceSource::Zeros, PieceSource::Zeros) => true,
+        (PieceSource::Block { chunk: c1, block: b1, offset: o1 }, PieceSource::Block { chunk: c2, block: b2, offset: o2 }) => {
+            c1 == c2 && b1 == b2 && o1 + prev.len == o2
+        }
+        _ => false,
     }
 }
 
@@ -347,9 +367,27 @@ mod tests {
             pieces,
             vec![
                 Piece { out_offset: 0, len: 1, source: PieceSource::Block { chunk: 5, block: 0, offset: 0 } },
-                Piece { out_offset: 1, len: 1, source: PieceSource::Zeros },
-                Piece { out_offset: 2, len: 2, source: PieceSource::Zeros },
+                // Row 0's padding and all of row 1: one run of zeros.
+                Piece { out_offset: 1, len: 3, source: PieceSource::Zeros },
             ]
         );
+    }
+
+    #[test]
+    fn rows_of_a_full_width_block_are_one_piece() {
+        // 4x8 bytes, one chunk, blocks of 2 full rows: two pieces of 16 bytes.
+        let g = Geometry::new(&[4, 8], &[4, 8], &[2, 8], 1).unwrap();
+        assert_eq!(
+            g.pieces(0, 32),
+            vec![
+                Piece { out_offset: 0, len: 16, source: PieceSource::Block { chunk: 0, block: 0, offset: 0 } },
+                Piece { out_offset: 16, len: 16, source: PieceSource::Block { chunk: 0, block: 1, offset: 0 } },
+            ]
+        );
+        // Blocks narrower than the array: row runs alternate between blocks.
+        let g = Geometry::new(&[2, 8], &[2, 8], &[2, 4], 1).unwrap();
+        let blocks: Vec<(u64, u64)> =
+            g.pieces(0, 16).iter().map(|p| match p.source { PieceSource::Block { block, offset, .. } => (block, offset), _ => (99, 99) }).collect();
+        assert_eq!(blocks, vec![(0, 0), (1, 0), (0, 4), (1, 4)]);
     }
 }

@@ -96,6 +96,13 @@ pub trait ByteSource: Send + Sync + fmt::Debug {
         4096
     }
 
+    /// Whether a read may wait on a network (a round trip, a stalled
+    /// server) rather than on memory or a local disk: the mount answers such
+    /// reads from worker threads so they never hold a FUSE thread.
+    fn may_wait(&self) -> bool {
+        false
+    }
+
     /// The same source in its current state (same identity, current length),
     /// to look at what a change left there; `None` when this backing cannot
     /// change or cannot be re-read.

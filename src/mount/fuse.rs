@@ -5,6 +5,7 @@
 //! ([`READ_ONLY`]).
 
 use std::ffi::OsStr;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use fuser::{
@@ -13,6 +14,7 @@ use fuser::{
     ReplyStatfs, ReplyWrite, ReplyXattr, Request, TimeOrNow, WriteFlags,
 };
 
+use super::waiting::WaitPool;
 use crate::tree::{Attr, Filesystem, FsError, Kind};
 
 /// What the adapter adds to the filesystem's attributes.
@@ -30,14 +32,28 @@ pub struct AdapterOptions {
 
 /// The filesystem given to fuser.
 pub struct FuseAdapter {
-    fs: Filesystem,
+    fs: Arc<Filesystem>,
     options: AdapterOptions,
+    /// Workers answering reads that may wait on a network.
+    waiting: WaitPool,
 }
+
+/// Threads serving reads of remote arrays (they wait, they do not compute).
+const REMOTE_READ_WORKERS: usize = 8;
 
 /// The errno of a filesystem error: the one conversion.
 fn errno(err: &FsError) -> Errno {
     Errno::from_i32(err.errno())
 }
+
+thread_local! {
+    /// The reply buffer of this FUSE thread (see [`FuseAdapter::read`]).
+    static REPLY: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A reply buffer larger than this (a kernel request is at most 1 MiB
+/// unless raised) is not kept for the next request.
+const MAX_KEPT_REPLY: usize = 4 << 20;
 
 /// Every write-side operation answers this.
 const READ_ONLY: FsError = FsError::ReadOnly;
@@ -60,10 +76,25 @@ fn reply_xattr(bytes: Result<Vec<u8>, FsError>, size: u32, reply: ReplyXattr) {
     }
 }
 
+/// Read and answer one request. One reply buffer per thread, reused: the
+/// reply is written to the kernel before this returns.
+fn serve_read(fs: &Filesystem, fh: u64, offset: u64, size: u32, reply: ReplyData) {
+    REPLY.with(|buffer| {
+        let mut buffer = buffer.borrow_mut();
+        match fs.read_into(fh, offset, size, &mut buffer) {
+            Ok(()) => reply.data(&buffer),
+            Err(e) => reply_err!(reply, e),
+        }
+        if buffer.capacity() > MAX_KEPT_REPLY {
+            *buffer = Vec::new();
+        }
+    });
+}
+
 impl FuseAdapter {
     /// The adapter over `fs`.
     pub fn new(fs: Filesystem, options: AdapterOptions) -> FuseAdapter {
-        FuseAdapter { fs, options }
+        FuseAdapter { fs: Arc::new(fs), options, waiting: WaitPool::start(REMOTE_READ_WORKERS) }
     }
 
     fn file_attr(&self, attr: &Attr) -> FileAttr {
@@ -142,9 +173,11 @@ impl FuserFilesystem for FuseAdapter {
         _lock_owner: Option<LockOwner>,
         reply: ReplyData,
     ) {
-        match self.fs.read(fh.0, offset, size) {
-            Ok(bytes) => reply.data(&bytes),
-            Err(e) => reply_err!(reply, e),
+        if self.fs.may_wait(fh.0) {
+            let fs = self.fs.clone();
+            self.waiting.run(Box::new(move || serve_read(&fs, fh.0, offset, size, reply)));
+        } else {
+            serve_read(&self.fs, fh.0, offset, size, reply);
         }
     }
 

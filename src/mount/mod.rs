@@ -11,5 +11,6 @@ pub mod config;
 pub mod daemon;
 pub mod fuse;
 pub mod fusermount;
+pub mod waiting;
 
 pub use config::MountConfig;

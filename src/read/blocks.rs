@@ -68,9 +68,46 @@ impl Blocks {
             return Err(Problem::OutOfRange(format!("block {b} of {}", layout.nblocks())).in_chunk(c));
         }
         let block0 = if b > 0 && layout.needs_block0() { Some(self.block(array, c, 0)?) } else { None };
-        let mut out = vec![0u8; layout.block_range(b as usize).len()];
-        self.trusting(array, || array.decode_block(&layout, c, b, block0.as_deref().map(Vec::as_slice), &mut out))?;
-        Ok(Arc::new(out))
+        let mut out = self.cache.buffer(layout.block_range(b as usize).len());
+        match self.trusting(array, || array.decode_block(&layout, c, b, block0.as_deref().map(Vec::as_slice), &mut out)) {
+            Ok(()) => Ok(Arc::new(out)),
+            Err(e) => {
+                self.cache.recycle(out);
+                Err(e)
+            }
+        }
+    }
+
+    /// Decode block `b` of chunk `c` straight into `out`, without keeping
+    /// it: for a reader that will not come back to this block (`blosc2fs
+    /// cat`), which saves the copy out of the cache. `out` must be exactly
+    /// the block's length; block 0 of a DELTA chunk still goes through the
+    /// cache, since the chunk's other blocks need it.
+    pub fn decode_into(&self, array: &Array, c: u64, b: u64, out: &mut [u8]) -> PResult<()> {
+        let layout = self.layout(array, c)?;
+        if b >= layout.nblocks() as u64 {
+            return Err(Problem::OutOfRange(format!("block {b} of {}", layout.nblocks())).in_chunk(c));
+        }
+        if out.len() != layout.block_range(b as usize).len() || (b == 0 && layout.needs_block0()) {
+            let block = self.block(array, c, b)?;
+            let src = block.get(..out.len()).ok_or_else(|| Problem::corrupt("chunk", format!("block {b} is shorter than asked")).in_chunk(c))?;
+            out.copy_from_slice(src);
+            return Ok(());
+        }
+        let block0 = if b > 0 && layout.needs_block0() { Some(self.block(array, c, 0)?) } else { None };
+        self.trusting(array, || array.decode_block(&layout, c, b, block0.as_deref().map(Vec::as_slice), out))?;
+        Stats::add(&self.stats.blocks_decoded, 1);
+        Stats::add(&self.stats.bytes_decoded, out.len() as u64);
+        Ok(())
+    }
+
+    /// The length of block `b` of chunk `c` (from the chunk's layout).
+    pub fn block_len(&self, array: &Array, c: u64, b: u64) -> PResult<usize> {
+        let layout = self.layout(array, c)?;
+        if b >= layout.nblocks() as u64 {
+            return Err(Problem::OutOfRange(format!("block {b} of {}", layout.nblocks())).in_chunk(c));
+        }
+        Ok(layout.block_range(b as usize).len())
     }
 
     /// The block pieces `piece` stands for: itself, or for a plain frame's

@@ -11,6 +11,7 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use crate::format::{PResult, Problem};
 
+use super::buffers::BufferPool;
 use super::stats::Stats;
 
 /// Identity of one decoded block.
@@ -46,12 +47,14 @@ pub struct BlockCache {
     budget: usize,
     inflight: Mutex<HashMap<BlockKey, Slot>>,
     stats: Arc<Stats>,
+    /// Buffers of evicted blocks nobody else held, for the next decodes.
+    pool: BufferPool,
 }
 
 impl BlockCache {
     /// A cache holding at most `budget` bytes (data plus per-entry overhead).
     pub fn new(budget: usize, stats: Arc<Stats>) -> BlockCache {
-        BlockCache { lru: Mutex::new(Lru { map: lru::LruCache::unbounded(), bytes: 0 }), budget, inflight: Mutex::new(HashMap::new()), stats }
+        BlockCache { lru: Mutex::new(Lru { map: lru::LruCache::unbounded(), bytes: 0 }), budget, inflight: Mutex::new(HashMap::new()), stats, pool: BufferPool::default() }
     }
 
     /// The byte budget.
@@ -80,6 +83,17 @@ impl BlockCache {
         found
     }
 
+    /// A buffer of `len` bytes for a block about to be decoded: one an
+    /// evicted block left (holding its stale bytes) or a new one.
+    pub fn buffer(&self, len: usize) -> Vec<u8> {
+        self.pool.take(len)
+    }
+
+    /// Give back a buffer taken with [`Self::buffer`] that was not used.
+    pub fn recycle(&self, buffer: Vec<u8>) {
+        self.pool.give(buffer);
+    }
+
     fn lookup(&self, key: &BlockKey) -> Option<Block> {
         self.lru.lock().unwrap_or_else(|e| e.into_inner()).map.get(key).cloned()
     }
@@ -89,18 +103,28 @@ impl BlockCache {
         if size > self.budget {
             return;
         }
-        let mut lru = self.lru.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(old) = lru.map.put(key, data) {
-            lru.bytes -= old.len() + ENTRY_OVERHEAD;
-        }
-        lru.bytes += size;
-        while lru.bytes > self.budget {
-            match lru.map.pop_lru() {
-                Some((_, evicted)) => {
-                    lru.bytes -= evicted.len() + ENTRY_OVERHEAD;
-                    Stats::add(&self.stats.evictions, 1);
+        let mut evicted = Vec::new();
+        {
+            let mut lru = self.lru.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(old) = lru.map.put(key, data) {
+                lru.bytes -= old.len() + ENTRY_OVERHEAD;
+            }
+            lru.bytes += size;
+            while lru.bytes > self.budget {
+                match lru.map.pop_lru() {
+                    Some((_, block)) => {
+                        lru.bytes -= block.len() + ENTRY_OVERHEAD;
+                        Stats::add(&self.stats.evictions, 1);
+                        evicted.push(block);
+                    }
+                    None => break,
                 }
-                None => break,
+            }
+        }
+        // Outside the lock: a block no reader holds any more gives its buffer back.
+        for block in evicted {
+            if let Ok(buffer) = Arc::try_unwrap(block) {
+                self.pool.give(buffer);
             }
         }
     }

@@ -5,6 +5,7 @@
 //! nothing below calls back up.
 
 pub mod blocks;
+pub mod buffers;
 pub mod cache;
 pub mod layouts;
 pub mod planner;

@@ -117,6 +117,9 @@ impl View {
 /// Reads presented files through the shared caches.
 pub struct Planner {
     blocks: Arc<Blocks>,
+    /// Whole blocks missing from the cache are decoded straight into the
+    /// reply and not kept (a one-pass reader such as `blosc2fs cat`).
+    direct: bool,
     prefetcher: Option<Prefetcher>,
     /// Bytes a sequential reader's prefetch runs ahead.
     window: u64,
@@ -126,7 +129,14 @@ impl Planner {
     /// A planner over `blocks`; with a prefetcher, sequential readers get
     /// `window` bytes decoded ahead.
     pub fn new(blocks: Arc<Blocks>, prefetcher: Option<Prefetcher>, window: u64) -> Planner {
-        Planner { blocks, prefetcher, window }
+        Planner { blocks, prefetcher, window, direct: false }
+    }
+
+    /// A planner of its own for one pass front to back (`blosc2fs cat`):
+    /// whole blocks are decoded straight into the output and not cached;
+    /// `cache_budget` bytes keep the blocks a read uses only in part.
+    pub fn one_pass(cache_budget: usize) -> Planner {
+        Planner { direct: true, ..Planner::standalone(cache_budget) }
     }
 
     /// A planner of its own with a `cache_budget`-byte block cache and no
@@ -148,10 +158,19 @@ impl Planner {
 
     /// Bytes `[offset, offset + size)` of `view` (shorter at the end of the file).
     pub fn read(&self, array: &Array, view: &View, offset: u64, size: u64) -> Result<Vec<u8>, Error> {
+        let mut out = Vec::new();
+        self.read_into(array, view, offset, size, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Self::read`] into `out`, which is resized to the bytes read: a
+    /// buffer reused from one request to the next is neither cleared nor
+    /// faulted in again (every byte of it is overwritten).
+    pub fn read_into(&self, array: &Array, view: &View, offset: u64, size: u64, out: &mut Vec<u8>) -> Result<(), Error> {
         let total = view.len(array).map_err(|p| Error::new(array.name(), p))?;
         let start = offset.min(total);
         let end = offset.saturating_add(size).min(total);
-        let mut out = vec![0u8; (end - start) as usize];
+        out.resize((end - start) as usize, 0);
         let prefix = view.prefix();
         let plen = prefix.len() as u64;
         let in_prefix = (plen.min(end).saturating_sub(start)) as usize;
@@ -164,17 +183,17 @@ impl Planner {
             let out = &mut out[in_prefix..];
             match view {
                 View::Rows(rows) => fill_rows(&self.blocks, array, rows, body_start, out),
-                _ => fill(&self.blocks, array, view.region(), body_start, out),
+                _ => fill_with(&self.blocks, array, view.region(), body_start, out, self.direct),
             }
             .map_err(|p| Error::new(array.name(), p))?;
         }
         Stats::add(&self.stats().bytes_served, out.len() as u64);
-        Ok(out)
+        Ok(())
     }
 
-    /// [`Self::read`] for an open file whose reads `stream` follows: a
+    /// [`Self::read_into`] for an open file whose reads `stream` follows: a
     /// sequential reader's next window is queued for prefetch first.
-    pub fn read_stream(&self, array: &Arc<Array>, view: &View, stream: &StreamState, offset: u64, size: u64) -> Result<Vec<u8>, Error> {
+    pub fn read_stream_into(&self, array: &Arc<Array>, view: &View, stream: &StreamState, offset: u64, size: u64, out: &mut Vec<u8>) -> Result<(), Error> {
         if let Some(prefetcher) = &self.prefetcher {
             if let Some(ahead) = stream.on_read(offset, size, self.window) {
                 if self.prefetch(prefetcher, array, view, ahead.start, ahead.end - ahead.start) {
@@ -182,7 +201,14 @@ impl Planner {
                 }
             }
         }
-        self.read(array, view, offset, size)
+        self.read_into(array, view, offset, size, out)
+    }
+
+    /// [`Self::read_stream_into`] into a new buffer.
+    pub fn read_stream(&self, array: &Arc<Array>, view: &View, stream: &StreamState, offset: u64, size: u64) -> Result<Vec<u8>, Error> {
+        let mut out = Vec::new();
+        self.read_stream_into(array, view, stream, offset, size, &mut out)?;
+        Ok(out)
     }
 
     /// Queue the blocks of `[next, next + len)` of `view` that are not cached;
@@ -221,8 +247,22 @@ pub fn layout_budget(cache_budget: usize) -> usize {
 
 /// Fill `out` with bytes `[start, start + out.len())` of `region`.
 pub fn fill(blocks: &Blocks, array: &Array, region: Region, start: u64, out: &mut [u8]) -> PResult<()> {
+    fill_with(blocks, array, region, start, out, false)
+}
+
+/// [`fill`]; with `direct`, whole blocks that are not cached are decoded
+/// straight into `out` and not kept.
+fn fill_with(blocks: &Blocks, array: &Array, region: Region, start: u64, out: &mut [u8], direct: bool) -> PResult<()> {
     let pieces = array.pieces(region, start, out.len() as u64)?;
-    let covered: u64 = pieces.iter().map(|p| p.len).sum();
+    // The pieces must tile `out` exactly: it may hold bytes of an earlier
+    // request, and none of them may be served again.
+    let mut covered = 0u64;
+    for p in &pieces {
+        if p.out_offset != covered {
+            return Err(Problem::OutOfRange(format!("bytes {start}..{}: piece at {} where {covered} was expected", start + out.len() as u64, p.out_offset)));
+        }
+        covered += p.len;
+    }
     if covered != out.len() as u64 {
         return Err(Problem::OutOfRange(format!("bytes {start}..{} lie past the end", start + out.len() as u64)));
     }
@@ -230,10 +270,10 @@ pub fn fill(blocks: &Blocks, array: &Array, region: Region, start: u64, out: &mu
     for piece in pieces {
         if let PieceSource::ChunkBytes { .. } = piece.source {
             for p in blocks.block_pieces(array, piece)? {
-                copy_piece(blocks, array, p, out, &mut at_hand)?;
+                copy_piece(blocks, array, p, out, &mut at_hand, direct)?;
             }
         } else {
-            copy_piece(blocks, array, piece, out, &mut at_hand)?;
+            copy_piece(blocks, array, piece, out, &mut at_hand, direct)?;
         }
     }
     Ok(())
@@ -253,8 +293,9 @@ fn fill_rows(blocks: &Blocks, array: &Array, rows: &RowSelection, start: u64, ou
     Ok(())
 }
 
-/// Copy one block (or zeros) piece into `out`, keeping the blocks used at hand.
-fn copy_piece(blocks: &Blocks, array: &Array, p: Piece, out: &mut [u8], at_hand: &mut Vec<((u64, u64), Block)>) -> PResult<()> {
+/// Copy one block (or zeros) piece into `out`, keeping the blocks used at
+/// hand; with `direct`, a whole block not cached is decoded into place.
+fn copy_piece(blocks: &Blocks, array: &Array, p: Piece, out: &mut [u8], at_hand: &mut Vec<((u64, u64), Block)>, direct: bool) -> PResult<()> {
     let dst_start = p.out_offset as usize;
     let dst = out.get_mut(dst_start..dst_start + p.len as usize).ok_or_else(|| Problem::OutOfRange("piece outside the output".into()))?;
     match p.source {
@@ -264,6 +305,14 @@ fn copy_piece(blocks: &Blocks, array: &Array, p: Piece, out: &mut [u8], at_hand:
         }
         PieceSource::Block { chunk, block, offset } => {
             let key = (chunk, block);
+            if direct
+                && offset == 0
+                && !at_hand.iter().any(|(k, _)| *k == key)
+                && !blocks.contains(array, chunk, block)
+                && blocks.block_len(array, chunk, block)? == dst.len()
+            {
+                return blocks.decode_into(array, chunk, block, dst);
+            }
             let data = match at_hand.iter().rev().find(|(k, _)| *k == key) {
                 Some((_, data)) => data.clone(),
                 None => {

@@ -59,6 +59,10 @@ impl ByteSource for WindowSource {
         self.inner.prefetch_hint()
     }
 
+    fn may_wait(&self) -> bool {
+        self.inner.may_wait()
+    }
+
     fn describe(&self) -> String {
         format!("{} [{}..{}]", self.inner.describe(), self.start, self.start + self.len)
     }

@@ -185,39 +185,67 @@ impl Filesystem {
         self.served.lock().unwrap_or_else(|e| e.into_inner()).put(ino, version) == Some(version)
     }
 
+    /// Whether a read of open file `fh` may wait on a network (see
+    /// [`crate::format::ByteSource::may_wait`]).
+    pub fn may_wait(&self, fh: u64) -> bool {
+        let Some(handle) = self.handles.lock().unwrap_or_else(|e| e.into_inner()).get(&fh).cloned() else { return false };
+        match &handle.content {
+            Content::Array { array, .. } | Content::Text { array, .. } => array.may_wait(),
+            Content::TableCsv(csv) => csv.may_wait(),
+            _ => false,
+        }
+    }
+
     /// Bytes `[offset, offset + size)` of open file `fh` (shorter at its end).
     pub fn read(&self, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError> {
+        let mut out = Vec::new();
+        self.read_into(fh, offset, size, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Self::read`] into `out` (resized to the bytes read; its old bytes
+    /// are all overwritten), so a caller can reuse one buffer for every
+    /// request.
+    pub fn read_into(&self, fh: u64, offset: u64, size: u32, out: &mut Vec<u8>) -> Result<(), FsError> {
         let handle = self.handles.lock().unwrap_or_else(|e| e.into_inner()).get(&fh).cloned().ok_or(FsError::BadHandle)?;
         Stats::add(&self.stats().reads, 1);
-        let slice = |bytes: &[u8]| -> Vec<u8> {
+        let mut slice = |bytes: &[u8]| {
             let start = (offset as usize).min(bytes.len());
             let end = start.saturating_add(size as usize).min(bytes.len());
-            bytes[start..end].to_vec()
+            out.clear();
+            out.extend_from_slice(&bytes[start..end]);
+        };
+        let failed = |e: crate::format::Error, array: Option<u64>| {
+            Stats::add(&self.stats().read_errors, 1);
+            if let Some(id) = array {
+                self.report(id, &e);
+            }
+            FsError::from(e)
         };
         match &handle.content {
-            Content::Static(bytes) => Ok(slice(bytes)),
-            Content::Stats => Ok(slice(&self.stats_json())),
+            Content::Static(bytes) => slice(bytes),
+            Content::Stats => slice(&self.stats_json()),
             // Never kept by a handle: open draws it into a Static.
-            Content::Preview { .. } => Err(FsError::BadHandle),
-            Content::Array { array, view } => self.planner.read_stream(array, view, &handle.stream, offset, size as u64).map_err(|e| {
-                Stats::add(&self.stats().read_errors, 1);
-                self.report(array.id(), &e);
-                FsError::from(e)
-            }),
-            Content::Text { array, layout } => self.read_text(array, layout, &handle.stream, offset, size as u64).map_err(|e| {
-                Stats::add(&self.stats().read_errors, 1);
-                self.report(array.id(), &e);
-                FsError::from(e)
-            }),
-            Content::TableCsv(csv) => csv
-                .read(offset, size as u64, |column, start, len| {
-                    self.planner.read(&column.array, &column.view, start, len).inspect_err(|e| self.report(column.array.id(), e))
-                })
-                .map_err(|e| {
-                    Stats::add(&self.stats().read_errors, 1);
-                    FsError::from(e)
-                }),
+            Content::Preview { .. } => return Err(FsError::BadHandle),
+            Content::Array { array, view } => {
+                self.planner.read_stream_into(array, view, &handle.stream, offset, size as u64, out).map_err(|e| failed(e, Some(array.id())))?
+            }
+            Content::Text { array, layout } => {
+                let bytes = self.read_text(array, layout, &handle.stream, offset, size as u64).map_err(|e| failed(e, Some(array.id())))?;
+                out.clear();
+                out.extend_from_slice(&bytes);
+            }
+            Content::TableCsv(csv) => {
+                let bytes = csv
+                    .read(offset, size as u64, |column, start, len| {
+                        self.planner.read(&column.array, &column.view, start, len).inspect_err(|e| self.report(column.array.id(), e))
+                    })
+                    .map_err(|e| failed(e, None))?;
+                out.clear();
+                out.extend_from_slice(&bytes);
+            }
         }
+        Ok(())
     }
 
     /// Bytes of `data.txt`: the items they show, read through the planner.

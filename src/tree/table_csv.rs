@@ -46,6 +46,11 @@ fn header_field(name: &str) -> String {
 }
 
 impl TableCsv {
+    /// Whether reading a column may wait on a network.
+    pub fn may_wait(&self) -> bool {
+        self.columns.iter().any(|c| c.array.may_wait())
+    }
+
     /// The CSV of columns (name, array, dtype as presented) over the valid
     /// rows `rows`; `None` when a column is not a 1-D array of a dtype
     /// `data.txt` can show, or the columns do not all hold the valid rows.
