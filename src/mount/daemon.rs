@@ -272,6 +272,9 @@ pub fn mount(config: MountConfig) -> Result<ExitCode, String> {
     let result = serve(&config, &mounter, parent_dev, &mut ready_pipe);
     if let (Err(message), Some(pipe)) = (&result, ready_pipe.as_mut()) {
         let _ = pipe.write_all(message.as_bytes());
+        // The waiting parent prints the message; the daemon exits quietly.
+        drop(ready_pipe);
+        std::process::exit(1);
     }
     result
 }
