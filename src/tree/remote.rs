@@ -408,10 +408,11 @@ impl Tree {
         Ok(())
     }
 
-    /// Modification time and access of a remote folder.
+    /// Modification time (the mount's start) and access of a remote folder
+    /// (0555: anyone may list it).
     pub(super) fn remote_dir_meta(&self) -> (SystemTime, Access) {
         let mtime = self.remote.as_ref().map_or(SystemTime::UNIX_EPOCH, |r| r.made);
-        (mtime, remote_access())
+        (mtime, Access { mode: 0o555, ..remote_access() })
     }
 
     /// What the mount's remote connection has cost, when its source is remote.
