@@ -59,8 +59,11 @@ pub struct RemoteRoot {
     listings: Mutex<HashMap<String, (Instant, Arc<Listing>)>>,
     head: Mutex<Option<(Instant, ListedObject)>>,
     /// Whether an object of unknown extension starts like a frame, by (key, size, ETag).
-    sniffed: Mutex<HashMap<(String, u64, Option<String>), bool>>,
+    sniffed: Mutex<HashMap<ObjectId, bool>>,
 }
+
+/// An object's key, size and ETag: what a sniff's answer holds for.
+type ObjectId = (String, u64, Option<String>);
 
 /// One object or sparse-frame prefix under a [`RemoteRoot`]: an array's or
 /// a store's origin.
