@@ -146,7 +146,9 @@ pub fn open_file(file: &std::path::Path, remote: &RemoteArgs) -> Result<crate::f
 #[derive(Debug, Clone, Args)]
 pub struct MountArgs {
     /// A Blosc2 file (.b2nd, .b2frame, ...), a sparse-frame directory, or a
-    /// directory tree holding them (mirrored; other files are not shown).
+    /// directory tree holding them (mirrored; other files are not shown); or
+    /// a URL: an object-store prefix (s3://bucket/prefix/, gs://, az://) or
+    /// the http(s) URL of one array.
     pub source: PathBuf,
     /// An empty directory to mount at (a user other than root needs write
     /// access to it).
@@ -188,6 +190,9 @@ pub struct MountArgs {
     /// show up after this long at most).
     #[arg(long, default_value_t = 1.0)]
     pub attr_timeout: f64,
+    /// How to reach a remote source.
+    #[command(flatten)]
+    pub remote: RemoteArgs,
 }
 
 impl MountArgs {
@@ -240,6 +245,7 @@ impl MountArgs {
             readahead_kb: self.readahead_kb,
             exit_grace: seconds("--exit-grace", self.exit_grace)?,
             attr_timeout: seconds("--attr-timeout", self.attr_timeout)?,
+            remote: self.remote.options()?,
         })
     }
 }
@@ -332,7 +338,9 @@ mod tests {
             readahead_kb,
             exit_grace,
             attr_timeout,
+            remote,
         } = c;
+        assert_eq!(remote, RemoteOptions::default());
         assert_eq!(source, PathBuf::from("/src"));
         assert_eq!(mountpoint, PathBuf::from("/mnt"));
         assert!(!foreground);

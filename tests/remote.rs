@@ -576,3 +576,239 @@ fn read_ranges_coalesce_neighbours_into_few_gets() {
     assert_eq!(cost.gets, 2, "{cost:?}");
     assert!(src.read_ranges(&[(8 << 20) - 1..(8 << 20) + 1]).is_err(), "past the end");
 }
+
+// ------------------------------------------------------------ real mounts
+
+use common::mount::{serial_with_fuse, Mount};
+
+/// A moto server holding every committed fixture in bucket `bucket` (keys
+/// are the paths under tests/fixtures), and the environment that reaches it.
+fn moto_with_fixtures(bucket: &str, test: &str) -> Option<(Server, u16, Vec<(&'static str, String)>)> {
+    if !have_python_module("moto", test) || !have_python_module("boto3", test) {
+        return None;
+    }
+    let (server, port) = start_moto();
+    upload_dir(port, bucket, &fixtures_dir());
+    let mut env: Vec<(&'static str, String)> = S3_ENV.iter().map(|(k, v)| (*k, v.to_string())).collect();
+    env.push(("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{port}")));
+    Some((server, port, env))
+}
+
+fn env_refs<'a>(env: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
+    env.iter().map(|(k, v)| (*k, v.as_str())).collect()
+}
+
+/// Put the local file `file` at `key` of `bucket` (replacing what is there).
+fn put_object(port: u16, bucket: &str, key: &str, file: &Path) {
+    let script = r#"
+import sys, boto3
+port, bucket, key, path = sys.argv[1:5]
+s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{port}", aws_access_key_id="testing",
+                  aws_secret_access_key="testing", region_name="us-east-1")
+s3.upload_file(path, bucket, key)
+"#;
+    let status = Command::new(python()).args(["-c", script, &port.to_string(), bucket, key, file.to_str().unwrap()]).status().unwrap();
+    assert!(status.success(), "upload to moto failed");
+}
+
+fn names(dir: &Path) -> Vec<String> {
+    let mut out: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    out.sort();
+    out
+}
+
+fn remote_counter(mount: &Mount, key: &str) -> u64 {
+    mount.stats()["remote"][key].as_u64().unwrap_or_else(|| panic!("no remote.{key} in .stats: {}", mount.stats()))
+}
+
+#[test]
+fn a_mounted_s3_prefix_reads_every_fixture_and_store_exactly() {
+    let Some(_serial) = serial_with_fuse() else { return };
+    let Some((_server, _port, env)) = moto_with_fixtures("mounted", "a_mounted_s3_prefix_reads_every_fixture_and_store_exactly") else { return };
+    let mount = Mount::start_with_env(Path::new("s3://mounted/"), &[], &env_refs(&env));
+    let root = mount.path();
+    let before = mount.stats()["remote"].clone();
+    assert!(before["requests"].as_u64().is_some(), "remote counters in .stats: {before}");
+    // Every fixture (contiguous frames and sparse-frame prefixes) reads exactly.
+    let manifest = read_manifest(&fixtures_dir());
+    let mut failures = Vec::new();
+    for (name, entry) in &manifest {
+        let path = root.join(entry["path"].as_str().unwrap()).join("data");
+        match std::fs::read(&path) {
+            Ok(bytes) if sha256_hex(&bytes) == entry["sha256"].as_str().unwrap() => {}
+            Ok(bytes) => failures.push(format!("{name}: wrong bytes ({} bytes)", bytes.len())),
+            Err(e) => failures.push(format!("{name}: {e}")),
+        }
+    }
+    assert!(failures.is_empty(), "{} of {} fixtures failed:\n{}\nlog:\n{}", failures.len(), manifest.len(), failures.join("\n"), mount.log_text());
+    let sparse = manifest.values().find(|e| e["storage"] == "sparse").unwrap()["path"].as_str().unwrap();
+    assert_eq!(names(&root.join(sparse)), ["chunks", "data", "data.npy", "data.txt", "meta.json", "preview.png"], "{sparse} is an array folder");
+    // Nested prefixes list as folders; files that are no frames are not shown.
+    let top = names(root);
+    for want in ["stores", "zfp", "codec_lz4_shuffle.b2nd", sparse] {
+        assert!(top.contains(&want.to_string()), "{want} not in {top:?}");
+    }
+    assert!(!top.contains(&"manifest.json".to_string()) && !top.contains(&"README.md".to_string()), "{top:?}");
+    assert!(names(&root.join("stores")).contains(&"dict.b2z".to_string()));
+    let meta = std::fs::metadata(root.join("stores")).unwrap();
+    assert!(meta.is_dir());
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(meta.permissions().mode() & 0o7777, 0o555);
+    assert_eq!(std::fs::metadata(root.join("codec_lz4_shuffle.b2nd/data")).unwrap().permissions().mode() & 0o7777, 0o444);
+    // .b2z stores: every value's data exact (the store manifest's sha256).
+    let stores = read_manifest(&fixtures_dir().join("stores"));
+    let mut checked = 0;
+    for store in ["dict.b2z", "tree.b2z"] {
+        let keys = stores["stores"][store]["keys"].as_object().unwrap();
+        for (key, info) in keys {
+            let path = root.join("stores").join(store).join(key.trim_start_matches('/')).join("data");
+            let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}\nlog:\n{}", path.display(), mount.log_text()));
+            assert_eq!(sha256_hex(&bytes), info["sha256"].as_str().unwrap(), "{store}{key}");
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 8);
+    // The counters grew with the reads, and reading cached bytes again costs nothing new.
+    let after = mount.stats()["remote"].clone();
+    for key in ["requests", "gets", "lists", "bytes_fetched"] {
+        assert!(after[key].as_u64().unwrap() > before[key].as_u64().unwrap(), "{key}: {before} -> {after}");
+    }
+    assert_eq!(after["errors"], 0, "{after}");
+    // (once the prefetcher's GETs for the reads above are over)
+    let mut gets = remote_counter(&mount, "gets");
+    loop {
+        thread::sleep(Duration::from_millis(500));
+        let now = remote_counter(&mount, "gets");
+        if now == gets {
+            break;
+        }
+        gets = now;
+    }
+    std::fs::read(root.join("codec_lz4_shuffle.b2nd/data")).unwrap();
+    assert_eq!(remote_counter(&mount, "gets"), gets, "a cached file is read again without a GET");
+    // Also a mount of a nested prefix named without the trailing '/', and of one store object.
+    drop(mount);
+    let sub = Mount::start_with_env(Path::new("s3://mounted/stores"), &[], &env_refs(&env));
+    assert!(names(sub.path()).contains(&"tree.b2z".to_string()));
+    let one = Mount::start_with_env(Path::new("s3://mounted/stores/dict.b2z"), &[], &env_refs(&env));
+    assert_eq!(names(one.path()), [".stats", "big", "dir", "meta.json", "small"]);
+    let small = std::fs::read(one.path().join("small/data")).unwrap();
+    assert_eq!(sha256_hex(&small), stores["stores"]["dict.b2z"]["keys"]["/small"]["sha256"].as_str().unwrap());
+}
+
+/// A python-blosc2 array of `n` random float64 (seed `seed`) at `out`; its raw bytes.
+fn random_array(out: &Path, n: usize, seed: u64) -> Vec<u8> {
+    let script = r#"
+import sys, numpy as np, blosc2
+n, seed, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+a = np.random.default_rng(seed).random(n)
+blosc2.asarray(a, urlpath=out, mode="w", chunks=(65536,), blocks=(16384,), cparams=dict(codec=blosc2.Codec.LZ4, clevel=5))
+sys.stdout.buffer.write(a.tobytes())
+"#;
+    let got = Command::new(python()).args(["-c", script, &n.to_string(), &seed.to_string(), out.to_str().unwrap()]).output().unwrap();
+    assert!(got.status.success(), "{}", String::from_utf8_lossy(&got.stderr));
+    got.stdout
+}
+
+#[test]
+fn an_object_replaced_while_mounted_is_new_for_new_opens_and_never_mixed() {
+    let Some(_serial) = serial_with_fuse() else { return };
+    if !have_python_module("blosc2", "an_object_replaced_while_mounted") {
+        return;
+    }
+    let Some((_server, port, env)) = moto_with_fixtures("replaced", "an_object_replaced_while_mounted") else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let (a_path, b_path) = (tmp.path().join("a.b2nd"), tmp.path().join("b.b2nd"));
+    let old = random_array(&a_path, 1 << 20, 1);
+    let new = random_array(&b_path, 1 << 20, 2);
+    put_object(port, "replaced", "dir/x.b2nd", &a_path);
+    let mount = Mount::start_with_env(Path::new("s3://replaced/"), &["--attr-timeout", "0.5", "--prefetch-threads", "0"], &env_refs(&env));
+    let data = mount.path().join("dir/x.b2nd/data");
+    let mut held = std::fs::File::open(&data).unwrap();
+    let mut head = vec![0u8; 4096];
+    held.read_exact(&mut head).unwrap();
+    assert_eq!(head, old[..4096]);
+    put_object(port, "replaced", "dir/x.b2nd", &b_path);
+    thread::sleep(Duration::from_millis(1500));
+    // A new open sees the new object.
+    let fresh = std::fs::read(&data).unwrap();
+    assert!(fresh == new, "a new open reads the new object");
+    // The open handle reads old bytes (cached) or fails: never the new object's.
+    use std::io::{Seek, SeekFrom};
+    let step = 1 << 20;
+    let (mut ok, mut failed) = (0, 0);
+    for at in (step..old.len()).step_by(step) {
+        let mut buf = vec![0u8; step];
+        held.seek(SeekFrom::Start(at as u64)).unwrap();
+        match held.read_exact(&mut buf) {
+            Ok(()) => {
+                assert!(buf == old[at..at + step], "the open handle served bytes that are not the old object's at {at}");
+                ok += 1;
+            }
+            Err(e) => {
+                assert_eq!(e.raw_os_error(), Some(libc_eio()), "{e}");
+                failed += 1;
+            }
+        }
+    }
+    eprintln!("old handle after the replacement: {ok} MiB read (cached), {failed} MiB refused");
+    assert!(failed > 0, "uncached bytes of the replaced object are refused");
+    assert!(mount.log_text().contains("changed since it was opened"), "log:\n{}", mount.log_text());
+}
+
+fn libc_eio() -> i32 {
+    5
+}
+
+#[test]
+fn a_mounted_http_url_is_one_array_and_its_credentials_stay_secret() {
+    let Some(_serial) = serial_with_fuse() else { return };
+    if !have_python_module("RangeHTTPServer", "a_mounted_http_url_is_one_array") {
+        return;
+    }
+    let (_server, port) = start_range_http(&fixtures_dir());
+    let manifest = read_manifest(&fixtures_dir());
+    let url = format!("http://alice:s3cret@127.0.0.1:{port}/codec_lz4_shuffle.b2nd");
+    let mount = Mount::start(Path::new(&url), &[]);
+    assert_eq!(names(mount.path()), [".stats", "chunks", "data", "data.npy", "data.txt", "meta.json", "preview.png"]);
+    let bytes = std::fs::read(mount.path().join("data")).unwrap();
+    assert_eq!(sha256_hex(&bytes), manifest["codec_lz4_shuffle"]["sha256"].as_str().unwrap());
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
+    let line = mounts.lines().find(|l| l.contains(&*mount.path().to_string_lossy())).expect("in /proc/mounts");
+    assert!(line.starts_with(&format!("http://***@127.0.0.1:{port}/codec_lz4_shuffle.b2nd ")), "{line}");
+    assert!(!mounts.contains("s3cret") && !mount.log_text().contains("s3cret"), "{line}\n{}", mount.log_text());
+    assert!(mount.stats()["remote"]["gets"].as_u64().unwrap() >= 1);
+    // A sparse frame is a prefix, which a web server cannot list.
+    drop(mount);
+    let mnt = tempfile::tempdir().unwrap();
+    let out = blosc2fs(&["mount", &format!("http://bob:hunter2@127.0.0.1:{port}/sparse_2d_f8.b2nd/"), mnt.path().to_str().unwrap()], &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("cannot be listed") && stderr.contains(&format!("http://***@127.0.0.1:{port}/sparse_2d_f8.b2nd/")), "{stderr}");
+    assert!(!stderr.contains("hunter2"), "{stderr}");
+    let out = blosc2fs(&["mount", &format!("http://127.0.0.1:{port}/no_such.b2nd"), mnt.path().to_str().unwrap()], &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("not found"), "{stderr}");
+    assert!(!common::mount::is_mountpoint(mnt.path()));
+}
+
+#[test]
+fn mounting_a_missing_bucket_fails_naming_the_url_without_credentials() {
+    let Some(_serial) = serial_with_fuse() else { return };
+    let Some((_server, _port, env)) = moto_with_fixtures("present", "mounting_a_missing_bucket_fails") else { return };
+    let env = env_refs(&env);
+    let mnt = tempfile::tempdir().unwrap();
+    for (url, shown, why) in [
+        ("s3://alice:s3cret@no-such-bucket/", "s3://***@no-such-bucket/", "not found"),
+        ("s3://present/no/such/prefix", "s3://present/no/such/prefix", "not found"),
+        ("s3://present/x.b2nd?X-Amz-Signature=s3cret", "s3://present/x.b2nd?<redacted>", "query string"),
+    ] {
+        let out = blosc2fs(&["mount", url, mnt.path().to_str().unwrap()], &env);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{url}: mounted");
+        assert!(stderr.contains(shown) && stderr.contains(why), "{url}: {stderr}");
+        assert!(!stderr.contains("s3cret"), "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "one message: {stderr}");
+        assert!(!common::mount::is_mountpoint(mnt.path()));
+    }
+    assert!(!std::fs::read_to_string("/proc/mounts").unwrap().contains("s3cret"));
+}

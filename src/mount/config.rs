@@ -4,10 +4,13 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::source::remote::RemoteOptions;
+
 /// Settings of one mount.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MountConfig {
-    /// A Blosc2 file or a directory tree of them.
+    /// A Blosc2 file or a directory tree of them, or a URL (`s3://bucket/prefix/`,
+    /// `gs://`, `az://`, `http(s)://host/file.b2nd`).
     pub source: PathBuf,
     /// An empty directory to mount on.
     pub mountpoint: PathBuf,
@@ -35,6 +38,8 @@ pub struct MountConfig {
     /// How long the kernel may cache attributes and names (source changes
     /// show up after this long at most).
     pub attr_timeout: Duration,
+    /// How to reach a remote source (used when `source` is a URL).
+    pub remote: RemoteOptions,
 }
 
 impl Default for MountConfig {
@@ -54,6 +59,7 @@ impl Default for MountConfig {
             readahead_kb: 4096,
             exit_grace: Duration::from_secs(5),
             attr_timeout: Duration::from_secs(1),
+            remote: RemoteOptions::default(),
         }
     }
 }

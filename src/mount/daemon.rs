@@ -20,6 +20,8 @@ use super::fusermount;
 use super::MountConfig;
 use crate::read::planner::layout_budget;
 use crate::read::{Blocks, Planner, Prefetcher, Stats};
+use crate::source::remote::{is_remote_url, redact_url, RemoteUrl, Scheme};
+use crate::tree::remote::RemoteRoot;
 use crate::tree::{Filesystem, FsConfig};
 
 /// How the mount is made.
@@ -100,12 +102,39 @@ fn choose_mounter(env: &FuseEnv, allow_other: bool) -> Result<Mounter, String> {
     }
 }
 
+/// The source as a URL, when it is one (`s3://`, `gs://`, `az://`, `http(s)://`).
+fn source_url(source: &Path) -> Option<&str> {
+    source.to_str().filter(|t| is_remote_url(t))
+}
+
+/// What the mount table and the logs call the source: a URL without its
+/// credentials (user info, query string), or the path.
+fn shown_source(source: &Path) -> String {
+    match source_url(source) {
+        Some(url) => redact_url(url),
+        None => source.display().to_string(),
+    }
+}
+
+/// Check a source URL without touching the network (the daemon connects).
+fn preflight_url(url: &str) -> Result<(), String> {
+    let parsed = RemoteUrl::parse(url).map_err(|e| e.to_string())?;
+    if parsed.scheme() == Scheme::Http && parsed.is_prefix() {
+        return Err(format!("{}: a web server cannot be listed: mount the URL of one array (a .b2nd or .b2frame file)", parsed.redacted()));
+    }
+    Ok(())
+}
+
 /// Check what can be checked before mounting, with messages a user can act on.
 fn preflight(source: &Path, mountpoint: &Path, allow_other: bool) -> Result<Mounter, String> {
-    if !source.exists() {
-        return Err(format!("source {} does not exist", source.display()));
+    if let Some(url) = source_url(source) {
+        preflight_url(url)?;
+    } else {
+        if !source.exists() {
+            return Err(format!("source {} does not exist", source.display()));
+        }
+        std::fs::metadata(source).map_err(|e| format!("source {}: {e}", source.display()))?;
     }
-    std::fs::metadata(source).map_err(|e| format!("source {}: {e}", source.display()))?;
     let meta = match std::fs::metadata(mountpoint) {
         Ok(m) => m,
         Err(e) if e.raw_os_error() == Some(libc::ENOTCONN) => {
@@ -199,7 +228,10 @@ fn wait_until_mounted(mountpoint: &Path, parent_dev: u64) -> bool {
 /// `blosc2fs mount`: returns once the mount answers, or serves in the foreground.
 pub fn mount(config: MountConfig) -> Result<ExitCode, String> {
     let mounter = preflight(&config.source, &config.mountpoint, config.allow_other)?;
-    let source = std::fs::canonicalize(&config.source).map_err(|e| format!("source {}: {e}", config.source.display()))?;
+    let source = match source_url(&config.source) {
+        Some(_) => config.source.clone(),
+        None => std::fs::canonicalize(&config.source).map_err(|e| format!("source {}: {e}", config.source.display()))?,
+    };
     let mountpoint =
         std::fs::canonicalize(&config.mountpoint).map_err(|e| format!("mountpoint {}: {e}", config.mountpoint.display()))?;
     let parent_dev = std::fs::metadata(&mountpoint).map(|m| m.dev()).unwrap_or(0);
@@ -240,6 +272,9 @@ pub fn mount(config: MountConfig) -> Result<ExitCode, String> {
     let result = serve(&config, &mounter, parent_dev, &mut ready_pipe);
     if let (Err(message), Some(pipe)) = (&result, ready_pipe.as_mut()) {
         let _ = pipe.write_all(message.as_bytes());
+        // The waiting parent prints the message; the daemon exits quietly.
+        drop(ready_pipe);
+        std::process::exit(1);
     }
     result
 }
@@ -260,7 +295,9 @@ fn redirect_stdio(log_to_devnull: bool) {
 }
 
 /// The filesystem the session serves: tree, block cache, prefetcher and
-/// planner behind the FUSE adapter (`config.source` already canonical).
+/// planner behind the FUSE adapter (`config.source` already canonical). A
+/// URL source is connected to here, in the daemon: its errors (a missing
+/// bucket, refused credentials) reach the user through the readiness pipe.
 fn build_filesystem(config: &MountConfig) -> Result<FuseAdapter, String> {
     let source = &config.source;
     let budget = config.cache_size as usize;
@@ -270,7 +307,14 @@ fn build_filesystem(config: &MountConfig) -> Result<FuseAdapter, String> {
     // prefetched blocks never push out the ones being read.
     let window = (config.cache_size / 8).min(32 << 20);
     let planner = Arc::new(Planner::new(blocks, prefetcher, window));
-    let fs = Filesystem::new(source, planner, FsConfig { direct_io: config.direct_io }).map_err(|e| format!("source {}: {e}", source.display()))?;
+    let fs_config = FsConfig { direct_io: config.direct_io };
+    let fs = match source_url(source) {
+        Some(url) => {
+            let root = RemoteRoot::connect(url, &config.remote, config.attr_timeout).map_err(|e| format!("source {e}"))?;
+            Filesystem::new_remote(Arc::new(root), planner, fs_config)
+        }
+        None => Filesystem::new(source, planner, fs_config).map_err(|e| format!("source {}: {e}", source.display()))?,
+    };
     // SAFETY: getuid/getgid cannot fail.
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
     let options = AdapterOptions { uid: config.uid, gid: config.gid, mounter: (uid, gid), ttl: config.attr_timeout };
@@ -309,7 +353,7 @@ fn serve(config: &MountConfig, mounter: &Mounter, parent_dev: u64, ready: &mut O
     let mut session_config = Config::default();
     session_config.mount_options = vec![
         MountOption::RO,
-        MountOption::FSName(source.display().to_string()),
+        MountOption::FSName(shown_source(source)),
         MountOption::CUSTOM("subtype=blosc2fs".into()),
         MountOption::DefaultPermissions,
         MountOption::NoSuid,
@@ -368,7 +412,7 @@ fn serve(config: &MountConfig, mounter: &Mounter, parent_dev: u64, ready: &mut O
         log::warn!("files still open {:.1} s after the unmount; exiting", grace.as_secs_f64());
         std::process::exit(0);
     });
-    log::info!("serving {} at {}", source.display(), mountpoint.display());
+    log::info!("serving {} at {}", shown_source(source), mountpoint.display());
     session.run().map_err(|e| format!("FUSE session ended with an error: {e}"))?;
     log::info!("unmounted {}", mountpoint.display());
     Ok(ExitCode::SUCCESS)

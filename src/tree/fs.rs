@@ -88,10 +88,25 @@ fn bounded<K: std::hash::Hash + Eq, V>(n: usize) -> Mutex<lru::LruCache<K, V>> {
 impl Filesystem {
     /// The filesystem over `source` (a directory of arrays or one array).
     pub fn new(source: &Path, planner: Arc<Planner>, config: FsConfig) -> std::io::Result<Filesystem> {
+        let on_load = Self::on_load(&planner);
+        Ok(Self::with_tree(Tree::new(source, Some(on_load))?, planner, config))
+    }
+
+    /// The filesystem over a remote root (an object-store prefix, or the URL
+    /// of one array or store).
+    pub fn new_remote(root: Arc<super::remote::RemoteRoot>, planner: Arc<Planner>, config: FsConfig) -> Filesystem {
+        let on_load = Self::on_load(&planner);
+        Self::with_tree(Tree::new_remote(root, Some(on_load)), planner, config)
+    }
+
+    fn on_load(planner: &Arc<Planner>) -> OnLoad {
         let preload = planner.clone();
-        let on_load: OnLoad = Arc::new(move |array| preload.opened(array));
-        Ok(Filesystem {
-            tree: Tree::new(source, Some(on_load))?,
+        Arc::new(move |array| preload.opened(array))
+    }
+
+    fn with_tree(tree: Tree, planner: Arc<Planner>, config: FsConfig) -> Filesystem {
+        Filesystem {
+            tree,
             planner,
             config,
             handles: Mutex::new(HashMap::new()),
@@ -100,7 +115,7 @@ impl Filesystem {
             served: bounded(SERVED_VERSIONS),
             reported: bounded(REPORTED_ERRORS),
             previews: bounded(PREVIEWS),
-        })
+        }
     }
 
     /// The counters of the mount.
@@ -112,7 +127,21 @@ impl Filesystem {
     pub fn stats_json(&self) -> Vec<u8> {
         let cache = self.planner.blocks().cache();
         let (bytes, entries) = cache.usage();
-        let doc = self.stats().to_json(bytes as u64, cache.budget() as u64, entries as u64);
+        let mut doc = self.stats().to_json(bytes as u64, cache.budget() as u64, entries as u64);
+        if let (Some(remote), Some(obj)) = (self.tree.remote_stats(), doc.as_object_mut()) {
+            obj.insert(
+                "remote".into(),
+                serde_json::json!({
+                    "requests": remote.requests(),
+                    "gets": remote.gets,
+                    "heads": remote.heads,
+                    "lists": remote.lists,
+                    "bytes_fetched": remote.bytes,
+                    "errors": remote.errors,
+                    "span_hits": remote.span_hits,
+                }),
+            );
+        }
         let mut text = serde_json::to_vec_pretty(&doc).unwrap_or_default();
         text.push(b'\n');
         text

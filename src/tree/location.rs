@@ -2,10 +2,10 @@
 //!
 //! A node of the tree is found at a [`Location`] (its identity while the
 //! mount lives) and an array node opens its bytes through an [`Origin`].
-//! Today a location is a local path or a key inside one loaded version of a
-//! store; a remote object store would be one more variant of each, answering
-//! the same three questions: what is its current version, open its bytes,
-//! and (for folders) list its children.
+//! A location is a local path, a key inside one loaded version of a store,
+//! or a key under a remote root (an object-store prefix or a URL; see
+//! [`super::remote`]); each answers the same three questions: what is its
+//! current version, open its bytes, and (for folders) list its children.
 
 use std::path::PathBuf;
 use std::sync::Weak;
@@ -15,6 +15,7 @@ use crate::format::{Array, Error, Problem, Version};
 use crate::source::{local_version, open_array};
 
 use super::access::Access;
+use super::remote::{remote_access, RemoteObject};
 use super::store::LoadedStore;
 
 /// The identity of a node: equal locations are the same node (as long as
@@ -31,6 +32,9 @@ pub enum Location {
         /// The key inside the store.
         key: String,
     },
+    /// A key under the mount's remote root (`/`-separated names; `""` is
+    /// the root itself): a prefix, an object, or a sparse-frame prefix.
+    Remote(String),
 }
 
 /// Where an array's bytes come from.
@@ -50,6 +54,9 @@ pub enum Origin {
         /// `STORE:KEY`, for messages.
         name: PathBuf,
     },
+    /// A remote frame object or sparse-frame prefix; its version is its
+    /// identity (size and ETag) as its folder's listing gives it.
+    Remote(RemoteObject),
 }
 
 impl Origin {
@@ -63,19 +70,26 @@ impl Origin {
                 let store = store.upgrade().ok_or_else(|| std::io::Error::from_raw_os_error(libc::ESTALE))?;
                 Ok((store.store.version().clone(), store.mtime))
             }
+            Origin::Remote(object) => object.version(),
         }
     }
 
     /// Owner, group and mode the presented entries take: the source's own
     /// (a sparse frame: its directory's, with the read bits its index
-    /// grants); a store value takes its store file's.
+    /// grants); a store value takes its store file's; a remote source is the
+    /// mounting user's, readable by all.
     pub fn access(&self) -> std::io::Result<Access> {
         match self {
             Origin::Local(path) => Access::of_path(path),
             Origin::Value { store, .. } => {
                 let store = store.upgrade().ok_or_else(|| std::io::Error::from_raw_os_error(libc::ESTALE))?;
-                Access::of_path(store.store.path())
+                if store.store.is_local() {
+                    Access::of_path(store.store.path())
+                } else {
+                    Ok(remote_access())
+                }
             }
+            Origin::Remote(_) => Ok(remote_access()),
         }
     }
 
@@ -87,6 +101,7 @@ impl Origin {
                 Some(store) => store.store.open_value(key),
                 None => Err(Error::new(name, Problem::SourceChanged("the store changed".into()))),
             },
+            Origin::Remote(object) => object.open(),
         }
     }
 
@@ -95,12 +110,13 @@ impl Origin {
         match self {
             Origin::Local(path) => path.clone(),
             Origin::Value { name, .. } => name.clone(),
+            Origin::Remote(object) => object.name(),
         }
     }
 
     /// Whether the source can change under this origin (a store value is
     /// fixed to its store version).
     pub fn can_change(&self) -> bool {
-        matches!(self, Origin::Local(_))
+        matches!(self, Origin::Local(_) | Origin::Remote(_))
     }
 }

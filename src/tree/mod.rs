@@ -23,6 +23,7 @@ pub mod location;
 pub mod meta_json;
 pub mod npy;
 pub mod redact;
+pub mod remote;
 pub mod preview;
 pub mod preview_png;
 pub mod text;
@@ -189,6 +190,8 @@ pub struct Tree {
     root: PathBuf,
     nodes: RwLock<Nodes>,
     on_load: Option<OnLoad>,
+    /// The remote root, when the source is a URL (see [`remote`]).
+    remote: Option<Arc<remote::RemoteRoot>>,
 }
 
 impl Tree {
@@ -204,11 +207,15 @@ impl Tree {
         } else {
             NodeKind::Array(Arc::new(ArrayEntry::new(Origin::Local(root.clone()), true, on_load.clone())))
         };
+        Ok(Tree::with_root(root.clone(), Location::Local(root), kind, on_load, None))
+    }
+
+    /// A tree whose root node (node 0) presents `loc` as `kind`.
+    fn with_root(root: PathBuf, loc: Location, kind: NodeKind, on_load: Option<OnLoad>, remote: Option<Arc<remote::RemoteRoot>>) -> Tree {
         let mut nodes = Nodes::default();
-        let loc = Location::Local(root.clone());
         nodes.by_loc.insert(loc.clone(), 0);
         nodes.list.push(Node { loc, parent: 0, kind });
-        Ok(Tree { root, nodes: RwLock::new(nodes), on_load })
+        Tree { root, nodes: RwLock::new(nodes), on_load, remote }
     }
 
     fn node_info(&self, node: u32) -> Result<(Location, u32, NodeKind), FsError> {
@@ -322,7 +329,7 @@ impl Tree {
                 Err((e, _, mtime)) => FolderView::Failed {
                     meta_json: store::error_meta(&entry.path, e),
                     mtime: *mtime,
-                    access: Access::of_path(&entry.path).unwrap_or(Access::DENY),
+                    access: if self.remote.is_some() { remote::remote_access() } else { Access::of_path(&entry.path).unwrap_or(Access::DENY) },
                 },
             }),
             NodeKind::Folder { store, key, table } => Some(FolderView::Ok { store: store.upgrade().ok_or_else(stale)?, key: key.clone(), table: *table }),
@@ -334,6 +341,7 @@ impl Tree {
     fn folder_access(view: &FolderView) -> Access {
         match view {
             FolderView::Failed { access, .. } => *access,
+            FolderView::Ok { store, .. } if !store.store.is_local() => remote::remote_access(),
             FolderView::Ok { store, .. } => Access::of_path(store.store.path()).unwrap_or(Access::DENY),
         }
     }
@@ -434,11 +442,14 @@ impl Tree {
         let entry = match kind {
             NodeKind::Array(entry) => entry,
             NodeKind::Dir => {
-                let Location::Local(path) = &loc else { return Err(FsError::NotFound) };
                 if role != Role::Node {
                     return Err(FsError::NotFound);
                 }
-                let (mtime, access) = Self::node_meta(path);
+                let (mtime, access) = match &loc {
+                    Location::Local(path) => Self::node_meta(path),
+                    Location::Remote(_) => self.remote_dir_meta(),
+                    Location::InStore { .. } => return Err(FsError::NotFound),
+                };
                 return Ok(Attr { perm: access.dir_perm(), owner: Some((access.uid, access.gid)), ..dir(mtime) });
             }
             kind => {
@@ -500,6 +511,9 @@ impl Tree {
         }
         let child = match (role, kind) {
             (Role::Node, NodeKind::Dir) => {
+                if let Location::Remote(key) = &loc {
+                    return self.getattr(inode::encode(self.remote_lookup(node, key, name)?, Role::Node), stats_size);
+                }
                 let Location::Local(path) = &loc else { return Err(FsError::NotFound) };
                 if name.as_bytes().contains(&b'/') || name == "." || name == ".." {
                     return Err(FsError::NotFound);
@@ -567,6 +581,10 @@ impl Tree {
         }
         match (role, kind) {
             (Role::Node, NodeKind::Dir) => {
+                if let Location::Remote(key) = &loc {
+                    self.remote_readdir(node, key, &mut fixed)?;
+                    return Ok(fixed.into_iter().skip(from as usize).take(limit).collect());
+                }
                 let Location::Local(path) = &loc else { return Err(FsError::NotFound) };
                 for (name, class) in self.scan(path)? {
                     let child = self.intern_local(path.join(&name), node, class);

@@ -325,6 +325,9 @@ pub struct StoreEntry {
     /// Load numbers this entry presented and no longer does (reloaded in
     /// place), not yet told to the tree.
     dropped: Mutex<Vec<u64>>,
+    /// For a store that is a remote object: where it is (then `path` is its
+    /// redacted URL, for messages).
+    remote: Option<super::remote::RemoteObject>,
 }
 
 enum StoreState {
@@ -346,7 +349,27 @@ impl std::fmt::Debug for StoreEntry {
 impl StoreEntry {
     /// An entry for the store at `path`.
     pub fn new(path: PathBuf, format: StoreFormat, in_place: bool) -> StoreEntry {
-        StoreEntry { path, format, in_place, state: Mutex::new(StoreState::Empty), dropped: Mutex::new(Vec::new()) }
+        StoreEntry { path, format, in_place, state: Mutex::new(StoreState::Empty), dropped: Mutex::new(Vec::new()), remote: None }
+    }
+
+    /// An entry for the store that is the remote object `object`.
+    pub fn remote(object: super::remote::RemoteObject, format: StoreFormat, in_place: bool) -> StoreEntry {
+        StoreEntry { remote: Some(object.clone()), ..StoreEntry::new(object.name(), format, in_place) }
+    }
+
+    /// The store's version now and its modification time.
+    fn version_now(&self) -> std::io::Result<(Version, SystemTime)> {
+        match &self.remote {
+            Some(object) => object.version(),
+            None => local_version(&self.stamp_path()),
+        }
+    }
+
+    fn open_store(&self, version: &Version) -> Result<Store, Error> {
+        match &self.remote {
+            Some(object) => object.open_store(self.format, version.clone()),
+            None => Store::open(&self.path, self.format),
+        }
     }
 
     fn stamp_path(&self) -> PathBuf {
@@ -384,7 +407,7 @@ impl StoreEntry {
         let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         match &*state {
             StoreState::Empty => false,
-            StoreState::Loaded(l) => local_version(&self.stamp_path()).map(|(v, _)| &v != Self::loaded_version(l)).unwrap_or(true),
+            StoreState::Loaded(l) => self.version_now().map(|(v, _)| &v != Self::loaded_version(l)).unwrap_or(true),
             StoreState::Retired(_) => true,
         }
     }
@@ -400,7 +423,7 @@ impl StoreEntry {
             if !self.in_place {
                 return Ok(l.clone());
             }
-            let (now, _) = local_version(&self.stamp_path())?;
+            let (now, _) = self.version_now()?;
             if &now == Self::loaded_version(l) {
                 return Ok(l.clone());
             }
@@ -409,8 +432,8 @@ impl StoreEntry {
                 self.dropped.lock().unwrap_or_else(|e| e.into_inner()).push(s.load);
             }
         }
-        let (version, mtime) = local_version(&self.stamp_path())?;
-        let load: StoreLoad = Arc::new(match Store::open(&self.path, self.format) {
+        let (version, mtime) = self.version_now()?;
+        let load: StoreLoad = Arc::new(match self.open_store(&version) {
             // A change between the stat and the open shows as stale next time
             // (the store keeps the version it read).
             Ok(store) => Ok(Arc::new(LoadedStore::new(store, mtime))),

@@ -38,6 +38,12 @@ pub struct Mount {
 impl Mount {
     /// Mount `source` in the foreground with extra `args`.
     pub fn start(source: &Path, args: &[&str]) -> Mount {
+        Mount::start_with_env(source, args, &[])
+    }
+
+    /// [`Mount::start`] with extra environment variables for the daemon
+    /// (credentials and endpoints of a remote source).
+    pub fn start_with_env(source: &Path, args: &[&str], env: &[(&str, &str)]) -> Mount {
         let dir = tempfile::tempdir().expect("temp mountpoint");
         let log = dir.path().with_extension("log");
         let log_file = std::fs::File::create(&log).expect("log file");
@@ -49,6 +55,7 @@ impl Mount {
             .arg("-f")
             .args(args)
             .env("RUST_LOG", "info")
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(Stdio::from(log_file))
             .spawn()

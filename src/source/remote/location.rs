@@ -31,6 +31,19 @@ pub struct ListedObject {
     pub size: u64,
     /// Its ETag, when the store gives one.
     pub etag: Option<String>,
+    /// When it was last written.
+    pub modified: std::time::SystemTime,
+}
+
+impl ListedObject {
+    fn of(meta: &object_store::ObjectMeta) -> ListedObject {
+        ListedObject {
+            name: meta.location.filename().unwrap_or_default().to_string(),
+            size: meta.size,
+            etag: meta.e_tag.clone(),
+            modified: meta.last_modified.into(),
+        }
+    }
 }
 
 /// The children of a prefix, as a delimiter listing gives them.
@@ -94,8 +107,19 @@ impl RemoteLocation {
         let name = |p: &Path| p.filename().unwrap_or_default().to_string();
         Ok(Listing {
             dirs: result.common_prefixes.iter().map(name).collect(),
-            objects: result.objects.iter().map(|o| ListedObject { name: name(&o.location), size: o.size, etag: o.e_tag.clone() }).collect(),
+            objects: result.objects.iter().map(ListedObject::of).collect(),
         })
+    }
+
+    /// The object here as it is now (one HEAD request).
+    pub fn head(&self) -> Result<ListedObject, RemoteError> {
+        Ok(ListedObject::of(&self.conn.head(&self.path, &self.redacted())?))
+    }
+
+    /// The first `len` bytes of the object here (fewer if it is shorter),
+    /// in one GET: enough to tell whether it starts like a Blosc2 frame.
+    pub fn read_head(&self, len: u64) -> Result<Vec<u8>, RemoteError> {
+        Ok(self.conn.get(&self.path, &self.redacted(), 0..len, None)?.1.to_vec())
     }
 
     /// What this location's connection has cost so far (shared by every

@@ -116,6 +116,8 @@ pub struct Store {
     /// Keys whose value cannot be offered, and why (a compressed member).
     skipped: Vec<(String, String)>,
     version: Version,
+    /// Read from a local path (not through [`Store::open_source`]).
+    local: bool,
 }
 
 /// The logical key of a member file path (`exp/run1/temps.b2nd` →
@@ -149,37 +151,7 @@ impl Store {
         let (archive, embed_source, version): (Option<Arc<dyn ByteSource>>, Option<Arc<dyn ByteSource>>, Version) = match format {
             StoreFormat::Zip => {
                 let file: Arc<dyn ByteSource> = Arc::new(FileSource::open(path).map_err(fail)?);
-                let entries = zip::read_directory(&*file).map_err(fail)?;
-                let mut embed = None;
-                for entry in entries {
-                    if entry.name == EMBED_NAME {
-                        let (start, len) = entry.data_window(&*file).map_err(|p| Error::new(&member_name(path, EMBED_NAME), p))?;
-                        if !entry.is_stored() {
-                            return Err(Error::new(&member_name(path, EMBED_NAME), Problem::unsupported("zip member", "compressed (a .b2z is read in place)")));
-                        }
-                        embed = Some(Arc::new(WindowSource::new(file.clone(), start, len).map_err(fail)?) as Arc<dyn ByteSource>);
-                        continue;
-                    }
-                    if is_internal(&entry.name) || entry.name.split('/').any(|s| s == "..") {
-                        continue;
-                    }
-                    let key = key_of_member(&entry.name);
-                    if !has_value_extension(&entry.name) {
-                        let probe = entry.data_window(&*file).ok().and_then(|(start, len)| {
-                            let mut head = [0u8; 11];
-                            (len >= 11 && entry.is_stored() && file.read_at(start, &mut head).is_ok()).then_some(head)
-                        });
-                        if !probe.is_some_and(|h| looks_like_frame(&h)) {
-                            continue;
-                        }
-                    }
-                    if !entry.is_stored() {
-                        log::warn!("{}: member {} is compressed (method {}); a .b2z is read in place, so it is not shown", path.display(), entry.name, entry.method);
-                        skipped.push((key, format!("member {} is compressed (method {})", entry.name, entry.method)));
-                        continue;
-                    }
-                    values.insert(key, Home::Member(entry));
-                }
+                let embed = read_zip(path, &file, &mut values, &mut skipped)?;
                 let version = file.opened_version();
                 (Some(file), embed, version)
             }
@@ -211,6 +183,40 @@ impl Store {
                 (None, Some(Arc::new(f) as Arc<dyn ByteSource>), v)
             }
         };
+        Store::finish(path, format, archive, embed_source, values, skipped, version, true)
+    }
+
+    /// Open the store kept as `format` in `source` (a `.b2z` archive or a
+    /// `.b2e` frame: a remote object, say); `name` names it in messages and
+    /// is its [`Self::path`]; `version` is what [`Self::version`] reports
+    /// (the identity the caller tracks the source by, e.g. a listing's ETag).
+    /// A `.b2d` directory has no single source.
+    pub fn open_source(name: &Path, source: Arc<dyn ByteSource>, format: StoreFormat, version: Version) -> Result<Store, Error> {
+        let mut values = BTreeMap::new();
+        let mut skipped = Vec::new();
+        match format {
+            StoreFormat::Zip => {
+                let embed = read_zip(name, &source, &mut values, &mut skipped)?;
+                Store::finish(name, format, Some(source), embed, values, skipped, version, false)
+            }
+            StoreFormat::Embed => Store::finish(name, format, None, Some(source), values, skipped, version, false),
+            StoreFormat::Dir => Err(Error::new(name, Problem::unsupported("store", "a .b2d directory is not one source"))),
+        }
+    }
+
+    /// The store from its member values and its embed frame's source.
+    #[allow(clippy::too_many_arguments)]
+    fn finish(
+        path: &Path,
+        format: StoreFormat,
+        archive: Option<Arc<dyn ByteSource>>,
+        embed_source: Option<Arc<dyn ByteSource>>,
+        mut values: BTreeMap<String, Home>,
+        skipped: Vec<(String, String)>,
+        version: Version,
+        local: bool,
+    ) -> Result<Store, Error> {
+        let fail = |p: Problem| Error::new(path, p);
         let (class, embed_data, embed_vlmeta) = match embed_source {
             Some(source) => {
                 let name = if format == StoreFormat::Embed { path.to_path_buf() } else { member_name(path, EMBED_NAME) };
@@ -227,7 +233,12 @@ impl Store {
             None if format == StoreFormat::Dir => ("b2dict".to_string(), Arc::from(Vec::new()), Vec::new()),
             None => return Err(fail(Problem::corrupt("store", format!("no {EMBED_NAME} member")))),
         };
-        Ok(Store { path: path.to_path_buf(), format, class, archive, embed_data, embed_vlmeta, values, skipped, version })
+        Ok(Store { path: path.to_path_buf(), format, class, archive, embed_data, embed_vlmeta, values, skipped, version, local })
+    }
+
+    /// Whether the store is a local file or directory (not a remote object).
+    pub fn is_local(&self) -> bool {
+        self.local
     }
 
     /// The store's path.
@@ -307,6 +318,49 @@ impl Store {
         self.values.get(&key)?;
         Some(self.open_value(&key).map(|a| Json::Object(a.frame().vlmeta.iter().cloned().collect::<Map<String, Json>>())))
     }
+}
+
+/// Read the zip directory of `file` (the store `path`): its values go to
+/// `values`, compressed members to `skipped`; the embed frame's window.
+fn read_zip(
+    path: &Path,
+    file: &Arc<dyn ByteSource>,
+    values: &mut BTreeMap<String, Home>,
+    skipped: &mut Vec<(String, String)>,
+) -> Result<Option<Arc<dyn ByteSource>>, Error> {
+    let fail = |p: Problem| Error::new(path, p);
+    let entries = zip::read_directory(&**file).map_err(fail)?;
+    let mut embed = None;
+    for entry in entries {
+        if entry.name == EMBED_NAME {
+            let (start, len) = entry.data_window(&**file).map_err(|p| Error::new(&member_name(path, EMBED_NAME), p))?;
+            if !entry.is_stored() {
+                return Err(Error::new(&member_name(path, EMBED_NAME), Problem::unsupported("zip member", "compressed (a .b2z is read in place)")));
+            }
+            embed = Some(Arc::new(WindowSource::new(file.clone(), start, len).map_err(fail)?) as Arc<dyn ByteSource>);
+            continue;
+        }
+        if is_internal(&entry.name) || entry.name.split('/').any(|s| s == "..") {
+            continue;
+        }
+        let key = key_of_member(&entry.name);
+        if !has_value_extension(&entry.name) {
+            let probe = entry.data_window(&**file).ok().and_then(|(start, len)| {
+                let mut head = [0u8; 11];
+                (len >= 11 && entry.is_stored() && file.read_at(start, &mut head).is_ok()).then_some(head)
+            });
+            if !probe.is_some_and(|h| looks_like_frame(&h)) {
+                continue;
+            }
+        }
+        if !entry.is_stored() {
+            log::warn!("{}: member {} is compressed (method {}); a .b2z is read in place, so it is not shown", path.display(), entry.name, entry.method);
+            skipped.push((key, format!("member {} is compressed (method {})", entry.name, entry.method)));
+            continue;
+        }
+        values.insert(key, Home::Member(entry));
+    }
+    Ok(embed)
 }
 
 /// What an embed frame holds.

@@ -1,0 +1,445 @@
+//! Remote sources in the tree: a mount whose source is a URL.
+//!
+//! An object-store prefix is mirrored as a directory tree: each folder is
+//! listed with a delimiter when it is looked up or read, and the listing is
+//! kept for the attribute TTL. Its names are classified as local ones are:
+//! `.b2nd`/`.b2frame`/`.b2f`/`.b2` objects (and other objects that start
+//! like a frame, sniffed once per ETag) are arrays, a prefix holding
+//! `chunks.b2frame` is a sparse-frame array, `.b2z` and `.b2e` objects are
+//! stores, other prefixes are folders. An object's version is its size and
+//! ETag as its folder's listing gives them, so a replaced object is noticed
+//! without a HEAD per lookup; new opens then see the new object, while open
+//! files keep the source they opened (which refuses bytes of another
+//! object). An http(s) URL names one object (the mount root), checked with
+//! a HEAD at most once per TTL.
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::format::{looks_like_frame, Array, Error, Version, VersionTag, SPARSE_INDEX};
+use crate::source::remote::{ListedObject, Listing, RemoteError, RemoteLocation, RemoteOptions, Scheme, StatsSnapshot};
+use crate::source::store::{Store, StoreFormat};
+
+use super::entry::ArrayEntry;
+use super::inode::{self, Role};
+use super::location::{Location, Origin};
+use super::store::StoreEntry;
+use super::{Access, Class, DirEntry, FsError, Kind, NodeKind, Tree, KNOWN_EXTENSIONS};
+
+/// Child prefixes listed at once when a folder is read (to classify them).
+const PARALLEL_LISTS: usize = 8;
+
+/// What a remote name is shown as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RemoteClass {
+    /// A prefix shown as a folder.
+    Dir,
+    /// An array: a frame object, or (`sparse`) a prefix holding a sparse frame.
+    Array {
+        /// A sparse frame (a prefix holding `chunks.b2frame`).
+        sparse: bool,
+    },
+    /// A store object (`.b2z`, `.b2e`).
+    Store(StoreFormat),
+}
+
+/// The remote side of a mount: where its root is, and the listings and
+/// identities fetched, kept for the attribute TTL.
+#[derive(Debug)]
+pub struct RemoteRoot {
+    loc: RemoteLocation,
+    class: RemoteClass,
+    /// The root is one object (not a prefix).
+    object: bool,
+    ttl: Duration,
+    made: SystemTime,
+    listings: Mutex<HashMap<String, (Instant, Arc<Listing>)>>,
+    head: Mutex<Option<(Instant, ListedObject)>>,
+    /// Whether an object of unknown extension starts like a frame, by (key, size, ETag).
+    sniffed: Mutex<HashMap<ObjectId, bool>>,
+}
+
+/// An object's key, size and ETag: what a sniff's answer holds for.
+type ObjectId = (String, u64, Option<String>);
+
+/// One object or sparse-frame prefix under a [`RemoteRoot`]: an array's or
+/// a store's origin.
+#[derive(Debug, Clone)]
+pub struct RemoteObject {
+    root: Arc<RemoteRoot>,
+    key: String,
+    sparse: bool,
+}
+
+/// Owner, group and mode of every remote entry: the mounting user's,
+/// readable by all (files 0444, folders 0555).
+pub fn remote_access() -> Access {
+    // SAFETY: getuid and getgid cannot fail and touch no memory.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    Access { uid, gid, mode: 0o444 }
+}
+
+fn io_error(e: RemoteError) -> std::io::Error {
+    let kind = match e {
+        RemoteError::NotFound { .. } => std::io::ErrorKind::NotFound,
+        RemoteError::Denied { .. } => std::io::ErrorKind::PermissionDenied,
+        _ => std::io::ErrorKind::Other,
+    };
+    std::io::Error::new(kind, e.to_string())
+}
+
+fn join(key: &str, name: &str) -> String {
+    if key.is_empty() {
+        name.to_string()
+    } else {
+        format!("{key}/{name}")
+    }
+}
+
+fn extension(name: &str) -> Option<&str> {
+    name.rsplit_once('.').map(|(_, ext)| ext).filter(|_| !name.starts_with('.') || name.matches('.').count() > 1)
+}
+
+/// The version of an object as a listing or HEAD gives it (its ETag, else
+/// its modification time, with its size).
+fn version_of(object: &ListedObject) -> (Version, SystemTime) {
+    let tag = match &object.etag {
+        Some(e) => format!("etag {e}"),
+        None => format!("modified {:?}", object.modified),
+    };
+    (Version { len: object.size, tag: VersionTag::Token(tag) }, object.modified)
+}
+
+impl RemoteRoot {
+    /// Connect to `url` and find what it is: for http(s), one object (a URL
+    /// ending in `/` is refused: a web server cannot be listed); for a
+    /// store, a prefix when the URL ends in `/` or no object has its name,
+    /// else that object. Errors name the URL without credentials.
+    pub fn connect(url: &str, options: &RemoteOptions, ttl: Duration) -> Result<RemoteRoot, RemoteError> {
+        let mut loc = RemoteLocation::connect(url, options)?;
+        let http = loc.scheme() == Scheme::Http;
+        if http && loc.is_prefix() {
+            return Err(RemoteError::Unsupported {
+                url: loc.redacted(),
+                detail: "a web server cannot be listed: mount the URL of one array (a .b2nd or .b2frame file)".into(),
+            });
+        }
+        let mut head = None;
+        if !loc.is_prefix() {
+            match loc.head() {
+                Ok(object) => head = Some(object),
+                Err(RemoteError::NotFound { .. }) if !http => loc = RemoteLocation::connect(&format!("{url}/"), options)?,
+                Err(e) => return Err(e),
+            }
+        }
+        let (class, object) = match &head {
+            Some(_) => {
+                let shown = loc.redacted();
+                let class = match extension(shown.rsplit('/').next().unwrap_or_default()) {
+                    Some("b2z") => RemoteClass::Store(StoreFormat::Zip),
+                    Some("b2e") => RemoteClass::Store(StoreFormat::Embed),
+                    _ => RemoteClass::Array { sparse: false },
+                };
+                (class, true)
+            }
+            None => {
+                let listing = loc.list()?;
+                if listing.objects.iter().any(|o| o.name == SPARSE_INDEX) {
+                    (RemoteClass::Array { sparse: true }, false)
+                } else if listing.objects.is_empty() && listing.dirs.is_empty() && !url.ends_with('/') {
+                    return Err(RemoteError::NotFound { url: crate::source::remote::redact_url(url) });
+                } else {
+                    (RemoteClass::Dir, false)
+                }
+            }
+        };
+        let now = Instant::now();
+        Ok(RemoteRoot {
+            class,
+            object,
+            ttl,
+            made: SystemTime::now(),
+            listings: Mutex::new(HashMap::new()),
+            head: Mutex::new(head.map(|h| (now, h))),
+            sniffed: Mutex::new(HashMap::new()),
+            loc,
+        })
+    }
+
+    /// What the root is shown as.
+    pub fn class(&self) -> RemoteClass {
+        self.class
+    }
+
+    /// The root's URL without credentials.
+    pub fn redacted(&self) -> String {
+        self.loc.redacted()
+    }
+
+    /// What the mount's connection has cost so far.
+    pub fn stats(&self) -> StatsSnapshot {
+        self.loc.stats()
+    }
+
+    /// The location of `key` (`/`-separated names under the root).
+    fn location(&self, key: &str) -> RemoteLocation {
+        key.split('/').filter(|s| !s.is_empty()).fold(self.loc.clone(), |loc, name| loc.child(name))
+    }
+
+    fn cached(&self, key: &str) -> Option<Arc<Listing>> {
+        let listings = self.listings.lock().unwrap_or_else(|e| e.into_inner());
+        listings.get(key).filter(|(at, _)| at.elapsed() < self.ttl).map(|(_, l)| l.clone())
+    }
+
+    /// The listing of prefix `key`, from the cache while under the TTL old.
+    fn listing(&self, key: &str) -> Result<Arc<Listing>, RemoteError> {
+        if let Some(l) = self.cached(key) {
+            return Ok(l);
+        }
+        let listing = Arc::new(self.location(key).list()?);
+        let mut listings = self.listings.lock().unwrap_or_else(|e| e.into_inner());
+        listings.retain(|_, (at, _)| at.elapsed() < self.ttl);
+        listings.insert(key.to_string(), (Instant::now(), listing.clone()));
+        Ok(listing)
+    }
+
+    /// The root object as a HEAD gives it, at most once per TTL.
+    fn head(&self) -> Result<ListedObject, RemoteError> {
+        if let Some((at, o)) = &*self.head.lock().unwrap_or_else(|e| e.into_inner()) {
+            if at.elapsed() < self.ttl {
+                return Ok(o.clone());
+            }
+        }
+        let o = self.loc.head()?;
+        *self.head.lock().unwrap_or_else(|e| e.into_inner()) = Some((Instant::now(), o.clone()));
+        Ok(o)
+    }
+
+    /// Whether the object `key` (listed as `object`) starts like a frame:
+    /// one 11-byte GET the first time each (key, size, ETag) is seen.
+    fn sniff(&self, key: &str, object: &ListedObject) -> bool {
+        if object.size < 11 {
+            return false;
+        }
+        let id = (key.to_string(), object.size, object.etag.clone());
+        if let Some(&known) = self.sniffed.lock().unwrap_or_else(|e| e.into_inner()).get(&id) {
+            return known;
+        }
+        let frame = match self.location(key).read_head(11) {
+            Ok(head) => looks_like_frame(&head),
+            Err(e) => {
+                log::warn!("{e}");
+                return false;
+            }
+        };
+        self.sniffed.lock().unwrap_or_else(|e| e.into_inner()).insert(id, frame);
+        frame
+    }
+
+    /// The class of prefix `key` from its listing.
+    fn prefix_class(listing: &Listing) -> RemoteClass {
+        if listing.objects.iter().any(|o| o.name == SPARSE_INDEX) {
+            RemoteClass::Array { sparse: true }
+        } else {
+            RemoteClass::Dir
+        }
+    }
+
+    /// The shown children of prefix `key`, sorted by name. Child prefixes
+    /// are listed (several at once) to tell sparse frames from folders.
+    pub fn children(&self, key: &str) -> Result<Vec<(String, RemoteClass)>, RemoteError> {
+        let listing = self.listing(key)?;
+        let unlisted: Vec<String> = listing.dirs.iter().map(|d| join(key, d)).filter(|k| self.cached(k).is_none()).collect();
+        std::thread::scope(|s| {
+            for batch in unlisted.chunks(PARALLEL_LISTS) {
+                let handles: Vec<_> = batch.iter().map(|k| s.spawn(move || self.listing(k))).collect();
+                for h in handles {
+                    let _ = h.join();
+                }
+            }
+        });
+        let mut out = Vec::new();
+        for d in &listing.dirs {
+            match self.listing(&join(key, d)) {
+                Ok(l) => out.push((d.clone(), Self::prefix_class(&l))),
+                Err(e) => log::warn!("{e}"),
+            }
+        }
+        for o in &listing.objects {
+            if listing.dirs.contains(&o.name) {
+                continue;
+            }
+            if let Some(class) = self.object_class(&join(key, &o.name), o) {
+                out.push((o.name.clone(), class));
+            }
+        }
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(out)
+    }
+
+    /// The class of child `name` of prefix `key`, or `None` when it is not
+    /// shown (or not there).
+    pub fn child(&self, key: &str, name: &str) -> Result<Option<RemoteClass>, RemoteError> {
+        let listing = self.listing(key)?;
+        let child_key = join(key, name);
+        if listing.dirs.iter().any(|d| d == name) {
+            return Ok(Some(Self::prefix_class(&*self.listing(&child_key)?)));
+        }
+        Ok(listing.objects.iter().find(|o| o.name == name).and_then(|o| self.object_class(&child_key, o)))
+    }
+
+    fn object_class(&self, key: &str, object: &ListedObject) -> Option<RemoteClass> {
+        match extension(&object.name) {
+            Some("b2z") => Some(RemoteClass::Store(StoreFormat::Zip)),
+            Some("b2e") => Some(RemoteClass::Store(StoreFormat::Embed)),
+            Some(ext) if KNOWN_EXTENSIONS.contains(&ext) => Some(RemoteClass::Array { sparse: false }),
+            _ => self.sniff(key, object).then_some(RemoteClass::Array { sparse: false }),
+        }
+    }
+
+    /// The version and modification time of the object `key` (of its
+    /// `chunks.b2frame` when `sparse`), from its folder's listing.
+    fn version(&self, key: &str, sparse: bool) -> Result<(Version, SystemTime), RemoteError> {
+        let missing = || RemoteError::NotFound { url: self.location(key).redacted() };
+        if key.is_empty() && self.object {
+            return Ok(version_of(&self.head()?));
+        }
+        let (folder, name) = match (sparse, key.rsplit_once('/')) {
+            (true, _) => (key, SPARSE_INDEX),
+            (false, Some((folder, name))) => (folder, name),
+            (false, None) => ("", key),
+        };
+        let listing = self.listing(folder)?;
+        listing.objects.iter().find(|o| o.name == name).map(version_of).ok_or_else(missing)
+    }
+}
+
+impl RemoteObject {
+    /// The object (or sparse-frame prefix) `key` under `root`.
+    pub fn new(root: Arc<RemoteRoot>, key: String, sparse: bool) -> RemoteObject {
+        RemoteObject { root, key, sparse }
+    }
+
+    /// Its version now (from its folder's listing, at most a TTL old) and
+    /// its modification time.
+    pub fn version(&self) -> std::io::Result<(Version, SystemTime)> {
+        self.root.version(&self.key, self.sparse).map_err(io_error)
+    }
+
+    /// Its redacted URL, as the name in messages.
+    pub fn name(&self) -> PathBuf {
+        PathBuf::from(self.root.location(&self.key).redacted())
+    }
+
+    /// Open the array stored here.
+    pub fn open(&self) -> Result<Array, Error> {
+        let name = self.name();
+        let fail = |e: RemoteError| Error::new(&name, e.into());
+        let loc = self.root.location(&self.key);
+        if self.sparse {
+            let index = loc.child(SPARSE_INDEX).open().map_err(fail)?;
+            Array::from_sparse(&name, Arc::new(index), Arc::new(loc.sparse_chunks()))
+        } else {
+            Array::from_source(&name, Arc::new(loc.open().map_err(fail)?))
+        }
+    }
+
+    /// Open the store kept here as `format`, reporting `version` as its version.
+    pub fn open_store(&self, format: StoreFormat, version: Version) -> Result<Store, Error> {
+        let name = self.name();
+        let source = self.root.location(&self.key).open().map_err(|e| Error::new(&name, e.into()))?;
+        Store::open_source(&name, Arc::new(source), format, version)
+    }
+}
+
+impl Tree {
+    /// A tree over the remote root `root` (a prefix, an array or a store).
+    /// `on_load` is told of every array opened.
+    pub fn new_remote(root: Arc<RemoteRoot>, on_load: Option<super::OnLoad>) -> Tree {
+        let kind = Self::remote_kind(&root, String::new(), root.class(), true, &on_load);
+        Tree::with_root(PathBuf::from(root.redacted()), Location::Remote(String::new()), kind, on_load, Some(root))
+    }
+
+    fn remote_kind(root: &Arc<RemoteRoot>, key: String, class: RemoteClass, in_place: bool, on_load: &Option<super::OnLoad>) -> NodeKind {
+        match class {
+            RemoteClass::Dir => NodeKind::Dir,
+            RemoteClass::Array { sparse } => {
+                let origin = Origin::Remote(RemoteObject::new(root.clone(), key, sparse));
+                NodeKind::Array(Arc::new(ArrayEntry::new(origin, in_place, on_load.clone())))
+            }
+            RemoteClass::Store(format) => NodeKind::Store(Arc::new(StoreEntry::remote(RemoteObject::new(root.clone(), key, false), format, in_place))),
+        }
+    }
+
+    /// Intern remote child `key` of class `class`.
+    fn intern_remote(&self, root: &Arc<RemoteRoot>, key: String, parent: u32, class: RemoteClass) -> u32 {
+        let tree_class = match class {
+            RemoteClass::Dir => Class::Dir,
+            RemoteClass::Array { .. } => Class::Array,
+            RemoteClass::Store(f) => Class::Store(f),
+        };
+        let on_load = self.on_load.clone();
+        let k = key.clone();
+        self.intern(Location::Remote(key), parent, tree_class, &move || Self::remote_kind(root, k.clone(), class, false, &on_load))
+    }
+
+    fn remote_root(&self) -> Result<&Arc<RemoteRoot>, FsError> {
+        self.remote.as_ref().ok_or(FsError::NotFound)
+    }
+
+    /// Look `name` up in the remote folder `key` (node `node`): its node.
+    pub(super) fn remote_lookup(&self, node: u32, key: &str, name: &std::ffi::OsStr) -> Result<u32, FsError> {
+        let root = self.remote_root()?;
+        let name = name.to_str().ok_or(FsError::NotFound)?;
+        if name.is_empty() || name.contains('/') || name == "." || name == ".." {
+            return Err(FsError::NotFound);
+        }
+        let class = root.child(key, name).map_err(|e| FsError::Io(io_error(e)))?.ok_or(FsError::NotFound)?;
+        Ok(self.intern_remote(root, join(key, name), node, class))
+    }
+
+    /// Append the children of the remote folder `key` (node `node`) to `out`.
+    pub(super) fn remote_readdir(&self, node: u32, key: &str, out: &mut Vec<DirEntry>) -> Result<(), FsError> {
+        let root = self.remote_root()?;
+        for (name, class) in root.children(key).map_err(|e| FsError::Io(io_error(e)))? {
+            let child = self.intern_remote(root, join(key, &name), node, class);
+            out.push((inode::encode(child, Role::Node), Kind::Dir, OsString::from(name)));
+        }
+        Ok(())
+    }
+
+    /// Modification time (the mount's start) and access of a remote folder
+    /// (0555: anyone may list it).
+    pub(super) fn remote_dir_meta(&self) -> (SystemTime, Access) {
+        let mtime = self.remote.as_ref().map_or(SystemTime::UNIX_EPOCH, |r| r.made);
+        (mtime, Access { mode: 0o555, ..remote_access() })
+    }
+
+    /// What the mount's remote connection has cost, when its source is remote.
+    pub fn remote_stats(&self) -> Option<StatsSnapshot> {
+        self.remote.as_ref().map(|r| r.stats())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extensions_and_keys() {
+        assert_eq!(extension("a.b2nd"), Some("b2nd"));
+        assert_eq!(extension("x.tar.b2z"), Some("b2z"));
+        assert_eq!(extension("noext"), None);
+        assert_eq!(extension(".hidden"), None);
+        assert_eq!(join("", "a"), "a");
+        assert_eq!(join("a/b", "c"), "a/b/c");
+        let o = ListedObject { name: "a".into(), size: 5, etag: Some("\"e\"".into()), modified: SystemTime::UNIX_EPOCH };
+        let (v, _) = version_of(&o);
+        assert_eq!(v, Version { len: 5, tag: VersionTag::Token("etag \"e\"".into()) });
+        assert_eq!(remote_access().file_perm(), 0o444);
+        assert_eq!(remote_access().folder_perm(), 0o555);
+    }
+}
