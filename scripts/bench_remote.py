@@ -82,6 +82,7 @@ ACCESS_KEY = "benchkey"
 SECRET_KEY = "benchsecret0123456789"
 REGION = "us-east-1"
 S3S_VERSION = "0.14.1"  # the newest s3s-fs that builds with the machine's rustc 1.95
+S3RVER_VERSION = "3.7.1"
 PY_PACKAGES = ["blosc2==4.14.1", "numpy", "fsspec", "aiohttp", "requests", "s3fs"]
 PY_MODULES = ["blosc2", "numpy", "fsspec", "aiohttp", "requests", "s3fs"]
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -109,9 +110,12 @@ def worker_main(req: dict) -> dict:
             fs.mkdir(req["bucket"])
         out = {}
         for key, path in req["files"].items():
+            target = f"{req['bucket']}/{key}"
+            if fs.exists(target) and fs.size(target) == os.path.getsize(path):
+                continue
             t0 = time.perf_counter()
-            fs.put_file(path, f"{req['bucket']}/{key}")
-            out[key] = {"seconds": time.perf_counter() - t0, "size": fs.size(f"{req['bucket']}/{key}")}
+            fs.put_file(path, target)
+            out[key] = {"seconds": time.perf_counter() - t0, "size": fs.size(target)}
         return out
 
     if op == "scan":
@@ -275,6 +279,21 @@ def ensure_s3s(args) -> tuple[str, float | None]:
     return exe, dt
 
 
+def ensure_s3rver(args) -> str:
+    """WORKDIR/tools/node/node_modules/.bin/s3rver, npm-installed when missing."""
+    prefix = os.path.join(args.workdir, "tools", "node")
+    exe = os.path.join(prefix, "node_modules", ".bin", "s3rver")
+    if os.access(exe, os.X_OK):
+        return exe
+    os.makedirs(prefix, exist_ok=True)
+    print(f"s3rver: npm install s3rver@{S3RVER_VERSION} ...", flush=True)
+    p = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", prefix, f"s3rver@{S3RVER_VERSION}"],
+                       capture_output=True, text=True)
+    if p.returncode != 0 or not os.access(exe, os.X_OK):
+        raise BenchError(f"npm install s3rver failed: {p.stderr.strip()[-800:]}")
+    return exe
+
+
 def ensure_proxy(args) -> str:
     exe = args.proxy or os.path.join(REPO, "target", "release", "examples", "delay_proxy")
     if os.access(exe, os.X_OK):
@@ -332,6 +351,10 @@ http {{
 
 
 class S3sFs:
+    """s3s-fs serving WORKDIR/s3root (buckets are its folders)."""
+
+    creds = (ACCESS_KEY, SECRET_KEY)
+
     def __init__(self, exe: str, workdir: str):
         self.root = os.path.join(workdir, "s3root")
         os.makedirs(self.root, exist_ok=True)
@@ -340,6 +363,21 @@ class S3sFs:
         self.proc = spawn([exe, "--host", "127.0.0.1", "--port", str(self.port), "--access-key", ACCESS_KEY,
                            "--secret-key", SECRET_KEY, self.root], self.log, env=dict(os.environ, RUST_LOG="warn"))
         wait_port(self.port, self.proc, "s3s-fs", self.log)
+
+
+class S3rver:
+    """s3rver (npm; Node) with its data in WORKDIR/s3rver-data; its fixed key pair is S3RVER/S3RVER."""
+
+    creds = ("S3RVER", "S3RVER")
+
+    def __init__(self, exe: str, workdir: str):
+        self.root = os.path.join(workdir, "s3rver-data")
+        os.makedirs(self.root, exist_ok=True)
+        self.port = free_port()
+        self.log = os.path.join(workdir, "s3rver.log")
+        self.proc = spawn([exe, "-d", self.root, "-a", "127.0.0.1", "-p", str(self.port), "-s", "--no-vhost-buckets",
+                           "--configure-bucket", BUCKET], self.log)
+        wait_port(self.port, self.proc, "s3rver", self.log)
 
 
 class Proxy:
@@ -360,12 +398,12 @@ class Proxy:
             return {"connections": 0, "requests": 0, "bytes_up": 0, "bytes_down": 0}
 
 
-def s3_env(endpoint_port: int) -> dict:
+def s3_env(endpoint_port: int, creds: tuple[str, str]) -> dict:
     env = dict(os.environ)
     for k in list(env):
         if k.startswith("AWS_"):
             del env[k]
-    env.update({"AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY, "AWS_REGION": REGION,
+    env.update({"AWS_ACCESS_KEY_ID": creds[0], "AWS_SECRET_ACCESS_KEY": creds[1], "AWS_REGION": REGION,
                 "AWS_DEFAULT_REGION": REGION, "AWS_ENDPOINT_URL": f"http://127.0.0.1:{endpoint_port}",
                 "AWS_ALLOW_HTTP": "true", "AWS_EC2_METADATA_DISABLED": "true",
                 "AWS_CONFIG_FILE": "/dev/null", "AWS_SHARED_CREDENTIALS_FILE": "/dev/null"})
@@ -378,7 +416,7 @@ def s3_env(endpoint_port: int) -> dict:
 class Endpoint:
     """Where one client reads one file: the URL and the environment that goes with it."""
 
-    def __init__(self, protocol: str, port: int, name: str):
+    def __init__(self, protocol: str, port: int, name: str, creds: tuple[str, str] = ("", "")):
         self.protocol, self.port, self.name = protocol, port, name
         if protocol == "http":
             self.url = f"http://127.0.0.1:{port}/b2/{name}.b2nd"
@@ -387,7 +425,7 @@ class Endpoint:
         else:
             self.url = f"s3://{BUCKET}/{name}.b2nd"
             self.mount_url = f"s3://{BUCKET}/"
-            self.env = s3_env(port)
+            self.env = s3_env(port, creds)
 
 
 # ---------------------------------------------------------------- measurements
@@ -588,20 +626,24 @@ class Runner:
         return r
 
 
-def server_throughput(url_of, streams: int, total: int, env: dict, sigv4: bool) -> float:
-    """GB/s of `streams` parallel curl range downloads splitting `total` bytes."""
+def server_throughput(url: str, streams: int, total: int, creds: tuple[str, str] | None) -> float:
+    """GB/s of `streams` parallel curl range GETs splitting the first `total` bytes of `url`
+    (SigV4-signed with `creds` for S3)."""
     part = total // streams
     procs = []
     t0 = time.perf_counter()
     for i in range(streams):
-        cmd = ["curl", "-sS", "-o", "/dev/null", "-r", f"{i * part}-{(i + 1) * part - 1}", url_of]
-        if sigv4:
-            cmd[1:1] = ["--aws-sigv4", f"aws:amz:{REGION}:s3", "--user", f"{ACCESS_KEY}:{SECRET_KEY}"]
-        procs.append(subprocess.Popen(cmd, stderr=subprocess.PIPE, env=env))
+        cmd = ["curl", "-f", "-sS", "-o", "/dev/null", "-w", "%{size_download}", "-r",
+               f"{i * part}-{(i + 1) * part - 1}", url]
+        if creds:
+            cmd[1:1] = ["--aws-sigv4", f"aws:amz:{REGION}:s3", "--user", f"{creds[0]}:{creds[1]}",
+                        "-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD"]
+        procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE))
     for p in procs:
-        _, err = p.communicate()
-        if p.returncode != 0:
-            raise BenchError(f"curl {url_of}: exit {p.returncode}: {err.decode(errors='replace')[-300:]}")
+        out, err = p.communicate()
+        if p.returncode != 0 or out.strip() != str(part).encode():
+            raise BenchError(f"curl {url}: exit {p.returncode}, {out.decode(errors='replace')!r} bytes: "
+                             f"{err.decode(errors='replace')[-300:]}")
     return gbps(part * streams, time.perf_counter() - t0)
 
 
@@ -669,15 +711,15 @@ def build_table(results: dict) -> str:
              f"--cache-size {c['cache_size']}, medians of {c['repeats']}",
              "",
              f"python-blosc2 {env.get('blosc2')} (fsspec {env.get('fsspec')}, s3fs {env.get('s3fs')}), "
-             f"nginx {env.get('nginx_version', '?')}, s3s-fs {S3S_VERSION}, {env['cpus']} CPUs, "
+             f"nginx {env.get('nginx_version', '?')}, S3: {c.get('s3_server')}, {env['cpus']} CPUs, "
              f"1-min load {env['loadavg_start']:.1f} → {env.get('loadavg_end', 0):.1f}"
              + (" (busy machine: noisy)" if max(env["loadavg_start"], env.get("loadavg_end", 0)) > 0.5 * env["cpus"]
                 else ""),
              ""]
     sv = results.get("servers", {})
     if sv:
-        lines.append("server check (parallel curl range GETs of raw.bin, GB/s): " + ", ".join(
-            f"{k} {fmt(v)}" for k, v in sv.items() if isinstance(v, (int, float))))
+        lines.append("server check (curl range GETs of raw.bin, GB/s; the proxy's CPU per GiB): " + ", ".join(
+            f"{k} {fmt(v)}" for k, v in sv.items() if isinstance(v, (int, float)) and k != "s3s_build_s"))
         if sv.get("s3s_build_s") is not None:
             lines.append(f"s3s-fs build: {sv['s3s_build_s']:.0f} s")
         lines.append("")
@@ -750,6 +792,8 @@ def main() -> int:
     ap.add_argument("--binary", default=os.path.join(REPO, "target", "release", "blosc2fs"))
     ap.add_argument("--proxy", help="delay_proxy binary (default: target/release/examples/delay_proxy, built if missing)")
     ap.add_argument("--s3s-fs", help="s3s-fs binary (default: WORKDIR/tools/bin/s3s-fs, cargo-installed if missing)")
+    ap.add_argument("--s3-server", choices=["s3s-fs", "s3rver"], default="s3s-fs",
+                    help="S3 API server: s3s-fs (Rust, crates.io) or s3rver (Node, npm)")
     ap.add_argument("--cache-size", default="128M")
     ap.add_argument("--python", help="interpreter with blosc2 4.14.1 + fsspec, aiohttp, requests, s3fs "
                                      "(default: WORKDIR/pyenv, made here)")
@@ -796,7 +840,9 @@ def main() -> int:
         nginx_exe = ensure_nginx() if "http" in protocols else None
         if nginx_exe:
             env["nginx_version"] = subprocess.run([nginx_exe, "-v"], capture_output=True, text=True).stderr.strip().split("/")[-1]
-        s3s_exe, s3s_build = ensure_s3s(args) if "s3" in protocols else (None, None)
+        s3_exe, s3s_build = (None, None)
+        if "s3" in protocols:
+            s3_exe, s3s_build = ensure_s3s(args) if args.s3_server == "s3s-fs" else (ensure_s3rver(args), None)
         servers["s3s_build_s"] = s3s_build
         proxy_exe = ensure_proxy(args)
 
@@ -810,32 +856,33 @@ def main() -> int:
         if "http" in protocols:
             ng = Nginx(nginx_exe, corpus["dir"], args.workdir)
             upstream["http"] = ng.port
+        creds = {"http": None}
         if "s3" in protocols:
-            s3 = S3sFs(s3s_exe, args.workdir)
+            s3 = (S3sFs if args.s3_server == "s3s-fs" else S3rver)(s3_exe, args.workdir)
             upstream["s3"] = s3.port
-            seeded = os.path.join(args.workdir, "s3root", BUCKET)
+            creds["s3"] = s3.creds
             want = {f"{n}.b2nd": os.path.join(corpus["dir"], "b2", f"{n}.b2nd") for n in files}
             want["raw.bin"] = raw_path
-            missing = {k: p for k, p in want.items()
-                       if not (os.path.exists(os.path.join(seeded, k))
-                               and os.path.getsize(os.path.join(seeded, k)) == os.path.getsize(p))}
-            if missing:
-                print(f"s3s-fs: uploading {', '.join(missing)} ...", flush=True)
-                servers["s3_seed"] = run_worker(python, {"op": "seed_s3", "bucket": BUCKET, "files": missing},
-                                                env=s3_env(s3.port))
+            print(f"{args.s3_server}: seeding bucket {BUCKET} through the S3 API (skips what is there) ...", flush=True)
+            servers["s3_seed"] = run_worker(python, {"op": "seed_s3", "bucket": BUCKET, "files": want},
+                                            env=s3_env(s3.port, s3.creds))
         proxies = {p: Proxy(proxy_exe, upstream[p], args.delay_ms, args.workdir, p) for p in protocols}
         zero = {p: Proxy(proxy_exe, upstream[p], 0, args.workdir, f"{p}-nodelay") for p in protocols}
 
         # The servers and the proxy must not be what caps the clients.
         for p in protocols:
-            sig = p == "s3"
-            path = f"/{BUCKET}/raw.bin" if sig else "/raw.bin"
+            path = f"/{BUCKET}/raw.bin" if p == "s3" else "/raw.bin"
             for label, port in (("direct", upstream[p]), ("proxy 0 ms", zero[p].port)):
-                vals = [server_throughput(f"http://127.0.0.1:{port}{path}", 4, nbytes, os.environ, sig)
-                        for _ in range(2)]
-                servers[f"{p} {label}"] = max(vals)
-            print(f"server check {p}: direct {servers[f'{p} direct']:.2f} GB/s, through the proxy (0 ms) "
-                  f"{servers[f'{p} proxy 0 ms']:.2f} GB/s (4 parallel curl range GETs)", flush=True)
+                url = f"http://127.0.0.1:{port}{path}"
+                servers[f"{p} {label}, 1 stream"] = max(server_throughput(url, 1, nbytes // 4, creds[p])
+                                                        for _ in range(2))
+                c0 = proc_cpu_s(zero[p].proc.pid)
+                servers[f"{p} {label}, 4 streams"] = max(server_throughput(url, 4, nbytes, creds[p])
+                                                         for _ in range(2))
+                if label != "direct" and c0 is not None:
+                    servers[f"{p} proxy CPU s/GiB"] = (proc_cpu_s(zero[p].proc.pid) - c0) / 2 / (nbytes / 2**30)
+            print(f"server check {p}: " + ", ".join(f"{k[len(p) + 1:]} {v:.2f}" for k, v in servers.items()
+                                                      if k.startswith(f"{p} ")), flush=True)
         for z in zero.values():
             stop(z.proc)
 
@@ -844,7 +891,7 @@ def main() -> int:
                        "repeats": args.repeats, "cache_size": args.cache_size, "cache_bytes": cache_bytes,
                        "delay_ms": args.delay_ms, "mode": args.mode, "random_reads": args.random_reads,
                        "random_size": RANDOM_SIZE, "workdir": args.workdir, "corpus_dir": corpus["dir"],
-                       "protocols": protocols, "files": files},
+                       "protocols": protocols, "files": files, "s3_server": args.s3_server},
             "env": env, "servers": servers,
             "corpus": {k: v for k, v in corpus.items() if k != "dir"},
             "raw": {"cells": {f"{p}/{n}": {"b2fs_scan_0": [], "py_scan_0": [], "b2fs_scan_d": [], "py_scan_d": [],
@@ -869,7 +916,7 @@ def main() -> int:
         run = Runner(args, corpus, python, raw_path)
         for p in protocols:
             for n in files:
-                ep = Endpoint(p, upstream[p], n)
+                ep = Endpoint(p, upstream[p], n, creds[p] or ("", ""))
                 print(f"verify {p}/{n}: blosc2fs cat gives raw.bin's bytes ...", flush=True)
                 attempt(f"{p}/{n}: verify blosc2fs cat", lambda: verify_cat(args, ep, raw_path))
 
@@ -879,7 +926,7 @@ def main() -> int:
                     proxy = proxies[p] if delay_key == "d" else None
                     for n in files:
                         col = f"{p}/{n}"
-                        ep = Endpoint(p, port, n)
+                        ep = Endpoint(p, port, n, creds[p] or ("", ""))
                         tag = "no delay" if delay_key == "0" else f"{args.delay_ms} ms"
                         b = attempt(f"{col} {tag}: blosc2fs scan", lambda: run.b2fs_scan(ep, proxy))
                         if b:
@@ -899,7 +946,7 @@ def main() -> int:
             for p in protocols:
                 for n in files:
                     col = f"{p}/{n}"
-                    ep = Endpoint(p, upstream[p], n)
+                    ep = Endpoint(p, upstream[p], n, creds[p] or ("", ""))
                     b = None
                     if args.mode == "mount":
                         b = attempt(f"{col}: blosc2fs random reads", lambda: run.mount_random(ep, offsets))
