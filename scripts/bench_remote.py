@@ -14,9 +14,15 @@ What it sets up (all on 127.0.0.1, all children of this process, all stopped at 
   (8 MiB chunks, 256 KiB blocks) plus raw.bin, the expected bytes;
 - nginx (`apt-get install -y nginx` when missing) in the foreground with a config written
   into WORKDIR/nginx, serving the corpus directory (Range, keep-alive, sendfile);
-- s3s-fs, a native S3 server from crates.io (`cargo install s3s-fs --locked` into
-  WORKDIR/tools when missing; the build time is measured and reported), serving
-  WORKDIR/s3root, seeded through the S3 API (PUT, so the server stores each ETag once);
+- an S3 API server (--s3-server), seeded through the S3 API (so it stores each ETag once):
+  s3s-fs (default), a native one from crates.io (`cargo install s3s-fs --locked` into
+  WORKDIR/tools when missing; the build time is reported), serving WORKDIR/s3root;
+  s3rver (npm, Node; installed into WORKDIR/tools/node when missing); or `nginx`, which
+  answers path-style GET/HEAD of /bench/KEY itself (signatures unchecked, no LIST, so
+  blosc2fs mounts the object's URL): the clients' S3 code paths without a server cap.
+  Measured here: s3s-fs streams bodies in 4 KiB reads and tops out near 0.08 GB/s per
+  connection (0.2 with 4), s3rver near 0.3 (0.45), nginx > 1: the "server check" line
+  of the report says which cap applied;
 - examples/delay_proxy (built when missing): holds every request --delay-ms before
   forwarding it, in front of either server. Its no-delay throughput is measured first
   beside the direct one (parallel curl range downloads) so it is known not to be the cap.
@@ -310,7 +316,11 @@ def ensure_proxy(args) -> str:
 
 
 class Nginx:
-    def __init__(self, exe: str, root: str, workdir: str):
+    """nginx in the foreground serving `root` (and, with `s3_dir`, path-style /BUCKET/KEY from s3_dir/BUCKET)."""
+
+    creds = (ACCESS_KEY, SECRET_KEY)  # sent by the S3 clients, never checked
+
+    def __init__(self, exe: str, root: str, workdir: str, s3_dir: str | None = None):
         self.dir = os.path.join(workdir, "nginx")
         os.makedirs(os.path.join(self.dir, "tmp"), exist_ok=True)
         self.port = free_port()
@@ -340,6 +350,7 @@ http {{
         listen 127.0.0.1:{self.port};
         root {root};
         location / {{ autoindex on; }}
+        {f"location /{BUCKET}/ {{ root {s3_dir}; }}" if s3_dir else ""}
     }}
 }}
 """
@@ -416,7 +427,7 @@ def s3_env(endpoint_port: int, creds: tuple[str, str]) -> dict:
 class Endpoint:
     """Where one client reads one file: the URL and the environment that goes with it."""
 
-    def __init__(self, protocol: str, port: int, name: str, creds: tuple[str, str] = ("", "")):
+    def __init__(self, protocol: str, port: int, name: str, creds: tuple[str, str] = ("", ""), listable: bool = True):
         self.protocol, self.port, self.name = protocol, port, name
         if protocol == "http":
             self.url = f"http://127.0.0.1:{port}/b2/{name}.b2nd"
@@ -424,7 +435,7 @@ class Endpoint:
             self.env = dict(os.environ, AWS_EC2_METADATA_DISABLED="true")
         else:
             self.url = f"s3://{BUCKET}/{name}.b2nd"
-            self.mount_url = f"s3://{BUCKET}/"
+            self.mount_url = f"s3://{BUCKET}/" if listable else self.url
             self.env = s3_env(port, creds)
 
 
@@ -792,8 +803,10 @@ def main() -> int:
     ap.add_argument("--binary", default=os.path.join(REPO, "target", "release", "blosc2fs"))
     ap.add_argument("--proxy", help="delay_proxy binary (default: target/release/examples/delay_proxy, built if missing)")
     ap.add_argument("--s3s-fs", help="s3s-fs binary (default: WORKDIR/tools/bin/s3s-fs, cargo-installed if missing)")
-    ap.add_argument("--s3-server", choices=["s3s-fs", "s3rver"], default="s3s-fs",
-                    help="S3 API server: s3s-fs (Rust, crates.io) or s3rver (Node, npm)")
+    ap.add_argument("--s3-server", choices=["s3s-fs", "s3rver", "nginx"], default="s3s-fs",
+                    help="S3 API server: s3s-fs (Rust, crates.io), s3rver (Node, npm), or nginx answering "
+                         "path-style GET/HEAD of /bench/KEY (signatures unchecked, no LIST: the clients' S3 code "
+                         "paths without a server cap; s3s-fs streams in 4 KiB reads and caps near 0.1 GB/s)")
     ap.add_argument("--cache-size", default="128M")
     ap.add_argument("--python", help="interpreter with blosc2 4.14.1 + fsspec, aiohttp, requests, s3fs "
                                      "(default: WORKDIR/pyenv, made here)")
@@ -837,11 +850,11 @@ def main() -> int:
         python = ensure_python(args)
         env["python_exe"] = python
         env |= run_worker(python, {"op": "version"})
-        nginx_exe = ensure_nginx() if "http" in protocols else None
+        nginx_exe = ensure_nginx() if ("http" in protocols or args.s3_server == "nginx") else None
         if nginx_exe:
             env["nginx_version"] = subprocess.run([nginx_exe, "-v"], capture_output=True, text=True).stderr.strip().split("/")[-1]
         s3_exe, s3s_build = (None, None)
-        if "s3" in protocols:
+        if "s3" in protocols and args.s3_server != "nginx":
             s3_exe, s3s_build = ensure_s3s(args) if args.s3_server == "s3s-fs" else (ensure_s3rver(args), None)
         servers["s3s_build_s"] = s3s_build
         proxy_exe = ensure_proxy(args)
@@ -853,11 +866,26 @@ def main() -> int:
             bench.read_all(os.path.join(corpus["dir"], f))  # the servers' files warm in the page cache
 
         upstream = {}
-        if "http" in protocols:
-            ng = Nginx(nginx_exe, corpus["dir"], args.workdir)
-            upstream["http"] = ng.port
         creds = {"http": None}
-        if "s3" in protocols:
+        if "http" in protocols or args.s3_server == "nginx":
+            s3_dir = None
+            if args.s3_server == "nginx":
+                # GET/HEAD of /bench/KEY answered by nginx: the S3 clients' own code paths, no server cap.
+                s3_dir = os.path.join(args.workdir, "s3nginx")
+                os.makedirs(os.path.join(s3_dir, BUCKET), exist_ok=True)
+                for n in list(files) + ["raw"]:
+                    key = "raw.bin" if n == "raw" else f"{n}.b2nd"
+                    src = raw_path if n == "raw" else os.path.join(corpus["dir"], "b2", key)
+                    link = os.path.join(s3_dir, BUCKET, key)
+                    if os.path.lexists(link):
+                        os.remove(link)
+                    os.symlink(src, link)
+            ng = Nginx(nginx_exe, corpus["dir"], args.workdir, s3_dir)
+            upstream["http"] = ng.port
+            if s3_dir:
+                upstream["s3"] = ng.port
+                creds["s3"] = ng.creds
+        if "s3" in protocols and args.s3_server != "nginx":
             s3 = (S3sFs if args.s3_server == "s3s-fs" else S3rver)(s3_exe, args.workdir)
             upstream["s3"] = s3.port
             creds["s3"] = s3.creds
@@ -916,7 +944,7 @@ def main() -> int:
         run = Runner(args, corpus, python, raw_path)
         for p in protocols:
             for n in files:
-                ep = Endpoint(p, upstream[p], n, creds[p] or ("", ""))
+                ep = Endpoint(p, upstream[p], n, creds[p] or ("", ""), args.s3_server != "nginx")
                 print(f"verify {p}/{n}: blosc2fs cat gives raw.bin's bytes ...", flush=True)
                 attempt(f"{p}/{n}: verify blosc2fs cat", lambda: verify_cat(args, ep, raw_path))
 
@@ -926,7 +954,7 @@ def main() -> int:
                     proxy = proxies[p] if delay_key == "d" else None
                     for n in files:
                         col = f"{p}/{n}"
-                        ep = Endpoint(p, port, n, creds[p] or ("", ""))
+                        ep = Endpoint(p, port, n, creds[p] or ("", ""), args.s3_server != "nginx")
                         tag = "no delay" if delay_key == "0" else f"{args.delay_ms} ms"
                         b = attempt(f"{col} {tag}: blosc2fs scan", lambda: run.b2fs_scan(ep, proxy))
                         if b:
@@ -946,7 +974,7 @@ def main() -> int:
             for p in protocols:
                 for n in files:
                     col = f"{p}/{n}"
-                    ep = Endpoint(p, upstream[p], n, creds[p] or ("", ""))
+                    ep = Endpoint(p, upstream[p], n, creds[p] or ("", ""), args.s3_server != "nginx")
                     b = None
                     if args.mode == "mount":
                         b = attempt(f"{col}: blosc2fs random reads", lambda: run.mount_random(ep, offsets))
