@@ -756,6 +756,13 @@ def build_table(results: dict) -> str:
     row("python peak RSS MiB (holds the 1 GiB result)", [fmt(v, ".0f") for v in get("py_rss_0")])
     row("requests per scan: blosc2fs / python", [f"{fmt(a, '.0f')} / {fmt(b, '.0f')}"
                                                  for a, b in zip(get("b2fs_requests_d"), get("py_requests_d"))])
+    if c["mode"] == "mount":
+        keep = re.compile(r"get|head|list|request|remote|prefetch")
+
+        def counters(st):
+            return ", ".join(f"{k} {v}" for k, v in (st or {}).items() if keep.search(k)) or "—"
+
+        row("blosc2fs .stats counters, one scan (no delay)", [counters(v) for v in get("b2fs_stats_0")])
     row("random 4 KiB pread p50 / p99 ms (mount)", [f"{fmt(ms(a), '.2f')} / {fmt(ms(b), '.2f')}"
                                                     for a, b in zip(get("b2fs_p50"), get("b2fs_p99"))])
     row("python `arr[i, j]` p50 / p99 ms", [f"{fmt(ms(a), '.2f')} / {fmt(ms(b), '.2f')}"
