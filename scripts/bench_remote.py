@@ -10,7 +10,8 @@ One command, one table, WORKDIR/results.json:
 
 What it sets up (all on 127.0.0.1, all children of this process, all stopped at exit):
 
-- corpus: bench.py's 1 GiB perf field (same code, imported): zstd.b2nd and lz4.b2nd
+- corpus: bench.py's 1 GiB perf field (its ensure_corpus, imported; nothing else of
+  bench.py is used, so the two harnesses change independently): zstd.b2nd and lz4.b2nd
   (8 MiB chunks, 256 KiB blocks) plus raw.bin, the expected bytes;
 - nginx (`apt-get install -y nginx` when missing) in the foreground with a config written
   into WORKDIR/nginx, serving the corpus directory (Range, keep-alive, sendfile);
@@ -63,21 +64,26 @@ import argparse
 import atexit
 import json
 import os
+import math
 import platform
+import random
 import re
 import shutil
 import signal
 import socket
+import statistics
 import struct
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import bench  # noqa: E402  (the local harness: corpus, Mount, helpers)
-from bench import BenchError, MIB, fmt, gbps, median, parse_size, percentile, tail  # noqa: E402
+import bench  # noqa: E402  (the local harness: only its ensure_corpus)
 
-REPO = bench.REPO
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MIB = 1 << 20
+FILES = ("zstd", "lz4", "narrow")
+RANDOM_SEED = 20240611
 RANDOM_READS = 200
 RANDOM_SIZE = 4096
 RSS_SLACK_MIB = 64
@@ -92,6 +98,71 @@ S3RVER_VERSION = "3.7.1"
 PY_PACKAGES = ["blosc2==4.14.1", "numpy", "fsspec", "aiohttp", "requests", "s3fs"]
 PY_MODULES = ["blosc2", "numpy", "fsspec", "aiohttp", "requests", "s3fs"]
 CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+# ---------------------------------------------------------------- helpers
+
+
+class BenchError(Exception):
+    pass
+
+
+def parse_size(text: str) -> int:
+    t = text.strip().removesuffix("iB").removesuffix("B")
+    shift = {"k": 10, "m": 20, "g": 30, "t": 40}.get(t[-1:].lower(), 0)
+    return int((t[:-1] if shift else t).strip()) << shift
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Linear-interpolated percentile (numpy's default method)."""
+    s = sorted(values)
+    if not s:
+        return float("nan")
+    k = (len(s) - 1) * q / 100.0
+    lo, hi = math.floor(k), math.ceil(k)
+    return s[lo] + (s[hi] - s[lo]) * (k - lo)
+
+
+def median(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def gbps(nbytes: int, seconds: float) -> float:
+    return nbytes / seconds / 1e9
+
+
+def fmt(v, spec=".2f", unit=""):
+    if v is None or isinstance(v, str):
+        return v or "—"
+    return f"{v:{spec}}{unit}"
+
+
+def tail(path: str, n: int = 2000) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - n))
+            return f.read().decode("utf-8", "replace").strip()
+    except OSError:
+        return ""
+
+
+def read_through(path: str) -> None:
+    """Read a file once (into the page cache)."""
+    with open(path, "rb", buffering=0) as f:
+        while f.read(8 * MIB):
+            pass
+
+
+def random_plan(nbytes: int, count: int) -> list[int]:
+    """`count` random 4 KiB-aligned offsets (fixed seed)."""
+    rng = random.Random(RANDOM_SEED)
+    return [rng.randrange(nbytes // RANDOM_SIZE) * RANDOM_SIZE for _ in range(count)]
+
+
+def _on_signal(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 # ---------------------------------------------------------------- worker (python-blosc2 side)
@@ -194,7 +265,11 @@ def stop(p: subprocess.Popen | None) -> None:
 
 
 def stop_all() -> None:
-    bench.cleanup_all()
+    for m in list(_live_mounts):
+        try:
+            m.close()
+        except Exception as e:  # keep going: every mount must go
+            print(f"warning: cleaning up {m.mnt}: {e}", file=sys.stderr)
     for p in list(_children):
         stop(p)
 
@@ -439,6 +514,104 @@ class Endpoint:
             self.env = s3_env(port, creds)
 
 
+# ---------------------------------------------------------------- mounts
+
+
+_live_mounts: list["Mount"] = []
+
+
+def _is_dead_mount(path: str) -> bool:
+    try:
+        os.stat(path)
+        return False
+    except OSError as e:
+        return e.errno in (107, 103)  # ENOTCONN, ECONNABORTED
+
+
+def cleanup_mountpoint(binary: str, mnt: str) -> None:
+    """Remove a mount (live or dead) left at `mnt` by an earlier run."""
+    for cmd in ([binary, "unmount", mnt], ["umount", "-l", mnt]):
+        if os.path.ismount(mnt) or _is_dead_mount(mnt):
+            subprocess.run(cmd, capture_output=True, timeout=30)
+    if os.path.ismount(mnt) or _is_dead_mount(mnt):
+        raise BenchError(f"cannot remove the mount left at {mnt}")
+
+
+class Mount:
+    """`blosc2fs mount SOURCE MNT -f --cache-size C` with its own environment; always unmounted."""
+
+    def __init__(self, binary: str, source: str, mnt: str, cache_size: str, log_path: str, env: dict):
+        self.binary, self.source, self.mnt, self.cache_size = binary, source, mnt, cache_size
+        self.log_path, self.env = log_path, env
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> "Mount":
+        cleanup_mountpoint(self.binary, self.mnt)
+        os.makedirs(self.mnt, exist_ok=True)
+        cmd = [self.binary, "mount", self.source, self.mnt, "-f", "--cache-size", self.cache_size]
+        with open(self.log_path, "ab") as log:
+            log.write(f"\n--- {time.strftime('%H:%M:%S')} {' '.join(cmd)}\n".encode())
+            log.flush()
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=self.env)
+        _live_mounts.append(self)
+        try:
+            deadline = time.monotonic() + 30
+            while not os.path.ismount(self.mnt):
+                if self.proc.poll() is not None:
+                    raise BenchError(f"`{' '.join(cmd)}` exited with {self.proc.returncode} before mounting: "
+                                     f"{tail(self.log_path, 1500)}")
+                if time.monotonic() > deadline:
+                    raise BenchError(f"`{' '.join(cmd)}` did not mount within 30 s: {tail(self.log_path, 1500)}")
+                time.sleep(0.02)
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    def stats(self) -> dict:
+        with open(os.path.join(self.mnt, ".stats"), "rb", buffering=0) as f:
+            return json.loads(f.read())
+
+    def vm_hwm_mib(self) -> float | None:
+        try:
+            with open(f"/proc/{self.pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmHWM:"):
+                        return int(line.split()[1]) / 1024.0
+        except OSError:
+            return None
+        return None
+
+    def close(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return
+        try:
+            if os.path.ismount(self.mnt) or proc.poll() is None:
+                subprocess.run([self.binary, "unmount", self.mnt], capture_output=True, timeout=30)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.terminate()  # the daemon unmounts on SIGTERM
+                try:
+                    proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+            if os.path.ismount(self.mnt) or _is_dead_mount(self.mnt):
+                subprocess.run(["umount", "-l", self.mnt], capture_output=True, timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            if self in _live_mounts:
+                _live_mounts.remove(self)
+
+
 # ---------------------------------------------------------------- measurements
 
 
@@ -535,25 +708,16 @@ class Runner:
             r["proxy"] = {k: v - p0.get(k, 0) for k, v in proxy.stats().items()}
         return r
 
-    def mount_data_path(self, m: bench.Mount, ep: Endpoint) -> str:
+    def mount_data_path(self, m: "Mount", ep: Endpoint) -> str:
         for cand in (os.path.join(m.mnt, f"{ep.name}.b2nd", "data"), os.path.join(m.mnt, "data")):
             if os.path.exists(cand):
                 return cand
         raise BenchError(f"the mount of {ep.mount_url} presents neither {ep.name}.b2nd/data nor data: "
                          f"{sorted(os.listdir(m.mnt))[:20]}")
 
-    def mount(self, ep: Endpoint) -> bench.Mount:
-        """A fresh `blosc2fs mount URL MNT -f` (bench.Mount) started with the endpoint's environment."""
-        m = bench.Mount(self.args.binary, ep.mount_url, self.args.mnt, self.args.cache_size, self.args.log)
-        saved = dict(os.environ)
-        os.environ.clear()
-        os.environ.update(ep.env)
-        try:
-            m.__enter__()
-        finally:
-            os.environ.clear()
-            os.environ.update(saved)
-        return m
+    def mount(self, ep: Endpoint) -> "Mount":
+        """A fresh `blosc2fs mount URL MNT -f` with the endpoint's environment."""
+        return Mount(self.args.binary, ep.mount_url, self.args.mnt, self.args.cache_size, self.args.log, ep.env).start()
 
     def mount_scan(self, ep: Endpoint) -> dict:
         m = self.mount(ep)
@@ -577,7 +741,7 @@ class Runner:
                 "stats": remote_delta(s0, s1) if s0 is not None and s1 is not None else None}
 
     @staticmethod
-    def try_stats(m: bench.Mount) -> dict | None:
+    def try_stats(m: "Mount") -> dict | None:
         try:
             return m.stats()
         except (OSError, ValueError):
@@ -835,7 +999,7 @@ def main() -> int:
         args.mode = "mount" if mount_supports_urls(args.binary) else "cat"
     protocols = [p for p in args.protocols.split(",") if p]
     files = [f for f in args.files.split(",") if f]
-    if any(p not in ("http", "s3") for p in protocols) or any(f not in bench.FILES for f in files):
+    if any(p not in ("http", "s3") for p in protocols) or any(f not in FILES for f in files):
         print("error: --protocols takes http,s3 and --files zstd,lz4,narrow", file=sys.stderr)
         return 2
     cache_bytes = parse_size(args.cache_size)
@@ -843,8 +1007,8 @@ def main() -> int:
     args.mnt = os.path.join(args.workdir, "mnt")
     args.log = os.path.join(args.workdir, "daemon.log")
     open(args.log, "w").close()
-    signal.signal(signal.SIGTERM, bench._on_signal)
-    signal.signal(signal.SIGHUP, bench._on_signal)
+    signal.signal(signal.SIGTERM, _on_signal)
+    signal.signal(signal.SIGHUP, _on_signal)
     atexit.register(stop_all)
 
     env = {"cpus": os.cpu_count(), "kernel": platform.release(), "binary": args.binary,
@@ -853,7 +1017,7 @@ def main() -> int:
     servers: dict = {}
     results: dict = {}
     try:
-        bench.cleanup_mountpoint(args.binary, args.mnt)
+        cleanup_mountpoint(args.binary, args.mnt)
         python = ensure_python(args)
         env["python_exe"] = python
         env |= run_worker(python, {"op": "version"})
@@ -870,7 +1034,7 @@ def main() -> int:
         raw_path = os.path.join(corpus["dir"], "raw.bin")
         nbytes = corpus["nbytes"]
         for f in ["raw.bin"] + [os.path.join("b2", f"{n}.b2nd") for n in files]:
-            bench.read_all(os.path.join(corpus["dir"], f))  # the servers' files warm in the page cache
+            read_through(os.path.join(corpus["dir"], f))  # the servers' files warm in the page cache
 
         upstream = {}
         creds = {"http": None}
@@ -976,7 +1140,7 @@ def main() -> int:
                               f"rss {fmt(b and b.get('maxrss_mib'), '.0f')} MiB{req(b)})  python "
                               f"{fmt(q and q['gbps'])} GB/s{req(q)}", flush=True)
 
-        offsets = [o for o in bench.random_plan(nbytes)][: args.random_reads]
+        offsets = random_plan(nbytes, args.random_reads)
         for rep in range(args.repeats):
             for p in protocols:
                 for n in files:
