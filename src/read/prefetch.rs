@@ -7,8 +7,14 @@
 //! Decode-ahead comes first: layout preloading is done in slices of
 //! [`LAYOUT_SLICE`] chunks, and a worker takes the next slice only when no
 //! block request waits, so opening an array never holds up a reader.
+//!
+//! For sources where every read is a round trip (remote objects), the
+//! stored bytes are announced before they are decoded: the chunks of a
+//! sequential reader's window as soon as it is asked for
+//! ([`Prefetcher::request`]), and the blocks of each read ([`announce`]),
+//! so they arrive in few parallel GETs instead of one GET per block.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 
@@ -73,7 +79,9 @@ impl Prefetcher {
     }
 
     /// Queue the blocks `pieces` need; false when the queue is full (dropped).
+    /// Their chunks' stored bytes are hinted to the source at once, whole.
     pub fn request(&self, array: Arc<Array>, pieces: Vec<Piece>) -> bool {
+        hint_chunks(&array, &pieces);
         let mut queues = self.shared.queues.lock().unwrap_or_else(|e| e.into_inner());
         if queues.blocks.len() >= QUEUE {
             return false;
@@ -166,6 +174,68 @@ fn decode_ahead(blocks: &Blocks, array: &Array, pieces: Vec<Piece>) {
                     return;
                 }
             }
+        }
+    }
+}
+
+/// Hint the source of `array` that the chunks `pieces` touch will be read,
+/// whole (a sequential reader reaches all of a chunk). Never blocks.
+pub fn hint_chunks(array: &Array, pieces: &[Piece]) {
+    if !array.takes_hints() {
+        return;
+    }
+    let mut chunks: Vec<u64> = pieces
+        .iter()
+        .filter_map(|p| match p.source {
+            PieceSource::Block { chunk, .. } | PieceSource::ChunkBytes { chunk, .. } => Some(chunk),
+            PieceSource::Zeros => None,
+        })
+        .collect();
+    chunks.sort_unstable();
+    chunks.dedup();
+    array.will_need_chunks(&chunks);
+}
+
+/// Before a read decodes the blocks `pieces` need: announce their stored
+/// bytes to the source, so the uncached ones arrive together — whole
+/// chunks when at least half of a chunk's blocks are wanted, else the
+/// wanted blocks exactly (block 0 too where DELTA needs it), after
+/// reading the chunk's layout (which the read needs anyway). Nothing for
+/// sources that ignore hints; errors are left for the read itself.
+pub fn announce(blocks: &Blocks, array: &Array, pieces: &[Piece]) {
+    if !array.takes_hints() {
+        return;
+    }
+    let mut wanted: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+    let mut whole = Vec::new();
+    for p in pieces {
+        match p.source {
+            PieceSource::Block { chunk, block, .. } if !blocks.contains(array, chunk, block) => wanted.entry(chunk).or_default().push(block),
+            PieceSource::ChunkBytes { chunk, .. } => whole.push(chunk),
+            _ => {}
+        }
+    }
+    let per_chunk = array.blocks_per_chunk().unwrap_or(u64::MAX);
+    let mut partial = Vec::new();
+    for (c, mut list) in wanted {
+        list.sort_unstable();
+        list.dedup();
+        if (list.len() as u64).saturating_mul(2) >= per_chunk {
+            whole.push(c);
+        } else {
+            partial.push((c, list));
+        }
+    }
+    whole.sort_unstable();
+    whole.dedup();
+    array.will_need_chunks(&whole);
+    for (c, mut list) in partial {
+        let Ok(layout) = blocks.layout(array, c) else { continue };
+        if layout.needs_block0() && !list.contains(&0) && !blocks.contains(array, c, 0) {
+            list.insert(0, 0);
+        }
+        if list.len() >= 2 {
+            array.will_need_blocks(&layout, c, &list);
         }
     }
 }

@@ -55,6 +55,20 @@ impl ByteSource for WindowSource {
         self.inner.read_ranges(&shifted)
     }
 
+    fn read_needed(&self, offset: u64, buf: &mut [u8]) -> PResult<()> {
+        let r = self.inner_range(offset, buf.len() as u64)?;
+        self.inner.read_needed(r.start, buf)
+    }
+
+    fn will_need(&self, ranges: &[Range<u64>]) {
+        let shifted: Vec<Range<u64>> = ranges.iter().filter_map(|r| self.inner_range(r.start, r.end.saturating_sub(r.start)).ok()).collect();
+        self.inner.will_need(&shifted)
+    }
+
+    fn takes_hints(&self) -> bool {
+        self.inner.takes_hints()
+    }
+
     fn prefetch_hint(&self) -> usize {
         self.inner.prefetch_hint()
     }
