@@ -28,7 +28,7 @@ use super::frame::{ChunkOffset, Frame};
 use super::geometry::{Geometry, Piece};
 use super::meta::{Flavor, NdMeta};
 use super::plain;
-use super::source::{ByteSource, SparseChunks, Version};
+use super::source::{ByteSource, Need, SparseChunks, Version};
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -438,23 +438,23 @@ impl Array {
         (start < end).then_some(start..end)
     }
 
-    /// Hint that chunks `chunks` will be read soon: their stored bytes are
-    /// handed to the source in one [`ByteSource::will_need`] call (it may
-    /// fetch neighbours together). Never blocks; special chunks and sparse
-    /// frames are skipped.
-    pub fn will_need_chunks(&self, chunks: &[u64]) {
+    /// Hint that chunks `chunks` will be read (`need`: how soon): their
+    /// stored bytes are handed to the source in one [`ByteSource::will_need`]
+    /// call (it may fetch neighbours together). Never blocks; special
+    /// chunks and sparse frames are skipped.
+    pub fn will_need_chunks(&self, chunks: &[u64], need: Need) {
         if !self.takes_hints() {
             return;
         }
         let ranges: Vec<_> = chunks.iter().filter_map(|&c| self.chunk_stored_range(c)).collect();
         if !ranges.is_empty() {
-            self.frame_source().will_need(&ranges);
+            self.frame_source().will_need(&ranges, need);
         }
     }
 
     /// Hint that blocks `blocks` of chunk `c` (whose layout is `layout`)
-    /// will be read soon: their stored bytes exactly, in one call.
-    pub fn will_need_blocks(&self, layout: &ChunkLayout, c: u64, blocks: &[u64]) {
+    /// will be read (`need`: how soon): their stored bytes exactly, in one call.
+    pub fn will_need_blocks(&self, layout: &ChunkLayout, c: u64, blocks: &[u64], need: Need) {
         if !self.takes_hints() || matches!(layout.storage, Storage::Special { .. }) {
             return;
         }
@@ -467,7 +467,7 @@ impl Array {
             .map(|r| chunk.start + r.start..chunk.start + r.end)
             .collect();
         if !ranges.is_empty() {
-            self.frame_source().will_need(&ranges);
+            self.frame_source().will_need(&ranges, need);
         }
     }
 

@@ -99,12 +99,14 @@ pub trait ByteSource: Send + Sync + fmt::Debug {
     }
 
     /// A hint, never blocking and never failing: the bytes of `ranges` will
-    /// be read soon (chunks a sequential reader is about to reach). A source
-    /// where every read is a round trip starts fetching them and keeps them
-    /// for the reads that follow, within its budget (hints that do not fit
-    /// are dropped); local sources ignore it (the default).
-    fn will_need(&self, ranges: &[Range<u64>]) {
-        let _ = ranges;
+    /// be read soon — right away by the caller ([`Need::Now`]: the blocks of
+    /// the read under way) or a little later ([`Need::Ahead`]: chunks a
+    /// sequential reader is about to reach). A source where every read is a
+    /// round trip starts fetching them and keeps them for the reads that
+    /// follow, within its budget (hints that do not fit are dropped); local
+    /// sources ignore it (the default).
+    fn will_need(&self, ranges: &[Range<u64>], need: Need) {
+        let _ = (ranges, need);
     }
 
     /// Whether [`Self::will_need`] does anything: callers skip working out
@@ -129,6 +131,16 @@ pub trait ByteSource: Send + Sync + fmt::Debug {
 
     /// A short description for messages (a path, a URL without secrets).
     fn describe(&self) -> String;
+}
+
+/// How soon hinted bytes ([`ByteSource::will_need`]) will be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Need {
+    /// By the read under way, right after the hint: worth a GET even when
+    /// many hinted GETs are in flight already.
+    Now,
+    /// By reads to come (prefetch): dropped first when the source is busy.
+    Ahead,
 }
 
 /// The length of `range` as a buffer size.

@@ -226,7 +226,7 @@ pub fn fill(blocks: &Blocks, array: &Array, region: Region, start: u64, out: &mu
     if covered != out.len() as u64 {
         return Err(Problem::OutOfRange(format!("bytes {start}..{} lie past the end", start + out.len() as u64)));
     }
-    super::prefetch::announce(blocks, array, &pieces);
+    super::prefetch::announce(blocks, array, &pieces)?;
     let mut at_hand: Vec<((u64, u64), Block)> = Vec::new();
     for piece in pieces {
         if let PieceSource::ChunkBytes { .. } = piece.source {

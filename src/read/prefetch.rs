@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 
-use crate::format::{Array, Piece, PieceSource};
+use crate::format::{Array, Need, PResult, Piece, PieceSource};
 
 use super::blocks::Blocks;
 use super::stats::Stats;
@@ -193,18 +193,18 @@ pub fn hint_chunks(array: &Array, pieces: &[Piece]) {
         .collect();
     chunks.sort_unstable();
     chunks.dedup();
-    array.will_need_chunks(&chunks);
+    array.will_need_chunks(&chunks, Need::Ahead);
 }
 
 /// Before a read decodes the blocks `pieces` need: announce their stored
 /// bytes to the source, so the uncached ones arrive together — whole
 /// chunks when at least half of a chunk's blocks are wanted, else the
 /// wanted blocks exactly (block 0 too where DELTA needs it), after
-/// reading the chunk's layout (which the read needs anyway). Nothing for
-/// sources that ignore hints; errors are left for the read itself.
-pub fn announce(blocks: &Blocks, array: &Array, pieces: &[Piece]) {
+/// reading the chunk's layout (which the read needs anyway, so its error
+/// is the read's). Nothing for sources that ignore hints.
+pub fn announce(blocks: &Blocks, array: &Array, pieces: &[Piece]) -> PResult<()> {
     if !array.takes_hints() {
-        return;
+        return Ok(());
     }
     let mut wanted: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
     let mut whole = Vec::new();
@@ -228,14 +228,15 @@ pub fn announce(blocks: &Blocks, array: &Array, pieces: &[Piece]) {
     }
     whole.sort_unstable();
     whole.dedup();
-    array.will_need_chunks(&whole);
+    array.will_need_chunks(&whole, Need::Now);
     for (c, mut list) in partial {
-        let Ok(layout) = blocks.layout(array, c) else { continue };
+        let layout = blocks.layout(array, c)?;
         if layout.needs_block0() && !list.contains(&0) && !blocks.contains(array, c, 0) {
             list.insert(0, 0);
         }
         if list.len() >= 2 {
-            array.will_need_blocks(&layout, c, &list);
+            array.will_need_blocks(&layout, c, &list, Need::Now);
         }
     }
+    Ok(())
 }

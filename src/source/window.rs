@@ -4,7 +4,7 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use crate::format::source::{ByteSource, Version};
+use crate::format::source::{ByteSource, Need, Version};
 use crate::format::{PResult, Problem};
 
 /// Bytes `[start, start + len)` of `inner`.
@@ -60,9 +60,9 @@ impl ByteSource for WindowSource {
         self.inner.read_needed(r.start, buf)
     }
 
-    fn will_need(&self, ranges: &[Range<u64>]) {
+    fn will_need(&self, ranges: &[Range<u64>], need: Need) {
         let shifted: Vec<Range<u64>> = ranges.iter().filter_map(|r| self.inner_range(r.start, r.end.saturating_sub(r.start)).ok()).collect();
-        self.inner.will_need(&shifted)
+        self.inner.will_need(&shifted, need)
     }
 
     fn takes_hints(&self) -> bool {

@@ -5,8 +5,9 @@
 //! One pool per connection, so every source opened through it shares one
 //! byte budget: bytes held plus bytes in flight never exceed it. A hint
 //! that does not fit (after evicting the least recently used arrived
-//! bytes) is dropped, never waited for. A read that finds its bytes in
-//! flight waits for that GET instead of sending a second one.
+//! bytes) is dropped, never waited for; prefetch hints never evict hinted
+//! bytes not read yet (only a read under way may). A read that finds its
+//! bytes in flight waits for that GET instead of sending a second one.
 //!
 //! [`Ledger`] is the bookkeeping alone (which GETs a hint starts, what a
 //! read finds, what is evicted), free of threads and network so it can be
@@ -41,6 +42,8 @@ struct Entry {
     used: u64,
     /// Fetched on a hint (a read of it counts as a hint hit).
     hinted: bool,
+    /// Read at least once since it arrived.
+    read: bool,
 }
 
 /// What a read found in the pool.
@@ -123,17 +126,39 @@ impl Ledger {
     }
 
     /// Evict arrived entries, least recently used first, until `need` more
-    /// bytes fit; false when they cannot (in-flight bytes fill the budget).
-    fn make_room(&mut self, need: u64) -> bool {
-        while self.held + self.inflight + need > self.budget {
-            let Some((_, key)) = self.lru.pop_first() else { return false };
+    /// bytes fit (sparing hinted bytes not read yet when `spare_unread`);
+    /// false when they cannot.
+    fn make_room(&mut self, need: u64, spare_unread: bool) -> bool {
+        if self.held + self.inflight + need <= self.budget {
+            return true;
+        }
+        let evictable = self.held - if spare_unread { self.unread_hinted() } else { 0 };
+        if self.held + self.inflight + need > self.budget + evictable {
+            return false;
+        }
+        let victims: Vec<(u64, (u64, u64))> = self
+            .lru
+            .iter()
+            .filter(|(_, key)| !spare_unread || self.entries.get(key).is_none_or(|e| e.read || !e.hinted))
+            .map(|(t, k)| (*t, *k))
+            .collect();
+        for (tick, key) in victims {
+            if self.held + self.inflight + need <= self.budget {
+                break;
+            }
+            self.lru.remove(&tick);
             if let Some(e) = self.entries.remove(&key) {
                 if let State::Ready(b) = &e.state {
                     self.held -= b.len() as u64;
                 }
             }
         }
-        true
+        self.held + self.inflight + need <= self.budget
+    }
+
+    /// Bytes of arrived hinted entries not read yet.
+    fn unread_hinted(&self) -> u64 {
+        self.entries.values().filter(|e| e.hinted && !e.read).map(|e| if let State::Ready(b) = &e.state { b.len() as u64 } else { 0 }).sum()
     }
 
     /// The entries of `src` overlapping `range`, in order.
@@ -155,9 +180,10 @@ impl Ledger {
     /// A hint: the parts of `ranges` (of source `src`) not already held or
     /// in flight, neighbours closer than `gap` merged, cut in GETs of at
     /// most `part` bytes, admitted in order while they fit the budget and
-    /// the GET limit (the rest is dropped). Each admitted range is now in
-    /// flight: the caller starts its GET and reports with [`Self::complete`].
-    pub(crate) fn plan(&mut self, src: u64, ranges: &[Range<u64>], gap: u64) -> (Vec<Range<u64>>, usize) {
+    /// the GET limit (the rest is dropped; an `urgent` plan, for a read under
+    /// way, ignores the GET limit). Each admitted range is now in flight:
+    /// the caller starts its GET and reports with [`Self::complete`].
+    pub(crate) fn plan(&mut self, src: u64, ranges: &[Range<u64>], gap: u64, urgent: bool) -> (Vec<Range<u64>>, usize) {
         let mut sorted: Vec<Range<u64>> = ranges.iter().filter(|r| r.start < r.end).cloned().collect();
         sorted.sort_by_key(|r| r.start);
         let mut merged: Vec<Range<u64>> = Vec::new();
@@ -191,12 +217,12 @@ impl Ledger {
         let parts: Vec<Range<u64>> = parts.collect();
         for p in parts {
             let len = p.end - p.start;
-            if dropped > 0 || self.gets >= self.max_gets || !self.make_room(len) {
+            if dropped > 0 || (self.gets >= self.max_gets && !urgent) || !self.make_room(len, !urgent) {
                 dropped += 1;
                 continue;
             }
             let tick = self.next_tick();
-            self.entries.insert((src, p.start), Entry { end: p.end, state: State::InFlight, used: tick, hinted: true });
+            self.entries.insert((src, p.start), Entry { end: p.end, state: State::InFlight, used: tick, hinted: true, read: false });
             self.inflight += len;
             self.gets += 1;
             admitted.push(p);
@@ -263,7 +289,8 @@ impl Ledger {
         let mut pieces = Vec::with_capacity(chain.len());
         for &(key, _) in &chain {
             self.touch(key);
-            let Some(e) = self.entries.get(&key) else { return Found::Miss };
+            let Some(e) = self.entries.get_mut(&key) else { return Found::Miss };
+            e.read = true;
             hinted |= e.hinted;
             if let State::Ready(b) = &e.state {
                 let from = range.start.max(key.1) - key.1;
@@ -281,12 +308,12 @@ impl Ledger {
     pub(crate) fn keep(&mut self, src: u64, start: u64, bytes: Bytes) {
         let len = bytes.len() as u64;
         let range = start..start.saturating_add(len);
-        if len == 0 || len > self.budget / 2 || !self.overlapping(src, &range).is_empty() || !self.make_room(len) {
+        if len == 0 || len > self.budget / 2 || !self.overlapping(src, &range).is_empty() || !self.make_room(len, true) {
             return;
         }
         let tick = self.next_tick();
         self.held += len;
-        self.entries.insert((src, start), Entry { end: range.end, state: State::Ready(bytes), used: tick, hinted: false });
+        self.entries.insert((src, start), Entry { end: range.end, state: State::Ready(bytes), used: tick, hinted: false, read: false });
         self.lru.insert(tick, (src, start));
     }
 
@@ -360,21 +387,21 @@ mod tests {
         let mut l = Ledger::new(1 << 20, 1000, 8);
         l.keep(1, 0, bytes(0..500));
         // Neighbours 10 bytes apart merge; what is held is not fetched again.
-        let (got, dropped) = l.plan(1, &[300..1200, 1210..1500, 5000..5100], 64);
+        let (got, dropped) = l.plan(1, &[300..1200, 1210..1500, 5000..5100], 64, false);
         assert_eq!(got, vec![500..1500, 5000..5100]);
         assert_eq!(dropped, 0);
         assert_eq!((l.inflight, l.gets), (1100, 2));
         // Asked again while in flight: nothing new.
-        assert_eq!(l.plan(1, &[600..700], 64).0, Vec::<Range<u64>>::new());
+        assert_eq!(l.plan(1, &[600..700], 64, false).0, Vec::<Range<u64>>::new());
         // Another source's ranges are its own.
-        assert_eq!(l.plan(2, &[600..2700], 0).0, vec![600..1600, 1600..2600, 2600..2700]);
+        assert_eq!(l.plan(2, &[600..2700], 0, false).0, vec![600..1600, 1600..2600, 2600..2700]);
         assert_eq!((l.inflight, l.gets), (3200, 5));
     }
 
     #[test]
     fn reads_wait_for_bytes_in_flight_and_span_neighbouring_entries() {
         let mut l = Ledger::new(1 << 20, 100, 8);
-        let (parts, _) = l.plan(1, &[1000..1250], 0);
+        let (parts, _) = l.plan(1, &[1000..1250], 0, false);
         assert_eq!(parts, vec![1000..1100, 1100..1200, 1200..1250]);
         assert!(matches!(l.lookup(1, &(1050..1150)), Found::Wait));
         assert!(matches!(l.lookup(1, &(900..1050)), Found::Miss), "not all covered");
@@ -390,7 +417,7 @@ mod tests {
         assert!(matches!(l.lookup(1, &(1190..1210)), Found::Miss), "a failure is reported once");
         assert_eq!((l.held, l.inflight, l.gets), (200, 0, 0));
         // A short answer is a failure, never bytes.
-        l.plan(1, &[5000..5010], 0);
+        l.plan(1, &[5000..5010], 0, false);
         l.complete(1, 5000..5010, Ok(bytes(5000..5005)));
         assert!(matches!(l.lookup(1, &(5000..5001)), Found::Failed(RemoteError::WrongLength { .. })));
     }
@@ -398,20 +425,21 @@ mod tests {
     #[test]
     fn the_budget_holds_bytes_held_and_in_flight_and_full_budgets_drop_hints() {
         let mut l = Ledger::new(1000, 300, 8);
-        let (parts, dropped) = l.plan(1, &[0..1200], 0);
+        let (parts, dropped) = l.plan(1, &[0..1200], 0, false);
         assert_eq!(parts, vec![0..300, 300..600, 600..900]);
         assert_eq!(dropped, 1, "the fourth part does not fit");
         assert_eq!(l.inflight, 900);
         // Nothing arrived yet: nothing can be evicted, the hint is dropped.
-        assert_eq!(l.plan(1, &[5000..5200], 0), (vec![], 1));
+        assert_eq!(l.plan(1, &[5000..5200], 0, false), (vec![], 1));
         l.complete(1, 0..300, Ok(bytes(0..300)));
         l.complete(1, 300..600, Ok(bytes(300..600)));
         hit(&mut l, 1, 0..10);
-        // Room is made by evicting the least recently used arrived bytes (300..600).
-        assert_eq!(l.plan(1, &[5000..5200], 0).0, vec![5000..5200]);
+        // Room is made by evicting arrived bytes already read (0..300); the
+        // prefetched 300..600, not read yet, stays.
+        assert_eq!(l.plan(1, &[5000..5200], 0, false).0, vec![5000..5200]);
         assert!(l.held + l.inflight <= l.budget());
-        assert!(matches!(l.lookup(1, &(300..310)), Found::Miss));
-        hit(&mut l, 1, 0..10);
+        assert!(matches!(l.lookup(1, &(0..10)), Found::Miss));
+        hit(&mut l, 1, 300..310);
         // Spans kept by reads obey the same budget; too large ones are not kept.
         l.keep(2, 0, bytes(0..600));
         assert!(matches!(l.lookup(2, &(0..1)), Found::Miss));
@@ -421,10 +449,26 @@ mod tests {
     }
 
     #[test]
+    fn prefetch_never_evicts_bytes_not_read_yet_a_read_under_way_may() {
+        let mut l = Ledger::new(1000, 500, 8);
+        assert_eq!(l.plan(1, &[0..1000], 0, false).0, vec![0..500, 500..1000]);
+        l.complete(1, 0..500, Ok(bytes(0..500)));
+        l.complete(1, 500..1000, Ok(bytes(500..1000)));
+        assert_eq!(l.plan(1, &[2000..2100], 0, false), (vec![], 1));
+        assert_eq!(l.plan(1, &[2000..2100], 0, true), (vec![2000..2100], 0));
+        assert!(matches!(l.lookup(1, &(0..10)), Found::Miss), "the least recently used part went");
+        hit(&mut l, 1, 500..510);
+        assert!(l.held + l.inflight <= l.budget());
+    }
+
+    #[test]
     fn the_get_limit_drops_hints_and_forgotten_sources_free_their_bytes() {
         let mut l = Ledger::new(1 << 20, 10, 2);
-        let (parts, dropped) = l.plan(1, &[0..50], 0);
+        let (parts, dropped) = l.plan(1, &[0..50], 0, false);
         assert_eq!((parts.len(), dropped), (2, 3));
+        // A read under way is not held back by the GET limit.
+        assert_eq!(l.plan(1, &[100..110], 0, true), (vec![100..110], 0));
+        l.complete(1, 100..110, Ok(bytes(100..110)));
         l.complete(1, 0..10, Ok(bytes(0..10)));
         l.forget(1);
         assert_eq!((l.held, l.inflight, l.gets), (0, 10, 1));

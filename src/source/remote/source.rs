@@ -27,7 +27,7 @@ use super::error::RemoteError;
 use super::pool::{Found, Ledger};
 use super::runtime;
 use super::store::Connection;
-use crate::format::source::{range_len, ByteSource, Version, VersionTag};
+use crate::format::source::{range_len, ByteSource, Need, Version, VersionTag};
 use crate::format::{PResult, Problem};
 
 /// Speculative read size: a frame's header and metalayers, or its offsets
@@ -41,6 +41,8 @@ const COALESCE_GAP: u64 = 256 << 10;
 const FIRST_READ: usize = 8 << 10;
 /// Ids telling sources apart in their connection's pool.
 static NEXT_SOURCE: AtomicU64 = AtomicU64::new(1);
+/// Hinted ranges closer than this are fetched with one GET.
+const HINT_GAP: u64 = 16 << 10;
 /// GETs in flight for one [`ByteSource::read_ranges`] call.
 const PARALLEL: usize = 8;
 /// How long an identity seen in an answer counts as the current one for
@@ -295,14 +297,18 @@ impl ByteSource for RemoteSource {
     /// Start GETs for the parts of `ranges` not held or in flight
     /// (neighbours under 256 KiB apart merged, cut in parts), as far as
     /// the budget and the limit of GETs in flight allow; never waits.
-    fn will_need(&self, ranges: &[Range<u64>]) {
+    /// [`Need::Now`] hints are not held back by the limit of GETs in flight
+    /// (the read under way would otherwise fetch block by block); both
+    /// obey the budget. Neighbours closer than 16 KiB are merged (the parts
+    /// are fetched in parallel: merging saves requests, not round trips).
+    fn will_need(&self, ranges: &[Range<u64>], need: Need) {
         let size = self.opened.size;
         let ranges: Vec<Range<u64>> = ranges.iter().filter(|r| r.start < r.end && r.end <= size).cloned().collect();
         if ranges.is_empty() {
             return;
         }
         let id = self.id;
-        let (parts, dropped) = self.ledger(|l| l.plan(id, &ranges, COALESCE_GAP));
+        let (parts, dropped) = self.ledger(|l| l.plan(id, &ranges, HINT_GAP, need == Need::Now));
         let bytes: u64 = parts.iter().map(|r| r.end - r.start).sum();
         self.conn.stats.hint(parts.len() as u64, bytes, dropped as u64);
         for part in parts {

@@ -161,7 +161,7 @@ impl Connection {
         let budget = opts.budget.max(MIN_BUDGET);
         let stats = Arc::new(RemoteStats::default());
         stats.set_budget(budget);
-        let pool = Arc::new(Pool::new(budget, (budget / 16).clamp(256 << 10, 4 << 20), HINT_GETS));
+        let pool = Arc::new(Pool::new(budget, (budget / 8).clamp(256 << 10, 4 << 20), HINT_GETS));
         Ok(Arc::new(Connection { store, timeout: opts.timeout, stats, pool }))
     }
 
