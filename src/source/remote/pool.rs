@@ -232,8 +232,8 @@ impl Ledger {
 
     /// The GET of `range` (admitted by [`Self::plan`] for `src`) ended.
     pub(crate) fn complete(&mut self, src: u64, range: Range<u64>, answer: Result<Bytes, RemoteError>) {
-        self.inflight -= range.end - range.start;
-        self.gets -= 1;
+        self.inflight = self.inflight.saturating_sub(range.end - range.start);
+        self.gets = self.gets.saturating_sub(1);
         let key = (src, range.start);
         let tick = self.next_tick();
         let Some(e) = self.entries.get_mut(&key) else { return };
