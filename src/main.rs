@@ -69,7 +69,10 @@ fn run(command: Command) -> Result<ExitCode, String> {
             let step: u64 = 4 << 20;
             let mut pos = 0;
             let mut bytes = Vec::new();
+            // A remote array's next chunks are fetched while these decode.
+            let ahead = remote.options()?.budget / 2;
             while pos < total {
+                planner.hint_ahead(&array, pos + step, ahead);
                 planner.read_into(&array, &View::Data, pos, step, &mut bytes).map_err(|e| e.to_string())?;
                 if let Err(e) = out.write_all(&bytes) {
                     if e.kind() == std::io::ErrorKind::BrokenPipe {

@@ -811,4 +811,216 @@ fn mounting_a_missing_bucket_fails_naming_the_url_without_credentials() {
         assert!(!common::mount::is_mountpoint(mnt.path()));
     }
     assert!(!std::fs::read_to_string("/proc/mounts").unwrap().contains("s3cret"));
+
+// ====================================================================
+// Request shaping II (rshape): exact block reads, hints ahead of
+// sequential readers, the byte budget, stalls with hints outstanding.
+// ====================================================================
+
+/// A 1-d float64 array of `n` random values in chunks of `chunk` and blocks
+/// of `block` values (`filters`: a python list of blosc2.Filter names),
+/// written by python-blosc2 under `dir`; its stored bytes and numpy's.
+fn shaped_array(dir: &Path, name: &str, n: usize, chunk: usize, block: usize, filters: &str) -> (Vec<u8>, Vec<u8>) {
+    let script = r#"
+import sys, numpy as np, blosc2
+n, chunk, block, out, filters = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+a = np.random.default_rng(11).random(n)
+fl = [getattr(blosc2.Filter, f) for f in filters.split(",") if f]
+blosc2.asarray(a, urlpath=out + ".b2nd", mode="w", chunks=(chunk,), blocks=(block,),
+               cparams=dict(codec=blosc2.Codec.LZ4, clevel=5, filters=fl, filters_meta=[0] * len(fl)))
+open(out + ".raw", "wb").write(a.tobytes())
+"#;
+    let out = dir.join(name);
+    let args = [script, &n.to_string(), &chunk.to_string(), &block.to_string(), out.to_str().unwrap(), filters];
+    let status = Command::new(python()).arg("-c").args(args).status().unwrap();
+    assert!(status.success(), "python-blosc2 could not write {name}");
+    (std::fs::read(out.with_extension("b2nd")).unwrap(), std::fs::read(out.with_extension("raw")).unwrap())
+}
+
+fn open_remote(url: &str, opts: &RemoteOptions) -> (RemoteLocation, Arc<blosc2fs::format::Array>) {
+    let loc = RemoteLocation::connect(url, opts).unwrap();
+    let array = blosc2fs::format::Array::from_source(Path::new("remote.b2nd"), Arc::new(loc.open().unwrap())).unwrap();
+    (loc, Arc::new(array))
+}
+
+/// Read all of `array`'s data the way a FUSE reader does: 128 KiB reads in
+/// order through a planner with prefetch workers.
+fn read_streaming(array: &Arc<blosc2fs::format::Array>, window: u64) -> Vec<u8> {
+    use blosc2fs::read::{Blocks, Planner, Prefetcher, Stats, StreamState, View};
+    let blocks = Arc::new(Blocks::new(64 << 20, 8 << 20, Arc::new(Stats::default())));
+    let planner = Planner::new(blocks.clone(), Some(Prefetcher::start(blocks, 2)), window);
+    let stream = StreamState::default();
+    let total = array.data_len();
+    let mut out = Vec::with_capacity(total as usize);
+    while (out.len() as u64) < total {
+        let got = planner.read_stream(array, &View::Data, &stream, out.len() as u64, 128 << 10).unwrap();
+        assert!(!got.is_empty());
+        out.extend_from_slice(&got);
+    }
+    out
+}
+
+#[test]
+fn cold_random_reads_fetch_the_layout_and_blocks_exactly() {
+    if !have_python_module("blosc2", "cold_random_reads_fetch_the_layout_and_blocks_exactly") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    // 4 chunks of 8 MiB (1 Mi values), blocks of 32 KiB: 256 blocks a chunk.
+    for filters in ["SHUFFLE", "DELTA,SHUFFLE"] {
+        let (file, raw) = shaped_array(tmp.path(), "big", 4 << 20, 1 << 20, 4096, filters);
+        let server = FaultServer::start(file);
+        let (loc, array) = open_remote(&server.url("big.b2nd"), &http_options(Duration::from_secs(10), 1));
+        let opened = loc.stats();
+        assert!(opened.gets <= 3 && opened.requests() <= 3, "{filters}: opening cost {opened:?}");
+        for pos in [9_000_000u64, 17_000_000, 33_554_432 - 4096, 25_165_824 + 100_000] {
+            let before = loc.stats();
+            let mut buf = vec![0u8; 4096];
+            blosc2fs::read::read_uncached(&array, Region::Data, pos, &mut buf).unwrap();
+            assert!(buf == raw[pos as usize..pos as usize + 4096], "{filters}: bytes at {pos}");
+            let cost = loc.stats().since(&before);
+            eprintln!("{filters}: cold 4 KiB read at {pos}: {} GETs, {} bytes", cost.gets, cost.bytes);
+            assert!(cost.requests() <= 3, "{filters}: read at {pos} cost {cost:?}");
+            // Layout (8 KiB) + one block (32 KiB stored at most, these do not
+            // compress) + block 0 for DELTA: far below a 1 MiB span.
+            assert!(cost.bytes <= 8192 + 2 * 33_000, "{filters}: read at {pos} fetched {} bytes", cost.bytes);
+        }
+        assert_eq!(server.hits() as u64, loc.stats().requests());
+    }
+}
+
+#[test]
+fn sequential_cat_fetches_whole_chunks_in_few_gets() {
+    if !have_python_module("blosc2", "sequential_cat_fetches_whole_chunks_in_few_gets") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    // 8 chunks of 2 MiB, 32 blocks each.
+    let (file, raw) = shaped_array(tmp.path(), "seq", 2 << 20, 256 << 10, 8192, "SHUFFLE");
+    let (nchunks, nblocks) = (8u64, 32u64);
+    let server = FaultServer::start(file.clone());
+    // Through the command line.
+    let out = blosc2fs(&["cat", &server.url("seq.b2nd")], &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stdout == raw, "cat gives numpy's bytes");
+    let hits = server.hits() as u64;
+    eprintln!("cat: {hits} requests for {nchunks} chunks of {nblocks} blocks");
+    assert!(hits < nchunks * nblocks && hits <= 2 + 2 * nchunks, "cat made {hits} requests");
+    // In process, counting: whole chunks are hinted and the reads use them.
+    let (loc, array) = open_remote(&server.url("seq.b2nd"), &http_options(Duration::from_secs(10), 1));
+    let got = read_all(&array, 4 << 20).unwrap();
+    assert!(got == raw);
+    let s = loc.stats();
+    eprintln!("read_all in 4 MiB steps: {s:?}");
+    assert!(s.gets <= 2 + 2 * nchunks, "{s:?}");
+    assert!(s.hint_gets >= 1 && s.hint_hits >= nchunks, "{s:?}");
+    assert!(s.bytes < file.len() as u64 + (2 << 20), "fetched each byte about once: {s:?}");
+    assert!(s.pool_peak <= s.budget, "{s:?}");
+}
+
+#[test]
+fn a_streaming_reader_gets_chunks_ahead_within_the_budget() {
+    if !have_python_module("blosc2", "a_streaming_reader_gets_chunks_ahead_within_the_budget") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    // 16 chunks of 2 MiB (32 MiB, random: stored about as large), blocks of 64 KiB.
+    let (file, raw) = shaped_array(tmp.path(), "stream", 4 << 20, 256 << 10, 8192, "SHUFFLE");
+    let (nchunks, nblocks) = (16u64, 32u64);
+    let server = FaultServer::start(file.clone());
+    let opts = RemoteOptions { budget: blosc2fs::source::remote::MIN_BUDGET, ..http_options(Duration::from_secs(10), 1) };
+    let (loc, array) = open_remote(&server.url("stream.b2nd"), &opts);
+    // A mount's window is an eighth of its cache, the budget a quarter.
+    let got = read_streaming(&array, 4 << 20);
+    assert!(got == raw, "streamed bytes are numpy's");
+    let s = loc.stats();
+    eprintln!("streaming with an 8 MiB budget: {s:?}");
+    assert_eq!(s.budget, 8 << 20);
+    assert!(s.pool_peak <= s.budget, "held + in flight stayed within the budget: {s:?}");
+    assert!(s.inflight_peak > 2 << 20, "several chunks were in flight at once: {s:?}");
+    assert!(s.hint_gets >= nchunks / 2 && s.hint_hits > 0, "{s:?}");
+    assert!(s.gets < nchunks * nblocks / 4, "{s:?}");
+    assert_eq!(server.hits() as u64, s.requests());
+    // The same with the default budget: no hint needs dropping.
+    let (loc, array) = open_remote(&server.url("stream.b2nd"), &http_options(Duration::from_secs(10), 1));
+    assert!(read_streaming(&array, 16 << 20) == raw);
+    let s = loc.stats();
+    eprintln!("streaming with a 64 MiB budget: {s:?}");
+    assert!(s.pool_peak <= s.budget && s.gets <= 2 + 2 * nchunks, "{s:?}");
+}
+
+#[test]
+fn a_stalled_server_with_hints_outstanding_ends_in_an_error_in_time() {
+    if !have_python_module("blosc2", "a_stalled_server_with_hints_outstanding_ends_in_an_error_in_time") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (file, raw) = shaped_array(tmp.path(), "stall", 2 << 20, 256 << 10, 8192, "SHUFFLE");
+    let server = FaultServer::start(file);
+    let (loc, array) = open_remote(&server.url("stall.b2nd"), &http_options(Duration::from_secs(2), 0));
+    server.script(&[], Act::Stall);
+    let t = Instant::now();
+    array.will_need_chunks(&[1, 2, 3, 4], blosc2fs::format::Need::Ahead);
+    assert!(t.elapsed() < Duration::from_millis(500), "hints never wait ({:?})", t.elapsed());
+    assert!(loc.stats().inflight > 0);
+    let mut buf = vec![0u8; 4096];
+    let err = blosc2fs::read::read_uncached(&array, Region::Data, 3 << 20, &mut buf).unwrap_err();
+    // The client's own attempt timeout (half the total) or ours: an error either way.
+    let inner = match &err {
+        Problem::InChunk { source, .. } => &**source,
+        other => other,
+    };
+    assert!(matches!(inner, Problem::Io(_)), "{err}");
+    assert!(t.elapsed() < Duration::from_secs(4), "took {:?}", t.elapsed());
+    // Once the server answers again, the same read works (a failed hint is
+    // reported once, then forgotten).
+    server.script(&[], Act::Serve);
+    thread::sleep(Duration::from_millis(300));
+    let before = loc.stats();
+    blosc2fs::read::read_uncached(&array, Region::Data, 3 << 20, &mut buf).unwrap_or_else(|e| {
+        // A second hinted GET may still be stalled: its error is reported once too.
+        eprintln!("first read after the stall: {e}");
+        blosc2fs::read::read_uncached(&array, Region::Data, 3 << 20, &mut buf).unwrap()
+    });
+    assert!(buf == raw[3 << 20..(3 << 20) + 4096]);
+    eprintln!("after the stall: {:?}", loc.stats().since(&before));
+}
+
+#[test]
+fn a_changed_object_fails_hinted_reads_never_gives_new_bytes() {
+    if !have_python_module("blosc2", "a_changed_object_fails_hinted_reads_never_gives_new_bytes") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (file, _raw) = shaped_array(tmp.path(), "chg", 2 << 20, 256 << 10, 8192, "SHUFFLE");
+    let server = FaultServer::start(file.clone());
+    let (_loc, array) = open_remote(&server.url("chg.b2nd"), &http_options(Duration::from_secs(5), 0));
+    server.replace(file, "\"v2\"");
+    array.will_need_chunks(&[2, 3], blosc2fs::format::Need::Ahead);
+    let mut buf = vec![0u8; 4096];
+    let err = blosc2fs::read::read_uncached(&array, Region::Data, 5 << 20, &mut buf).unwrap_err();
+    assert!(err.is_source_changed(), "{err}");
+}
+
+#[test]
+fn sequential_reads_from_s3_are_exact_and_hinted() {
+    if !have_python_module("moto", "sequential_reads_from_s3_are_exact_and_hinted") || !have_python_module("blosc2", "sequential_reads_from_s3_are_exact_and_hinted") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (_file, raw) = shaped_array(tmp.path(), "s3seq", 1 << 20, 128 << 10, 8192, "DELTA,SHUFFLE");
+    std::fs::remove_file(tmp.path().join("s3seq.raw")).unwrap();
+    let (_server, port) = start_moto();
+    upload_dir(port, "shaped", tmp.path());
+    let (loc, array) = open_remote("s3://shaped/s3seq.b2nd", &s3_options(port));
+    assert!(read_streaming(&array, 4 << 20) == raw, "streamed from S3");
+    let s = loc.stats();
+    eprintln!("S3 streaming: {s:?}");
+    assert!(s.gets <= 2 + 2 * 8 && s.hint_hits > 0 && s.pool_peak <= s.budget, "{s:?}");
+    let (loc, array) = open_remote("s3://shaped/s3seq.b2nd", &s3_options(port));
+    let mut buf = vec![0u8; 4096];
+    blosc2fs::read::read_uncached(&array, Region::Data, 5_000_000, &mut buf).unwrap();
+    assert!(buf == raw[5_000_000..5_004_096]);
+    let cost = loc.stats();
+    assert!(cost.gets <= 2 + 3, "open and a cold DELTA read: {cost:?}");
 }

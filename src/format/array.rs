@@ -17,7 +17,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::chunk::header::{ChunkHeader, EXTENDED_HEADER_LEN};
 use super::chunk::{decode_chunk_into, BlockContext, ChunkLayout, ChunkRegion, Storage};
@@ -28,7 +28,7 @@ use super::frame::{ChunkOffset, Frame};
 use super::geometry::{Geometry, Piece};
 use super::meta::{Flavor, NdMeta};
 use super::plain;
-use super::source::{ByteSource, SparseChunks, Version};
+use super::source::{ByteSource, Need, SparseChunks, Version};
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -87,6 +87,9 @@ pub struct Array {
     /// The source version whose bytes this array trusts (the opened one, or
     /// a later one checked to be a growth of it).
     trusted: Mutex<Trust>,
+    /// Stored chunk offsets in file order (built on the first hint), to tell
+    /// where a chunk's stored bytes end.
+    stored_order: OnceLock<Vec<u64>>,
 }
 
 /// Which state of the source an array reads, and which of its chunks that
@@ -130,6 +133,7 @@ impl Array {
             frame,
             shape: Shape::Plain { chunk_starts: Vec::new() },
             trusted: Mutex::new(Trust { version: trusted, rewritten: BTreeSet::new() }),
+            stored_order: OnceLock::new(),
         };
         array.shape = match nd {
             Some(meta) => {
@@ -324,7 +328,7 @@ impl Array {
             }
             ChunkOffset::Stored(pos) => {
                 let (source, start, available) = self.chunk_home(c, pos)?;
-                let layout = ChunkLayout::read(&ChunkRegion { source: &*source, start, available })?;
+                let layout = ChunkLayout::read_sized(&ChunkRegion { source: &*source, start, available }, self.layout_guess())?;
                 self.confirm_trusted(c)?;
                 layout
             }
@@ -388,7 +392,7 @@ impl Array {
             Some(ChunkOffset::Stored(pos)) if !matches!(layout.storage, Storage::Special { .. }) => {
                 let (source, start, _) = self.chunk_home(c, *pos)?;
                 let mut bytes = vec![0u8; layout.header.cbytes];
-                source.read_at(start, &mut bytes).map_err(|p| p.in_chunk(c))?;
+                source.read_needed(start, &mut bytes).map_err(|p| p.in_chunk(c))?;
                 if matches!(self.container, Container::Contiguous(_)) {
                     self.confirm_trusted(c).map_err(|p| p.in_chunk(c))?;
                 }
@@ -398,6 +402,83 @@ impl Array {
         };
         decode_chunk_into(&layout, &stored, self.blockshape(), &mut out).map_err(|p| p.in_chunk(c))?;
         Ok(out)
+    }
+
+    /// Bytes a chunk's header, block starts and dictionary size take when
+    /// its blocks are the geometry's (0 when not known: a plain frame).
+    fn layout_guess(&self) -> usize {
+        match &self.shape {
+            Shape::Nd { geometry, .. } if geometry.block_nbytes() > 0 => {
+                let nblocks = geometry.chunk_nbytes().div_ceil(geometry.block_nbytes());
+                usize::try_from(nblocks.saturating_mul(4).saturating_add(EXTENDED_HEADER_LEN as u64 + 4)).unwrap_or(usize::MAX)
+            }
+            _ => 0,
+        }
+    }
+
+    /// Blocks in every chunk, when the geometry tells (an N-d array).
+    pub fn blocks_per_chunk(&self) -> Option<u64> {
+        let g = self.geometry()?;
+        (g.block_nbytes() > 0).then(|| g.chunk_nbytes().div_ceil(g.block_nbytes()))
+    }
+
+    /// Whether the array's source acts on [`Self::will_need_chunks`] hints
+    /// (a remote object); for others, working hints out is wasted.
+    pub fn takes_hints(&self) -> bool {
+        match &self.container {
+            Container::Contiguous(source) => source.takes_hints(),
+            Container::Sparse { .. } => false,
+        }
+    }
+
+    /// The stored bytes of chunk `c` in the frame's source: from its offset
+    /// to the next chunk's (in file order) or the end of the chunks.
+    fn chunk_stored_range(&self, c: u64) -> Option<std::ops::Range<u64>> {
+        let Some(ChunkOffset::Stored(pos)) = self.frame.offsets.get(c as usize) else { return None };
+        let order = self.stored_order.get_or_init(|| {
+            let mut v: Vec<u64> = self.frame.offsets.iter().filter_map(|o| if let ChunkOffset::Stored(p) = o { Some(*p) } else { None }).collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        });
+        let next = order.get(order.partition_point(|&p| p <= *pos)).copied().unwrap_or(self.frame.cbytes);
+        let limit = (self.frame.header_len + self.frame.cbytes).min(self.frame.frame_len);
+        let start = self.frame.header_len + pos;
+        let end = (self.frame.header_len + next.max(*pos)).min(limit);
+        (start < end).then_some(start..end)
+    }
+
+    /// Hint that chunks `chunks` will be read (`need`: how soon): their
+    /// stored bytes are handed to the source in one [`ByteSource::will_need`]
+    /// call (it may fetch neighbours together). Never blocks; special
+    /// chunks and sparse frames are skipped.
+    pub fn will_need_chunks(&self, chunks: &[u64], need: Need) {
+        if !self.takes_hints() {
+            return;
+        }
+        let ranges: Vec<_> = chunks.iter().filter_map(|&c| self.chunk_stored_range(c)).collect();
+        if !ranges.is_empty() {
+            self.frame_source().will_need(&ranges, need);
+        }
+    }
+
+    /// Hint that blocks `blocks` of chunk `c` (whose layout is `layout`)
+    /// will be read (`need`: how soon): their stored bytes exactly, in one call.
+    pub fn will_need_blocks(&self, layout: &ChunkLayout, c: u64, blocks: &[u64], need: Need) {
+        if !self.takes_hints() || matches!(layout.storage, Storage::Special { .. }) {
+            return;
+        }
+        let Some(chunk) = self.chunk_stored_range(c) else { return };
+        let ranges: Vec<_> = blocks
+            .iter()
+            .filter(|&&b| (b as usize) < layout.nblocks())
+            .map(|&b| layout.block_source_range(b as usize))
+            .filter(|r| !r.is_empty() && chunk.start + r.end <= chunk.end)
+            .map(|r| chunk.start + r.start..chunk.start + r.end)
+            .collect();
+        if !ranges.is_empty() {
+            self.frame_source().will_need(&ranges, need);
+        }
     }
 
     /// The source holding the frame (the index file of a sparse frame).
@@ -560,7 +641,7 @@ fn read_and_decode(
     STORED.with(|buf| {
         let mut buf = buf.borrow_mut();
         buf.resize(super::source::range_len(&range)?, 0);
-        source.read_at(start + range.start, &mut buf)?;
+        source.read_needed(start + range.start, &mut buf)?;
         after_read()?;
         layout.decode_block(b, &buf, context, out)
     })

@@ -38,4 +38,4 @@ pub use filter::filter_support;
 pub use frame::{looks_like_frame, ChunkOffset, Frame, MAX_VLMETA_BYTES};
 pub use geometry::{grid_coords, linear, Geometry, Piece, PieceSource};
 pub use meta::{simple_dtype_itemsize, Flavor, NdMeta};
-pub use source::{ByteSource, SparseChunks, Version, VersionTag};
+pub use source::{ByteSource, Need, SparseChunks, Version, VersionTag};

@@ -89,6 +89,32 @@ pub trait ByteSource: Send + Sync + fmt::Debug {
             .collect()
     }
 
+    /// Fill `buf` with the bytes at `offset`, which the caller knows are
+    /// all it needs there (a chunk's header and block starts sized from the
+    /// header, one block's stored bytes): a source that reads ahead on
+    /// [`Self::read_at`] fetches exactly these bytes instead. The default
+    /// is [`Self::read_at`].
+    fn read_needed(&self, offset: u64, buf: &mut [u8]) -> PResult<()> {
+        self.read_at(offset, buf)
+    }
+
+    /// A hint, never blocking and never failing: the bytes of `ranges` will
+    /// be read soon — right away by the caller ([`Need::Now`]: the blocks of
+    /// the read under way) or a little later ([`Need::Ahead`]: chunks a
+    /// sequential reader is about to reach). A source where every read is a
+    /// round trip starts fetching them and keeps them for the reads that
+    /// follow, within its budget (hints that do not fit are dropped); local
+    /// sources ignore it (the default).
+    fn will_need(&self, ranges: &[Range<u64>], need: Need) {
+        let _ = (ranges, need);
+    }
+
+    /// Whether [`Self::will_need`] does anything: callers skip working out
+    /// hints for sources that ignore them.
+    fn takes_hints(&self) -> bool {
+        false
+    }
+
     /// How many bytes a speculative read (a chunk's header, block starts and
     /// dictionary size, before their sizes are known) should fetch at once:
     /// small for a local file, larger where each call is a round trip.
@@ -112,6 +138,16 @@ pub trait ByteSource: Send + Sync + fmt::Debug {
 
     /// A short description for messages (a path, a URL without secrets).
     fn describe(&self) -> String;
+}
+
+/// How soon hinted bytes ([`ByteSource::will_need`]) will be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Need {
+    /// By the read under way, right after the hint: worth a GET even when
+    /// many hinted GETs are in flight already.
+    Now,
+    /// By reads to come (prefetch): dropped first when the source is busy.
+    Ahead,
 }
 
 /// The length of `range` as a buffer size.

@@ -20,7 +20,7 @@ use super::fusermount;
 use super::MountConfig;
 use crate::read::planner::layout_budget;
 use crate::read::{Blocks, Planner, Prefetcher, Stats};
-use crate::source::remote::{is_remote_url, redact_url, RemoteUrl, Scheme};
+use crate::source::remote::{is_remote_url, redact_url, RemoteOptions, RemoteUrl, Scheme};
 use crate::tree::remote::RemoteRoot;
 use crate::tree::{Filesystem, FsConfig};
 
@@ -300,17 +300,29 @@ fn redirect_stdio(log_to_devnull: bool) {
 /// bucket, refused credentials) reach the user through the readiness pipe.
 fn build_filesystem(config: &MountConfig) -> Result<FuseAdapter, String> {
     let source = &config.source;
-    let budget = config.cache_size as usize;
+    let url = source_url(source);
+    // A remote source's bytes held and in flight come out of the cache
+    // size: the block cache gets the rest.
+    let mut remote = config.remote.clone();
+    let mut budget = config.cache_size as usize;
+    if url.is_some() {
+        remote.budget = RemoteOptions::share_of_cache(config.cache_size);
+        budget = budget.saturating_sub(remote.budget as usize).max(8 << 20);
+    }
     let blocks = Arc::new(Blocks::new(budget, layout_budget(budget), Arc::new(Stats::default())));
     let prefetcher = (config.prefetch_threads > 0).then(|| Prefetcher::start(blocks.clone(), config.prefetch_threads));
     // Far enough ahead to keep both cores busy, small enough that the
     // prefetched blocks never push out the ones being read.
-    let window = (config.cache_size / 8).min(32 << 20);
+    // Remotely, never further than the bytes fetched ahead can hold.
+    let mut window = (config.cache_size / 8).min(32 << 20);
+    if url.is_some() {
+        window = window.min(remote.budget / 2);
+    }
     let planner = Arc::new(Planner::new(blocks, prefetcher, window));
     let fs_config = FsConfig { direct_io: config.direct_io };
-    let fs = match source_url(source) {
+    let fs = match url {
         Some(url) => {
-            let root = RemoteRoot::connect(url, &config.remote, config.attr_timeout).map_err(|e| format!("source {e}"))?;
+            let root = RemoteRoot::connect(url, &remote, config.attr_timeout).map_err(|e| format!("source {e}"))?;
             Filesystem::new_remote(Arc::new(root), planner, fs_config)
         }
         None => Filesystem::new(source, planner, fs_config).map_err(|e| format!("source {}: {e}", source.display()))?,

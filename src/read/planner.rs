@@ -9,7 +9,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use crate::format::{Array, Error, PResult, Piece, PieceSource, Problem, Region};
+use crate::format::{Array, Error, Need, PResult, Piece, PieceSource, Problem, Region};
 
 use super::blocks::Blocks;
 use super::cache::Block;
@@ -231,6 +231,26 @@ impl Planner {
         wanted.is_empty() || prefetcher.request(array.clone(), wanted)
     }
 
+    /// For a one-pass reader of the data view without a prefetcher
+    /// (`blosc2fs cat`): hint that the chunks under data bytes
+    /// `[from, from + len)` will be read soon, so a remote source fetches
+    /// them while the current ones decode (a local source ignores it).
+    pub fn hint_ahead(&self, array: &Array, from: u64, len: u64) {
+        if !array.takes_hints() || len == 0 {
+            return;
+        }
+        let Ok(pieces) = array.pieces(Region::Data, from, len) else { return };
+        let mut chunks: Vec<u64> = pieces
+            .iter()
+            .filter_map(|p| match p.source {
+                PieceSource::Block { chunk, .. } | PieceSource::ChunkBytes { chunk, .. } => Some(chunk),
+                PieceSource::Zeros => None,
+            })
+            .collect();
+        chunks.dedup();
+        array.will_need_chunks(&chunks, Need::Ahead);
+    }
+
     /// A newly opened array: read its first chunk layouts ahead of need, in
     /// the prefetch pool (dropped when the pool is busy).
     pub fn opened(&self, array: &Arc<Array>) {
@@ -266,6 +286,7 @@ fn fill_with(blocks: &Blocks, array: &Array, region: Region, start: u64, out: &m
     if covered != out.len() as u64 {
         return Err(Problem::OutOfRange(format!("bytes {start}..{} lie past the end", start + out.len() as u64)));
     }
+    super::prefetch::announce(blocks, array, &pieces)?;
     let mut at_hand: Vec<((u64, u64), Block)> = Vec::new();
     for piece in pieces {
         if let PieceSource::ChunkBytes { .. } = piece.source {

@@ -4,7 +4,7 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use crate::format::source::{ByteSource, Version};
+use crate::format::source::{ByteSource, Need, Version};
 use crate::format::{PResult, Problem};
 
 /// Bytes `[start, start + len)` of `inner`.
@@ -53,6 +53,20 @@ impl ByteSource for WindowSource {
     fn read_ranges(&self, ranges: &[Range<u64>]) -> PResult<Vec<Vec<u8>>> {
         let shifted = ranges.iter().map(|r| self.inner_range(r.start, r.end.saturating_sub(r.start))).collect::<PResult<Vec<_>>>()?;
         self.inner.read_ranges(&shifted)
+    }
+
+    fn read_needed(&self, offset: u64, buf: &mut [u8]) -> PResult<()> {
+        let r = self.inner_range(offset, buf.len() as u64)?;
+        self.inner.read_needed(r.start, buf)
+    }
+
+    fn will_need(&self, ranges: &[Range<u64>], need: Need) {
+        let shifted: Vec<Range<u64>> = ranges.iter().filter_map(|r| self.inner_range(r.start, r.end.saturating_sub(r.start)).ok()).collect();
+        self.inner.will_need(&shifted, need)
+    }
+
+    fn takes_hints(&self) -> bool {
+        self.inner.takes_hints()
     }
 
     fn prefetch_hint(&self) -> usize {

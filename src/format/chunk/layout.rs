@@ -35,7 +35,7 @@ impl ChunkRegion<'_> {
             return Err(Problem::truncated("chunk", offset, end, self.available));
         }
         let mut buf = vec![0u8; len];
-        self.source.read_at(self.start + offset, &mut buf)?;
+        self.source.read_needed(self.start + offset, &mut buf)?;
         Ok(buf)
     }
 
@@ -78,9 +78,15 @@ pub struct ChunkLayout {
 impl ChunkLayout {
     /// Read the layout of the chunk stored in `bytes` (which must hold all of it).
     pub fn read(bytes: &ChunkRegion<'_>) -> PResult<ChunkLayout> {
+        Self::read_sized(bytes, 0)
+    }
+
+    /// [`Self::read`], with a first read of at least `guess` bytes (header,
+    /// block starts and dictionary size as the caller expects them).
+    pub fn read_sized(bytes: &ChunkRegion<'_>, guess: usize) -> PResult<ChunkLayout> {
         let available = bytes.available;
         // One read usually covers header, block starts and dictionary size.
-        let prefix_len = available.min(bytes.source.prefetch_hint().max(EXTENDED_HEADER_LEN) as u64) as usize;
+        let prefix_len = available.min(bytes.source.prefetch_hint().max(guess).max(EXTENDED_HEADER_LEN) as u64) as usize;
         let prefix = bytes.read(0, prefix_len)?;
         let header = ChunkHeader::parse(&prefix)?;
         if header.cbytes as u64 > available {

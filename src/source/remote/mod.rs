@@ -14,10 +14,13 @@
 //!   [`RemoteStats`].
 //! - [`source`]: one object as a byte source, shaped for round trips and
 //!   checked against the identity it was opened with.
+//! - [`pool`]: the bytes a connection holds and has in flight for reads to
+//!   come (spans, hinted ranges), within one budget.
 //! - [`location`]: objects and prefixes, listing, sparse-frame chunks.
 
 mod error;
 mod location;
+mod pool;
 mod profile;
 mod runtime;
 mod source;
@@ -29,5 +32,5 @@ pub use error::RemoteError;
 pub use location::{ListedObject, Listing, RemoteChunks, RemoteLocation};
 pub use source::{RemoteSource, HINT};
 pub use stats::{RemoteStats, StatsSnapshot};
-pub use store::RemoteOptions;
+pub use store::{RemoteOptions, MIN_BUDGET};
 pub use url::{is_remote_url, redact_text, redact_url, RemoteUrl, Scheme};

@@ -51,3 +51,13 @@ where
     }
     rt.block_on(wait)
 }
+
+/// Start `fut` on the remote runtime without waiting for it.
+pub(crate) fn spawn<F>(fut: F) -> Result<(), Wait>
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    let rt = runtime().map_err(Wait::NoRuntime)?;
+    rt.spawn(fut);
+    Ok(())
+}

@@ -1,13 +1,22 @@
 //! One remote object as a [`ByteSource`]: ranged GETs through a
-//! [`Connection`], shaped for round trips (small reads fetch a whole
-//! [`HINT`]-sized span that later small reads share; several ranges are
-//! coalesced into few GETs run in parallel), with every answer checked
+//! [`Connection`], shaped for round trips, with every answer checked
 //! against the identity the object had when opened (ETag, version id, or
 //! modification time and size), so bytes of a replaced object are never
 //! served.
+//!
+//! Request shapes: opening fetches the first [`HINT`] bytes (a frame's
+//! header and metalayers); a small read nobody announced fetches a
+//! [`HINT`]-sized span that later small reads share (the offsets index and
+//! trailer); a read the caller sized ([`ByteSource::read_needed`]: a
+//! chunk's header and block starts, one block) fetches exactly its bytes;
+//! [`ByteSource::will_need`] hints start GETs ahead of reads, in parallel,
+//! neighbours merged; several ranges read at once are coalesced. Spans and
+//! hinted bytes live in the connection's [`Pool`](super::pool::Pool),
+//! whose budget bounds bytes held plus bytes in flight; a read finding its
+//! bytes in flight waits for them.
 
-use std::collections::VecDeque;
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -15,18 +24,25 @@ use object_store::path::Path;
 use object_store::ObjectMeta;
 
 use super::error::RemoteError;
+use super::pool::{Found, Ledger};
+use super::runtime;
 use super::store::Connection;
-use crate::format::source::{range_len, ByteSource, Version, VersionTag};
+use crate::format::source::{range_len, ByteSource, Need, Version, VersionTag};
 use crate::format::{PResult, Problem};
 
 /// Speculative read size: a frame's header and metalayers, or its offsets
-/// index and trailer, or a chunk's header and block starts, in one GET.
+/// index and trailer, in one GET (opening, and small reads nobody sized).
 pub const HINT: usize = 1 << 20;
 /// Ranges closer than this are fetched with one GET (a round trip costs
 /// more than this many bytes of transfer).
 const COALESCE_GAP: u64 = 256 << 10;
-/// Bytes of fetched spans kept per source for small reads.
-const SPAN_BUDGET: usize = 4 << 20;
+/// The first read of a chunk's layout when its size is not known (the
+/// format layer asks for more when the geometry says so).
+const FIRST_READ: usize = 8 << 10;
+/// Ids telling sources apart in their connection's pool.
+static NEXT_SOURCE: AtomicU64 = AtomicU64::new(1);
+/// Hinted ranges closer than this are fetched with one GET.
+const HINT_GAP: u64 = 16 << 10;
 /// GETs in flight for one [`ByteSource::read_ranges`] call.
 const PARALLEL: usize = 8;
 /// How long an identity seen in an answer counts as the current one for
@@ -82,8 +98,15 @@ pub struct RemoteSource {
     opened: Identity,
     /// The identity the last answer (GET or HEAD) gave, and when.
     seen: Mutex<(Identity, Instant)>,
-    /// Spans fetched by small reads: (start, bytes), most recent last.
-    spans: Mutex<VecDeque<(u64, bytes::Bytes)>>,
+    /// This source's key in the connection's pool.
+    id: u64,
+}
+
+impl Drop for RemoteSource {
+    fn drop(&mut self) {
+        let id = self.id;
+        self.ledger(|l| l.forget(id));
+    }
 }
 
 impl RemoteSource {
@@ -108,7 +131,7 @@ impl RemoteSource {
     }
 
     fn with_identity(conn: Arc<Connection>, path: Path, shown: String, opened: Identity) -> RemoteSource {
-        RemoteSource { conn, path, shown, seen: Mutex::new((opened.clone(), Instant::now())), opened, spans: Mutex::new(VecDeque::new()) }
+        RemoteSource { conn, path, shown, seen: Mutex::new((opened.clone(), Instant::now())), opened, id: NEXT_SOURCE.fetch_add(1, Ordering::Relaxed) }
     }
 
     /// The redacted URL.
@@ -127,26 +150,75 @@ impl RemoteSource {
         }
     }
 
+    /// Run `f` on the connection's pool ledger, then update the gauges.
+    fn ledger<T>(&self, f: impl FnOnce(&mut Ledger) -> T) -> T {
+        let (answer, held, inflight) = self.conn.pool.with(|l| (f(&mut *l), l.held, l.inflight));
+        self.conn.stats.pool(held, inflight);
+        answer
+    }
+
+    /// Keep `bytes`, fetched at `start`, for the reads that follow.
     fn remember(&self, start: u64, bytes: bytes::Bytes) {
-        if bytes.len() > SPAN_BUDGET {
-            return;
-        }
-        let mut spans = self.spans.lock().unwrap_or_else(|e| e.into_inner());
-        spans.push_back((start, bytes));
-        while spans.iter().map(|(_, b)| b.len()).sum::<usize>() > SPAN_BUDGET {
-            spans.pop_front();
+        let id = self.id;
+        self.ledger(|l| l.keep(id, start, bytes));
+    }
+
+    /// The bytes of `range` if the pool holds all of them, waiting for
+    /// those in flight; the error of a hinted GET that failed.
+    fn held(&self, range: &Range<u64>) -> Result<Option<bytes::Bytes>, RemoteError> {
+        let deadline = Instant::now() + self.conn.timeout + Duration::from_secs(1);
+        let found = self.conn.pool.find(self.id, range, deadline);
+        self.ledger(|_| ());
+        match found {
+            None => {
+                self.conn.stats.error();
+                Err(RemoteError::Timeout { url: self.shown.clone(), after: self.conn.timeout })
+            }
+            Some(Found::Hit { bytes, hinted }) => {
+                if hinted {
+                    self.conn.stats.hint_hit();
+                } else {
+                    self.conn.stats.span_hit();
+                }
+                Ok(Some(bytes))
+            }
+            Some(Found::Failed(e)) => Err(e),
+            Some(Found::Miss | Found::Wait) => Ok(None),
         }
     }
 
-    /// The bytes of `range` if a remembered span holds all of them.
-    fn remembered(&self, range: &Range<u64>) -> Option<bytes::Bytes> {
-        let mut spans = self.spans.lock().unwrap_or_else(|e| e.into_inner());
-        let i = spans.iter().rposition(|(s, b)| *s <= range.start && range.end <= s + b.len() as u64)?;
-        let span = spans.remove(i)?;
-        let slice = span.1.slice((range.start - span.0) as usize..(range.end - span.0) as usize);
-        spans.push_back(span);
-        self.conn.stats.span_hit();
-        Some(slice)
+    /// Start the GET of `range` (admitted by the pool) on the runtime; its
+    /// answer, checked like any other, goes to the pool.
+    fn start_get(&self, range: Range<u64>) {
+        let (conn, path, shown, opened, version, id) =
+            (self.conn.clone(), self.path.clone(), self.shown.clone(), self.opened.clone(), self.opened.version.clone(), self.id);
+        let timeout = conn.timeout;
+        let task_conn = conn.clone();
+        let task_range = range.clone();
+        let task = async move {
+            let conn = task_conn;
+            let answer = match tokio::time::timeout(timeout, conn.get_range(&path, &shown, task_range.clone(), version)).await {
+                Err(_) => {
+                    conn.stats.error();
+                    Err(RemoteError::Timeout { url: shown.clone(), after: timeout })
+                }
+                Ok(Err(e)) => Err(e),
+                Ok(Ok((meta, body))) => match opened.change_to(&Identity::of(&meta)) {
+                    Some(detail) => Err(RemoteError::Changed { url: shown.clone(), detail }),
+                    None => Ok(body),
+                },
+            };
+            conn.pool.complete(id, task_range, answer);
+            let (held, inflight) = conn.pool.with(|l| (l.held, l.inflight));
+            conn.stats.pool(held, inflight);
+        };
+        if let Err(why) = runtime::spawn(task) {
+            let detail = match why {
+                runtime::Wait::NoRuntime(d) => d,
+                runtime::Wait::TimedOut => "timed out".into(),
+            };
+            conn.pool.complete(id, range, Err(RemoteError::Setup { url: self.shown.clone(), detail }));
+        }
     }
 
     fn bounds(&self, range: &Range<u64>) -> PResult<()> {
@@ -166,6 +238,11 @@ impl RemoteSource {
 impl ByteSource for RemoteSource {
     fn len(&self) -> u64 {
         self.opened.size
+    }
+
+    /// Every read is a round trip, and a stalled server holds it up to the timeout.
+    fn may_wait(&self) -> bool {
+        true
     }
 
     fn opened_version(&self) -> Version {
@@ -193,7 +270,7 @@ impl ByteSource for RemoteSource {
         if buf.is_empty() {
             return Ok(());
         }
-        if let Some(bytes) = self.remembered(&range) {
+        if let Some(bytes) = self.held(&range)? {
             buf.copy_from_slice(&bytes);
             return Ok(());
         }
@@ -208,6 +285,46 @@ impl ByteSource for RemoteSource {
         Ok(())
     }
 
+    /// Held or in-flight bytes, else exactly the range: no span around it.
+    fn read_needed(&self, offset: u64, buf: &mut [u8]) -> PResult<()> {
+        let range = offset..offset.checked_add(buf.len() as u64).ok_or_else(|| Problem::corrupt("read", "offset overflows"))?;
+        self.bounds(&range)?;
+        if buf.is_empty() {
+            return Ok(());
+        }
+        match self.held(&range)? {
+            Some(bytes) => buf.copy_from_slice(&bytes),
+            None => buf.copy_from_slice(&self.fetch(range)?),
+        }
+        Ok(())
+    }
+
+    /// Start GETs for the parts of `ranges` not held or in flight
+    /// (neighbours under 256 KiB apart merged, cut in parts), as far as
+    /// the budget and the limit of GETs in flight allow; never waits.
+    /// [`Need::Now`] hints are not held back by the limit of GETs in flight
+    /// (the read under way would otherwise fetch block by block); both
+    /// obey the budget. Neighbours closer than 16 KiB are merged (the parts
+    /// are fetched in parallel: merging saves requests, not round trips).
+    fn will_need(&self, ranges: &[Range<u64>], need: Need) {
+        let size = self.opened.size;
+        let ranges: Vec<Range<u64>> = ranges.iter().filter(|r| r.start < r.end && r.end <= size).cloned().collect();
+        if ranges.is_empty() {
+            return;
+        }
+        let id = self.id;
+        let (parts, dropped) = self.ledger(|l| l.plan(id, &ranges, HINT_GAP, need == Need::Now));
+        let bytes: u64 = parts.iter().map(|r| r.end - r.start).sum();
+        self.conn.stats.hint(parts.len() as u64, bytes, dropped as u64);
+        for part in parts {
+            self.start_get(part);
+        }
+    }
+
+    fn takes_hints(&self) -> bool {
+        true
+    }
+
     /// Ranges already fetched are served from memory; the others are
     /// grouped (gaps under 256 KiB) into GETs, up to 8 in flight.
     fn read_ranges(&self, ranges: &[Range<u64>]) -> PResult<Vec<Vec<u8>>> {
@@ -217,7 +334,7 @@ impl ByteSource for RemoteSource {
             self.bounds(r)?;
             if r.is_empty() {
                 out[i] = Some(Vec::new());
-            } else if let Some(bytes) = self.remembered(r) {
+            } else if let Some(bytes) = self.held(r)? {
                 out[i] = Some(bytes.to_vec());
             } else {
                 missing.push(i);
@@ -250,8 +367,10 @@ impl ByteSource for RemoteSource {
         Ok(out.into_iter().map(Option::unwrap_or_default).collect())
     }
 
+    /// Small: a frame's header comes with the open's span, and a chunk's
+    /// layout read is sized by the format layer from its geometry.
     fn prefetch_hint(&self) -> usize {
-        HINT
+        FIRST_READ
     }
 
     /// A HEAD, and the object in the state it gave (nothing fetched yet).

@@ -1,5 +1,14 @@
 //! Counters of what remote reading cost: requests by kind and bytes
 //! received, for the read layer's statistics and the request-shaping tests.
+//!
+//! The names are stable (`.stats` shows them): `gets`, `heads`, `lists`,
+//! `bytes`, `errors`, `span_hits` (reads served by spans earlier reads
+//! fetched), `hint_gets` and `hint_bytes` (GETs started ahead of reads on
+//! `will_need` hints, and their bytes), `hint_hits` (reads served from
+//! hinted bytes), `hints_dropped` (hinted GETs not started: budget full
+//! or too many in flight), `inflight` / `inflight_peak` (bytes of hinted
+//! GETs in flight now / at most), `pool` / `pool_peak` (bytes held plus in
+//! flight now / at most, never above `budget`).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -12,6 +21,15 @@ pub struct RemoteStats {
     bytes: AtomicU64,
     errors: AtomicU64,
     span_hits: AtomicU64,
+    hint_gets: AtomicU64,
+    hint_bytes: AtomicU64,
+    hint_hits: AtomicU64,
+    hints_dropped: AtomicU64,
+    inflight: AtomicU64,
+    inflight_peak: AtomicU64,
+    pool: AtomicU64,
+    pool_peak: AtomicU64,
+    budget: AtomicU64,
 }
 
 /// A copy of [`RemoteStats`] at one moment.
@@ -29,6 +47,24 @@ pub struct StatsSnapshot {
     pub errors: u64,
     /// Small reads answered from bytes already fetched (no request).
     pub span_hits: u64,
+    /// GETs started ahead of reads, on hints (also counted in `gets`).
+    pub hint_gets: u64,
+    /// Bytes those GETs asked for.
+    pub hint_bytes: u64,
+    /// Reads answered (wholly or partly) from hinted bytes.
+    pub hint_hits: u64,
+    /// Hinted GETs not started because the budget or the GET limit was full.
+    pub hints_dropped: u64,
+    /// Bytes of hinted GETs in flight at the snapshot (a gauge).
+    pub inflight: u64,
+    /// Most bytes of hinted GETs in flight at once since the start.
+    pub inflight_peak: u64,
+    /// Bytes held for reads plus bytes in flight at the snapshot (a gauge).
+    pub pool: u64,
+    /// Most bytes held plus in flight at once since the start (≤ `budget`).
+    pub pool_peak: u64,
+    /// The byte budget of held plus in-flight bytes.
+    pub budget: u64,
 }
 
 impl RemoteStats {
@@ -57,6 +93,28 @@ impl RemoteStats {
         self.span_hits.fetch_add(1, Ordering::Relaxed);
     }
 
+    pub(crate) fn hint(&self, gets: u64, bytes: u64, dropped: u64) {
+        self.hint_gets.fetch_add(gets, Ordering::Relaxed);
+        self.hint_bytes.fetch_add(bytes, Ordering::Relaxed);
+        self.hints_dropped.fetch_add(dropped, Ordering::Relaxed);
+    }
+
+    pub(crate) fn hint_hit(&self) {
+        self.hint_hits.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Record the pool's state: `held` bytes held, `inflight` in flight.
+    pub(crate) fn pool(&self, held: u64, inflight: u64) {
+        self.inflight.store(inflight, Ordering::Relaxed);
+        self.inflight_peak.fetch_max(inflight, Ordering::Relaxed);
+        self.pool.store(held + inflight, Ordering::Relaxed);
+        self.pool_peak.fetch_max(held + inflight, Ordering::Relaxed);
+    }
+
+    pub(crate) fn set_budget(&self, budget: u64) {
+        self.budget.store(budget, Ordering::Relaxed);
+    }
+
     /// The counters now.
     pub fn snapshot(&self) -> StatsSnapshot {
         StatsSnapshot {
@@ -66,12 +124,22 @@ impl RemoteStats {
             bytes: self.bytes.load(Ordering::Relaxed),
             errors: self.errors.load(Ordering::Relaxed),
             span_hits: self.span_hits.load(Ordering::Relaxed),
+            hint_gets: self.hint_gets.load(Ordering::Relaxed),
+            hint_bytes: self.hint_bytes.load(Ordering::Relaxed),
+            hint_hits: self.hint_hits.load(Ordering::Relaxed),
+            hints_dropped: self.hints_dropped.load(Ordering::Relaxed),
+            inflight: self.inflight.load(Ordering::Relaxed),
+            inflight_peak: self.inflight_peak.load(Ordering::Relaxed),
+            pool: self.pool.load(Ordering::Relaxed),
+            pool_peak: self.pool_peak.load(Ordering::Relaxed),
+            budget: self.budget.load(Ordering::Relaxed),
         }
     }
 }
 
 impl StatsSnapshot {
-    /// What happened between `earlier` and this snapshot.
+    /// What happened between `earlier` and this snapshot (gauges, peaks
+    /// and the budget are this snapshot's).
     pub fn since(&self, earlier: &StatsSnapshot) -> StatsSnapshot {
         StatsSnapshot {
             gets: self.gets - earlier.gets,
@@ -80,6 +148,11 @@ impl StatsSnapshot {
             bytes: self.bytes - earlier.bytes,
             errors: self.errors - earlier.errors,
             span_hits: self.span_hits - earlier.span_hits,
+            hint_gets: self.hint_gets - earlier.hint_gets,
+            hint_bytes: self.hint_bytes - earlier.hint_bytes,
+            hint_hits: self.hint_hits - earlier.hint_hits,
+            hints_dropped: self.hints_dropped - earlier.hints_dropped,
+            ..*self
         }
     }
 

@@ -15,6 +15,7 @@ use object_store::path::Path;
 use object_store::{BackoffConfig, ClientConfigKey, ClientOptions, GetOptions, ObjectMeta, ObjectStore, ObjectStoreExt, RetryConfig};
 
 use super::error::RemoteError;
+use super::pool::Pool;
 use super::profile;
 use super::runtime::{self, Wait};
 use super::stats::RemoteStats;
@@ -39,11 +40,27 @@ pub struct RemoteOptions {
     /// (`aws_endpoint`, `aws_access_key_id`, `allow_http`...), applied
     /// after the environment.
     pub config: Vec<(String, String)>,
+    /// Bytes one connection may hold for reads to come (spans, bytes
+    /// fetched ahead on hints) plus bytes in flight; a mount takes it out
+    /// of its cache size with [`RemoteOptions::share_of_cache`].
+    pub budget: u64,
 }
+
+/// The smallest remote budget: room for the open's span and a few chunks.
+pub const MIN_BUDGET: u64 = 8 << 20;
 
 impl Default for RemoteOptions {
     fn default() -> Self {
-        RemoteOptions { timeout: Duration::from_secs(30), retries: 4, anonymous: false, allow_http: false, config: Vec::new() }
+        RemoteOptions { timeout: Duration::from_secs(30), retries: 4, anonymous: false, allow_http: false, config: Vec::new(), budget: 64 << 20 }
+    }
+}
+
+impl RemoteOptions {
+    /// The part of a `cache_size`-byte cache that remote reading takes for
+    /// bytes held and in flight: a quarter, at least [`MIN_BUDGET`]. The
+    /// block cache gets the rest.
+    pub fn share_of_cache(cache_size: u64) -> u64 {
+        (cache_size / 4).max(MIN_BUDGET)
     }
 }
 
@@ -52,9 +69,14 @@ impl Default for RemoteOptions {
 #[derive(Debug)]
 pub(crate) struct Connection {
     store: Arc<dyn ObjectStore>,
-    timeout: Duration,
+    pub(crate) timeout: Duration,
     pub(crate) stats: Arc<RemoteStats>,
+    /// Bytes held and in flight for every source of this connection.
+    pub(crate) pool: Arc<Pool>,
 }
+
+/// Hinted GETs in flight at most per connection.
+const HINT_GETS: usize = 8;
 
 fn env_with_prefix(prefix: &str) -> Vec<(String, String)> {
     std::env::vars_os()
@@ -136,7 +158,11 @@ impl Connection {
                 Arc::new(b.with_url(root).build().map_err(|e| setup(e.to_string()))?)
             }
         };
-        Ok(Arc::new(Connection { store, timeout: opts.timeout, stats: Arc::new(RemoteStats::default()) }))
+        let budget = opts.budget.max(MIN_BUDGET);
+        let stats = Arc::new(RemoteStats::default());
+        stats.set_budget(budget);
+        let pool = Arc::new(Pool::new(budget, (budget / 8).clamp(256 << 10, 4 << 20), HINT_GETS));
+        Ok(Arc::new(Connection { store, timeout: opts.timeout, stats, pool }))
     }
 
     /// The store path of `url`'s key.
