@@ -811,6 +811,7 @@ fn mounting_a_missing_bucket_fails_naming_the_url_without_credentials() {
         assert!(!common::mount::is_mountpoint(mnt.path()));
     }
     assert!(!std::fs::read_to_string("/proc/mounts").unwrap().contains("s3cret"));
+}
 
 // ====================================================================
 // Request shaping II (rshape): exact block reads, hints ahead of
