@@ -139,6 +139,14 @@ impl Filesystem {
                     "bytes_fetched": remote.bytes,
                     "errors": remote.errors,
                     "span_hits": remote.span_hits,
+                    "hint_gets": remote.hint_gets,
+                    "hint_bytes": remote.hint_bytes,
+                    "hint_hits": remote.hint_hits,
+                    "hints_dropped": remote.hints_dropped,
+                    "bytes_in_flight": remote.inflight,
+                    "bytes_in_flight_peak": remote.inflight_peak,
+                    "bytes_held_and_in_flight_peak": remote.pool_peak,
+                    "budget": remote.budget,
                 }),
             );
         }
