@@ -63,13 +63,9 @@ impl Blocks {
     }
 
     fn decode(&self, array: &Array, c: u64, b: u64) -> PResult<Block> {
-        let layout = self.layout(array, c)?;
-        if b >= layout.nblocks() as u64 {
-            return Err(Problem::OutOfRange(format!("block {b} of {}", layout.nblocks())).in_chunk(c));
-        }
-        let block0 = if b > 0 && layout.needs_block0() { Some(self.block(array, c, 0)?) } else { None };
+        let layout = self.block_layout(array, c, b)?;
         let mut out = self.cache.buffer(layout.block_range(b as usize).len());
-        match self.trusting(array, || array.decode_block(&layout, c, b, block0.as_deref().map(Vec::as_slice), &mut out)) {
+        match self.decode_with(array, &layout, c, b, &mut out) {
             Ok(()) => Ok(Arc::new(out)),
             Err(e) => {
                 self.cache.recycle(out);
@@ -80,34 +76,34 @@ impl Blocks {
 
     /// Decode block `b` of chunk `c` straight into `out`, without keeping
     /// it: for a reader that will not come back to this block (`blosc2fs
-    /// cat`), which saves the copy out of the cache. `out` must be exactly
-    /// the block's length; block 0 of a DELTA chunk still goes through the
-    /// cache, since the chunk's other blocks need it.
-    pub fn decode_into(&self, array: &Array, c: u64, b: u64, out: &mut [u8]) -> PResult<()> {
-        let layout = self.layout(array, c)?;
-        if b >= layout.nblocks() as u64 {
-            return Err(Problem::OutOfRange(format!("block {b} of {}", layout.nblocks())).in_chunk(c));
-        }
+    /// cat`), which saves the copy out of the cache. Does nothing and
+    /// answers false when `out` is not the whole block, or when the block is
+    /// block 0 of a DELTA chunk (the chunk's other blocks need it cached).
+    pub fn decode_whole_into(&self, array: &Array, c: u64, b: u64, out: &mut [u8]) -> PResult<bool> {
+        let layout = self.block_layout(array, c, b)?;
         if out.len() != layout.block_range(b as usize).len() || (b == 0 && layout.needs_block0()) {
-            let block = self.block(array, c, b)?;
-            let src = block.get(..out.len()).ok_or_else(|| Problem::corrupt("chunk", format!("block {b} is shorter than asked")).in_chunk(c))?;
-            out.copy_from_slice(src);
-            return Ok(());
+            return Ok(false);
         }
-        let block0 = if b > 0 && layout.needs_block0() { Some(self.block(array, c, 0)?) } else { None };
-        self.trusting(array, || array.decode_block(&layout, c, b, block0.as_deref().map(Vec::as_slice), out))?;
+        self.decode_with(array, &layout, c, b, out)?;
         Stats::add(&self.stats.blocks_decoded, 1);
         Stats::add(&self.stats.bytes_decoded, out.len() as u64);
-        Ok(())
+        Ok(true)
     }
 
-    /// The length of block `b` of chunk `c` (from the chunk's layout).
-    pub fn block_len(&self, array: &Array, c: u64, b: u64) -> PResult<usize> {
+    /// The layout of chunk `c`, which must have a block `b`.
+    fn block_layout(&self, array: &Array, c: u64, b: u64) -> PResult<Arc<ChunkLayout>> {
         let layout = self.layout(array, c)?;
         if b >= layout.nblocks() as u64 {
             return Err(Problem::OutOfRange(format!("block {b} of {}", layout.nblocks())).in_chunk(c));
         }
-        Ok(layout.block_range(b as usize).len())
+        Ok(layout)
+    }
+
+    /// Decode block `b` of chunk `c` into `out` (its whole length), with
+    /// block 0 from the cache first when the chunk's filters need it.
+    fn decode_with(&self, array: &Array, layout: &ChunkLayout, c: u64, b: u64, out: &mut [u8]) -> PResult<()> {
+        let block0 = if b > 0 && layout.needs_block0() { Some(self.block(array, c, 0)?) } else { None };
+        self.trusting(array, || array.decode_block(layout, c, b, block0.as_deref().map(Vec::as_slice), out))
     }
 
     /// The block pieces `piece` stands for: itself, or for a plain frame's

@@ -9,7 +9,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use crate::format::{Array, Error, Need, PResult, Piece, PieceSource, Problem, Region};
+use crate::format::{Array, Error, PResult, Piece, PieceSource, Problem, Region};
 
 use super::blocks::Blocks;
 use super::cache::Block;
@@ -239,16 +239,9 @@ impl Planner {
         if !array.takes_hints() || len == 0 {
             return;
         }
-        let Ok(pieces) = array.pieces(Region::Data, from, len) else { return };
-        let mut chunks: Vec<u64> = pieces
-            .iter()
-            .filter_map(|p| match p.source {
-                PieceSource::Block { chunk, .. } | PieceSource::ChunkBytes { chunk, .. } => Some(chunk),
-                PieceSource::Zeros => None,
-            })
-            .collect();
-        chunks.dedup();
-        array.will_need_chunks(&chunks, Need::Ahead);
+        if let Ok(pieces) = array.pieces(Region::Data, from, len) {
+            super::prefetch::hint_chunks(array, &pieces);
+        }
     }
 
     /// A newly opened array: read its first chunk layouts ahead of need, in
@@ -330,9 +323,9 @@ fn copy_piece(blocks: &Blocks, array: &Array, p: Piece, out: &mut [u8], at_hand:
                 && offset == 0
                 && !at_hand.iter().any(|(k, _)| *k == key)
                 && !blocks.contains(array, chunk, block)
-                && blocks.block_len(array, chunk, block)? == dst.len()
+                && blocks.decode_whole_into(array, chunk, block, dst)?
             {
-                return blocks.decode_into(array, chunk, block, dst);
+                return Ok(());
             }
             let data = match at_hand.iter().rev().find(|(k, _)| *k == key) {
                 Some((_, data)) => data.clone(),

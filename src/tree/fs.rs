@@ -268,18 +268,14 @@ impl Filesystem {
                 self.planner.read_stream_into(array, view, &handle.stream, offset, size as u64, out).map_err(|e| failed(e, Some(array.id())))?
             }
             Content::Text { array, layout } => {
-                let bytes = self.read_text(array, layout, &handle.stream, offset, size as u64).map_err(|e| failed(e, Some(array.id())))?;
-                out.clear();
-                out.extend_from_slice(&bytes);
+                *out = self.read_text(array, layout, &handle.stream, offset, size as u64).map_err(|e| failed(e, Some(array.id())))?;
             }
             Content::TableCsv(csv) => {
-                let bytes = csv
+                *out = csv
                     .read(offset, size as u64, |column, start, len| {
                         self.planner.read(&column.array, &column.view, start, len).inspect_err(|e| self.report(column.array.id(), e))
                     })
                     .map_err(|e| failed(e, None))?;
-                out.clear();
-                out.extend_from_slice(&bytes);
             }
         }
         Ok(())
