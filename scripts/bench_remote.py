@@ -10,9 +10,9 @@ One command, one table, WORKDIR/results.json:
 
 What it sets up (all on 127.0.0.1, all children of this process, all stopped at exit):
 
-- corpus: bench.py's 1 GiB perf field (its ensure_corpus, imported; nothing else of
-  bench.py is used, so the two harnesses change independently): zstd.b2nd and lz4.b2nd
-  (8 MiB chunks, 256 KiB blocks) plus raw.bin, the expected bytes;
+- corpus: bench.py's 1 GiB perf field (its ensure_corpus, imported, as are its small
+  helpers: sizes, percentiles, mount cleanup): zstd.b2nd and lz4.b2nd (8 MiB chunks,
+  128 KiB blocks) plus raw.bin, the expected bytes;
 - nginx (`apt-get install -y nginx` when missing) in the foreground with a config written
   into WORKDIR/nginx, serving the corpus directory (Range, keep-alive, sendfile);
 - an S3 API server (--s3-server), seeded through the S3 API (so it stores each ETag once):
@@ -64,21 +64,30 @@ import argparse
 import atexit
 import json
 import os
-import math
 import platform
 import random
 import re
 import shutil
 import signal
 import socket
-import statistics
 import struct
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import bench  # noqa: E402  (the local harness: only its ensure_corpus)
+import bench  # noqa: E402  (the local harness: its corpus and shared helpers)
+from bench import (  # noqa: E402
+    BenchError,
+    _is_dead_mount,
+    _on_signal,
+    cleanup_mountpoint,
+    gbps,
+    median,
+    parse_size,
+    percentile,
+    tail,
+)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MIB = 1 << 20
@@ -103,49 +112,10 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 # ---------------------------------------------------------------- helpers
 
 
-class BenchError(Exception):
-    pass
-
-
-def parse_size(text: str) -> int:
-    t = text.strip().removesuffix("iB").removesuffix("B")
-    shift = {"k": 10, "m": 20, "g": 30, "t": 40}.get(t[-1:].lower(), 0)
-    return int((t[:-1] if shift else t).strip()) << shift
-
-
-def percentile(values: list[float], q: float) -> float:
-    """Linear-interpolated percentile (numpy's default method)."""
-    s = sorted(values)
-    if not s:
-        return float("nan")
-    k = (len(s) - 1) * q / 100.0
-    lo, hi = math.floor(k), math.ceil(k)
-    return s[lo] + (s[hi] - s[lo]) * (k - lo)
-
-
-def median(values):
-    values = [v for v in values if v is not None]
-    return statistics.median(values) if values else None
-
-
-def gbps(nbytes: int, seconds: float) -> float:
-    return nbytes / seconds / 1e9
-
-
 def fmt(v, spec=".2f", unit=""):
     if v is None or isinstance(v, str):
         return v or "—"
     return f"{v:{spec}}{unit}"
-
-
-def tail(path: str, n: int = 2000) -> str:
-    try:
-        with open(path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            f.seek(max(0, f.tell() - n))
-            return f.read().decode("utf-8", "replace").strip()
-    except OSError:
-        return ""
 
 
 def read_through(path: str) -> None:
@@ -159,10 +129,6 @@ def random_plan(nbytes: int, count: int) -> list[int]:
     """`count` random 4 KiB-aligned offsets (fixed seed)."""
     rng = random.Random(RANDOM_SEED)
     return [rng.randrange(nbytes // RANDOM_SIZE) * RANDOM_SIZE for _ in range(count)]
-
-
-def _on_signal(signum, frame):
-    raise KeyboardInterrupt(f"signal {signum}")
 
 
 # ---------------------------------------------------------------- worker (python-blosc2 side)
@@ -518,23 +484,6 @@ class Endpoint:
 
 
 _live_mounts: list["Mount"] = []
-
-
-def _is_dead_mount(path: str) -> bool:
-    try:
-        os.stat(path)
-        return False
-    except OSError as e:
-        return e.errno in (107, 103)  # ENOTCONN, ECONNABORTED
-
-
-def cleanup_mountpoint(binary: str, mnt: str) -> None:
-    """Remove a mount (live or dead) left at `mnt` by an earlier run."""
-    for cmd in ([binary, "unmount", mnt], ["umount", "-l", mnt]):
-        if os.path.ismount(mnt) or _is_dead_mount(mnt):
-            subprocess.run(cmd, capture_output=True, timeout=30)
-    if os.path.ismount(mnt) or _is_dead_mount(mnt):
-        raise BenchError(f"cannot remove the mount left at {mnt}")
 
 
 class Mount:
