@@ -173,7 +173,8 @@ pub struct MountArgs {
     pub gid: Option<u32>,
     /// Mount options, comma separated: ro, allow_other (other users may
     /// read, as the source's permissions allow), cache_size=SIZE, threads=N,
-    /// prefetch_threads=N, uid=N, gid=N, direct_io, readahead_kb=N.
+    /// prefetch_threads=N, uid=N, gid=N, direct_io, readahead_kb=N,
+    /// max_request_kb=N.
     #[arg(short = 'o', value_name = "OPTIONS", value_delimiter = ',')]
     pub options: Vec<String>,
     /// Serve reads with direct_io (no kernel page cache; breaks shared mmap).
@@ -182,6 +183,9 @@ pub struct MountArgs {
     /// Readahead of the mount in KiB (written to its bdi after mounting).
     #[arg(long, default_value_t = 4096)]
     pub readahead_kb: u32,
+    /// Largest read request the kernel sends, in KiB (0: its maximum, 1 MiB).
+    #[arg(long, default_value_t = 0)]
+    pub max_request_kb: u32,
     /// After SIGINT/SIGTERM the mount is detached at once; files still open
     /// are served this many seconds more before the daemon exits.
     #[arg(long, default_value_t = 5.0)]
@@ -224,6 +228,7 @@ impl MountArgs {
                 "gid" => self.gid = Some(need(key, value)?.parse().map_err(|e| format!("gid: {e}"))?),
                 "direct_io" => self.direct_io = true,
                 "readahead_kb" => self.readahead_kb = need(key, value)?.parse().map_err(|e| format!("readahead_kb: {e}"))?,
+                "max_request_kb" => self.max_request_kb = need(key, value)?.parse().map_err(|e| format!("max_request_kb: {e}"))?,
                 "foreground" => self.foreground = true,
                 other => log::warn!("ignoring unknown mount option {other}"),
             }
@@ -243,6 +248,7 @@ impl MountArgs {
             allow_other,
             direct_io: self.direct_io,
             readahead_kb: self.readahead_kb,
+            max_request_kb: self.max_request_kb,
             exit_grace: seconds("--exit-grace", self.exit_grace)?,
             attr_timeout: seconds("--attr-timeout", self.attr_timeout)?,
             remote: self.remote.options()?,
@@ -336,6 +342,7 @@ mod tests {
             allow_other,
             direct_io,
             readahead_kb,
+            max_request_kb,
             exit_grace,
             attr_timeout,
             remote,
@@ -352,6 +359,7 @@ mod tests {
         assert!(!allow_other);
         assert!(!direct_io);
         assert_eq!(readahead_kb, 4096);
+        assert_eq!(max_request_kb, 0);
         assert_eq!(exit_grace, Duration::from_secs(5));
         assert_eq!(attr_timeout, Duration::from_secs(1));
     }

@@ -32,6 +32,9 @@ pub struct MountConfig {
     pub direct_io: bool,
     /// Readahead of the mount in KiB (written to its bdi after mounting).
     pub readahead_kb: u32,
+    /// Largest read request the kernel sends, in KiB (0: the kernel's
+    /// maximum, 1 MiB). Rounded up to whole pages.
+    pub max_request_kb: u32,
     /// After SIGINT/SIGTERM the mount is detached at once; files still open
     /// are served this long more before the daemon exits.
     pub exit_grace: Duration,
@@ -57,6 +60,7 @@ impl Default for MountConfig {
             allow_other: false,
             direct_io: false,
             readahead_kb: 4096,
+            max_request_kb: 0,
             exit_grace: Duration::from_secs(5),
             attr_timeout: Duration::from_secs(1),
             remote: RemoteOptions::default(),

@@ -329,7 +329,7 @@ fn build_filesystem(config: &MountConfig) -> Result<FuseAdapter, String> {
     };
     // SAFETY: getuid/getgid cannot fail.
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-    let options = AdapterOptions { uid: config.uid, gid: config.gid, mounter: (uid, gid), ttl: config.attr_timeout };
+    let options = AdapterOptions { uid: config.uid, gid: config.gid, mounter: (uid, gid), ttl: config.attr_timeout, max_request_kb: config.max_request_kb };
     Ok(FuseAdapter::new(fs, options))
 }
 

@@ -15,6 +15,7 @@ use fuser::{
 };
 
 use super::waiting::WaitPool;
+use crate::read::Served;
 use crate::tree::{Attr, Filesystem, FsError, Kind};
 
 /// What the adapter adds to the filesystem's attributes.
@@ -28,6 +29,8 @@ pub struct AdapterOptions {
     pub mounter: (u32, u32),
     /// How long the kernel may cache attributes and names.
     pub ttl: Duration,
+    /// Largest read request in KiB (0: the kernel's maximum).
+    pub max_request_kb: u32,
 }
 
 /// The filesystem given to fuser.
@@ -77,12 +80,14 @@ fn reply_xattr(bytes: Result<Vec<u8>, FsError>, size: u32, reply: ReplyXattr) {
 }
 
 /// Read and answer one request. One reply buffer per thread, reused: the
-/// reply is written to the kernel before this returns.
+/// reply is written to the kernel before this returns. A read inside one
+/// decoded block is sent straight from the block.
 fn serve_read(fs: &Filesystem, fh: u64, offset: u64, size: u32, reply: ReplyData) {
     REPLY.with(|buffer| {
         let mut buffer = buffer.borrow_mut();
-        match fs.read_into(fh, offset, size, &mut buffer) {
-            Ok(()) => reply.data(&buffer),
+        match fs.read_served(fh, offset, size, &mut buffer) {
+            Ok(Served::Buffer) => reply.data(&buffer),
+            Ok(Served::Shared { block, range }) => reply.data(&block[range]),
             Err(e) => reply_err!(reply, e),
         }
         if buffer.capacity() > MAX_KEPT_REPLY {
@@ -128,6 +133,14 @@ impl FuserFilesystem for FuseAdapter {
         let wanted = InitFlags::FUSE_AUTO_INVAL_DATA | InitFlags::FUSE_PARALLEL_DIROPS;
         if let Err(missing) = config.add_capabilities(wanted) {
             log::debug!("kernel lacks capabilities {missing:?}");
+        }
+        // fuser asks for requests as large as the larger of max_write and
+        // max_readahead; nothing is ever written here, so max_write sets it.
+        if self.options.max_request_kb > 0 {
+            let bytes = self.options.max_request_kb.saturating_mul(1024);
+            if let Err(nearest) = config.set_max_write(bytes) {
+                let _ = config.set_max_write(nearest);
+            }
         }
         Ok(())
     }

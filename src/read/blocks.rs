@@ -90,6 +90,11 @@ impl Blocks {
         Ok(true)
     }
 
+    /// Decoded length of block `b` of chunk `c`.
+    pub fn block_len(&self, array: &Array, c: u64, b: u64) -> PResult<u64> {
+        Ok(self.block_layout(array, c, b)?.block_range(b as usize).len() as u64)
+    }
+
     /// The layout of chunk `c`, which must have a block `b`.
     fn block_layout(&self, array: &Array, c: u64, b: u64) -> PResult<Arc<ChunkLayout>> {
         let layout = self.layout(array, c)?;

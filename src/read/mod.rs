@@ -15,7 +15,7 @@ pub mod stream;
 
 pub use blocks::Blocks;
 pub use cache::BlockCache;
-pub use planner::{read_uncached, Planner, RowSelection, View};
+pub use planner::{read_uncached, Planner, RowSelection, Served, View};
 pub use prefetch::Prefetcher;
 pub use stats::Stats;
 pub use stream::StreamState;

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::format::{Array, Problem};
-use crate::read::{Planner, Stats, StreamState, View};
+use crate::read::{Planner, Served, Stats, StreamState, View};
 
 use super::preview::PreviewPlan;
 use super::text::TextLayout;
@@ -56,6 +56,8 @@ pub struct Opened {
 struct OpenFile {
     content: Content,
     stream: StreamState,
+    /// Opened without direct_io: the kernel reads ahead for this file.
+    kernel_reads_ahead: bool,
     /// Keeps the version opened alive (and its inodes answering) while open.
     _version: Option<Arc<Loaded>>,
 }
@@ -193,7 +195,7 @@ impl Filesystem {
             _ => (self.same_version_as_last_served(ino, loaded.as_deref()), false),
         };
         let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
-        self.handles.lock().unwrap_or_else(|e| e.into_inner()).insert(fh, Arc::new(OpenFile { content, stream: StreamState::default(), _version: loaded }));
+        self.handles.lock().unwrap_or_else(|e| e.into_inner()).insert(fh, Arc::new(OpenFile { content, stream: StreamState::default(), kernel_reads_ahead: !direct_io, _version: loaded }));
         Stats::add(&self.stats().open_files, 1);
         Ok(Opened { fh, keep_cache, direct_io })
     }
@@ -236,14 +238,18 @@ impl Filesystem {
     /// Bytes `[offset, offset + size)` of open file `fh` (shorter at its end).
     pub fn read(&self, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError> {
         let mut out = Vec::new();
-        self.read_into(fh, offset, size, &mut out)?;
+        if let Served::Shared { block, range } = self.read_served(fh, offset, size, &mut out)? {
+            out = block[range].to_vec();
+        }
         Ok(out)
     }
 
     /// [`Self::read`] into `out` (resized to the bytes read; its old bytes
     /// are all overwritten), so a caller can reuse one buffer for every
-    /// request.
-    pub fn read_into(&self, fh: u64, offset: u64, size: u32, out: &mut Vec<u8>) -> Result<(), FsError> {
+    /// request; except that a read inside one decoded block answers with
+    /// that block ([`Served::Shared`]) and leaves `out` alone, so its
+    /// bytes go to the kernel without a copy.
+    pub fn read_served(&self, fh: u64, offset: u64, size: u32, out: &mut Vec<u8>) -> Result<Served, FsError> {
         let handle = self.handles.lock().unwrap_or_else(|e| e.into_inner()).get(&fh).cloned().ok_or(FsError::BadHandle)?;
         Stats::add(&self.stats().reads, 1);
         let mut slice = |bytes: &[u8]| {
@@ -265,7 +271,7 @@ impl Filesystem {
             // Never kept by a handle: open draws it into a Static.
             Content::Preview { .. } => return Err(FsError::BadHandle),
             Content::Array { array, view } => {
-                self.planner.read_stream_into(array, view, &handle.stream, offset, size as u64, out).map_err(|e| failed(e, Some(array.id())))?
+                return self.planner.read_stream_served(array, view, &handle.stream, handle.kernel_reads_ahead, offset, size as u64, out).map_err(|e| failed(e, Some(array.id())));
             }
             Content::Text { array, layout } => {
                 *out = self.read_text(array, layout, &handle.stream, offset, size as u64).map_err(|e| failed(e, Some(array.id())))?;
@@ -278,7 +284,7 @@ impl Filesystem {
                     .map_err(|e| failed(e, None))?;
             }
         }
-        Ok(())
+        Ok(Served::Buffer)
     }
 
     /// Bytes of `data.txt`: the items they show, read through the planner.
