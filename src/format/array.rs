@@ -92,6 +92,21 @@ pub struct Array {
     stored_order: OnceLock<Vec<u64>>,
 }
 
+/// Bytes of a block served before, for [`Array::accept_growth`] to compare:
+/// decoded bytes `[offset, offset + bytes.len())` of block `block` of chunk
+/// `chunk`.
+#[derive(Debug, Clone, Copy)]
+pub struct Seen<'a> {
+    /// Chunk number.
+    pub chunk: u64,
+    /// Block number within the chunk.
+    pub block: u64,
+    /// Where `bytes` start in the decoded block.
+    pub offset: usize,
+    /// The bytes served.
+    pub bytes: &'a [u8],
+}
+
 /// Which state of the source an array reads, and which of its chunks that
 /// state no longer holds as they were.
 #[derive(Debug)]
@@ -382,6 +397,39 @@ impl Array {
         read_and_decode(&*source, start, layout, b, &context, out, || if contiguous { self.confirm_trusted(c) } else { Ok(()) })
     }
 
+    /// Decoded bytes `[offset, offset + out.len())` of block `b` of chunk
+    /// `c`, read straight from the source when the chunk stores its blocks
+    /// raw (memcpyed: decoding would be a copy). `Ok(false)`, with nothing
+    /// read, for any other chunk. A small read of such a block reads only
+    /// its own bytes.
+    pub fn read_raw_block_part(&self, layout: &ChunkLayout, c: u64, b: u64, offset: u64, out: &mut [u8]) -> PResult<bool> {
+        self.refuse_made_up()?;
+        let Some(ChunkOffset::Stored(pos)) = self.frame.offsets.get(c as usize) else { return Ok(false) };
+        if !layout.stored_raw() {
+            return Ok(false);
+        }
+        let mut read = || -> PResult<()> {
+            if b as usize >= layout.nblocks() {
+                return Err(Problem::OutOfRange(format!("block {b} of {}", layout.nblocks())));
+            }
+            let range = layout.block_source_range(b as usize);
+            let end = offset.checked_add(out.len() as u64).filter(|&e| e <= range.end - range.start);
+            let end = end.ok_or_else(|| Problem::OutOfRange(format!("bytes {offset}+{} of block {b} ({} bytes)", out.len(), range.end - range.start)))?;
+            let (source, start, available) = self.chunk_home(c, *pos)?;
+            if range.end > available {
+                return Err(Problem::truncated("block", range.start, range.end, available));
+            }
+            source.read_needed(start + range.start + offset, out)?;
+            debug_assert!(end <= range.end - range.start);
+            match self.container {
+                Container::Contiguous(_) => self.confirm_trusted(c),
+                Container::Sparse { .. } => Ok(()),
+            }
+        };
+        read().map_err(|p| p.in_chunk(c))?;
+        Ok(true)
+    }
+
     /// All decoded bytes of chunk `c` as stored (blocks in order, padding
     /// included), from one read of the stored chunk.
     pub fn decode_chunk(&self, c: u64) -> PResult<Vec<u8>> {
@@ -511,12 +559,12 @@ impl Array {
     /// past the old chunks, which leaves the old bytes where they were).
     /// Old chunks whose header changed (compared with the layouts in
     /// `known`) or no longer fits the room the chunk had are marked
-    /// rewritten: their reads fail, the others go on. Blocks decoded before
-    /// (`decoded`: chunk, block, bytes) must decode to the same bytes from
-    /// the current state, so a rewrite that kept every header is caught.
+    /// rewritten: their reads fail, the others go on. Bytes served before
+    /// (`seen`) must decode the same from the current state, so a rewrite
+    /// that kept every header is caught.
     /// Otherwise a [`Problem::SourceChanged`]. Metalayers may change (a b2nd
     /// array's shape grows); this array keeps presenting the shape it opened.
-    pub fn accept_growth(&self, known: &[(u64, Arc<ChunkLayout>)], decoded: &[(u64, u64, &[u8])]) -> PResult<()> {
+    pub fn accept_growth(&self, known: &[(u64, Arc<ChunkLayout>)], seen: &[Seen<'_>]) -> PResult<()> {
         let source = self.frame_source();
         let changed = |why: String| Problem::SourceChanged(format!("{} was rewritten: {why}", source.describe()));
         let current = source.current()?.ok_or_else(|| changed("this source cannot be re-read".into()))?;
@@ -554,7 +602,7 @@ impl Array {
             return Err(changed("its chunks are no longer where they were".into()));
         }
         let rewritten = self.rewritten_chunks(&*current, known)?;
-        if let Some((c, b)) = self.first_changed_block(&*current, known, &rewritten, decoded) {
+        if let Some((c, b)) = self.first_changed_block(&*current, known, &rewritten, seen) {
             return Err(changed(format!("block {b} of chunk {c} now holds other values")));
         }
         if !rewritten.is_empty() {
@@ -565,20 +613,20 @@ impl Array {
         Ok(())
     }
 
-    /// The first of the `decoded` blocks (of chunks not `rewritten`) that
-    /// decodes differently from `current`, or that cannot be decoded alone.
-    fn first_changed_block(&self, current: &dyn ByteSource, known: &[(u64, Arc<ChunkLayout>)], rewritten: &BTreeSet<u64>, decoded: &[(u64, u64, &[u8])]) -> Option<(u64, u64)> {
+    /// The first block of `seen` (of chunks not `rewritten`) whose bytes
+    /// decode differently from `current`, or that cannot be decoded alone.
+    fn first_changed_block(&self, current: &dyn ByteSource, known: &[(u64, Arc<ChunkLayout>)], rewritten: &BTreeSet<u64>, seen: &[Seen<'_>]) -> Option<(u64, u64)> {
         let context = BlockContext { block0: None, blockshape: self.blockshape() };
-        for &(c, b, bytes) in decoded {
+        for &Seen { chunk: c, block: b, offset, bytes } in seen {
             let (Some(ChunkOffset::Stored(pos)), Some((_, layout))) = (self.frame.offsets.get(c as usize), known.iter().find(|(k, _)| *k == c)) else {
                 continue;
             };
             if rewritten.contains(&c) || (b > 0 && layout.needs_block0()) || b >= layout.nblocks() as u64 || matches!(layout.storage, Storage::Special { .. }) {
                 continue;
             }
-            let mut out = vec![0u8; bytes.len()];
+            let mut out = vec![0u8; layout.block_range(b as usize).len()];
             let decoded_now = read_and_decode(current, self.frame.header_len + pos, layout, b as usize, &context, &mut out, || Ok(()));
-            if decoded_now.is_err() || out != bytes {
+            if decoded_now.is_err() || out.get(offset..offset.saturating_add(bytes.len())) != Some(bytes) {
                 return Some((c, b));
             }
         }

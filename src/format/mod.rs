@@ -29,7 +29,7 @@ pub mod msgpack;
 mod plain;
 pub mod source;
 
-pub use array::{Array, Region, Shape, MAX_BLOCK_BYTES, SPARSE_INDEX};
+pub use array::{Array, Region, Seen, Shape, MAX_BLOCK_BYTES, SPARSE_INDEX};
 pub use chunk::{ChunkLayout, Special};
 pub use codec::{codec_support, Support};
 pub use elsewhere::Elsewhere;

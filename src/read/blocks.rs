@@ -7,9 +7,10 @@
 //! asks the array whether the change is an append-only growth (comparing
 //! the layouts kept here) and, if so, reads again.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
-use crate::format::{Array, ChunkLayout, PResult, Piece, PieceSource, Problem};
+use crate::format::{Array, ChunkLayout, PResult, Piece, PieceSource, Problem, Seen};
 
 use super::cache::{Block, BlockCache, BlockKey};
 use super::layouts::LayoutCache;
@@ -18,17 +19,35 @@ use super::stats::Stats;
 /// Cached blocks compared with a fresh decode before a grown source is trusted.
 const GROWTH_SAMPLES: usize = 4;
 
+/// Bytes kept of each block served without being cached, for the same check.
+const EVIDENCE_BYTES: usize = 4096;
+
+/// Arrays whose uncached evidence is kept at once.
+const EVIDENCE_ARRAYS: usize = 64;
+
+/// A stretch of a block served without caching it (decoded straight into
+/// a reply, or read raw): kept so that a source rewritten in place can
+/// still be told from one that grew.
+struct Evidence {
+    chunk: u64,
+    block: u64,
+    offset: usize,
+    bytes: Vec<u8>,
+}
+
 /// The block cache and the layout cache of a mount, and how to fill them.
 pub struct Blocks {
     cache: BlockCache,
     layouts: LayoutCache,
     stats: Arc<Stats>,
+    /// The first few stretches of each array served without caching.
+    evidence: Mutex<HashMap<u64, Vec<Evidence>>>,
 }
 
 impl Blocks {
     /// Caches of `cache_budget` bytes of blocks and about `layout_budget` bytes of layouts.
     pub fn new(cache_budget: usize, layout_budget: usize, stats: Arc<Stats>) -> Blocks {
-        Blocks { cache: BlockCache::new(cache_budget, stats.clone()), layouts: LayoutCache::new(layout_budget), stats }
+        Blocks { cache: BlockCache::new(cache_budget, stats.clone()), layouts: LayoutCache::new(layout_budget), stats, evidence: Mutex::default() }
     }
 
     /// The counters shared by the caches and the readers.
@@ -87,7 +106,42 @@ impl Blocks {
         self.decode_with(array, &layout, c, b, out)?;
         Stats::add(&self.stats.blocks_decoded, 1);
         Stats::add(&self.stats.bytes_decoded, out.len() as u64);
+        self.keep_evidence(array, c, b, 0, out);
         Ok(true)
+    }
+
+    /// Keep the start of a stretch served without caching, while the array
+    /// has fewer than [`GROWTH_SAMPLES`] kept.
+    fn keep_evidence(&self, array: &Array, chunk: u64, block: u64, offset: usize, bytes: &[u8]) {
+        let mut evidence = self.evidence.lock().unwrap_or_else(|e| e.into_inner());
+        if !evidence.contains_key(&array.id()) && evidence.len() >= EVIDENCE_ARRAYS {
+            if let Some(&other) = evidence.keys().next() {
+                evidence.remove(&other);
+            }
+        }
+        let kept = evidence.entry(array.id()).or_default();
+        if kept.len() < GROWTH_SAMPLES {
+            let bytes = bytes[..bytes.len().min(EVIDENCE_BYTES)].to_vec();
+            kept.push(Evidence { chunk, block, offset, bytes });
+        }
+    }
+
+    /// Bytes `[offset, offset + out.len())` of block `b` of chunk `c` read
+    /// straight from the source, without decoding or caching, when the
+    /// chunk stores its blocks raw; false (nothing read) otherwise.
+    pub fn read_raw_part(&self, array: &Array, c: u64, b: u64, offset: u64, out: &mut [u8]) -> PResult<bool> {
+        let layout = self.layout(array, c)?;
+        let read = self.trusting(array, || array.read_raw_block_part(&layout, c, b, offset, out))?;
+        if read {
+            Stats::add(&self.stats.bytes_decoded, out.len() as u64);
+            self.keep_evidence(array, c, b, offset as usize, out);
+        }
+        Ok(read)
+    }
+
+    /// Whether chunk `c` stores its blocks raw ([`Self::read_raw_part`] reads them).
+    pub fn stored_raw(&self, array: &Array, c: u64) -> PResult<bool> {
+        Ok(self.layout(array, c)?.stored_raw())
     }
 
     /// Decoded length of block `b` of chunk `c`.
@@ -127,8 +181,13 @@ impl Blocks {
             Err(problem) if problem.is_source_changed() => {
                 let chunk = problem.chunk();
                 let samples = self.cache.sample(array.id(), GROWTH_SAMPLES);
-                let decoded: Vec<(u64, u64, &[u8])> = samples.iter().map(|(k, block)| (k.chunk, k.block, block.as_slice())).collect();
-                array.accept_growth(&self.layouts.known(array.id()), &decoded).map_err(|p| match chunk {
+                let evidence = self.evidence.lock().unwrap_or_else(|e| e.into_inner());
+                let uncached = evidence.get(&array.id()).map(Vec::as_slice).unwrap_or_default();
+                let cached = samples.iter().map(|(k, block)| Seen { chunk: k.chunk, block: k.block, offset: 0, bytes: block.as_slice() });
+                let seen: Vec<Seen<'_>> = cached.chain(uncached.iter().map(|e| Seen { chunk: e.chunk, block: e.block, offset: e.offset, bytes: &e.bytes })).collect();
+                let accepted = array.accept_growth(&self.layouts.known(array.id()), &seen);
+                drop(evidence);
+                accepted.map_err(|p| match chunk {
                     Some(c) => p.in_chunk(c),
                     None => p,
                 })?;

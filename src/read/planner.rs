@@ -234,13 +234,17 @@ impl Planner {
 
     /// The cached (or now decoded and cached) block holding all of a read
     /// when its pieces are one stretch of one block; `None` otherwise, and
-    /// when the read is that whole block, not cached, and the planner
-    /// decodes such blocks into the output.
+    /// when that block is not cached and either the read is all of it (the
+    /// planner decodes such blocks into the output) or it is stored raw
+    /// (the read's own bytes are read from the source).
     fn one_block(&self, array: &Array, pieces: &[Piece]) -> PResult<Option<Served>> {
         let [piece] = pieces else { return Ok(None) };
         let PieceSource::Block { chunk, block, offset } = piece.source else { return Ok(None) };
-        if self.direct && offset == 0 && !self.blocks.contains(array, chunk, block) && self.blocks.block_len(array, chunk, block)? == piece.len {
-            return Ok(None);
+        if !self.blocks.contains(array, chunk, block) {
+            let whole = offset == 0 && self.blocks.block_len(array, chunk, block)? == piece.len;
+            if (self.direct && whole) || self.blocks.stored_raw(array, chunk)? {
+                return Ok(None);
+            }
         }
         super::prefetch::announce(&self.blocks, array, pieces)?;
         let data = self.blocks.block(array, chunk, block)?;
@@ -397,7 +401,8 @@ fn fill_rows(blocks: &Blocks, array: &Array, rows: &RowSelection, start: u64, ou
 }
 
 /// Copy one block (or zeros) piece into `out`, keeping the blocks used at
-/// hand; with `direct`, a whole block not cached is decoded into place.
+/// hand. A block not cached and stored raw is read from the source into
+/// place; with `direct`, a whole block not cached is decoded into place.
 fn copy_piece(blocks: &Blocks, array: &Array, p: Piece, out: &mut [u8], at_hand: &mut Vec<((u64, u64), Block)>, direct: bool) -> PResult<()> {
     let dst_start = p.out_offset as usize;
     let dst = out.get_mut(dst_start..dst_start + p.len as usize).ok_or_else(|| Problem::OutOfRange("piece outside the output".into()))?;
@@ -408,13 +413,13 @@ fn copy_piece(blocks: &Blocks, array: &Array, p: Piece, out: &mut [u8], at_hand:
         }
         PieceSource::Block { chunk, block, offset } => {
             let key = (chunk, block);
-            if direct
-                && offset == 0
-                && !at_hand.iter().any(|(k, _)| *k == key)
-                && !blocks.contains(array, chunk, block)
-                && blocks.decode_whole_into(array, chunk, block, dst)?
-            {
-                return Ok(());
+            if !at_hand.iter().any(|(k, _)| *k == key) && !blocks.contains(array, chunk, block) {
+                if blocks.read_raw_part(array, chunk, block, offset, dst)? {
+                    return Ok(());
+                }
+                if direct && offset == 0 && blocks.decode_whole_into(array, chunk, block, dst)? {
+                    return Ok(());
+                }
             }
             let data = match at_hand.iter().rev().find(|(k, _)| *k == key) {
                 Some((_, data)) => data.clone(),
@@ -518,6 +523,26 @@ mod tests {
     }
 
     #[test]
+    fn raw_chunks_are_read_in_place_and_never_decoded_or_cached() {
+        let (array, entry) = fixture("clevel0_zstd");
+        assert!(array.read_layout(0).unwrap().stored_raw(), "clevel 0 stores its chunks raw");
+        let want = Planner::standalone(1 << 20).read(&array, &View::Data, 0, u64::MAX).unwrap();
+        assert_eq!(sha256_hex(&want), entry["sha256"].as_str().unwrap());
+        // Small reads at odd places, through a mount's planner: each reads
+        // only its own bytes, none decodes or keeps a block.
+        let planner = Planner::new(Arc::new(Blocks::new(1 << 20, 1 << 20, Arc::new(Stats::default()))), None, 0);
+        let len = want.len() as u64;
+        for (start, n) in [(0u64, 1u64), (3, 17), (len / 2 - 5, 1001), (len - 9, 9), (len / 3, len / 3)] {
+            let mut out = vec![0xA5u8; 7];
+            let served = planner.read_served(&array, &View::Data, start, n, &mut out).unwrap();
+            assert!(matches!(served, Served::Buffer), "raw bytes are read into the reply");
+            assert!(out == want[start as usize..(start + n) as usize], "bytes {start}+{n}");
+        }
+        assert_eq!(Stats::get(&planner.stats().blocks_decoded), 0);
+        assert_eq!(planner.blocks().cache().usage(), (0, 0), "nothing cached");
+    }
+
+    #[test]
     fn delta_chunks_decode_each_block_once_block0_included() {
         let (array, entry) = fixture("codec_lz4_delta_shuffle");
         let planner = Planner::standalone(64 << 20);
@@ -526,15 +551,22 @@ mod tests {
         assert!(array.read_layout(0).unwrap().needs_block0(), "the fixture uses DELTA");
         // The blocks the data needs, as the geometry says (padding blocks
         // beyond the array's edge are never needed), plus block 0 of every
-        // chunk, which DELTA needs for the others.
+        // chunk, which DELTA needs for the others; chunks stored raw
+        // (memcpyed: C-Blosc2 found them incompressible) are read, not decoded.
         let mut needed = HashSet::new();
+        let mut raw_chunks = HashSet::new();
         for p in array.pieces(Region::Data, 0, data.len() as u64).unwrap() {
             if let PieceSource::Block { chunk, block, .. } = p.source {
+                if array.read_layout(chunk).unwrap().stored_raw() {
+                    raw_chunks.insert(chunk);
+                    continue;
+                }
                 needed.insert((chunk, block));
                 needed.insert((chunk, 0));
             }
         }
-        assert_eq!(Stats::get(&planner.stats().blocks_decoded), needed.len() as u64, "every needed block decoded exactly once");
+        assert!(!needed.is_empty());
+        assert_eq!(Stats::get(&planner.stats().blocks_decoded), needed.len() as u64, "every needed block decoded exactly once (raw chunks {raw_chunks:?})");
 
         // A one-off read keeps block 0 while it decodes the blocks after it.
         let mut out = vec![0u8; data.len()];

@@ -235,6 +235,12 @@ impl ChunkLayout {
         }
     }
 
+    /// Whether the blocks are stored raw (memcpyed): a block's decoded
+    /// bytes are its stored bytes.
+    pub fn stored_raw(&self) -> bool {
+        self.storage == Storage::Memcpyed
+    }
+
     /// Whether decoding block `b > 0` needs block 0 of this chunk (DELTA filter).
     pub fn needs_block0(&self) -> bool {
         matches!(self.storage, Storage::Streams { .. }) && self.header.filters.contains(&filter_id::DELTA)
