@@ -22,6 +22,14 @@ const GROWTH_SAMPLES: usize = 4;
 /// Bytes kept of each block served without being cached, for the same check.
 const EVIDENCE_BYTES: usize = 4096;
 
+/// Largest block [`Blocks::decode_part_into`] decodes into scratch.
+const SCRATCH_MAX: usize = 4 << 20;
+
+thread_local! {
+    /// Per-thread buffer for the blocks of random reads.
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// Arrays whose uncached evidence is kept at once.
 const EVIDENCE_ARRAYS: usize = 64;
 
@@ -107,6 +115,35 @@ impl Blocks {
         Stats::add(&self.stats.blocks_decoded, 1);
         Stats::add(&self.stats.bytes_decoded, out.len() as u64);
         self.keep_evidence(array, c, b, 0, out);
+        Ok(true)
+    }
+
+    /// Decoded bytes `[offset, offset + out.len())` of block `b` of chunk
+    /// `c`, decoded into a per-thread scratch buffer and not kept (a random
+    /// reader's block: fresh cache memory would cost more in page faults
+    /// than the decode). False, with nothing done, for a block larger than
+    /// the scratch buffer may grow.
+    pub fn decode_part_into(&self, array: &Array, c: u64, b: u64, offset: u64, out: &mut [u8]) -> PResult<bool> {
+        let layout = self.block_layout(array, c, b)?;
+        let len = layout.block_range(b as usize).len();
+        let end = offset.checked_add(out.len() as u64).filter(|&e| e <= len as u64);
+        let Some(end) = end else {
+            return Err(Problem::OutOfRange(format!("bytes {offset}+{} of block {b} ({len} bytes)", out.len())).in_chunk(c));
+        };
+        if len > SCRATCH_MAX {
+            return Ok(false);
+        }
+        SCRATCH.with(|scratch| {
+            let mut scratch = scratch.borrow_mut();
+            // Stale bytes are fine: the decoders overwrite the whole block.
+            scratch.resize(len, 0);
+            self.decode_with(array, &layout, c, b, &mut scratch[..])?;
+            out.copy_from_slice(&scratch[offset as usize..end as usize]);
+            self.keep_evidence(array, c, b, offset as usize, out);
+            PResult::Ok(())
+        })?;
+        Stats::add(&self.stats.blocks_decoded, 1);
+        Stats::add(&self.stats.bytes_decoded, len as u64);
         Ok(true)
     }
 

@@ -114,6 +114,28 @@ impl View {
     }
 }
 
+/// What a fill does with blocks missing from the cache.
+#[derive(Debug, Clone, Copy)]
+struct Misses {
+    /// Whole blocks are decoded straight into the output, not kept.
+    direct: bool,
+    /// Blocks read only in part are decoded into the cache, for the reads
+    /// that will want the rest. Otherwise (a small read away from the
+    /// last: a random reader) into a per-thread scratch buffer, which
+    /// spares the fresh cache memory its page faults.
+    keep_partial: bool,
+}
+
+impl Misses {
+    /// Every block through the cache (one-off and standalone reads).
+    const CACHED: Misses = Misses { direct: false, keep_partial: true };
+}
+
+/// Reads smaller than this, away from where the last read of the same
+/// file ended, count as random: the blocks they use only in part are not
+/// kept. The kernel's own readahead requests are larger.
+const RANDOM_READ_MAX: u64 = 64 << 10;
+
 /// Where the bytes of a read are ([`Planner::read_served`]).
 #[derive(Debug)]
 pub enum Served {
@@ -197,6 +219,10 @@ impl Planner {
     /// the caller can send its bytes without copying them first; `out` is
     /// then left as it was.
     pub fn read_served(&self, array: &Array, view: &View, offset: u64, size: u64, out: &mut Vec<u8>) -> Result<Served, Error> {
+        self.read_served_with(array, view, offset, size, out, Misses { direct: self.direct, keep_partial: true })
+    }
+
+    fn read_served_with(&self, array: &Array, view: &View, offset: u64, size: u64, out: &mut Vec<u8>, misses: Misses) -> Result<Served, Error> {
         let total = view.len(array).map_err(|p| Error::new(array.name(), p))?;
         let start = offset.min(total);
         let end = offset.saturating_add(size).min(total);
@@ -209,7 +235,7 @@ impl Planner {
         let mut pieces = None;
         if in_prefix == 0 && body_len > 0 && !matches!(view, View::Rows(_)) {
             let found = tiling_pieces(array, view.region(), body_start, body_len).map_err(fail)?;
-            if let Some(shared) = self.one_block(array, &found).map_err(fail)? {
+            if let Some(shared) = self.one_block(array, &found, misses).map_err(fail)? {
                 Stats::add(&self.stats().bytes_served, body_len);
                 return Ok(shared);
             }
@@ -223,8 +249,8 @@ impl Planner {
             let out = &mut out[in_prefix..];
             match (view, pieces) {
                 (View::Rows(rows), _) => fill_rows(&self.blocks, array, rows, body_start, out),
-                (_, Some(pieces)) => fill_pieces(&self.blocks, array, pieces, out, self.direct),
-                (_, None) => fill_with(&self.blocks, array, view.region(), body_start, out, self.direct),
+                (_, Some(pieces)) => fill_pieces(&self.blocks, array, pieces, out, misses),
+                (_, None) => fill_with(&self.blocks, array, view.region(), body_start, out, misses),
             }
             .map_err(fail)?;
         }
@@ -234,15 +260,16 @@ impl Planner {
 
     /// The cached (or now decoded and cached) block holding all of a read
     /// when its pieces are one stretch of one block; `None` otherwise, and
-    /// when that block is not cached and either the read is all of it (the
-    /// planner decodes such blocks into the output) or it is stored raw
-    /// (the read's own bytes are read from the source).
-    fn one_block(&self, array: &Array, pieces: &[Piece]) -> PResult<Option<Served>> {
+    /// when that block is not cached and the fill would not cache it:
+    /// the read is all of it (decoded into the output), or it is stored
+    /// raw (the read's own bytes are read from the source), or the read is
+    /// random (decoded into scratch).
+    fn one_block(&self, array: &Array, pieces: &[Piece], misses: Misses) -> PResult<Option<Served>> {
         let [piece] = pieces else { return Ok(None) };
         let PieceSource::Block { chunk, block, offset } = piece.source else { return Ok(None) };
         if !self.blocks.contains(array, chunk, block) {
             let whole = offset == 0 && self.blocks.block_len(array, chunk, block)? == piece.len;
-            if (self.direct && whole) || self.blocks.stored_raw(array, chunk)? {
+            if (misses.direct && whole) || !misses.keep_partial || self.blocks.stored_raw(array, chunk)? {
                 return Ok(None);
             }
         }
@@ -275,15 +302,17 @@ impl Planner {
     /// into the cache first would only add a copy (measured: 0.92 against
     /// 0.64 daemon CPU-seconds per GiB on an LZ4 scan).
     pub fn read_stream_served(&self, array: &Arc<Array>, view: &View, stream: &StreamState, kernel_reads_ahead: bool, offset: u64, size: u64, out: &mut Vec<u8>) -> Result<Served, Error> {
+        let sequential = stream.follows(offset, size);
         let prefetcher = self.prefetcher.as_ref().filter(|_| !kernel_reads_ahead || array.may_wait());
-        if let Some(prefetcher) = prefetcher {
-            if let Some(ahead) = stream.on_read(offset, size, self.window) {
+        if let Some(prefetcher) = prefetcher.filter(|_| sequential) {
+            if let Some(ahead) = stream.ahead(offset, size, self.window) {
                 if self.prefetch(prefetcher, array, view, ahead.start, ahead.end - ahead.start) {
                     stream.accepted(ahead.end);
                 }
             }
         }
-        self.read_served(array, view, offset, size, out)
+        let misses = Misses { direct: self.direct, keep_partial: sequential || size >= RANDOM_READ_MAX };
+        self.read_served_with(array, view, offset, size, out, misses)
     }
 
     /// [`Self::read_stream_into`] into a new buffer.
@@ -342,14 +371,13 @@ pub fn layout_budget(cache_budget: usize) -> usize {
 
 /// Fill `out` with bytes `[start, start + out.len())` of `region`.
 pub fn fill(blocks: &Blocks, array: &Array, region: Region, start: u64, out: &mut [u8]) -> PResult<()> {
-    fill_with(blocks, array, region, start, out, false)
+    fill_with(blocks, array, region, start, out, Misses::CACHED)
 }
 
-/// [`fill`]; with `direct`, whole blocks that are not cached are decoded
-/// straight into `out` and not kept.
-fn fill_with(blocks: &Blocks, array: &Array, region: Region, start: u64, out: &mut [u8], direct: bool) -> PResult<()> {
+/// [`fill`], treating blocks not cached as `misses` says.
+fn fill_with(blocks: &Blocks, array: &Array, region: Region, start: u64, out: &mut [u8], misses: Misses) -> PResult<()> {
     let pieces = tiling_pieces(array, region, start, out.len() as u64)?;
-    fill_pieces(blocks, array, pieces, out, direct)
+    fill_pieces(blocks, array, pieces, out, misses)
 }
 
 /// The pieces of bytes `[start, start + len)` of `region`, checked to tile
@@ -371,16 +399,16 @@ fn tiling_pieces(array: &Array, region: Region, start: u64, len: u64) -> PResult
 }
 
 /// Fill `out` from `pieces`, which tile it ([`tiling_pieces`]).
-fn fill_pieces(blocks: &Blocks, array: &Array, pieces: Vec<Piece>, out: &mut [u8], direct: bool) -> PResult<()> {
+fn fill_pieces(blocks: &Blocks, array: &Array, pieces: Vec<Piece>, out: &mut [u8], misses: Misses) -> PResult<()> {
     super::prefetch::announce(blocks, array, &pieces)?;
     let mut at_hand: Vec<((u64, u64), Block)> = Vec::new();
     for piece in pieces {
         if let PieceSource::ChunkBytes { .. } = piece.source {
             for p in blocks.block_pieces(array, piece)? {
-                copy_piece(blocks, array, p, out, &mut at_hand, direct)?;
+                copy_piece(blocks, array, p, out, &mut at_hand, misses)?;
             }
         } else {
-            copy_piece(blocks, array, piece, out, &mut at_hand, direct)?;
+            copy_piece(blocks, array, piece, out, &mut at_hand, misses)?;
         }
     }
     Ok(())
@@ -402,8 +430,8 @@ fn fill_rows(blocks: &Blocks, array: &Array, rows: &RowSelection, start: u64, ou
 
 /// Copy one block (or zeros) piece into `out`, keeping the blocks used at
 /// hand. A block not cached and stored raw is read from the source into
-/// place; with `direct`, a whole block not cached is decoded into place.
-fn copy_piece(blocks: &Blocks, array: &Array, p: Piece, out: &mut [u8], at_hand: &mut Vec<((u64, u64), Block)>, direct: bool) -> PResult<()> {
+/// place; other blocks not cached are decoded as `misses` says.
+fn copy_piece(blocks: &Blocks, array: &Array, p: Piece, out: &mut [u8], at_hand: &mut Vec<((u64, u64), Block)>, misses: Misses) -> PResult<()> {
     let dst_start = p.out_offset as usize;
     let dst = out.get_mut(dst_start..dst_start + p.len as usize).ok_or_else(|| Problem::OutOfRange("piece outside the output".into()))?;
     match p.source {
@@ -417,7 +445,10 @@ fn copy_piece(blocks: &Blocks, array: &Array, p: Piece, out: &mut [u8], at_hand:
                 if blocks.read_raw_part(array, chunk, block, offset, dst)? {
                     return Ok(());
                 }
-                if direct && offset == 0 && blocks.decode_whole_into(array, chunk, block, dst)? {
+                if misses.direct && offset == 0 && blocks.decode_whole_into(array, chunk, block, dst)? {
+                    return Ok(());
+                }
+                if !misses.keep_partial && blocks.decode_part_into(array, chunk, block, offset, dst)? {
                     return Ok(());
                 }
             }
@@ -540,6 +571,38 @@ mod tests {
         }
         assert_eq!(Stats::get(&planner.stats().blocks_decoded), 0);
         assert_eq!(planner.blocks().cache().usage(), (0, 0), "nothing cached");
+    }
+
+    #[test]
+    fn random_small_reads_decode_into_scratch_and_sequential_ones_keep_their_blocks() {
+        // 33 x 21 float64 in 12 x 8 chunks of 5 x 3 blocks (120-byte blocks).
+        let (array, _) = fixture("dtype_le_f8");
+        let array = Arc::new(array);
+        let want = Planner::standalone(1 << 20).read(&array, &View::Data, 0, u64::MAX).unwrap();
+        let planner = Planner::new(Arc::new(Blocks::new(1 << 20, 1 << 20, Arc::new(Stats::default()))), None, 0);
+        let stream = StreamState::default();
+        let mut out = vec![0x5Au8; 3];
+        // Small reads, each away from where the last one ended.
+        for (start, n) in [(1000u64, 40u64), (17, 9), (4000, 200), (2500, 8)] {
+            let served = planner.read_stream_served(&array, &View::Data, &stream, true, start, n, &mut out).unwrap();
+            assert!(matches!(served, Served::Buffer));
+            assert!(out == want[start as usize..(start + n) as usize], "random read {start}+{n}");
+        }
+        assert_eq!(planner.blocks().cache().usage(), (0, 0), "a random reader's blocks are not kept");
+        assert!(Stats::get(&planner.stats().blocks_decoded) > 0);
+        // A reader going on from where it was keeps the blocks it uses in part.
+        let mut at = 2508u64;
+        for n in [10u64, 30, 7] {
+            let mut buf = Vec::new();
+            let served = planner.read_stream_served(&array, &View::Data, &stream, true, at, n, &mut buf).unwrap();
+            let got = match served {
+                Served::Buffer => buf,
+                Served::Shared { block, range } => block[range].to_vec(),
+            };
+            assert!(got == want[at as usize..(at + n) as usize], "sequential read {at}+{n}");
+            at += n;
+        }
+        assert!(planner.blocks().cache().usage().1 > 0, "a sequential reader's partly read blocks are cached");
     }
 
     #[test]

@@ -26,11 +26,24 @@ impl StreamState {
     /// `window` bytes (at least one read's worth) past this read are on
     /// their way; `None` otherwise or when that range was already asked for.
     pub fn on_read(&self, offset: u64, size: u64, window: u64) -> Option<std::ops::Range<u64>> {
-        let end = offset.saturating_add(size);
-        let sequential = self.next_offset.swap(end, Ordering::Relaxed) == offset;
-        if !(sequential || offset == 0) {
+        if !self.follows(offset, size) {
             return None;
         }
+        self.ahead(offset, size, window)
+    }
+
+    /// Note a read of `size` bytes at `offset`: whether it starts where the
+    /// last one ended, or at 0.
+    pub fn follows(&self, offset: u64, size: u64) -> bool {
+        let end = offset.saturating_add(size);
+        self.next_offset.swap(end, Ordering::Relaxed) == offset || offset == 0
+    }
+
+    /// For a sequential read of `size` bytes at `offset`, the byte range to
+    /// prefetch so that `window` bytes (at least one read's worth) past it
+    /// are on their way; `None` when that range was already asked for.
+    pub fn ahead(&self, offset: u64, size: u64, window: u64) -> Option<std::ops::Range<u64>> {
+        let end = offset.saturating_add(size);
         let target = end.saturating_add(window.max(size));
         let from = self.prefetched_to.load(Ordering::Relaxed).max(end);
         (from < target).then_some(from..target)
