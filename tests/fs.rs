@@ -745,12 +745,7 @@ fn source_rewritten_in_place_with_same_layout_gives_eio_never_other_bytes() {
     assert_eq!(old_file.len(), new_file.len());
     assert_ne!(old_file, new_file);
     let (old, new) = (raw(made.path(), "lay1"), raw(made.path(), "lay2"));
-    let src = tempfile::tempdir().unwrap();
-    let target = src.path().join("c.b2nd");
-    std::fs::write(&target, &old_file).unwrap();
-    let fs = filesystem(src.path(), 64 << 20, 0);
-    let data = walk(&fs, "c.b2nd/data").unwrap();
-    let handle = fs.open(data.ino, false).unwrap().fh;
+    let (_src, target, fs, handle) = open_written(&old_file);
     assert_eq!(read(&fs, handle, 0, 4096), &old[..4096]);
 
     // Let the clock move past the mtime granularity, then rewrite in place.
@@ -789,12 +784,7 @@ fn source_rewritten_in_place_with_more_chunks_of_the_same_layout_gives_eio_never
     // or a raw block's own bytes) or all of it in large reads (whole blocks
     // decoded straight into the replies, nothing cached).
     for first in [4096usize, old.len()] {
-        let src = tempfile::tempdir().unwrap();
-        let target = src.path().join("c.b2nd");
-        std::fs::write(&target, &old_file).unwrap();
-        let fs = filesystem(src.path(), 64 << 20, 0);
-        let data = walk(&fs, "c.b2nd/data").unwrap();
-        let handle = fs.open(data.ino, false).unwrap().fh;
+        let (_src, target, fs, handle) = open_written(&old_file);
         let mut got = Vec::new();
         while got.len() < first {
             got.extend(read(&fs, handle, got.len() as u64, (first - got.len()).min(1 << 20) as u32));
@@ -807,6 +797,18 @@ fn source_rewritten_in_place_with_more_chunks_of_the_same_layout_gives_eio_never
         fs.release(handle);
         assert!(read_path(&fs, "c.b2nd/data", 65537) == new);
     }
+}
+
+/// `bytes` written as `c.b2nd` in a new directory, and a filesystem of it
+/// with `c.b2nd/data` open: (the directory, the file, the filesystem, the handle).
+fn open_written(bytes: &[u8]) -> (tempfile::TempDir, std::path::PathBuf, Filesystem, u64) {
+    let src = tempfile::tempdir().unwrap();
+    let target = src.path().join("c.b2nd");
+    std::fs::write(&target, bytes).unwrap();
+    let fs = filesystem(src.path(), 64 << 20, 0);
+    let data = walk(&fs, "c.b2nd/data").unwrap();
+    let handle = fs.open(data.ino, false).unwrap().fh;
+    (src, target, fs, handle)
 }
 
 /// Truncate `target` and write `bytes` into the same file (same inode).
