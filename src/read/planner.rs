@@ -303,15 +303,18 @@ impl Planner {
     /// 0.64 daemon CPU-seconds per GiB on an LZ4 scan).
     pub fn read_stream_served(&self, array: &Arc<Array>, view: &View, stream: &StreamState, kernel_reads_ahead: bool, offset: u64, size: u64, out: &mut Vec<u8>) -> Result<Served, Error> {
         let sequential = stream.follows(offset, size);
-        let prefetcher = self.prefetcher.as_ref().filter(|_| !kernel_reads_ahead || array.may_wait());
-        if let Some(prefetcher) = prefetcher.filter(|_| sequential) {
+        let prefetcher = self.prefetcher.as_ref().filter(|_| sequential && (!kernel_reads_ahead || array.may_wait()));
+        if let Some(prefetcher) = prefetcher {
             if let Some(ahead) = stream.ahead(offset, size, self.window) {
                 if self.prefetch(prefetcher, array, view, ahead.start, ahead.end - ahead.start) {
                     stream.accepted(ahead.end);
                 }
             }
         }
-        let misses = Misses { direct: self.direct, keep_partial: sequential || size >= RANDOM_READ_MAX };
+        // While the prefetcher decodes this reader's blocks into the cache,
+        // the reader takes them from there (waiting for one in flight)
+        // rather than decoding them a second time into its reply.
+        let misses = Misses { direct: self.direct && prefetcher.is_none(), keep_partial: sequential || size >= RANDOM_READ_MAX };
         self.read_served_with(array, view, offset, size, out, misses)
     }
 
@@ -603,6 +606,41 @@ mod tests {
             at += n;
         }
         assert!(planner.blocks().cache().usage().1 > 0, "a sequential reader's partly read blocks are cached");
+    }
+
+    #[test]
+    fn a_prefetched_reader_takes_its_blocks_from_the_cache_and_each_is_decoded_once() {
+        // No kernel readahead (a direct_io file): the prefetcher decodes
+        // ahead, and whole blocks must not also be decoded into the replies.
+        // 700 items in chunks of 256 and blocks of 64: reads of whole blocks.
+        let (array, _) = fixture("split_always_split_zstd");
+        let array = Arc::new(array);
+        let want = Planner::standalone(1 << 20).read(&array, &View::Data, 0, u64::MAX).unwrap();
+        let mut distinct = HashSet::new();
+        for p in array.pieces(Region::Data, 0, want.len() as u64).unwrap() {
+            if let PieceSource::Block { chunk, block, .. } = p.source {
+                distinct.insert((chunk, block));
+            }
+        }
+        let block_bytes = 64 * want.len() as u64 / 700;
+        for round in 0..50 {
+            let blocks = Arc::new(Blocks::new(16 << 20, 1 << 20, Arc::new(Stats::default())));
+            let planner = Planner::new(blocks.clone(), Some(Prefetcher::start(blocks, 2)), 4 * block_bytes);
+            let stream = StreamState::default();
+            let mut got = Vec::new();
+            while got.len() < want.len() {
+                let mut buf = Vec::new();
+                let served = planner.read_stream_served(&array, &View::Data, &stream, false, got.len() as u64, block_bytes, &mut buf).unwrap();
+                match served {
+                    Served::Buffer => got.extend_from_slice(&buf),
+                    Served::Shared { block, range } => got.extend_from_slice(&block[range]),
+                }
+            }
+            assert!(got == want, "round {round}");
+            // Prefetch may also have decoded blocks past the end of the
+            // reads, never a block twice.
+            assert!(Stats::get(&planner.stats().blocks_decoded) <= distinct.len() as u64, "round {round}: a block decoded twice");
+        }
     }
 
     #[test]
