@@ -413,14 +413,14 @@ impl Array {
                 return Err(Problem::OutOfRange(format!("block {b} of {}", layout.nblocks())));
             }
             let range = layout.block_source_range(b as usize);
-            let end = offset.checked_add(out.len() as u64).filter(|&e| e <= range.end - range.start);
-            let end = end.ok_or_else(|| Problem::OutOfRange(format!("bytes {offset}+{} of block {b} ({} bytes)", out.len(), range.end - range.start)))?;
+            if !offset.checked_add(out.len() as u64).is_some_and(|e| e <= range.end - range.start) {
+                return Err(Problem::OutOfRange(format!("bytes {offset}+{} of block {b} ({} bytes)", out.len(), range.end - range.start)));
+            }
             let (source, start, available) = self.chunk_home(c, *pos)?;
             if range.end > available {
                 return Err(Problem::truncated("block", range.start, range.end, available));
             }
             source.read_needed(start + range.start + offset, out)?;
-            debug_assert!(end <= range.end - range.start);
             match self.container {
                 Container::Contiguous(_) => self.confirm_trusted(c),
                 Container::Sparse { .. } => Ok(()),

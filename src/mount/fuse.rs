@@ -15,7 +15,6 @@ use fuser::{
 };
 
 use super::waiting::WaitPool;
-use crate::read::Served;
 use crate::tree::{Attr, Filesystem, FsError, Kind};
 
 /// What the adapter adds to the filesystem's attributes.
@@ -86,8 +85,7 @@ fn serve_read(fs: &Filesystem, fh: u64, offset: u64, size: u32, reply: ReplyData
     REPLY.with(|buffer| {
         let mut buffer = buffer.borrow_mut();
         match fs.read_served(fh, offset, size, &mut buffer) {
-            Ok(Served::Buffer) => reply.data(&buffer),
-            Ok(Served::Shared { block, range }) => reply.data(&block[range]),
+            Ok(served) => reply.data(served.bytes(&buffer)),
             Err(e) => reply_err!(reply, e),
         }
         if buffer.capacity() > MAX_KEPT_REPLY {

@@ -176,18 +176,8 @@ impl Blocks {
         Ok(read)
     }
 
-    /// Whether chunk `c` stores its blocks raw ([`Self::read_raw_part`] reads them).
-    pub fn stored_raw(&self, array: &Array, c: u64) -> PResult<bool> {
-        Ok(self.layout(array, c)?.stored_raw())
-    }
-
-    /// Decoded length of block `b` of chunk `c`.
-    pub fn block_len(&self, array: &Array, c: u64, b: u64) -> PResult<u64> {
-        Ok(self.block_layout(array, c, b)?.block_range(b as usize).len() as u64)
-    }
-
     /// The layout of chunk `c`, which must have a block `b`.
-    fn block_layout(&self, array: &Array, c: u64, b: u64) -> PResult<Arc<ChunkLayout>> {
+    pub fn block_layout(&self, array: &Array, c: u64, b: u64) -> PResult<Arc<ChunkLayout>> {
         let layout = self.layout(array, c)?;
         if b >= layout.nblocks() as u64 {
             return Err(Problem::OutOfRange(format!("block {b} of {}", layout.nblocks())).in_chunk(c));

@@ -150,6 +150,24 @@ pub enum Served {
     },
 }
 
+impl Served {
+    /// The bytes read, given the output buffer the read was asked to use.
+    pub fn bytes<'a>(&'a self, buffer: &'a [u8]) -> &'a [u8] {
+        match self {
+            Served::Buffer => buffer,
+            Served::Shared { block, range } => &block[range.clone()],
+        }
+    }
+
+    /// Leave the bytes read in `buffer` (copying them there if shared).
+    pub fn into_buffer(self, buffer: &mut Vec<u8>) {
+        if let Served::Shared { block, range } = self {
+            buffer.clear();
+            buffer.extend_from_slice(&block[range]);
+        }
+    }
+}
+
 /// Reads presented files through the shared caches.
 pub struct Planner {
     blocks: Arc<Blocks>,
@@ -207,10 +225,7 @@ impl Planner {
     /// buffer reused from one request to the next is neither cleared nor
     /// faulted in again (every byte of it is overwritten).
     pub fn read_into(&self, array: &Array, view: &View, offset: u64, size: u64, out: &mut Vec<u8>) -> Result<(), Error> {
-        if let Served::Shared { block, range } = self.read_served(array, view, offset, size, out)? {
-            out.clear();
-            out.extend_from_slice(&block[range]);
-        }
+        self.read_served(array, view, offset, size, out)?.into_buffer(out);
         Ok(())
     }
 
@@ -268,8 +283,9 @@ impl Planner {
         let [piece] = pieces else { return Ok(None) };
         let PieceSource::Block { chunk, block, offset } = piece.source else { return Ok(None) };
         if !self.blocks.contains(array, chunk, block) {
-            let whole = offset == 0 && self.blocks.block_len(array, chunk, block)? == piece.len;
-            if (misses.direct && whole) || !misses.keep_partial || self.blocks.stored_raw(array, chunk)? {
+            let layout = self.blocks.block_layout(array, chunk, block)?;
+            let whole = offset == 0 && layout.block_range(block as usize).len() as u64 == piece.len;
+            if (misses.direct && whole) || !misses.keep_partial || layout.stored_raw() {
                 return Ok(None);
             }
         }
@@ -285,10 +301,7 @@ impl Planner {
     /// [`Self::read_into`] for an open file whose reads `stream` follows: a
     /// sequential reader's next window is queued for prefetch first.
     pub fn read_stream_into(&self, array: &Arc<Array>, view: &View, stream: &StreamState, offset: u64, size: u64, out: &mut Vec<u8>) -> Result<(), Error> {
-        if let Served::Shared { block, range } = self.read_stream_served(array, view, stream, false, offset, size, out)? {
-            out.clear();
-            out.extend_from_slice(&block[range]);
-        }
+        self.read_stream_served(array, view, stream, false, offset, size, out)?.into_buffer(out);
         Ok(())
     }
 
@@ -598,10 +611,7 @@ mod tests {
         for n in [10u64, 30, 7] {
             let mut buf = Vec::new();
             let served = planner.read_stream_served(&array, &View::Data, &stream, true, at, n, &mut buf).unwrap();
-            let got = match served {
-                Served::Buffer => buf,
-                Served::Shared { block, range } => block[range].to_vec(),
-            };
+            let got = served.bytes(&buf).to_vec();
             assert!(got == want[at as usize..(at + n) as usize], "sequential read {at}+{n}");
             at += n;
         }
@@ -631,10 +641,7 @@ mod tests {
             while got.len() < want.len() {
                 let mut buf = Vec::new();
                 let served = planner.read_stream_served(&array, &View::Data, &stream, false, got.len() as u64, block_bytes, &mut buf).unwrap();
-                match served {
-                    Served::Buffer => got.extend_from_slice(&buf),
-                    Served::Shared { block, range } => got.extend_from_slice(&block[range]),
-                }
+                got.extend_from_slice(served.bytes(&buf));
             }
             assert!(got == want, "round {round}");
             // Prefetch may also have decoded blocks past the end of the

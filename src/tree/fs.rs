@@ -238,9 +238,7 @@ impl Filesystem {
     /// Bytes `[offset, offset + size)` of open file `fh` (shorter at its end).
     pub fn read(&self, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError> {
         let mut out = Vec::new();
-        if let Served::Shared { block, range } = self.read_served(fh, offset, size, &mut out)? {
-            out = block[range].to_vec();
-        }
+        self.read_served(fh, offset, size, &mut out)?.into_buffer(&mut out);
         Ok(out)
     }
 
