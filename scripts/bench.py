@@ -44,8 +44,10 @@ row first reads its source file once (untimed) to put it there. Rows, per array:
       third read for that reason)
     `numpy.fromfile(MNT/x.b2nd/data)` on a fresh mount: GB/s (timed inside the worker)
     disk-cold dd (page caches dropped, fresh mount), for information
-    random 4 KiB `pread`s, fresh mount, caches dropped, vs python-blosc2 `arr[i, j]` after
-      a cold `blosc2.open`: p50 / p99
+    random 4 KiB `pread`s on a fresh mount with the source in the page cache (the issue's
+      "cold"), vs python-blosc2 `arr[i, j]` after a fresh `blosc2.open` of the same cached
+      file: p50 / p99, and the daemon's CPU per read; the same with page caches dropped
+      first (disk-cold), for information
     the daemon's VmHWM after the cold + warm dd, against --cache-size + 64 MiB
     decode amplification (bytes_decoded / bytes_served from MNT/.stats) of the cold dd
 
@@ -323,7 +325,7 @@ def worker_main(request: dict) -> dict:
 
     if op == "random":
         path, coords = request["path"], request["coords"]
-        dropped = drop_caches()
+        dropped = drop_caches() if request["disk_cold"] else False
         t0 = time.perf_counter()
         arr = blosc2.open(path)
         t_open = time.perf_counter() - t0
@@ -648,18 +650,22 @@ class Bench:
             r["dropped"] = dropped
         return r
 
-    def mount_random(self, name: str, offsets: list[int]) -> dict:
+    def mount_random(self, name: str, offsets: list[int], disk_cold: bool) -> dict:
+        if not disk_cold:
+            warm_file(self.b2(name))
         with self.mount() as m:
             path = m.data(name, self.nbytes)
             fd = os.open(path, os.O_RDONLY)
             try:
-                dropped = drop_caches()
+                dropped = drop_caches() if disk_cold else False
                 lat, got = [], []
+                c0 = m.cpu()
                 for off in offsets:
                     t0 = time.perf_counter()
                     b = os.pread(fd, RANDOM_SIZE, off)
                     lat.append(time.perf_counter() - t0)
                     got.append(b)
+                daemon_cpu = m.cpu() - c0
             finally:
                 os.close(fd)
         with open(self.raw_path, "rb") as raw:
@@ -667,11 +673,13 @@ class Bench:
                 raw.seek(off)
                 if raw.read(RANDOM_SIZE) != b:
                     raise BenchError(f"{path}: 4 KiB pread at offset {off} differs from raw.bin (got {len(b)} bytes)")
-        return {"latencies": lat, "dropped": dropped}
+        return {"latencies": lat, "dropped": dropped, "daemon_cpu": daemon_cpu}
 
-    def python_random(self, name: str, offsets: list[int]) -> dict:
+    def python_random(self, name: str, offsets: list[int], disk_cold: bool) -> dict:
         coords = [divmod(off // 8, self.corpus["cols"]) for off in offsets]
-        res = self.worker({"op": "random", "path": self.b2(name), "coords": coords})
+        if not disk_cold:
+            warm_file(self.b2(name))
+        res = self.worker({"op": "random", "path": self.b2(name), "coords": coords, "disk_cold": disk_cold})
         with open(self.raw_path, "rb") as raw:
             for off, v, (i, j) in zip(offsets, res.pop("values"), coords):
                 raw.seek(off)
@@ -786,6 +794,11 @@ def summarize(results: dict) -> None:
         plat = [v for x in r["python_random"] for v in x["latencies"]]
         mp50 = series(r["mount_random"], lambda x: percentile(x["latencies"], 50))
         pp50 = series(r["python_random"], lambda x: percentile(x["latencies"], 50))
+        mcpu = series(r["mount_random"], lambda x: x["daemon_cpu"] / len(x["latencies"]) if "daemon_cpu" in x else None)
+        dmlat = [v for x in r["mount_random_disk"] for v in x["latencies"]]
+        dplat = [v for x in r["python_random_disk"] for v in x["latencies"]]
+        dmp50 = series(r["mount_random_disk"], lambda x: percentile(x["latencies"], 50))
+        dpp50 = series(r["python_random_disk"], lambda x: percentile(x["latencies"], 50))
         hwms = [x["vm_hwm_mib"] for x in r["scan"] if x.get("vm_hwm_mib") is not None]
         amps = [x["cold_stats"]["amplification"] for x in r["scan"] if x["cold_stats"]["amplification"] is not None]
         d = {
@@ -807,6 +820,12 @@ def summarize(results: dict) -> None:
             "random_python_p50": percentile(plat, 50) if plat else None,
             "random_python_p99": percentile(plat, 99) if plat else None,
             "random_p50_ratio": ratio_med(mp50, pp50),
+            "random_daemon_cpu_per_read": median(mcpu),
+            "random_disk_mount_p50": percentile(dmlat, 50) if dmlat else None,
+            "random_disk_mount_p99": percentile(dmlat, 99) if dmlat else None,
+            "random_disk_python_p50": percentile(dplat, 50) if dplat else None,
+            "random_disk_python_p99": percentile(dplat, 99) if dplat else None,
+            "random_disk_p50_ratio": ratio_med(dmp50, dpp50),
             "vm_hwm_mib": max(hwms) if hwms else None,
             "amplification": max(amps) if amps else None,
             "verified": any(x.get("verified") for x in r["scan"]),
@@ -950,11 +969,17 @@ def build_table(results: dict) -> str:
     row("  daemon                               CPU s/GiB", vals("fromfile_daemon_cpu_per_gib"))
     row("disk-cold dd (caches dropped), info    GB/s", vals("disk_cold_gbps"))
     row("  daemon                               CPU s/GiB", vals("disk_cold_daemon_cpu_per_gib"))
-    row("random 4 KiB pread, fresh mount        p50 ms", [fmt(ms(s[n]["random_mount_p50"]), ".3f") for n in cols])
+    row("random 4 KiB pread, fresh mount,", [""] * len(cols))
+    row("  source in page cache                 p50 ms", [fmt(ms(s[n]["random_mount_p50"]), ".3f") for n in cols])
     row("                                       p99 ms", [fmt(ms(s[n]["random_mount_p99"]), ".3f") for n in cols])
-    row("python-blosc2 arr[i, j], cold open     p50 ms", [fmt(ms(s[n]["random_python_p50"]), ".3f") for n in cols])
+    row("  daemon CPU per read                    µs", [fmt(None if s[n]["random_daemon_cpu_per_read"] is None else s[n]["random_daemon_cpu_per_read"] * 1e6, ".0f") for n in cols])
+    row("python-blosc2 arr[i, j], fresh open    p50 ms", [fmt(ms(s[n]["random_python_p50"]), ".3f") for n in cols])
     row("                                       p99 ms", [fmt(ms(s[n]["random_python_p99"]), ".3f") for n in cols])
     row("  p50 mount / python", vals("random_p50_ratio", ".2f", "x"))
+    row("disk-cold random (caches dropped), info", [""] * len(cols))
+    row("  mount p50 / p99                      ms", [f"{fmt(ms(s[n]['random_disk_mount_p50']), '.3f')}/{fmt(ms(s[n]['random_disk_mount_p99']), '.2f')}" for n in cols])
+    row("  python p50 / p99                     ms", [f"{fmt(ms(s[n]['random_disk_python_p50']), '.3f')}/{fmt(ms(s[n]['random_disk_python_p99']), '.2f')}" for n in cols])
+    row("  p50 mount / python", vals("random_disk_p50_ratio", ".2f", "x"))
     row(f"daemon VmHWM MiB (cache {c['cache_size']})", vals("vm_hwm_mib", ".0f"))
     row("decoded / served, cold dd", vals("amplification", ".3f"))
     row("bytes checked against raw.bin (cmp)", ["yes" if s[n]["verified"] else "NO" for n in cols])
@@ -1061,7 +1086,8 @@ def main() -> int:
         corpus = ensure_corpus(args.python, args.workdir, args.size_gib)
         bench = Bench(args, corpus)
         nbytes = corpus["nbytes"]
-        measures = ("c1", "c2", "slice", "cat", "scan", "fromfile", "disk_cold", "mount_random", "python_random")
+        measures = ("c1", "c2", "slice", "cat", "scan", "fromfile", "disk_cold", "mount_random", "python_random",
+                    "mount_random_disk", "python_random_disk")
         results = {
             "config": {"size_gib": args.size_gib, "rows": corpus["rows"], "cols": corpus["cols"], "nbytes": nbytes,
                        "repeats": args.repeats, "cache_size": args.cache_size, "cache_bytes": cache_bytes,
@@ -1112,8 +1138,10 @@ def main() -> int:
                     ("slice", lambda: bench.slice(n)),
                     ("fromfile", lambda: bench.fromfile(n)),
                     ("disk_cold", lambda: bench.disk_cold(n)),
-                    ("mount_random", lambda: bench.mount_random(n, offsets)),
-                    ("python_random", lambda: bench.python_random(n, offsets)),
+                    ("mount_random", lambda: bench.mount_random(n, offsets, disk_cold=False)),
+                    ("python_random", lambda: bench.python_random(n, offsets, disk_cold=False)),
+                    ("mount_random_disk", lambda: bench.mount_random(n, offsets, disk_cold=True)),
+                    ("python_random_disk", lambda: bench.python_random(n, offsets, disk_cold=True)),
                 ]
                 if rep % 2:
                     steps.reverse()
@@ -1147,6 +1175,9 @@ def main() -> int:
                 if got.get("mount_random") and got.get("python_random"):
                     parts.append(f"random p50 {percentile(got['mount_random']['latencies'], 50) * 1e3:.3f} / "
                                  f"{percentile(got['python_random']['latencies'], 50) * 1e3:.3f} ms")
+                if got.get("mount_random_disk") and got.get("python_random_disk"):
+                    parts.append(f"disk-cold {percentile(got['mount_random_disk']['latencies'], 50) * 1e3:.3f} / "
+                                 f"{percentile(got['python_random_disk']['latencies'], 50) * 1e3:.3f} ms")
                 print(f"{tag} {n:7s} " + ", ".join(parts), flush=True)
 
         if not args.no_scale:

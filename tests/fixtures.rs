@@ -3,6 +3,7 @@
 
 mod common;
 
+use blosc2fs::format::chunk::Codec;
 use blosc2fs::source::open_array;
 use common::*;
 
@@ -109,4 +110,38 @@ fn every_block_decoder_overwrites_its_whole_output() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(checked > 1000, "only {checked} blocks checked");
+}
+
+/// A random read's block decoded with a helper thread taking some of its
+/// streams (zstd and zlib blocks split into streams) is the same block,
+/// for every block of every fixture.
+#[test]
+fn every_block_decodes_the_same_with_a_decode_helper() {
+    let helpers = blosc2fs::read::helper::DecodeHelpers::for_cores(2).expect("a helper thread");
+    let mut forked = 0usize;
+    let mut failures = Vec::new();
+    let dir = fixtures_dir();
+    for (name, entry) in &read_manifest(&dir) {
+        let Ok(array) = open_array(&dir.join(entry["path"].as_str().unwrap())) else { continue };
+        for c in 0..array.nchunks() {
+            let Ok(layout) = array.read_layout(c) else { continue };
+            let split = matches!(layout.header.codec(), Codec::Zstd | Codec::Zlib) && !layout.header.dont_split() && layout.header.typesize > 1;
+            let mut block0 = None;
+            for b in 0..layout.nblocks() as u64 {
+                let len = layout.block_range(b as usize).len();
+                let (mut one, mut two) = (vec![0xA5u8; len], vec![0x5Au8; len]);
+                let r1 = array.decode_block(&layout, c, b, block0.as_deref(), &mut one);
+                let r2 = array.decode_block_forked(&layout, c, b, block0.as_deref(), Some(&helpers), &mut two);
+                match (r1, r2) {
+                    (Ok(()), Ok(())) if one == two => forked += usize::from(split),
+                    (r1, r2) => failures.push(format!("{name}: chunk {c} block {b}: {r1:?} vs {r2:?}, same bytes: {}", one == two)),
+                }
+                if b == 0 && layout.needs_block0() {
+                    block0 = Some(one);
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(forked > 100, "only {forked} split zstd/zlib blocks checked");
 }

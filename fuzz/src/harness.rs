@@ -123,7 +123,7 @@ pub fn chunk(data: &[u8]) {
             break;
         }
         let mut out = vec![0u8; bsize];
-        let context = BlockContext { block0: if needs0 { block0.as_deref() } else { None }, blockshape: &[] };
+        let context = BlockContext { block0: if needs0 { block0.as_deref() } else { None }, blockshape: &[], fork: None };
         let ok = layout.decode_block(b, source, &context, &mut out).is_ok();
         if ok {
             if let Some(whole) = &whole {

@@ -20,7 +20,7 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::chunk::header::{ChunkHeader, EXTENDED_HEADER_LEN};
-use super::chunk::{decode_chunk_into, BlockContext, ChunkLayout, ChunkRegion, Storage};
+use super::chunk::{decode_chunk_into, BlockContext, ChunkLayout, ChunkRegion, Fork, Storage};
 use super::chunk::Special;
 use super::elsewhere::Elsewhere;
 use super::error::{Error, PResult, Problem};
@@ -371,15 +371,22 @@ impl Array {
     /// (exactly the block's decoded length). `block0` must be the decoded
     /// block 0 of the chunk when `layout.needs_block0()` and b > 0.
     pub fn decode_block(&self, layout: &ChunkLayout, c: u64, b: u64, block0: Option<&[u8]>, out: &mut [u8]) -> PResult<()> {
-        self.refuse_made_up()?;
-        self.decode_block_inner(layout, c, b as usize, block0, out).map_err(|p| p.in_chunk(c))
+        self.decode_block_forked(layout, c, b, block0, None, out)
     }
 
-    fn decode_block_inner(&self, layout: &ChunkLayout, c: u64, b: usize, block0: Option<&[u8]>, out: &mut [u8]) -> PResult<()> {
+    /// [`Array::decode_block`], with half of a split block's streams
+    /// decoded through `fork` at the same time (for a reader waiting on
+    /// this one block).
+    pub fn decode_block_forked(&self, layout: &ChunkLayout, c: u64, b: u64, block0: Option<&[u8]>, fork: Option<&dyn Fork>, out: &mut [u8]) -> PResult<()> {
+        self.refuse_made_up()?;
+        self.decode_block_inner(layout, c, b as usize, block0, fork, out).map_err(|p| p.in_chunk(c))
+    }
+
+    fn decode_block_inner(&self, layout: &ChunkLayout, c: u64, b: usize, block0: Option<&[u8]>, fork: Option<&dyn Fork>, out: &mut [u8]) -> PResult<()> {
         if b >= layout.nblocks() {
             return Err(Problem::OutOfRange(format!("block {b} of {}", layout.nblocks())));
         }
-        let context = BlockContext { block0, blockshape: self.blockshape() };
+        let context = BlockContext { block0, blockshape: self.blockshape(), fork };
         let range = layout.block_source_range(b);
         let stored = match (&layout.storage, self.frame.offsets.get(c as usize)) {
             (Storage::Special { .. }, _) | (_, Some(ChunkOffset::Special(_))) => None,
@@ -616,7 +623,7 @@ impl Array {
     /// The first block of `seen` (of chunks not `rewritten`) whose bytes
     /// decode differently from `current`, or that cannot be decoded alone.
     fn first_changed_block(&self, current: &dyn ByteSource, known: &[(u64, Arc<ChunkLayout>)], rewritten: &BTreeSet<u64>, seen: &[Seen<'_>]) -> Option<(u64, u64)> {
-        let context = BlockContext { block0: None, blockshape: self.blockshape() };
+        let context = BlockContext { block0: None, blockshape: self.blockshape(), fork: None };
         for &Seen { chunk: c, block: b, offset, bytes } in seen {
             let (Some(ChunkOffset::Stored(pos)), Some((_, layout))) = (self.frame.offsets.get(c as usize), known.iter().find(|(k, _)| *k == c)) else {
                 continue;

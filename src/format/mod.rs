@@ -30,7 +30,7 @@ mod plain;
 pub mod source;
 
 pub use array::{Array, Region, Seen, Shape, MAX_BLOCK_BYTES, SPARSE_INDEX};
-pub use chunk::{ChunkLayout, Special};
+pub use chunk::{ChunkLayout, Fork, Special};
 pub use codec::{codec_support, Support};
 pub use elsewhere::Elsewhere;
 pub use error::{Error, PResult, Problem};

@@ -18,6 +18,7 @@ use fuser::{Config, MountOption, Session, SessionACL};
 use super::fuse::{AdapterOptions, FuseAdapter};
 use super::fusermount;
 use super::MountConfig;
+use crate::read::helper::DecodeHelpers;
 use crate::read::planner::layout_budget;
 use crate::read::{Blocks, Planner, Prefetcher, Stats};
 use crate::source::remote::{is_remote_url, redact_url, RemoteOptions, RemoteUrl, Scheme};
@@ -309,7 +310,7 @@ fn build_filesystem(config: &MountConfig) -> Result<FuseAdapter, String> {
         remote.budget = RemoteOptions::share_of_cache(config.cache_size);
         budget = budget.saturating_sub(remote.budget as usize).max(8 << 20);
     }
-    let blocks = Arc::new(Blocks::new(budget, layout_budget(budget), Arc::new(Stats::default())));
+    let blocks = Arc::new(Blocks::new(budget, layout_budget(budget), Arc::new(Stats::default())).with_helpers(DecodeHelpers::for_this_machine()));
     let prefetcher = (config.prefetch_threads > 0).then(|| Prefetcher::start(blocks.clone(), config.prefetch_threads));
     // Far enough ahead to keep both cores busy, small enough that the
     // prefetched blocks never push out the ones being read.

@@ -10,9 +10,10 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use crate::format::{Array, ChunkLayout, PResult, Piece, PieceSource, Problem, Seen};
+use crate::format::{Array, ChunkLayout, Fork, PResult, Piece, PieceSource, Problem, Seen};
 
 use super::cache::{Block, BlockCache, BlockKey};
+use super::helper::DecodeHelpers;
 use super::layouts::LayoutCache;
 use super::stats::Stats;
 
@@ -50,12 +51,19 @@ pub struct Blocks {
     stats: Arc<Stats>,
     /// The first few stretches of each array served without caching.
     evidence: Mutex<HashMap<u64, Vec<Evidence>>>,
+    /// Threads that decode half of a random read's block.
+    helpers: Option<DecodeHelpers>,
 }
 
 impl Blocks {
     /// Caches of `cache_budget` bytes of blocks and about `layout_budget` bytes of layouts.
     pub fn new(cache_budget: usize, layout_budget: usize, stats: Arc<Stats>) -> Blocks {
-        Blocks { cache: BlockCache::new(cache_budget, stats.clone()), layouts: LayoutCache::new(layout_budget), stats, evidence: Mutex::default() }
+        Blocks { cache: BlockCache::new(cache_budget, stats.clone()), layouts: LayoutCache::new(layout_budget), stats, evidence: Mutex::default(), helpers: None }
+    }
+
+    /// These caches, with `helpers` decoding half of each random read's block.
+    pub fn with_helpers(self, helpers: Option<DecodeHelpers>) -> Blocks {
+        Blocks { helpers, ..self }
     }
 
     /// The counters shared by the caches and the readers.
@@ -137,7 +145,8 @@ impl Blocks {
             let mut scratch = scratch.borrow_mut();
             // Stale bytes are fine: the decoders overwrite the whole block.
             scratch.resize(len, 0);
-            self.decode_with(array, &layout, c, b, &mut scratch[..])?;
+            let fork = self.helpers.as_ref().map(|h| h as &dyn Fork);
+            self.decode_forked(array, &layout, c, b, fork, &mut scratch[..])?;
             out.copy_from_slice(&scratch[offset as usize..end as usize]);
             self.keep_evidence(array, c, b, offset as usize, out);
             PResult::Ok(())
@@ -188,8 +197,13 @@ impl Blocks {
     /// Decode block `b` of chunk `c` into `out` (its whole length), with
     /// block 0 from the cache first when the chunk's filters need it.
     fn decode_with(&self, array: &Array, layout: &ChunkLayout, c: u64, b: u64, out: &mut [u8]) -> PResult<()> {
+        self.decode_forked(array, layout, c, b, None, out)
+    }
+
+    /// [`Blocks::decode_with`], with half of the streams decoded through `fork`.
+    fn decode_forked(&self, array: &Array, layout: &ChunkLayout, c: u64, b: u64, fork: Option<&dyn Fork>, out: &mut [u8]) -> PResult<()> {
         let block0 = if b > 0 && layout.needs_block0() { Some(self.block(array, c, 0)?) } else { None };
-        self.trusting(array, || array.decode_block(layout, c, b, block0.as_deref().map(Vec::as_slice), out))
+        self.trusting(array, || array.decode_block_forked(layout, c, b, block0.as_deref().map(Vec::as_slice), fork, out))
     }
 
     /// The block pieces `piece` stands for: itself, or for a plain frame's

@@ -7,6 +7,7 @@
 pub mod blocks;
 pub mod buffers;
 pub mod cache;
+pub mod helper;
 pub mod layouts;
 pub mod planner;
 pub mod prefetch;

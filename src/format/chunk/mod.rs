@@ -1,13 +1,15 @@
 //! One compressed chunk: its header (`header.rs`), where its blocks are
-//! (`layout.rs`) and how one block is decoded (`pipeline.rs`).
+//! (`layout.rs`) and how one block is decoded (`pipeline.rs`; its streams
+//! on two threads for a waiting reader: `split.rs`).
 
 pub mod header;
 pub mod layout;
 pub mod pipeline;
+mod split;
 
 pub use header::{ChunkHeader, Codec, Special};
 pub use layout::{ChunkLayout, ChunkRegion, Storage};
-pub use pipeline::{fill_special, BlockContext};
+pub use pipeline::{fill_special, BlockContext, Fork};
 
 use crate::format::bytes::slice_at;
 use crate::format::error::{PResult, Problem};
@@ -46,11 +48,11 @@ pub fn decode_chunk_into(layout: &ChunkLayout, bytes: &[u8], blockshape: &[u64],
         let src_range = layout.block_source_range(b);
         let source = slice_at(bytes, src_range.start as usize, (src_range.end - src_range.start) as usize, "block")?;
         if b == 0 {
-            layout.decode_block(0, source, &BlockContext { block0: None, blockshape }, first)?;
+            layout.decode_block(0, source, &BlockContext { block0: None, blockshape, fork: None }, first)?;
         } else {
             let r = layout.block_range(b);
             let dst = &mut rest[r.start - block0_len..r.end - block0_len];
-            layout.decode_block(b, source, &BlockContext { block0: Some(first), blockshape }, dst)?;
+            layout.decode_block(b, source, &BlockContext { block0: Some(first), blockshape, fork: None }, dst)?;
         }
     }
     Ok(())

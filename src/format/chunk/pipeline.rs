@@ -8,13 +8,24 @@ use std::cell::RefCell;
 
 use super::header::{Codec, Special};
 use super::layout::{ChunkLayout, Storage};
+use super::split::{decode_classic, decode_streams_forked, StreamCodec};
 use crate::format::bytes::{read_i32_le, slice_at};
 use crate::format::codec::{self, CodecError};
 use crate::format::error::{PResult, Problem};
 use crate::format::filter::{self, filter_id, filter_name};
 
+/// Somewhere to run a job on another thread. A block's split streams are
+/// independent, so a reader waiting on one block (a random read) can have
+/// some of them decoded by a spare core (`split.rs`); the format layer only
+/// asks, the read layer owns the threads.
+pub trait Fork: Sync {
+    /// Run `job` on another thread soon, or drop it (the caller does not
+    /// rely on it ever running).
+    fn spawn(&self, job: Box<dyn FnOnce() + Send>);
+}
+
 /// What decoding a block needs from outside the block itself.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Clone, Copy, Default)]
 pub struct BlockContext<'a> {
     /// The decoded block 0 of the same chunk, for blocks b > 0 of a chunk
     /// whose filters include DELTA ([`ChunkLayout::needs_block0`]).
@@ -23,6 +34,40 @@ pub struct BlockContext<'a> {
     /// plain frame or a bare chunk). Plugin codecs and filters (ZFP, NDLZ,
     /// NDCELL, NDMEAN) need it; the item size comes from the chunk header.
     pub blockshape: &'a [u64],
+    /// Where to decode half of a split block's streams at the same time
+    /// (none: one after the other on this thread).
+    pub fork: Option<&'a dyn Fork>,
+}
+
+impl std::fmt::Debug for BlockContext<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlockContext")
+            .field("block0", &self.block0.map(<[u8]>::len))
+            .field("blockshape", &self.blockshape)
+            .field("fork", &self.fork.is_some())
+            .finish()
+    }
+}
+
+/// One stream of a block as stored: its decoded bytes are all zeros, all
+/// one byte, or the codec's output for a payload.
+pub(super) enum Stream<'s> {
+    Zeros,
+    Fill(u8),
+    Payload(&'s [u8]),
+}
+
+impl<'s> Stream<'s> {
+    /// The payload to decode into `dst`; none, with `dst` filled, for a
+    /// stream of zeros or of one byte.
+    pub(super) fn payload_or_fill(&self, dst: &mut [u8]) -> Option<&'s [u8]> {
+        match *self {
+            Stream::Zeros => dst.fill(0),
+            Stream::Fill(byte) => dst.fill(byte),
+            Stream::Payload(payload) => return Some(payload),
+        }
+        None
+    }
 }
 
 impl ChunkLayout {
@@ -58,14 +103,27 @@ impl ChunkLayout {
         }
         let has_filters = h.filters.iter().any(|&f| f != filter_id::NONE && f != filter_id::TRUNC_PREC);
         let decode_all = |stage: &mut [u8]| -> PResult<()> {
+            let mut streams = Vec::with_capacity(nstreams);
             let mut pos = 0usize;
-            for (s, dst) in stage.chunks_exact_mut(stream_len).enumerate() {
-                pos = self.decode_stream(b, source, pos, context, dst).map_err(|p| match p {
-                    Problem::Codec { .. } | Problem::UnsupportedCodec { .. } => p,
-                    other => Problem::corrupt("chunk", format!("block {b} stream {s}: {other}")),
-                })?;
+            for s in 0..nstreams {
+                let (stream, next) = self.stream_at(b, source, pos, stream_len).map_err(|p| in_stream(b, s, p))?;
+                streams.push(stream);
+                pos = next;
             }
-            Ok(())
+            let decode_run = |first: usize, streams: &[Stream<'_>], stage: &mut [u8]| -> PResult<()> {
+                for (i, (stream, dst)) in streams.iter().zip(stage.chunks_exact_mut(stream_len)).enumerate() {
+                    self.decode_stream(b, stream, context, dst).map_err(|p| in_stream(b, first + i, p))?;
+                }
+                Ok(())
+            };
+            match context.fork {
+                // LZ4 and BloscLZ decode a stream in a few microseconds, less than a handoff.
+                Some(fork) if nstreams >= 2 && matches!(h.codec(), Codec::Zstd | Codec::Zlib) => {
+                    let decoder = StreamCodec { codec: h.codec(), dict: self.dict.clone() };
+                    decode_streams_forked(&decoder, b, &streams, stream_len, fork, stage)
+                }
+                _ => decode_run(0, &streams, stage),
+            }
         };
         if !has_filters {
             return decode_all(out);
@@ -79,48 +137,48 @@ impl ChunkLayout {
         })
     }
 
-    /// Decode one stream starting at `pos` of `source` into `dst`; returns the next position.
-    fn decode_stream(&self, b: usize, source: &[u8], pos: usize, context: &BlockContext<'_>, dst: &mut [u8]) -> PResult<usize> {
+    /// The stream whose size field is at `pos` of `source` (it decodes to
+    /// `len` bytes), and the position after it.
+    fn stream_at<'s>(&self, b: usize, source: &'s [u8], pos: usize, len: usize) -> PResult<(Stream<'s>, usize)> {
         let h = &self.header;
         let csize = read_i32_le(source, pos, "stream size")?;
-        let mut pos = pos + 4;
+        let pos = pos + 4;
         let payload_len = if h.is_vlblocks() {
-            if csize as usize != dst.len() {
-                return Err(Problem::corrupt("chunk", format!("variable-length block {b} says {csize} bytes, expected {}", dst.len())));
+            if csize as usize != len {
+                return Err(Problem::corrupt("chunk", format!("variable-length block {b} says {csize} bytes, expected {len}")));
             }
-            source.len() - pos
+            source.len().saturating_sub(pos)
         } else if csize == 0 {
-            dst.fill(0);
-            return Ok(pos);
+            return Ok((Stream::Zeros, pos));
         } else if csize < 0 {
             let token = slice_at(source, pos, 1, "stream token")?[0];
-            pos += 1;
             if token & 0x01 == 0 || csize < -255 {
                 return Err(Problem::corrupt("chunk", format!("block {b}: unknown stream token {token} with size {csize}")));
             }
-            dst.fill((-csize) as u8);
-            return Ok(pos);
+            return Ok((Stream::Fill((-csize) as u8), pos + 1));
         } else {
             csize as usize
         };
-        let payload = slice_at(source, pos, payload_len, "compressed stream")?;
-        if payload_len == dst.len() {
+        Ok((Stream::Payload(slice_at(source, pos, payload_len, "compressed stream")?), pos + payload_len))
+    }
+
+    /// Decode one stream into `dst`.
+    fn decode_stream(&self, b: usize, stream: &Stream<'_>, context: &BlockContext<'_>, dst: &mut [u8]) -> PResult<()> {
+        let h = &self.header;
+        let Some(payload) = stream.payload_or_fill(dst) else { return Ok(()) };
+        if payload.len() == dst.len() {
             dst.copy_from_slice(payload);
-        } else {
-            let result = match h.codec() {
-                Codec::BloscLz => codec::blosclz::decompress(payload, dst),
-                Codec::Lz4 => codec::lz4::decompress(payload, dst, &self.dict),
-                Codec::Zlib => codec::zlib::decompress(payload, dst),
-                Codec::Zstd => codec::zstd::decompress(payload, dst, &self.dict),
-                Codec::Registered(codec::codec_id::NDLZ) => codec::ndlz::decompress(payload, dst, h.compcode_meta),
-                Codec::Registered(id @ codec::codec_id::ZFP_ACC..=codec::codec_id::ZFP_RATE) => {
-                    codec::zfp::decompress(id, h.compcode_meta, h.typesize, context.blockshape, payload, dst)
-                }
-                other => return Err(unsupported_codec(other)),
-            };
-            result.map_err(|source: CodecError| Problem::Codec { block: b as u64, source })?;
+            return Ok(());
         }
-        Ok(pos + payload_len)
+        let result = match h.codec() {
+            classic if StreamCodec::handles(classic) => return decode_classic(classic, &self.dict, b, payload, dst),
+            Codec::Registered(codec::codec_id::NDLZ) => codec::ndlz::decompress(payload, dst, h.compcode_meta),
+            Codec::Registered(id @ codec::codec_id::ZFP_ACC..=codec::codec_id::ZFP_RATE) => {
+                codec::zfp::decompress(id, h.compcode_meta, h.typesize, context.blockshape, payload, dst)
+            }
+            other => return Err(unsupported_codec(other)),
+        };
+        result.map_err(|source: CodecError| Problem::Codec { block: b as u64, source })
     }
 
     /// Undo the filter pipeline (last slot first). `stage` holds the codec output.
@@ -203,6 +261,14 @@ impl ChunkLayout {
     }
 }
 
+
+/// A stream's problem, said of its block and stream (codec problems keep their own words).
+pub(super) fn in_stream(b: usize, s: usize, problem: Problem) -> Problem {
+    match problem {
+        Problem::Codec { .. } | Problem::UnsupportedCodec { .. } => problem,
+        other => Problem::corrupt("chunk", format!("block {b} stream {s}: {other}")),
+    }
+}
 
 /// The error for a codec the pipeline has no decoder for.
 fn unsupported_codec(codec: Codec) -> Problem {

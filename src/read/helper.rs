@@ -1,0 +1,84 @@
+//! Spare threads that decode some of a waiting reader's streams.
+//!
+//! A random reader waits on exactly one block, and a split block's streams
+//! (one per byte of the item) are independent: on a machine whose other
+//! cores are idle, a helper decoding the back half while the reader's own
+//! thread decodes the front halves the wait (`format::chunk::split` shares
+//! the work so a helper that starts late costs nothing). Sequential readers
+//! do not use this: the kernel's readahead keeps every FUSE thread busy with
+//! whole blocks already.
+
+use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
+use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
+
+use crate::format::Fork;
+
+type Job = Box<dyn FnOnce() + Send>;
+
+/// Most helper threads, whatever the machine.
+const MAX_HELPERS: usize = 3;
+
+/// A few threads waiting for decode jobs; they end when this is dropped.
+pub struct DecodeHelpers {
+    jobs: Sender<Job>,
+}
+
+impl DecodeHelpers {
+    /// Helpers for a machine with `cores` cores: one fewer than the cores
+    /// (at most [`MAX_HELPERS`]); none on one core.
+    pub fn for_cores(cores: usize) -> Option<DecodeHelpers> {
+        let threads = cores.saturating_sub(1).min(MAX_HELPERS);
+        if threads == 0 {
+            return None;
+        }
+        let (sender, receiver) = channel::<Job>();
+        let receiver = Arc::new(Mutex::new(receiver));
+        let mut started = 0;
+        for i in 0..threads {
+            let receiver = receiver.clone();
+            match std::thread::Builder::new().name(format!("blosc2fs-decode-{i}")).spawn(move || serve(&receiver)) {
+                Ok(_) => started += 1,
+                Err(e) => log::warn!("decode helper thread {i} not started: {e}"),
+            }
+        }
+        (started > 0).then_some(DecodeHelpers { jobs: sender })
+    }
+
+    /// Helpers sized for this machine.
+    pub fn for_this_machine() -> Option<DecodeHelpers> {
+        DecodeHelpers::for_cores(std::thread::available_parallelism().map(usize::from).unwrap_or(1))
+    }
+}
+
+/// How long a helper polls for the next job before it sleeps.
+const SPIN: Duration = Duration::from_micros(150);
+
+/// A helper thread: run jobs until the sender is gone.
+fn serve(jobs: &Mutex<Receiver<Job>>) {
+    loop {
+        let Ok(receiver) = jobs.lock() else { return };
+        let deadline = Instant::now() + SPIN;
+        let job = loop {
+            match receiver.try_recv() {
+                Ok(job) => break Ok(job),
+                Err(TryRecvError::Disconnected) => return,
+                Err(TryRecvError::Empty) if Instant::now() < deadline => std::thread::yield_now(),
+                Err(TryRecvError::Empty) => break receiver.recv(),
+            }
+        };
+        drop(receiver);
+        match job {
+            Ok(job) => job(),
+            Err(_) => return,
+        }
+    }
+}
+
+impl Fork for DecodeHelpers {
+    fn spawn(&self, job: Box<dyn FnOnce() + Send>) {
+        // A send fails only when every helper has ended; the reader then
+        // decodes the job's streams itself.
+        let _ = self.jobs.send(job);
+    }
+}
