@@ -165,6 +165,10 @@ pub struct MountArgs {
     /// Prefetch worker threads (0 disables prefetch).
     #[arg(long, default_value_t = 2)]
     pub prefetch_threads: usize,
+    /// Threads that decode half of a random read's zstd/zlib block (default:
+    /// one fewer than the cores, at most 3; 0 disables them).
+    #[arg(long)]
+    pub decode_helpers: Option<usize>,
     /// Owner of every presented file (default: the owner of its source).
     #[arg(long)]
     pub uid: Option<u32>,
@@ -173,8 +177,8 @@ pub struct MountArgs {
     pub gid: Option<u32>,
     /// Mount options, comma separated: ro, allow_other (other users may
     /// read, as the source's permissions allow), cache_size=SIZE, threads=N,
-    /// prefetch_threads=N, uid=N, gid=N, direct_io, readahead_kb=N,
-    /// max_request_kb=N.
+    /// prefetch_threads=N, decode_helpers=N, uid=N, gid=N, direct_io,
+    /// readahead_kb=N, max_request_kb=N.
     #[arg(short = 'o', value_name = "OPTIONS", value_delimiter = ',')]
     pub options: Vec<String>,
     /// Serve reads with direct_io (no kernel page cache; breaks shared mmap).
@@ -224,6 +228,9 @@ impl MountArgs {
                 "prefetch_threads" => {
                     self.prefetch_threads = need(key, value)?.parse().map_err(|e| format!("prefetch_threads: {e}"))?
                 }
+                "decode_helpers" => {
+                    self.decode_helpers = Some(need(key, value)?.parse().map_err(|e| format!("decode_helpers: {e}"))?)
+                }
                 "uid" => self.uid = Some(need(key, value)?.parse().map_err(|e| format!("uid: {e}"))?),
                 "gid" => self.gid = Some(need(key, value)?.parse().map_err(|e| format!("gid: {e}"))?),
                 "direct_io" => self.direct_io = true,
@@ -243,6 +250,7 @@ impl MountArgs {
             cache_size: self.cache_size,
             threads: self.threads,
             prefetch_threads: self.prefetch_threads,
+            decode_helpers: self.decode_helpers,
             uid: self.uid,
             gid: self.gid,
             allow_other,
@@ -320,6 +328,14 @@ mod tests {
         assert!(m.settle().is_err());
     }
 
+    #[test]
+    fn decode_helpers_from_the_flag_or_the_option() {
+        assert_eq!(mount_args(&["--decode-helpers", "0"]).settle().unwrap().decode_helpers, Some(0));
+        assert_eq!(mount_args(&["-o", "ro,decode_helpers=2"]).settle().unwrap().decode_helpers, Some(2));
+        let bad = mount_args(&["-o", "decode_helpers=many"]).settle().unwrap_err();
+        assert_eq!(bad, "decode_helpers: invalid digit found in string");
+    }
+
     fn mount_args(extra: &[&str]) -> MountArgs {
         let mut args = vec!["blosc2fs", "mount", "/src", "/mnt"];
         args.extend_from_slice(extra);
@@ -337,6 +353,7 @@ mod tests {
             cache_size,
             threads,
             prefetch_threads,
+            decode_helpers,
             uid,
             gid,
             allow_other,
@@ -354,6 +371,7 @@ mod tests {
         assert_eq!(cache_size, 512 << 20);
         assert_eq!(threads, 2);
         assert_eq!(prefetch_threads, 2);
+        assert_eq!(decode_helpers, None);
         assert_eq!(uid, None);
         assert_eq!(gid, None);
         assert!(!allow_other);

@@ -552,3 +552,55 @@ print(json.dumps({"size": list(img.size), "mode": img.mode, "sampled": img.text[
     let doc: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
     assert_eq!(doc, serde_json::json!({"size": [21, 33], "mode": "RGB", "sampled": "no", "text_equal": true}));
 }
+
+/// Random 4 KiB reads inside large zstd and zlib blocks (each read decodes
+/// its block, shared with a decode helper thread when there is one) give
+/// the array's bytes, with helpers and without.
+#[test]
+fn random_small_reads_inside_blocks_with_and_without_decode_helpers() {
+    let Some(_guard) = serial_with_fuse() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let code = r#"
+import sys, os, numpy as np, blosc2
+out = sys.argv[1]
+x = (np.arange(256 * 1024, dtype=np.float64).reshape(256, 1024) * 0.37) % 101.0
+x.tofile(os.path.join(out, "expected.bin"))
+for name, codec in (("z", blosc2.Codec.ZSTD), ("l", blosc2.Codec.ZLIB)):
+    blosc2.asarray(x, urlpath=os.path.join(out, name + ".b2nd"), mode="w", chunks=(128, 1024), blocks=(16, 1024),
+                   cparams={"codec": codec, "clevel": 5, "filters": [blosc2.Filter.SHUFFLE]})
+"#;
+    run_python(code, &[dir.path().to_str().unwrap()]);
+    let expected = std::fs::read(dir.path().join("expected.bin")).unwrap();
+    let expected_hash = sha256_hex(&expected);
+    std::fs::rename(dir.path().join("expected.bin"), dir.path().join("expected.raw")).unwrap();
+    for helpers in ["1", "0"] {
+        let m = Mount::start(dir.path(), &["--direct-io", "--decode-helpers", helpers]);
+        for name in ["z.b2nd", "l.b2nd"] {
+            let f = std::fs::File::open(m.path().join(name).join("data")).unwrap();
+            let pages = expected.len() / 4096;
+            let mut got = vec![0u8; expected.len()];
+            // Every page once, in a shuffled order (no reader the prefetcher would follow).
+            let mut order: Vec<usize> = (0..pages).collect();
+            let mut x = 0x9E37_79B9_7F4A_7C15u64;
+            for i in (1..pages).rev() {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                order.swap(i, (x % (i as u64 + 1)) as usize);
+            }
+            for page in order {
+                f.read_exact_at(&mut got[page * 4096..(page + 1) * 4096], (page * 4096) as u64).unwrap();
+            }
+            assert_eq!(sha256_hex(&got), expected_hash, "{name} with --decode-helpers {helpers}");
+        }
+        // 2 arrays of 16 blocks, each block read in 32 pieces far apart.
+        let stats = m.stats();
+        assert!(stats["blocks_decoded"].as_u64().unwrap() >= 2 * 16, "{stats}");
+        let jobs = stats["helper_jobs"].as_u64().unwrap();
+        if helpers == "1" {
+            assert!(jobs >= 2 * 16, "{stats}");
+        } else {
+            assert_eq!(jobs, 0, "{stats}");
+        }
+    }
+}

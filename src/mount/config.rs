@@ -22,6 +22,9 @@ pub struct MountConfig {
     pub threads: usize,
     /// Prefetch worker threads (0 disables prefetch).
     pub prefetch_threads: usize,
+    /// Threads that decode half of a random read's zstd/zlib block (`None`:
+    /// one fewer than the cores, at most 3; 0: none).
+    pub decode_helpers: Option<usize>,
     /// Owner of every presented file (`None`: each file's source's owner).
     pub uid: Option<u32>,
     /// Group of every presented file (`None`: each file's source's group).
@@ -55,6 +58,7 @@ impl Default for MountConfig {
             cache_size: 512 << 20,
             threads: 2,
             prefetch_threads: 2,
+            decode_helpers: None,
             uid: None,
             gid: None,
             allow_other: false,

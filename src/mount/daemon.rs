@@ -310,7 +310,10 @@ fn build_filesystem(config: &MountConfig) -> Result<FuseAdapter, String> {
         remote.budget = RemoteOptions::share_of_cache(config.cache_size);
         budget = budget.saturating_sub(remote.budget as usize).max(8 << 20);
     }
-    let blocks = Arc::new(Blocks::new(budget, layout_budget(budget), Arc::new(Stats::default())).with_helpers(DecodeHelpers::for_this_machine()));
+    let blocks = Arc::new(Blocks::new(budget, layout_budget(budget), Arc::new(Stats::default())).with_helpers(match config.decode_helpers {
+        None => DecodeHelpers::for_this_machine(),
+        Some(threads) => DecodeHelpers::start(threads),
+    }));
     let prefetcher = (config.prefetch_threads > 0).then(|| Prefetcher::start(blocks.clone(), config.prefetch_threads));
     // Far enough ahead to keep both cores busy, small enough that the
     // prefetched blocks never push out the ones being read.

@@ -44,6 +44,19 @@ struct Evidence {
     bytes: Vec<u8>,
 }
 
+/// The helpers, counting the jobs they are offered in `.stats`.
+struct Counted<'a> {
+    helpers: &'a DecodeHelpers,
+    stats: &'a Stats,
+}
+
+impl Fork for Counted<'_> {
+    fn spawn(&self, job: Box<dyn FnOnce() + Send>) {
+        Stats::add(&self.stats.helper_jobs, 1);
+        self.helpers.spawn(job);
+    }
+}
+
 /// The block cache and the layout cache of a mount, and how to fill them.
 pub struct Blocks {
     cache: BlockCache,
@@ -145,8 +158,8 @@ impl Blocks {
             let mut scratch = scratch.borrow_mut();
             // Stale bytes are fine: the decoders overwrite the whole block.
             scratch.resize(len, 0);
-            let fork = self.helpers.as_ref().map(|h| h as &dyn Fork);
-            self.decode_forked(array, &layout, c, b, fork, &mut scratch[..])?;
+            let counted = self.helpers.as_ref().map(|helpers| Counted { helpers, stats: &self.stats });
+            self.decode_forked(array, &layout, c, b, counted.as_ref().map(|c| c as &dyn Fork), &mut scratch[..])?;
             out.copy_from_slice(&scratch[offset as usize..end as usize]);
             self.keep_evidence(array, c, b, offset as usize, out);
             PResult::Ok(())

@@ -28,7 +28,11 @@ impl DecodeHelpers {
     /// Helpers for a machine with `cores` cores: one fewer than the cores
     /// (at most [`MAX_HELPERS`]); none on one core.
     pub fn for_cores(cores: usize) -> Option<DecodeHelpers> {
-        let threads = cores.saturating_sub(1).min(MAX_HELPERS);
+        DecodeHelpers::start(cores.saturating_sub(1).min(MAX_HELPERS))
+    }
+
+    /// `threads` helper threads; none for 0 (or if none could be started).
+    pub fn start(threads: usize) -> Option<DecodeHelpers> {
         if threads == 0 {
             return None;
         }
@@ -80,5 +84,33 @@ impl Fork for DecodeHelpers {
         // A send fails only when every helper has ended; the reader then
         // decodes the job's streams itself.
         let _ = self.jobs.send(job);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    #[test]
+    fn no_helpers_for_one_core_or_zero_threads() {
+        assert!(DecodeHelpers::for_cores(1).is_none());
+        assert!(DecodeHelpers::for_cores(0).is_none());
+        assert!(DecodeHelpers::start(0).is_none());
+    }
+
+    #[test]
+    fn a_spawned_job_runs_on_another_thread() {
+        let helpers = DecodeHelpers::for_cores(2).expect("one helper");
+        let (tx, rx) = mpsc::channel();
+        for _ in 0..3 {
+            let tx = tx.clone();
+            helpers.spawn(Box::new(move || tx.send(std::thread::current().name().map(str::to_string)).unwrap()));
+            let name = rx.recv_timeout(Duration::from_secs(10)).expect("the job ran");
+            assert_eq!(name.as_deref(), Some("blosc2fs-decode-0"));
+            // Past the polling window, the helper sleeps and must still wake up.
+            std::thread::sleep(Duration::from_millis(2));
+        }
     }
 }

@@ -28,6 +28,9 @@ pub struct Stats {
     /// Blocks the background prefetcher brought into the cache: not cached when
     /// it looked, then obtained without error.
     pub prefetched_blocks: AtomicU64,
+    /// Blocks of random reads whose streams were offered to a decode helper
+    /// thread (`helper_jobs`); the reader takes back what it does not start.
+    pub helper_jobs: AtomicU64,
     /// Blocks dropped from the block cache to stay within its byte budget.
     pub evictions: AtomicU64,
     /// Files open now: incremented on open and decremented on release, so unlike
@@ -64,6 +67,7 @@ impl Stats {
             "bytes_served": served,
             "decode_amplification": if served == 0 { 0.0 } else { decoded as f64 / served as f64 },
             "prefetched_blocks": g(&self.prefetched_blocks),
+            "helper_jobs": g(&self.helper_jobs),
             "reads": g(&self.reads),
             "read_errors": g(&self.read_errors),
             "open_files": g(&self.open_files),
