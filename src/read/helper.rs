@@ -9,8 +9,8 @@
 //! whole blocks already.
 
 use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
-use std::time::{Duration, Instant};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use crate::format::Fork;
 
@@ -91,7 +91,6 @@ impl Fork for DecodeHelpers {
 mod tests {
     use super::*;
     use std::sync::mpsc;
-    use std::time::Duration;
 
     #[test]
     fn no_helpers_for_one_core_or_zero_threads() {

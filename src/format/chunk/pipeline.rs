@@ -8,7 +8,7 @@ use std::cell::RefCell;
 
 use super::header::{Codec, Special};
 use super::layout::{ChunkLayout, Storage};
-use super::split::{decode_classic, decode_streams_forked, StreamCodec};
+use super::split::{decode_classic, decode_streams_forked, is_classic};
 use crate::format::bytes::{read_i32_le, slice_at};
 use crate::format::codec::{self, CodecError};
 use crate::format::error::{PResult, Problem};
@@ -58,12 +58,14 @@ pub(super) enum Stream<'s> {
 }
 
 impl<'s> Stream<'s> {
-    /// The payload to decode into `dst`; none, with `dst` filled, for a
-    /// stream of zeros or of one byte.
-    pub(super) fn payload_or_fill(&self, dst: &mut [u8]) -> Option<&'s [u8]> {
+    /// The payload the codec must decode into `dst`; none, with `dst`
+    /// written, for a stream of zeros, of one byte, or stored raw (a
+    /// payload as long as its decoded bytes).
+    pub(super) fn payload_to_decode(&self, dst: &mut [u8]) -> Option<&'s [u8]> {
         match *self {
             Stream::Zeros => dst.fill(0),
             Stream::Fill(byte) => dst.fill(byte),
+            Stream::Payload(payload) if payload.len() == dst.len() => dst.copy_from_slice(payload),
             Stream::Payload(payload) => return Some(payload),
         }
         None
@@ -119,8 +121,7 @@ impl ChunkLayout {
             match context.fork {
                 // LZ4 and BloscLZ decode a stream in a few microseconds, less than a handoff.
                 Some(fork) if nstreams >= 2 && matches!(h.codec(), Codec::Zstd | Codec::Zlib) => {
-                    let decoder = StreamCodec { codec: h.codec(), dict: self.dict.clone() };
-                    decode_streams_forked(&decoder, b, &streams, stream_len, fork, stage)
+                    decode_streams_forked(h.codec(), &self.dict, b, &streams, stream_len, fork, stage)
                 }
                 _ => decode_run(0, &streams, stage),
             }
@@ -165,13 +166,9 @@ impl ChunkLayout {
     /// Decode one stream into `dst`.
     fn decode_stream(&self, b: usize, stream: &Stream<'_>, context: &BlockContext<'_>, dst: &mut [u8]) -> PResult<()> {
         let h = &self.header;
-        let Some(payload) = stream.payload_or_fill(dst) else { return Ok(()) };
-        if payload.len() == dst.len() {
-            dst.copy_from_slice(payload);
-            return Ok(());
-        }
+        let Some(payload) = stream.payload_to_decode(dst) else { return Ok(()) };
         let result = match h.codec() {
-            classic if StreamCodec::handles(classic) => return decode_classic(classic, &self.dict, b, payload, dst),
+            classic if is_classic(classic) => return decode_classic(classic, &self.dict, b, payload, dst),
             Codec::Registered(codec::codec_id::NDLZ) => codec::ndlz::decompress(payload, dst, h.compcode_meta),
             Codec::Registered(id @ codec::codec_id::ZFP_ACC..=codec::codec_id::ZFP_RATE) => {
                 codec::zfp::decompress(id, h.compcode_meta, h.typesize, context.blockshape, payload, dst)

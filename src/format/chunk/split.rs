@@ -18,42 +18,29 @@ use crate::format::codec::{self, CodecError};
 use crate::format::error::{PResult, Problem};
 
 /// How a stream is stored, with its payload as a range of the helper's copy.
-#[derive(Clone)]
 enum Part {
     Zeros,
     Fill(u8),
     Payload(Range<usize>),
 }
 
-/// The codec of a block's streams, owned so a helper can run it.
-#[derive(Clone)]
-pub(super) struct StreamCodec {
-    pub codec: Codec,
-    pub dict: Vec<u8>,
+/// Whether `codec` is one of the classic codecs, whose streams are decoded
+/// here (plugin codecs never split their blocks).
+pub(super) fn is_classic(codec: Codec) -> bool {
+    matches!(codec, Codec::BloscLz | Codec::Lz4 | Codec::Zlib | Codec::Zstd)
 }
 
-impl StreamCodec {
-    /// Whether streams of `codec` can be decoded here (the classic codecs;
-    /// plugin codecs never split their blocks).
-    pub fn handles(codec: Codec) -> bool {
-        matches!(codec, Codec::BloscLz | Codec::Lz4 | Codec::Zlib | Codec::Zstd)
-    }
-
-    fn decode_stream(&self, b: usize, stream: &Stream<'_>, dst: &mut [u8]) -> PResult<()> {
-        match stream.payload_or_fill(dst) {
-            Some(payload) => decode_classic(self.codec, &self.dict, b, payload, dst),
-            None => Ok(()),
-        }
+/// Decode `stream` of a classic codec ([`is_classic`]) into all of `dst`.
+fn decode_stream(codec: Codec, dict: &[u8], b: usize, stream: &Stream<'_>, dst: &mut [u8]) -> PResult<()> {
+    match stream.payload_to_decode(dst) {
+        Some(payload) => decode_classic(codec, dict, b, payload, dst),
+        None => Ok(()),
     }
 }
 
-/// Decode `payload`, a stream of one of the classic codecs
-/// ([`StreamCodec::handles`]), into all of `dst`.
+/// Decode `payload`, a compressed stream of a classic codec ([`is_classic`]),
+/// into all of `dst`.
 pub(super) fn decode_classic(codec: Codec, dict: &[u8], b: usize, payload: &[u8], dst: &mut [u8]) -> PResult<()> {
-    if payload.len() == dst.len() {
-        dst.copy_from_slice(payload);
-        return Ok(());
-    }
     let result = match codec {
         Codec::BloscLz => codec::blosclz::decompress(payload, dst),
         Codec::Lz4 => codec::lz4::decompress(payload, dst, dict),
@@ -87,9 +74,11 @@ fn lock(shared: &Shared) -> MutexGuard<'_, State> {
 }
 
 /// Decode `streams` (each `stream_len` bytes of `stage`, in order) of block
-/// `b`, with a helper through `fork` taking streams from the back half.
+/// `b`, coded with `codec` (and `dict`), with a helper through `fork`
+/// taking streams from the back half.
 pub(super) fn decode_streams_forked(
-    decoder: &StreamCodec,
+    codec: Codec,
+    dict: &[u8],
     b: usize,
     streams: &[Stream<'_>],
     stream_len: usize,
@@ -104,7 +93,7 @@ pub(super) fn decode_streams_forked(
         state: Mutex::new(State { front: 0, back: n, helper_busy: false, handed: None }),
         handed_back: Condvar::new(),
     });
-    fork.spawn(helper_job(decoder.clone(), b, &streams[first_helper..], first_helper, stream_len, shared.clone()));
+    fork.spawn(helper_job(codec, dict.to_vec(), b, &streams[first_helper..], first_helper, stream_len, shared.clone()));
     loop {
         let s = {
             let mut state = lock(&shared);
@@ -115,7 +104,7 @@ pub(super) fn decode_streams_forked(
             state.front - 1
         };
         let dst = &mut stage[s * stream_len..(s + 1) * stream_len];
-        decoder.decode_stream(b, &streams[s], dst).map_err(|p| in_stream(b, s, p))?;
+        decode_stream(codec, dict, b, &streams[s], dst).map_err(|p| in_stream(b, s, p))?;
     }
     let mut state = lock(&shared);
     while state.helper_busy {
@@ -135,7 +124,7 @@ pub(super) fn decode_streams_forked(
 
 /// The helper's side: its own copy of the stored streams `first..`, taken
 /// from the back while the reader has not reached them.
-fn helper_job(decoder: StreamCodec, b: usize, streams: &[Stream<'_>], first: usize, stream_len: usize, shared: Arc<Shared>) -> Box<dyn FnOnce() + Send> {
+fn helper_job(codec: Codec, dict: Vec<u8>, b: usize, streams: &[Stream<'_>], first: usize, stream_len: usize, shared: Arc<Shared>) -> Box<dyn FnOnce() + Send> {
     let mut bytes = Vec::with_capacity(streams.iter().map(|s| if let Stream::Payload(p) = s { p.len() } else { 0 }).sum());
     let parts: Vec<Part> = streams
         .iter()
@@ -160,7 +149,7 @@ fn helper_job(decoder: StreamCodec, b: usize, streams: &[Stream<'_>], first: usi
                 Part::Fill(byte) => Stream::Fill(*byte),
                 Part::Payload(range) => Stream::Payload(&bytes[range.clone()]),
             };
-            if let Err(p) = decoder.decode_stream(b, &stream, &mut work.buf[i * stream_len..(i + 1) * stream_len]) {
+            if let Err(p) = decode_stream(codec, &dict, b, &stream, &mut work.buf[i * stream_len..(i + 1) * stream_len]) {
                 work.problem = Some(in_stream(b, s, p));
             }
         }
@@ -283,10 +272,6 @@ mod tests {
             .collect()
     }
 
-    fn lz4() -> StreamCodec {
-        StreamCodec { codec: Codec::Lz4, dict: Vec::new() }
-    }
-
     #[test]
     fn every_helper_timing_gives_the_same_block() {
         let (raw, stored) = streams();
@@ -301,7 +286,7 @@ mod tests {
             for _ in 0..20 {
                 let fork = TestFork::new(helper_copy(&helper));
                 let mut stage = vec![0xA5u8; expected.len()];
-                decode_streams_forked(&lz4(), 3, &as_streams(&stored), STREAM_LEN, &fork, &mut stage).unwrap();
+                decode_streams_forked(Codec::Lz4, &[], 3, &as_streams(&stored), STREAM_LEN, &fork, &mut stage).unwrap();
                 fork.finish();
                 assert!(stage == expected, "helper {name}: block differs at byte {:?}", stage.iter().zip(&expected).position(|(a, b)| a != b));
             }
@@ -324,7 +309,7 @@ mod tests {
         let mut broken = as_streams(&stored);
         broken[1] = Stream::Payload(&[0xF0, 1, 2]);
         let mut stage = vec![0u8; 8 * STREAM_LEN];
-        let err = decode_streams_forked(&lz4(), 3, &broken, STREAM_LEN, &fork, &mut stage).unwrap_err();
+        let err = decode_streams_forked(Codec::Lz4, &[], 3, &broken, STREAM_LEN, &fork, &mut stage).unwrap_err();
         assert!(matches!(err, Problem::Codec { block: 3, .. }), "{err:?}");
     }
 
@@ -336,7 +321,7 @@ mod tests {
             let mut broken = as_streams(&stored);
             broken[6] = Stream::Payload(&[0xF0, 1, 2]);
             let mut stage = vec![0u8; 8 * STREAM_LEN];
-            let err = decode_streams_forked(&lz4(), 3, &broken, STREAM_LEN, &fork, &mut stage).unwrap_err();
+            let err = decode_streams_forked(Codec::Lz4, &[], 3, &broken, STREAM_LEN, &fork, &mut stage).unwrap_err();
             fork.finish();
             assert!(matches!(err, Problem::Codec { block: 3, .. }), "{err:?}");
         }
