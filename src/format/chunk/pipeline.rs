@@ -105,13 +105,7 @@ impl ChunkLayout {
         }
         let has_filters = h.filters.iter().any(|&f| f != filter_id::NONE && f != filter_id::TRUNC_PREC);
         let decode_all = |stage: &mut [u8]| -> PResult<()> {
-            let mut streams = Vec::with_capacity(nstreams);
-            let mut pos = 0usize;
-            for s in 0..nstreams {
-                let (stream, next) = self.stream_at(b, source, pos, stream_len).map_err(|p| in_stream(b, s, p))?;
-                streams.push(stream);
-                pos = next;
-            }
+            let streams = self.streams_of(b, source, nstreams, stream_len)?;
             let decode_run = |first: usize, streams: &[Stream<'_>], stage: &mut [u8]| -> PResult<()> {
                 for (i, (stream, dst)) in streams.iter().zip(stage.chunks_exact_mut(stream_len)).enumerate() {
                     self.decode_stream(b, stream, context, dst).map_err(|p| in_stream(b, first + i, p))?;
@@ -129,6 +123,10 @@ impl ChunkLayout {
         if !has_filters {
             return decode_all(out);
         }
+        let forked = context.fork.is_some() && matches!(h.codec(), Codec::Zstd | Codec::Zlib);
+        if nstreams >= 2 && !forked && self.only_shuffle_over(nstreams) {
+            return self.decode_planes(b, source, context, stream_len, out);
+        }
         SCRATCH.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
             let (stage, spare) = &mut *scratch;
@@ -136,6 +134,62 @@ impl ChunkLayout {
             decode_all(&mut stage[..])?;
             self.undo_filters(b, &mut stage[..], spare, context, out)
         })
+    }
+
+    /// Whether the filters undo to a single byte shuffle whose planes are
+    /// the block's `nstreams` streams.
+    fn only_shuffle_over(&self, nstreams: usize) -> bool {
+        let h = &self.header;
+        let mut shuffles = 0;
+        for (&id, &meta) in h.filters.iter().zip(&h.filters_meta) {
+            match id {
+                filter_id::NONE | filter_id::TRUNC_PREC | filter_id::INT_TRUNC => {}
+                filter_id::SHUFFLE if (if meta == 0 { h.typesize } else { meta as usize }) == nstreams => shuffles += 1,
+                _ => return false,
+            }
+        }
+        shuffles == 1
+    }
+
+    /// Decode a block whose only filter is a byte shuffle over its streams:
+    /// the planes are interleaved from where they are, the streams stored
+    /// raw straight from `source` and the others from the scratch buffer
+    /// they decode into, so a raw stream is never copied on its own.
+    fn decode_planes(&self, b: usize, source: &[u8], context: &BlockContext<'_>, stream_len: usize, out: &mut [u8]) -> PResult<()> {
+        let streams = self.streams_of(b, source, out.len() / stream_len, stream_len)?;
+        SCRATCH.with(|scratch| {
+            let mut scratch = scratch.borrow_mut();
+            let stage = &mut scratch.0;
+            stage.resize(out.len(), 0);
+            for (s, (stream, dst)) in streams.iter().zip(stage.chunks_exact_mut(stream_len)).enumerate() {
+                if !matches!(stream, Stream::Payload(raw) if raw.len() == stream_len) {
+                    self.decode_stream(b, stream, context, dst).map_err(|p| in_stream(b, s, p))?;
+                }
+            }
+            let planes: Vec<&[u8]> = streams
+                .iter()
+                .zip(stage.chunks_exact(stream_len))
+                .map(|(stream, decoded)| match *stream {
+                    Stream::Payload(raw) if raw.len() == stream_len => raw,
+                    _ => decoded,
+                })
+                .collect();
+            filter::shuffle::unshuffle_planes(&planes, out);
+            Ok(())
+        })
+    }
+
+    /// The `nstreams` streams of block `b`, each decoding to `len` bytes,
+    /// all found before any is decoded (a bad size is told first).
+    fn streams_of<'s>(&self, b: usize, source: &'s [u8], nstreams: usize, len: usize) -> PResult<Vec<Stream<'s>>> {
+        let mut streams = Vec::with_capacity(nstreams);
+        let mut pos = 0usize;
+        for s in 0..nstreams {
+            let (stream, next) = self.stream_at(b, source, pos, len).map_err(|p| in_stream(b, s, p))?;
+            streams.push(stream);
+            pos = next;
+        }
+        Ok(streams)
     }
 
     /// The stream whose size field is at `pos` of `source` (it decodes to
@@ -310,3 +364,77 @@ thread_local! {
     static SCRATCH: RefCell<(Vec<u8>, Vec<u8>)> = const { RefCell::new((Vec::new(), Vec::new())) };
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::chunk::layout::ChunkRegion;
+    use crate::format::source::SliceSource;
+
+    const N: usize = 256;
+
+    /// A one-block chunk of `N` 4-byte elements, LZ4, byte-shuffled by the
+    /// Blosc1 flag, whose four streams are stored four ways: LZ4 (plane 0),
+    /// all zeros (plane 1), raw (plane 2: as long as its decoded bytes) and
+    /// one repeated byte (plane 3). Returns the chunk and its decoded block.
+    fn four_way_chunk() -> (Vec<u8>, Vec<u8>) {
+        let planes: [Vec<u8>; 4] = [
+            (0..N).map(|i| (i / 16) as u8).collect(),
+            vec![0; N],
+            (0..N).map(|i| (i * 167 + 13) as u8).collect(),
+            vec![0x55; N],
+        ];
+        let mut block = Vec::new();
+        let lz4 = lz4_flex::block::compress(&planes[0]);
+        block.extend_from_slice(&(lz4.len() as i32).to_le_bytes());
+        block.extend_from_slice(&lz4);
+        block.extend_from_slice(&0i32.to_le_bytes());
+        block.extend_from_slice(&(N as i32).to_le_bytes());
+        block.extend_from_slice(&planes[2]);
+        block.extend_from_slice(&(-0x55i32).to_le_bytes());
+        block.push(0x01);
+        let cbytes = 16 + 4 + block.len();
+        let mut chunk = vec![2, 1, 0x01 | (1 << 5), 4];
+        for v in [4 * N, 4 * N, cbytes] {
+            chunk.extend_from_slice(&(v as i32).to_le_bytes());
+        }
+        chunk.extend_from_slice(&20i32.to_le_bytes());
+        chunk.extend_from_slice(&block);
+        let decoded = (0..N).flat_map(|i| [planes[0][i], planes[1][i], planes[2][i], planes[3][i]]).collect();
+        (chunk, decoded)
+    }
+
+    fn decode(chunk: &[u8]) -> PResult<Vec<u8>> {
+        let source = SliceSource(chunk);
+        let layout = ChunkLayout::read(&ChunkRegion { source: &source, start: 0, available: chunk.len() as u64 })?;
+        let range = layout.block_source_range(0);
+        let mut out = vec![0xEEu8; layout.block_range(0).len()];
+        layout.decode_block(0, &chunk[range.start as usize..range.end as usize], &BlockContext::default(), &mut out)?;
+        Ok(out)
+    }
+
+    #[test]
+    fn shuffled_block_interleaves_raw_zero_fill_and_coded_streams() {
+        let (chunk, decoded) = four_way_chunk();
+        let source = SliceSource(&chunk);
+        let layout = ChunkLayout::read(&ChunkRegion { source: &source, start: 0, available: chunk.len() as u64 }).unwrap();
+        assert!(layout.only_shuffle_over(4), "the block takes the planar path");
+        assert_eq!(decode(&chunk).unwrap(), decoded);
+    }
+
+    #[test]
+    fn a_bad_stream_is_named_on_the_planar_path() {
+        let (mut chunk, _) = four_way_chunk();
+        // The LZ4 payload of stream 0 starts at 24: a literal run longer than the stream.
+        chunk[24] = 0xF0;
+        chunk[25] = 0xFF;
+        let err = decode(&chunk).unwrap_err();
+        assert!(matches!(err, Problem::Codec { block: 0, .. }), "{err}");
+        // A stream size past the block's end is found before anything decodes.
+        let (mut chunk, _) = four_way_chunk();
+        let last = chunk.len() - 5;
+        chunk[last..last + 4].copy_from_slice(&1000i32.to_le_bytes());
+        let err = decode(&chunk).unwrap_err();
+        assert!(err.to_string().contains("block 0 stream 3"), "{err}");
+    }
+}

@@ -80,21 +80,42 @@ pub(crate) fn unshuffle_at(level: Level, typesize: usize, src: &[u8], dst: &mut 
     }
     let body = n * typesize;
     dst[body..].copy_from_slice(&src[body..]);
-    let (src, dst) = (&src[..body], &mut dst[..body]);
+    let planes: Vec<&[u8]> = src[..body].chunks_exact(n).collect();
+    interleave_at(level, &planes, &mut dst[..body]);
+}
 
+/// Undo Blosc's byte shuffle of one block whose byte planes are not back to
+/// back: `planes[j]` holds byte `j` of every element (a split block's
+/// streams, some decoded into a scratch buffer, some stored raw and used
+/// where they lie). `dst` receives `planes.len() * n` bytes, `n` being the
+/// planes' common length.
+///
+/// # Panics
+/// If the planes differ in length or `dst` is not exactly their total.
+pub fn unshuffle_planes(planes: &[&[u8]], dst: &mut [u8]) {
+    interleave_at(detected_level(), planes, dst);
+}
+
+/// Interleave `planes` (at least one, all `n` bytes) into `dst`
+/// (`planes.len() * n` bytes) with the implementation `level`.
+fn interleave_at(level: Level, planes: &[&[u8]], dst: &mut [u8]) {
+    let typesize = planes.len();
+    let n = planes.first().map_or(0, |p| p.len());
+    assert!(planes.iter().all(|p| p.len() == n), "unshuffle: planes differ in length");
+    assert_eq!(dst.len(), typesize * n, "unshuffle: destination is not the planes' total length");
+    if typesize == 1 {
+        dst.copy_from_slice(planes[0]);
+        return;
+    }
     let done = match level {
         Level::Portable => 0,
         #[cfg(target_arch = "x86_64")]
-        Level::Sse2 if detected_level() != Level::Portable => {
-            x86::unshuffle_sse2(typesize, n, src, dst)
-        }
+        Level::Sse2 if detected_level() != Level::Portable => x86::unshuffle_sse2(planes, n, dst),
         #[cfg(target_arch = "x86_64")]
-        Level::Avx2 if detected_level() == Level::Avx2 => {
-            x86::unshuffle_avx2(typesize, n, src, dst)
-        }
+        Level::Avx2 if detected_level() == Level::Avx2 => x86::unshuffle_avx2(planes, n, dst),
         _ => 0,
     };
-    unshuffle_portable(typesize, n, done, src, dst);
+    unshuffle_portable(planes, n, done, dst);
 }
 
 /// Transpose an 8x8 byte matrix held as eight little-endian rows: afterwards
@@ -138,9 +159,10 @@ fn spread_bytes(x: u32) -> u64 {
     (x | (x << 8)) & 0x00FF_00FF_00FF_00FF
 }
 
-/// Safe portable unshuffle of elements `start..n` (`src`/`dst` hold exactly
-/// `n * typesize` bytes, `typesize >= 2`).
-fn unshuffle_portable(typesize: usize, n: usize, start: usize, src: &[u8], dst: &mut [u8]) {
+/// Safe portable unshuffle of elements `start..n` (`src` holds the
+/// `typesize >= 2` planes of `n` bytes, `dst` exactly `n * typesize` bytes).
+fn unshuffle_portable(src: &[&[u8]], n: usize, start: usize, dst: &mut [u8]) {
+    let typesize = src.len();
     // Literal typesizes let the compiler specialise the inlined loops.
     let done = match typesize {
         2 => portable2(n, start, src, dst),
@@ -157,17 +179,17 @@ fn unshuffle_portable(typesize: usize, n: usize, start: usize, src: &[u8], dst: 
     // Fewer than eight elements left.
     for e in done..n {
         for j in 0..typesize {
-            dst[e * typesize + j] = src[j * n + e];
+            dst[e * typesize + j] = src[j][e];
         }
     }
 }
 
 /// Typesize 2: spread the bytes of the two planes into alternate bytes.
-fn portable2(n: usize, start: usize, src: &[u8], dst: &mut [u8]) -> usize {
+fn portable2(n: usize, start: usize, src: &[&[u8]], dst: &mut [u8]) -> usize {
     let mut i = start;
     while i + 8 <= n {
-        let s0 = read_u64(src, i);
-        let s1 = read_u64(src, n + i);
+        let s0 = read_u64(src[0], i);
+        let s1 = read_u64(src[1], i);
         let lo = spread_bytes(s0 as u32) | (spread_bytes(s1 as u32) << 8);
         let hi = spread_bytes((s0 >> 32) as u32) | (spread_bytes((s1 >> 32) as u32) << 8);
         write_u64(dst, 2 * i, lo);
@@ -178,14 +200,14 @@ fn portable2(n: usize, start: usize, src: &[u8], dst: &mut [u8]) -> usize {
 }
 
 /// Typesize 4: the four planes as the top half of an 8x8 byte transpose.
-fn portable4(n: usize, start: usize, src: &[u8], dst: &mut [u8]) -> usize {
+fn portable4(n: usize, start: usize, src: &[&[u8]], dst: &mut [u8]) -> usize {
     let mut i = start;
     while i + 8 <= n {
         let mut rows = [
-            read_u64(src, i),
-            read_u64(src, n + i),
-            read_u64(src, 2 * n + i),
-            read_u64(src, 3 * n + i),
+            read_u64(src[0], i),
+            read_u64(src[1], i),
+            read_u64(src[2], i),
+            read_u64(src[3], i),
             0,
             0,
             0,
@@ -204,12 +226,12 @@ fn portable4(n: usize, start: usize, src: &[u8], dst: &mut [u8]) -> usize {
 }
 
 /// Typesize 8: one 8x8 byte transpose per 8 elements.
-fn portable8(n: usize, start: usize, src: &[u8], dst: &mut [u8]) -> usize {
+fn portable8(n: usize, start: usize, src: &[&[u8]], dst: &mut [u8]) -> usize {
     let mut i = start;
     while i + 8 <= n {
         let mut rows = [0u64; 8];
         for (r, row) in rows.iter_mut().enumerate() {
-            *row = read_u64(src, r * n + i);
+            *row = read_u64(src[r], i);
         }
         transpose8x8(&mut rows);
         let out = &mut dst[8 * i..8 * i + 64];
@@ -229,7 +251,7 @@ const PORTABLE_TILE: usize = 64;
 /// 8x8 byte transposes turn 8 elements' bytes of a plane group into 8
 /// element slices. Returns the first element not written.
 #[inline(always)]
-fn portable_tiles(typesize: usize, n: usize, start: usize, src: &[u8], dst: &mut [u8]) -> usize {
+fn portable_tiles(typesize: usize, n: usize, start: usize, src: &[&[u8]], dst: &mut [u8]) -> usize {
     let mut i = start;
     while i + 8 <= n {
         let tile = if i + PORTABLE_TILE <= n {
@@ -243,8 +265,7 @@ fn portable_tiles(typesize: usize, n: usize, start: usize, src: &[u8], dst: &mut
             let width = (typesize - j0).min(8);
             let mut lines = [[0u8; PORTABLE_TILE]; 8];
             for (r, line) in lines.iter_mut().enumerate().take(width) {
-                let at = (j0 + r) * n + i;
-                line[..tile].copy_from_slice(&src[at..at + tile]);
+                line[..tile].copy_from_slice(&src[j0 + r][i..i + tile]);
             }
             for sub in (0..tile).step_by(8) {
                 let mut rows = [0u64; 8];
@@ -321,12 +342,13 @@ mod x86 {
     }
 
     #[target_feature(enable = "sse2")]
-    fn sse2_body<const TS: usize>(n: usize, src: &[u8], dst: &mut [u8]) -> usize {
+    fn sse2_body<const TS: usize>(planes: &[&[u8]], n: usize, dst: &mut [u8]) -> usize {
+        let src: [&[u8]; TS] = std::array::from_fn(|j| planes[j]);
         let mut i = 0;
         while i + 16 <= n {
             let mut v = [_mm_setzero_si128(); TS];
             for j in 0..TS {
-                v[bit_reverse(j, TS)] = load128(at16(src, j * n + i));
+                v[bit_reverse(j, TS)] = load128(at16(src[j], i));
             }
             interleave_sse2::<TS>(&mut v);
             let out = &mut dst[TS * i..TS * (i + 16)];
@@ -340,15 +362,15 @@ mod x86 {
 
     /// SSE2 unshuffle of the leading multiple of 16 elements; returns how
     /// many elements it wrote (0 for typesizes it does not handle).
-    pub(super) fn unshuffle_sse2(typesize: usize, n: usize, src: &[u8], dst: &mut [u8]) -> usize {
-        assert!(src.len() >= typesize * n && dst.len() >= typesize * n);
+    pub(super) fn unshuffle_sse2(planes: &[&[u8]], n: usize, dst: &mut [u8]) -> usize {
+        assert!(planes.iter().all(|p| p.len() >= n) && dst.len() >= planes.len() * n);
         // SAFETY: SSE2 is part of the x86_64 baseline.
         unsafe {
-            match typesize {
-                2 => sse2_body::<2>(n, src, dst),
-                4 => sse2_body::<4>(n, src, dst),
-                8 => sse2_body::<8>(n, src, dst),
-                16 => sse2_body::<16>(n, src, dst),
+            match planes.len() {
+                2 => sse2_body::<2>(planes, n, dst),
+                4 => sse2_body::<4>(planes, n, dst),
+                8 => sse2_body::<8>(planes, n, dst),
+                16 => sse2_body::<16>(planes, n, dst),
                 _ => 0,
             }
         }
@@ -399,7 +421,8 @@ mod x86 {
     }
 
     #[target_feature(enable = "avx2")]
-    fn avx2_body<const TS: usize>(n: usize, src: &[u8], dst: &mut [u8]) -> usize {
+    fn avx2_body<const TS: usize>(planes: &[&[u8]], n: usize, dst: &mut [u8]) -> usize {
+        let src: [&[u8]; TS] = std::array::from_fn(|j| planes[j]);
         let mut i = 0;
         // With 16 planes, 64 elements per round: both halves of each plane's
         // cache line are loaded back to back, so no line is fetched twice
@@ -409,8 +432,8 @@ mod x86 {
             let mut first = [_mm256_setzero_si256(); TS];
             let mut second = [_mm256_setzero_si256(); TS];
             for j in 0..TS {
-                first[bit_reverse(j, TS)] = load256(at32(src, j * n + i));
-                second[bit_reverse(j, TS)] = load256(at32(src, j * n + i + 32));
+                first[bit_reverse(j, TS)] = load256(at32(src[j], i));
+                second[bit_reverse(j, TS)] = load256(at32(src[j], i + 32));
             }
             interleave_store::<TS>(first, i, dst);
             interleave_store::<TS>(second, i + 32, dst);
@@ -419,7 +442,7 @@ mod x86 {
         while i + 32 <= n {
             let mut v = [_mm256_setzero_si256(); TS];
             for j in 0..TS {
-                v[bit_reverse(j, TS)] = load256(at32(src, j * n + i));
+                v[bit_reverse(j, TS)] = load256(at32(src[j], i));
             }
             interleave_store::<TS>(v, i, dst);
             i += 32;
@@ -431,16 +454,16 @@ mod x86 {
     /// many elements it wrote (0 for typesizes it does not handle).
     ///
     /// Callers must have checked that the CPU supports AVX2.
-    pub(super) fn unshuffle_avx2(typesize: usize, n: usize, src: &[u8], dst: &mut [u8]) -> usize {
-        assert!(src.len() >= typesize * n && dst.len() >= typesize * n);
+    pub(super) fn unshuffle_avx2(planes: &[&[u8]], n: usize, dst: &mut [u8]) -> usize {
+        assert!(planes.iter().all(|p| p.len() >= n) && dst.len() >= planes.len() * n);
         assert!(std::arch::is_x86_feature_detected!("avx2"));
         // SAFETY: AVX2 support was just checked.
         unsafe {
-            match typesize {
-                2 => avx2_body::<2>(n, src, dst),
-                4 => avx2_body::<4>(n, src, dst),
-                8 => avx2_body::<8>(n, src, dst),
-                16 => avx2_body::<16>(n, src, dst),
+            match planes.len() {
+                2 => avx2_body::<2>(planes, n, dst),
+                4 => avx2_body::<4>(planes, n, dst),
+                8 => avx2_body::<8>(planes, n, dst),
+                16 => avx2_body::<16>(planes, n, dst),
                 _ => 0,
             }
         }
@@ -621,6 +644,42 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Planes living in separate buffers (offset by a varying number of
+    /// bytes so no two share an alignment) interleave exactly like the same
+    /// planes back to back, at every level.
+    #[test]
+    fn planes_apart_equal_planes_packed() {
+        for typesize in [2usize, 3, 4, 8, 12, 16, 17] {
+            for n in [0usize, 1, 7, 8, 31, 32, 33, 64, 65, 1000] {
+                let data: Vec<u8> = (0..typesize * n).map(|i| (i * 131 + 7) as u8).collect();
+                let packed = shuffle(typesize, &data);
+                let owned: Vec<Vec<u8>> = (0..typesize)
+                    .map(|j| {
+                        let mut buf = vec![0x5Au8; j % 5];
+                        buf.extend_from_slice(&packed[j * n..(j + 1) * n]);
+                        buf
+                    })
+                    .collect();
+                let planes: Vec<&[u8]> = owned.iter().enumerate().map(|(j, b)| &b[j % 5..]).collect();
+                for level in levels() {
+                    let mut dst = vec![0xEEu8; typesize * n];
+                    interleave_at(level, &planes, &mut dst);
+                    assert_same(&dst, &data, &format!("ts {typesize} n {n} {level:?}"));
+                }
+                let mut dst = vec![0xEEu8; typesize * n];
+                unshuffle_planes(&planes, &mut dst);
+                assert_same(&dst, &data, &format!("ts {typesize} n {n} detected"));
+            }
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "planes differ in length")]
+    fn planes_of_different_lengths_are_refused() {
+        let (a, b) = ([1u8, 2, 3], [4u8, 5]);
+        unshuffle_planes(&[&a, &b], &mut [0u8; 5]);
     }
 
     proptest! {
