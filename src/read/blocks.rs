@@ -44,7 +44,7 @@ struct Evidence {
     bytes: Vec<u8>,
 }
 
-/// The helpers, counting the jobs they are offered in `.stats`.
+/// The helpers, counting the jobs they take in `.stats`.
 struct Counted<'a> {
     helpers: &'a DecodeHelpers,
     stats: &'a Stats,
@@ -52,8 +52,9 @@ struct Counted<'a> {
 
 impl Fork for Counted<'_> {
     fn spawn(&self, job: Box<dyn FnOnce() + Send>) {
-        Stats::add(&self.stats.helper_jobs, 1);
-        self.helpers.spawn(job);
+        if self.helpers.offer(job) {
+            Stats::add(&self.stats.helper_jobs, 1);
+        }
     }
 }
 

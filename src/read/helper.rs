@@ -7,7 +7,16 @@
 //! the work so a helper that starts late costs nothing). Sequential readers
 //! do not use this: the kernel's readahead keeps every FUSE thread busy with
 //! whole blocks already.
+//!
+//! Handing a job to a sleeping thread is slow here (the woken helper can
+//! land on the reader's own core and preempt it), so a helper polls for
+//! [`SPIN`] after each job, which costs CPU. A reader whose reads come far
+//! apart would pay that poll on every read and gain nothing, so a job is
+//! only handed over while a helper is polling or while reads come in a
+//! burst ([`BURST_GAP`]); otherwise the reader decodes the whole block
+//! itself and the helpers stay asleep.
 
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -22,7 +31,17 @@ const MAX_HELPERS: usize = 3;
 /// A few threads waiting for decode jobs; they end when this is dropped.
 pub struct DecodeHelpers {
     jobs: Sender<Job>,
+    /// Helpers polling for a job right now.
+    polling: Arc<AtomicUsize>,
+    /// When the last job was offered (µs since `born`; 0: never).
+    last_offer: AtomicU64,
+    born: Instant,
 }
+
+/// Offers closer together than this are a burst: a job is handed over
+/// (waking a helper) even when none is polling. A zstd block takes a few
+/// hundred µs to decode, so back-to-back random reads offer well within it.
+const BURST_GAP: Duration = Duration::from_millis(1);
 
 impl DecodeHelpers {
     /// Helpers for a machine with `cores` cores: one fewer than the cores
@@ -38,15 +57,31 @@ impl DecodeHelpers {
         }
         let (sender, receiver) = channel::<Job>();
         let receiver = Arc::new(Mutex::new(receiver));
+        let polling = Arc::new(AtomicUsize::new(0));
         let mut started = 0;
         for i in 0..threads {
-            let receiver = receiver.clone();
-            match std::thread::Builder::new().name(format!("blosc2fs-decode-{i}")).spawn(move || serve(&receiver)) {
+            let (receiver, polling) = (receiver.clone(), polling.clone());
+            match std::thread::Builder::new().name(format!("blosc2fs-decode-{i}")).spawn(move || serve(&receiver, &polling)) {
                 Ok(_) => started += 1,
                 Err(e) => log::warn!("decode helper thread {i} not started: {e}"),
             }
         }
-        (started > 0).then_some(DecodeHelpers { jobs: sender })
+        (started > 0).then_some(DecodeHelpers { jobs: sender, polling, last_offer: AtomicU64::new(0), born: Instant::now() })
+    }
+
+    /// Hand `job` to a helper if one is polling or the offers come in a
+    /// burst; otherwise drop it (the reader does its share itself) and
+    /// answer false.
+    pub fn offer(&self, job: Job) -> bool {
+        let now = (self.born.elapsed().as_micros() as u64).max(1);
+        let last = self.last_offer.swap(now, Ordering::Relaxed);
+        let burst = last != 0 && now.saturating_sub(last) < BURST_GAP.as_micros() as u64;
+        if self.polling.load(Ordering::Relaxed) == 0 && !burst {
+            return false;
+        }
+        // A send fails only when every helper has ended; the reader then
+        // decodes the job's streams itself.
+        self.jobs.send(job).is_ok()
     }
 
     /// Helpers sized for this machine.
@@ -58,19 +93,27 @@ impl DecodeHelpers {
 /// How long a helper polls for the next job before it sleeps.
 const SPIN: Duration = Duration::from_micros(150);
 
-/// A helper thread: run jobs until the sender is gone.
-fn serve(jobs: &Mutex<Receiver<Job>>) {
+/// A helper thread: run jobs until the sender is gone. `polling` counts
+/// the helpers polling for a job (not asleep, not working).
+fn serve(jobs: &Mutex<Receiver<Job>>, polling: &AtomicUsize) {
     loop {
         let Ok(receiver) = jobs.lock() else { return };
         let deadline = Instant::now() + SPIN;
+        polling.fetch_add(1, Ordering::Relaxed);
         let job = loop {
             match receiver.try_recv() {
                 Ok(job) => break Ok(job),
-                Err(TryRecvError::Disconnected) => return,
+                Err(TryRecvError::Disconnected) => break Err(()),
                 Err(TryRecvError::Empty) if Instant::now() < deadline => std::thread::yield_now(),
-                Err(TryRecvError::Empty) => break receiver.recv(),
+                Err(TryRecvError::Empty) => {
+                    polling.fetch_sub(1, Ordering::Relaxed);
+                    let job = receiver.recv().map_err(|_| ());
+                    polling.fetch_add(1, Ordering::Relaxed);
+                    break job;
+                }
             }
         };
+        polling.fetch_sub(1, Ordering::Relaxed);
         drop(receiver);
         match job {
             Ok(job) => job(),
@@ -81,9 +124,7 @@ fn serve(jobs: &Mutex<Receiver<Job>>) {
 
 impl Fork for DecodeHelpers {
     fn spawn(&self, job: Box<dyn FnOnce() + Send>) {
-        // A send fails only when every helper has ended; the reader then
-        // decodes the job's streams itself.
-        let _ = self.jobs.send(job);
+        self.offer(job);
     }
 }
 
@@ -99,17 +140,56 @@ mod tests {
         assert!(DecodeHelpers::start(0).is_none());
     }
 
+    /// Wait until no helper polls (each sleeps once its poll runs out).
+    fn until_asleep(helpers: &DecodeHelpers) {
+        let start = Instant::now();
+        while helpers.polling.load(Ordering::Relaxed) != 0 {
+            assert!(start.elapsed() < Duration::from_secs(10), "the helper never went to sleep");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        // Past any burst too.
+        std::thread::sleep(BURST_GAP * 2);
+    }
+
+    /// A job that sends the name of the thread running it.
+    fn naming_job(tx: &mpsc::Sender<Option<String>>) -> Job {
+        let tx = tx.clone();
+        Box::new(move || tx.send(std::thread::current().name().map(str::to_string)).unwrap())
+    }
+
     #[test]
-    fn a_spawned_job_runs_on_another_thread() {
+    fn a_lone_job_is_dropped_and_a_burst_wakes_the_helper() {
         let helpers = DecodeHelpers::for_cores(2).expect("one helper");
         let (tx, rx) = mpsc::channel();
         for _ in 0..3 {
-            let tx = tx.clone();
-            helpers.spawn(Box::new(move || tx.send(std::thread::current().name().map(str::to_string)).unwrap()));
+            until_asleep(&helpers);
+            // Reads far apart: the sleeping helper is left alone.
+            assert!(!helpers.offer(naming_job(&tx)));
+            // The next read within the burst gap wakes it.
+            assert!(helpers.offer(naming_job(&tx)));
             let name = rx.recv_timeout(Duration::from_secs(10)).expect("the job ran");
             assert_eq!(name.as_deref(), Some("blosc2fs-decode-0"));
-            // Past the polling window, the helper sleeps and must still wake up.
-            std::thread::sleep(Duration::from_millis(2));
+            // Only the job handed over ran.
+            assert!(rx.try_recv().is_err(), "a dropped job ran");
         }
+    }
+
+    #[test]
+    fn a_polling_helper_takes_a_job_outside_any_burst() {
+        // A new helper polls first; a first offer (no burst: nothing came
+        // before it) is taken while it does. The poll lasts 150 µs, so a
+        // loaded machine may miss it a few times, never every time.
+        let (tx, rx) = mpsc::channel();
+        let taken = (0..50).any(|_| {
+            let helpers = DecodeHelpers::for_cores(2).expect("one helper");
+            let start = Instant::now();
+            while helpers.polling.load(Ordering::Relaxed) == 0 && start.elapsed() < Duration::from_millis(100) {
+                std::hint::spin_loop();
+            }
+            helpers.offer(naming_job(&tx))
+        });
+        assert!(taken, "no offer was taken by a polling helper in 50 tries");
+        let name = rx.recv_timeout(Duration::from_secs(10)).expect("the job ran");
+        assert_eq!(name.as_deref(), Some("blosc2fs-decode-0"));
     }
 }

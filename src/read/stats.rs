@@ -28,8 +28,9 @@ pub struct Stats {
     /// Blocks the background prefetcher brought into the cache: not cached when
     /// it looked, then obtained without error.
     pub prefetched_blocks: AtomicU64,
-    /// Blocks of random reads whose streams were offered to a decode helper
-    /// thread (`helper_jobs`); the reader takes back what it does not start.
+    /// Blocks of random reads whose streams were handed to a decode helper
+    /// thread (`helper_jobs`: one was polling, or reads came in a burst);
+    /// the reader takes back what it does not start.
     pub helper_jobs: AtomicU64,
     /// Blocks dropped from the block cache to stay within its byte budget.
     pub evictions: AtomicU64,
