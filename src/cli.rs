@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
+use crate::mount::sched::Sched;
 use crate::mount::MountConfig;
 use crate::source::remote::{is_remote_url, RemoteOptions};
 
@@ -169,6 +170,11 @@ pub struct MountArgs {
     /// one fewer than the cores, at most 3; 0 disables them).
     #[arg(long)]
     pub decode_helpers: Option<usize>,
+    /// Scheduling of the FUSE threads: `batch` (SCHED_BATCH: a thread woken
+    /// by a request does not preempt the reader copying out pages) or
+    /// `normal` (as started).
+    #[arg(long, default_value = "batch", value_parser = parse_sched)]
+    pub sched: Sched,
     /// Owner of every presented file (default: the owner of its source).
     #[arg(long)]
     pub uid: Option<u32>,
@@ -177,8 +183,8 @@ pub struct MountArgs {
     pub gid: Option<u32>,
     /// Mount options, comma separated: ro, allow_other (other users may
     /// read, as the source's permissions allow), cache_size=SIZE, threads=N,
-    /// prefetch_threads=N, decode_helpers=N, uid=N, gid=N, direct_io,
-    /// readahead_kb=N, max_request_kb=N.
+    /// prefetch_threads=N, decode_helpers=N, sched=batch|normal, uid=N, gid=N,
+    /// direct_io, readahead_kb=N, max_request_kb=N.
     #[arg(short = 'o', value_name = "OPTIONS", value_delimiter = ',')]
     pub options: Vec<String>,
     /// Serve reads with direct_io (no kernel page cache; breaks shared mmap).
@@ -231,6 +237,7 @@ impl MountArgs {
                 "decode_helpers" => {
                     self.decode_helpers = Some(need(key, value)?.parse().map_err(|e| format!("decode_helpers: {e}"))?)
                 }
+                "sched" => self.sched = parse_sched(need(key, value)?)?,
                 "uid" => self.uid = Some(need(key, value)?.parse().map_err(|e| format!("uid: {e}"))?),
                 "gid" => self.gid = Some(need(key, value)?.parse().map_err(|e| format!("gid: {e}"))?),
                 "direct_io" => self.direct_io = true,
@@ -251,6 +258,7 @@ impl MountArgs {
             threads: self.threads,
             prefetch_threads: self.prefetch_threads,
             decode_helpers: self.decode_helpers,
+            sched: self.sched,
             uid: self.uid,
             gid: self.gid,
             allow_other,
@@ -270,6 +278,11 @@ fn seconds(flag: &str, value: f64) -> Result<Duration, String> {
         return Err(format!("{flag} must be a number of seconds, 0 or more (got {value})"));
     }
     Duration::try_from_secs_f64(value).map_err(|_| format!("{flag} {value} is too many seconds"))
+}
+
+/// Parse `batch` or `normal` (see [`Sched`]).
+fn parse_sched(text: &str) -> Result<Sched, String> {
+    text.parse()
 }
 
 /// Parse `1024`, `64K`, `512M`, `1G`, `2T` (powers of 1024; a trailing `B`/`iB` is allowed).
@@ -329,6 +342,18 @@ mod tests {
     }
 
     #[test]
+    fn sched_from_the_flag_or_the_option() {
+        assert_eq!(mount_args(&["--sched", "normal"]).settle().unwrap().sched, Sched::Normal);
+        assert_eq!(mount_args(&["-o", "ro,sched=normal"]).settle().unwrap().sched, Sched::Normal);
+        assert_eq!(mount_args(&["--sched", "normal", "-o", "sched=batch"]).settle().unwrap().sched, Sched::Batch);
+        let bad = mount_args(&["-o", "sched=idle"]).settle().unwrap_err();
+        assert_eq!(bad, "sched: `idle` is neither `batch` nor `normal`");
+        let args = ["blosc2fs", "mount", "/src", "/mnt", "--sched", "fifo"];
+        let err = Cli::try_parse_from(args).unwrap_err().to_string();
+        assert!(err.contains("neither `batch` nor `normal`"), "{err}");
+    }
+
+    #[test]
     fn decode_helpers_from_the_flag_or_the_option() {
         assert_eq!(mount_args(&["--decode-helpers", "0"]).settle().unwrap().decode_helpers, Some(0));
         assert_eq!(mount_args(&["-o", "ro,decode_helpers=2"]).settle().unwrap().decode_helpers, Some(2));
@@ -354,6 +379,7 @@ mod tests {
             threads,
             prefetch_threads,
             decode_helpers,
+            sched,
             uid,
             gid,
             allow_other,
@@ -372,6 +398,7 @@ mod tests {
         assert_eq!(threads, 2);
         assert_eq!(prefetch_threads, 2);
         assert_eq!(decode_helpers, None);
+        assert_eq!(sched, Sched::Batch);
         assert_eq!(uid, None);
         assert_eq!(gid, None);
         assert!(!allow_other);

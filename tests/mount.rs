@@ -604,3 +604,44 @@ for name, codec in (("z", blosc2.Codec.ZSTD), ("l", blosc2.Codec.ZLIB)):
         }
     }
 }
+
+/// Name and scheduling policy (field 41 of `/proc/PID/task/TID/stat`) of
+/// each thread of process `pid` but its main thread.
+fn thread_policies(pid: i32) -> Vec<(String, u32)> {
+    let mut out = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
+        let task = task.unwrap();
+        if task.file_name().to_str() == Some(&pid.to_string()) {
+            continue;
+        }
+        let stat = std::fs::read_to_string(task.path().join("stat")).unwrap();
+        let (open, close) = (stat.find('(').unwrap(), stat.rfind(')').unwrap());
+        let name = stat[open + 1..close].to_string();
+        // Fields after the name start at field 3 (state); policy is field 41.
+        let policy = stat[close + 2..].split_whitespace().nth(41 - 3).unwrap().parse().unwrap();
+        out.push((name, policy));
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn fuse_threads_run_sched_batch_unless_told_normal() {
+    let Some(_guard) = serial_with_fuse() else { return };
+    const SCHED_OTHER: u32 = 0;
+    const SCHED_BATCH: u32 = 3;
+    let manifest = read_manifest(&conformance_dir());
+    for (args, fuse_policy) in [(&[][..], SCHED_BATCH), (&["--sched", "normal"][..], SCHED_OTHER), (&["-o", "sched=normal"][..], SCHED_OTHER)] {
+        let m = Mount::start(&conformance_dir(), args);
+        let bytes = std::fs::read(m.path().join("example_item_prices.b2nd/data")).unwrap();
+        assert_eq!(sha256_hex(&bytes), manifest["example_item_prices.b2nd"]["sha256"].as_str().unwrap(), "{args:?}");
+        let threads = thread_policies(m.pid());
+        let fuse: Vec<u32> = threads.iter().filter(|(name, _)| name.starts_with("fuser")).map(|&(_, p)| p).collect();
+        assert_eq!(fuse, vec![fuse_policy; 2], "{args:?}: {threads:?}");
+        // Only the FUSE threads: the daemon's other threads (decode helpers,
+        // prefetchers, remote reads, signal handling) keep the policy they
+        // started with.
+        let others: Vec<&(String, u32)> = threads.iter().filter(|(name, _)| !name.starts_with("fuser")).collect();
+        assert!(others.len() >= 3 && others.iter().all(|&&(_, p)| p == SCHED_OTHER), "{args:?}: {threads:?}");
+    }
+}

@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use crate::source::remote::RemoteOptions;
 
+use super::sched::Sched;
+
 /// Settings of one mount.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MountConfig {
@@ -25,6 +27,8 @@ pub struct MountConfig {
     /// Threads that decode half of a random read's zstd/zlib block (`None`:
     /// one fewer than the cores, at most 3; 0: none).
     pub decode_helpers: Option<usize>,
+    /// Scheduling policy of the FUSE threads (see [`super::sched`]).
+    pub sched: Sched,
     /// Owner of every presented file (`None`: each file's source's owner).
     pub uid: Option<u32>,
     /// Group of every presented file (`None`: each file's source's group).
@@ -59,6 +63,7 @@ impl Default for MountConfig {
             threads: 2,
             prefetch_threads: 2,
             decode_helpers: None,
+            sched: Sched::Batch,
             uid: None,
             gid: None,
             allow_other: false,

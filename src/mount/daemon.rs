@@ -17,6 +17,7 @@ use fuser::{Config, MountOption, Session, SessionACL};
 
 use super::fuse::{AdapterOptions, FuseAdapter};
 use super::fusermount;
+use super::sched;
 use super::MountConfig;
 use crate::read::helper::DecodeHelpers;
 use crate::read::planner::layout_budget;
@@ -432,6 +433,10 @@ fn serve(config: &MountConfig, mounter: &Mounter, parent_dev: u64, ready: &mut O
         std::process::exit(0);
     });
     log::info!("serving {} at {}", shown_source(source), mountpoint.display());
+    // run() starts the FUSE threads, which inherit this thread's policy.
+    if let Err(e) = sched::apply_to_this_thread(config.sched) {
+        log::warn!("cannot give the FUSE threads the {:?} scheduling policy: {e}", config.sched);
+    }
     match session.run() {
         // Once the mount is detached, the kernel may end the connection by
         // aborting it rather than closing it (seen on 6.18 in one test run

@@ -2,15 +2,17 @@
 //! FUSE calls into tree and read calls (and errors into errno), [`daemon`]
 //! mounts with a [`MountConfig`] (preflight checks, fork with a readiness
 //! report, signals, unmount, also of a dead mount), [`fusermount`] mounts for
-//! users other than root through the setuid helper, and [`alloc`] tunes the
-//! allocator for the daemon. Nothing below this layer knows FUSE, and nothing
-//! in it knows the command line.
+//! users other than root through the setuid helper, [`alloc`] tunes the
+//! allocator for the daemon and [`sched`] the FUSE threads' scheduling.
+//! Nothing below this layer knows FUSE, and nothing in it knows the command
+//! line.
 
 pub mod alloc;
 pub mod config;
 pub mod daemon;
 pub mod fuse;
 pub mod fusermount;
+pub mod sched;
 pub mod waiting;
 
 pub use config::MountConfig;
