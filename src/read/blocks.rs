@@ -95,6 +95,12 @@ impl Blocks {
         self.cache.contains(&BlockKey { array: array.id(), chunk: c, block: b })
     }
 
+    /// Whether block `b` of chunk `c` of `array` is being decoded into the
+    /// cache now (by another reader or the prefetcher).
+    pub fn decoding(&self, array: &Array, c: u64, b: u64) -> bool {
+        self.cache.in_flight(&BlockKey { array: array.id(), chunk: c, block: b })
+    }
+
     /// Whether the layout of chunk `c` of `array` is kept.
     pub fn has_layout(&self, array: &Array, c: u64) -> bool {
         self.layouts.contains(array.id(), c)

@@ -73,6 +73,11 @@ impl BlockCache {
         self.lru.lock().unwrap_or_else(|e| e.into_inner()).map.contains(key)
     }
 
+    /// Whether a block is being decoded now (by the leader of its single flight).
+    pub fn in_flight(&self, key: &BlockKey) -> bool {
+        self.inflight.lock().unwrap_or_else(|e| e.into_inner()).contains_key(key)
+    }
+
     /// Up to `n` cached blocks of array `id` (blocks 0 first: they decode
     /// without another block), without touching their recency.
     pub fn sample(&self, id: u64, n: usize) -> Vec<(BlockKey, Block)> {

@@ -415,19 +415,46 @@ fn tiling_pieces(array: &Array, region: Region, start: u64, len: u64) -> PResult
 }
 
 /// Fill `out` from `pieces`, which tile it ([`tiling_pieces`]).
+///
+/// Pieces whose block another thread is decoding right now are left for
+/// last: two requests that share blocks (a C-order read of narrow chunks
+/// uses part of each block, the next request the rest) would otherwise
+/// walk them in the same order, one thread decoding while the other waits
+/// for it. Left for last, the other thread decodes the next block meanwhile.
 fn fill_pieces(blocks: &Blocks, array: &Array, pieces: Vec<Piece>, out: &mut [u8], misses: Misses) -> PResult<()> {
     super::prefetch::announce(blocks, array, &pieces)?;
     let mut at_hand: Vec<((u64, u64), Block)> = Vec::new();
+    let mut later: Vec<Piece> = Vec::new();
+    let mut take = |p: Piece, at_hand: &mut Vec<((u64, u64), Block)>| -> PResult<()> {
+        if decoding_elsewhere(blocks, array, &p, at_hand) {
+            later.push(p);
+            return Ok(());
+        }
+        copy_piece(blocks, array, p, out, at_hand, misses)
+    };
     for piece in pieces {
         if let PieceSource::ChunkBytes { .. } = piece.source {
             for p in blocks.block_pieces(array, piece)? {
-                copy_piece(blocks, array, p, out, &mut at_hand, misses)?;
+                take(p, &mut at_hand)?;
             }
         } else {
-            copy_piece(blocks, array, piece, out, &mut at_hand, misses)?;
+            take(piece, &mut at_hand)?;
         }
     }
+    // Most of these blocks are ready by now; the rest are waited for.
+    for p in later {
+        copy_piece(blocks, array, p, out, &mut at_hand, misses)?;
+    }
     Ok(())
+}
+
+/// Whether piece `p` needs a block that is not at hand and that another
+/// thread is decoding into the cache now.
+fn decoding_elsewhere(blocks: &Blocks, array: &Array, p: &Piece, at_hand: &[((u64, u64), Block)]) -> bool {
+    match p.source {
+        PieceSource::Block { chunk, block, .. } => !at_hand.iter().any(|(k, _)| *k == (chunk, block)) && blocks.decoding(array, chunk, block),
+        _ => false,
+    }
 }
 
 /// Fill `out` with presented body bytes `[start, start + out.len())` of a
@@ -499,6 +526,7 @@ pub fn read_uncached(array: &Array, region: Region, start: u64, out: &mut [u8]) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::read::cache::BlockKey;
     use crate::source::open_array;
     use sha2::{Digest, Sha256};
 
@@ -648,6 +676,64 @@ mod tests {
             // reads, never a block twice.
             assert!(Stats::get(&planner.stats().blocks_decoded) <= distinct.len() as u64, "round {round}: a block decoded twice");
         }
+    }
+
+    #[test]
+    fn a_block_another_thread_is_decoding_is_left_for_last() {
+        // 33 x 21 float64 in 12 x 8 chunks of 5 x 3 blocks: row 0 of the
+        // data starts in block 0 of chunk 0 and also lies in block 0 of
+        // chunks 1 and 2 (8 blocks in all).
+        let (array, entry) = fixture("dtype_le_f8");
+        let array = Arc::new(array);
+        let blocks = Arc::new(Blocks::new(1 << 20, 1 << 20, Arc::new(Stats::default())));
+        let first = BlockKey { array: array.id(), chunk: 0, block: 0 };
+        let (started_tx, started) = std::sync::mpsc::channel();
+        let (release, release_rx) = std::sync::mpsc::channel::<()>();
+        // Another thread is decoding block 0 of chunk 0 (it finishes when released).
+        let decoding = {
+            let (array, blocks) = (array.clone(), blocks.clone());
+            std::thread::spawn(move || {
+                blocks.cache().get_or_decode(first, || {
+                    started_tx.send(()).unwrap();
+                    release_rx.recv().unwrap();
+                    Blocks::new(1 << 20, 1 << 20, Arc::new(Stats::default())).block(&array, 0, 0)
+                })
+            })
+        };
+        started.recv().unwrap();
+        assert!(blocks.decoding(&array, 0, 0));
+        let reader = {
+            let (array, blocks) = (array.clone(), blocks.clone());
+            std::thread::spawn(move || {
+                let mut out = vec![0u8; 21 * 8];
+                fill(&blocks, &array, Region::Data, 0, &mut out).map(|()| out)
+            })
+        };
+        // The reader decodes the other blocks of the row while the first is
+        // still being decoded, instead of waiting for it before anything else.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while !(blocks.contains(&array, 1, 0) && blocks.contains(&array, 2, 0)) {
+            assert!(std::time::Instant::now() < deadline, "the reader waited for the block being decoded first");
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        assert!(!reader.is_finished() && blocks.decoding(&array, 0, 0), "it still needs the first block");
+        release.send(()).unwrap();
+        decoding.join().unwrap().unwrap();
+        let row = reader.join().unwrap().unwrap();
+        let data = Planner::standalone(1 << 20).read(&array, &View::Data, 0, u64::MAX).unwrap();
+        assert_eq!(sha256_hex(&data), entry["sha256"].as_str().unwrap());
+        assert!(row == data[..21 * 8], "row 0");
+        let distinct: HashSet<(u64, u64)> = array
+            .pieces(Region::Data, 0, 21 * 8)
+            .unwrap()
+            .into_iter()
+            .filter_map(|p| match p.source {
+                PieceSource::Block { chunk, block, .. } => Some((chunk, block)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(distinct.len(), 8);
+        assert_eq!(Stats::get(&blocks.stats().blocks_decoded), 8, "each block decoded once");
     }
 
     #[test]
