@@ -383,10 +383,32 @@ impl Array {
     }
 
     fn decode_block_inner(&self, layout: &ChunkLayout, c: u64, b: usize, block0: Option<&[u8]>, fork: Option<&dyn Fork>, out: &mut [u8]) -> PResult<()> {
+        let context = BlockContext { block0, blockshape: self.blockshape(), fork };
+        self.with_stored_block(layout, c, b, |stored| layout.decode_block(b, stored, &context, out))
+    }
+
+    /// Decoded bytes `[offset, offset + out.len())` of block `b` of chunk
+    /// `c`, for a small read: only the items holding them are unshuffled
+    /// ([`ChunkLayout::decode_block_part`]), with half of the streams
+    /// decoded through `fork`. `Ok(false)`, with nothing written, for a
+    /// block that must be decoded whole ([`Array::decode_block_forked`]).
+    pub fn decode_block_part_forked(&self, layout: &ChunkLayout, c: u64, b: u64, fork: Option<&dyn Fork>, offset: u64, out: &mut [u8]) -> PResult<bool> {
+        self.refuse_made_up()?;
+        let b = b as usize;
+        let offset = usize::try_from(offset).map_err(|_| Problem::OutOfRange(format!("offset {offset} in block {b}")).in_chunk(c))?;
+        if matches!(layout.storage, Storage::Special { .. }) || layout.stored_raw() {
+            return Ok(false);
+        }
+        let context = BlockContext { block0: None, blockshape: self.blockshape(), fork };
+        self.with_stored_block(layout, c, b, |stored| layout.decode_block_part(b, stored, &context, offset, out)).map_err(|p| p.in_chunk(c))
+    }
+
+    /// `decode` run on the stored bytes of block `b` of chunk `c` (none for
+    /// a special chunk), read through the chunk's source.
+    fn with_stored_block<T>(&self, layout: &ChunkLayout, c: u64, b: usize, decode: impl FnOnce(&[u8]) -> PResult<T>) -> PResult<T> {
         if b >= layout.nblocks() {
             return Err(Problem::OutOfRange(format!("block {b} of {}", layout.nblocks())));
         }
-        let context = BlockContext { block0, blockshape: self.blockshape(), fork };
         let range = layout.block_source_range(b);
         let stored = match (&layout.storage, self.frame.offsets.get(c as usize)) {
             (Storage::Special { .. }, _) | (_, Some(ChunkOffset::Special(_))) => None,
@@ -394,14 +416,14 @@ impl Array {
             (_, None) => return Err(Problem::OutOfRange(format!("chunk {c} of {}", self.nchunks()))),
         };
         let Some(pos) = stored else {
-            return layout.decode_block(b, &[], &context, out);
+            return decode(&[]);
         };
         let (source, start, available) = self.chunk_home(c, pos)?;
         if range.end > available {
             return Err(Problem::truncated("block", range.start, range.end, available));
         }
         let contiguous = matches!(self.container, Container::Contiguous(_));
-        read_and_decode(&*source, start, layout, b, &context, out, || if contiguous { self.confirm_trusted(c) } else { Ok(()) })
+        read_and_decode(&*source, start, layout, b, || if contiguous { self.confirm_trusted(c) } else { Ok(()) }, decode)
     }
 
     /// Decoded bytes `[offset, offset + out.len())` of block `b` of chunk
@@ -632,7 +654,7 @@ impl Array {
                 continue;
             }
             let mut out = vec![0u8; layout.block_range(b as usize).len()];
-            let decoded_now = read_and_decode(current, self.frame.header_len + pos, layout, b as usize, &context, &mut out, || Ok(()));
+            let decoded_now = read_and_decode(current, self.frame.header_len + pos, layout, b as usize, || Ok(()), |stored| layout.decode_block(b as usize, stored, &context, &mut out));
             if decoded_now.is_err() || out.get(offset..offset.saturating_add(bytes.len())) != Some(bytes) {
                 return Some((c, b));
             }
@@ -683,22 +705,21 @@ impl Array {
 
 /// Read the stored bytes of block `b` of the chunk at `start` of `source`,
 /// run `after_read` (the version check), then decode them into `out`.
-fn read_and_decode(
+fn read_and_decode<T>(
     source: &dyn ByteSource,
     start: u64,
     layout: &ChunkLayout,
     b: usize,
-    context: &BlockContext<'_>,
-    out: &mut [u8],
     after_read: impl FnOnce() -> PResult<()>,
-) -> PResult<()> {
+    decode: impl FnOnce(&[u8]) -> PResult<T>,
+) -> PResult<T> {
     let range = layout.block_source_range(b);
     STORED.with(|buf| {
         let mut buf = buf.borrow_mut();
         buf.resize(super::source::range_len(&range)?, 0);
         source.read_needed(start + range.start, &mut buf)?;
         after_read()?;
-        layout.decode_block(b, &buf, context, out)
+        decode(&buf)
     })
 }
 

@@ -149,8 +149,9 @@ impl Blocks {
     /// Decoded bytes `[offset, offset + out.len())` of block `b` of chunk
     /// `c`, decoded into a per-thread scratch buffer and not kept (a random
     /// reader's block: fresh cache memory would cost more in page faults
-    /// than the decode). False, with nothing done, for a block larger than
-    /// the scratch buffer may grow.
+    /// than the decode); of a byte-shuffled block only the items read are
+    /// unshuffled. False, with nothing done, for a block larger than the
+    /// scratch buffer may grow.
     pub fn decode_part_into(&self, array: &Array, c: u64, b: u64, offset: u64, out: &mut [u8]) -> PResult<bool> {
         let layout = self.block_layout(array, c, b)?;
         let len = layout.block_range(b as usize).len();
@@ -161,12 +162,20 @@ impl Blocks {
         if len > SCRATCH_MAX {
             return Ok(false);
         }
+        let counted = self.helpers.as_ref().map(|helpers| Counted { helpers, stats: &self.stats });
+        let fork = counted.as_ref().map(|c| c as &dyn Fork);
+        // A byte-shuffled block: only the items read are unshuffled.
+        if !layout.needs_block0() && self.trusting(array, || array.decode_block_part_forked(&layout, c, b, fork, offset, out))? {
+            self.keep_evidence(array, c, b, offset as usize, out);
+            Stats::add(&self.stats.blocks_decoded, 1);
+            Stats::add(&self.stats.bytes_decoded, len as u64);
+            return Ok(true);
+        }
         SCRATCH.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
             // Stale bytes are fine: the decoders overwrite the whole block.
             scratch.resize(len, 0);
-            let counted = self.helpers.as_ref().map(|helpers| Counted { helpers, stats: &self.stats });
-            self.decode_forked(array, &layout, c, b, counted.as_ref().map(|c| c as &dyn Fork), &mut scratch[..])?;
+            self.decode_forked(array, &layout, c, b, fork, &mut scratch[..])?;
             out.copy_from_slice(&scratch[offset as usize..end as usize]);
             self.keep_evidence(array, c, b, offset as usize, out);
             PResult::Ok(())
