@@ -112,6 +112,19 @@ fn every_block_decoder_overwrites_its_whole_output() {
     assert!(checked > 1000, "only {checked} blocks checked");
 }
 
+/// `visit(name, array, layout, chunk)` for every chunk whose layout reads,
+/// of every fixture in `dir` that opens.
+fn for_each_chunk(dir: &std::path::Path, mut visit: impl FnMut(&str, &blosc2fs::format::Array, &blosc2fs::format::ChunkLayout, u64)) {
+    for (name, entry) in &read_manifest(dir) {
+        let Ok(array) = open_array(&dir.join(entry["path"].as_str().unwrap())) else { continue };
+        for c in 0..array.nchunks() {
+            if let Ok(layout) = array.read_layout(c) {
+                visit(name, &array, &layout, c);
+            }
+        }
+    }
+}
+
 /// A random read's block decoded with a helper thread taking some of its
 /// streams (zstd and zlib blocks split into streams) is the same block,
 /// for every block of every fixture.
@@ -120,28 +133,23 @@ fn every_block_decodes_the_same_with_a_decode_helper() {
     let helpers = blosc2fs::read::helper::DecodeHelpers::for_cores(2).expect("a helper thread");
     let mut forked = 0usize;
     let mut failures = Vec::new();
-    let dir = fixtures_dir();
-    for (name, entry) in &read_manifest(&dir) {
-        let Ok(array) = open_array(&dir.join(entry["path"].as_str().unwrap())) else { continue };
-        for c in 0..array.nchunks() {
-            let Ok(layout) = array.read_layout(c) else { continue };
-            let split = matches!(layout.header.codec(), Codec::Zstd | Codec::Zlib) && !layout.header.dont_split() && layout.header.typesize > 1;
-            let mut block0 = None;
-            for b in 0..layout.nblocks() as u64 {
-                let len = layout.block_range(b as usize).len();
-                let (mut one, mut two) = (vec![0xA5u8; len], vec![0x5Au8; len]);
-                let r1 = array.decode_block(&layout, c, b, block0.as_deref(), &mut one);
-                let r2 = array.decode_block_forked(&layout, c, b, block0.as_deref(), Some(&helpers), &mut two);
-                match (r1, r2) {
-                    (Ok(()), Ok(())) if one == two => forked += usize::from(split),
-                    (r1, r2) => failures.push(format!("{name}: chunk {c} block {b}: {r1:?} vs {r2:?}, same bytes: {}", one == two)),
-                }
-                if b == 0 && layout.needs_block0() {
-                    block0 = Some(one);
-                }
+    for_each_chunk(&fixtures_dir(), |name, array, layout, c| {
+        let split = matches!(layout.header.codec(), Codec::Zstd | Codec::Zlib) && !layout.header.dont_split() && layout.header.typesize > 1;
+        let mut block0 = None;
+        for b in 0..layout.nblocks() as u64 {
+            let len = layout.block_range(b as usize).len();
+            let (mut one, mut two) = (vec![0xA5u8; len], vec![0x5Au8; len]);
+            let r1 = array.decode_block(layout, c, b, block0.as_deref(), &mut one);
+            let r2 = array.decode_block_forked(layout, c, b, block0.as_deref(), Some(&helpers), &mut two);
+            match (r1, r2) {
+                (Ok(()), Ok(())) if one == two => forked += usize::from(split),
+                (r1, r2) => failures.push(format!("{name}: chunk {c} block {b}: {r1:?} vs {r2:?}, same bytes: {}", one == two)),
+            }
+            if b == 0 && layout.needs_block0() {
+                block0 = Some(one);
             }
         }
-    }
+    });
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(forked > 100, "only {forked} split zstd/zlib blocks checked");
 }
@@ -156,36 +164,31 @@ fn every_shuffled_block_decodes_a_window_like_the_whole_block() {
     let helpers = blosc2fs::read::helper::DecodeHelpers::for_cores(2).expect("a helper thread");
     let (mut partial, mut whole_only) = (0usize, 0usize);
     let mut failures = Vec::new();
-    let dir = fixtures_dir();
-    for (name, entry) in &read_manifest(&dir) {
-        let Ok(array) = open_array(&dir.join(entry["path"].as_str().unwrap())) else { continue };
-        for c in 0..array.nchunks() {
-            let Ok(layout) = array.read_layout(c) else { continue };
-            let mut block0 = None;
-            for b in 0..layout.nblocks() as u64 {
-                let len = layout.block_range(b as usize).len();
-                let mut whole = vec![0u8; len];
-                if array.decode_block(&layout, c, b, block0.as_deref(), &mut whole).is_err() {
-                    continue;
-                }
-                if b == 0 && layout.needs_block0() {
-                    block0 = Some(whole.clone());
-                }
-                let mid = len / 2;
-                let windows = [(0, len.min(1)), (mid.saturating_sub(3), (len - mid.saturating_sub(3)).min(13)), (len.saturating_sub(7), len.min(7)), (0, len)];
-                for (fork, label) in [(None, "alone"), (Some(&helpers as &dyn blosc2fs::format::Fork), "with a helper")] {
-                    for &(at, n) in &windows {
-                        let mut got = vec![0xA5u8; n];
-                        match array.decode_block_part_forked(&layout, c, b, fork, at as u64, &mut got) {
-                            Ok(true) if got == whole[at..at + n] => partial += 1,
-                            Ok(false) if got.iter().all(|&x| x == 0xA5) => whole_only += 1,
-                            other => failures.push(format!("{name}: chunk {c} block {b} bytes {at}+{n} {label}: {other:?}, same bytes: {}", got == whole[at..at + n])),
-                        }
+    for_each_chunk(&fixtures_dir(), |name, array, layout, c| {
+        let mut block0 = None;
+        for b in 0..layout.nblocks() as u64 {
+            let len = layout.block_range(b as usize).len();
+            let mut whole = vec![0u8; len];
+            if array.decode_block(layout, c, b, block0.as_deref(), &mut whole).is_err() {
+                continue;
+            }
+            if b == 0 && layout.needs_block0() {
+                block0 = Some(whole.clone());
+            }
+            let mid = len / 2;
+            let windows = [(0, len.min(1)), (mid.saturating_sub(3), (len - mid.saturating_sub(3)).min(13)), (len.saturating_sub(7), len.min(7)), (0, len)];
+            for (fork, label) in [(None, "alone"), (Some(&helpers as &dyn blosc2fs::format::Fork), "with a helper")] {
+                for &(at, n) in &windows {
+                    let mut got = vec![0xA5u8; n];
+                    match array.decode_block_part_forked(layout, c, b, fork, at as u64, &mut got) {
+                        Ok(true) if got == whole[at..at + n] => partial += 1,
+                        Ok(false) if got.iter().all(|&x| x == 0xA5) => whole_only += 1,
+                        other => failures.push(format!("{name}: chunk {c} block {b} bytes {at}+{n} {label}: {other:?}, same bytes: {}", got == whole[at..at + n])),
                     }
                 }
             }
         }
-    }
+    });
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(partial > 500 && whole_only > 500, "{partial} windows decoded in part, {whole_only} left to whole decodes");
 }
