@@ -165,9 +165,14 @@ impl ChunkLayout {
                     decode_streams_forked(h.codec(), &self.dict, b, &streams, stream_len, fork, stage)?;
                 }
                 _ => {
+                    // An LZ4 stream is decoded only up to the last item read.
+                    let need = end.div_ceil(nstreams);
                     for (s, (stream, dst)) in streams.iter().zip(stage.chunks_exact_mut(stream_len)).enumerate() {
-                        if !matches!(stream, Stream::Payload(raw) if raw.len() == stream_len) {
-                            self.decode_stream(b, stream, context, dst).map_err(|p| in_stream(b, s, p))?;
+                        match *stream {
+                            Stream::Payload(raw) if raw.len() == stream_len => {}
+                            Stream::Payload(payload) if h.codec() == Codec::Lz4 => codec::lz4::decompress_prefix(payload, dst, &self.dict, need)
+                                .map_err(|source| in_stream(b, s, Problem::Codec { block: b as u64, source }))?,
+                            _ => self.decode_stream(b, stream, context, dst).map_err(|p| in_stream(b, s, p))?,
                         }
                     }
                 }

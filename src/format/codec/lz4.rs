@@ -171,6 +171,25 @@ pub(super) fn copy_match_fast(dst: &mut [u8], op: usize, distance: usize, len: u
 /// malformed input (truncated stream, zero or out-of-range offset, output
 /// shorter or longer than `dst`); never panics.
 pub fn decompress(src: &[u8], dst: &mut [u8], dict: &[u8]) -> Result<(), CodecError> {
+    decode(src, dst, dict, usize::MAX)
+}
+
+/// Decode at least the first `need` bytes (at most `dst.len()`) of the LZ4
+/// block `src`, whose whole output is `dst.len()` bytes: decoding stops at
+/// the first sequence that ends at or past `need`. The bytes of `dst` after
+/// the ones decoded are unspecified. A stream that ends before `need` bytes
+/// (or before `dst.len()`, when it ends within `need`) is an error, as in
+/// [`decompress`]; the rest of the stream is not looked at.
+pub fn decompress_prefix(src: &[u8], dst: &mut [u8], dict: &[u8], need: usize) -> Result<(), CodecError> {
+    if need >= dst.len() {
+        return decompress(src, dst, dict);
+    }
+    decode(src, dst, dict, need)
+}
+
+/// The decoder: stops once `stop_at` bytes are out (`usize::MAX`: decodes
+/// the whole stream and checks its length).
+fn decode(src: &[u8], dst: &mut [u8], dict: &[u8], stop_at: usize) -> Result<(), CodecError> {
     let dst_len = dst.len();
     let src_len = src.len();
     if src_len == 0 {
@@ -184,6 +203,9 @@ pub fn decompress(src: &[u8], dst: &mut [u8], dict: &[u8]) -> Result<(), CodecEr
     let mut op = 0usize;
 
     while ip < src_len {
+        if op >= stop_at {
+            return Ok(());
+        }
         let token = src[ip];
         ip += 1;
 
@@ -367,6 +389,29 @@ mod tests {
         }
         v.push(("mixed".into(), mixed));
         v
+    }
+
+    #[test]
+    fn a_prefix_decodes_like_the_start_of_the_whole_stream() {
+        let mut checked = 0;
+        for (name, data) in corpus() {
+            let src = lz4_flex::block::compress(&data);
+            let n = data.len();
+            for need in [0, 1, 15, 16, 17, n / 3, n / 2, n.saturating_sub(1), n, n + 5] {
+                let mut out = vec![0xAAu8; n];
+                decompress_prefix(&src, &mut out, &[], need).unwrap_or_else(|e| panic!("{name} need {need}: {e}"));
+                let upto = need.min(n);
+                assert!(out[..upto] == data[..upto], "{name}: first {upto} bytes");
+                checked += 1;
+            }
+            // A stream cut short still fails when the prefix lies past its end.
+            if n > 64 {
+                let cut = &src[..src.len() / 2];
+                let mut out = vec![0u8; n];
+                assert!(decompress_prefix(cut, &mut out, &[], n - 1).is_err(), "{name}: truncated stream");
+            }
+        }
+        assert!(checked > 50);
     }
 
     #[test]
