@@ -130,6 +130,15 @@ pub fn chunk(data: &[u8]) {
                 assert!(whole[range.clone()] == out[..], "block {b} decoded alone differs from decode_chunk");
             }
         }
+        // A small read's window of the block, decoded in part where the
+        // block allows it: the same bytes as the whole block.
+        let at = bsize / 2;
+        let mut part = vec![0u8; (bsize - at).min(13)];
+        if let Ok(true) = layout.decode_block_part(b, source, &context, at, &mut part) {
+            if ok {
+                assert!(part[..] == out[at..at + part.len()], "block {b} decoded in part differs from the whole block");
+            }
+        }
         if b == 0 {
             if !ok {
                 break;
@@ -258,8 +267,18 @@ pub fn codecs(data: &[u8]) {
         if ra.is_ok() {
             assert!(a == b, "codec {op} said Ok but left output bytes unwritten");
         }
-        if let Err(e) = ra {
+        if let Err(e) = &ra {
             let _ = e.to_string();
+        }
+        // LZ4 decoded only up to a point: the same first bytes as the whole
+        // decode where that succeeded; never a panic either way.
+        if op == 1 {
+            for need in [0, out_len / 3, out_len.saturating_sub(1)] {
+                let mut part = vec![0x5Au8; out_len];
+                if codec::lz4::decompress_prefix(rest, &mut part, &[], need).is_ok() && ra.is_ok() {
+                    assert!(part[..need] == a[..need], "lz4 prefix of {need} bytes differs from the whole decode");
+                }
+            }
         }
         return;
     }
