@@ -396,7 +396,9 @@ impl Array {
         self.refuse_made_up()?;
         let b = b as usize;
         let offset = usize::try_from(offset).map_err(|_| Problem::OutOfRange(format!("offset {offset} in block {b}")).in_chunk(c))?;
-        if matches!(layout.storage, Storage::Special { .. }) || layout.stored_raw() {
+        // Known before the stored bytes are read: a block decoded whole
+        // reads them once, in the caller's whole decode.
+        if !layout.decodes_in_part(b) {
             return Ok(false);
         }
         let context = BlockContext { block0: None, blockshape: self.blockshape(), fork };

@@ -165,7 +165,7 @@ impl Blocks {
         let counted = self.helpers.as_ref().map(|helpers| Counted { helpers, stats: &self.stats });
         let fork = counted.as_ref().map(|c| c as &dyn Fork);
         // A byte-shuffled block: only the items read are unshuffled.
-        if !layout.needs_block0() && self.trusting(array, || array.decode_block_part_forked(&layout, c, b, fork, offset, out))? {
+        if self.trusting(array, || array.decode_block_part_forked(&layout, c, b, fork, offset, out))? {
             self.keep_evidence(array, c, b, offset as usize, out);
             Stats::add(&self.stats.blocks_decoded, 1);
             Stats::add(&self.stats.bytes_decoded, len as u64);

@@ -97,8 +97,7 @@ impl ChunkLayout {
     fn decode_streams(&self, b: usize, source: &[u8], context: &BlockContext<'_>, out: &mut [u8]) -> PResult<()> {
         let h = &self.header;
         let bsize = out.len();
-        let leftover_block = !h.is_vlblocks() && b + 1 == h.nblocks && h.leftover() > 0;
-        let nstreams = if h.is_vlblocks() || h.dont_split() || leftover_block { 1 } else { h.typesize };
+        let nstreams = self.nstreams(b);
         let stream_len = bsize / nstreams;
         if stream_len == 0 || stream_len * nstreams != bsize {
             return Err(Problem::corrupt("chunk", format!("block {b} of {bsize} bytes cannot hold {nstreams} streams")));
@@ -136,26 +135,53 @@ impl ChunkLayout {
         })
     }
 
+    /// Streams block `b` is stored in: `typesize` for a split block, 1 for
+    /// a block not split, a variable-length block and the leftover block.
+    fn nstreams(&self, b: usize) -> usize {
+        let h = &self.header;
+        let leftover_block = !h.is_vlblocks() && b + 1 == h.nblocks && h.leftover() > 0;
+        if h.is_vlblocks() || h.dont_split() || leftover_block {
+            1
+        } else {
+            h.typesize
+        }
+    }
+
+    /// Whether [`Self::decode_block_part`] decodes block `b` in part: a block
+    /// stored in split streams whose only filter is a byte shuffle over them.
+    /// Cheap, and known before the block's stored bytes are read.
+    pub fn decodes_in_part(&self, b: usize) -> bool {
+        let nstreams = self.nstreams(b);
+        b < self.nblocks()
+            && matches!(self.storage, Storage::Streams { .. })
+            && nstreams >= 2
+            && self.block_range(b).len() % nstreams == 0
+            && self.only_shuffle_over(nstreams)
+    }
+
     /// Bytes `[offset, offset + out.len())` of block `b` (inputs as for
     /// [`Self::decode_block`]), for a small read: when the block's only
-    /// filter is a byte shuffle over its split streams, the streams are
-    /// decoded and only the items holding those bytes are interleaved (a
-    /// 4 KiB read of a 256 KiB block no longer unshuffles the other 252 KiB).
-    /// `Ok(false)`, with nothing written, for any other block: decode it
-    /// whole instead.
+    /// filter is a byte shuffle over its split streams
+    /// ([`Self::decodes_in_part`]), the streams are decoded (LZ4 ones only up
+    /// to the last item read) and only the items holding those bytes are
+    /// interleaved (a 4 KiB read of a 256 KiB block no longer unshuffles the
+    /// other 252 KiB). `Ok(false)`, with nothing written, for any other
+    /// block: decode it whole instead.
     pub fn decode_block_part(&self, b: usize, source: &[u8], context: &BlockContext<'_>, offset: usize, out: &mut [u8]) -> PResult<bool> {
         let bsize = self.block_range(b).len();
         let Some(end) = offset.checked_add(out.len()).filter(|&end| end <= bsize) else {
             return Err(Problem::OutOfRange(format!("bytes {offset}+{} of block {b} ({bsize} bytes)", out.len())));
         };
-        let h = &self.header;
-        let nstreams = h.typesize;
-        let split = matches!(self.storage, Storage::Streams { .. }) && !h.is_vlblocks() && !h.dont_split() && !(b + 1 == h.nblocks && h.leftover() > 0);
-        if !split || nstreams < 2 || bsize % nstreams != 0 || !self.only_shuffle_over(nstreams) {
+        if !self.decodes_in_part(b) {
             return Ok(false);
         }
+        let h = &self.header;
+        let nstreams = h.typesize;
         let stream_len = bsize / nstreams;
         let streams = self.streams_of(b, source, nstreams, stream_len)?;
+        // Item i's byte j is byte i of plane j: the bytes asked for lie in
+        // items first..last.
+        let (first, last) = (offset / nstreams, end.div_ceil(nstreams));
         SCRATCH.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
             let (stage, items) = &mut *scratch;
@@ -164,32 +190,10 @@ impl ChunkLayout {
                 Some(fork) if matches!(h.codec(), Codec::Zstd | Codec::Zlib) => {
                     decode_streams_forked(h.codec(), &self.dict, b, &streams, stream_len, fork, stage)?;
                 }
-                _ => {
-                    // An LZ4 stream is decoded only up to the last item read.
-                    let need = end.div_ceil(nstreams);
-                    for (s, (stream, dst)) in streams.iter().zip(stage.chunks_exact_mut(stream_len)).enumerate() {
-                        match *stream {
-                            Stream::Payload(raw) if raw.len() == stream_len => {}
-                            Stream::Payload(payload) if h.codec() == Codec::Lz4 => codec::lz4::decompress_prefix(payload, dst, &self.dict, need)
-                                .map_err(|source| in_stream(b, s, Problem::Codec { block: b as u64, source }))?,
-                            _ => self.decode_stream(b, stream, context, dst).map_err(|p| in_stream(b, s, p))?,
-                        }
-                    }
-                }
+                _ => self.decode_unstored(b, &streams, context, stream_len, last, stage)?,
             }
-            // Item i's byte j is byte i of plane j: the bytes asked for lie
-            // in items first..last.
-            let (first, last) = (offset / nstreams, end.div_ceil(nstreams));
-            let planes: Vec<&[u8]> = streams
-                .iter()
-                .zip(stage.chunks_exact(stream_len))
-                .map(|(stream, decoded)| match *stream {
-                    Stream::Payload(raw) if raw.len() == stream_len => &raw[first..last],
-                    _ => &decoded[first..last],
-                })
-                .collect();
             items.resize((last - first) * nstreams, 0);
-            filter::shuffle::unshuffle_planes(&planes, items);
+            interleave(&streams, stage, stream_len, first..last, items);
             let skip = offset - first * nstreams;
             out.copy_from_slice(&items[skip..skip + out.len()]);
             Ok(true)
@@ -221,22 +225,26 @@ impl ChunkLayout {
             let mut scratch = scratch.borrow_mut();
             let stage = &mut scratch.0;
             stage.resize(out.len(), 0);
-            for (s, (stream, dst)) in streams.iter().zip(stage.chunks_exact_mut(stream_len)).enumerate() {
-                if !matches!(stream, Stream::Payload(raw) if raw.len() == stream_len) {
-                    self.decode_stream(b, stream, context, dst).map_err(|p| in_stream(b, s, p))?;
-                }
-            }
-            let planes: Vec<&[u8]> = streams
-                .iter()
-                .zip(stage.chunks_exact(stream_len))
-                .map(|(stream, decoded)| match *stream {
-                    Stream::Payload(raw) if raw.len() == stream_len => raw,
-                    _ => decoded,
-                })
-                .collect();
-            filter::shuffle::unshuffle_planes(&planes, out);
+            self.decode_unstored(b, &streams, context, stream_len, stream_len, stage)?;
+            interleave(&streams, stage, stream_len, 0..stream_len, out);
             Ok(())
         })
+    }
+
+    /// Decode `streams` of block `b` into `stage` (stream `s` at
+    /// `s * stream_len`), all but those stored raw, which stay where they
+    /// are; an LZ4 stream only up to its first `need` bytes.
+    fn decode_unstored(&self, b: usize, streams: &[Stream<'_>], context: &BlockContext<'_>, stream_len: usize, need: usize, stage: &mut [u8]) -> PResult<()> {
+        let lz4 = self.header.codec() == Codec::Lz4;
+        for (s, (stream, dst)) in streams.iter().zip(stage.chunks_exact_mut(stream_len)).enumerate() {
+            match *stream {
+                Stream::Payload(raw) if raw.len() == stream_len => {}
+                Stream::Payload(payload) if lz4 && need < stream_len => codec::lz4::decompress_prefix(payload, dst, &self.dict, need)
+                    .map_err(|source| in_stream(b, s, Problem::Codec { block: b as u64, source }))?,
+                _ => self.decode_stream(b, stream, context, dst).map_err(|p| in_stream(b, s, p))?,
+            }
+        }
+        Ok(())
     }
 
     /// The `nstreams` streams of block `b`, each decoding to `len` bytes,
@@ -372,6 +380,21 @@ impl ChunkLayout {
     }
 }
 
+
+/// Interleave items `items` of the planes of `streams` into `dst`: a
+/// stream stored raw from where it is stored, the others from `stage`
+/// (stream `s` at `s * stream_len`).
+fn interleave(streams: &[Stream<'_>], stage: &[u8], stream_len: usize, items: std::ops::Range<usize>, dst: &mut [u8]) {
+    let planes: Vec<&[u8]> = streams
+        .iter()
+        .zip(stage.chunks_exact(stream_len))
+        .map(|(stream, decoded)| match *stream {
+            Stream::Payload(raw) if raw.len() == stream_len => &raw[items.clone()],
+            _ => &decoded[items.clone()],
+        })
+        .collect();
+    filter::shuffle::unshuffle_planes(&planes, dst);
+}
 
 /// A stream's problem, said of its block and stream (codec problems keep their own words).
 pub(super) fn in_stream(b: usize, s: usize, problem: Problem) -> Problem {
