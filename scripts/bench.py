@@ -34,6 +34,10 @@ row first reads its source file once (untimed) to put it there. Rows, per array:
       (time.process_time around the loop only)
     python-blosc2 `blosc2.open(p)[:]` (its default nthreads): GB/s, CPU s/GiB
     `dd if=raw.bin of=/dev/null bs=1M` from the page cache (its third read in a row): GB/s
+    the same dd of a copy of raw.bin in tmpfs (--tmpfs-dir), for information: a plain file
+      cached in 4 KiB folios, the folio size of the FUSE page cache on kernels whose FUSE
+      has no large folios (6.18 has none); each of the three files' pages are counted by
+      folio size through /proc/self/pagemap and /proc/kpageflags (root)
   the client's way in
     `blosc2fs cat FILE > /dev/null`: wall GB/s, and the cat process's CPU s/GiB (os.wait4)
     cold `dd if=MNT/x.b2nd/data of=/dev/null bs=1M`: GB/s, and the daemon's CPU s/GiB
@@ -82,6 +86,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import ctypes
 import json
 import math
 import os
@@ -240,6 +245,56 @@ def warm_file(path: str) -> None:
     run_timed(["dd", f"if={path}", "of=/dev/null", "bs=4M"])
 
 
+def folio_census(path: str) -> dict | None:
+    """How the page cache holds a file: pages present, and how many sit in large folios.
+
+    Maps the whole file (MAP_POPULATE: already-cached pages are only mapped, nothing is
+    read), reads each page's PFN from /proc/self/pagemap and its flags from /proc/kpageflags
+    (compound head or tail = part of a large folio). Needs root; None where it cannot.
+    """
+    prot_read, map_shared, map_populate, page = 0x1, 0x01, 0x8000, 4096
+    kpf_head, kpf_tail = 1 << 15, 1 << 16
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        size = os.fstat(fd).st_size
+        npages = (size + page - 1) // page
+        if npages == 0:
+            return None
+        addr = libc.mmap(None, size, prot_read, map_shared | map_populate, fd, 0)
+        if addr in (None, ctypes.c_void_p(-1).value):
+            return None
+        try:
+            with open("/proc/self/pagemap", "rb", buffering=0) as pm, \
+                    open("/proc/kpageflags", "rb", buffering=0) as kf:
+                entries = os.pread(pm.fileno(), npages * 8, (addr // page) * 8)
+                present = large = heads = 0
+                for (e,) in struct.iter_unpack("<Q", entries):
+                    pfn = e & ((1 << 55) - 1)
+                    if not e >> 63 or pfn == 0:
+                        continue  # not present, or PFNs hidden (not root)
+                    present += 1
+                    (flags,) = struct.unpack("<Q", os.pread(kf.fileno(), 8, pfn * 8))
+                    if flags & (kpf_head | kpf_tail):
+                        large += 1
+                        heads += bool(flags & kpf_head)
+        finally:
+            libc.munmap(addr, size)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if present == 0:
+        return None
+    return {"pages": npages, "present": present, "in_large_folios": large, "large_folios": heads}
+
+
 # ---------------------------------------------------------------- worker (numpy/blosc2 side)
 
 
@@ -355,6 +410,7 @@ def run_worker(python: str, request: dict, timeout: float = 3600) -> dict:
 
 
 _live_mounts: list["Mount"] = []
+_tmpfs_copies: list[str] = []  # tmpfs copies of raw.bin, removed by cleanup_all
 
 
 class Mount:
@@ -481,6 +537,12 @@ def cleanup_mountpoint(binary: str, mnt: str) -> None:
 
 
 def cleanup_all() -> None:
+    for path in list(_tmpfs_copies):
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+        _tmpfs_copies.remove(path)
     for m in list(_live_mounts):
         try:
             m.close()
@@ -572,6 +634,7 @@ class Bench:
         self.args, self.corpus = args, corpus
         self.nbytes = corpus["nbytes"]
         self.raw_path = os.path.join(corpus["dir"], "raw.bin")
+        self.tmpfs_raw: str | None = None
 
     def b2(self, name: str) -> str:
         return os.path.join(self.corpus["dir"], "b2", f"{name}.b2nd")
@@ -603,7 +666,24 @@ class Bench:
         # below: the first re-read of a page moves it to the active list.
         warm_file(self.raw_path)
         dd(self.raw_path, self.nbytes)
-        return dd(self.raw_path, self.nbytes)
+        return dd(self.raw_path, self.nbytes) | {"folios": folio_census(self.raw_path)}
+
+    def tmpfs_raw_dd(self) -> dict:
+        """raw.bin's bytes as a plain file in tmpfs (--tmpfs-dir), timed like raw_dd.
+
+        tmpfs without huge pages caches a file in 4 KiB folios, the size the FUSE page
+        cache uses on kernels whose FUSE has no large folios: beside raw.bin (whose
+        filesystem may cache it in large folios) it tells how much of the warm re-read's
+        gap is folio size. The census says what each one really held.
+        """
+        if self.tmpfs_raw is None:
+            path = os.path.join(self.args.tmpfs_dir, f"blosc2fs-bench-raw-{os.getpid()}.bin")
+            _tmpfs_copies.append(path)
+            subprocess.run(["cp", self.raw_path, path], check=True)
+            self.tmpfs_raw = path
+        warm_file(self.tmpfs_raw)
+        dd(self.tmpfs_raw, self.nbytes)
+        return dd(self.tmpfs_raw, self.nbytes) | {"folios": folio_census(self.tmpfs_raw)}
 
     # the client's way in
 
@@ -623,11 +703,12 @@ class Bench:
             s2, c2 = m.stats(), m.cpu()
             warm = dd(path, self.nbytes)
             hwm = m.vm_hwm_mib()
+            folios = folio_census(path)
             if verify:
                 cmp_with_raw(path, self.raw_path)
         return {"cold": cold, "warm": warm, "warm_first": warm_first, "cold_daemon_cpu": c1 - c0, "warm_daemon_cpu": c2 - c1,
                 "cold_stats": stats_delta(s0, s1), "warm_stats": stats_delta(s1, s2), "vm_hwm_mib": hwm,
-                "verified": verify}
+                "verified": verify, "folios": folios}
 
     def fromfile(self, name: str) -> dict:
         warm_file(self.b2(name))
@@ -771,6 +852,12 @@ def summarize(results: dict) -> None:
 
     raw_dd = series(raw["raw_dd"], lambda x: gbps(x["nbytes"], x["seconds"]))
     summary["raw_dd_gbps"] = median(raw_dd)
+    tmpfs_dd = series(raw.get("tmpfs_raw_dd", []), lambda x: gbps(x["nbytes"], x["seconds"]))
+    summary["tmpfs_raw_dd_gbps"] = median(tmpfs_dd)
+    for key in ("raw_dd", "tmpfs_raw_dd"):
+        cs = [x.get("folios") for x in raw.get(key, [])]
+        summary[f"{key}_large_folios"] = large_share(cs)
+        summary[f"{key}_large_folio_kib"] = folio_kib(cs)
     for n in FILES:
         r = raw["files"][n]
         c1 = series(r["c1"], lambda x: gbps(x["nbytes"], x["seconds"]))
@@ -811,6 +898,9 @@ def summarize(results: dict) -> None:
             "cold_daemon_cpu_per_gib": median(coldcpu), "cold_cpu_vs_c1_cpu": ratio_med(coldcpu, c1cpu),
             "cold_dd_cpu_per_gib": median(ddcpu),
             "warm_gbps": median(warm), "warm_vs_raw_dd": ratio_med(warm, raw_dd),
+            "warm_vs_tmpfs_raw_dd": ratio_med(warm, tmpfs_dd),
+            "warm_large_folios": large_share([x.get("folios") for x in r["scan"]]),
+            "warm_large_folio_kib": folio_kib([x.get("folios") for x in r["scan"]]),
             "warm_first_gbps": median(warm_first), "warm_first_vs_raw_dd": ratio_med(warm_first, raw_dd),
             "fromfile_gbps": median(ff), "fromfile_daemon_cpu_per_gib": median(ffcpu),
             "fromfile_vs_c2": ratio_med(ff, c2),
@@ -909,6 +999,26 @@ TARGET_LABELS = [
 ]
 
 
+def large_share(censuses: list) -> float | None:
+    """Share of cached pages held in large folios, over the censuses that were taken."""
+    cs = [c for c in censuses if c]
+    present = sum(c["present"] for c in cs)
+    return sum(c["in_large_folios"] for c in cs) / present if present else None
+
+
+def folio_kib(censuses: list) -> float | None:
+    """Mean size of the large folios (KiB) over the censuses that were taken."""
+    cs = [c for c in censuses if c]
+    heads = sum(c.get("large_folios", 0) for c in cs)
+    return 4.0 * sum(c["in_large_folios"] for c in cs) / heads if heads else None
+
+
+def folio_text(share: float | None, kib: float | None) -> str:
+    if share is None:
+        return "—"
+    return f"{100 * share:.0f} %" + (f" ({kib:.0f}K)" if kib else "")
+
+
 def build_table(results: dict) -> str:
     s = results["summary"]
     c = results["config"]
@@ -949,6 +1059,9 @@ def build_table(results: dict) -> str:
     row(f"python-blosc2 open()[:], {env.get('nthreads')} threads".ljust(39) + "GB/s", vals("slice_gbps"))
     row("                                       CPU s/GiB", vals("slice_cpu_per_gib"))
     row("dd bs=1M raw.bin, page cache           GB/s", [fmt(s.get("raw_dd_gbps"))] * len(cols))
+    row("  pages in large folios (mean size)", [folio_text(s.get("raw_dd_large_folios"), s.get("raw_dd_large_folio_kib"))] * len(cols))
+    row("dd bs=1M raw.bin's tmpfs copy, info    GB/s", [fmt(s.get("tmpfs_raw_dd_gbps"))] * len(cols))
+    row("  pages in large folios (mean size)", [folio_text(s.get("tmpfs_raw_dd_large_folios"), s.get("tmpfs_raw_dd_large_folio_kib"))] * len(cols))
     lines.append("")
     lines.append("the client's way in")
     row("blosc2fs cat FILE > /dev/null          GB/s", vals("cat_gbps"))
@@ -962,6 +1075,8 @@ def build_table(results: dict) -> str:
     row("  dd process                           CPU s/GiB", vals("cold_dd_cpu_per_gib"))
     row("warm re-read dd, same mount, 2nd      GB/s", vals("warm_gbps"))
     row("  / dd raw.bin page cache", vals("warm_vs_raw_dd", ".2f", "x"))
+    row("  / dd raw.bin's tmpfs copy, info", vals("warm_vs_tmpfs_raw_dd", ".2f", "x"))
+    row("  mount's pages in large folios", [folio_text(s[n].get("warm_large_folios"), s[n].get("warm_large_folio_kib")) for n in cols])
     row("  1st re-read after the cold dd, info  GB/s", vals("warm_first_gbps"))
     row("  / dd raw.bin page cache", vals("warm_first_vs_raw_dd", ".2f", "x"))
     row("numpy.fromfile(data), fresh mount      GB/s", vals("fromfile_gbps"))
@@ -1034,6 +1149,8 @@ def main() -> int:
     ap.add_argument("--stagger", type=float, default=0.1, help="seconds between the quarter readers' starts")
     ap.add_argument("--mount-args", default="", help="extra arguments of every `blosc2fs mount` (one string)")
     ap.add_argument("--python", default=sys.executable, help="interpreter with numpy + blosc2 (default: this one)")
+    ap.add_argument("--tmpfs-dir", default="/dev/shm",
+                    help="where raw.bin's tmpfs copy goes (the 4 KiB-folio page-cache reference)")
     ap.add_argument("--no-scale", action="store_true", help="skip the scale table")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target FAILs")
     ap.add_argument("--_worker", help=argparse.SUPPRESS)
@@ -1096,7 +1213,7 @@ def main() -> int:
                        "random_seed": RANDOM_SEED, "workdir": args.workdir, "corpus_dir": corpus["dir"]},
             "env": env,
             "corpus": {k: v for k, v in corpus.items() if k != "dir"},
-            "raw": {"files": {n: {m: [] for m in measures} for n in FILES}, "raw_dd": [],
+            "raw": {"files": {n: {m: [] for m in measures} for n in FILES}, "raw_dd": [], "tmpfs_raw_dd": [],
                     "scale": {"one": [], "arrays": [], "quarters": []}},
             "errors": errors,
         }
@@ -1135,6 +1252,7 @@ def main() -> int:
                     ("c2", lambda: bench.cdecode(n, 2)),
                     ("scan", lambda: bench.mount_scan(n, verify=(rep == 0))),
                     ("raw_dd", lambda: bench.raw_dd()),
+                    ("tmpfs_raw_dd", lambda: bench.tmpfs_raw_dd()),
                     ("slice", lambda: bench.slice(n)),
                     ("fromfile", lambda: bench.fromfile(n)),
                     ("disk_cold", lambda: bench.disk_cold(n)),
@@ -1147,9 +1265,10 @@ def main() -> int:
                     steps.reverse()
                 got = {}
                 for key, fn in steps:
-                    if key == "raw_dd" and n != order[0]:
+                    once = key in ("raw_dd", "tmpfs_raw_dd")
+                    if once and n != order[0]:
                         continue  # once per repeat, beside the first array's scan
-                    lst = raw["raw_dd"] if key == "raw_dd" else f[key]
+                    lst = raw[key] if once else f[key]
                     got[key] = record(lst, rep, attempt(f"{n}: {key}", fn))
                 parts = []
                 if got.get("c1"):
@@ -1166,6 +1285,8 @@ def main() -> int:
                                  f"warm {gbps(nbytes, sc['warm']['seconds']):.2f}")
                 if got.get("raw_dd"):
                     parts.append(f"raw.bin dd {g(got['raw_dd']):.2f}")
+                if got.get("tmpfs_raw_dd"):
+                    parts.append(f"tmpfs copy dd {g(got['tmpfs_raw_dd']):.2f}")
                 if got.get("slice"):
                     parts.append(f"[:] {g(got['slice']):.2f}")
                 if got.get("fromfile"):
