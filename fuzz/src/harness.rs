@@ -14,7 +14,7 @@ use std::path::Path;
 
 use blosc2fs::format::chunk::{decode_chunk, read_layout, BlockContext};
 use blosc2fs::format::{codec, filter, msgpack, Flavor, Geometry, NdMeta, Region};
-use blosc2fs::read::read_uncached;
+use blosc2fs::read::{read_uncached, Planner, View};
 use blosc2fs::source::open_memory;
 use blosc2fs::tree::meta_json;
 
@@ -57,6 +57,12 @@ pub fn frame(data: &[u8]) {
     }
     if whole_ok && windows_ok {
         assert!(whole == windows, "reading data in one window and in three gave different bytes");
+    }
+    // The same window the way `blosc2fs cat` reads it: blocks used whole are
+    // decoded straight into the output or scattered from scratch, not cached.
+    let mut direct = Vec::new();
+    if Planner::one_pass(1 << 20).read_into(&array, &View::Data, 0, total, &mut direct).is_ok() && whole_ok {
+        assert!(direct == whole, "reading data through the cache and around it gave different bytes");
     }
 
     // The tail of a large array, and a read straddling the end.

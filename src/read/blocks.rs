@@ -146,6 +146,32 @@ impl Blocks {
         Ok(true)
     }
 
+    /// Decode block `b` of chunk `c` whole into the per-thread scratch
+    /// buffer, without keeping it, and hand it to `scatter`: for a read that
+    /// uses every byte of the block in several pieces (a C-order read of
+    /// chunks narrower than a row), which copies them out while the block is
+    /// still in the CPU's caches, and spares the cache memory its page
+    /// faults. Does nothing and answers false where [`Self::decode_whole_into`]
+    /// would, and for a block larger than the scratch buffer may grow.
+    pub fn decode_whole_with(&self, array: &Array, c: u64, b: u64, scatter: impl FnOnce(&[u8]) -> PResult<()>) -> PResult<bool> {
+        let layout = self.block_layout(array, c, b)?;
+        let len = layout.block_range(b as usize).len();
+        if len > SCRATCH_MAX || (b == 0 && layout.needs_block0()) {
+            return Ok(false);
+        }
+        SCRATCH.with(|scratch| {
+            let mut scratch = scratch.borrow_mut();
+            // Stale bytes are fine: the decoders overwrite the whole block.
+            scratch.resize(len, 0);
+            self.decode_with(array, &layout, c, b, &mut scratch[..])?;
+            self.keep_evidence(array, c, b, 0, &scratch[..]);
+            scatter(&scratch[..])
+        })?;
+        Stats::add(&self.stats.blocks_decoded, 1);
+        Stats::add(&self.stats.bytes_decoded, len as u64);
+        Ok(true)
+    }
+
     /// Decoded bytes `[offset, offset + out.len())` of block `b` of chunk
     /// `c`, decoded into a per-thread scratch buffer and not kept (a random
     /// reader's block: fresh cache memory would cost more in page faults

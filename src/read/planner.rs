@@ -6,7 +6,7 @@
 //! next window is handed to the prefetcher, and a newly opened array gets
 //! its first chunk layouts read ahead through the same bounded pool.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use crate::format::{Array, Error, PResult, Piece, PieceSource, Problem, Region};
@@ -421,24 +421,28 @@ fn tiling_pieces(array: &Array, region: Region, start: u64, len: u64) -> PResult
 /// uses part of each block, the next request the rest) would otherwise
 /// walk them in the same order, one thread decoding while the other waits
 /// for it. Left for last, the other thread decodes the next block meanwhile.
+///
+/// With `misses.direct`, a block not cached whose every byte this read
+/// uses, in several pieces, is decoded once into scratch and its pieces
+/// copied out from there ([`scatter_whole_blocks`]).
 fn fill_pieces(blocks: &Blocks, array: &Array, pieces: Vec<Piece>, out: &mut [u8], misses: Misses) -> PResult<()> {
     super::prefetch::announce(blocks, array, &pieces)?;
-    let mut at_hand: Vec<((u64, u64), Block)> = Vec::new();
-    let mut later: Vec<Piece> = Vec::new();
-    let mut take = |p: Piece, at_hand: &mut Vec<((u64, u64), Block)>| -> PResult<()> {
-        if decoding_elsewhere(blocks, array, &p, at_hand) {
-            later.push(p);
-            return Ok(());
-        }
-        copy_piece(blocks, array, p, out, at_hand, misses)
-    };
+    let mut resolved = Vec::with_capacity(pieces.len());
     for piece in pieces {
         if let PieceSource::ChunkBytes { .. } = piece.source {
-            for p in blocks.block_pieces(array, piece)? {
-                take(p, &mut at_hand)?;
-            }
+            resolved.extend(blocks.block_pieces(array, piece)?);
         } else {
-            take(piece, &mut at_hand)?;
+            resolved.push(piece);
+        }
+    }
+    let pieces = if misses.direct { scatter_whole_blocks(blocks, array, resolved, out)? } else { resolved };
+    let mut at_hand: Vec<((u64, u64), Block)> = Vec::new();
+    let mut later: Vec<Piece> = Vec::new();
+    for p in pieces {
+        if decoding_elsewhere(blocks, array, &p, &at_hand) {
+            later.push(p);
+        } else {
+            copy_piece(blocks, array, p, out, &mut at_hand, misses)?;
         }
     }
     // Most of these blocks are ready by now; the rest are waited for.
@@ -446,6 +450,67 @@ fn fill_pieces(blocks: &Blocks, array: &Array, pieces: Vec<Piece>, out: &mut [u8
         copy_piece(blocks, array, p, out, &mut at_hand, misses)?;
     }
     Ok(())
+}
+
+/// Serve the pieces whose block is not cached, not stored raw, and used
+/// whole by this read in more than one piece: each such block is decoded
+/// once into scratch and its pieces copied out while it is hot. Answers
+/// the pieces left, in their order.
+fn scatter_whole_blocks(blocks: &Blocks, array: &Array, pieces: Vec<Piece>, out: &mut [u8]) -> PResult<Vec<Piece>> {
+    let mut by_block: BTreeMap<(u64, u64), Vec<usize>> = BTreeMap::new();
+    for (i, p) in pieces.iter().enumerate() {
+        if let PieceSource::Block { chunk, block, .. } = p.source {
+            by_block.entry((chunk, block)).or_default().push(i);
+        }
+    }
+    let mut served = vec![false; pieces.len()];
+    for ((chunk, block), idx) in by_block {
+        if idx.len() < 2 || blocks.contains(array, chunk, block) {
+            continue;
+        }
+        let layout = blocks.block_layout(array, chunk, block)?;
+        if layout.stored_raw() || !tiles_block(&pieces, &idx, layout.block_range(block as usize).len() as u64) {
+            continue;
+        }
+        let scattered = blocks.decode_whole_with(array, chunk, block, |data| {
+            for &i in &idx {
+                let p = &pieces[i];
+                let PieceSource::Block { offset, .. } = p.source else { continue };
+                let (src, dst) = (offset as usize, p.out_offset as usize);
+                let n = p.len as usize;
+                let dst = out.get_mut(dst..dst + n).ok_or_else(|| Problem::OutOfRange("piece outside the output".into()))?;
+                dst.copy_from_slice(data.get(src..src + n).ok_or_else(|| Problem::corrupt("chunk", format!("chunk {chunk} block {block} is shorter than its shape")))?);
+            }
+            Ok(())
+        })?;
+        if scattered {
+            for &i in &idx {
+                served[i] = true;
+            }
+        }
+    }
+    Ok(pieces.into_iter().zip(served).filter(|(_, s)| !s).map(|(p, _)| p).collect())
+}
+
+/// Whether the block pieces `idx` of `pieces` cover bytes `[0, len)` of
+/// their block exactly, each byte once.
+fn tiles_block(pieces: &[Piece], idx: &[usize], len: u64) -> bool {
+    let mut spans: Vec<(u64, u64)> = idx
+        .iter()
+        .filter_map(|&i| match pieces[i].source {
+            PieceSource::Block { offset, .. } => Some((offset, pieces[i].len)),
+            _ => None,
+        })
+        .collect();
+    spans.sort_unstable();
+    let mut at = 0u64;
+    for (offset, n) in spans {
+        if offset != at {
+            return false;
+        }
+        at = offset.saturating_add(n);
+    }
+    at == len
 }
 
 /// Whether piece `p` needs a block that is not at hand and that another
@@ -595,6 +660,38 @@ mod tests {
             let end = (start + n).min(want.len() as u64);
             assert!(planner.read(&array, &rows, start, n).unwrap() == want[start as usize..end as usize], "rows {start}+{n}");
         }
+    }
+
+    #[test]
+    fn blocks_a_read_uses_whole_in_pieces_are_decoded_once_into_scratch() {
+        // 33 x 21 float64 in 12 x 8 chunks of 5 x 3 blocks: a C-order read
+        // takes each block in pieces of 3 items, one per block row. Per
+        // chunk row 3, 3 and 2 block rows hold array rows (2, 2 and 1 of
+        // them whole: 12 = 5 + 5 + 2 rows, 9 = 5 + 4), and likewise per
+        // chunk column for the columns (8 = 3 + 3 + 2, 5 = 3 + 2): 8 x 8 = 64
+        // blocks are used, 5 x 5 = 25 of them whole.
+        let (array, entry) = fixture("dtype_le_f8");
+        let planner = Planner::one_pass(1 << 20);
+        let data = planner.read(&array, &View::Data, 0, u64::MAX).unwrap();
+        assert_eq!(sha256_hex(&data), entry["sha256"].as_str().unwrap());
+        assert_eq!(Stats::get(&planner.stats().blocks_decoded), 64, "each block decoded once");
+        assert_eq!(planner.blocks().cache().usage().1, 64 - 25, "the whole ones are not kept");
+
+        // Reads of odd sizes through a mount's planner: a block is scattered
+        // only when one read uses all of it; the bytes are the same.
+        let planner = Planner::new(Arc::new(Blocks::new(1 << 20, 1 << 20, Arc::new(Stats::default()))), None, 0);
+        let mut at = 0u64;
+        for step in [1000u64, 1, 2500, 168, 3000].iter().cycle() {
+            if at >= data.len() as u64 {
+                break;
+            }
+            let got = planner.read(&array, &View::Data, at, *step).unwrap();
+            let end = (at + step).min(data.len() as u64);
+            assert!(got == data[at as usize..end as usize], "read {at}+{step}");
+            at = end;
+        }
+        let decoded = Stats::get(&planner.stats().blocks_decoded);
+        assert!((64..64 + 25).contains(&decoded), "{decoded} block decodes: cached blocks are decoded once, scattered ones at most twice");
     }
 
     #[test]
