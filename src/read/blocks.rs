@@ -159,16 +159,10 @@ impl Blocks {
         if len > SCRATCH_MAX || (b == 0 && layout.needs_block0()) {
             return Ok(false);
         }
-        SCRATCH.with(|scratch| {
-            let mut scratch = scratch.borrow_mut();
-            // Stale bytes are fine: the decoders overwrite the whole block.
-            scratch.resize(len, 0);
-            self.decode_with(array, &layout, c, b, &mut scratch[..])?;
-            self.keep_evidence(array, c, b, 0, &scratch[..]);
-            scatter(&scratch[..])
+        self.in_scratch(array, &layout, c, b, None, |block| {
+            self.keep_evidence(array, c, b, 0, block);
+            scatter(block)
         })?;
-        Stats::add(&self.stats.blocks_decoded, 1);
-        Stats::add(&self.stats.bytes_decoded, len as u64);
         Ok(true)
     }
 
@@ -197,18 +191,30 @@ impl Blocks {
             Stats::add(&self.stats.bytes_decoded, len as u64);
             return Ok(true);
         }
+        self.in_scratch(array, &layout, c, b, fork, |block| {
+            out.copy_from_slice(&block[offset as usize..end as usize]);
+            self.keep_evidence(array, c, b, offset as usize, out);
+            Ok(())
+        })?;
+        Ok(true)
+    }
+
+    /// Decode block `b` of chunk `c` whole into this thread's scratch
+    /// buffer (half of its streams through `fork`) and hand it to
+    /// `use_block`; counted as one block decoded. The caller has checked
+    /// that the block fits [`SCRATCH_MAX`].
+    fn in_scratch(&self, array: &Array, layout: &ChunkLayout, c: u64, b: u64, fork: Option<&dyn Fork>, use_block: impl FnOnce(&[u8]) -> PResult<()>) -> PResult<()> {
+        let len = layout.block_range(b as usize).len();
         SCRATCH.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
             // Stale bytes are fine: the decoders overwrite the whole block.
             scratch.resize(len, 0);
-            self.decode_forked(array, &layout, c, b, fork, &mut scratch[..])?;
-            out.copy_from_slice(&scratch[offset as usize..end as usize]);
-            self.keep_evidence(array, c, b, offset as usize, out);
-            PResult::Ok(())
+            self.decode_forked(array, layout, c, b, fork, &mut scratch[..])?;
+            use_block(&scratch[..])
         })?;
         Stats::add(&self.stats.blocks_decoded, 1);
         Stats::add(&self.stats.bytes_decoded, len as u64);
-        Ok(true)
+        Ok(())
     }
 
     /// Keep the start of a stretch served without caching, while the array

@@ -603,6 +603,20 @@ mod tests {
         (array, entry)
     }
 
+    /// `data` read front to back in reads of `steps` bytes, in turn, joined.
+    fn read_in_steps(planner: &Planner, array: &Array, steps: &[u64]) -> Vec<u8> {
+        let mut joined = Vec::new();
+        for (i, step) in steps.iter().cycle().enumerate() {
+            let got = planner.read(array, &View::Data, joined.len() as u64, *step).unwrap();
+            if got.is_empty() {
+                break;
+            }
+            joined.extend_from_slice(&got);
+            assert!(i < 10_000, "reads never reached the end");
+        }
+        joined
+    }
+
     fn sha256_hex(bytes: &[u8]) -> String {
         Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
     }
@@ -616,16 +630,7 @@ mod tests {
         assert_eq!(sha256_hex(&data), entry["sha256"].as_str().unwrap(), "data against numpy's bytes");
 
         // Odd windows put back together give the same bytes.
-        let mut joined = Vec::new();
-        for (i, step) in [7u64, 4093, 1, 513].iter().cycle().enumerate() {
-            let got = planner.read(&array, &View::Data, joined.len() as u64, *step).unwrap();
-            if got.is_empty() {
-                break;
-            }
-            joined.extend_from_slice(&got);
-            assert!(i < 10_000, "reads never reached the end");
-        }
-        assert!(joined == data);
+        assert!(read_in_steps(&planner, &array, &[7, 4093, 1, 513]) == data);
 
         // A prefix view splices its header before the data.
         let npy = View::Npy(Arc::new(b"HEADER".to_vec()));
@@ -680,16 +685,7 @@ mod tests {
         // Reads of odd sizes through a mount's planner: a block is scattered
         // only when one read uses all of it; the bytes are the same.
         let planner = Planner::new(Arc::new(Blocks::new(1 << 20, 1 << 20, Arc::new(Stats::default()))), None, 0);
-        let mut at = 0u64;
-        for step in [1000u64, 1, 2500, 168, 3000].iter().cycle() {
-            if at >= data.len() as u64 {
-                break;
-            }
-            let got = planner.read(&array, &View::Data, at, *step).unwrap();
-            let end = (at + step).min(data.len() as u64);
-            assert!(got == data[at as usize..end as usize], "read {at}+{step}");
-            at = end;
-        }
+        assert!(read_in_steps(&planner, &array, &[1000, 1, 2500, 168, 3000]) == data);
         let decoded = Stats::get(&planner.stats().blocks_decoded);
         assert!((64..64 + 25).contains(&decoded), "{decoded} block decodes: cached blocks are decoded once, scattered ones at most twice");
     }
