@@ -1,13 +1,17 @@
 //! blosc2fs: read Blosc2 arrays as plain files.
 //!
-//! Four layers, one folder each, data flowing down only:
+//! Layers, one folder each, data flowing down only:
 //! - [`format`]: Blosc2 on disk (frames, chunks, codecs, filters, geometry);
 //!   reads bytes only through its `ByteSource` trait, keeps no cache;
 //! - [`source`]: where bytes come from (local file, window, memory);
 //! - [`read`]: the block and layout caches, the planner that assembles a
 //!   reply from pieces, prefetch and sequential-reader state;
-//! - [`tree`]: which presented files exist, their sizes and inodes, open
-//!   handles, and the in-process filesystem the adapter drives;
+//! - [`views`]: one renderer per presented file (meta.json, the npy header,
+//!   zarr, data.txt, preview.png, table.csv, items.jsonl) and the table of
+//!   the files an array folder presents;
+//! - [`tree`]: the namespace: which folders and files exist, their sizes
+//!   and inodes, open handles, and the in-process filesystem the adapter
+//!   drives;
 //! - [`mount`]: the fuser adapter, the daemon, signals, allocator tuning.
 
 pub mod cli;
@@ -16,3 +20,4 @@ pub mod mount;
 pub mod read;
 pub mod source;
 pub mod tree;
+pub mod views;

@@ -10,7 +10,7 @@ use blosc2fs::cli::{normalize_args, open_file, Cli, Command};
 use blosc2fs::read::{Planner, View};
 use blosc2fs::source::store::{Store, StoreFormat};
 use blosc2fs::tree::store::{self, LoadedStore};
-use blosc2fs::tree::meta_json;
+use blosc2fs::views::meta_json;
 
 fn main() -> ExitCode {
     blosc2fs::mount::alloc::tune_allocator();

@@ -73,7 +73,7 @@ fn conformance_metadata_matches_manifest() {
             continue;
         }
         let array = open_array(&dir.join(name)).unwrap_or_else(|e| panic!("{e}"));
-        let meta = blosc2fs::tree::meta_json::render(&array);
+        let meta = blosc2fs::views::meta_json::render(&array);
         assert_eq!(meta["nchunks"], entry["nchunks"], "{name}");
         if kind == "b2nd" {
             assert_eq!(meta["format"], "b2nd", "{name}");
@@ -91,7 +91,7 @@ fn conformance_metadata_matches_manifest() {
 #[test]
 fn c_api_dtype_disagreement_is_reported() {
     let array = open_array(&conformance_dir().join("example_day_month_temp.b2nd")).unwrap();
-    let meta = blosc2fs::tree::meta_json::render(&array);
+    let meta = blosc2fs::views::meta_json::render(&array);
     assert_eq!(meta["dtype"], "|u1");
     assert_eq!(meta["itemsize"], 4);
     assert_eq!(meta["dtype_itemsize"], 1);

@@ -34,7 +34,7 @@ fn random_arrays_match_numpy() {
         let path = dir.path().join(entry["path"].as_str().unwrap());
         let result = open_array(&path).map_err(|e| e.to_string()).and_then(|a| {
             let bytes = read_all(&a, 4099).map_err(|e| e.to_string())?;
-            Ok((blosc2fs::tree::meta_json::render(&a), bytes))
+            Ok((blosc2fs::views::meta_json::render(&a), bytes))
         });
         match result {
             Ok((meta, bytes)) => {

@@ -61,7 +61,7 @@ fn read_file(fs: &Filesystem, path: &str) -> Vec<u8> {
 
 fn meta_of(name: &str) -> serde_json::Value {
     let array = open_array(&dir().join(name)).unwrap();
-    blosc2fs::tree::meta_json::render(&array)
+    blosc2fs::views::meta_json::render(&array)
 }
 
 fn elsewhere_cases() -> Vec<(String, serde_json::Value)> {

@@ -19,7 +19,7 @@ fn check_dir(dir: &std::path::Path) -> usize {
                 continue;
             }
         };
-        let meta = blosc2fs::tree::meta_json::render(&array);
+        let meta = blosc2fs::views::meta_json::render(&array);
         for key in ["itemsize", "nchunks", "storage"] {
             if meta[key] != entry[key] {
                 failures.push(format!("{name}: {key} is {} not {}", meta[key], entry[key]));

@@ -1218,7 +1218,7 @@ VIRIDIS = [[68, 1, 84], [71, 44, 122], [59, 81, 139], [44, 113, 142], [33, 144, 
            [39, 173, 129], [92, 200, 99], [170, 220, 50], [253, 231, 37]]
 
 def colour(t):
-    # The README's colour map: 256 steps, linear between the 9 anchors.
+    # The colour map of docs/semantics.md: 256 steps, linear between the 9 anchors.
     step = int(np.floor(min(max(t, 0.0), 1.0) * 255.0 + 0.5))
     at = step * 8.0 / 255.0
     i = min(int(np.floor(at)), 7)

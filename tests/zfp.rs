@@ -29,7 +29,7 @@ fn check_dir(dir: &Path) -> (usize, Vec<String>) {
                 continue;
             }
         };
-        let meta = blosc2fs::tree::meta_json::render(&array);
+        let meta = blosc2fs::views::meta_json::render(&array);
         for key in ["shape", "chunkshape", "blockshape", "codec"] {
             if meta[key] != entry[key] {
                 failures.push(format!("{name}: {key} is {} not {}", meta[key], entry[key]));

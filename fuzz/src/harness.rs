@@ -16,7 +16,7 @@ use blosc2fs::format::chunk::{decode_chunk, read_layout, BlockContext};
 use blosc2fs::format::{codec, filter, msgpack, Flavor, Geometry, NdMeta, Region};
 use blosc2fs::read::{read_uncached, Planner, View};
 use blosc2fs::source::open_memory;
-use blosc2fs::tree::meta_json;
+use blosc2fs::views::meta_json;
 
 /// Most bytes of an array's `data` (or of one `chunks/` file) read per input.
 pub const READ_BUDGET: u64 = 4 << 20;

@@ -11,6 +11,7 @@ pub mod helper;
 pub mod layouts;
 pub mod planner;
 pub mod prefetch;
+pub mod rows;
 pub mod stats;
 pub mod stream;
 
@@ -18,5 +19,6 @@ pub use blocks::Blocks;
 pub use cache::BlockCache;
 pub use planner::{read_uncached, Planner, RowSelection, Served, View};
 pub use prefetch::Prefetcher;
+pub use rows::{row_bytes, RowMap};
 pub use stats::Stats;
 pub use stream::StreamState;

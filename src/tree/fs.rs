@@ -16,9 +16,15 @@ use std::sync::{Arc, Mutex};
 use crate::format::{Array, Problem};
 use crate::read::{Planner, Served, Stats, StreamState, View};
 
-use super::preview::PreviewPlan;
-use super::text::TextLayout;
-use super::{Attr, Content, DirEntry, FsError, Loaded, OnLoad, Tree};
+use crate::views::preview::PreviewPlan;
+use crate::views::text::TextLayout;
+
+use crate::views::Content;
+
+use super::entry::{Loaded, OnLoad};
+use super::error::FsError;
+use super::namespace::{Attr, DirEntry, Tree};
+use super::remote::RemoteRoot;
 
 /// Inodes whose last served array version is remembered (to keep the
 /// kernel's page cache across opens of an unchanged file). Forgetting one
@@ -96,7 +102,7 @@ impl Filesystem {
 
     /// The filesystem over a remote root (an object-store prefix, or the URL
     /// of one array or store).
-    pub fn new_remote(root: Arc<super::remote::RemoteRoot>, planner: Arc<Planner>, config: FsConfig) -> Filesystem {
+    pub fn new_remote(root: Arc<RemoteRoot>, planner: Arc<Planner>, config: FsConfig) -> Filesystem {
         let on_load = Self::on_load(&planner);
         Self::with_tree(Tree::new_remote(root, Some(on_load)), planner, config)
     }

@@ -5,29 +5,20 @@
 //! directory or array (numbered in discovery order); its presented files
 //! take the low 32 bits. FUSE's root (1) is node 0's own directory.
 
+use crate::views::FileId;
+
 /// What an inode presents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
-    /// The node itself: a mirrored source directory or an array's directory.
+    /// The node itself: a mirrored source directory, an array's or a
+    /// store folder's directory.
     Node,
-    /// An array's `meta.json`.
-    MetaJson,
-    /// An array's `data` file: its bytes in C order.
-    Data,
-    /// An array's `data.npy`: an `.npy` header followed by the data.
-    Npy,
-    /// An array's `chunks/` directory.
-    ChunksDir,
-    /// The `.zarray` document inside `chunks/`.
-    Zarray,
+    /// One of the fixed-name entries of an array folder (or its `chunks/`),
+    /// as the views' table lists them; a store folder's `meta.json` is
+    /// `File(FileId::MetaJson)` too.
+    File(FileId),
     /// The mount's `.stats` file (only node 0, the root, has one).
     Stats,
-    /// An array's `data.txt`: its values as fixed-width text.
-    Text,
-    /// An array's `preview.png`: a picture of it.
-    Preview,
-    /// An ObjectArray/BatchArray's `items.jsonl`.
-    Items,
     /// A CTable's `table.csv`.
     TableCsv,
     /// A chunk's file in `chunks/`, by chunk number (C order over the chunk
@@ -39,20 +30,26 @@ const CHUNK_BASE: u64 = 16;
 /// Most chunks a `chunks/` directory can name with this numbering.
 pub const MAX_CHUNK_FILES: u64 = (1 << 32) - CHUNK_BASE;
 
+/// Each role's number in the low 32 bits; fixed for good (they are inode
+/// numbers the kernel and its users may keep).
+const CODES: [(Role, u64); 10] = [
+    (Role::Node, 0),
+    (Role::File(FileId::MetaJson), 1),
+    (Role::File(FileId::Data), 2),
+    (Role::File(FileId::Npy), 3),
+    (Role::File(FileId::ChunksDir), 4),
+    (Role::File(FileId::Zarray), 5),
+    (Role::Stats, 6),
+    (Role::File(FileId::Text), 7),
+    (Role::File(FileId::Preview), 8),
+    (Role::File(FileId::Items), 9),
+];
+
 fn role_code(role: Role) -> u64 {
     match role {
-        Role::Node => 0,
-        Role::MetaJson => 1,
-        Role::Data => 2,
-        Role::Npy => 3,
-        Role::ChunksDir => 4,
-        Role::Zarray => 5,
-        Role::Stats => 6,
-        Role::Text => 7,
-        Role::Preview => 8,
-        Role::Items => 9,
         Role::TableCsv => 10,
         Role::Chunk(c) => CHUNK_BASE + c,
+        role => CODES.iter().find(|(r, _)| *r == role).map_or(0, |(_, code)| *code),
     }
 }
 
@@ -70,19 +67,9 @@ pub fn decode(ino: u64) -> Option<(u32, Role)> {
     let raw = ino.checked_sub(1)?;
     let node = (raw >> 32) as u32;
     let role = match raw & 0xffff_ffff {
-        0 => Role::Node,
-        1 => Role::MetaJson,
-        2 => Role::Data,
-        3 => Role::Npy,
-        4 => Role::ChunksDir,
-        5 => Role::Zarray,
-        6 => Role::Stats,
-        7 => Role::Text,
-        8 => Role::Preview,
-        9 => Role::Items,
         10 => Role::TableCsv,
         c if c >= CHUNK_BASE => Role::Chunk(c - CHUNK_BASE),
-        _ => return None,
+        c => CODES.iter().find(|(_, code)| *code == c)?.0,
     };
     Some((node, role))
 }
@@ -94,10 +81,20 @@ mod tests {
     #[test]
     fn root_is_one_and_roundtrips() {
         assert_eq!(encode(0, Role::Node), 1);
-        for (node, role) in [(0, Role::Stats), (7, Role::Data), (2, Role::Text), (2, Role::Preview), (5, Role::Items), (6, Role::TableCsv), (u32::MAX - 1, Role::Chunk(MAX_CHUNK_FILES - 1)), (3, Role::Chunk(0))] {
+        for (node, role) in [(0, Role::Stats), (7, Role::File(FileId::Data)), (2, Role::File(FileId::Text)), (2, Role::File(FileId::Preview)), (5, Role::File(FileId::Items)), (6, Role::TableCsv), (u32::MAX - 1, Role::Chunk(MAX_CHUNK_FILES - 1)), (3, Role::Chunk(0))] {
             assert_eq!(decode(encode(node, role)), Some((node, role)));
         }
+        // The numbers of a mount's files do not move between releases.
+        assert_eq!(encode(0, Role::File(FileId::MetaJson)), 2);
+        assert_eq!(encode(1, Role::File(FileId::Zarray)), (1 << 32) + 6);
+        assert_eq!(encode(0, Role::TableCsv), 11);
+        assert_eq!(encode(0, Role::Chunk(0)), CHUNK_BASE + 1);
         assert_eq!(decode(0), None);
         assert_eq!(decode(12), None);
+        // Every file id has its own number.
+        for f in crate::views::ARRAY_FILES {
+            let ino = encode(4, Role::File(f.id));
+            assert_eq!(decode(ino), Some((4, Role::File(f.id))), "{}", f.name);
+        }
     }
 }

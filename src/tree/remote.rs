@@ -14,7 +14,6 @@
 //! a HEAD at most once per TTL.
 
 use std::collections::HashMap;
-use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
@@ -23,11 +22,8 @@ use crate::format::{looks_like_frame, Array, Error, Version, VersionTag, SPARSE_
 use crate::source::remote::{ListedObject, Listing, RemoteError, RemoteLocation, RemoteOptions, Scheme, StatsSnapshot};
 use crate::source::store::{Store, StoreFormat};
 
-use super::entry::ArrayEntry;
-use super::inode::{self, Role};
-use super::location::{Location, Origin};
-use super::store::StoreEntry;
-use super::{Access, Class, DirEntry, FsError, Kind, NodeKind, Tree, KNOWN_EXTENSIONS};
+use super::access::Access;
+use super::listing::{Class, KNOWN_EXTENSIONS};
 
 /// Child prefixes listed at once when a folder is read (to classify them).
 const PARALLEL_LISTS: usize = 8;
@@ -44,6 +40,17 @@ pub enum RemoteClass {
     },
     /// A store object (`.b2z`, `.b2e`).
     Store(StoreFormat),
+}
+
+impl RemoteClass {
+    /// The class the tree gives this entry (sparse or not, an array is an array).
+    pub fn class(self) -> Class {
+        match self {
+            RemoteClass::Dir => Class::Dir,
+            RemoteClass::Array { .. } => Class::Array,
+            RemoteClass::Store(format) => Class::Store(format),
+        }
+    }
 }
 
 /// The remote side of a mount: where its root is, and the listings and
@@ -82,7 +89,9 @@ pub fn remote_access() -> Access {
     Access { uid, gid, mode: 0o444 }
 }
 
-fn io_error(e: RemoteError) -> std::io::Error {
+/// A remote failure as the I/O error the filesystem reports (not found and
+/// denied keep their kinds).
+pub fn io_error(e: RemoteError) -> std::io::Error {
     let kind = match e {
         RemoteError::NotFound { .. } => std::io::ErrorKind::NotFound,
         RemoteError::Denied { .. } => std::io::ErrorKind::PermissionDenied,
@@ -91,7 +100,8 @@ fn io_error(e: RemoteError) -> std::io::Error {
     std::io::Error::new(kind, e.to_string())
 }
 
-fn join(key: &str, name: &str) -> String {
+/// The key of child `name` of folder `key` (`""` is the root).
+pub fn join(key: &str, name: &str) -> String {
     if key.is_empty() {
         name.to_string()
     } else {
@@ -177,6 +187,11 @@ impl RemoteRoot {
     /// The root's URL without credentials.
     pub fn redacted(&self) -> String {
         self.loc.redacted()
+    }
+
+    /// When the mount connected: the mtime of its remote folders.
+    pub fn made(&self) -> SystemTime {
+        self.made
     }
 
     /// What the mount's connection has cost so far.
@@ -352,75 +367,6 @@ impl RemoteObject {
         let name = self.name();
         let source = self.root.location(&self.key).open().map_err(|e| Error::new(&name, e.into()))?;
         Store::open_source(&name, Arc::new(source), format, version)
-    }
-}
-
-impl Tree {
-    /// A tree over the remote root `root` (a prefix, an array or a store).
-    /// `on_load` is told of every array opened.
-    pub fn new_remote(root: Arc<RemoteRoot>, on_load: Option<super::OnLoad>) -> Tree {
-        let kind = Self::remote_kind(&root, String::new(), root.class(), true, &on_load);
-        Tree::with_root(PathBuf::from(root.redacted()), Location::Remote(String::new()), kind, on_load, Some(root))
-    }
-
-    fn remote_kind(root: &Arc<RemoteRoot>, key: String, class: RemoteClass, in_place: bool, on_load: &Option<super::OnLoad>) -> NodeKind {
-        match class {
-            RemoteClass::Dir => NodeKind::Dir,
-            RemoteClass::Array { sparse } => {
-                let origin = Origin::Remote(RemoteObject::new(root.clone(), key, sparse));
-                NodeKind::Array(Arc::new(ArrayEntry::new(origin, in_place, on_load.clone())))
-            }
-            RemoteClass::Store(format) => NodeKind::Store(Arc::new(StoreEntry::remote(RemoteObject::new(root.clone(), key, false), format, in_place))),
-        }
-    }
-
-    /// Intern remote child `key` of class `class`.
-    fn intern_remote(&self, root: &Arc<RemoteRoot>, key: String, parent: u32, class: RemoteClass) -> u32 {
-        let tree_class = match class {
-            RemoteClass::Dir => Class::Dir,
-            RemoteClass::Array { .. } => Class::Array,
-            RemoteClass::Store(f) => Class::Store(f),
-        };
-        let on_load = self.on_load.clone();
-        let k = key.clone();
-        self.intern(Location::Remote(key), parent, tree_class, &move || Self::remote_kind(root, k.clone(), class, false, &on_load))
-    }
-
-    fn remote_root(&self) -> Result<&Arc<RemoteRoot>, FsError> {
-        self.remote.as_ref().ok_or(FsError::NotFound)
-    }
-
-    /// Look `name` up in the remote folder `key` (node `node`): its node.
-    pub(super) fn remote_lookup(&self, node: u32, key: &str, name: &std::ffi::OsStr) -> Result<u32, FsError> {
-        let root = self.remote_root()?;
-        let name = name.to_str().ok_or(FsError::NotFound)?;
-        if name.is_empty() || name.contains('/') || name == "." || name == ".." {
-            return Err(FsError::NotFound);
-        }
-        let class = root.child(key, name).map_err(|e| FsError::Io(io_error(e)))?.ok_or(FsError::NotFound)?;
-        Ok(self.intern_remote(root, join(key, name), node, class))
-    }
-
-    /// Append the children of the remote folder `key` (node `node`) to `out`.
-    pub(super) fn remote_readdir(&self, node: u32, key: &str, out: &mut Vec<DirEntry>) -> Result<(), FsError> {
-        let root = self.remote_root()?;
-        for (name, class) in root.children(key).map_err(|e| FsError::Io(io_error(e)))? {
-            let child = self.intern_remote(root, join(key, &name), node, class);
-            out.push((inode::encode(child, Role::Node), Kind::Dir, OsString::from(name)));
-        }
-        Ok(())
-    }
-
-    /// Modification time (the mount's start) and access of a remote folder
-    /// (0555: anyone may list it).
-    pub(super) fn remote_dir_meta(&self) -> (SystemTime, Access) {
-        let mtime = self.remote.as_ref().map_or(SystemTime::UNIX_EPOCH, |r| r.made);
-        (mtime, Access { mode: 0o555, ..remote_access() })
-    }
-
-    /// What the mount's remote connection has cost, when its source is remote.
-    pub fn remote_stats(&self) -> Option<StatsSnapshot> {
-        self.remote.as_ref().map(|r| r.stats())
     }
 }
 

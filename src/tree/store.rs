@@ -22,7 +22,7 @@ use std::time::SystemTime;
 use serde_json::{json, Map, Value as Json};
 
 use crate::format::{Error, Problem, Region, Shape, Version};
-use crate::read::read_uncached;
+use crate::read::{read_uncached, RowMap};
 use crate::source::local_version;
 use crate::source::store::{Home, Store, StoreFormat};
 
@@ -68,32 +68,6 @@ pub enum ChildKind {
     },
 }
 
-/// Which bytes of a column are its valid rows: runs of consecutive valid
-/// rows (first stored row, count), in row order.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct RowMap {
-    /// (first stored row, number of rows) of each run.
-    pub runs: Vec<(u64, u64)>,
-    /// Rows in all runs.
-    pub count: u64,
-}
-
-impl RowMap {
-    /// The same map limited to the first `rows` stored rows.
-    pub fn clipped(&self, rows: u64) -> RowMap {
-        let mut out = RowMap::default();
-        for &(start, n) in &self.runs {
-            if start >= rows {
-                break;
-            }
-            let n = n.min(rows - start);
-            out.runs.push((start, n));
-            out.count += n;
-        }
-        out
-    }
-}
-
 /// A CTable's presented state.
 #[derive(Debug)]
 pub struct TableInfo {
@@ -103,7 +77,7 @@ pub struct TableInfo {
     pub rows: Arc<RowMap>,
     /// Its `table.csv`, when every column is a 1-D array of a dtype
     /// `data.txt` can show (the table's meta.json says why not otherwise).
-    pub csv: Option<Arc<super::table_csv::TableCsv>>,
+    pub csv: Option<Arc<crate::views::table_csv::TableCsv>>,
 }
 
 /// One loaded version of a store, with its folders' listings.
@@ -125,9 +99,7 @@ pub struct LoadedStore {
 }
 
 fn json_bytes(doc: &Json) -> Arc<Vec<u8>> {
-    let mut text = serde_json::to_vec_pretty(doc).unwrap_or_default();
-    text.push(b'\n');
-    Arc::new(text)
+    Arc::new(crate::views::meta_json::json_bytes(doc))
 }
 
 fn is_hidden_key(key: &str) -> bool {
@@ -287,26 +259,15 @@ impl LoadedStore {
 
     /// The `table.csv` of the table at `table`: its columns in stored order
     /// of the folder listing (by name), over the valid rows.
-    fn table_csv(&self, table: &str, rows: &RowMap) -> Option<Arc<super::table_csv::TableCsv>> {
+    fn table_csv(&self, table: &str, rows: &RowMap) -> Option<Arc<crate::views::table_csv::TableCsv>> {
         let mut columns = Vec::new();
         for (name, child) in self.folders.get(table)? {
             let ChildKind::Column { key, .. } = child else { continue };
             let array = Arc::new(self.store.open_value(key).ok()?);
-            let dtype = super::entry::presented_dtype(&array);
+            let dtype = crate::views::presented_dtype(&array);
             columns.push((name.to_string_lossy().into_owned(), array, dtype));
         }
-        super::table_csv::TableCsv::new(columns, rows).map(Arc::new)
-    }
-}
-
-/// The bytes per row of an array whose first dimension is rows.
-pub fn row_bytes(array: &crate::format::Array) -> Option<u64> {
-    match array.shape() {
-        Shape::Nd { geometry, .. } => {
-            let rows = *geometry.shape.first()?;
-            (rows > 0).then(|| array.data_len() / rows)
-        }
-        Shape::Plain { .. } => Some(array.frame().typesize as u64),
+        crate::views::table_csv::TableCsv::new(columns, rows).map(Arc::new)
     }
 }
 
@@ -537,11 +498,5 @@ mod tests {
         assert_eq!(escape("50%"), "50%25");
         assert_eq!(escape(".."), "%2E.");
         assert_ne!(escape("%6Deta.json"), escape("meta.json"));
-    }
-
-    #[test]
-    fn row_map_clips() {
-        let m = RowMap { runs: vec![(0, 1), (2, 3), (7, 12)], count: 16 };
-        assert_eq!(m.clipped(4), RowMap { runs: vec![(0, 1), (2, 2)], count: 3 });
     }
 }

@@ -11,9 +11,8 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use crate::format::{Array, Shape};
-use crate::read::{RowSelection, View};
+use crate::read::{RowMap, RowSelection, View};
 
-use super::store::RowMap;
 use super::text::ScalarFormat;
 
 /// One column of the CSV: its array, the view of its valid rows, the format.
@@ -134,5 +133,79 @@ impl TableCsv {
         text.truncate(skip + (end - start) as usize);
         text.drain(..skip);
         Ok(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::Region;
+    use crate::read::read_uncached;
+    use crate::views::testing::fixture;
+
+    /// table.b2d (scripts/gen_store_fixtures.py): 20 rows `a = 3 i` (int32),
+    /// `b = i / 4` (float64), rows 1, 5, 6 and 19 deleted.
+    #[test]
+    fn lines_hold_the_valid_rows_in_fixed_widths() {
+        let columns = ["a", "b"].map(|c| {
+            let array = fixture(&format!("stores/table.b2d/_cols/{c}.b2nd"));
+            let dtype = crate::views::presented_dtype(&array);
+            (c.to_string(), array, dtype)
+        });
+        let rows = RowMap { runs: vec![(0, 1), (2, 3), (7, 12)], count: 16 };
+        let csv = TableCsv::new(columns.to_vec(), &rows).expect("two 1-D numeric columns");
+        let fetch = |column: &CsvColumn, start: u64, len: u64| -> Result<Vec<u8>, crate::format::Problem> {
+            let View::Rows(selection) = &column.view else { panic!("a rows view") };
+            // Map the view's bytes back to stored rows the simple way: read the whole column.
+            let mut all = vec![0; column.array.data_len() as usize];
+            read_uncached(&column.array, Region::Data, 0, &mut all)?;
+            let size = column.format.size;
+            let kept: Vec<u8> = [(0u64, 1u64), (2, 3), (7, 12)].iter().flat_map(|&(s, n)| all[s as usize * size..(s + n) as usize * size].to_vec()).collect();
+            assert_eq!(selection.body_len(), kept.len() as u64);
+            Ok(kept[start as usize..(start + len) as usize].to_vec())
+        };
+        let whole = csv.read(0, u64::MAX, fetch).unwrap();
+        assert_eq!(whole.len() as u64, csv.len());
+        let text = String::from_utf8(whole.clone()).unwrap();
+        let mut lines = text.lines();
+        assert_eq!(lines.next(), Some("a,b"));
+        let kept: Vec<u64> = (0..20).filter(|i| ![1, 5, 6, 19].contains(i)).collect();
+        let body: Vec<&str> = lines.collect();
+        assert_eq!(body.len(), kept.len());
+        for (line, &i) in body.iter().zip(&kept) {
+            assert_eq!(line.len(), body[0].len(), "fixed width: {line:?}");
+            let (a, b) = line.split_once(',').unwrap();
+            assert_eq!(a.trim().parse::<i64>().unwrap(), 3 * i as i64, "{line:?}");
+            assert_eq!(b.trim().parse::<f64>().unwrap(), i as f64 / 4.0, "{line:?}");
+        }
+        // Any window is that slice of the whole file.
+        for (offset, size) in [(0u64, 2u64), (3, 11), (40, 77), (csv.len() - 5, 100)] {
+            let part = csv.read(offset, size, fetch).unwrap();
+            let end = (offset + size).min(csv.len()) as usize;
+            assert_eq!(part, &whole[offset as usize..end], "{size} bytes at {offset}");
+        }
+    }
+
+    #[test]
+    fn header_fields_are_quoted_only_when_needed() {
+        assert_eq!(header_field("temp"), "temp");
+        assert_eq!(header_field("a,b"), "\"a,b\"");
+        assert_eq!(header_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+    }
+
+    #[test]
+    fn columns_of_different_row_counts_or_two_axes_make_no_csv() {
+        let rows = RowMap { runs: vec![(0, 10)], count: 10 };
+        let two_axes = fixture("dtype_le_f8.b2nd");
+        assert!(TableCsv::new(vec![("x".into(), two_axes, "<f8".into())], &rows).is_none());
+        let short = fixture("stores/table.b2d/_cols/a.b2nd");
+        let stored = match short.shape() {
+            Shape::Nd { geometry, .. } => geometry.shape[0],
+            Shape::Plain { .. } => unreachable!(),
+        };
+        let long_rows = RowMap { runs: vec![(0, stored + 5)], count: stored + 5 };
+        let one = TableCsv::new(vec![("a".into(), short.clone(), "<i4".into())], &long_rows).unwrap();
+        // Rows past the stored ones are clipped, never made up.
+        assert_eq!(one.rows, stored);
     }
 }

@@ -19,6 +19,10 @@
 
 use std::ops::Range;
 
+use crate::format::Array;
+
+use super::dtype::{presented_dtype, presented_shape};
+
 /// The kind of a scalar NumPy dtype this module can write as text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ScalarKind {
@@ -433,6 +437,13 @@ pub struct TextLayout {
 }
 
 impl TextLayout {
+    /// The layout of `data.txt` for `array`, when its presented dtype is
+    /// one text can show and its items are the frame's typesize.
+    pub fn of_array(array: &Array) -> Option<TextLayout> {
+        let layout = TextLayout::new(&presented_dtype(array), &presented_shape(array))?;
+        (layout.itemsize() as u64 == array.frame().typesize as u64).then_some(layout)
+    }
+
     /// The layout of an array of `dtype` (a NumPy dtype string) and `shape`;
     /// `None` when the dtype is not numeric (or the text would not fit in
     /// 2^63 bytes).

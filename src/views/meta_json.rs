@@ -171,3 +171,52 @@ pub fn render(array: &Array) -> Json {
     }
     doc
 }
+
+/// A JSON document as a presented file: pretty-printed, ending in a newline.
+pub fn json_bytes(doc: &Json) -> Vec<u8> {
+    let mut text = serde_json::to_vec_pretty(doc).unwrap_or_default();
+    text.push(b'\n');
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::views::testing::fixture;
+
+    /// The fields a user reads first, against the fixture manifest (what
+    /// python-blosc2 wrote): dtype_le_f8.b2nd is (33, 21) '<f8' in (12, 8)
+    /// chunks of (5, 3) blocks, zlib + shuffle.
+    #[test]
+    fn describes_a_b2nd_array_as_written() {
+        let doc = render(&fixture("dtype_le_f8.b2nd"));
+        assert_eq!(doc["format"], "b2nd");
+        assert_eq!(doc["storage"], "contiguous");
+        assert_eq!(doc["shape"], json!([33, 21]));
+        assert_eq!(doc["chunkshape"], json!([12, 8]));
+        assert_eq!(doc["blockshape"], json!([5, 3]));
+        assert_eq!(doc["dtype"], "<f8");
+        assert_eq!(doc["itemsize"], 8);
+        assert_eq!(doc["nchunks"], 9);
+        assert_eq!(doc["nbytes"], 33 * 21 * 8);
+        assert_eq!(doc["codec"], "zlib");
+        assert_eq!(doc["clevel"], 5);
+        assert_eq!(doc["filters"], json!([{ "id": 1, "name": "shuffle", "meta": 0, "decoded": true }]));
+        assert_eq!(doc["decodable"], true);
+        assert!(doc.get("unsupported").is_none());
+    }
+
+    /// A plain frame has no b2nd shape: one axis of items, no dtype.
+    #[test]
+    fn describes_a_plain_frame() {
+        let doc = render(&fixture("frame_f32.b2frame"));
+        assert_eq!(doc["shape"], json!([2500]));
+        assert_eq!((doc["chunkshape"].is_null(), doc["dtype"].is_null()), (true, true));
+        assert_eq!((doc["itemsize"].as_u64(), doc["nchunks"].as_u64(), doc["codec"].as_str()), (Some(4), Some(3), Some("zstd")));
+    }
+
+    #[test]
+    fn json_files_end_in_a_newline() {
+        assert_eq!(json_bytes(&json!({"a": [1, 2]})), b"{\n  \"a\": [\n    1,\n    2\n  ]\n}\n");
+    }
+}

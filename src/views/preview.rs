@@ -1,7 +1,7 @@
 //! `preview.png`: a picture of an array, decoded through the read layer.
 //!
 //! What is drawn depends on the shape alone, so the PNG's dimensions (and,
-//! with the stored-deflate encoder of [`super::preview_png`], its length)
+//! with the stored-deflate encoder of [`super::png`], its length)
 //! are known at `stat` time:
 //! - 1-D: a line plot, 512 x 256, each pixel column the min/max envelope of
 //!   the values it covers;
@@ -23,8 +23,8 @@ use crate::format::filter::filter_id::DELTA;
 use crate::format::{Array, Error, Geometry, Problem, Shape};
 use crate::read::{Planner, View};
 
-use super::entry::presented_dtype;
-use super::preview_png::{encode, png_len, TextField};
+use super::dtype::presented_dtype;
+use super::png::{encode, png_len, TextField};
 use super::text::{ScalarFormat, ScalarKind};
 
 /// Longest side of a pictured image, in pixels.

@@ -84,3 +84,28 @@ pub fn items_jsonl(array: &Array, kind: ItemsKind) -> PResult<Vec<u8>> {
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::views::testing::fixture;
+
+    /// objects.b2f is an ObjectArray of eight items; its manifest holds the
+    /// items as python-blosc2 wrote them (bytes as `{"base64": ...}`).
+    #[test]
+    fn object_array_items_are_one_json_line_each() {
+        let array = fixture("stores/objects.b2f");
+        let kind = kind_of(&array).expect("an ObjectArray");
+        let text = String::from_utf8(items_jsonl(&array, kind).unwrap()).unwrap();
+        let manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/stores/manifest.json")).unwrap()).unwrap();
+        let expected = manifest["items"]["objects.b2f"].as_array().unwrap();
+        let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(&lines, expected);
+        assert!(text.ends_with('\n'));
+    }
+
+    #[test]
+    fn a_numeric_array_has_no_items() {
+        assert!(kind_of(&fixture("dtype_le_f8.b2nd")).is_none());
+    }
+}

@@ -1,0 +1,590 @@
+//! The namespace of one mount: its nodes (source folders, array folders,
+//! stores and their groups) with inode numbers, and the presented entries
+//! each holds: lookup, getattr, readdir, open and xattrs by inode.
+//!
+//! A node is interned at its [`Location`] the first time it is listed or
+//! looked up, and gets a new number when its source changes, so open files
+//! keep the version they opened. Local folders are listed by [`listing`],
+//! remote ones by [`remote`], stores by [`store`]; what an array folder
+//! holds is the views' table ([`crate::views::ARRAY_FILES`]).
+//!
+//! [`listing`]: super::listing
+//! [`remote`]: super::remote
+//! [`store`]: super::store
+
+use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock, Weak};
+use std::time::SystemTime;
+
+use crate::format::{grid_coords, linear, Region};
+use crate::source::is_sparse_dir;
+use crate::source::remote::StatsSnapshot;
+use crate::source::store::StoreFormat;
+use crate::views::table_csv::TableCsv;
+use crate::views::{array_file, array_files_in, find_array_file, zarr, Content, FileId, Folder, Kind};
+
+use super::access::Access;
+use super::entry::{ArrayEntry, Loaded, OnLoad};
+use super::error::FsError;
+use super::inode::{self, Role};
+use super::listing::{classify, node_meta, scan, Class};
+use super::location::{Location, Origin};
+use super::remote::{io_error, join, remote_access, RemoteClass, RemoteObject, RemoteRoot};
+use super::store::{self, ChildKind, LoadedStore, StoreEntry};
+
+/// Attributes of a presented entry (`--uid`/`--gid` are applied by the adapter).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Attr {
+    /// Inode number.
+    pub ino: u64,
+    /// Directory or file.
+    pub kind: Kind,
+    /// Size in bytes (0 for directories).
+    pub size: u64,
+    /// The source's modification time.
+    pub mtime: SystemTime,
+    /// Permission bits, from the source's (see [`Access`]); never write bits.
+    pub perm: u16,
+    /// Owner and group, the source's; `None` for the mounting user (`.stats`).
+    pub owner: Option<(u32, u32)>,
+}
+
+impl Attr {
+    /// This attribute with the permissions `access` gives an array's entries
+    /// (folders can be entered wherever the source can be read).
+    fn of_array(self, access: &Access) -> Attr {
+        let perm = match self.kind {
+            Kind::Dir => access.folder_perm(),
+            Kind::File => access.file_perm(),
+        };
+        Attr { perm, owner: Some((access.uid, access.gid)), ..self }
+    }
+}
+
+/// One directory entry: (inode, kind, name).
+pub type DirEntry = (u64, Kind, OsString);
+
+/// What a node presents.
+#[derive(Debug, Clone)]
+enum NodeKind {
+    /// A mirrored local directory.
+    Dir,
+    /// An array folder.
+    Array(Arc<ArrayEntry>),
+    /// A store at a local path, shown as a folder of its keys.
+    Store(Arc<StoreEntry>),
+    /// A group (or, `table`, a CTable) inside one loaded store version.
+    Folder { store: Weak<LoadedStore>, key: String, table: bool },
+}
+
+#[derive(Debug)]
+struct Node {
+    loc: Location,
+    /// The node of the folder holding it (the root holds itself).
+    parent: u32,
+    kind: NodeKind,
+}
+
+#[derive(Debug, Default)]
+struct Nodes {
+    list: Vec<Node>,
+    by_loc: HashMap<Location, u32>,
+}
+
+/// The folder view of a store or in-store node: the store version (or the
+/// error that kept it from loading) and the folder's key.
+enum FolderView {
+    Ok { store: Arc<LoadedStore>, key: String, table: bool },
+    Failed { meta_json: Arc<Vec<u8>>, mtime: SystemTime, access: Access },
+}
+
+/// The presented tree of one mount.
+pub struct Tree {
+    root: PathBuf,
+    nodes: RwLock<Nodes>,
+    on_load: Option<OnLoad>,
+    /// The remote root, when the source is a URL (see [`remote`]).
+    remote: Option<Arc<RemoteRoot>>,
+}
+
+impl Tree {
+    /// A tree over `source`: a directory of arrays, a store, or a single
+    /// array (then the mount root is that array's directory).
+    /// `on_load` is told of every array opened.
+    pub fn new(source: &Path, on_load: Option<OnLoad>) -> std::io::Result<Tree> {
+        let root = std::fs::canonicalize(source)?;
+        let kind = if let Some(format) = StoreFormat::of_path(&root) {
+            NodeKind::Store(Arc::new(StoreEntry::new(root.clone(), format, true)))
+        } else if root.is_dir() && !is_sparse_dir(&root) {
+            NodeKind::Dir
+        } else {
+            NodeKind::Array(Arc::new(ArrayEntry::new(Origin::Local(root.clone()), true, on_load.clone())))
+        };
+        Ok(Tree::with_root(root.clone(), Location::Local(root), kind, on_load, None))
+    }
+
+    /// A tree whose root node (node 0) presents `loc` as `kind`.
+    fn with_root(root: PathBuf, loc: Location, kind: NodeKind, on_load: Option<OnLoad>, remote: Option<Arc<RemoteRoot>>) -> Tree {
+        let mut nodes = Nodes::default();
+        nodes.by_loc.insert(loc.clone(), 0);
+        nodes.list.push(Node { loc, parent: 0, kind });
+        Tree { root, nodes: RwLock::new(nodes), on_load, remote }
+    }
+
+    fn node_info(&self, node: u32) -> Result<(Location, u32, NodeKind), FsError> {
+        let nodes = self.nodes.read().unwrap_or_else(|e| e.into_inner());
+        let n = nodes.list.get(node as usize).ok_or(FsError::NotFound)?;
+        Ok((n.loc.clone(), n.parent, n.kind.clone()))
+    }
+
+    /// The node presenting `loc` now: the known one, or a new one when the
+    /// location is new, changed kind, or its source changed since loaded.
+    /// `make` builds the node's kind when a new node is needed.
+    fn intern(&self, loc: Location, parent: u32, class: Class, make: &dyn Fn() -> NodeKind) -> u32 {
+        let reusable = |nodes: &Nodes| -> Option<u32> {
+            let &n = nodes.by_loc.get(&loc)?;
+            match (&nodes.list[n as usize].kind, class) {
+                (NodeKind::Dir, Class::Dir) => Some(n),
+                (NodeKind::Folder { .. }, Class::Dir) => Some(n),
+                (NodeKind::Array(entry), Class::Array) if !entry.is_stale() => Some(n),
+                (NodeKind::Store(entry), Class::Store(f)) if entry.format == f && !entry.is_stale() => Some(n),
+                _ => None,
+            }
+        };
+        if let Some(n) = reusable(&self.nodes.read().unwrap_or_else(|e| e.into_inner())) {
+            return n;
+        }
+        let mut nodes = self.nodes.write().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = reusable(&nodes) {
+            return n;
+        }
+        let mut dropped = Vec::new();
+        if let Some(&old) = nodes.by_loc.get(&loc) {
+            match &nodes.list[old as usize].kind {
+                NodeKind::Array(entry) => entry.retire(),
+                NodeKind::Store(entry) => dropped = entry.retire(),
+                _ => {}
+            }
+        }
+        let n = nodes.list.len() as u32;
+        nodes.by_loc.insert(loc.clone(), n);
+        nodes.list.push(Node { loc, parent, kind: make() });
+        drop(nodes);
+        self.retire_loads(&dropped);
+        n
+    }
+
+    /// Store versions `loads` are no longer presented: their values let go
+    /// of their arrays (open files keep theirs).
+    fn retire_loads(&self, loads: &[u64]) {
+        if loads.is_empty() {
+            return;
+        }
+        let nodes = self.nodes.read().unwrap_or_else(|e| e.into_inner());
+        for node in &nodes.list {
+            if let (Location::InStore { load, .. }, NodeKind::Array(entry)) = (&node.loc, &node.kind) {
+                if loads.contains(load) {
+                    entry.retire();
+                }
+            }
+        }
+    }
+
+    /// Intern a local directory entry of class `class`.
+    fn intern_local(&self, path: PathBuf, parent: u32, class: Class) -> u32 {
+        let on_load = self.on_load.clone();
+        let p = path.clone();
+        self.intern(Location::Local(path), parent, class, &move || match class {
+            Class::Dir => NodeKind::Dir,
+            Class::Array => NodeKind::Array(Arc::new(ArrayEntry::new(Origin::Local(p.clone()), false, on_load.clone()))),
+            Class::Store(format) => NodeKind::Store(Arc::new(StoreEntry::new(p.clone(), format, false))),
+        })
+    }
+
+    /// Intern child `child` of a folder of store version `store`.
+    fn intern_in_store(&self, store: &Arc<LoadedStore>, parent: u32, child: &ChildKind) -> Result<u32, FsError> {
+        let (key, class) = match child {
+            ChildKind::Group(k) | ChildKind::Table(k) => (k.clone(), Class::Dir),
+            ChildKind::Value(k) | ChildKind::Column { key: k, .. } => (k.clone(), Class::Array),
+        };
+        let rows = match child {
+            ChildKind::Column { table, .. } => match &*store.table(table) {
+                Ok(info) => Some(info.rows.clone()),
+                Err(e) => return Err(FsError::Format(e.clone())),
+            },
+            _ => None,
+        };
+        let loc = Location::InStore { load: store.load, key: key.clone() };
+        let on_load = self.on_load.clone();
+        Ok(self.intern(loc, parent, class, &|| match child {
+            ChildKind::Group(k) => NodeKind::Folder { store: Arc::downgrade(store), key: k.clone(), table: false },
+            ChildKind::Table(k) => NodeKind::Folder { store: Arc::downgrade(store), key: k.clone(), table: true },
+            ChildKind::Value(k) => {
+                let origin = Origin::Value { store: Arc::downgrade(store), key: k.clone(), name: store.store.key_name(k) };
+                NodeKind::Array(Arc::new(ArrayEntry::new(origin, false, on_load.clone())))
+            }
+            ChildKind::Column { key: k, .. } => {
+                let origin = Origin::Value { store: Arc::downgrade(store), key: k.clone(), name: store.store.key_name(k) };
+                NodeKind::Array(Arc::new(ArrayEntry::column(origin, rows.clone().unwrap_or_default(), on_load.clone())))
+            }
+        }))
+    }
+
+    fn folder_view(&self, kind: &NodeKind) -> Result<Option<FolderView>, FsError> {
+        let stale = || FsError::Io(std::io::Error::from_raw_os_error(libc::ESTALE));
+        Ok(match kind {
+            NodeKind::Store(entry) => Some(match &*{
+                let load = entry.current().map_err(FsError::from)?;
+                self.retire_loads(&entry.take_dropped());
+                load
+            } {
+                Ok(store) => FolderView::Ok { store: store.clone(), key: String::new(), table: store.tables.iter().any(|t| t.is_empty()) },
+                Err((e, _, mtime)) => FolderView::Failed {
+                    meta_json: store::error_meta(&entry.path, e),
+                    mtime: *mtime,
+                    access: if self.remote.is_some() { remote_access() } else { Access::of_path(&entry.path).unwrap_or(Access::DENY) },
+                },
+            }),
+            NodeKind::Folder { store, key, table } => Some(FolderView::Ok { store: store.upgrade().ok_or_else(stale)?, key: key.clone(), table: *table }),
+            _ => None,
+        })
+    }
+
+    /// Owner, group and mode of a store's folders: the store file's now.
+    fn folder_access(view: &FolderView) -> Access {
+        match view {
+            FolderView::Failed { access, .. } => *access,
+            FolderView::Ok { store, .. } if !store.store.is_local() => remote_access(),
+            FolderView::Ok { store, .. } => Access::of_path(store.store.path()).unwrap_or(Access::DENY),
+        }
+    }
+
+    /// The `table.csv` of a table folder (None for other folders, and for
+    /// tables whose columns it cannot show).
+    fn folder_csv(view: &FolderView) -> Option<Arc<TableCsv>> {
+        match view {
+            FolderView::Ok { store, key, table: true } => store.table(key).as_ref().as_ref().ok()?.csv.clone(),
+            _ => None,
+        }
+    }
+
+    /// The `meta.json` bytes and mtime of a folder view.
+    fn folder_meta(view: &FolderView) -> Result<(Arc<Vec<u8>>, SystemTime), FsError> {
+        match view {
+            FolderView::Failed { meta_json, mtime, .. } => Ok((meta_json.clone(), *mtime)),
+            FolderView::Ok { store, key, table: true } => match &*store.table(key) {
+                Ok(info) => Ok((info.meta_json.clone(), store.mtime)),
+                Err(e) => Ok((store::error_meta(&store.store.key_name(key), e), store.mtime)),
+            },
+            FolderView::Ok { store, key, .. } => Ok((store.group_meta.get(key).cloned().ok_or(FsError::NotFound)?, store.mtime)),
+        }
+    }
+
+    fn array_of(&self, node: u32) -> Result<Arc<Loaded>, FsError> {
+        let (_, _, kind) = self.node_info(node)?;
+        let NodeKind::Array(entry) = kind else { return Err(FsError::NotFound) };
+        entry.current().map_err(FsError::from)
+    }
+
+    /// Attributes of `ino`.
+    /// `stats_size` tells the size of `.stats` (computed only when asked about it).
+    pub fn getattr(&self, ino: u64, stats_size: &dyn Fn() -> u64) -> Result<Attr, FsError> {
+        let (node, role) = inode::decode(ino).ok_or(FsError::NotFound)?;
+        let (loc, _, kind) = self.node_info(node)?;
+        let dir = |mtime| Attr { ino, kind: Kind::Dir, size: 0, mtime, perm: 0, owner: None };
+        let file = |size, mtime| Attr { ino, kind: Kind::File, size, mtime, perm: 0, owner: None };
+        if role == Role::Stats {
+            // The mounting user's, readable as before (it holds no source bytes).
+            return if node == 0 { Ok(Attr { perm: 0o444, ..file(stats_size(), SystemTime::now()) }) } else { Err(FsError::NotFound) };
+        }
+        let entry = match kind {
+            NodeKind::Array(entry) => entry,
+            NodeKind::Dir => {
+                if role != Role::Node {
+                    return Err(FsError::NotFound);
+                }
+                let (mtime, access) = match &loc {
+                    Location::Local(path) => node_meta(path),
+                    Location::Remote(_) => self.remote_dir_meta(),
+                    Location::InStore { .. } => return Err(FsError::NotFound),
+                };
+                return Ok(Attr { perm: access.dir_perm(), owner: Some((access.uid, access.gid)), ..dir(mtime) });
+            }
+            kind => {
+                let view = self.folder_view(&kind)?.ok_or(FsError::NotFound)?;
+                let (meta, mtime) = Self::folder_meta(&view)?;
+                let access = Self::folder_access(&view);
+                return match role {
+                    Role::Node => Ok(dir(mtime).of_array(&access)),
+                    Role::File(FileId::MetaJson) => Ok(file(meta.len() as u64, mtime).of_array(&access)),
+                    Role::TableCsv => Ok(file(Self::folder_csv(&view).ok_or(FsError::NotFound)?.len(), mtime).of_array(&access)),
+                    _ => Err(FsError::NotFound),
+                };
+            }
+        };
+        let loaded = entry.current().map_err(FsError::from)?;
+        let mtime = loaded.mtime;
+        let attr = match role {
+            Role::Node => dir(mtime),
+            Role::File(id) => {
+                let spec = array_file(id);
+                let size = (spec.size)(&loaded).ok_or(FsError::NotFound)?;
+                Attr { ino, kind: spec.kind, size, mtime, perm: 0, owner: None }
+            }
+            Role::Chunk(c) => {
+                let array = loaded.whole_array().filter(|a| c < a.nchunks()).ok_or(FsError::NotFound)?;
+                file(array.region_len(Region::Chunk(c)).map_err(|p| crate::format::Error::new(array.name(), p))?, mtime)
+            }
+            _ => return Err(FsError::NotFound),
+        };
+        Ok(attr.of_array(&loaded.access))
+    }
+
+    /// Look `name` up in directory `parent`.
+    pub fn lookup(&self, parent: u64, name: &OsStr, stats_size: &dyn Fn() -> u64) -> Result<Attr, FsError> {
+        let (node, role) = inode::decode(parent).ok_or(FsError::NotFound)?;
+        let (loc, _, kind) = self.node_info(node)?;
+        if node == 0 && role == Role::Node && name == ".stats" {
+            return self.getattr(inode::encode(0, Role::Stats), stats_size);
+        }
+        let child = match (role, kind) {
+            (Role::Node, NodeKind::Dir) => {
+                if let Location::Remote(key) = &loc {
+                    return self.getattr(inode::encode(self.remote_lookup(node, key, name)?, Role::Node), stats_size);
+                }
+                let Location::Local(path) = &loc else { return Err(FsError::NotFound) };
+                if name.as_bytes().contains(&b'/') || name == "." || name == ".." {
+                    return Err(FsError::NotFound);
+                }
+                let child_path = path.join(name);
+                let class = classify(&self.root, &child_path).ok_or(FsError::NotFound)?;
+                inode::encode(self.intern_local(child_path, node, class), Role::Node)
+            }
+            (Role::Node, NodeKind::Array(entry)) => {
+                let loaded = entry.current().map_err(FsError::from)?;
+                let spec = find_array_file(Folder::Array, name.to_str().ok_or(FsError::NotFound)?, &loaded).ok_or(FsError::NotFound)?;
+                inode::encode(node, Role::File(spec.id))
+            }
+            (Role::Node, kind @ (NodeKind::Store(_) | NodeKind::Folder { .. })) => {
+                if name == "meta.json" {
+                    inode::encode(node, Role::File(FileId::MetaJson))
+                } else if name == "table.csv" && self.folder_view(&kind)?.as_ref().and_then(Self::folder_csv).is_some() {
+                    inode::encode(node, Role::TableCsv)
+                } else {
+                    let Some(FolderView::Ok { store, key, .. }) = self.folder_view(&kind)? else { return Err(FsError::NotFound) };
+                    let children = store.folders.get(&key).ok_or(FsError::NotFound)?;
+                    let i = children.binary_search_by(|(n, _)| n.as_os_str().cmp(name)).map_err(|_| FsError::NotFound)?;
+                    inode::encode(self.intern_in_store(&store, node, &children[i].1)?, Role::Node)
+                }
+            }
+            (Role::File(FileId::ChunksDir), NodeKind::Array(entry)) => {
+                let loaded = entry.current().map_err(FsError::from)?;
+                let name = name.to_str().ok_or(FsError::NotFound)?;
+                if let Some(spec) = find_array_file(Folder::Chunks, name, &loaded) {
+                    inode::encode(node, Role::File(spec.id))
+                } else {
+                    let coords = zarr::parse_chunk_name(name, &loaded.chunk_grid).ok_or(FsError::NotFound)?;
+                    let c = linear(&coords, &loaded.chunk_grid);
+                    if c >= inode::MAX_CHUNK_FILES {
+                        return Err(FsError::NotFound);
+                    }
+                    inode::encode(node, Role::Chunk(c))
+                }
+            }
+            _ => return Err(FsError::NotDir),
+        };
+        self.getattr(child, stats_size)
+    }
+
+    /// Entries of directory `ino` from index `from` on: (ino, kind, name).
+    /// `.` and `..` come first. `limit` bounds how many are produced.
+    pub fn readdir(&self, ino: u64, from: u64, limit: usize) -> Result<Vec<DirEntry>, FsError> {
+        let (node, role) = inode::decode(ino).ok_or(FsError::NotFound)?;
+        let (loc, parent, kind) = self.node_info(node)?;
+        let out: Vec<DirEntry>;
+        let parent_ino = if role == Role::File(FileId::ChunksDir) { inode::encode(node, Role::Node) } else { inode::encode(parent, Role::Node) };
+        let mut fixed = vec![(ino, Kind::Dir, OsString::from(".")), (parent_ino, Kind::Dir, OsString::from(".."))];
+        if node == 0 && role == Role::Node {
+            fixed.push((inode::encode(0, Role::Stats), Kind::File, OsString::from(".stats")));
+        }
+        match (role, kind) {
+            (Role::Node, NodeKind::Dir) => {
+                if let Location::Remote(key) = &loc {
+                    self.remote_readdir(node, key, &mut fixed)?;
+                    return Ok(fixed.into_iter().skip(from as usize).take(limit).collect());
+                }
+                let Location::Local(path) = &loc else { return Err(FsError::NotFound) };
+                for (name, class) in scan(&self.root, path)? {
+                    let child = self.intern_local(path.join(&name), node, class);
+                    fixed.push((inode::encode(child, Role::Node), Kind::Dir, name));
+                }
+                out = fixed;
+            }
+            (Role::Node, NodeKind::Array(entry)) => {
+                let loaded = entry.current().map_err(FsError::from)?;
+                for spec in array_files_in(Folder::Array, &loaded) {
+                    fixed.push((inode::encode(node, Role::File(spec.id)), spec.kind, OsString::from(spec.name)));
+                }
+                out = fixed;
+            }
+            (Role::Node, kind @ (NodeKind::Store(_) | NodeKind::Folder { .. })) => {
+                fixed.push((inode::encode(node, Role::File(FileId::MetaJson)), Kind::File, OsString::from("meta.json")));
+                let view = self.folder_view(&kind)?;
+                if view.as_ref().and_then(Self::folder_csv).is_some() {
+                    fixed.push((inode::encode(node, Role::TableCsv), Kind::File, OsString::from("table.csv")));
+                }
+                if let Some(FolderView::Ok { store, key, .. }) = view {
+                    for (name, child) in store.folders.get(&key).map(Vec::as_slice).unwrap_or_default() {
+                        match self.intern_in_store(&store, node, child) {
+                            Ok(n) => fixed.push((inode::encode(n, Role::Node), Kind::Dir, name.clone())),
+                            Err(e) => log::warn!("{e}"),
+                        }
+                    }
+                }
+                out = fixed;
+            }
+            (Role::File(FileId::ChunksDir), NodeKind::Array(entry)) => {
+                let loaded = entry.current().map_err(FsError::from)?;
+                let array = loaded.whole_array().ok_or(FsError::NotFound)?;
+                for spec in array_files_in(Folder::Chunks, &loaded) {
+                    fixed.push((inode::encode(node, Role::File(spec.id)), spec.kind, OsString::from(spec.name)));
+                }
+                let mut out = Vec::new();
+                let nfixed = fixed.len() as u64;
+                let total = nfixed + array.nchunks().min(inode::MAX_CHUNK_FILES);
+                let mut i = from;
+                while i < total && out.len() < limit {
+                    if i < nfixed {
+                        out.push(fixed[i as usize].clone());
+                    } else {
+                        let c = i - nfixed;
+                        let coords = grid_coords(c, &loaded.chunk_grid);
+                        out.push((inode::encode(node, Role::Chunk(c)), Kind::File, OsString::from(zarr::chunk_name(&coords))));
+                    }
+                    i += 1;
+                }
+                return Ok(out);
+            }
+            _ => return Err(FsError::NotDir),
+        }
+        Ok(out.into_iter().skip(from as usize).take(limit).collect())
+    }
+
+    /// Whether `ino` is a folder whose listing costs a scan (a mirrored
+    /// source directory or a store), so callers list it once per open.
+    pub fn is_source_dir(&self, ino: u64) -> bool {
+        match inode::decode(ino) {
+            Some((node, Role::Node)) => matches!(self.node_info(node), Ok((_, _, NodeKind::Dir | NodeKind::Store(_) | NodeKind::Folder { .. }))),
+            _ => false,
+        }
+    }
+
+    /// What reading `ino` serves, plus the array version it serves.
+    pub fn open(&self, ino: u64) -> Result<(Content, Option<Arc<Loaded>>), FsError> {
+        let (node, role) = inode::decode(ino).ok_or(FsError::NotFound)?;
+        if role == Role::Stats {
+            return if node == 0 { Ok((Content::Stats, None)) } else { Err(FsError::NotFound) };
+        }
+        if role == Role::Node || role == Role::File(FileId::ChunksDir) {
+            return Err(FsError::IsDir);
+        }
+        let (_, _, kind) = self.node_info(node)?;
+        if let Some(view) = self.folder_view(&kind)? {
+            return match role {
+                Role::File(FileId::MetaJson) => Ok((Content::Static(Self::folder_meta(&view)?.0), None)),
+                Role::TableCsv => Ok((Content::TableCsv(Self::folder_csv(&view).ok_or(FsError::NotFound)?), None)),
+                _ => Err(FsError::NotFound),
+            };
+        }
+        let loaded = self.array_of(node)?;
+        let content = match role {
+            Role::File(id) => (array_file(id).open)(&loaded).ok_or(FsError::NotFound)?,
+            Role::Chunk(c) => {
+                let array = loaded.whole_array().filter(|a| c < a.nchunks()).ok_or(FsError::NotFound)?;
+                Content::Array { array: array.clone(), view: crate::read::View::Chunk(c) }
+            }
+            _ => return Err(FsError::NotFound),
+        };
+        Ok((content, Some(loaded)))
+    }
+
+    /// Extended attributes of `ino` (only the files the views' table marks,
+    /// `data` and `data.npy`, carry any).
+    pub fn xattrs(&self, ino: u64) -> Result<Vec<(String, Vec<u8>)>, FsError> {
+        let (node, role) = inode::decode(ino).ok_or(FsError::NotFound)?;
+        match role {
+            Role::File(id) if array_file(id).xattrs && matches!(self.node_info(node)?.2, NodeKind::Array(_)) => Ok(self.array_of(node)?.xattrs.clone()),
+            _ => {
+                self.getattr(ino, &|| 0)?;
+                Ok(Vec::new())
+            }
+        }
+    }
+
+    // Remote folders (a mount whose source is a URL).
+
+    /// A tree over the remote root `root` (a prefix, an array or a store).
+    /// `on_load` is told of every array opened.
+    pub fn new_remote(root: Arc<RemoteRoot>, on_load: Option<OnLoad>) -> Tree {
+        let kind = Self::remote_kind(&root, String::new(), root.class(), true, &on_load);
+        Tree::with_root(PathBuf::from(root.redacted()), Location::Remote(String::new()), kind, on_load, Some(root))
+    }
+
+    fn remote_kind(root: &Arc<RemoteRoot>, key: String, class: RemoteClass, in_place: bool, on_load: &Option<OnLoad>) -> NodeKind {
+        match class {
+            RemoteClass::Dir => NodeKind::Dir,
+            RemoteClass::Array { sparse } => {
+                let origin = Origin::Remote(RemoteObject::new(root.clone(), key, sparse));
+                NodeKind::Array(Arc::new(ArrayEntry::new(origin, in_place, on_load.clone())))
+            }
+            RemoteClass::Store(format) => NodeKind::Store(Arc::new(StoreEntry::remote(RemoteObject::new(root.clone(), key, false), format, in_place))),
+        }
+    }
+
+    /// Intern remote child `key` of class `class`.
+    fn intern_remote(&self, root: &Arc<RemoteRoot>, key: String, parent: u32, class: RemoteClass) -> u32 {
+        let on_load = self.on_load.clone();
+        let k = key.clone();
+        self.intern(Location::Remote(key), parent, class.class(), &move || Self::remote_kind(root, k.clone(), class, false, &on_load))
+    }
+
+    fn remote_root(&self) -> Result<&Arc<RemoteRoot>, FsError> {
+        self.remote.as_ref().ok_or(FsError::NotFound)
+    }
+
+    /// Look `name` up in the remote folder `key` (node `node`): its node.
+    fn remote_lookup(&self, node: u32, key: &str, name: &std::ffi::OsStr) -> Result<u32, FsError> {
+        let root = self.remote_root()?;
+        let name = name.to_str().ok_or(FsError::NotFound)?;
+        if name.is_empty() || name.contains('/') || name == "." || name == ".." {
+            return Err(FsError::NotFound);
+        }
+        let class = root.child(key, name).map_err(|e| FsError::Io(io_error(e)))?.ok_or(FsError::NotFound)?;
+        Ok(self.intern_remote(root, join(key, name), node, class))
+    }
+
+    /// Append the children of the remote folder `key` (node `node`) to `out`.
+    fn remote_readdir(&self, node: u32, key: &str, out: &mut Vec<DirEntry>) -> Result<(), FsError> {
+        let root = self.remote_root()?;
+        for (name, class) in root.children(key).map_err(|e| FsError::Io(io_error(e)))? {
+            let child = self.intern_remote(root, join(key, &name), node, class);
+            out.push((inode::encode(child, Role::Node), Kind::Dir, OsString::from(name)));
+        }
+        Ok(())
+    }
+
+    /// Modification time (the mount's start) and access of a remote folder
+    /// (0555: anyone may list it).
+    fn remote_dir_meta(&self) -> (SystemTime, Access) {
+        let mtime = self.remote.as_ref().map_or(SystemTime::UNIX_EPOCH, |r| r.made());
+        (mtime, Access { mode: 0o555, ..remote_access() })
+    }
+
+    /// What the mount's remote connection has cost, when its source is remote.
+    pub fn remote_stats(&self) -> Option<StatsSnapshot> {
+        self.remote.as_ref().map(|r| r.stats())
+    }
+}

@@ -1,0 +1,145 @@
+//! What one version of an array presents, rendered once when it is loaded:
+//! the bytes of `meta.json`, the `.npy` header, `chunks/.zarray`,
+//! `items.jsonl`, the extended attributes, and (for a table column) the
+//! views of its valid rows. The files whose bytes come from the array on
+//! demand (`data`, `data.txt`, `preview.png`, chunks) are sized from it.
+
+use std::sync::Arc;
+
+use serde_json::{json, Value as Json};
+
+use crate::format::{Array, Shape};
+use crate::read::{row_bytes, RowMap, RowSelection};
+
+use super::dtype::presented_dtype;
+use super::meta_json::json_bytes;
+use super::{items, meta_json, npy, zarr};
+
+/// Everything rendered for one version of an array.
+#[derive(Debug)]
+pub struct Presented {
+    /// The opened array, or None when the file cannot be read or holds no
+    /// values of its own (meta.json says why).
+    pub array: Option<Arc<Array>>,
+    /// Bytes of `meta.json`: the array's metadata as pretty-printed JSON ending
+    /// in a newline, or `{"file", "error"}` when the array could not be opened.
+    pub meta_json: Arc<Vec<u8>>,
+    /// The `.npy` header that `data.npy` presents before the data (empty when
+    /// the array could not be opened).
+    pub npy_header: Arc<Vec<u8>>,
+    /// Bytes of `chunks/.zarray`, when zarr can describe the chunks (chunks of
+    /// one shape and a dtype zarr knows); `None` otherwise, and then there is no
+    /// `.zarray` file.
+    pub zarray: Option<Arc<Vec<u8>>>,
+    /// Chunk-grid dimensions for `chunks/` names (plain frames: [nchunks]).
+    pub chunk_grid: Vec<u64>,
+    /// Extended attributes of `data` and `data.npy`, name and value:
+    /// `user.blosc2.dtype`, `user.blosc2.shape` (JSON), `user.blosc2.chunkshape`
+    /// (JSON, N-d arrays only) and `user.blosc2.codec`. Empty when the array could
+    /// not be opened.
+    pub xattrs: Vec<(String, Vec<u8>)>,
+    /// For a table column: the views of its valid rows (`data`, `data.npy`);
+    /// then `data` and `data.npy` show those rows only and there is no `chunks/`.
+    pub rows: Option<[Arc<RowSelection>; 2]>,
+    /// For an ObjectArray, BatchArray or ListArray: its `items.jsonl`.
+    pub items: Option<Arc<Vec<u8>>>,
+}
+
+impl Presented {
+    /// A version that presents only `meta.json` holding `doc` (no array to
+    /// read: it could not be opened, or its values live elsewhere).
+    pub fn meta_only(doc: &Json) -> Presented {
+        Presented {
+            array: None,
+            meta_json: Arc::new(json_bytes(doc)),
+            npy_header: Arc::new(Vec::new()),
+            zarray: None,
+            chunk_grid: Vec::new(),
+            xattrs: Vec::new(),
+            rows: None,
+            items: None,
+        }
+    }
+
+    /// What `array` presents; `rows`, for a table column, are the table's
+    /// valid rows (only those are shown, and there is no `chunks/`).
+    pub fn of_array(array: Arc<Array>, rows: Option<&RowMap>) -> Presented {
+        let dtype = presented_dtype(&array);
+        let typesize = array.frame().typesize as u64;
+        let (mut shape, chunkshape, chunk_grid, mut zarr_chunks) = match array.shape() {
+            Shape::Nd { geometry, .. } => (geometry.shape.clone(), Some(geometry.chunkshape.clone()), geometry.chunk_grid.clone(), Some(geometry.chunkshape.clone())),
+            Shape::Plain { .. } => {
+                let items = array.data_len() / typesize;
+                let chunksize = array.frame().chunksize;
+                let uniform = chunksize > 0 && chunksize.is_multiple_of(typesize) && array.data_len().is_multiple_of(typesize);
+                let chunks = uniform.then(|| vec![chunksize / typesize]);
+                (vec![items], None, vec![array.nchunks()], chunks)
+            }
+        };
+        let mut row_views = None;
+        let mut meta_doc = meta_json::render(&array);
+        if let Some(rows) = rows {
+            // A column: the valid rows among its first dimension.
+            let stored_rows = shape.first().copied().unwrap_or(0);
+            let row_bytes = row_bytes(&array).unwrap_or(typesize);
+            let clipped = rows.clipped(stored_rows);
+            if shape.is_empty() {
+                shape.push(clipped.count);
+            } else {
+                shape[0] = clipped.count;
+            }
+            zarr_chunks = None;
+            if let Some(obj) = meta_doc.as_object_mut() {
+                obj.insert("rows_shown".into(), json!(clipped.count));
+                obj.insert("rows_stored".into(), json!(stored_rows));
+            }
+            let npy_header = Arc::new(npy::header(&dtype, &shape));
+            row_views = Some([
+                Arc::new(RowSelection::new(clipped.runs.clone(), row_bytes, Arc::new(Vec::new()))),
+                Arc::new(RowSelection::new(clipped.runs, row_bytes, npy_header)),
+            ]);
+        }
+        let items = items::kind_of(&array).and_then(|kind| match items::items_jsonl(&array, kind) {
+            Ok(bytes) => Some(Arc::new(bytes)),
+            Err(p) => {
+                if let Some(obj) = meta_doc.as_object_mut() {
+                    obj.insert("items_error".into(), json!(p.to_string()));
+                }
+                None
+            }
+        });
+        let (npy_dtype, npy_shape) = if row_views.is_some() || array.data_len().is_multiple_of(typesize) {
+            (dtype.clone(), shape.clone())
+        } else {
+            ("|u1".to_string(), vec![array.data_len()])
+        };
+        let zarray = zarr_chunks.and_then(|chunks| {
+            let zdtype = zarr::zarr_dtype(&dtype)?;
+            Some(Arc::new(zarr::zarray(&shape, &chunks, zdtype)))
+        });
+        let mut xattrs = vec![
+            ("user.blosc2.dtype".to_string(), dtype.clone().into_bytes()),
+            ("user.blosc2.shape".to_string(), serde_json::to_vec(&shape).unwrap_or_default()),
+        ];
+        if let Some(chunkshape) = &chunkshape {
+            xattrs.push(("user.blosc2.chunkshape".to_string(), serde_json::to_vec(chunkshape).unwrap_or_default()));
+        }
+        xattrs.push(("user.blosc2.codec".to_string(), meta_json::codec_name(&array).into_bytes()));
+        Presented {
+            meta_json: Arc::new(json_bytes(&meta_doc)),
+            npy_header: Arc::new(npy::header(&npy_dtype, &npy_shape)),
+            zarray,
+            chunk_grid,
+            xattrs,
+            rows: row_views,
+            items,
+            array: Some(array),
+        }
+    }
+
+    /// The array, when it has values of its own and presents all of them
+    /// (not a table column): then it has `chunks/` and the whole-array views.
+    pub fn whole_array(&self) -> Option<&Arc<Array>> {
+        self.array.as_ref().filter(|_| self.rows.is_none())
+    }
+}
