@@ -9,7 +9,7 @@ Usage (as root: it mounts, and drops page caches for the disk-cold and random ro
 
     options: [--size-gib 1.0] [--repeats 3] [--workdir /tmp/blosc2fs-bench] [--cache-size 128M]
              [--scale-cache-size 64M] [--stagger 0.1] [--mount-args "--readahead-kb 8192"]
-             [--python INTERPRETER] [--no-scale] [--strict]
+             [--python INTERPRETER] [--no-scale] [--no-peers] [--strict]
 
 Corpus (python-blosc2, in WORKDIR/corpus-<rows>x8192/, reused while it exists and matches;
 missing arrays are added from raw.bin): a float64 2-D field of shape (16384 * size-gib, 8192),
@@ -72,9 +72,30 @@ Scale table (fresh mount of scale/ with --scale-cache-size, smaller than the wor
   aggregate GB/s (all bytes / first start to last end), daemon CPU s/GiB, slowest reader's
   GB/s / mean reader GB/s (target ≥ 0.5), decoded / served, VmHWM.
 
+Peers (skipped with --no-peers, or with a message when the tools are missing: as root,
+`apt-get install -y squashfuse squashfs-tools`): squashfuse_ll, the mature C filesystem for
+compressed read-only images, serving the same bytes (raw.bin) from squashfs images built by
+mksquashfs with the block size of the blosc2 array each is paired with (its blocksize read
+from the corpus; a power of two, 4K..1M, is what -b takes: anything else is rounded):
+
+    zstd.sqfs     -comp zstd -Xcompression-level 3   beside zstd.b2nd
+    lz4.sqfs      -comp lz4                          beside lz4.b2nd
+    none.sqfs     -noI -noD -noF -noX (uncompressed: squashfuse_ll's transport, no decode)
+                                                     beside clevel0.b2nd
+  The images sit in WORKDIR/corpus-*/squashfs/ and are rebuilt only when missing or when
+  raw.bin (size, mtime, inode), the mksquashfs options or its version changed. Each row: the
+  image read once (untimed, so it is in the page cache: decode-bound), a fresh
+  `squashfuse_ll -f IMG MNT` (a subprocess: its PID gives utime+stime from /proc/PID/stat
+  before/after), a cold `dd bs=1M` of MNT/raw.bin, `umount` (then `fusermount3 -u`) and a
+  wait for the daemon to exit. The row runs right after (odd repeats: right before) the
+  paired array's cold-dd row, and the peers table puts it beside that array's cold dd and
+  daemon CPU, with blosc2fs / squashfuse_ll as the median of per-repeat ratios. Each mount's
+  read_ahead_kb is reported: squashfuse_ll runs with the kernel's default.
+
 Order: within a repeat each array's measurements run one after another, reversed on odd
 repeats (A/B alternated); medians over repeats. The first repeat `cmp`s every array's data
-against raw.bin. results.json (raw numbers, summary, targets) goes to the workdir.
+(and squashfuse_ll's raw.bin of every image) against raw.bin. results.json (raw numbers,
+summary, targets, the peers' images and tool versions) goes to the workdir.
 
 The harness itself needs only the standard library; everything that needs numpy or blosc2
 runs in a worker subprocess of --python (default: this interpreter).
@@ -93,6 +114,7 @@ import os
 import platform
 import random
 import shlex
+import shutil
 import signal
 import statistics
 import struct
@@ -123,6 +145,19 @@ WARM_TARGET = 0.6
 RANDOM_TARGET = 0.8
 AMP_TARGET = 1.05
 STARVE_TARGET = 0.5
+
+# Peers: squashfuse_ll on squashfs images of raw.bin, each paired with the array whose block
+# size it takes and whose cold dd it stands beside.
+PEER_OF = {"zstd": "zstd", "lz4": "lz4", "clevel0": "none"}  # array -> image kind
+PEER_OF_ARRAY = {kind: array for array, kind in PEER_OF.items()}
+PEER_KINDS = ("zstd", "lz4", "none")
+PEER_COMP = {
+    "zstd": ["-comp", "zstd", "-Xcompression-level", "3"],
+    "lz4": ["-comp", "lz4"],
+    "none": ["-noI", "-noD", "-noF", "-noX"],
+}
+PEER_INSTALL = "apt-get install -y squashfuse squashfs-tools"
+PEER_IMAGES_VERSION = 1
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -409,7 +444,7 @@ def run_worker(python: str, request: dict, timeout: float = 3600) -> dict:
 # ---------------------------------------------------------------- mounts
 
 
-_live_mounts: list["Mount"] = []
+_live_mounts: list["Mount | PeerMount"] = []
 _tmpfs_copies: list[str] = []  # tmpfs copies of raw.bin, removed by cleanup_all
 
 
@@ -536,6 +571,115 @@ def cleanup_mountpoint(binary: str, mnt: str) -> None:
             raise BenchError(f"cannot remove the mount left at {mnt}")
 
 
+def read_ahead_kb(mnt: str) -> int | None:
+    """The mount's readahead in KiB (its bdi's read_ahead_kb), None when unreadable."""
+    try:
+        dev = os.stat(mnt).st_dev
+        with open(f"/sys/class/bdi/{os.major(dev)}:{os.minor(dev)}/read_ahead_kb") as f:
+            return int(f.read().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def _unmount_fuse(mnt: str) -> None:
+    """`umount MNT`, else `fusermount3 -u MNT` (or fusermount), whichever works first."""
+    for cmd in (["umount", mnt], ["fusermount3", "-u", mnt], ["fusermount", "-u", mnt]):
+        if not (os.path.ismount(mnt) or _is_dead_mount(mnt)):
+            return
+        if shutil.which(cmd[0]):
+            subprocess.run(cmd, capture_output=True, timeout=30)
+
+
+def cleanup_peer_mountpoint(mnt: str) -> None:
+    """Remove a mount (live or dead) left at the peers' mountpoint by an earlier run."""
+    if os.path.ismount(mnt) or _is_dead_mount(mnt):
+        _unmount_fuse(mnt)
+        if os.path.ismount(mnt) or _is_dead_mount(mnt):
+            subprocess.run(["umount", "-l", mnt], capture_output=True, timeout=30)
+        if os.path.ismount(mnt) or _is_dead_mount(mnt):
+            raise BenchError(f"cannot remove the mount left at {mnt}")
+
+
+class PeerMount:
+    """`squashfuse_ll -f IMG MNT` in the background (its PID is the daemon's); always cleaned up."""
+
+    def __init__(self, squashfuse: str, image: str, mnt: str, log_path: str):
+        self.squashfuse, self.image, self.mnt, self.log_path = squashfuse, image, mnt, log_path
+        self.proc: subprocess.Popen | None = None
+
+    def __enter__(self) -> "PeerMount":
+        cleanup_peer_mountpoint(self.mnt)
+        os.makedirs(self.mnt, exist_ok=True)
+        log = open(self.log_path, "ab")
+        log.write(f"\n--- {time.strftime('%H:%M:%S')} squashfuse_ll {self.image} {self.mnt}\n".encode())
+        log.flush()
+        cmd = [self.squashfuse, "-f", self.image, self.mnt]
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+        log.close()
+        _live_mounts.append(self)
+        try:
+            deadline = time.monotonic() + 20
+            while not os.path.ismount(self.mnt):
+                if self.proc.poll() is not None:
+                    raise BenchError(f"`{' '.join(cmd)}` exited with {self.proc.returncode} before mounting: "
+                                     f"{tail(self.log_path, 1500)}")
+                if time.monotonic() > deadline:
+                    raise BenchError(f"`{' '.join(cmd)}` did not mount within 20 s: {tail(self.log_path, 1500)}")
+                time.sleep(0.02)
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    def cpu(self) -> float:
+        """The daemon's CPU seconds so far (all its threads)."""
+        return proc_cpu_seconds(self.pid)
+
+    def vm_hwm_mib(self) -> float | None:
+        try:
+            with open(f"/proc/{self.pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmHWM:"):
+                        return int(line.split()[1]) / 1024.0
+        except OSError:
+            return None
+        return None
+
+    def close(self) -> None:
+        """Unmount, then wait for the daemon to exit (it does once its mount is gone)."""
+        proc = self.proc
+        if proc is None:
+            return
+        try:
+            _unmount_fuse(self.mnt)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.terminate()  # libfuse unmounts on SIGTERM
+                try:
+                    proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait(timeout=5)
+            if os.path.ismount(self.mnt) or _is_dead_mount(self.mnt):
+                subprocess.run(["umount", "-l", self.mnt], capture_output=True, timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            self.proc = None
+            if self in _live_mounts:
+                _live_mounts.remove(self)
+
+
 def cleanup_all() -> None:
     for path in list(_tmpfs_copies):
         try:
@@ -617,6 +761,110 @@ def ensure_corpus(python: str, workdir: str, size_gib: float) -> dict:
     return manifest | {"dir": cdir}
 
 
+# ---------------------------------------------------------------- peers: squashfuse_ll images
+
+
+def peer_tools() -> tuple[dict | None, str | None]:
+    """squashfuse_ll and mksquashfs with their versions, or (None, why they cannot be used)."""
+    found = {name: shutil.which(name) for name in ("squashfuse_ll", "mksquashfs")}
+    missing = [name for name, path in found.items() if not path]
+    if missing:
+        return None, (f"{' and '.join(missing)} not found: the peer rows need them; install them as root with "
+                      f"`{PEER_INSTALL}` (Debian/Ubuntu), or pass --no-peers")
+    if not (shutil.which("umount") or shutil.which("fusermount3")):
+        return None, "neither umount nor fusermount3 found (needed to unmount squashfuse_ll)"
+
+    def version_line(cmd, word):
+        """The first output line starting with `word` (squashfuse_ll -V also prints its usage)."""
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=10)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        lines = [l.strip() for l in (p.stderr + "\n" + p.stdout).splitlines() if l.strip()]
+        return next((l for l in lines if l.startswith(word)), lines[0] if lines else None)
+
+    tools = {"squashfuse_ll": found["squashfuse_ll"], "mksquashfs": found["mksquashfs"],
+             "squashfuse_ll_version": version_line([found["squashfuse_ll"], "-V"], "squashfuse"),
+             "mksquashfs_version": version_line([found["mksquashfs"], "-version"], "mksquashfs"), "packages": {}}
+    if shutil.which("dpkg-query"):
+        for pkg in ("squashfuse", "squashfs-tools"):
+            p = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", pkg], capture_output=True, text=True)
+            if p.returncode == 0 and p.stdout.strip():
+                tools["packages"][pkg] = p.stdout.strip()
+    return tools, None
+
+
+def squashfs_block(nbytes: int) -> int:
+    """The power of two in mksquashfs's -b range (4 KiB..1 MiB) nearest to `nbytes`."""
+    return 1 << max(12, min(20, round(math.log2(max(1, nbytes)))))
+
+
+def ensure_peer_images(corpus: dict, tools: dict) -> dict:
+    """squashfs images of raw.bin in CORPUS/squashfs/, rebuilt only when stale.
+
+    Returns {kind: {"path", "block_size", "array_block_size", "array", "options", "image_bytes",
+    "ratio", "built"}} or {kind: {"error": text}} for an image that could not be made.
+    """
+    cdir = corpus["dir"]
+    raw_path = os.path.join(cdir, "raw.bin")
+    sqdir = os.path.join(cdir, "squashfs")
+    os.makedirs(sqdir, exist_ok=True)
+    stamp_path = os.path.join(sqdir, "images.json")
+    st = os.stat(raw_path)
+    raw_id = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "ino": st.st_ino}
+    try:
+        with open(stamp_path) as f:
+            stamp = json.load(f)
+        if (stamp.get("version") != PEER_IMAGES_VERSION or stamp.get("raw") != raw_id
+                or stamp.get("mksquashfs") != tools["mksquashfs_version"]):
+            stamp = None
+    except (OSError, ValueError):
+        stamp = None
+    old = (stamp or {}).get("images", {})
+    itemsize = {"float64": 8}.get(corpus.get("dtype", "float64"), 8)
+    out = {}
+    for kind in PEER_KINDS:
+        array = PEER_OF_ARRAY[kind]
+        array_bs = math.prod(corpus["files"][array]["blocks"]) * itemsize
+        bs = squashfs_block(array_bs)
+        options = PEER_COMP[kind] + ["-b", f"{bs // 1024}K", "-noappend", "-no-xattrs"]
+        path = os.path.join(sqdir, f"{kind}.sqfs")
+        info = {"path": path, "array": array, "array_block_size": array_bs, "block_size": bs,
+                "options": options, "built": False}
+        prev = old.get(kind)
+        if (prev and prev.get("options") == options and os.path.exists(path)
+                and os.path.getsize(path) == prev.get("image_bytes")):
+            info["image_bytes"] = prev["image_bytes"]
+        else:
+            tmp = path + ".tmp"
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            cmd = [tools["mksquashfs"], raw_path, tmp] + options + ["-no-progress", "-quiet"]
+            print(f"peers: building {kind}.sqfs (mksquashfs {' '.join(options)}) ...", flush=True)
+            t0 = time.perf_counter()
+            p = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+            if p.returncode != 0 or not os.path.exists(tmp):
+                out[kind] = {"error": f"`{' '.join(cmd)}` failed (exit {p.returncode}): "
+                                      f"{(p.stdout + p.stderr).strip()[-1000:]}"}
+                continue
+            os.rename(tmp, path)
+            info["image_bytes"] = os.path.getsize(path)
+            info["built"] = True
+            info["build_seconds"] = time.perf_counter() - t0
+            print(f"peers: {kind}.sqfs done in {info['build_seconds']:.1f} s "
+                  f"({info['image_bytes'] / MIB:.0f} MiB)", flush=True)
+        info["ratio"] = st.st_size / info["image_bytes"]
+        out[kind] = info
+    good = {k: {x: v[x] for x in ("options", "image_bytes")} for k, v in out.items() if "error" not in v}
+    with open(stamp_path + ".tmp", "w") as f:
+        json.dump({"version": PEER_IMAGES_VERSION, "raw": raw_id, "mksquashfs": tools["mksquashfs_version"],
+                   "images": good}, f, indent=2)
+    os.rename(stamp_path + ".tmp", stamp_path)
+    if not any(v.get("built") for v in out.values()):
+        print(f"peers: reusing the squashfs images in {sqdir}", flush=True)
+    return out
+
+
 # ---------------------------------------------------------------- measurements
 
 
@@ -635,6 +883,9 @@ class Bench:
         self.nbytes = corpus["nbytes"]
         self.raw_path = os.path.join(corpus["dir"], "raw.bin")
         self.tmpfs_raw: str | None = None
+        self.peer_tools: dict | None = None  # set by main when the peers run
+        self.peer_images: dict = {}
+        self.peer_mnt = os.path.join(args.workdir, "mnt-squashfs")
 
     def b2(self, name: str) -> str:
         return os.path.join(self.corpus["dir"], "b2", f"{name}.b2nd")
@@ -704,11 +955,33 @@ class Bench:
             warm = dd(path, self.nbytes)
             hwm = m.vm_hwm_mib()
             folios = folio_census(path)
+            ra = read_ahead_kb(self.args.mnt)
             if verify:
                 cmp_with_raw(path, self.raw_path)
         return {"cold": cold, "warm": warm, "warm_first": warm_first, "cold_daemon_cpu": c1 - c0, "warm_daemon_cpu": c2 - c1,
                 "cold_stats": stats_delta(s0, s1), "warm_stats": stats_delta(s1, s2), "vm_hwm_mib": hwm,
-                "verified": verify, "folios": folios}
+                "verified": verify, "folios": folios, "read_ahead_kb": ra}
+
+    def peer(self, kind: str, verify: bool) -> dict:
+        """squashfuse_ll on the `kind` image: cold dd of a fresh mount, image in the page cache."""
+        img = self.peer_images.get(kind)
+        if not img or "error" in img:
+            raise BenchError(f"no {kind} squashfs image: {(img or {}).get('error', 'not built')}")
+        warm_file(img["path"])
+        with PeerMount(self.peer_tools["squashfuse_ll"], img["path"], self.peer_mnt, self.args.log) as m:
+            path = os.path.join(self.peer_mnt, "raw.bin")
+            size = os.stat(path).st_size
+            if size != self.nbytes:
+                raise BenchError(f"{path}: size {size}, expected {self.nbytes}")
+            c0 = m.cpu()
+            cold = dd(path, self.nbytes)
+            c1 = m.cpu()
+            hwm = m.vm_hwm_mib()
+            ra = read_ahead_kb(self.peer_mnt)
+            if verify:
+                cmp_with_raw(path, self.raw_path)
+        return {"kind": kind, "cold": cold, "daemon_cpu": c1 - c0, "vm_hwm_mib": hwm, "read_ahead_kb": ra,
+                "verified": verify}
 
     def fromfile(self, name: str) -> dict:
         warm_file(self.b2(name))
@@ -969,6 +1242,30 @@ def summarize(results: dict) -> None:
             scale[case]["target"] = {"value": v, "status": "PASS" if v >= STARVE_TARGET else "FAIL",
                                      "display": fmt(v, ".2f", "x")}
     summary["scale"] = scale
+
+    # peers: squashfuse_ll beside the paired array's cold dd, ratios per repeat
+    peers = {}
+    for n, kind in PEER_OF.items():
+        lst = raw.get("peers", {}).get(kind, [])
+        if not lst:
+            continue
+        scan = raw["files"][n]["scan"]
+        b_gb = series(scan, lambda x: gbps(nbytes, x["cold"]["seconds"]))
+        b_cpu = series(scan, lambda x: per_gib(x["cold_daemon_cpu"], nbytes))
+        p_gb = series(lst, lambda x: gbps(nbytes, x["cold"]["seconds"]))
+        p_cpu = series(lst, lambda x: per_gib(x["daemon_cpu"], nbytes))
+        hwms = [x["vm_hwm_mib"] for x in lst if x.get("vm_hwm_mib") is not None]
+        peers[kind] = {
+            "array": n,
+            "blosc2fs_cold_gbps": median(b_gb), "blosc2fs_cold_daemon_cpu_per_gib": median(b_cpu),
+            "squashfuse_cold_gbps": median(p_gb), "squashfuse_cold_daemon_cpu_per_gib": median(p_cpu),
+            "gbps_ratio": ratio_med(b_gb, p_gb), "cpu_ratio": ratio_med(b_cpu, p_cpu),
+            "blosc2fs_read_ahead_kb": median([x.get("read_ahead_kb") for x in scan]),
+            "squashfuse_read_ahead_kb": median([x.get("read_ahead_kb") for x in lst]),
+            "squashfuse_vm_hwm_mib": max(hwms) if hwms else None,
+            "verified": any(x.get("verified") for x in lst),
+        }
+    summary["peers"] = peers
     results["summary"] = summary
     results["targets"] = targets
 
@@ -1019,6 +1316,55 @@ def folio_text(share: float | None, kib: float | None) -> str:
     return f"{100 * share:.0f} %" + (f" ({kib:.0f}K)" if kib else "")
 
 
+def peers_table(results: dict) -> list[str]:
+    """The "peers" table: squashfuse_ll beside blosc2fs's cold dd (lines, empty before a blank)."""
+    pinfo = results.get("peers") or {}
+    lines = [""]
+    if not pinfo.get("enabled"):
+        lines.append(f"peers: skipped ({pinfo.get('skipped') or 'not run'})")
+        return lines
+    sp = results["summary"].get("peers", {})
+    tools, images = pinfo["tools"], pinfo["images"]
+    nbytes = results["config"]["nbytes"]
+    w0, w = 50, 18
+    cols = list(PEER_KINDS)
+
+    def row(label, values):
+        lines.append(label.ljust(w0) + "".join(str(v).rjust(w) for v in values))
+
+    def val(kind, key, spec=".2f", unit=""):
+        return fmt(sp.get(kind, {}).get(key), spec, unit)
+
+    pkg = tools["packages"].get("squashfuse")
+    lines.append(f"peers — squashfuse_ll ({(tools['squashfuse_ll_version'] or '?').split(' (c)')[0]}"
+                 + (f", Debian package {pkg}" if pkg else "") + f"; {tools['mksquashfs_version']}) "
+                 "serving raw.bin from squashfs images")
+    lines.append("  cold dd bs=1M of a fresh mount, image in the page cache; blosc2fs = the paired array's "
+                 "cold dd above, same repeats")
+    row("", [f"{k} (vs {PEER_OF_ARRAY[k]})" if k != PEER_OF_ARRAY[k] else k for k in cols])
+
+    def img(kind, fn):
+        i = images.get(kind) or {}
+        return "—" if "error" in i or not i else fn(i)
+
+    row("image MiB (ratio)", [img(k, lambda i: f"{i['image_bytes'] / MIB:.0f} ({i['ratio']:.2f}x)") for k in cols])
+    row("squashfs block (array's blocksize)",
+        [img(k, lambda i: f"{i['block_size'] // 1024}K ({i['array_block_size'] // 1024}K)") for k in cols])
+    row("blosc2fs cold dd                       GB/s", [val(k, "blosc2fs_cold_gbps") for k in cols])
+    row("  daemon                               CPU s/GiB", [val(k, "blosc2fs_cold_daemon_cpu_per_gib") for k in cols])
+    row("squashfuse_ll cold dd                  GB/s", [val(k, "squashfuse_cold_gbps") for k in cols])
+    row("  daemon                               CPU s/GiB", [val(k, "squashfuse_cold_daemon_cpu_per_gib") for k in cols])
+    row("blosc2fs / squashfuse_ll  GB/s (>1: faster)", [val(k, "gbps_ratio", ".2f", "x") for k in cols])
+    row("                          CPU (<1: less)", [val(k, "cpu_ratio", ".2f", "x") for k in cols])
+    row("read_ahead_kb blosc2fs / squashfuse_ll",
+        [f"{val(k, 'blosc2fs_read_ahead_kb', '.0f')}/{val(k, 'squashfuse_read_ahead_kb', '.0f')}" for k in cols])
+    row("squashfuse_ll VmHWM MiB", [val(k, "squashfuse_vm_hwm_mib", ".0f") for k in cols])
+    row("bytes checked against raw.bin (cmp)", ["yes" if sp.get(k, {}).get("verified") else "NO" for k in cols])
+    lines.append(f"  none = -noI -noD -noF -noX (no decode: squashfuse_ll's transport), beside clevel0.b2nd; "
+                 f"{nbytes / GIB:.3g} GiB read per row")
+    return lines
+
+
 def build_table(results: dict) -> str:
     s = results["summary"]
     c = results["config"]
@@ -1037,7 +1383,7 @@ def build_table(results: dict) -> str:
                  f"repeats {c['repeats']}, --cache-size {c['cache_size']}"
                  + (f", mount args {c['mount_args']!r}" if c["mount_args"] else "")
                  + "; medians over repeats, ratios = medians of per-repeat ratios")
-    lines.append(f"python-blosc2 {env.get('blosc2')}, {env['cpus']} CPUs, kernel {env['kernel']}, "
+    lines.append(f"python-blosc2 {env.get('blosc2')}, {env['cpus']} CPUs ({env.get('cpu_model') or 'CPU model unknown'}), kernel {env['kernel']}, "
                  f"load average {env['loadavg_start']:.2f} at start, {env.get('loadavg_end', 0.0):.2f} at end"
                  + ("" if env["caches_dropped"] else "  [WARNING: page caches could NOT be dropped]"))
     load = max(env["loadavg_start"], env.get("loadavg_end", 0.0))
@@ -1107,6 +1453,8 @@ def build_table(results: dict) -> str:
             out.append("—" if t is None else f"{t['status']} {t['display']}")
         row(label, out)
 
+    lines.extend(peers_table(results))
+
     sc = s.get("scale") or {}
     if sc:
         lines.append("")
@@ -1152,6 +1500,7 @@ def main() -> int:
     ap.add_argument("--tmpfs-dir", default="/dev/shm",
                     help="where raw.bin's tmpfs copy goes (the 4 KiB-folio page-cache reference)")
     ap.add_argument("--no-scale", action="store_true", help="skip the scale table")
+    ap.add_argument("--no-peers", action="store_true", help="skip the peers (squashfuse_ll) rows")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target FAILs")
     ap.add_argument("--_worker", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -1203,6 +1552,22 @@ def main() -> int:
         corpus = ensure_corpus(args.python, args.workdir, args.size_gib)
         bench = Bench(args, corpus)
         nbytes = corpus["nbytes"]
+        peers = {"enabled": False, "skipped": None, "tools": None, "images": {}}
+        if args.no_peers:
+            peers["skipped"] = "--no-peers"
+        else:
+            tools, why = peer_tools()
+            if tools is None:
+                peers["skipped"] = why
+                print(f"peers: skipped: {why}", flush=True)
+            else:
+                cleanup_peer_mountpoint(bench.peer_mnt)
+                peers.update(enabled=True, tools=tools, images=ensure_peer_images(corpus, tools))
+                bench.peer_tools, bench.peer_images = tools, peers["images"]
+                for kind, img in peers["images"].items():
+                    if "error" in img:
+                        errors.append(f"peers {kind}: {img['error']}")
+                        print(f"  ERROR peers {kind}: {img['error']}", flush=True)
         measures = ("c1", "c2", "slice", "cat", "scan", "fromfile", "disk_cold", "mount_random", "python_random",
                     "mount_random_disk", "python_random_disk")
         results = {
@@ -1210,11 +1575,13 @@ def main() -> int:
                        "repeats": args.repeats, "cache_size": args.cache_size, "cache_bytes": cache_bytes,
                        "scale_cache_size": args.scale_cache_size, "stagger": args.stagger,
                        "mount_args": args.mount_args, "random_reads": RANDOM_READS, "random_size": RANDOM_SIZE,
-                       "random_seed": RANDOM_SEED, "workdir": args.workdir, "corpus_dir": corpus["dir"]},
+                       "random_seed": RANDOM_SEED, "workdir": args.workdir, "corpus_dir": corpus["dir"],
+                       "peers": peers["enabled"]},
             "env": env,
             "corpus": {k: v for k, v in corpus.items() if k != "dir"},
+            "peers": peers,
             "raw": {"files": {n: {m: [] for m in measures} for n in FILES}, "raw_dd": [], "tmpfs_raw_dd": [],
-                    "scale": {"one": [], "arrays": [], "quarters": []}},
+                    "scale": {"one": [], "arrays": [], "quarters": []}, "peers": {k: [] for k in PEER_KINDS}},
             "errors": errors,
         }
         raw = results["raw"]
@@ -1251,6 +1618,11 @@ def main() -> int:
                     ("cat", lambda: bench.cat(n)),
                     ("c2", lambda: bench.cdecode(n, 2)),
                     ("scan", lambda: bench.mount_scan(n, verify=(rep == 0))),
+                ]
+                if peers["enabled"] and n in PEER_OF:
+                    # squashfuse_ll beside this array's cold dd (after it; before it on odd repeats)
+                    steps.append(("peer", lambda: bench.peer(PEER_OF[n], verify=(rep == 0))))
+                steps += [
                     ("raw_dd", lambda: bench.raw_dd()),
                     ("tmpfs_raw_dd", lambda: bench.tmpfs_raw_dd()),
                     ("slice", lambda: bench.slice(n)),
@@ -1268,7 +1640,7 @@ def main() -> int:
                     once = key in ("raw_dd", "tmpfs_raw_dd")
                     if once and n != order[0]:
                         continue  # once per repeat, beside the first array's scan
-                    lst = raw[key] if once else f[key]
+                    lst = raw[key] if once else (raw["peers"][PEER_OF[n]] if key == "peer" else f[key])
                     got[key] = record(lst, rep, attempt(f"{n}: {key}", fn))
                 parts = []
                 if got.get("c1"):
@@ -1283,6 +1655,10 @@ def main() -> int:
                                  f"(daemon {sc['cold_daemon_cpu'] / (nbytes / GIB):.2f} s/GiB, "
                                  f"amp {fmt(sc['cold_stats']['amplification'], '.3f')}) "
                                  f"warm {gbps(nbytes, sc['warm']['seconds']):.2f}")
+                if got.get("peer"):
+                    pr = got["peer"]
+                    parts.append(f"squashfuse_ll {pr['kind']} cold dd {gbps(nbytes, pr['cold']['seconds']):.2f} "
+                                 f"(daemon {pr['daemon_cpu'] / (nbytes / GIB):.2f} s/GiB)")
                 if got.get("raw_dd"):
                     parts.append(f"raw.bin dd {g(got['raw_dd']):.2f}")
                 if got.get("tmpfs_raw_dd"):
@@ -1324,6 +1700,12 @@ def main() -> int:
             msg = f"{n}: no scan was checked against raw.bin"
             if msg not in errors:
                 errors.append(msg)
+    if peers["enabled"]:
+        for kind in PEER_KINDS:
+            if not any(x.get("verified") for x in raw["peers"][kind]):
+                msg = f"peers {kind}: squashfuse_ll's raw.bin was not checked against raw.bin"
+                if msg not in errors:
+                    errors.append(msg)
     summarize(results)
     results["env"]["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     results["env"]["loadavg_end"] = os.getloadavg()[0]
