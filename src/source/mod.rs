@@ -13,12 +13,14 @@
 //!   make which key (zip directory, embed map).
 //! - [`remote`]: objects in S3 / GCS / Azure stores or on a web server
 //!   ([`open_url`] opens the array at a URL).
+//! - [`urls`]: telling a URL from a path and showing it without secrets.
 
 mod dir;
 mod file;
 mod memory;
 pub mod store;
 pub mod remote;
+pub mod urls;
 mod window;
 
 pub use dir::DirChunks;
