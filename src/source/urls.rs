@@ -2,8 +2,10 @@
 //! ([`is_remote_url`]) and how to show a URL without its secrets
 //! ([`redact_url`], [`redact_text`]).
 //!
-//! Plain text work, apart from the client in [`super::remote`], for callers
-//! that only need to tell a URL from a path or keep secrets out of a message.
+//! Built with or without the cargo feature `remote`: a build without remote
+//! sources still tells a URL from a path, to refuse it with
+//! [`remote_not_built`] rather than look for a local file of that name, and
+//! never echoes the credentials a URL carries.
 
 /// The kind of store a URL names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,6 +90,13 @@ pub fn redact_text(text: &str) -> String {
     out
 }
 
+/// Why this build cannot read `url`: it was built without the cargo feature
+/// `remote` (the URL is shown redacted).
+#[cfg(not(feature = "remote"))]
+pub fn remote_not_built(url: &str) -> String {
+    format!("{}: this blosc2fs was built without remote sources (cargo feature `remote`)", redact_url(url))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -118,5 +127,12 @@ mod tests {
         assert!(!is_remote_url("ftp://h/k"));
         assert!(is_remote_url("gs://b/k") && is_remote_url("az://c/k") && is_remote_url("s3a://b/k"));
         assert!(!is_remote_url("relative/s3://x"));
+    }
+
+    #[cfg(not(feature = "remote"))]
+    #[test]
+    fn urls_are_refused_without_the_remote_feature() {
+        let message = remote_not_built("s3://key:secret@bucket/x.b2nd?sig=zz");
+        assert_eq!(message, "s3://***@bucket/x.b2nd?<redacted>: this blosc2fs was built without remote sources (cargo feature `remote`)");
     }
 }

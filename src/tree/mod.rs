@@ -23,6 +23,7 @@ pub mod location;
 pub mod meta_json;
 pub mod npy;
 pub mod redact;
+#[cfg(feature = "remote")]
 pub mod remote;
 pub mod preview;
 pub mod preview_png;
@@ -191,6 +192,7 @@ pub struct Tree {
     nodes: RwLock<Nodes>,
     on_load: Option<OnLoad>,
     /// The remote root, when the source is a URL (see [`remote`]).
+    #[cfg(feature = "remote")]
     remote: Option<Arc<remote::RemoteRoot>>,
 }
 
@@ -207,15 +209,15 @@ impl Tree {
         } else {
             NodeKind::Array(Arc::new(ArrayEntry::new(Origin::Local(root.clone()), true, on_load.clone())))
         };
-        Ok(Tree::with_root(root.clone(), Location::Local(root), kind, on_load, None))
+        Ok(Tree::with_root(root.clone(), Location::Local(root), kind, on_load, #[cfg(feature = "remote")] None))
     }
 
     /// A tree whose root node (node 0) presents `loc` as `kind`.
-    fn with_root(root: PathBuf, loc: Location, kind: NodeKind, on_load: Option<OnLoad>, remote: Option<Arc<remote::RemoteRoot>>) -> Tree {
+    fn with_root(root: PathBuf, loc: Location, kind: NodeKind, on_load: Option<OnLoad>, #[cfg(feature = "remote")] remote: Option<Arc<remote::RemoteRoot>>) -> Tree {
         let mut nodes = Nodes::default();
         nodes.by_loc.insert(loc.clone(), 0);
         nodes.list.push(Node { loc, parent: 0, kind });
-        Tree { root, nodes: RwLock::new(nodes), on_load, remote }
+        Tree { root, nodes: RwLock::new(nodes), on_load, #[cfg(feature = "remote")] remote }
     }
 
     fn node_info(&self, node: u32) -> Result<(Location, u32, NodeKind), FsError> {
@@ -329,7 +331,10 @@ impl Tree {
                 Err((e, _, mtime)) => FolderView::Failed {
                     meta_json: store::error_meta(&entry.path, e),
                     mtime: *mtime,
+                    #[cfg(feature = "remote")]
                     access: if self.remote.is_some() { remote::remote_access() } else { Access::of_path(&entry.path).unwrap_or(Access::DENY) },
+                    #[cfg(not(feature = "remote"))]
+                    access: Access::of_path(&entry.path).unwrap_or(Access::DENY),
                 },
             }),
             NodeKind::Folder { store, key, table } => Some(FolderView::Ok { store: store.upgrade().ok_or_else(stale)?, key: key.clone(), table: *table }),
@@ -341,6 +346,7 @@ impl Tree {
     fn folder_access(view: &FolderView) -> Access {
         match view {
             FolderView::Failed { access, .. } => *access,
+            #[cfg(feature = "remote")]
             FolderView::Ok { store, .. } if !store.store.is_local() => remote::remote_access(),
             FolderView::Ok { store, .. } => Access::of_path(store.store.path()).unwrap_or(Access::DENY),
         }
@@ -447,6 +453,7 @@ impl Tree {
                 }
                 let (mtime, access) = match &loc {
                     Location::Local(path) => Self::node_meta(path),
+                    #[cfg(feature = "remote")]
                     Location::Remote(_) => self.remote_dir_meta(),
                     Location::InStore { .. } => return Err(FsError::NotFound),
                 };
@@ -511,6 +518,7 @@ impl Tree {
         }
         let child = match (role, kind) {
             (Role::Node, NodeKind::Dir) => {
+                #[cfg(feature = "remote")]
                 if let Location::Remote(key) = &loc {
                     return self.getattr(inode::encode(self.remote_lookup(node, key, name)?, Role::Node), stats_size);
                 }
@@ -581,6 +589,7 @@ impl Tree {
         }
         match (role, kind) {
             (Role::Node, NodeKind::Dir) => {
+                #[cfg(feature = "remote")]
                 if let Location::Remote(key) = &loc {
                     self.remote_readdir(node, key, &mut fixed)?;
                     return Ok(fixed.into_iter().skip(from as usize).take(limit).collect());

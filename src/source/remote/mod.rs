@@ -7,6 +7,9 @@
 //! here blocks its caller for at most the configured timeout. The format
 //! layer sees only [`RemoteSource`], one more [`ByteSource`](crate::format::ByteSource).
 //!
+//! All of it is behind the cargo feature `remote` (on by default), with the
+//! client's dependencies (`object_store` and its TLS stack, tokio).
+//!
 //! - [`url`]: which store a URL names; [`redact_url`] and [`redact_text`]
 //!   (from [`crate::source::urls`]) keep credentials out of every message.
 //! - [`store`]: the client for one bucket or server, built from the URL,
