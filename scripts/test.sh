@@ -7,15 +7,18 @@
 # a smoke test of its binary. Ends with the wall time of each step.
 # Mount tests need root (or a user allowed to mount FUSE).
 #
-# Everything is built with the `ci` profile (Cargo.toml: release without LTO);
-# PROFILE=release scripts/test.sh tests what users install instead (slower).
-# The suites run in two lanes side by side: one lane for the suites that
-# mount, one for the rest. Mount tests also take a lock file
+# The default build uses the `ci` profile (Cargo.toml: release without LTO,
+# dependencies at opt-level 1); PROFILE=release scripts/test.sh tests what
+# users install instead (slower). The local-only build uses `ci-local`
+# (opt-level 1), in its own directory. The Python side is set up while the
+# builds run. The suites run in two lanes side by side: one lane for the
+# suites that mount, one for the rest. Mount tests also take a lock file
 # (tests/common/mount.rs), so two mounts never overlap whatever runs where.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PROFILE="${PROFILE:-ci}"
+LOCAL_PROFILE=ci-local
 JOBS=2  # the machine's cores, CI's too
 TARGET="${CARGO_TARGET_DIR:-target}"
 LOGS="$TARGET/test-logs"
@@ -43,19 +46,20 @@ elapsed() {
 
 install_packages() {
     if [ "$(id -u)" = 0 ] && ! command -v fusermount3 >/dev/null 2>&1; then
-        echo "== installing fuse3 and attr"
         export DEBIAN_FRONTEND=noninteractive
         apt-get update -qq >/dev/null && apt-get install -y -qq fuse3 attr >/dev/null
     fi
 }
-timed "apt (fuse3, attr)" install_packages
-
-echo "== python virtualenv"
 setup_venv() {
-    VENV="$(scripts/setup_venv.sh | tail -n 1)"
+    scripts/setup_venv.sh | tail -n 1 >"$LOGS/venv.path"
 }
-timed "python venv" setup_venv
-export BLOSC2FS_PYTHON="$VENV/bin/python"
+# Packages and the virtualenv in the background, beside the builds (they
+# wait on the network more than on the CPU); their output goes to a log.
+echo "== fuse3, attr and the python virtualenv (log: $LOGS/setup.log)"
+{
+    timed "apt (fuse3, attr; beside the builds)" install_packages && timed "python venv (beside the builds)" setup_venv
+} >"$LOGS/setup.log" 2>&1 &
+SETUP=$!
 
 # The test executables a `cargo test --no-run --message-format=json` built,
 # one "NAME PATH" per line (NAME: lib, bin, or the tests/*.rs file's name).
@@ -70,24 +74,25 @@ for line in sys.stdin:
 '
 }
 
-# The local-only build first: its binary is copied aside, because the default
-# build that follows writes the same path (the one the mount tests run).
-echo "== build local-only (--no-default-features)"
-LOCAL_BIN="$TARGET/$PROFILE/local-only/blosc2fs"
-build_local_only() {
-    cargo build --profile "$PROFILE" --locked -j$JOBS --no-default-features --bin blosc2fs \
-        && mkdir -p "$(dirname "$LOCAL_BIN")" && cp "$TARGET/$PROFILE/blosc2fs" "$LOCAL_BIN" \
-        && cargo test --profile "$PROFILE" --locked -j$JOBS --no-default-features --lib --no-run --message-format=json \
-        | executables >"$LOGS/local-only.list"
-}
-timed "build local-only (bin, lib tests)" build_local_only
-
 echo "== build (bin, every test, examples)"
 build_default() {
     cargo test --profile "$PROFILE" --locked -j$JOBS --no-run --message-format=json | executables >"$LOGS/default.list"
 }
 timed "build default (bin, tests, examples)" build_default
 DEFAULT_BIN="$TARGET/$PROFILE/blosc2fs"
+
+echo "== build local-only (--no-default-features)"
+build_local_only() {
+    cargo build --profile $LOCAL_PROFILE --locked -j$JOBS --no-default-features --bin blosc2fs \
+        && cargo test --profile $LOCAL_PROFILE --locked -j$JOBS --no-default-features --lib --no-run --message-format=json \
+        | executables >"$LOGS/local-only.list"
+}
+timed "build local-only (bin, lib tests)" build_local_only
+LOCAL_BIN="$TARGET/$LOCAL_PROFILE/blosc2fs"
+
+wait $SETUP || { cat "$LOGS/setup.log"; exit 1; }
+VENV="$(cat "$LOGS/venv.path")"
+export BLOSC2FS_PYTHON="$VENV/bin/python"
 
 # run_suite NAME EXECUTABLE: run one test executable (two tests at a time, as
 # `cargo test -- --test-threads=2` did), log to $LOGS/NAME.log, then print
