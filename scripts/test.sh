@@ -7,13 +7,14 @@
 # a smoke test of its binary. Ends with the wall time of each step.
 # Mount tests need root (or a user allowed to mount FUSE).
 #
-# The default build uses the `ci` profile (Cargo.toml: release without LTO,
-# dependencies at opt-level 1); PROFILE=release scripts/test.sh tests what
-# users install instead (slower). The local-only build uses `ci-local`
-# (opt-level 1), in its own directory. The Python side is set up while the
-# builds run. The suites run in two lanes side by side: one lane for the
-# suites that mount, one for the rest. Mount tests also take a lock file
-# (tests/common/mount.rs), so two mounts never overlap whatever runs where.
+# The default build uses the `ci` profile (Cargo.toml: release without LTO);
+# PROFILE=release scripts/test.sh tests what users install instead (slower).
+# The local-only build uses `ci-local` (opt-level 1), in its own directory.
+# Cargo's --timings reports of each build land in target/cargo-timings/.
+# The Python side is set up while the builds run. The suites run in two
+# lanes side by side: one for the suites that mount, one for the rest.
+# Mount tests also take a lock file (tests/common/mount.rs), so two mounts
+# never overlap whatever runs where.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -76,15 +77,15 @@ for line in sys.stdin:
 
 echo "== build (bin, every test, examples)"
 build_default() {
-    cargo test --profile "$PROFILE" --locked -j$JOBS --no-run --message-format=json | executables >"$LOGS/default.list"
+    cargo test --profile "$PROFILE" --locked -j$JOBS --timings --no-run --message-format=json | executables >"$LOGS/default.list"
 }
 timed "build default (bin, tests, examples)" build_default
 DEFAULT_BIN="$TARGET/$PROFILE/blosc2fs"
 
 echo "== build local-only (--no-default-features)"
 build_local_only() {
-    cargo build --profile $LOCAL_PROFILE --locked -j$JOBS --no-default-features --bin blosc2fs \
-        && cargo test --profile $LOCAL_PROFILE --locked -j$JOBS --no-default-features --lib --no-run --message-format=json \
+    cargo build --profile $LOCAL_PROFILE --locked -j$JOBS --timings --no-default-features --bin blosc2fs \
+        && cargo test --profile $LOCAL_PROFILE --locked -j$JOBS --timings --no-default-features --lib --no-run --message-format=json \
         | executables >"$LOGS/local-only.list"
 }
 timed "build local-only (bin, lib tests)" build_local_only
