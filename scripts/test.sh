@@ -1,24 +1,172 @@
 #!/usr/bin/env bash
 # Run every test of blosc2fs on a fresh machine: installs what the tests use
 # (fuse3 for fusermount3/mount.fuse3, attr for getfattr), creates the Python
-# virtualenv with python-blosc2 4.14.1, builds, and runs the test suite.
+# virtualenv with python-blosc2 4.14.1, builds blosc2fs both ways and tests
+# both: the default build (remote sources included) runs every suite; the
+# local-only build (--no-default-features) runs the library's unit tests and
+# a smoke test of its binary. Ends with the wall time of each step.
 # Mount tests need root (or a user allowed to mount FUSE).
+#
+# The default build uses the `ci` profile (Cargo.toml: release without LTO);
+# PROFILE=release scripts/test.sh tests what users install instead (slower).
+# The local-only build uses `ci-local` (opt-level 1), in its own directory.
+# Cargo's --timings reports of each build land in target/cargo-timings/.
+# The Python side is set up while the builds run. The suites run in two
+# lanes side by side: one for the suites that mount, one for the rest.
+# Mount tests also take a lock file (tests/common/mount.rs), so two mounts
+# never overlap whatever runs where.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [ "$(id -u)" = 0 ] && ! command -v fusermount3 >/dev/null 2>&1; then
-    echo "== installing fuse3 and attr"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq >/dev/null && apt-get install -y -qq fuse3 attr >/dev/null
-fi
+PROFILE="${PROFILE:-ci}"
+LOCAL_PROFILE=ci-local
+JOBS=2  # the machine's cores, CI's too
+TARGET="${CARGO_TARGET_DIR:-target}"
+LOGS="$TARGET/test-logs"
+rm -rf "$LOGS"
+mkdir -p "$LOGS"
+TIMES="$LOGS/times.tsv"  # one line per step: name, seconds, result
+START=$EPOCHREALTIME
+LOAD_AT_START="$(cut -d' ' -f1-3 /proc/loadavg)"
 
-echo "== python virtualenv"
-VENV="$(scripts/setup_venv.sh | tail -n 1)"
+# timed NAME COMMAND...: run COMMAND, record its wall time under NAME.
+# (bash ignores `set -e` inside COMMAND here: the functions below check
+# each step themselves.)
+timed() {
+    local name=$1 t0=$EPOCHREALTIME status=0
+    shift
+    "$@" || status=$?
+    printf '%s\t%s\t%s\n' "$name" "$(elapsed "$t0")" "$([ $status = 0 ] && echo ok || echo FAILED)" >>"$TIMES"
+    return $status
+}
+
+# elapsed T0: seconds since T0 (an $EPOCHREALTIME), one decimal.
+elapsed() {
+    awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'
+}
+
+install_packages() {
+    if [ "$(id -u)" = 0 ] && ! command -v fusermount3 >/dev/null 2>&1; then
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq >/dev/null && apt-get install -y -qq fuse3 attr >/dev/null
+    fi
+}
+setup_venv() {
+    scripts/setup_venv.sh | tail -n 1 >"$LOGS/venv.path"
+}
+# Packages and the virtualenv in the background, beside the builds (they
+# wait on the network more than on the CPU); their output goes to a log.
+echo "== fuse3, attr and the python virtualenv (log: $LOGS/setup.log)"
+{
+    timed "apt (fuse3, attr; beside the builds)" install_packages && timed "python venv (beside the builds)" setup_venv
+} >"$LOGS/setup.log" 2>&1 &
+SETUP=$!
+
+# The test executables a `cargo test --no-run --message-format=json` built,
+# one "NAME PATH" per line (NAME: lib, bin, or the tests/*.rs file's name).
+executables() {
+    python3 -c '
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m["profile"]["test"] and m.get("executable"):
+        kind = m["target"]["kind"][0]
+        print(kind if kind in ("lib", "bin") else m["target"]["name"], m["executable"])
+'
+}
+
+echo "== build (bin, every test, examples)"
+build_default() {
+    cargo test --profile "$PROFILE" --locked -j$JOBS --timings --no-run --message-format=json | executables >"$LOGS/default.list"
+}
+timed "build default (bin, tests, examples)" build_default
+DEFAULT_BIN="$TARGET/$PROFILE/blosc2fs"
+
+echo "== build local-only (--no-default-features)"
+build_local_only() {
+    cargo build --profile $LOCAL_PROFILE --locked -j$JOBS --timings --no-default-features --bin blosc2fs \
+        && cargo test --profile $LOCAL_PROFILE --locked -j$JOBS --timings --no-default-features --lib --no-run --message-format=json \
+        | executables >"$LOGS/local-only.list"
+}
+timed "build local-only (bin, lib tests)" build_local_only
+LOCAL_BIN="$TARGET/$LOCAL_PROFILE/blosc2fs"
+
+wait $SETUP || { cat "$LOGS/setup.log"; exit 1; }
+VENV="$(cat "$LOGS/venv.path")"
 export BLOSC2FS_PYTHON="$VENV/bin/python"
 
-echo "== build"
-cargo build --release --locked -j2
+# run_suite NAME EXECUTABLE: run one test executable (two tests at a time, as
+# `cargo test -- --test-threads=2` did), log to $LOGS/NAME.log, then print
+# the log whole (lanes finish in any order; whole logs do not interleave).
+run_suite() {
+    local name=$1 exe=$2 t0=$EPOCHREALTIME result=ok
+    "$exe" --test-threads=2 </dev/null >"$LOGS/$name.log" 2>&1 || result=FAILED
+    local counts
+    counts="$(sed -n 's/^test result: [a-zA-Z]*\. \([0-9]*\) passed; \([0-9]*\) failed; \([0-9]*\) ignored.*/\1 \2 \3/p' "$LOGS/$name.log" | tail -n 1)"
+    printf '%s\t%s\t%s %s\n' "$name" "$(elapsed "$t0")" "$result" "${counts:-0 0 0}" >>"$TIMES"
+    flock "$LOGS/.print" sh -c 'echo "== $1 ($2)"; cat "$3"' - "$name" "$result" "$LOGS/$name.log"
+}
 
+# The local-only binary reads local arrays and stores exactly as the default
+# one does, mounts them, and refuses a URL by name.
+local_only_smoke() {
+    local a=tests/fixtures/clevel1_lz4.b2nd store=tests/fixtures/stores/tree.b2z out mnt status
+    cmp <("$LOCAL_BIN" cat "$a") <("$DEFAULT_BIN" cat "$a") || return
+    cmp <("$LOCAL_BIN" info --tree "$store") <("$DEFAULT_BIN" info --tree "$store") || return
+    if out="$("$LOCAL_BIN" info s3://bucket/x.b2nd 2>&1)"; then
+        echo "a URL was not refused: $out"
+        return 1
+    fi
+    grep -qF "built without remote sources (cargo feature \`remote\`)" <<<"$out" || { echo "not the expected refusal: $out"; return 1; }
+    if ! [ -r /dev/fuse ] || ! [ -w /dev/fuse ]; then
+        echo "smoke mount skipped: /dev/fuse cannot be opened"
+        return 0
+    fi
+    mnt="$(mktemp -d)"
+    # Under the mount tests' lock (flock(2), which File::lock takes too).
+    (
+        flock 9 && "$LOCAL_BIN" mount tests/fixtures "$mnt" || exit
+        cmp "$mnt/clevel1_lz4.b2nd/data" <("$DEFAULT_BIN" cat "$a") && [ -f "$mnt/stores/tree.b2z/meta.json" ]
+        status=$?
+        "$LOCAL_BIN" unmount "$mnt"
+        exit $status
+    ) 9>"${TMPDIR:-/tmp}/blosc2fs-mount-tests.lock" || return
+    rmdir "$mnt"
+    echo "local-only smoke test: ok (cat, info --tree, a mount, a URL refused)"
+}
+
+lane() {
+    local name exe
+    while read -r name exe; do
+        run_suite "$name" "$exe"
+    done
+}
+
+# Suites that mount run one after the other in one lane; the rest, longest
+# first, and the local-only build's tests in the other.
+MOUNTING="mount hostile stores permissions remote"
 echo "== tests"
-# Mount tests serialise themselves; the rest run two at a time.
-cargo test --release --locked -j2 -- --test-threads=2
+T0=$EPOCHREALTIME
+grep -E "^($(tr ' ' '|' <<<"$MOUNTING")) " "$LOGS/default.list" | lane &
+LANE_A=$!
+{
+    order="differential fixtures fs lib zfp conformance elsewhere fuzz_regressions cli bin"
+    for name in $order; do grep "^$name " "$LOGS/default.list" || true; done
+    grep -vE "^($(tr ' ' '|' <<<"$MOUNTING $order")) " "$LOGS/default.list" || true
+    sed 's/^lib /local-only-lib /' "$LOGS/local-only.list"
+} | lane
+timed "local-only smoke test" local_only_smoke >"$LOGS/local-only-smoke.log" 2>&1 || true
+flock "$LOGS/.print" sh -c 'echo "== local-only smoke test"; cat "$1"' - "$LOGS/local-only-smoke.log"
+wait $LANE_A || true
+printf '%s\t%s\t%s\n' "tests, two lanes side by side" "$(elapsed "$T0")" "-" >>"$TIMES"
+printf '%s\t%s\t%s\n' "total" "$(elapsed "$START")" "-" >>"$TIMES"
+
+# The table, and one closing line for all suites.
+echo
+echo "== wall time per step (load average at start $LOAD_AT_START, at end $(cut -d' ' -f1-3 /proc/loadavg))"
+awk -F'\t' '
+    { split($3, r, " "); passed += r[2]; failed += r[3]; ignored += r[4]; if (r[1] == "FAILED") bad++
+      counts = (r[2] == "" ? "" : sprintf("%5d passed %d failed %d ignored", r[2], r[3], r[4]))
+      printf "  %-48s %7s s  %-6s %s\n", $1, $2, r[1], counts }
+    END { printf "\ntests: %d passed, %d failed, %d skipped\n", passed, failed, ignored; exit (bad > 0) }
+' "$TIMES"

@@ -11,7 +11,9 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 
 use crate::mount::sched::Sched;
 use crate::mount::MountConfig;
-use crate::source::remote::{is_remote_url, RemoteOptions};
+#[cfg(feature = "remote")]
+use crate::source::remote::RemoteOptions;
+use crate::source::urls::is_remote_url;
 
 /// The command line: global flags and one subcommand.
 #[derive(Debug, Parser)]
@@ -110,21 +112,26 @@ pub fn man_page(subcommand: Option<&str>, out: &mut dyn std::io::Write) -> std::
 
 /// Flags for remote sources (credentials and endpoints otherwise come from
 /// the environment: AWS_*, GOOGLE_*, AZURE_* variables, AWS profiles).
+/// A build without the cargo feature `remote` has none of them.
 #[derive(Debug, Clone, Args)]
 pub struct RemoteArgs {
     /// Seconds one remote request may take, retries included.
+    #[cfg(feature = "remote")]
     #[arg(long, default_value_t = 30.0)]
     pub remote_timeout: f64,
     /// Send unsigned requests (public buckets; no credentials looked up).
+    #[cfg(feature = "remote")]
     #[arg(long)]
     pub anonymous: bool,
     /// Allow a plain-http endpoint for s3://, gs://, az:// (also AWS_ALLOW_HTTP=true).
+    #[cfg(feature = "remote")]
     #[arg(long)]
     pub allow_http: bool,
 }
 
 impl RemoteArgs {
     /// The client options these flags ask for.
+    #[cfg(feature = "remote")]
     pub fn options(&self) -> Result<RemoteOptions, String> {
         let timeout = seconds("--remote-timeout", self.remote_timeout)?;
         if timeout.is_zero() {
@@ -132,13 +139,36 @@ impl RemoteArgs {
         }
         Ok(RemoteOptions { timeout, anonymous: self.anonymous, allow_http: self.allow_http, ..RemoteOptions::default() })
     }
+
+    /// Open the array at `url` (see [`crate::source::open_url`]).
+    #[cfg(feature = "remote")]
+    fn open(&self, url: &str) -> Result<crate::format::Array, String> {
+        crate::source::open_url(url, &self.options()?).map_err(|e| e.to_string())
+    }
+
+    /// A build without remote sources refuses every URL.
+    #[cfg(not(feature = "remote"))]
+    fn open(&self, url: &str) -> Result<crate::format::Array, String> {
+        Err(crate::source::urls::remote_not_built(url))
+    }
 }
 
-/// Open the array at `file`: a URL through [`crate::source::open_url`],
-/// anything else as a local path.
+/// A build without remote sources refuses a URL given to `info` or `cat`
+/// before anything else is made of it (a `.b2z` URL is not a store that
+/// happens to be missing).
+#[cfg(not(feature = "remote"))]
+pub fn refuse_url(file: &std::path::Path) -> Result<(), String> {
+    match file.to_str().filter(|t| is_remote_url(t)) {
+        Some(url) => Err(crate::source::urls::remote_not_built(url)),
+        None => Ok(()),
+    }
+}
+
+/// Open the array at `file`: a URL as the remote flags say, anything else
+/// as a local path.
 pub fn open_file(file: &std::path::Path, remote: &RemoteArgs) -> Result<crate::format::Array, String> {
     match file.to_str().filter(|t| is_remote_url(t)) {
-        Some(url) => crate::source::open_url(url, &remote.options()?).map_err(|e| e.to_string()),
+        Some(url) => remote.open(url),
         None => crate::source::open_array(file).map_err(|e| e.to_string()),
     }
 }
@@ -267,6 +297,7 @@ impl MountArgs {
             max_request_kb: self.max_request_kb,
             exit_grace: seconds("--exit-grace", self.exit_grace)?,
             attr_timeout: seconds("--attr-timeout", self.attr_timeout)?,
+            #[cfg(feature = "remote")]
             remote: self.remote.options()?,
         })
     }
@@ -388,8 +419,10 @@ mod tests {
             max_request_kb,
             exit_grace,
             attr_timeout,
+            #[cfg(feature = "remote")]
             remote,
         } = c;
+        #[cfg(feature = "remote")]
         assert_eq!(remote, RemoteOptions::default());
         assert_eq!(source, PathBuf::from("/src"));
         assert_eq!(mountpoint, PathBuf::from("/mnt"));
@@ -469,6 +502,29 @@ mod tests {
         assert!(text.contains("\n.TH blosc2fs-mount 1 "), "{}", &text[..200.min(text.len())]);
         assert!(text.contains("cache\\-size") && text.contains("MOUNTPOINT"), "{text}");
         assert!(man_page(Some("nonesuch"), &mut Vec::new()).is_err());
+    }
+
+    /// Without the cargo feature `remote`, `info`, `cat` and `mount` refuse
+    /// a URL by saying so (its credentials not shown), not as a missing file.
+    #[cfg(not(feature = "remote"))]
+    #[test]
+    fn urls_are_refused_without_the_remote_feature() {
+        let why = "this blosc2fs was built without remote sources (cargo feature `remote`)";
+        let url = "s3://key:secret@bucket/run.b2z";
+        let shown = format!("s3://***@bucket/run.b2z: {why}");
+        for args in [["blosc2fs", "info", url].as_slice(), &["blosc2fs", "cat", url, "/exp/x"]] {
+            let (Command::Info { file, remote, .. } | Command::Cat { file, remote, .. }) = Cli::try_parse_from(args).unwrap().command else {
+                panic!("{args:?}: neither info nor cat")
+            };
+            assert_eq!(refuse_url(&file), Err(shown.clone()));
+            assert_eq!(open_file(&file, &remote).unwrap_err(), shown);
+        }
+        assert_eq!(refuse_url(std::path::Path::new("/data/run.b2z")), Ok(()));
+        let config = MountConfig { source: "https://h/a.b2nd?sig=1".into(), ..mount_args(&[]).settle().unwrap() };
+        assert_eq!(crate::mount::daemon::mount(config).unwrap_err(), format!("https://h/a.b2nd?<redacted>: {why}"));
+        for flag in ["--anonymous", "--allow-http", "--remote-timeout=5"] {
+            assert!(Cli::try_parse_from(["blosc2fs", "info", flag, url]).is_err(), "{flag}");
+        }
     }
 
     #[test]

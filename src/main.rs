@@ -36,6 +36,10 @@ fn init_logging(verbose: u8) {
 }
 
 fn run(command: Command) -> Result<ExitCode, String> {
+    #[cfg(not(feature = "remote"))]
+    if let Command::Info { file, .. } | Command::Cat { file, .. } = &command {
+        blosc2fs::cli::refuse_url(file)?;
+    }
     match command {
         Command::Info { file, tree, remote } => {
             if let Some(format) = StoreFormat::of_path(&file) {
@@ -70,8 +74,10 @@ fn run(command: Command) -> Result<ExitCode, String> {
             let mut pos = 0;
             let mut bytes = Vec::new();
             // A remote array's next chunks are fetched while these decode.
+            #[cfg(feature = "remote")]
             let ahead = remote.options()?.budget / 2;
             while pos < total {
+                #[cfg(feature = "remote")]
                 planner.hint_ahead(&array, pos + step, ahead);
                 planner.read_into(&array, &View::Data, pos, step, &mut bytes).map_err(|e| e.to_string())?;
                 if let Err(e) = out.write_all(&bytes) {

@@ -95,7 +95,7 @@ fn source_tree() -> tempfile::TempDir {
     src
 }
 
-fn root_with_fuse_and_nobody() -> Option<std::sync::MutexGuard<'static, ()>> {
+fn root_with_fuse_and_nobody() -> Option<common::mount::Serial> {
     if !is_root() || !nobody_exists() {
         eprintln!("skipped: needs root (to mount with allow_other) and the user nobody");
         return None;
@@ -229,7 +229,7 @@ fn public_source() -> tempfile::TempDir {
     src
 }
 
-fn user_mount_possible() -> Option<std::sync::MutexGuard<'static, ()>> {
+fn user_mount_possible() -> Option<common::mount::Serial> {
     let helper = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()).any(|d| d.join("fusermount3").is_file());
     if !is_root() || !nobody_exists() || !helper || !Path::new("/dev/fuse").exists() {
         eprintln!("skipped: needs root (to set it up), the user nobody, /dev/fuse and fuse3's fusermount3 (scripts/test.sh installs it)");

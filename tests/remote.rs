@@ -4,6 +4,9 @@
 //! (real sockets: it stalls, resets, answers 503/403/404, sends short or
 //! wrong bodies, replaces its object). Tests needing a Python package skip
 //! with a message when it is missing.
+//!
+//! Built only with the cargo feature `remote` (on by default).
+#![cfg(feature = "remote")]
 
 mod common;
 

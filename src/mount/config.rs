@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+#[cfg(feature = "remote")]
 use crate::source::remote::RemoteOptions;
 
 use super::sched::Sched;
@@ -49,6 +50,7 @@ pub struct MountConfig {
     /// show up after this long at most).
     pub attr_timeout: Duration,
     /// How to reach a remote source (used when `source` is a URL).
+    #[cfg(feature = "remote")]
     pub remote: RemoteOptions,
 }
 
@@ -72,6 +74,7 @@ impl Default for MountConfig {
             max_request_kb: 0,
             exit_grace: Duration::from_secs(5),
             attr_timeout: Duration::from_secs(1),
+            #[cfg(feature = "remote")]
             remote: RemoteOptions::default(),
         }
     }

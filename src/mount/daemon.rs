@@ -22,7 +22,10 @@ use super::MountConfig;
 use crate::read::helper::DecodeHelpers;
 use crate::read::planner::layout_budget;
 use crate::read::{Blocks, Planner, Prefetcher, Stats};
-use crate::source::remote::{is_remote_url, redact_url, RemoteOptions, RemoteUrl, Scheme};
+#[cfg(feature = "remote")]
+use crate::source::remote::{RemoteOptions, RemoteUrl, Scheme};
+use crate::source::urls::{is_remote_url, redact_url};
+#[cfg(feature = "remote")]
 use crate::tree::remote::RemoteRoot;
 use crate::tree::{Filesystem, FsConfig};
 
@@ -119,12 +122,19 @@ fn shown_source(source: &Path) -> String {
 }
 
 /// Check a source URL without touching the network (the daemon connects).
+#[cfg(feature = "remote")]
 fn preflight_url(url: &str) -> Result<(), String> {
     let parsed = RemoteUrl::parse(url).map_err(|e| e.to_string())?;
     if parsed.scheme() == Scheme::Http && parsed.is_prefix() {
         return Err(format!("{}: a web server cannot be listed: mount the URL of one array (a .b2nd or .b2frame file)", parsed.redacted()));
     }
     Ok(())
+}
+
+/// A build without remote sources refuses every URL, before mounting.
+#[cfg(not(feature = "remote"))]
+fn preflight_url(url: &str) -> Result<(), String> {
+    Err(crate::source::urls::remote_not_built(url))
 }
 
 /// Check what can be checked before mounting, with messages a user can act on.
@@ -302,40 +312,50 @@ fn redirect_stdio(log_to_devnull: bool) {
 /// bucket, refused credentials) reach the user through the readiness pipe.
 fn build_filesystem(config: &MountConfig) -> Result<FuseAdapter, String> {
     let source = &config.source;
-    let url = source_url(source);
-    // A remote source's bytes held and in flight come out of the cache
-    // size: the block cache gets the rest.
-    let mut remote = config.remote.clone();
-    let mut budget = config.cache_size as usize;
-    if url.is_some() {
-        remote.budget = RemoteOptions::share_of_cache(config.cache_size);
-        budget = budget.saturating_sub(remote.budget as usize).max(8 << 20);
-    }
-    let blocks = Arc::new(Blocks::new(budget, layout_budget(budget), Arc::new(Stats::default())).with_helpers(match config.decode_helpers {
-        None => DecodeHelpers::for_this_machine(),
-        Some(threads) => DecodeHelpers::start(threads),
-    }));
-    let prefetcher = (config.prefetch_threads > 0).then(|| Prefetcher::start(blocks.clone(), config.prefetch_threads));
-    // Far enough ahead to keep both cores busy, small enough that the
-    // prefetched blocks never push out the ones being read.
-    // Remotely, never further than the bytes fetched ahead can hold.
-    let mut window = (config.cache_size / 8).min(32 << 20);
-    if url.is_some() {
-        window = window.min(remote.budget / 2);
-    }
-    let planner = Arc::new(Planner::new(blocks, prefetcher, window));
-    let fs_config = FsConfig { direct_io: config.direct_io };
-    let fs = match url {
-        Some(url) => {
-            let root = RemoteRoot::connect(url, &remote, config.attr_timeout).map_err(|e| format!("source {e}"))?;
-            Filesystem::new_remote(Arc::new(root), planner, fs_config)
+    let fs = match source_url(source) {
+        #[cfg(feature = "remote")]
+        Some(url) => remote_filesystem(url, config)?,
+        #[cfg(not(feature = "remote"))]
+        Some(url) => return Err(crate::source::urls::remote_not_built(url)),
+        None => {
+            let planner = planner(config, config.cache_size as usize, prefetch_window(config));
+            Filesystem::new(source, planner, FsConfig { direct_io: config.direct_io })
+                .map_err(|e| format!("source {}: {e}", source.display()))?
         }
-        None => Filesystem::new(source, planner, fs_config).map_err(|e| format!("source {}: {e}", source.display()))?,
     };
     // SAFETY: getuid/getgid cannot fail.
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
     let options = AdapterOptions { uid: config.uid, gid: config.gid, mounter: (uid, gid), ttl: config.attr_timeout, max_request_kb: config.max_request_kb };
     Ok(FuseAdapter::new(fs, options))
+}
+
+/// The filesystem over the remote source at `url`. Its bytes held and in
+/// flight come out of the cache size (the block cache gets the rest), and
+/// prefetch never reaches further than the bytes fetched ahead can hold.
+#[cfg(feature = "remote")]
+fn remote_filesystem(url: &str, config: &MountConfig) -> Result<Filesystem, String> {
+    let remote = RemoteOptions { budget: RemoteOptions::share_of_cache(config.cache_size), ..config.remote.clone() };
+    let budget = (config.cache_size as usize).saturating_sub(remote.budget as usize).max(8 << 20);
+    let planner = planner(config, budget, prefetch_window(config).min(remote.budget / 2));
+    let root = RemoteRoot::connect(url, &remote, config.attr_timeout).map_err(|e| format!("source {e}"))?;
+    Ok(Filesystem::new_remote(Arc::new(root), planner, FsConfig { direct_io: config.direct_io }))
+}
+
+/// The planner over a block cache of `budget` bytes (decode helpers and
+/// prefetch threads as `config` asks), prefetching `window` bytes ahead.
+fn planner(config: &MountConfig, budget: usize, window: u64) -> Arc<Planner> {
+    let blocks = Arc::new(Blocks::new(budget, layout_budget(budget), Arc::new(Stats::default())).with_helpers(match config.decode_helpers {
+        None => DecodeHelpers::for_this_machine(),
+        Some(threads) => DecodeHelpers::start(threads),
+    }));
+    let prefetcher = (config.prefetch_threads > 0).then(|| Prefetcher::start(blocks.clone(), config.prefetch_threads));
+    Arc::new(Planner::new(blocks, prefetcher, window))
+}
+
+/// How far prefetch reads ahead: far enough to keep both cores busy, small
+/// enough that the prefetched blocks never push out the ones being read.
+fn prefetch_window(config: &MountConfig) -> u64 {
+    (config.cache_size / 8).min(32 << 20)
 }
 
 /// The helper's `-o` list for `options`.

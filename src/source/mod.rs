@@ -11,14 +11,18 @@
 //! - [`DirChunks`]: the chunk files of a sparse frame in a local directory.
 //! - [`store`]: python-blosc2 stores (`.b2z`, `.b2d`, `.b2e`): which bytes
 //!   make which key (zip directory, embed map).
-//! - [`remote`]: objects in S3 / GCS / Azure stores or on a web server
-//!   ([`open_url`] opens the array at a URL).
+//! - `remote` (cargo feature `remote`): objects in S3 / GCS / Azure stores
+//!   or on a web server (`open_url` opens the array at a URL).
+//! - [`urls`]: telling a URL from a path and showing it without secrets
+//!   (in every build: one without `remote` refuses URLs by name).
 
 mod dir;
 mod file;
 mod memory;
 pub mod store;
+#[cfg(feature = "remote")]
 pub mod remote;
+pub mod urls;
 mod window;
 
 pub use dir::DirChunks;
@@ -26,7 +30,7 @@ pub use file::FileSource;
 pub use memory::MemorySource;
 pub use window::WindowSource;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use crate::format::{looks_like_frame, Array, ByteSource, Error, Problem, SPARSE_INDEX};
@@ -67,8 +71,9 @@ pub fn local_version(path: &Path) -> std::io::Result<(crate::format::Version, st
 /// a contiguous frame object, or a sparse frame whose `chunks.b2frame` is
 /// under the URL taken as a prefix (a URL ending in `/`, or an object that
 /// is not there). Messages name the URL without credentials.
+#[cfg(feature = "remote")]
 pub fn open_url(url: &str, options: &remote::RemoteOptions) -> Result<Array, Error> {
-    let shown = PathBuf::from(remote::redact_url(url));
+    let shown = std::path::PathBuf::from(remote::redact_url(url));
     let fail = |e: remote::RemoteError| Error::new(&shown, e.into());
     let location = remote::RemoteLocation::connect(url, options).map_err(fail)?;
     let sparse = |index: remote::RemoteSource| Array::from_sparse(&shown, Arc::new(index), Arc::new(location.sparse_chunks()));

@@ -24,6 +24,7 @@ use crate::views::Content;
 use super::entry::{Loaded, OnLoad};
 use super::error::FsError;
 use super::namespace::{Attr, DirEntry, Tree};
+#[cfg(feature = "remote")]
 use super::remote::RemoteRoot;
 
 /// Inodes whose last served array version is remembered (to keep the
@@ -102,6 +103,7 @@ impl Filesystem {
 
     /// The filesystem over a remote root (an object-store prefix, or the URL
     /// of one array or store).
+    #[cfg(feature = "remote")]
     pub fn new_remote(root: Arc<RemoteRoot>, planner: Arc<Planner>, config: FsConfig) -> Filesystem {
         let on_load = Self::on_load(&planner);
         Self::with_tree(Tree::new_remote(root, Some(on_load)), planner, config)
@@ -135,7 +137,9 @@ impl Filesystem {
     pub fn stats_json(&self) -> Vec<u8> {
         let cache = self.planner.blocks().cache();
         let (bytes, entries) = cache.usage();
+        #[cfg_attr(not(feature = "remote"), allow(unused_mut))]
         let mut doc = self.stats().to_json(bytes as u64, cache.budget() as u64, entries as u64);
+        #[cfg(feature = "remote")]
         if let (Some(remote), Some(obj)) = (self.tree.remote_stats(), doc.as_object_mut()) {
             obj.insert(
                 "remote".into(),

@@ -15,6 +15,7 @@ use crate::format::{Array, Error, Problem, Version};
 use crate::source::{local_version, open_array};
 
 use super::access::Access;
+#[cfg(feature = "remote")]
 use super::remote::{remote_access, RemoteObject};
 use super::store::LoadedStore;
 
@@ -34,6 +35,7 @@ pub enum Location {
     },
     /// A key under the mount's remote root (`/`-separated names; `""` is
     /// the root itself): a prefix, an object, or a sparse-frame prefix.
+    #[cfg(feature = "remote")]
     Remote(String),
 }
 
@@ -56,6 +58,7 @@ pub enum Origin {
     },
     /// A remote frame object or sparse-frame prefix; its version is its
     /// identity (size and ETag) as its folder's listing gives it.
+    #[cfg(feature = "remote")]
     Remote(RemoteObject),
 }
 
@@ -70,6 +73,7 @@ impl Origin {
                 let store = store.upgrade().ok_or_else(|| std::io::Error::from_raw_os_error(libc::ESTALE))?;
                 Ok((store.store.version().clone(), store.mtime))
             }
+            #[cfg(feature = "remote")]
             Origin::Remote(object) => object.version(),
         }
     }
@@ -83,12 +87,13 @@ impl Origin {
             Origin::Local(path) => Access::of_path(path),
             Origin::Value { store, .. } => {
                 let store = store.upgrade().ok_or_else(|| std::io::Error::from_raw_os_error(libc::ESTALE))?;
-                if store.store.is_local() {
-                    Access::of_path(store.store.path())
-                } else {
-                    Ok(remote_access())
+                #[cfg(feature = "remote")]
+                if !store.store.is_local() {
+                    return Ok(remote_access());
                 }
+                Access::of_path(store.store.path())
             }
+            #[cfg(feature = "remote")]
             Origin::Remote(_) => Ok(remote_access()),
         }
     }
@@ -101,6 +106,7 @@ impl Origin {
                 Some(store) => store.store.open_value(key),
                 None => Err(Error::new(name, Problem::SourceChanged("the store changed".into()))),
             },
+            #[cfg(feature = "remote")]
             Origin::Remote(object) => object.open(),
         }
     }
@@ -110,6 +116,7 @@ impl Origin {
         match self {
             Origin::Local(path) => path.clone(),
             Origin::Value { name, .. } => name.clone(),
+            #[cfg(feature = "remote")]
             Origin::Remote(object) => object.name(),
         }
     }
@@ -117,6 +124,6 @@ impl Origin {
     /// Whether the source can change under this origin (a store value is
     /// fixed to its store version).
     pub fn can_change(&self) -> bool {
-        matches!(self, Origin::Local(_) | Origin::Remote(_))
+        !matches!(self, Origin::Value { .. })
     }
 }

@@ -18,6 +18,7 @@ pub mod inode;
 pub mod listing;
 pub mod location;
 pub mod namespace;
+#[cfg(feature = "remote")]
 pub mod remote;
 pub mod store;
 

@@ -21,6 +21,7 @@ use std::time::SystemTime;
 
 use crate::format::{grid_coords, linear, Region};
 use crate::source::is_sparse_dir;
+#[cfg(feature = "remote")]
 use crate::source::remote::StatsSnapshot;
 use crate::source::store::StoreFormat;
 use crate::views::table_csv::TableCsv;
@@ -32,6 +33,7 @@ use super::error::FsError;
 use super::inode::{self, Role};
 use super::listing::{classify, node_meta, scan, Class};
 use super::location::{Location, Origin};
+#[cfg(feature = "remote")]
 use super::remote::{io_error, join, remote_access, RemoteClass, RemoteObject, RemoteRoot};
 use super::store::{self, ChildKind, LoadedStore, StoreEntry};
 
@@ -107,6 +109,7 @@ pub struct Tree {
     nodes: RwLock<Nodes>,
     on_load: Option<OnLoad>,
     /// The remote root, when the source is a URL (see [`remote`]).
+    #[cfg(feature = "remote")]
     remote: Option<Arc<RemoteRoot>>,
 }
 
@@ -123,15 +126,15 @@ impl Tree {
         } else {
             NodeKind::Array(Arc::new(ArrayEntry::new(Origin::Local(root.clone()), true, on_load.clone())))
         };
-        Ok(Tree::with_root(root.clone(), Location::Local(root), kind, on_load, None))
+        Ok(Tree::with_root(root.clone(), Location::Local(root), kind, on_load, #[cfg(feature = "remote")] None))
     }
 
     /// A tree whose root node (node 0) presents `loc` as `kind`.
-    fn with_root(root: PathBuf, loc: Location, kind: NodeKind, on_load: Option<OnLoad>, remote: Option<Arc<RemoteRoot>>) -> Tree {
+    fn with_root(root: PathBuf, loc: Location, kind: NodeKind, on_load: Option<OnLoad>, #[cfg(feature = "remote")] remote: Option<Arc<RemoteRoot>>) -> Tree {
         let mut nodes = Nodes::default();
         nodes.by_loc.insert(loc.clone(), 0);
         nodes.list.push(Node { loc, parent: 0, kind });
-        Tree { root, nodes: RwLock::new(nodes), on_load, remote }
+        Tree { root, nodes: RwLock::new(nodes), on_load, #[cfg(feature = "remote")] remote }
     }
 
     fn node_info(&self, node: u32) -> Result<(Location, u32, NodeKind), FsError> {
@@ -245,7 +248,10 @@ impl Tree {
                 Err((e, _, mtime)) => FolderView::Failed {
                     meta_json: store::error_meta(&entry.path, e),
                     mtime: *mtime,
+                    #[cfg(feature = "remote")]
                     access: if self.remote.is_some() { remote_access() } else { Access::of_path(&entry.path).unwrap_or(Access::DENY) },
+                    #[cfg(not(feature = "remote"))]
+                    access: Access::of_path(&entry.path).unwrap_or(Access::DENY),
                 },
             }),
             NodeKind::Folder { store, key, table } => Some(FolderView::Ok { store: store.upgrade().ok_or_else(stale)?, key: key.clone(), table: *table }),
@@ -257,6 +263,7 @@ impl Tree {
     fn folder_access(view: &FolderView) -> Access {
         match view {
             FolderView::Failed { access, .. } => *access,
+            #[cfg(feature = "remote")]
             FolderView::Ok { store, .. } if !store.store.is_local() => remote_access(),
             FolderView::Ok { store, .. } => Access::of_path(store.store.path()).unwrap_or(Access::DENY),
         }
@@ -308,6 +315,7 @@ impl Tree {
                 }
                 let (mtime, access) = match &loc {
                     Location::Local(path) => node_meta(path),
+                    #[cfg(feature = "remote")]
                     Location::Remote(_) => self.remote_dir_meta(),
                     Location::InStore { .. } => return Err(FsError::NotFound),
                 };
@@ -352,6 +360,7 @@ impl Tree {
         }
         let child = match (role, kind) {
             (Role::Node, NodeKind::Dir) => {
+                #[cfg(feature = "remote")]
                 if let Location::Remote(key) = &loc {
                     return self.getattr(inode::encode(self.remote_lookup(node, key, name)?, Role::Node), stats_size);
                 }
@@ -412,6 +421,7 @@ impl Tree {
         }
         match (role, kind) {
             (Role::Node, NodeKind::Dir) => {
+                #[cfg(feature = "remote")]
                 if let Location::Remote(key) = &loc {
                     self.remote_readdir(node, key, &mut fixed)?;
                     return Ok(fixed.into_iter().skip(from as usize).take(limit).collect());
@@ -523,9 +533,11 @@ impl Tree {
             }
         }
     }
+}
 
-    // Remote folders (a mount whose source is a URL).
-
+/// Remote folders (a mount whose source is a URL).
+#[cfg(feature = "remote")]
+impl Tree {
     /// A tree over the remote root `root` (a prefix, an array or a store).
     /// `on_load` is told of every array opened.
     pub fn new_remote(root: Arc<RemoteRoot>, on_load: Option<OnLoad>) -> Tree {

@@ -288,6 +288,7 @@ pub struct StoreEntry {
     dropped: Mutex<Vec<u64>>,
     /// For a store that is a remote object: where it is (then `path` is its
     /// redacted URL, for messages).
+    #[cfg(feature = "remote")]
     remote: Option<super::remote::RemoteObject>,
 }
 
@@ -310,27 +311,31 @@ impl std::fmt::Debug for StoreEntry {
 impl StoreEntry {
     /// An entry for the store at `path`.
     pub fn new(path: PathBuf, format: StoreFormat, in_place: bool) -> StoreEntry {
-        StoreEntry { path, format, in_place, state: Mutex::new(StoreState::Empty), dropped: Mutex::new(Vec::new()), remote: None }
+        StoreEntry { path, format, in_place, state: Mutex::new(StoreState::Empty), dropped: Mutex::new(Vec::new()), #[cfg(feature = "remote")] remote: None }
     }
 
     /// An entry for the store that is the remote object `object`.
+    #[cfg(feature = "remote")]
     pub fn remote(object: super::remote::RemoteObject, format: StoreFormat, in_place: bool) -> StoreEntry {
         StoreEntry { remote: Some(object.clone()), ..StoreEntry::new(object.name(), format, in_place) }
     }
 
     /// The store's version now and its modification time.
     fn version_now(&self) -> std::io::Result<(Version, SystemTime)> {
-        match &self.remote {
-            Some(object) => object.version(),
-            None => local_version(&self.stamp_path()),
+        #[cfg(feature = "remote")]
+        if let Some(object) = &self.remote {
+            return object.version();
         }
+        local_version(&self.stamp_path())
     }
 
+    #[cfg_attr(not(feature = "remote"), allow(unused_variables))]
     fn open_store(&self, version: &Version) -> Result<Store, Error> {
-        match &self.remote {
-            Some(object) => object.open_store(self.format, version.clone()),
-            None => Store::open(&self.path, self.format),
+        #[cfg(feature = "remote")]
+        if let Some(object) = &self.remote {
+            return object.open_store(self.format, version.clone());
         }
+        Store::open(&self.path, self.format)
     }
 
     fn stamp_path(&self) -> PathBuf {

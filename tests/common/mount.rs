@@ -1,23 +1,38 @@
 //! Real mounts for tests: start `blosc2fs mount -f`, wait until it answers,
 //! and always unmount (lazily) when dropped, also after a panic.
 
+use std::fs::File;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-/// Mount tests run one at a time (they share /dev/fuse and the CPU).
-pub fn serial() -> MutexGuard<'static, ()> {
+/// A mount test's turn: while it is held no other mount test runs, in this
+/// test binary or in another one (scripts/test.sh runs suites side by side).
+pub struct Serial {
+    _thread: MutexGuard<'static, ()>,
+    _process: File,
+}
+
+/// Mount tests run one at a time (they share /dev/fuse and the CPU): one
+/// thread of this binary at a time, and one binary at a time through an
+/// exclusive lock on a file in the temp directory (released by the kernel
+/// when the holder exits, also after a crash).
+pub fn serial() -> Serial {
     static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+    let thread = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let path = std::env::temp_dir().join("blosc2fs-mount-tests.lock");
+    let file = File::options().create(true).truncate(false).write(true).open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    file.lock().unwrap_or_else(|e| panic!("locking {}: {e}", path.display()));
+    Serial { _thread: thread, _process: file }
 }
 
 /// [`serial`], or `None` (after saying why on stderr) on a machine where
 /// FUSE cannot be used: these tests mount for real, and without
 /// `/dev/fuse` there is nothing to mount. The same filesystem logic is
 /// tested in-process, without FUSE, by `tests/fs.rs`.
-pub fn serial_with_fuse() -> Option<MutexGuard<'static, ()>> {
+pub fn serial_with_fuse() -> Option<Serial> {
     if let Err(e) = std::fs::OpenOptions::new().read(true).write(true).open("/dev/fuse") {
         eprintln!("skipped: this test mounts for real and /dev/fuse cannot be opened ({e}); tests/fs.rs covers the same logic without FUSE");
         return None;

@@ -10,7 +10,8 @@ use super::error::RemoteError;
 use super::source::RemoteSource;
 use super::stats::StatsSnapshot;
 use super::store::{Connection, RemoteOptions};
-use super::url::{RemoteUrl, Scheme};
+use super::url::RemoteUrl;
+use super::Scheme;
 use crate::format::source::{sparse_chunk_name, ByteSource, SparseChunks};
 use crate::format::PResult;
 

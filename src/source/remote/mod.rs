@@ -7,8 +7,11 @@
 //! here blocks its caller for at most the configured timeout. The format
 //! layer sees only [`RemoteSource`], one more [`ByteSource`](crate::format::ByteSource).
 //!
+//! All of it is behind the cargo feature `remote` (on by default), with the
+//! client's dependencies (`object_store` and its TLS stack, tokio).
+//!
 //! - [`url`]: which store a URL names; [`redact_url`] and [`redact_text`]
-//!   keep credentials out of every message.
+//!   (from [`crate::source::urls`]) keep credentials out of every message.
 //! - [`store`]: the client for one bucket or server, built from the URL,
 //!   the environment and [`RemoteOptions`]; counts its requests in
 //!   [`RemoteStats`].
@@ -33,4 +36,5 @@ pub use location::{ListedObject, Listing, RemoteChunks, RemoteLocation};
 pub use source::{RemoteSource, HINT};
 pub use stats::{RemoteStats, StatsSnapshot};
 pub use store::{RemoteOptions, MIN_BUDGET};
-pub use url::{is_remote_url, redact_text, redact_url, RemoteUrl, Scheme};
+pub use crate::source::urls::{is_remote_url, redact_text, redact_url, Scheme};
+pub use url::RemoteUrl;

@@ -19,7 +19,8 @@ use super::pool::Pool;
 use super::profile;
 use super::runtime::{self, Wait};
 use super::stats::RemoteStats;
-use super::url::{redact_text, RemoteUrl, Scheme};
+use super::url::RemoteUrl;
+use super::{redact_text, Scheme};
 
 /// How to reach remote stores; credentials and endpoints otherwise come
 /// from the standard places (environment variables, the AWS profile files,
