@@ -7,9 +7,9 @@
 # a smoke test of its binary. Ends with the wall time of each step.
 # Mount tests need root (or a user allowed to mount FUSE).
 #
-# The default build uses the `ci` profile (Cargo.toml: release without LTO);
+# Both builds use the `ci` profile (Cargo.toml: release without LTO), and so
+# share the dependencies whose features do not differ (zstd-sys among them);
 # PROFILE=release scripts/test.sh tests what users install instead (slower).
-# The local-only build uses `ci-local` (opt-level 1), in its own directory.
 # Cargo's --timings reports of each build land in target/cargo-timings/.
 # The Python side is set up while the builds run. The suites run in two
 # lanes side by side: one for the suites that mount, one for the rest.
@@ -19,7 +19,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PROFILE="${PROFILE:-ci}"
-LOCAL_PROFILE=ci-local
 JOBS=2  # the machine's cores, CI's too
 TARGET="${CARGO_TARGET_DIR:-target}"
 LOGS="$TARGET/test-logs"
@@ -75,21 +74,25 @@ for line in sys.stdin:
 '
 }
 
+# The local-only build first: its binary is copied aside, because the default
+# build writes the same path, the one the mount tests run (cargo writes it
+# at every build, also when nothing was recompiled).
+echo "== build local-only (--no-default-features)"
+LOCAL_BIN="$TARGET/$PROFILE/local-only/blosc2fs"
+build_local_only() {
+    cargo build --profile "$PROFILE" --locked -j$JOBS --timings --no-default-features --bin blosc2fs \
+        && mkdir -p "$(dirname "$LOCAL_BIN")" && cp "$TARGET/$PROFILE/blosc2fs" "$LOCAL_BIN" \
+        && cargo test --profile "$PROFILE" --locked -j$JOBS --timings --no-default-features --lib --no-run --message-format=json \
+        | executables >"$LOGS/local-only.list"
+}
+timed "build local-only (bin, lib tests)" build_local_only
+
 echo "== build (bin, every test, examples)"
 build_default() {
     cargo test --profile "$PROFILE" --locked -j$JOBS --timings --no-run --message-format=json | executables >"$LOGS/default.list"
 }
 timed "build default (bin, tests, examples)" build_default
 DEFAULT_BIN="$TARGET/$PROFILE/blosc2fs"
-
-echo "== build local-only (--no-default-features)"
-build_local_only() {
-    cargo build --profile $LOCAL_PROFILE --locked -j$JOBS --timings --no-default-features --bin blosc2fs \
-        && cargo test --profile $LOCAL_PROFILE --locked -j$JOBS --timings --no-default-features --lib --no-run --message-format=json \
-        | executables >"$LOGS/local-only.list"
-}
-timed "build local-only (bin, lib tests)" build_local_only
-LOCAL_BIN="$TARGET/$LOCAL_PROFILE/blosc2fs"
 
 wait $SETUP || { cat "$LOGS/setup.log"; exit 1; }
 VENV="$(cat "$LOGS/venv.path")"
