@@ -444,26 +444,24 @@ def run_worker(python: str, request: dict, timeout: float = 3600) -> dict:
 # ---------------------------------------------------------------- mounts
 
 
-_live_mounts: list["Mount | PeerMount"] = []
+_live_mounts: list["ForegroundDaemon"] = []
 _tmpfs_copies: list[str] = []  # tmpfs copies of raw.bin, removed by cleanup_all
 
 
-class Mount:
-    """`blosc2fs mount SRC MNT -f --cache-size N [extra]` in the background; always cleaned up."""
+class ForegroundDaemon:
+    """A FUSE daemon run in the foreground as our child (its PID is the daemon's),
+    mounted at self.mnt: started by `start`, always cleaned up by `close`."""
 
-    def __init__(self, args, source: str, cache_size: str):
-        self.binary, self.source, self.mnt = args.binary, source, args.mnt
-        self.cache_size, self.log_path = cache_size, args.log
-        self.extra = shlex.split(args.mount_args)
-        self.proc: subprocess.Popen | None = None
+    mnt: str
+    log_path: str
+    proc: subprocess.Popen | None = None
 
-    def __enter__(self) -> "Mount":
-        cleanup_mountpoint(self.binary, self.mnt)
+    def start(self, cmd: list[str], what: str) -> None:
+        """Run `cmd` (logging to self.log_path under a `what` line) and wait until self.mnt is mounted."""
         os.makedirs(self.mnt, exist_ok=True)
         log = open(self.log_path, "ab")
-        log.write(f"\n--- {time.strftime('%H:%M:%S')} mount {self.source} {self.mnt}\n".encode())
+        log.write(f"\n--- {time.strftime('%H:%M:%S')} {what}\n".encode())
         log.flush()
-        cmd = [self.binary, "mount", self.source, self.mnt, "-f", "--cache-size", self.cache_size] + self.extra
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
         log.close()
         _live_mounts.append(self)
@@ -479,7 +477,6 @@ class Mount:
         except BaseException:
             self.close()
             raise
-        return self
 
     def __exit__(self, *exc) -> None:
         self.close()
@@ -490,8 +487,65 @@ class Mount:
         return self.proc.pid
 
     def cpu(self) -> float:
-        """The daemon's CPU seconds so far."""
+        """The daemon's CPU seconds so far (all its threads)."""
         return proc_cpu_seconds(self.pid)
+
+    def vm_hwm_mib(self) -> float | None:
+        try:
+            with open(f"/proc/{self.pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmHWM:"):
+                        return int(line.split()[1]) / 1024.0
+        except OSError:
+            return None
+        return None
+
+    def unmount(self) -> None:
+        """Ask the daemon's own way to unmount."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Unmount, then wait for the daemon to exit (it does once its mount is gone)."""
+        proc = self.proc
+        if proc is None:
+            return
+        try:
+            if os.path.ismount(self.mnt) or proc.poll() is None:
+                self.unmount()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.terminate()  # both daemons unmount on SIGTERM
+                try:
+                    proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait(timeout=5)
+            if os.path.ismount(self.mnt) or _is_dead_mount(self.mnt):
+                subprocess.run(["umount", "-l", self.mnt], capture_output=True, timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            self.proc = None
+            if self in _live_mounts:
+                _live_mounts.remove(self)
+
+
+class Mount(ForegroundDaemon):
+    """`blosc2fs mount SRC MNT -f --cache-size N [extra]` in the background; always cleaned up."""
+
+    def __init__(self, args, source: str, cache_size: str):
+        self.binary, self.source, self.mnt = args.binary, source, args.mnt
+        self.cache_size, self.log_path = cache_size, args.log
+        self.extra = shlex.split(args.mount_args)
+        self.proc: subprocess.Popen | None = None
+
+    def __enter__(self) -> "Mount":
+        cleanup_mountpoint(self.binary, self.mnt)
+        cmd = [self.binary, "mount", self.source, self.mnt, "-f", "--cache-size", self.cache_size] + self.extra
+        self.start(cmd, f"mount {self.source} {self.mnt}")
+        return self
 
     def data(self, name: str, expect: int) -> str:
         """MNT/name.b2nd/data of size `expect`; a BenchError quoting meta.json when not presented."""
@@ -514,41 +568,8 @@ class Mount:
         with open(os.path.join(self.mnt, ".stats"), "rb", buffering=0) as f:
             return json.loads(f.read())
 
-    def vm_hwm_mib(self) -> float | None:
-        try:
-            with open(f"/proc/{self.pid}/status") as f:
-                for line in f:
-                    if line.startswith("VmHWM:"):
-                        return int(line.split()[1]) / 1024.0
-        except OSError:
-            return None
-        return None
-
-    def close(self) -> None:
-        proc = self.proc
-        if proc is None:
-            return
-        try:
-            if os.path.ismount(self.mnt) or proc.poll() is None:
-                subprocess.run([self.binary, "unmount", self.mnt], capture_output=True, timeout=30)
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.terminate()  # the daemon unmounts on SIGTERM
-                try:
-                    proc.wait(timeout=5)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait(timeout=5)
-            if os.path.ismount(self.mnt) or _is_dead_mount(self.mnt):
-                subprocess.run(["umount", "-l", self.mnt], capture_output=True, timeout=30)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-            self.proc = None
-            if self in _live_mounts:
-                _live_mounts.remove(self)
+    def unmount(self) -> None:
+        subprocess.run([self.binary, "unmount", self.mnt], capture_output=True, timeout=30)
 
 
 def _is_dead_mount(path: str) -> bool:
@@ -600,84 +621,20 @@ def cleanup_peer_mountpoint(mnt: str) -> None:
             raise BenchError(f"cannot remove the mount left at {mnt}")
 
 
-class PeerMount:
+class PeerMount(ForegroundDaemon):
     """`squashfuse_ll -f IMG MNT` in the background (its PID is the daemon's); always cleaned up."""
 
     def __init__(self, squashfuse: str, image: str, mnt: str, log_path: str):
         self.squashfuse, self.image, self.mnt, self.log_path = squashfuse, image, mnt, log_path
-        self.proc: subprocess.Popen | None = None
+        self.proc = None
 
     def __enter__(self) -> "PeerMount":
         cleanup_peer_mountpoint(self.mnt)
-        os.makedirs(self.mnt, exist_ok=True)
-        log = open(self.log_path, "ab")
-        log.write(f"\n--- {time.strftime('%H:%M:%S')} squashfuse_ll {self.image} {self.mnt}\n".encode())
-        log.flush()
-        cmd = [self.squashfuse, "-f", self.image, self.mnt]
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
-        log.close()
-        _live_mounts.append(self)
-        try:
-            deadline = time.monotonic() + 20
-            while not os.path.ismount(self.mnt):
-                if self.proc.poll() is not None:
-                    raise BenchError(f"`{' '.join(cmd)}` exited with {self.proc.returncode} before mounting: "
-                                     f"{tail(self.log_path, 1500)}")
-                if time.monotonic() > deadline:
-                    raise BenchError(f"`{' '.join(cmd)}` did not mount within 20 s: {tail(self.log_path, 1500)}")
-                time.sleep(0.02)
-        except BaseException:
-            self.close()
-            raise
+        self.start([self.squashfuse, "-f", self.image, self.mnt], f"squashfuse_ll {self.image} {self.mnt}")
         return self
 
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    @property
-    def pid(self) -> int:
-        assert self.proc is not None
-        return self.proc.pid
-
-    def cpu(self) -> float:
-        """The daemon's CPU seconds so far (all its threads)."""
-        return proc_cpu_seconds(self.pid)
-
-    def vm_hwm_mib(self) -> float | None:
-        try:
-            with open(f"/proc/{self.pid}/status") as f:
-                for line in f:
-                    if line.startswith("VmHWM:"):
-                        return int(line.split()[1]) / 1024.0
-        except OSError:
-            return None
-        return None
-
-    def close(self) -> None:
-        """Unmount, then wait for the daemon to exit (it does once its mount is gone)."""
-        proc = self.proc
-        if proc is None:
-            return
-        try:
-            _unmount_fuse(self.mnt)
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.terminate()  # libfuse unmounts on SIGTERM
-                try:
-                    proc.wait(timeout=5)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait(timeout=5)
-            if os.path.ismount(self.mnt) or _is_dead_mount(self.mnt):
-                subprocess.run(["umount", "-l", self.mnt], capture_output=True, timeout=30)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-            self.proc = None
-            if self in _live_mounts:
-                _live_mounts.remove(self)
+    def unmount(self) -> None:
+        _unmount_fuse(self.mnt)
 
 
 def cleanup_all() -> None:

@@ -160,18 +160,8 @@ pub const ARRAY_FILES: [ArrayFile; 8] = [
         kind: Kind::File,
         who: "arrays with values of their own; a table column shows its valid rows only",
         sized_by: "the array's shape and typesize (a column: its valid rows)",
-        size: |p| match (&p.array, &p.rows) {
-            (Some(_), Some([data, _])) => Some(data.body_len()),
-            (Some(array), None) => Some(array.data_len()),
-            (None, _) => None,
-        },
-        open: |p| {
-            let view = match &p.rows {
-                Some([data, _]) => View::Rows(data.clone()),
-                None => View::Data,
-            };
-            Some(Content::Array { array: p.array.clone()?, view })
-        },
+        size: |p| Some(p.values(false)?.1),
+        open: |p| Some(Content::Array { array: p.array.clone()?, view: p.values(false)?.0 }),
         xattrs: true,
     },
     ArrayFile {
@@ -181,18 +171,8 @@ pub const ARRAY_FILES: [ArrayFile; 8] = [
         kind: Kind::File,
         who: "as data",
         sized_by: "the .npy header rendered at load, plus data's size",
-        size: |p| match (&p.array, &p.rows) {
-            (Some(_), Some([_, npy])) => Some(p.npy_header.len() as u64 + npy.body_len()),
-            (Some(array), None) => Some(p.npy_header.len() as u64 + array.data_len()),
-            (None, _) => None,
-        },
-        open: |p| {
-            let view = match &p.rows {
-                Some([_, npy]) => View::Rows(npy.clone()),
-                None => View::Npy(p.npy_header.clone()),
-            };
-            Some(Content::Array { array: p.array.clone()?, view })
-        },
+        size: |p| Some(p.values(true)?.1),
+        open: |p| Some(Content::Array { array: p.array.clone()?, view: p.values(true)?.0 }),
         xattrs: true,
     },
     ArrayFile {

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde_json::{json, Value as Json};
 
 use crate::format::{Array, Shape};
-use crate::read::{row_bytes, RowMap, RowSelection};
+use crate::read::{row_bytes, RowMap, RowSelection, View};
 
 use super::dtype::presented_dtype;
 use super::meta_json::json_bytes;
@@ -135,6 +135,19 @@ impl Presented {
             items,
             array: Some(array),
         }
+    }
+
+    /// The view of the values `data` (or, `npy`, `data.npy`) shows and its
+    /// size: the whole array in C order, or a table column's valid rows;
+    /// `None` when this version has no values.
+    pub fn values(&self, npy: bool) -> Option<(View, u64)> {
+        let array = self.array.as_ref()?;
+        Some(match (&self.rows, npy) {
+            (Some([data, _]), false) => (View::Rows(data.clone()), data.body_len()),
+            (Some([_, npy]), true) => (View::Rows(npy.clone()), self.npy_header.len() as u64 + npy.body_len()),
+            (None, false) => (View::Data, array.data_len()),
+            (None, true) => (View::Npy(self.npy_header.clone()), self.npy_header.len() as u64 + array.data_len()),
+        })
     }
 
     /// The array, when it has values of its own and presents all of them
