@@ -15,11 +15,22 @@ use crate::mount::MountConfig;
 use crate::source::remote::RemoteOptions;
 use crate::source::urls::is_remote_url;
 
+/// `--version`'s long form: the version, then what this build was built
+/// with (the cargo features `remote` and `zstd-c`).
+fn long_version() -> &'static str {
+    static TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TEXT.get_or_init(|| {
+        let remote = if cfg!(feature = "remote") { "yes" } else { "no (built without the cargo feature `remote`)" };
+        format!("{}\nremote sources: {remote}\nzstd decoder: {}", env!("CARGO_PKG_VERSION"), crate::format::codec::zstd::BACKEND)
+    })
+}
+
 /// The command line: global flags and one subcommand.
 #[derive(Debug, Parser)]
 #[command(
     name = "blosc2fs",
     version,
+    long_version = long_version(),
     about = "Read Blosc2 arrays (.b2nd, frames) as plain files",
     long_about = "Read Blosc2 arrays (.b2nd, frames) as plain files.\n\n\
         `blosc2fs mount SOURCE MOUNTPOINT` presents every Blosc2 file under SOURCE as a folder holding \

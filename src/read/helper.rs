@@ -31,8 +31,8 @@ const MAX_HELPERS: usize = 3;
 /// A few threads waiting for decode jobs; they end when this is dropped.
 pub struct DecodeHelpers {
     jobs: Sender<Job>,
-    /// Helpers polling for a job right now.
-    polling: Arc<AtomicUsize>,
+    /// Helpers polling for a job right now, and helpers asleep.
+    state: Arc<HelperState>,
     /// When the last job was offered (µs since `born`; 0: never).
     last_offer: AtomicU64,
     born: Instant,
@@ -57,16 +57,16 @@ impl DecodeHelpers {
         }
         let (sender, receiver) = channel::<Job>();
         let receiver = Arc::new(Mutex::new(receiver));
-        let polling = Arc::new(AtomicUsize::new(0));
+        let state = Arc::new(HelperState::default());
         let mut started = 0;
         for i in 0..threads {
-            let (receiver, polling) = (receiver.clone(), polling.clone());
-            match std::thread::Builder::new().name(format!("blosc2fs-decode-{i}")).spawn(move || serve(&receiver, &polling)) {
+            let (receiver, state) = (receiver.clone(), state.clone());
+            match std::thread::Builder::new().name(format!("blosc2fs-decode-{i}")).spawn(move || serve(&receiver, &state)) {
                 Ok(_) => started += 1,
                 Err(e) => log::warn!("decode helper thread {i} not started: {e}"),
             }
         }
-        (started > 0).then_some(DecodeHelpers { jobs: sender, polling, last_offer: AtomicU64::new(0), born: Instant::now() })
+        (started > 0).then_some(DecodeHelpers { jobs: sender, state, last_offer: AtomicU64::new(0), born: Instant::now() })
     }
 
     /// Hand `job` to a helper if one is polling or the offers come in a
@@ -76,7 +76,7 @@ impl DecodeHelpers {
         let now = (self.born.elapsed().as_micros() as u64).max(1);
         let last = self.last_offer.swap(now, Ordering::Relaxed);
         let burst = last != 0 && now.saturating_sub(last) < BURST_GAP.as_micros() as u64;
-        if self.polling.load(Ordering::Relaxed) == 0 && !burst {
+        if self.state.polling.load(Ordering::Relaxed) == 0 && !burst {
             return false;
         }
         // A send fails only when every helper has ended; the reader then
@@ -93,9 +93,18 @@ impl DecodeHelpers {
 /// How long a helper polls for the next job before it sleeps.
 const SPIN: Duration = Duration::from_micros(150);
 
-/// A helper thread: run jobs until the sender is gone. `polling` counts
-/// the helpers polling for a job (not asleep, not working).
-fn serve(jobs: &Mutex<Receiver<Job>>, polling: &AtomicUsize) {
+/// What the helpers are doing, counted.
+#[derive(Default)]
+struct HelperState {
+    /// Helpers polling for a job (not asleep, not working).
+    polling: AtomicUsize,
+    /// Helpers blocked until a job comes.
+    asleep: AtomicUsize,
+}
+
+/// A helper thread: run jobs until the sender is gone.
+fn serve(jobs: &Mutex<Receiver<Job>>, state: &HelperState) {
+    let polling = &state.polling;
     loop {
         let Ok(receiver) = jobs.lock() else { return };
         let deadline = Instant::now() + SPIN;
@@ -106,9 +115,11 @@ fn serve(jobs: &Mutex<Receiver<Job>>, polling: &AtomicUsize) {
                 Err(TryRecvError::Disconnected) => break Err(()),
                 Err(TryRecvError::Empty) if Instant::now() < deadline => std::thread::yield_now(),
                 Err(TryRecvError::Empty) => {
+                    state.asleep.fetch_add(1, Ordering::Relaxed);
                     polling.fetch_sub(1, Ordering::Relaxed);
                     let job = receiver.recv().map_err(|_| ());
                     polling.fetch_add(1, Ordering::Relaxed);
+                    state.asleep.fetch_sub(1, Ordering::Relaxed);
                     break job;
                 }
             }
@@ -140,10 +151,13 @@ mod tests {
         assert!(DecodeHelpers::start(0).is_none());
     }
 
-    /// Wait until no helper polls (each sleeps once its poll runs out).
+    /// Wait until the one helper is blocked waiting for a job (it sleeps
+    /// once its poll runs out). Not polling is not enough: a helper that has
+    /// not started yet, or is on its way back from a job, does not poll
+    /// either, and would poll just after.
     fn until_asleep(helpers: &DecodeHelpers) {
         let start = Instant::now();
-        while helpers.polling.load(Ordering::Relaxed) != 0 {
+        while helpers.state.asleep.load(Ordering::Relaxed) != 1 || helpers.state.polling.load(Ordering::Relaxed) != 0 {
             assert!(start.elapsed() < Duration::from_secs(10), "the helper never went to sleep");
             std::thread::sleep(Duration::from_millis(1));
         }
@@ -183,7 +197,7 @@ mod tests {
         let taken = (0..50).any(|_| {
             let helpers = DecodeHelpers::for_cores(2).expect("one helper");
             let start = Instant::now();
-            while helpers.polling.load(Ordering::Relaxed) == 0 && start.elapsed() < Duration::from_millis(100) {
+            while helpers.state.polling.load(Ordering::Relaxed) == 0 && start.elapsed() < Duration::from_millis(100) {
                 std::hint::spin_loop();
             }
             helpers.offer(naming_job(&tx))

@@ -115,6 +115,10 @@ pub enum CodecError {
     /// The underlying library reported a corrupt stream.
     #[error("{codec} stream corrupt: {detail}")]
     Corrupt { codec: &'static str, detail: String },
+    /// A well-formed stream this build cannot decode (the detail says which
+    /// build can).
+    #[error("{codec}: {detail}")]
+    Unsupported { codec: &'static str, detail: String },
 }
 
 /// A small deterministic generator (xorshift) for the codec tests' inputs.

@@ -1,28 +1,31 @@
 //! Zstandard streams (Blosc's `zstd` codec), optionally with a dictionary.
 //!
-//! Each Blosc stream is one zstd frame (the library would also accept
-//! several concatenated frames and skippable frames, as `ZSTD_decompressDCtx`
-//! does). The dictionary, when the chunk has one, is whatever Blosc stored:
-//! normally a ZDICT-format dictionary (magic `0xEC30A437`, entropy tables,
-//! content), but zstd also accepts plain bytes as "raw content" and tells the
-//! two apart by the magic number.
+//! Each Blosc stream is one zstd frame (concatenated frames and skippable
+//! frames are accepted too, as `ZSTD_decompressDCtx` does). The dictionary,
+//! when the chunk has one, is whatever Blosc stored: a ZDICT-format
+//! dictionary (magic `0xEC30A437`, entropy tables, content) as C-Blosc2's
+//! trainer writes it; libzstd also takes plain bytes as "raw content".
 //!
-//! Decompression contexts are kept per thread: one without dictionary, and
-//! one for the most recently used dictionary (loading a dictionary builds its
-//! entropy tables, so it is worth not repeating for every block).
-
-use std::cell::RefCell;
-
-use zstd::bulk::Decompressor;
+//! Two decoders sit behind the one entry point: libzstd (C, through the
+//! `zstd` crate) with the default cargo feature `zstd-c`, and the pure-Rust
+//! `ruzstd` without it, so that a local-only build compiles no C. Both keep
+//! decoder state per thread and give the same errors for a wrong length.
 
 use super::CodecError;
 
+#[cfg(feature = "zstd-c")]
+mod libzstd;
+#[cfg(feature = "zstd-c")]
+use libzstd as backend;
+#[cfg(not(feature = "zstd-c"))]
+mod pure;
+#[cfg(not(feature = "zstd-c"))]
+use pure as backend;
+
 const CODEC: &str = "zstd";
 
-thread_local! {
-    static PLAIN: RefCell<Option<Decompressor<'static>>> = const { RefCell::new(None) };
-    static WITH_DICT: RefCell<Option<(Vec<u8>, Decompressor<'static>)>> = const { RefCell::new(None) };
-}
+/// Which decoder this build uses, for `--version` and the docs' figures.
+pub const BACKEND: &str = if cfg!(feature = "zstd-c") { "libzstd (C)" } else { "ruzstd (pure Rust)" };
 
 fn corrupt(detail: impl ToString) -> CodecError {
     CodecError::Corrupt {
@@ -34,64 +37,7 @@ fn corrupt(detail: impl ToString) -> CodecError {
 /// Decode the zstd frame(s) in `src` into exactly `dst.len()` bytes, using
 /// `dict` as dictionary when it is not empty.
 pub fn decompress(src: &[u8], dst: &mut [u8], dict: &[u8]) -> Result<(), CodecError> {
-    if dict.is_empty() {
-        PLAIN.with(|cell| match cell.try_borrow_mut() {
-            Ok(mut slot) => {
-                if slot.is_none() {
-                    *slot = Some(Decompressor::new().map_err(corrupt)?);
-                }
-                let d = slot.as_mut().expect("just filled");
-                run(d, src, dst)
-            }
-            Err(_) => run(&mut Decompressor::new().map_err(corrupt)?, src, dst),
-        })
-    } else {
-        WITH_DICT.with(|cell| match cell.try_borrow_mut() {
-            Ok(mut slot) => {
-                let reuse = matches!(slot.as_ref(), Some((cached, _)) if cached.as_slice() == dict);
-                if !reuse {
-                    // Drop the old context first so we never hold two.
-                    *slot = None;
-                    let d = Decompressor::with_dictionary(dict)
-                        .map_err(|e| corrupt(format!("bad dictionary: {e}")))?;
-                    *slot = Some((dict.to_vec(), d));
-                }
-                let (_, d) = slot.as_mut().expect("just filled");
-                run(d, src, dst)
-            }
-            Err(_) => {
-                let mut d = Decompressor::with_dictionary(dict)
-                    .map_err(|e| corrupt(format!("bad dictionary: {e}")))?;
-                run(&mut d, src, dst)
-            }
-        })
-    }
-}
-
-fn run(d: &mut Decompressor<'_>, src: &[u8], dst: &mut [u8]) -> Result<(), CodecError> {
-    let expected = dst.len();
-    match d.decompress_to_buffer(src, dst) {
-        Ok(got) if got == expected => Ok(()),
-        Ok(got) => Err(CodecError::WrongLength {
-            codec: CODEC,
-            expected,
-            got,
-        }),
-        Err(e) => {
-            // Give a length error when the frame header says so (typically
-            // "destination buffer too small"); otherwise report zstd's words.
-            if let Ok(Some(size)) = zstd::zstd_safe::get_frame_content_size(src) {
-                if size != expected as u64 {
-                    return Err(CodecError::WrongLength {
-                        codec: CODEC,
-                        expected,
-                        got: usize::try_from(size).unwrap_or(usize::MAX),
-                    });
-                }
-            }
-            Err(corrupt(e))
-        }
-    }
+    backend::decompress(src, dst, dict)
 }
 
 #[cfg(test)]
@@ -273,6 +219,22 @@ mod tests {
     }
 
     #[test]
+    #[cfg(not(feature = "zstd-c"))]
+    fn raw_content_dictionary_is_named_unsupported_by_ruzstd() {
+        let dict = text(20_000, 77);
+        let data: Vec<u8> = dict.chunks(1000).rev().flatten().copied().collect();
+        let src = compress(&data, 3, &dict);
+        assert_eq!(
+            decode(&src, data.len(), &dict),
+            Err(CodecError::Unsupported {
+                codec: CODEC,
+                detail: "a raw-content dictionary (no ZDICT magic) is read only by the libzstd decoder (cargo feature `zstd-c`)".into()
+            })
+        );
+    }
+
+    #[test]
+    #[cfg(feature = "zstd-c")]
     fn raw_content_dictionary() {
         let dict = text(20_000, 77);
         // the data repeats pieces of the dictionary
@@ -320,7 +282,8 @@ mod tests {
 
     #[test]
     fn dictionary_context_is_switched_and_reused() {
-        let d1 = text(10_000, 1);
+        // ruzstd reads only ZDICT dictionaries; libzstd also raw content.
+        let d1 = if cfg!(feature = "zstd-c") { text(10_000, 1) } else { zdict(7, &text(10_000, 1)) };
         let d2 = zdict(42, &text(10_000, 2));
         let data1: Vec<u8> = d1.chunks(500).rev().flatten().copied().collect();
         let data2 = text(30_000, 2);
@@ -370,6 +333,25 @@ mod tests {
             decode(b"not zstd", 8, &[]),
             Err(CodecError::Corrupt { .. })
         ));
+    }
+
+    #[test]
+    #[cfg(not(feature = "zstd-c"))]
+    fn ruzstd_refuses_a_window_the_output_does_not_justify() {
+        use std::io::Write;
+        let data = text(4_000, 12);
+        let mut enc = zstd::stream::write::Encoder::new(Vec::new(), 3).unwrap();
+        enc.window_log(27).unwrap();
+        enc.write_all(&data).unwrap();
+        let src = enc.finish().unwrap();
+        let err = decode(&src, data.len(), &[]).unwrap_err();
+        assert_eq!(
+            err,
+            CodecError::Corrupt {
+                codec: CODEC,
+                detail: "Specified window_size is too big; Requested: 134217728, Max: 8388608".into()
+            }
+        );
     }
 
     /// Real zstd chunks written by Blosc 1.11.1, 1.14.0 and C-Blosc2 3.0.0.
