@@ -123,6 +123,9 @@ local_only_smoke() {
     local a=tests/fixtures/clevel1_lz4.b2nd store=tests/fixtures/stores/tree.b2z out mnt status f n=0
     out="$(cargo tree --locked --offline --no-default-features -e normal,build --prefix none | grep -E '^cc v|-sys v' | sort -u)"
     [ -z "$out" ] || { echo "the local-only build compiles C: $out"; return 1; }
+    out="$("$LOCAL_BIN" --version)"
+    grep -qx 'zstd decoder: ruzstd (pure Rust)' <<<"$out" && grep -q '^remote sources: no' <<<"$out" \
+        || { echo "not the local-only build's --version: $out"; return 1; }
     for f in tests/fixtures/*.b2nd tests/fixtures/*.b2frame tests/fixtures/*.caterva "$CONFORMANCE"/*.b2frame "$CONFORMANCE"/*.b2nd; do
         [ -f "$f" ] || continue
         if "$DEFAULT_BIN" cat "$f" >"$LOGS/smoke.default" 2>/dev/null; then

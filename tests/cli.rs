@@ -33,3 +33,16 @@ fn completions_and_man_page_come_from_the_binary() {
     let out = Command::new(binary()).args(["completions", "tcsh"]).output().unwrap();
     assert!(!out.status.success());
 }
+
+#[test]
+fn long_version_names_what_the_build_has() {
+    let short = run(&["-V"]);
+    assert_eq!(short, format!("blosc2fs {}\n", env!("CARGO_PKG_VERSION")));
+    // The suites run the default build (remote, zstd-c); test.sh checks the
+    // local-only binary's own lines.
+    let long = run(&["--version"]);
+    assert_eq!(
+        long,
+        format!("blosc2fs {}\nremote sources: yes\nzstd decoder: libzstd (C)\n", env!("CARGO_PKG_VERSION"))
+    );
+}
