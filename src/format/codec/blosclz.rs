@@ -554,23 +554,16 @@ mod tests {
     /// decode to its exact size and the whole chunk to the known bytes.
     #[test]
     fn real_blosc_chunks() {
-        for name in [
-            "blosc-1.3.0-blosclz.cdata",
-            "blosc-1.7.0-blosclz.cdata",
-            "blosc-1.11.1-blosclz.cdata",
-            "blosc-1.14.0-blosclz.cdata",
-            "blosc-blosclz-3.0.0.cdata",
-        ] {
-            let bytes = test_chunks::read(name);
-            assert_eq!(test_chunks::parse(&bytes).codec, 0, "{name} is not BloscLZ");
-            let (raw, coded) = test_chunks::decode(&bytes, decompress);
-            assert!(coded > 0, "{name}: no compressed streams");
-            assert_eq!(raw.len(), 4_000_000, "{name}");
-            assert_eq!(
-                test_chunks::sha256_hex(&raw),
-                test_chunks::CORPUS_SHA256,
-                "{name}"
-            );
-        }
+        test_chunks::assert_decodes_the_corpus(
+            &[
+                "blosc-1.3.0-blosclz.cdata",
+                "blosc-1.7.0-blosclz.cdata",
+                "blosc-1.11.1-blosclz.cdata",
+                "blosc-1.14.0-blosclz.cdata",
+                "blosc-blosclz-3.0.0.cdata",
+            ],
+            0,
+            decompress,
+        );
     }
 }

@@ -691,27 +691,21 @@ mod tests {
     /// for the bitshuffled ones every stream must match lz4_flex.
     #[test]
     fn real_blosc_chunks() {
-        for name in [
-            "blosc-1.3.0-lz4.cdata",
-            "blosc-1.3.0-lz4hc.cdata",
-            "blosc-1.7.0-lz4.cdata",
-            "blosc-1.7.0-lz4hc.cdata",
-            "blosc-1.11.1-lz4.cdata",
-            "blosc-1.11.1-lz4hc.cdata",
-            "blosc-1.14.0-lz4.cdata",
-            "blosc-1.14.0-lz4hc.cdata",
-            "blosc-lz4-3.0.0.cdata",
-        ] {
-            let bytes = test_chunks::read(name);
-            assert_eq!(test_chunks::parse(&bytes).codec, 1, "{name} is not LZ4");
-            let (raw, coded) = test_chunks::decode(&bytes, |s, d| decompress(s, d, &[]));
-            assert!(coded > 0, "{name}: no compressed streams");
-            assert_eq!(
-                test_chunks::sha256_hex(&raw),
-                test_chunks::CORPUS_SHA256,
-                "{name}"
-            );
-        }
+        test_chunks::assert_decodes_the_corpus(
+            &[
+                "blosc-1.3.0-lz4.cdata",
+                "blosc-1.3.0-lz4hc.cdata",
+                "blosc-1.7.0-lz4.cdata",
+                "blosc-1.7.0-lz4hc.cdata",
+                "blosc-1.11.1-lz4.cdata",
+                "blosc-1.11.1-lz4hc.cdata",
+                "blosc-1.14.0-lz4.cdata",
+                "blosc-1.14.0-lz4hc.cdata",
+                "blosc-lz4-3.0.0.cdata",
+            ],
+            1,
+            |s, d| decompress(s, d, &[]),
+        );
         for name in [
             "blosc-1.17.1-lz4-bitshuffle4-memcpy.cdata",
             "blosc-1.17.1-lz4-bitshuffle8-nomemcpy.cdata",

@@ -174,6 +174,25 @@ pub fn unshuffle(src: &[u8], typesize: usize) -> Vec<u8> {
     out
 }
 
+/// Decode each named chunk of the corpus (all hold the same 4,000,000
+/// bytes) with `codec` for its compressed streams, and check that the chunk
+/// uses the format code `format` (the header's 3-bit codec), that some
+/// streams went through the codec, and that the bytes are the corpus's.
+pub fn assert_decodes_the_corpus(
+    names: &[&str],
+    format: u8,
+    mut codec: impl FnMut(&[u8], &mut [u8]) -> Result<(), CodecError>,
+) {
+    for name in names {
+        let bytes = read(name);
+        assert_eq!(parse(&bytes).codec, format, "{name}: another codec");
+        let (raw, coded) = decode(&bytes, &mut codec);
+        assert!(coded > 0, "{name}: no compressed streams");
+        assert_eq!(raw.len(), 4_000_000, "{name}");
+        assert_eq!(sha256_hex(&raw), CORPUS_SHA256, "{name}");
+    }
+}
+
 pub fn sha256_hex(data: &[u8]) -> String {
     Sha256::digest(data)
         .iter()

@@ -218,21 +218,15 @@ mod tests {
     /// Real zlib chunks written by Blosc 1.3.0 .. 1.14.0.
     #[test]
     fn real_blosc_chunks() {
-        for name in [
-            "blosc-1.3.0-zlib.cdata",
-            "blosc-1.7.0-zlib.cdata",
-            "blosc-1.11.1-zlib.cdata",
-            "blosc-1.14.0-zlib.cdata",
-        ] {
-            let bytes = test_chunks::read(name);
-            assert_eq!(test_chunks::parse(&bytes).codec, 3, "{name} is not zlib");
-            let (raw, coded) = test_chunks::decode(&bytes, decompress);
-            assert!(coded > 0, "{name}: no compressed streams");
-            assert_eq!(
-                test_chunks::sha256_hex(&raw),
-                test_chunks::CORPUS_SHA256,
-                "{name}"
-            );
-        }
+        test_chunks::assert_decodes_the_corpus(
+            &[
+                "blosc-1.3.0-zlib.cdata",
+                "blosc-1.7.0-zlib.cdata",
+                "blosc-1.11.1-zlib.cdata",
+                "blosc-1.14.0-zlib.cdata",
+            ],
+            3,
+            decompress,
+        );
     }
 }

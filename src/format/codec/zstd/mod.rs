@@ -357,20 +357,14 @@ mod tests {
     /// Real zstd chunks written by Blosc 1.11.1, 1.14.0 and C-Blosc2 3.0.0.
     #[test]
     fn real_blosc_chunks() {
-        for name in [
-            "blosc-1.11.1-zstd.cdata",
-            "blosc-1.14.0-zstd.cdata",
-            "blosc-zstd-3.0.0.cdata",
-        ] {
-            let bytes = test_chunks::read(name);
-            assert_eq!(test_chunks::parse(&bytes).codec, 4, "{name} is not zstd");
-            let (raw, coded) = test_chunks::decode(&bytes, |s, d| decompress(s, d, &[]));
-            assert!(coded > 0, "{name}: no compressed streams");
-            assert_eq!(
-                test_chunks::sha256_hex(&raw),
-                test_chunks::CORPUS_SHA256,
-                "{name}"
-            );
-        }
+        test_chunks::assert_decodes_the_corpus(
+            &[
+                "blosc-1.11.1-zstd.cdata",
+                "blosc-1.14.0-zstd.cdata",
+                "blosc-zstd-3.0.0.cdata",
+            ],
+            4,
+            |s, d| decompress(s, d, &[]),
+        );
     }
 }
