@@ -156,3 +156,58 @@ impl Presented {
         self.array.as_ref().filter(|_| self.rows.is_none())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::views::testing::fixture;
+
+    fn xattr<'a>(p: &'a Presented, name: &str) -> Option<&'a str> {
+        p.xattrs.iter().find(|(n, _)| n == name).map(|(_, v)| std::str::from_utf8(v).unwrap())
+    }
+
+    /// `dtype_le_f4.b2nd` as tests/fixtures/manifest.json gives it: shape
+    /// [33, 21], chunks [12, 8], `<f4`, lz4.
+    #[test]
+    fn an_nd_array_presents_its_attributes_and_sizes() {
+        let p = Presented::of_array(fixture("dtype_le_f4.b2nd"), None);
+        assert_eq!(xattr(&p, "user.blosc2.dtype"), Some("<f4"));
+        assert_eq!(xattr(&p, "user.blosc2.shape"), Some("[33,21]"));
+        assert_eq!(xattr(&p, "user.blosc2.chunkshape"), Some("[12,8]"));
+        assert_eq!(xattr(&p, "user.blosc2.codec"), Some("lz4"));
+        assert_eq!(p.chunk_grid, [3, 3]);
+        let (view, size) = p.values(false).unwrap();
+        assert!(matches!(view, View::Data));
+        assert_eq!(size, 33 * 21 * 4);
+        let (view, size) = p.values(true).unwrap();
+        assert!(matches!(view, View::Npy(_)));
+        assert_eq!(size, p.npy_header.len() as u64 + 33 * 21 * 4);
+        // numpy's header: magic, version 1.0, padded to 64 bytes, newline.
+        assert!(p.npy_header.starts_with(b"\x93NUMPY\x01\x00"));
+        assert_eq!(p.npy_header.len() % 64, 0);
+        assert!(String::from_utf8_lossy(&p.npy_header).contains("'descr': '<f4', 'fortran_order': False, 'shape': (33, 21)"));
+        assert!(p.whole_array().is_some());
+    }
+
+    /// A plain frame of 7,000 bytes of text (typesize 1, chunks of 1,500, as
+    /// scripts/gen_fixtures.py writes it): one dimension of its length, no
+    /// chunkshape attribute.
+    #[test]
+    fn a_plain_frame_is_one_dimension_of_items() {
+        let p = Presented::of_array(fixture("frame_bytes_typesize1.b2frame"), None);
+        assert_eq!(p.values(false).unwrap().1, 7000);
+        assert_eq!(xattr(&p, "user.blosc2.shape"), Some("[7000]"));
+        assert_eq!(xattr(&p, "user.blosc2.chunkshape"), None);
+        assert_eq!(xattr(&p, "user.blosc2.codec"), Some("zlib"));
+        assert_eq!(p.chunk_grid, [5]);
+    }
+
+    #[test]
+    fn meta_only_has_no_values_and_no_attributes() {
+        let p = Presented::meta_only(&json!({"file": "a.b2nd", "error": "truncated"}));
+        assert!(p.values(false).is_none() && p.values(true).is_none() && p.whole_array().is_none());
+        assert!(p.xattrs.is_empty() && p.npy_header.is_empty() && p.zarray.is_none());
+    }
+}
