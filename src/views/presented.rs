@@ -191,14 +191,15 @@ mod tests {
         assert!(p.whole_array().is_some());
     }
 
-    /// A plain frame of 7,000 bytes of text (typesize 1, chunks of 1,500, as
-    /// scripts/gen_fixtures.py writes it): one dimension of its length, no
-    /// chunkshape attribute.
+    /// A plain frame of text (typesize 1, chunks of 1,500 bytes): 120 times a
+    /// 57-byte sentence, 6,840 bytes, as scripts/gen_fixtures.py writes it and
+    /// the manifest's `size` says. One dimension of its length, no chunkshape
+    /// attribute.
     #[test]
     fn a_plain_frame_is_one_dimension_of_items() {
         let p = Presented::of_array(fixture("frame_bytes_typesize1.b2frame"), None);
-        assert_eq!(p.values(false).unwrap().1, 7000);
-        assert_eq!(xattr(&p, "user.blosc2.shape"), Some("[7000]"));
+        assert_eq!(p.values(false).unwrap().1, 6840);
+        assert_eq!(xattr(&p, "user.blosc2.shape"), Some("[6840]"));
         assert_eq!(xattr(&p, "user.blosc2.chunkshape"), None);
         assert_eq!(xattr(&p, "user.blosc2.codec"), Some("zlib"));
         assert_eq!(p.chunk_grid, [5]);
