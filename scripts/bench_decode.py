@@ -78,10 +78,13 @@ def main():
     ap.add_argument("--rounds", type=int, default=3, help="A B alternations (each takes the best of 3 passes)")
     ap.add_argument("--workdir", default="/tmp/blosc2fs-bench-decode")
     ap.add_argument("--only", nargs="*", help="configurations to run (default: all)")
+    ap.add_argument("--binary", help="a built examples/decode_bench (default: build it into target/release)")
     args = ap.parse_args()
     configs = [c for c in CONFIGS if not args.only or c[0] in args.only]
-    subprocess.run(["cargo", "build", "--release", "-j2", "--example", "decode_bench"], cwd=REPO, check=True)
-    binary = os.path.join(REPO, "target", "release", "examples", "decode_bench")
+    binary = args.binary
+    if binary is None:
+        subprocess.run(["cargo", "build", "--release", "-j2", "--example", "decode_bench"], cwd=REPO, check=True)
+        binary = os.path.join(REPO, "target", "release", "examples", "decode_bench")
     os.makedirs(args.workdir, exist_ok=True)
     data = None
     paths = {}
@@ -104,7 +107,10 @@ def main():
             r_runs.append(rust_gbps(binary, paths[name], 3))
         c, r = max(c_runs), max(r_runs)
         results[name] = {"c_blosc2_gbps": c, "blosc2fs_gbps": r, "ratio": r / c, "target": target}
-    print(f"single-thread decode, {args.mib} MiB of float64 per file, best of {args.rounds} A/B rounds")
+    with open("/proc/cpuinfo") as f:
+        cpu = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), "unknown CPU")
+    print(f"single-thread decode, {args.mib} MiB of float64 per file, best of {args.rounds} A/B rounds; "
+          f"{os.cpu_count()} CPUs ({cpu}), load average {os.getloadavg()[0]:.2f} at the end")
     print(f"{'config':18} {'C-Blosc2 GB/s':>14} {'blosc2fs GB/s':>14} {'ratio':>7} {'target':>7}")
     for name, r in results.items():
         verdict = "PASS" if r["ratio"] >= r["target"] else "FAIL"
