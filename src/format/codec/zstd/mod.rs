@@ -24,7 +24,7 @@ use pure as backend;
 
 const CODEC: &str = "zstd";
 
-/// Which decoder this build uses, for `--version` and the docs' figures.
+/// Which decoder this build uses, as `blosc2fs --version` names it.
 pub const BACKEND: &str = if cfg!(feature = "zstd-c") { "libzstd (C)" } else { "ruzstd (pure Rust)" };
 
 fn corrupt(detail: impl ToString) -> CodecError {

@@ -46,6 +46,7 @@ pub(super) fn decompress(src: &[u8], dst: &mut [u8], dict: &[u8]) -> Result<(), 
     SLOT.with(|cell| match cell.try_borrow_mut() {
         Ok(mut slot) => {
             if !matches!(slot.as_ref(), Some(s) if s.dict == dict) {
+                // Drop the old decoder first so a thread never holds two.
                 *slot = None;
                 *slot = Some(new_slot(dict)?);
             }
@@ -124,29 +125,13 @@ fn run(d: &mut FrameDecoder, dict_id: Option<u32>, src: &[u8], dst: &mut [u8]) -
 }
 
 /// A length error when the first frame's header gives a size other than
-/// `expected` (as the libzstd decoder reports it), else ruzstd's words.
+/// `expected`, else ruzstd's words as a corrupt stream: what the libzstd
+/// decoder reports for the same input (a cut stream included).
 fn frame_error(e: FrameDecoderError, first_size: Option<u64>, expected: usize) -> CodecError {
     match first_size {
         Some(size) if size != 0 && size != expected as u64 => {
             CodecError::WrongLength { codec: CODEC, expected, got: usize::try_from(size).unwrap_or(usize::MAX) }
         }
-        _ => match e {
-            FrameDecoderError::ReadFrameHeaderError(_) | FrameDecoderError::FailedToReadBlockHeader(_) if is_eof(&e) => {
-                CodecError::Truncated { codec: CODEC }
-            }
-            e => corrupt(e),
-        },
+        _ => corrupt(e),
     }
-}
-
-/// Whether ruzstd ran out of input (its errors wrap an I/O end-of-file).
-fn is_eof(e: &FrameDecoderError) -> bool {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(err) = source {
-        if let Some(io) = err.downcast_ref::<std::io::Error>() {
-            return io.kind() == std::io::ErrorKind::UnexpectedEof;
-        }
-        source = err.source();
-    }
-    false
 }
