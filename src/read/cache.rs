@@ -11,6 +11,7 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use crate::format::{PResult, Problem};
 
+use super::budget::ByteLru;
 use super::buffers::BufferPool;
 use super::stats::Stats;
 
@@ -33,17 +34,12 @@ pub type Block = Arc<Vec<u8>>;
 /// budget also bounds memory when blocks are tiny.
 const ENTRY_OVERHEAD: usize = 128;
 
-struct Lru {
-    map: lru::LruCache<BlockKey, Block>,
-    bytes: usize,
-}
-
 /// The result a decoding thread leaves for the threads waiting on it.
 type Slot = Arc<(Mutex<Option<PResult<Block>>>, Condvar)>;
 
 /// Decoded blocks shared by every reader of a mount.
 pub struct BlockCache {
-    lru: Mutex<Lru>,
+    lru: Mutex<ByteLru<BlockKey, Block>>,
     budget: usize,
     inflight: Mutex<HashMap<BlockKey, Slot>>,
     stats: Arc<Stats>,
@@ -54,7 +50,7 @@ pub struct BlockCache {
 impl BlockCache {
     /// A cache holding at most `budget` bytes (data plus per-entry overhead).
     pub fn new(budget: usize, stats: Arc<Stats>) -> BlockCache {
-        BlockCache { lru: Mutex::new(Lru { map: lru::LruCache::unbounded(), bytes: 0 }), budget, inflight: Mutex::new(HashMap::new()), stats, pool: BufferPool::default() }
+        BlockCache { lru: Mutex::new(ByteLru::new(budget)), budget, inflight: Mutex::new(HashMap::new()), stats, pool: BufferPool::default() }
     }
 
     /// The byte budget.
@@ -64,13 +60,12 @@ impl BlockCache {
 
     /// Bytes and entries held now.
     pub fn usage(&self) -> (usize, usize) {
-        let lru = self.lru.lock().unwrap_or_else(|e| e.into_inner());
-        (lru.bytes, lru.map.len())
+        self.lru.lock().unwrap_or_else(|e| e.into_inner()).usage()
     }
 
     /// Whether a block is cached (does not count as a hit).
     pub fn contains(&self, key: &BlockKey) -> bool {
-        self.lru.lock().unwrap_or_else(|e| e.into_inner()).map.contains(key)
+        self.lru.lock().unwrap_or_else(|e| e.into_inner()).contains(key)
     }
 
     /// Whether a block is being decoded now (by the leader of its single flight).
@@ -82,7 +77,7 @@ impl BlockCache {
     /// without another block), without touching their recency.
     pub fn sample(&self, id: u64, n: usize) -> Vec<(BlockKey, Block)> {
         let lru = self.lru.lock().unwrap_or_else(|e| e.into_inner());
-        let mut found: Vec<(BlockKey, Block)> = lru.map.iter().filter(|(k, _)| k.array == id).map(|(k, b)| (*k, b.clone())).collect();
+        let mut found: Vec<(BlockKey, Block)> = lru.iter().filter(|(k, _)| k.array == id).map(|(k, b)| (*k, b.clone())).collect();
         found.sort_by_key(|(k, _)| (k.block != 0, k.chunk, k.block));
         found.truncate(n);
         found
@@ -100,7 +95,7 @@ impl BlockCache {
     }
 
     fn lookup(&self, key: &BlockKey) -> Option<Block> {
-        self.lru.lock().unwrap_or_else(|e| e.into_inner()).map.get(key).cloned()
+        self.lru.lock().unwrap_or_else(|e| e.into_inner()).get(key).cloned()
     }
 
     fn insert(&self, key: BlockKey, data: Block) {
@@ -108,24 +103,13 @@ impl BlockCache {
         if size > self.budget {
             return;
         }
-        let mut evicted = Vec::new();
-        {
+        let (evicted, replaced) = {
             let mut lru = self.lru.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(old) = lru.map.put(key, data) {
-                lru.bytes -= old.len() + ENTRY_OVERHEAD;
-            }
-            lru.bytes += size;
-            while lru.bytes > self.budget {
-                match lru.map.pop_lru() {
-                    Some((_, block)) => {
-                        lru.bytes -= block.len() + ENTRY_OVERHEAD;
-                        Stats::add(&self.stats.evictions, 1);
-                        evicted.push(block);
-                    }
-                    None => break,
-                }
-            }
-        }
+            let replaced = lru.contains(&key);
+            (lru.put(key, data, size), replaced as usize)
+        };
+        // A block put again under its own key is not an eviction.
+        Stats::add(&self.stats.evictions, (evicted.len() - replaced) as u64);
         // Outside the lock: a block no reader holds any more gives its buffer back.
         for block in evicted {
             if let Ok(buffer) = Arc::try_unwrap(block) {

@@ -8,18 +8,14 @@ use std::sync::{Arc, Mutex};
 
 use crate::format::{Array, ChunkLayout, PResult};
 
+use super::budget::ByteLru;
+
 /// Bytes charged per layout besides its variable parts.
 const LAYOUT_OVERHEAD: usize = 256;
 
-struct Lru {
-    map: lru::LruCache<(u64, u64), Arc<ChunkLayout>>,
-    bytes: usize,
-}
-
 /// Layouts of chunks of every open array.
 pub struct LayoutCache {
-    lru: Mutex<Lru>,
-    budget: usize,
+    lru: Mutex<ByteLru<(u64, u64), Arc<ChunkLayout>>>,
 }
 
 fn weight(layout: &ChunkLayout) -> usize {
@@ -29,41 +25,29 @@ fn weight(layout: &ChunkLayout) -> usize {
 impl LayoutCache {
     /// A cache of at most about `budget` bytes of layouts.
     pub fn new(budget: usize) -> LayoutCache {
-        LayoutCache { lru: Mutex::new(Lru { map: lru::LruCache::unbounded(), bytes: 0 }), budget }
+        LayoutCache { lru: Mutex::new(ByteLru::new(budget)) }
     }
 
     /// The layout of chunk `c` of `array`, read now if not kept.
     pub fn get(&self, array: &Array, c: u64) -> PResult<Arc<ChunkLayout>> {
         let key = (array.id(), c);
-        if let Some(layout) = self.lru.lock().unwrap_or_else(|e| e.into_inner()).map.get(&key) {
+        if let Some(layout) = self.lru.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
             return Ok(layout.clone());
         }
         let layout = Arc::new(array.read_layout(c)?);
-        let w = weight(&layout);
-        if w <= self.budget {
-            let mut lru = self.lru.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(old) = lru.map.put(key, layout.clone()) {
-                lru.bytes -= weight(&old);
-            }
-            lru.bytes += w;
-            while lru.bytes > self.budget {
-                match lru.map.pop_lru() {
-                    Some((_, evicted)) => lru.bytes -= weight(&evicted),
-                    None => break,
-                }
-            }
-        }
+        let evicted = self.lru.lock().unwrap_or_else(|e| e.into_inner()).put(key, layout.clone(), weight(&layout));
+        drop(evicted);
         Ok(layout)
     }
 
     /// Whether the layout of chunk `c` of array `id` is kept.
     pub fn contains(&self, id: u64, c: u64) -> bool {
-        self.lru.lock().unwrap_or_else(|e| e.into_inner()).map.contains(&(id, c))
+        self.lru.lock().unwrap_or_else(|e| e.into_inner()).contains(&(id, c))
     }
 
     /// Every layout kept for array `id` (what a growth check compares).
     pub fn known(&self, id: u64) -> Vec<(u64, Arc<ChunkLayout>)> {
         let lru = self.lru.lock().unwrap_or_else(|e| e.into_inner());
-        lru.map.iter().filter(|((a, _), _)| *a == id).map(|((_, c), l)| (*c, l.clone())).collect()
+        lru.iter().filter(|((a, _), _)| *a == id).map(|((_, c), l)| (*c, l.clone())).collect()
     }
 }

@@ -5,6 +5,7 @@
 //! nothing below calls back up.
 
 pub mod blocks;
+pub mod budget;
 pub mod buffers;
 pub mod cache;
 pub mod helper;
@@ -16,6 +17,7 @@ pub mod stats;
 pub mod stream;
 
 pub use blocks::Blocks;
+pub use budget::ByteLru;
 pub use cache::BlockCache;
 pub use planner::{read_uncached, Planner, RowSelection, Served, View};
 pub use prefetch::Prefetcher;
