@@ -201,6 +201,12 @@ pub struct MountArgs {
     /// Byte budget of the decoded-block cache (K/M/G suffixes).
     #[arg(long, default_value = "512M", value_parser = parse_size)]
     pub cache_size: u64,
+    /// Byte budget of what the daemon keeps of the arrays and stores it has
+    /// looked at (parsed headers, chunk indexes, meta.json, store listings;
+    /// K/M/G suffixes): past it, the least recently used are dropped and
+    /// read again when next needed.
+    #[arg(long, default_value = "32M", value_parser = parse_size)]
+    pub meta_cache: u64,
     /// FUSE worker threads.
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
@@ -223,7 +229,7 @@ pub struct MountArgs {
     #[arg(long)]
     pub gid: Option<u32>,
     /// Mount options, comma separated: ro, allow_other (other users may
-    /// read, as the source's permissions allow), cache_size=SIZE, threads=N,
+    /// read, as the source's permissions allow), cache_size=SIZE, meta_cache=SIZE, threads=N,
     /// prefetch_threads=N, decode_helpers=N, sched=batch|normal, uid=N, gid=N,
     /// direct_io, readahead_kb=N, max_request_kb=N.
     #[arg(short = 'o', value_name = "OPTIONS", value_delimiter = ',')]
@@ -271,6 +277,7 @@ impl MountArgs {
                 "allow_other" => allow_other = true,
                 "allow_root" => allow_other = true,
                 "cache_size" => self.cache_size = parse_size(need(key, value)?)?,
+                "meta_cache" => self.meta_cache = parse_size(need(key, value)?)?,
                 "threads" => self.threads = need(key, value)?.parse().map_err(|e| format!("threads: {e}"))?,
                 "prefetch_threads" => {
                     self.prefetch_threads = need(key, value)?.parse().map_err(|e| format!("prefetch_threads: {e}"))?
@@ -296,6 +303,7 @@ impl MountArgs {
             mountpoint: self.mountpoint,
             foreground: self.foreground,
             cache_size: self.cache_size,
+            meta_cache: self.meta_cache,
             threads: self.threads,
             prefetch_threads: self.prefetch_threads,
             decode_helpers: self.decode_helpers,
@@ -371,12 +379,13 @@ mod tests {
 
     #[test]
     fn mount_helper_form_and_options() {
-        let args = normalize_args(vec!["blosc2fs".into(), "/src".into(), "/mnt".into(), "-o".into(), "ro,allow_other,cache_size=1G,dev,suid".into()]);
+        let args = normalize_args(vec!["blosc2fs".into(), "/src".into(), "/mnt".into(), "-o".into(), "ro,allow_other,cache_size=1G,meta_cache=4M,dev,suid".into()]);
         let cli = Cli::try_parse_from(args).unwrap();
         let Command::Mount(m) = cli.command else { panic!("not a mount") };
         let c = m.settle().unwrap();
         assert!(c.allow_other);
         assert_eq!(c.cache_size, 1 << 30);
+        assert_eq!(c.meta_cache, 4 << 20);
         assert_eq!(c.source, PathBuf::from("/src"));
         let rw = Cli::try_parse_from(normalize_args(vec!["blosc2fs".into(), "/s".into(), "/m".into(), "-o".into(), "rw".into()])).unwrap();
         let Command::Mount(m) = rw.command else { panic!("not a mount") };
@@ -418,6 +427,7 @@ mod tests {
             mountpoint,
             foreground,
             cache_size,
+            meta_cache,
             threads,
             prefetch_threads,
             decode_helpers,
@@ -439,6 +449,8 @@ mod tests {
         assert_eq!(mountpoint, PathBuf::from("/mnt"));
         assert!(!foreground);
         assert_eq!(cache_size, 512 << 20);
+        assert_eq!(meta_cache, 32 << 20);
+        assert_eq!(meta_cache, MountConfig::default().meta_cache, "the flag and the library agree");
         assert_eq!(threads, 2);
         assert_eq!(prefetch_threads, 2);
         assert_eq!(decode_helpers, None);

@@ -43,7 +43,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
     match command {
         Command::Info { file, tree, remote } => {
             if let Some(format) = StoreFormat::of_path(&file) {
-                let store = LoadedStore::new(Store::open(&file, format).map_err(|e| e.to_string())?, std::time::SystemTime::UNIX_EPOCH);
+                let store = LoadedStore::new(Store::open(&file, format).map_err(|e| e.to_string())?, std::time::SystemTime::UNIX_EPOCH, 1);
                 if tree {
                     print!("{}", store::tree_text(&store));
                 } else {

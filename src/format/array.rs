@@ -184,6 +184,28 @@ impl Array {
         &self.name
     }
 
+    /// Bytes this opened array holds, roughly (its parsed frame: chunk
+    /// index, metalayers, variable-length metalayers as JSON; the chunk
+    /// starts of a plain frame): what a cache of opened arrays charges.
+    pub fn held_bytes(&self) -> usize {
+        let frame = &self.frame;
+        let metalayers: usize = frame.metalayers.iter().map(|(n, v)| 64 + n.len() + v.len()).sum();
+        // A JSON value takes a few times its text in memory.
+        let vlmeta: usize = frame.vlmeta.iter().map(|(n, v)| 64 + n.len() + 4 * v.to_string().len()).sum();
+        let starts = match &self.shape {
+            Shape::Plain { chunk_starts } => chunk_starts.len() * 8,
+            Shape::Nd { geometry, .. } => 64 * geometry.shape.len(),
+        };
+        let order = self.stored_order.get().map_or(0, |o| o.len() * 8);
+        1024 + frame.offsets.len() * std::mem::size_of::<ChunkOffset>() + metalayers + vlmeta + starts + order
+    }
+
+    /// Keep the source's descriptor open while the pin lives (an open file
+    /// on this array keeps reading the file it opened); see [`ByteSource::pin`].
+    pub fn pin(&self) -> PResult<Option<super::source::Pin>> {
+        self.frame_source().pin()
+    }
+
     /// Whether reading this array may wait on a network
     /// ([`ByteSource::may_wait`]; a sparse frame's chunk files live where
     /// its index does).

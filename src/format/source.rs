@@ -138,7 +138,18 @@ pub trait ByteSource: Send + Sync + fmt::Debug {
 
     /// A short description for messages (a path, a URL without secrets).
     fn describe(&self) -> String;
+
+    /// Keep what reads need open (a local file's descriptor) for as long
+    /// as the returned pin lives, so the source keeps reading the file it
+    /// opened even when that file is replaced under it. `None` where
+    /// nothing needs holding (memory, remote objects, the default).
+    fn pin(&self) -> PResult<Option<Pin>> {
+        Ok(None)
+    }
 }
+
+/// What [`ByteSource::pin`] hands out: drop it to let go.
+pub type Pin = Arc<dyn std::any::Any + Send + Sync>;
 
 /// How soon hinted bytes ([`ByteSource::will_need`]) will be read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

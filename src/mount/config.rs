@@ -21,6 +21,9 @@ pub struct MountConfig {
     pub foreground: bool,
     /// Byte budget of the decoded-block cache.
     pub cache_size: u64,
+    /// Byte budget of what array and store entries load (parsed headers,
+    /// chunk indexes, meta.json, store listings).
+    pub meta_cache: u64,
     /// FUSE worker threads (at least 1).
     pub threads: usize,
     /// Prefetch worker threads (0 disables prefetch).
@@ -62,6 +65,7 @@ impl Default for MountConfig {
             mountpoint: PathBuf::new(),
             foreground: false,
             cache_size: 512 << 20,
+            meta_cache: crate::tree::meta_cache::DEFAULT_META_CACHE as u64,
             threads: 2,
             prefetch_threads: 2,
             decode_helpers: None,

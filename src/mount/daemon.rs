@@ -225,16 +225,17 @@ fn set_readahead(mountpoint: &Path, kb: u32) {
 }
 
 /// Wait until a stat of the mountpoint is answered by our filesystem.
-fn wait_until_mounted(mountpoint: &Path, parent_dev: u64) -> bool {
+/// Returns the mount's device number, or `None` when it did not answer.
+fn wait_until_mounted(mountpoint: &Path, parent_dev: u64) -> Option<u64> {
     for _ in 0..500 {
         if let Ok(meta) = std::fs::metadata(mountpoint) {
             if meta.dev() != parent_dev {
-                return true;
+                return Some(meta.dev());
             }
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-    false
+    None
 }
 
 /// `blosc2fs mount`: returns once the mount answers, or serves in the foreground.
@@ -319,7 +320,9 @@ fn build_filesystem(config: &MountConfig) -> Result<FuseAdapter, String> {
         Some(url) => return Err(crate::source::urls::remote_not_built(url)),
         None => {
             let planner = planner(config, config.cache_size as usize, prefetch_window(config));
-            Filesystem::new(source, planner, FsConfig { direct_io: config.direct_io })
+            // The mountpoint, when inside the source, is never walked into.
+            let mountpoint = config.mountpoint.starts_with(source).then(|| config.mountpoint.clone());
+            Filesystem::new(source, planner, FsConfig { direct_io: config.direct_io, meta_cache: config.meta_cache as usize, mountpoint })
                 .map_err(|e| format!("source {}: {e}", source.display()))?
         }
     };
@@ -338,7 +341,7 @@ fn remote_filesystem(url: &str, config: &MountConfig) -> Result<Filesystem, Stri
     let budget = (config.cache_size as usize).saturating_sub(remote.budget as usize).max(8 << 20);
     let planner = planner(config, budget, prefetch_window(config).min(remote.budget / 2));
     let root = RemoteRoot::connect(url, &remote, config.attr_timeout).map_err(|e| format!("source {e}"))?;
-    Ok(Filesystem::new_remote(Arc::new(root), planner, FsConfig { direct_io: config.direct_io }))
+    Ok(Filesystem::new_remote(Arc::new(root), planner, FsConfig { direct_io: config.direct_io, meta_cache: config.meta_cache as usize, mountpoint: None }))
 }
 
 /// The planner over a block cache of `budget` bytes (decode helpers and
@@ -386,7 +389,10 @@ fn serve(config: &MountConfig, mounter: &Mounter, parent_dev: u64, ready: &mut O
     let (source, mountpoint) = (config.source.as_path(), config.mountpoint.as_path());
     // Blocked before the prefetch workers start, so every thread inherits the mask.
     let signals = block_signals();
+    // Descriptors are pooled (see source::fds); the pool is a share of this.
+    crate::source::fds::raise_limit();
     let fs = build_filesystem(config)?;
+    let served = fs.filesystem();
     let mut session_config = Config::default();
     session_config.mount_options = vec![
         MountOption::RO,
@@ -419,10 +425,13 @@ fn serve(config: &MountConfig, mounter: &Mounter, parent_dev: u64, ready: &mut O
     let ready_fd = ready.take();
     let foreground = config.foreground;
     std::thread::spawn(move || {
-        let ok = wait_until_mounted(&mp, parent_dev);
-        if ok {
+        let dev = wait_until_mounted(&mp, parent_dev);
+        if let Some(dev) = dev {
+            // From now on the walk refuses anything on the mount itself.
+            served.set_mount_device(dev);
             set_readahead(&mp, readahead);
         }
+        let ok = dev.is_some();
         if let Some(mut pipe) = ready_fd {
             let _ = pipe.write_all(if ok { b"ok" as &[u8] } else { b"the mount did not answer within 5 seconds" });
             drop(pipe);

@@ -100,10 +100,16 @@ impl FuseAdapter {
         FuseAdapter { fs: Arc::new(fs), options, waiting: WaitPool::start(REMOTE_READ_WORKERS) }
     }
 
+    /// The filesystem served (the daemon tells it the mount's device).
+    pub fn filesystem(&self) -> Arc<Filesystem> {
+        self.fs.clone()
+    }
+
     fn file_attr(&self, attr: &Attr) -> FileAttr {
         let (kind, nlink) = match attr.kind {
             Kind::Dir => (FileType::Directory, 2),
             Kind::File => (FileType::RegularFile, 1),
+            Kind::Symlink => (FileType::Symlink, 1),
         };
         let (uid, gid) = attr.owner.unwrap_or(self.options.mounter);
         FileAttr {
@@ -153,6 +159,14 @@ impl FuserFilesystem for FuseAdapter {
     fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
         match self.fs.getattr(ino.0) {
             Ok(attr) => reply.attr(&self.options.ttl, &self.file_attr(&attr)),
+            Err(e) => reply_err!(reply, e),
+        }
+    }
+
+    fn readlink(&self, _req: &Request, ino: INodeNo, reply: ReplyData) {
+        use std::os::unix::ffi::OsStrExt;
+        match self.fs.readlink(ino.0) {
+            Ok(target) => reply.data(target.as_bytes()),
             Err(e) => reply_err!(reply, e),
         }
     }
@@ -220,6 +234,7 @@ impl FuserFilesystem for FuseAdapter {
                     let kind = match kind {
                         Kind::Dir => FileType::Directory,
                         Kind::File => FileType::RegularFile,
+                        Kind::Symlink => FileType::Symlink,
                     };
                     // The offset given is the cookie of the *next* entry.
                     if reply.add(INodeNo(child), offset + i as u64 + 1, kind, &name) {

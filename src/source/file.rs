@@ -1,13 +1,25 @@
-//! A local file read with positioned reads.
+//! A local file read with positioned reads, through a descriptor it may
+//! have to open again.
+//!
+//! A source keeps its descriptor only weakly: the process-wide pool
+//! ([`super::fds`]) keeps the recently used ones open, so a tree of a
+//! million arrays costs a few hundred descriptors. When the pool closed a
+//! source's descriptor, the next read opens the path again and checks that
+//! it is the same file in the same state (device, inode, size and mtime, as
+//! last seen through it); otherwise the read fails with
+//! [`Problem::SourceChanged`], the path the tree already has for a changed
+//! source. A caller that needs the descriptor to stay holds a [`Pin`].
 
 use std::fs::File;
 use std::ops::Range;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Weak};
 
-use crate::format::source::{range_len, ByteSource, Version, VersionTag};
+use crate::format::source::{range_len, ByteSource, Pin, Version, VersionTag};
 use crate::format::{PResult, Problem};
+
+use super::fds::{open_file, pool};
 
 /// Neighbouring ranges closer than this are read with one `pread`.
 const COALESCE_GAP: u64 = 4096;
@@ -16,9 +28,31 @@ const COALESCE_GAP: u64 = 4096;
 /// [`ByteSource::current`], when last looked at).
 #[derive(Debug, Clone)]
 pub struct FileSource {
-    path: PathBuf,
-    file: Arc<File>,
+    handle: Arc<Handle>,
     version: Version,
+}
+
+/// The descriptor of one opened file, shared by the states of that file
+/// ([`ByteSource::current`] makes a new state over the same descriptor).
+#[derive(Debug)]
+struct Handle {
+    path: PathBuf,
+    /// The pool's number for it; `None`: held here, outside the pool.
+    pooled: Option<u64>,
+    /// The descriptor while the pool (or a pin) keeps it open.
+    file: Mutex<Weak<File>>,
+    /// A descriptor held for the source's life (files read once, kept out of the pool).
+    owned: Option<Arc<File>>,
+    /// The state last seen through the descriptor: what a reopened path must match.
+    seen: Mutex<Version>,
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        if let Some(id) = self.pooled {
+            pool().forget(id);
+        }
+    }
 }
 
 pub(crate) fn version_of(meta: &std::fs::Metadata) -> Version {
@@ -28,20 +62,68 @@ pub(crate) fn version_of(meta: &std::fs::Metadata) -> Version {
     }
 }
 
+fn open_regular(path: &Path) -> PResult<(File, Version)> {
+    let file = open_file(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(Problem::NotBlosc2("not a regular file".into()));
+    }
+    Ok((file, version_of(&meta)))
+}
+
 impl FileSource {
-    /// Open a regular file read-only.
+    /// Open a regular file read-only; its descriptor goes to the pool.
     pub fn open(path: &Path) -> PResult<FileSource> {
-        let file = File::open(path)?;
-        let meta = file.metadata()?;
-        if !meta.is_file() {
-            return Err(Problem::NotBlosc2("not a regular file".into()));
-        }
-        Ok(FileSource { path: path.to_path_buf(), file: Arc::new(file), version: version_of(&meta) })
+        let (file, version) = open_regular(path)?;
+        let file = Arc::new(file);
+        let id = pool().new_id();
+        pool().count_open(false);
+        pool().keep(id, file.clone());
+        let handle = Handle { path: path.to_path_buf(), pooled: Some(id), file: Mutex::new(Arc::downgrade(&file)), owned: None, seen: Mutex::new(version.clone()) };
+        Ok(FileSource { handle: Arc::new(handle), version })
+    }
+
+    /// Open a regular file read-only and hold its descriptor for the
+    /// source's life, outside the pool: for a file read once and dropped
+    /// (a sniff, a sparse frame's chunk file).
+    pub fn open_once(path: &Path) -> PResult<FileSource> {
+        let (file, version) = open_regular(path)?;
+        let file = Arc::new(file);
+        let handle = Handle { path: path.to_path_buf(), pooled: None, file: Mutex::new(Arc::downgrade(&file)), owned: Some(file), seen: Mutex::new(version.clone()) };
+        Ok(FileSource { handle: Arc::new(handle), version })
     }
 
     /// The path the file was opened by.
     pub fn path(&self) -> &Path {
-        &self.path
+        &self.handle.path
+    }
+
+    /// The open descriptor: the one kept by the pool or a pin, or the path
+    /// opened again when it is still the same file in the state last seen.
+    fn file(&self) -> PResult<Arc<File>> {
+        let handle = &*self.handle;
+        if let Some(file) = &handle.owned {
+            return Ok(file.clone());
+        }
+        let mut slot = handle.file.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(file) = slot.upgrade() {
+            if let Some(id) = handle.pooled {
+                pool().touch(id);
+            }
+            return Ok(file);
+        }
+        let (file, now) = open_regular(&handle.path)?;
+        let seen = handle.seen.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        if now != seen {
+            return Err(Problem::SourceChanged(format!("{} is not the file opened before (replaced or changed while its descriptor was closed)", handle.path.display())));
+        }
+        let file = Arc::new(file);
+        *slot = Arc::downgrade(&file);
+        pool().count_open(true);
+        if let Some(id) = handle.pooled {
+            pool().keep(id, file.clone());
+        }
+        Ok(file)
     }
 
     fn pread(&self, offset: u64, buf: &mut [u8]) -> PResult<()> {
@@ -49,10 +131,11 @@ impl FileSource {
         if end > self.version.len {
             return Err(Problem::truncated("read", offset, end, self.version.len));
         }
+        let file = self.file()?;
         let mut done = 0usize;
         while done < buf.len() {
-            match self.file.read_at(&mut buf[done..], offset + done as u64) {
-                Ok(0) => return Err(Problem::SourceChanged(format!("{} ends at {} bytes, {} were expected", self.path.display(), offset + done as u64, end))),
+            match file.read_at(&mut buf[done..], offset + done as u64) {
+                Ok(0) => return Err(Problem::SourceChanged(format!("{} ends at {} bytes, {} were expected", self.handle.path.display(), offset + done as u64, end))),
                 Ok(n) => done += n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e.into()),
@@ -72,7 +155,9 @@ impl ByteSource for FileSource {
     }
 
     fn version(&self) -> PResult<Version> {
-        Ok(version_of(&self.file.metadata()?))
+        let now = version_of(&self.file()?.metadata()?);
+        *self.handle.seen.lock().unwrap_or_else(|e| e.into_inner()) = now.clone();
+        Ok(now)
     }
 
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> PResult<()> {
@@ -107,11 +192,16 @@ impl ByteSource for FileSource {
 
     fn current(&self) -> PResult<Option<Arc<dyn ByteSource>>> {
         let version = self.version()?;
-        Ok(Some(Arc::new(FileSource { path: self.path.clone(), file: self.file.clone(), version })))
+        Ok(Some(Arc::new(FileSource { handle: self.handle.clone(), version })))
     }
 
     fn describe(&self) -> String {
-        self.path.display().to_string()
+        self.handle.path.display().to_string()
+    }
+
+    /// The descriptor, held open for as long as the pin lives.
+    fn pin(&self) -> PResult<Option<Pin>> {
+        Ok(Some(self.file()? as Pin))
     }
 }
 

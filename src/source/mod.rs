@@ -8,6 +8,8 @@
 //!   a zip archive at an offset).
 //! - [`MemorySource`]: bytes held in memory (a frame embedded in another
 //!   frame's decoded data, tests, fuzzing).
+//! - [`fds`]: the pool of open descriptors every local file goes through
+//!   (bounded by a share of the process's limit, whatever the tree).
 //! - [`DirChunks`]: the chunk files of a sparse frame in a local directory.
 //! - [`store`]: python-blosc2 stores (`.b2z`, `.b2d`, `.b2e`): which bytes
 //!   make which key (zip directory, embed map).
@@ -17,6 +19,7 @@
 //!   (in every build: one without `remote` refuses URLs by name).
 
 mod dir;
+pub mod fds;
 mod file;
 mod memory;
 pub mod store;

@@ -69,6 +69,10 @@ impl ByteSource for WindowSource {
         self.inner.takes_hints()
     }
 
+    fn pin(&self) -> PResult<Option<crate::format::source::Pin>> {
+        self.inner.pin()
+    }
+
     fn prefetch_hint(&self) -> usize {
         self.inner.prefetch_hint()
     }

@@ -1,11 +1,14 @@
-//! One array as presented: its opened state, revalidated against the source.
+//! One array as presented: its loaded version, revalidated against the
+//! source, kept within the metadata budget.
 //!
-//! Each open and lookup stats the source; when its identity (device, inode,
-//! size, mtime) changed, the array is opened again under a new id, so new
+//! Each lookup stats the source; when its identity (device, inode, size,
+//! mtime, permissions) changed, the tree makes the path a new node, so new
 //! opens see the new content while open handles keep the version they got.
+//! The version itself is held by the [`MetaCache`] and by open files only:
+//! an entry whose version was dropped loads it again on its next use, from
+//! the same source in the same state or not at all (see [`Versioned`]).
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use serde_json::json;
@@ -16,6 +19,8 @@ use crate::views::{meta_json, Presented};
 
 use super::access::Access;
 use super::location::Origin;
+use super::meta_cache::MetaCache;
+use super::versioned::{Reload, Versioned};
 
 /// Told of every array an entry opens (the read layer preloads its layouts).
 pub type OnLoad = Arc<dyn Fn(&Arc<crate::format::Array>) + Send + Sync>;
@@ -24,7 +29,8 @@ pub type OnLoad = Arc<dyn Fn(&Arc<crate::format::Array>) + Send + Sync>;
 /// the source it was loaded from.
 #[derive(Debug)]
 pub struct Loaded {
-    /// Distinct for every load, so callers can tell versions apart.
+    /// The version's number: distinct for every version of every array,
+    /// the same when one version is loaded again after eviction.
     pub version: u64,
     /// Identity of the source when this version was loaded (for a sparse frame,
     /// of its `chunks.b2frame` index; for a store value, of its store); a
@@ -47,6 +53,11 @@ impl std::ops::Deref for Loaded {
     }
 }
 
+/// What identifies the state of an array's source: its version, its
+/// permissions (a `chmod` or `chown` makes a new version, so no entry
+/// keeps old bits) and its mtime.
+type Stamp = (Version, Access, SystemTime);
+
 /// An array node: where its bytes come from and the version it presents.
 ///
 /// A node presents one version of its source: once loaded it does not
@@ -58,93 +69,64 @@ impl std::ops::Deref for Loaded {
 pub struct ArrayEntry {
     /// Where the array's bytes come from.
     pub origin: Origin,
-    in_place: bool,
-    state: Mutex<State>,
+    version: Versioned<Stamp, Loaded>,
     on_load: Option<OnLoad>,
     rows: Option<Arc<RowMap>>,
 }
 
-/// What an entry holds of its version.
-enum State {
-    /// Not loaded yet.
-    Empty,
-    /// The version it presents.
-    Loaded(Arc<Loaded>),
-    /// Superseded by a newer node: the version lives on only in open files.
-    Retired(Weak<Loaded>),
-}
-
 impl std::fmt::Debug for ArrayEntry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ArrayEntry").field("origin", &self.origin.name()).field("in_place", &self.in_place).finish_non_exhaustive()
+        f.debug_struct("ArrayEntry").field("origin", &self.origin.name()).finish_non_exhaustive()
     }
 }
 
 impl ArrayEntry {
-    /// An entry for the array at `origin`; `on_load` is told of every array
-    /// opened for it (the read layer preloads its layouts).
-    pub fn new(origin: Origin, in_place: bool, on_load: Option<OnLoad>) -> ArrayEntry {
-        ArrayEntry { origin, in_place, state: Mutex::new(State::Empty), on_load, rows: None }
+    /// An entry for the array at `origin`, its versions kept by `cache`;
+    /// `on_load` is told of every array opened for it (the read layer
+    /// preloads its layouts).
+    pub fn new(origin: Origin, in_place: bool, on_load: Option<OnLoad>, cache: &Arc<MetaCache>) -> ArrayEntry {
+        ArrayEntry { origin, version: Versioned::new(cache.clone(), in_place), on_load, rows: None }
     }
 
     /// An entry for a table column: only the stored rows in `rows` are shown.
-    pub fn column(origin: Origin, rows: Arc<RowMap>, on_load: Option<OnLoad>) -> ArrayEntry {
-        ArrayEntry { origin, in_place: false, state: Mutex::new(State::Empty), on_load, rows: Some(rows) }
+    pub fn column(origin: Origin, rows: Arc<RowMap>, on_load: Option<OnLoad>, cache: &Arc<MetaCache>) -> ArrayEntry {
+        ArrayEntry { rows: Some(rows), ..ArrayEntry::new(origin, false, on_load, cache) }
     }
 
     /// A newer node presents this path now: let go of this version (open
     /// files keep it alive as long as they need it).
     pub fn retire(&self) {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        if let State::Loaded(loaded) = &*state {
-            *state = State::Retired(Arc::downgrade(loaded));
-        }
+        self.version.retire();
     }
 
-    /// The source's version and its permissions now (a `chmod` or `chown`
-    /// makes a new version, so no entry keeps old bits), and its mtime.
-    fn stat(&self) -> std::io::Result<((Version, Access), SystemTime)> {
+    /// The source's state now.
+    fn stat(&self) -> std::io::Result<Stamp> {
         let (version, mtime) = self.origin.version()?;
-        Ok(((version, self.origin.access()?), mtime))
+        Ok((version, self.origin.access()?, mtime))
     }
 
     /// Whether the source changed (or vanished) since this entry loaded it.
     pub fn is_stale(&self) -> bool {
-        let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        match &*state {
-            State::Empty => false,
-            State::Loaded(loaded) => self.stat().map(|((stamp, access), _)| stamp != loaded.stamp || access != loaded.access).unwrap_or(true),
-            State::Retired(_) => true,
-        }
+        self.version.is_stale(|| self.stat())
     }
 
-    /// The version this entry presents (loaded on first use). An error when
-    /// the source is gone before it was ever loaded, or when the entry was
-    /// retired and no open file holds its version any more.
+    /// The version this entry presents (loaded on first use, and again
+    /// after the metadata cache let go of it). An error when the source is
+    /// gone, when it changed while no version was held (ESTALE: the tree
+    /// presents the path as a new node), or when the entry was retired and
+    /// no open file holds its version any more.
     pub fn current(&self) -> std::io::Result<Arc<Loaded>> {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        if let State::Retired(weak) = &*state {
-            // ESTALE makes the kernel look the name up again, finding the new node.
-            return weak.upgrade().ok_or_else(|| std::io::Error::from_raw_os_error(libc::ESTALE));
-        }
-        if let State::Loaded(loaded) = &*state {
-            if !self.in_place {
-                return Ok(loaded.clone());
+        let load = |(stamp, access, mtime): &Stamp, why: Reload, number: u64| {
+            if why == Reload::Changed {
+                log::info!("{} changed; reopening", self.origin.name().display());
             }
-            let ((stamp, access), _) = self.stat()?;
-            if loaded.stamp == stamp && loaded.access == access {
-                return Ok(loaded.clone());
-            }
-            log::info!("{} changed; reopening", self.origin.name().display());
-        }
-        let ((stamp, access), mtime) = self.stat()?;
-        let loaded = Arc::new(load(&self.origin, stamp, access, mtime, self.on_load.as_ref(), self.rows.as_deref()));
-        *state = State::Loaded(loaded.clone());
-        Ok(loaded)
+            load(&self.origin, number, stamp.clone(), *access, *mtime, self.on_load.as_ref(), self.rows.as_deref())
+        };
+        Ok(self.version.current(|| self.stat(), load, |loaded| loaded.presented.weight())?.0)
     }
 }
 
-fn load(origin: &Origin, stamp: Version, access: Access, mtime: SystemTime, on_load: Option<&OnLoad>, rows: Option<&RowMap>) -> Loaded {
+fn load(origin: &Origin, number: u64, stamp: Version, access: Access, mtime: SystemTime, on_load: Option<&OnLoad>, rows: Option<&RowMap>) -> Loaded {
     let presented = match origin.open() {
         Ok(array) => match array.values_elsewhere() {
             // Only meta.json: the file's chunks hold no values, and zeros
@@ -166,10 +148,5 @@ fn load(origin: &Origin, stamp: Version, access: Access, mtime: SystemTime, on_l
             Presented::meta_only(&json!({ "file": origin.name().display().to_string(), "error": e.problem.to_string() }))
         }
     };
-    Loaded { version: next_version(), stamp, access, mtime, presented }
-}
-
-fn next_version() -> u64 {
-    static NEXT: AtomicU64 = AtomicU64::new(1);
-    NEXT.fetch_add(1, Ordering::Relaxed)
+    Loaded { version: number, stamp, access, mtime, presented }
 }

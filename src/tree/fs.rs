@@ -13,6 +13,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::format::source::Pin;
 use crate::format::{Array, Problem};
 use crate::read::{Planner, Served, Stats, StreamState, View};
 
@@ -23,6 +24,7 @@ use crate::views::Content;
 
 use super::entry::{Loaded, OnLoad};
 use super::error::FsError;
+use super::meta_cache::{MetaCache, DEFAULT_META_CACHE};
 use super::namespace::{Attr, DirEntry, Tree};
 #[cfg(feature = "remote")]
 use super::remote::RemoteRoot;
@@ -43,10 +45,22 @@ const PREVIEWS: usize = 32;
 const READDIR_BATCH: usize = 4096;
 
 /// Settings of the filesystem logic (ownership and timeouts are the adapter's).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct FsConfig {
     /// Open array files with direct I/O (no kernel page cache).
     pub direct_io: bool,
+    /// Byte budget of what entries load (`--meta-cache`): parsed headers and
+    /// chunk indexes, meta.json bytes, store listings.
+    pub meta_cache: usize,
+    /// The mount's own mountpoint, when it lies in the source tree: never
+    /// listed, looked up or opened (the daemon would wait on itself).
+    pub mountpoint: Option<std::path::PathBuf>,
+}
+
+impl Default for FsConfig {
+    fn default() -> FsConfig {
+        FsConfig { direct_io: false, meta_cache: DEFAULT_META_CACHE, mountpoint: None }
+    }
 }
 
 /// What an open answers besides the handle.
@@ -67,6 +81,23 @@ struct OpenFile {
     kernel_reads_ahead: bool,
     /// Keeps the version opened alive (and its inodes answering) while open.
     _version: Option<Arc<Loaded>>,
+    /// Keeps the source's descriptor open while open, so a file replaced
+    /// under it keeps reading the bytes it opened.
+    _pin: Option<Pin>,
+}
+
+/// Hold the descriptor of the array `content` reads, for as long as the
+/// file is open. A source replaced since it was loaded is ESTALE: the
+/// kernel looks the name up again and finds the new node.
+fn pin(content: &Content) -> Result<Option<Pin>, FsError> {
+    let (Content::Array { array, .. } | Content::Text { array, .. } | Content::Preview { array, .. }) = content else { return Ok(None) };
+    array.pin().map_err(|p| match p {
+        Problem::SourceChanged(why) => {
+            log::info!("{}: {why}", array.name().display());
+            FsError::Io(std::io::Error::from_raw_os_error(libc::ESTALE))
+        }
+        p => FsError::Format(crate::format::Error::new(array.name(), p)),
+    })
 }
 
 /// The presented tree plus open files, read through the planner.
@@ -98,7 +129,8 @@ impl Filesystem {
     /// The filesystem over `source` (a directory of arrays or one array).
     pub fn new(source: &Path, planner: Arc<Planner>, config: FsConfig) -> std::io::Result<Filesystem> {
         let on_load = Self::on_load(&planner);
-        Ok(Self::with_tree(Tree::new(source, Some(on_load))?, planner, config))
+        let tree = Tree::new(source, Some(on_load), Arc::new(MetaCache::new(config.meta_cache)))?.fenced(config.mountpoint.as_deref());
+        Ok(Self::with_tree(tree, planner, config))
     }
 
     /// The filesystem over a remote root (an object-store prefix, or the URL
@@ -106,7 +138,7 @@ impl Filesystem {
     #[cfg(feature = "remote")]
     pub fn new_remote(root: Arc<RemoteRoot>, planner: Arc<Planner>, config: FsConfig) -> Filesystem {
         let on_load = Self::on_load(&planner);
-        Self::with_tree(Tree::new_remote(root, Some(on_load)), planner, config)
+        Self::with_tree(Tree::new_remote(root, Some(on_load), Arc::new(MetaCache::new(config.meta_cache))), planner, config)
     }
 
     fn on_load(planner: &Arc<Planner>) -> OnLoad {
@@ -137,8 +169,22 @@ impl Filesystem {
     pub fn stats_json(&self) -> Vec<u8> {
         let cache = self.planner.blocks().cache();
         let (bytes, entries) = cache.usage();
-        #[cfg_attr(not(feature = "remote"), allow(unused_mut))]
         let mut doc = self.stats().to_json(bytes as u64, cache.budget() as u64, entries as u64);
+        let meta = self.tree.meta_stats();
+        let fds = crate::source::fds::pool().stats();
+        if let Some(obj) = doc.as_object_mut() {
+            obj.insert(
+                "meta_cache".into(),
+                serde_json::json!({ "budget": meta.budget, "bytes": meta.bytes, "entries": meta.entries, "loads": meta.loads, "evictions": meta.evictions }),
+            );
+            obj.insert(
+                "descriptors".into(),
+                serde_json::json!({
+                    "capacity": fds.capacity, "cached": fds.cached, "opens": fds.opens,
+                    "reopens": fds.reopens, "evictions": fds.evictions, "retries": fds.retries,
+                }),
+            );
+        }
         #[cfg(feature = "remote")]
         if let (Some(remote), Some(obj)) = (self.tree.remote_stats(), doc.as_object_mut()) {
             obj.insert(
@@ -176,6 +222,16 @@ impl Filesystem {
         self.tree.lookup(parent, name, &|| self.stats_size())
     }
 
+    /// The target of symlink `ino` (EINVAL for anything else).
+    pub fn readlink(&self, ino: u64) -> Result<std::ffi::OsString, FsError> {
+        self.tree.readlink(ino)
+    }
+
+    /// The mount is up on device `dev`: the walk of the source never enters it.
+    pub fn set_mount_device(&self, dev: u64) {
+        self.tree.set_mount_device(dev);
+    }
+
     /// Attributes of `ino`.
     pub fn getattr(&self, ino: u64) -> Result<Attr, FsError> {
         self.tree.getattr(ino, &|| self.stats_size())
@@ -195,6 +251,7 @@ impl Filesystem {
             return Err(FsError::ReadOnly);
         }
         let (content, loaded) = self.tree.open(ino)?;
+        let pin = pin(&content)?;
         let content = match content {
             Content::Preview { array, plan } => Content::Static(self.preview(&array, &plan)?),
             other => other,
@@ -205,7 +262,7 @@ impl Filesystem {
             _ => (self.same_version_as_last_served(ino, loaded.as_deref()), false),
         };
         let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
-        self.handles.lock().unwrap_or_else(|e| e.into_inner()).insert(fh, Arc::new(OpenFile { content, stream: StreamState::default(), kernel_reads_ahead: !direct_io, _version: loaded }));
+        self.handles.lock().unwrap_or_else(|e| e.into_inner()).insert(fh, Arc::new(OpenFile { content, stream: StreamState::default(), kernel_reads_ahead: !direct_io, _version: loaded, _pin: pin }));
         Stats::add(&self.stats().open_files, 1);
         Ok(Opened { fh, keep_cache, direct_io })
     }

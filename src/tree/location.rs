@@ -8,7 +8,7 @@
 //! current version, open its bytes, and (for folders) list its children.
 
 use std::path::PathBuf;
-use std::sync::Weak;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use crate::format::{Array, Error, Problem, Version};
@@ -17,7 +17,7 @@ use crate::source::{local_version, open_array};
 use super::access::Access;
 #[cfg(feature = "remote")]
 use super::remote::{remote_access, RemoteObject};
-use super::store::LoadedStore;
+use super::store::StoreEntry;
 
 /// The identity of a node: equal locations are the same node (as long as
 /// its version stays the same).
@@ -45,12 +45,13 @@ pub enum Origin {
     /// A local frame file or sparse-frame directory.
     Local(PathBuf),
     /// A value of one loaded store version (a zip member window, a `.b2d`
-    /// member file, or an embedded frame). The store version is held weakly:
-    /// once the store changed and no folder presents that version, the value
-    /// answers ESTALE (files already open keep their bytes).
+    /// member file, or an embedded frame). Once the store presents another
+    /// version, the value answers ESTALE (files already open keep their bytes).
     Value {
-        /// The store version the value belongs to.
-        store: Weak<LoadedStore>,
+        /// The store the value belongs to.
+        store: Arc<StoreEntry>,
+        /// The number of the store version it belongs to.
+        load: u64,
         /// Its key.
         key: String,
         /// `STORE:KEY`, for messages.
@@ -69,8 +70,8 @@ impl Origin {
     pub fn version(&self) -> std::io::Result<(Version, SystemTime)> {
         match self {
             Origin::Local(path) => local_version(path),
-            Origin::Value { store, .. } => {
-                let store = store.upgrade().ok_or_else(|| std::io::Error::from_raw_os_error(libc::ESTALE))?;
+            Origin::Value { store, load, .. } => {
+                let store = store.loaded(*load)?;
                 Ok((store.store.version().clone(), store.mtime))
             }
             #[cfg(feature = "remote")]
@@ -85,8 +86,8 @@ impl Origin {
     pub fn access(&self) -> std::io::Result<Access> {
         match self {
             Origin::Local(path) => Access::of_path(path),
-            Origin::Value { store, .. } => {
-                let store = store.upgrade().ok_or_else(|| std::io::Error::from_raw_os_error(libc::ESTALE))?;
+            Origin::Value { store, load, .. } => {
+                let store = store.loaded(*load)?;
                 #[cfg(feature = "remote")]
                 if !store.store.is_local() {
                     return Ok(remote_access());
@@ -102,9 +103,9 @@ impl Origin {
     pub fn open(&self) -> Result<Array, Error> {
         match self {
             Origin::Local(path) => open_array(path),
-            Origin::Value { store, key, name } => match store.upgrade() {
-                Some(store) => store.store.open_value(key),
-                None => Err(Error::new(name, Problem::SourceChanged("the store changed".into()))),
+            Origin::Value { store, load, key, name } => match store.loaded(*load) {
+                Ok(store) => store.store.open_value(key),
+                Err(_) => Err(Error::new(name, Problem::SourceChanged("the store changed".into()))),
             },
             #[cfg(feature = "remote")]
             Origin::Remote(object) => object.open(),

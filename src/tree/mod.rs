@@ -6,7 +6,8 @@
 //!
 //! From the ground up: [`access`], [`inode`], [`error`]; [`listing`]
 //! (local folders), [`remote`] (remote roots), [`store`] (store folders);
-//! [`location`] (where a node's bytes come from); [`entry`] (an array's
+//! [`location`] (where a node's bytes come from); [`meta_cache`] and
+//! [`versioned`] (loaded versions within a budget); [`entry`] (an array's
 //! loaded version); [`namespace`] (the nodes and their entries); [`fs`]
 //! (open files and reads, what the FUSE adapter drives).
 
@@ -17,10 +18,12 @@ pub mod fs;
 pub mod inode;
 pub mod listing;
 pub mod location;
+pub mod meta_cache;
 pub mod namespace;
 #[cfg(feature = "remote")]
 pub mod remote;
 pub mod store;
+pub mod versioned;
 
 pub use crate::views::{Content, Kind};
 pub use access::Access;
@@ -28,4 +31,5 @@ pub use entry::{ArrayEntry, Loaded, OnLoad};
 pub use error::FsError;
 pub use fs::{Filesystem, FsConfig};
 pub use location::{Location, Origin};
+pub use meta_cache::{MetaCache, MetaCacheStats};
 pub use namespace::{Attr, DirEntry, Tree};

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock, Weak};
+use std::sync::{Arc, RwLock};
 use std::time::SystemTime;
 
 use crate::format::{grid_coords, linear, Region};
@@ -29,9 +29,10 @@ use crate::views::{array_file, array_files_in, find_array_file, zarr, Content, F
 
 use super::access::Access;
 use super::entry::{ArrayEntry, Loaded, OnLoad};
+use super::meta_cache::{MetaCache, MetaCacheStats};
 use super::error::FsError;
 use super::inode::{self, Role};
-use super::listing::{classify, node_meta, scan, Class};
+use super::listing::{classify, node_meta, scan, Class, Fence, Found};
 use super::location::{Location, Origin};
 #[cfg(feature = "remote")]
 use super::remote::{io_error, join, remote_access, RemoteClass, RemoteObject, RemoteRoot};
@@ -61,9 +62,30 @@ impl Attr {
         let perm = match self.kind {
             Kind::Dir => access.folder_perm(),
             Kind::File => access.file_perm(),
+            Kind::Symlink => 0o777,
         };
         Attr { perm, owner: Some((access.uid, access.gid)), ..self }
     }
+}
+
+/// Whether a known node of kind `kind` still presents a location found to
+/// be of class `class` (an array or store whose source changed does not).
+fn fits(kind: &NodeKind, class: Class) -> bool {
+    match (kind, class) {
+        (NodeKind::Dir(_) | NodeKind::Folder { .. }, Class::Dir) => true,
+        (NodeKind::Array(entry), Class::Array) => !entry.is_stale(),
+        (NodeKind::Store(entry), Class::Store(f)) => entry.format == f && !entry.is_stale(),
+        _ => false,
+    }
+}
+
+/// The relative target of a symlink to the folder `levels` above the one
+/// holding it: `.`, `..`, `../..`, ...
+fn loop_target(levels: usize) -> PathBuf {
+    if levels == 0 {
+        return PathBuf::from(".");
+    }
+    (0..levels).map(|_| "..").collect()
 }
 
 /// One directory entry: (inode, kind, name).
@@ -72,14 +94,19 @@ pub type DirEntry = (u64, Kind, OsString);
 /// What a node presents.
 #[derive(Debug, Clone)]
 enum NodeKind {
-    /// A mirrored local directory.
-    Dir,
+    /// A mirrored directory (local or remote); for a local one reached
+    /// through a symlink, where it really is.
+    Dir(Option<Arc<PathBuf>>),
+    /// A directory symlink to its own folder or one above it, shown as a
+    /// symlink (its relative target: `.`, `..`, `../..`) so a walk sees the
+    /// tree once.
+    Link(Arc<OsStr>),
     /// An array folder.
     Array(Arc<ArrayEntry>),
     /// A store at a local path, shown as a folder of its keys.
     Store(Arc<StoreEntry>),
-    /// A group (or, `table`, a CTable) inside one loaded store version.
-    Folder { store: Weak<LoadedStore>, key: String, table: bool },
+    /// A group (or, `table`, a CTable) inside version number `load` of a store.
+    Folder { store: Arc<StoreEntry>, load: u64, key: String, table: bool },
 }
 
 #[derive(Debug)]
@@ -99,7 +126,7 @@ struct Nodes {
 /// The folder view of a store or in-store node: the store version (or the
 /// error that kept it from loading) and the folder's key.
 enum FolderView {
-    Ok { store: Arc<LoadedStore>, key: String, table: bool },
+    Ok { entry: Arc<StoreEntry>, store: Arc<LoadedStore>, key: String, table: bool },
     Failed { meta_json: Arc<Vec<u8>>, mtime: SystemTime, access: Access },
 }
 
@@ -108,6 +135,10 @@ pub struct Tree {
     root: PathBuf,
     nodes: RwLock<Nodes>,
     on_load: Option<OnLoad>,
+    /// Keeps the versions entries load, within the metadata budget.
+    meta: Arc<MetaCache>,
+    /// What the walk of local folders never touches (the mount itself).
+    fence: Fence,
     /// The remote root, when the source is a URL (see [`remote`]).
     #[cfg(feature = "remote")]
     remote: Option<Arc<RemoteRoot>>,
@@ -116,25 +147,56 @@ pub struct Tree {
 impl Tree {
     /// A tree over `source`: a directory of arrays, a store, or a single
     /// array (then the mount root is that array's directory).
-    /// `on_load` is told of every array opened.
-    pub fn new(source: &Path, on_load: Option<OnLoad>) -> std::io::Result<Tree> {
+    /// `on_load` is told of every array opened; `meta` keeps what entries load.
+    pub fn new(source: &Path, on_load: Option<OnLoad>, meta: Arc<MetaCache>) -> std::io::Result<Tree> {
         let root = std::fs::canonicalize(source)?;
         let kind = if let Some(format) = StoreFormat::of_path(&root) {
-            NodeKind::Store(Arc::new(StoreEntry::new(root.clone(), format, true)))
+            NodeKind::Store(Arc::new(StoreEntry::new(root.clone(), format, true, &meta)))
         } else if root.is_dir() && !is_sparse_dir(&root) {
-            NodeKind::Dir
+            NodeKind::Dir(None)
         } else {
-            NodeKind::Array(Arc::new(ArrayEntry::new(Origin::Local(root.clone()), true, on_load.clone())))
+            NodeKind::Array(Arc::new(ArrayEntry::new(Origin::Local(root.clone()), true, on_load.clone(), &meta)))
         };
-        Ok(Tree::with_root(root.clone(), Location::Local(root), kind, on_load, #[cfg(feature = "remote")] None))
+        Ok(Tree::with_root(root.clone(), Location::Local(root), kind, on_load, meta, #[cfg(feature = "remote")] None))
     }
 
     /// A tree whose root node (node 0) presents `loc` as `kind`.
-    fn with_root(root: PathBuf, loc: Location, kind: NodeKind, on_load: Option<OnLoad>, #[cfg(feature = "remote")] remote: Option<Arc<RemoteRoot>>) -> Tree {
+    fn with_root(root: PathBuf, loc: Location, kind: NodeKind, on_load: Option<OnLoad>, meta: Arc<MetaCache>, #[cfg(feature = "remote")] remote: Option<Arc<RemoteRoot>>) -> Tree {
         let mut nodes = Nodes::default();
         nodes.by_loc.insert(loc.clone(), 0);
         nodes.list.push(Node { loc, parent: 0, kind });
-        Tree { root, nodes: RwLock::new(nodes), on_load, #[cfg(feature = "remote")] remote }
+        Tree { root, nodes: RwLock::new(nodes), on_load, meta, fence: Fence::default(), #[cfg(feature = "remote")] remote }
+    }
+
+    /// Never touch `mountpoint` (the mount's own, canonical, taken before
+    /// mounting) while walking the source.
+    pub fn fenced(self, mountpoint: Option<&Path>) -> Tree {
+        Tree { fence: Fence::new(mountpoint), ..self }
+    }
+
+    /// The mount is up on device `dev`: nothing on it is ever walked into.
+    pub fn set_mount_device(&self, dev: u64) {
+        self.fence.set_device(dev);
+    }
+
+    fn is_link(&self, node: u32) -> bool {
+        matches!(self.node_info(node), Ok((_, _, NodeKind::Link(_))))
+    }
+
+    /// The target of symlink `ino` (relative, inside the mount).
+    pub fn readlink(&self, ino: u64) -> Result<OsString, FsError> {
+        match inode::decode(ino).ok_or(FsError::NotFound)? {
+            (node, Role::Node) => match self.node_info(node)?.2 {
+                NodeKind::Link(target) => Ok(target.to_os_string()),
+                _ => Err(FsError::Io(std::io::Error::from_raw_os_error(libc::EINVAL))),
+            },
+            _ => Err(FsError::Io(std::io::Error::from_raw_os_error(libc::EINVAL))),
+        }
+    }
+
+    /// What the metadata cache holds and has done.
+    pub fn meta_stats(&self) -> MetaCacheStats {
+        self.meta.stats()
     }
 
     fn node_info(&self, node: u32) -> Result<(Location, u32, NodeKind), FsError> {
@@ -147,15 +209,14 @@ impl Tree {
     /// location is new, changed kind, or its source changed since loaded.
     /// `make` builds the node's kind when a new node is needed.
     fn intern(&self, loc: Location, parent: u32, class: Class, make: &dyn Fn() -> NodeKind) -> u32 {
+        self.intern_fitting(loc, parent, &|kind| fits(kind, class), make)
+    }
+
+    /// [`Self::intern`], with the known node kept when `fits` says so.
+    fn intern_fitting(&self, loc: Location, parent: u32, fits: &dyn Fn(&NodeKind) -> bool, make: &dyn Fn() -> NodeKind) -> u32 {
         let reusable = |nodes: &Nodes| -> Option<u32> {
             let &n = nodes.by_loc.get(&loc)?;
-            match (&nodes.list[n as usize].kind, class) {
-                (NodeKind::Dir, Class::Dir) => Some(n),
-                (NodeKind::Folder { .. }, Class::Dir) => Some(n),
-                (NodeKind::Array(entry), Class::Array) if !entry.is_stale() => Some(n),
-                (NodeKind::Store(entry), Class::Store(f)) if entry.format == f && !entry.is_stale() => Some(n),
-                _ => None,
-            }
+            fits(&nodes.list[n as usize].kind).then_some(n)
         };
         if let Some(n) = reusable(&self.nodes.read().unwrap_or_else(|e| e.into_inner())) {
             return n;
@@ -180,6 +241,58 @@ impl Tree {
         n
     }
 
+    /// Intern entry `name` of local folder node `parent` (at `path`, really
+    /// at `real`), found to be `found`. A directory symlink to its own
+    /// folder or one of the folders above it becomes a symlink node.
+    fn intern_local(&self, parent: u32, path: &Path, real: &Path, name: &OsStr, found: Found) -> u32 {
+        let child_path = path.join(name);
+        if found.class == Class::Dir {
+            let real_child = found.linked.clone().unwrap_or_else(|| real.join(name));
+            if let Some(levels) = found.linked.as_ref().and_then(|target| self.levels_up_to(parent, target)) {
+                let target: Arc<OsStr> = Arc::from(loop_target(levels).as_os_str());
+                let t = target.clone();
+                return self.intern_fitting(Location::Local(child_path), parent, &|k| matches!(k, NodeKind::Link(old) if *old == t), &|| NodeKind::Link(target.clone()));
+            }
+            // Where the folder really is, when that is not its presented path.
+            let real_dir = (real_child != child_path).then(|| Arc::new(real_child));
+            let want = real_dir.clone();
+            return self.intern_fitting(Location::Local(child_path), parent, &|k| matches!(k, NodeKind::Dir(old) if *old == want), &|| NodeKind::Dir(real_dir.clone()));
+        }
+        let on_load = self.on_load.clone();
+        let p = child_path.clone();
+        let meta = &self.meta;
+        let class = found.class;
+        self.intern(Location::Local(child_path), parent, class, &move || match class {
+            Class::Dir => NodeKind::Dir(None),
+            Class::Array => NodeKind::Array(Arc::new(ArrayEntry::new(Origin::Local(p.clone()), false, on_load.clone(), meta))),
+            Class::Store(format) => NodeKind::Store(Arc::new(StoreEntry::new(p.clone(), format, false, meta))),
+        })
+    }
+
+    /// How many folders up from folder node `node` (0: itself) the
+    /// presented folder really at `target` is; `None` when no folder on its
+    /// presented path is.
+    fn levels_up_to(&self, node: u32, target: &Path) -> Option<usize> {
+        let nodes = self.nodes.read().unwrap_or_else(|e| e.into_inner());
+        let mut at = node;
+        for levels in 0.. {
+            let n = nodes.list.get(at as usize)?;
+            let real = match (&n.kind, &n.loc) {
+                (NodeKind::Dir(Some(real)), _) => real.as_path(),
+                (NodeKind::Dir(None), Location::Local(path)) => path.as_path(),
+                _ => return None,
+            };
+            if real == target {
+                return Some(levels);
+            }
+            if at == 0 {
+                return None;
+            }
+            at = n.parent;
+        }
+        None
+    }
+
     /// Store versions `loads` are no longer presented: their values let go
     /// of their arrays (open files keep theirs).
     fn retire_loads(&self, loads: &[u64]) {
@@ -196,19 +309,8 @@ impl Tree {
         }
     }
 
-    /// Intern a local directory entry of class `class`.
-    fn intern_local(&self, path: PathBuf, parent: u32, class: Class) -> u32 {
-        let on_load = self.on_load.clone();
-        let p = path.clone();
-        self.intern(Location::Local(path), parent, class, &move || match class {
-            Class::Dir => NodeKind::Dir,
-            Class::Array => NodeKind::Array(Arc::new(ArrayEntry::new(Origin::Local(p.clone()), false, on_load.clone()))),
-            Class::Store(format) => NodeKind::Store(Arc::new(StoreEntry::new(p.clone(), format, false))),
-        })
-    }
-
-    /// Intern child `child` of a folder of store version `store`.
-    fn intern_in_store(&self, store: &Arc<LoadedStore>, parent: u32, child: &ChildKind) -> Result<u32, FsError> {
+    /// Intern child `child` of a folder of version `store` of store `entry`.
+    fn intern_in_store(&self, entry: &Arc<StoreEntry>, store: &Arc<LoadedStore>, parent: u32, child: &ChildKind) -> Result<u32, FsError> {
         let (key, class) = match child {
             ChildKind::Group(k) | ChildKind::Table(k) => (k.clone(), Class::Dir),
             ChildKind::Value(k) | ChildKind::Column { key: k, .. } => (k.clone(), Class::Array),
@@ -222,17 +324,13 @@ impl Tree {
         };
         let loc = Location::InStore { load: store.load, key: key.clone() };
         let on_load = self.on_load.clone();
+        let folder = |key: &String, table| NodeKind::Folder { store: entry.clone(), load: store.load, key: key.clone(), table };
+        let value = |key: &String| Origin::Value { store: entry.clone(), load: store.load, key: key.clone(), name: store.store.key_name(key) };
         Ok(self.intern(loc, parent, class, &|| match child {
-            ChildKind::Group(k) => NodeKind::Folder { store: Arc::downgrade(store), key: k.clone(), table: false },
-            ChildKind::Table(k) => NodeKind::Folder { store: Arc::downgrade(store), key: k.clone(), table: true },
-            ChildKind::Value(k) => {
-                let origin = Origin::Value { store: Arc::downgrade(store), key: k.clone(), name: store.store.key_name(k) };
-                NodeKind::Array(Arc::new(ArrayEntry::new(origin, false, on_load.clone())))
-            }
-            ChildKind::Column { key: k, .. } => {
-                let origin = Origin::Value { store: Arc::downgrade(store), key: k.clone(), name: store.store.key_name(k) };
-                NodeKind::Array(Arc::new(ArrayEntry::column(origin, rows.clone().unwrap_or_default(), on_load.clone())))
-            }
+            ChildKind::Group(k) => folder(k, false),
+            ChildKind::Table(k) => folder(k, true),
+            ChildKind::Value(k) => NodeKind::Array(Arc::new(ArrayEntry::new(value(k), false, on_load.clone(), &self.meta))),
+            ChildKind::Column { key: k, .. } => NodeKind::Array(Arc::new(ArrayEntry::column(value(k), rows.clone().unwrap_or_default(), on_load.clone(), &self.meta))),
         }))
     }
 
@@ -244,7 +342,7 @@ impl Tree {
                 self.retire_loads(&entry.take_dropped());
                 load
             } {
-                Ok(store) => FolderView::Ok { store: store.clone(), key: String::new(), table: store.tables.iter().any(|t| t.is_empty()) },
+                Ok(store) => FolderView::Ok { entry: entry.clone(), store: store.clone(), key: String::new(), table: store.tables.iter().any(|t| t.is_empty()) },
                 Err((e, _, mtime)) => FolderView::Failed {
                     meta_json: store::error_meta(&entry.path, e),
                     mtime: *mtime,
@@ -254,7 +352,7 @@ impl Tree {
                     access: Access::of_path(&entry.path).unwrap_or(Access::DENY),
                 },
             }),
-            NodeKind::Folder { store, key, table } => Some(FolderView::Ok { store: store.upgrade().ok_or_else(stale)?, key: key.clone(), table: *table }),
+            NodeKind::Folder { store, load, key, table } => Some(FolderView::Ok { entry: store.clone(), store: store.loaded(*load).map_err(|_| stale())?, key: key.clone(), table: *table }),
             _ => None,
         })
     }
@@ -273,7 +371,7 @@ impl Tree {
     /// tables whose columns it cannot show).
     fn folder_csv(view: &FolderView) -> Option<Arc<TableCsv>> {
         match view {
-            FolderView::Ok { store, key, table: true } => store.table(key).as_ref().as_ref().ok()?.csv.clone(),
+            FolderView::Ok { store, key, table: true, .. } => store.table(key).as_ref().as_ref().ok()?.csv.clone(),
             _ => None,
         }
     }
@@ -282,7 +380,7 @@ impl Tree {
     fn folder_meta(view: &FolderView) -> Result<(Arc<Vec<u8>>, SystemTime), FsError> {
         match view {
             FolderView::Failed { meta_json, mtime, .. } => Ok((meta_json.clone(), *mtime)),
-            FolderView::Ok { store, key, table: true } => match &*store.table(key) {
+            FolderView::Ok { store, key, table: true, .. } => match &*store.table(key) {
                 Ok(info) => Ok((info.meta_json.clone(), store.mtime)),
                 Err(e) => Ok((store::error_meta(&store.store.key_name(key), e), store.mtime)),
             },
@@ -309,12 +407,20 @@ impl Tree {
         }
         let entry = match kind {
             NodeKind::Array(entry) => entry,
-            NodeKind::Dir => {
+            NodeKind::Link(target) => {
+                if role != Role::Node {
+                    return Err(FsError::NotFound);
+                }
+                let Location::Local(path) = &loc else { return Err(FsError::NotFound) };
+                let mtime = std::fs::symlink_metadata(path).and_then(|m| m.modified()).unwrap_or(SystemTime::UNIX_EPOCH);
+                return Ok(Attr { ino, kind: Kind::Symlink, size: target.len() as u64, mtime, perm: 0o777, owner: None });
+            }
+            NodeKind::Dir(real) => {
                 if role != Role::Node {
                     return Err(FsError::NotFound);
                 }
                 let (mtime, access) = match &loc {
-                    Location::Local(path) => node_meta(path),
+                    Location::Local(path) => node_meta(real.as_deref().unwrap_or(path)),
                     #[cfg(feature = "remote")]
                     Location::Remote(_) => self.remote_dir_meta(),
                     Location::InStore { .. } => return Err(FsError::NotFound),
@@ -359,7 +465,7 @@ impl Tree {
             return self.getattr(inode::encode(0, Role::Stats), stats_size);
         }
         let child = match (role, kind) {
-            (Role::Node, NodeKind::Dir) => {
+            (Role::Node, NodeKind::Dir(real)) => {
                 #[cfg(feature = "remote")]
                 if let Location::Remote(key) = &loc {
                     return self.getattr(inode::encode(self.remote_lookup(node, key, name)?, Role::Node), stats_size);
@@ -368,9 +474,9 @@ impl Tree {
                 if name.as_bytes().contains(&b'/') || name == "." || name == ".." {
                     return Err(FsError::NotFound);
                 }
-                let child_path = path.join(name);
-                let class = classify(&self.root, &child_path).ok_or(FsError::NotFound)?;
-                inode::encode(self.intern_local(child_path, node, class), Role::Node)
+                let real = real.as_deref().unwrap_or(path);
+                let found = classify(&self.root, &self.fence, real, name).ok_or(FsError::NotFound)?;
+                inode::encode(self.intern_local(node, path, real, name, found), Role::Node)
             }
             (Role::Node, NodeKind::Array(entry)) => {
                 let loaded = entry.current().map_err(FsError::from)?;
@@ -383,10 +489,10 @@ impl Tree {
                 } else if name == "table.csv" && self.folder_view(&kind)?.as_ref().and_then(Self::folder_csv).is_some() {
                     inode::encode(node, Role::TableCsv)
                 } else {
-                    let Some(FolderView::Ok { store, key, .. }) = self.folder_view(&kind)? else { return Err(FsError::NotFound) };
+                    let Some(FolderView::Ok { entry, store, key, .. }) = self.folder_view(&kind)? else { return Err(FsError::NotFound) };
                     let children = store.folders.get(&key).ok_or(FsError::NotFound)?;
                     let i = children.binary_search_by(|(n, _)| n.as_os_str().cmp(name)).map_err(|_| FsError::NotFound)?;
-                    inode::encode(self.intern_in_store(&store, node, &children[i].1)?, Role::Node)
+                    inode::encode(self.intern_in_store(&entry, &store, node, &children[i].1)?, Role::Node)
                 }
             }
             (Role::File(FileId::ChunksDir), NodeKind::Array(entry)) => {
@@ -420,16 +526,18 @@ impl Tree {
             fixed.push((inode::encode(0, Role::Stats), Kind::File, OsString::from(".stats")));
         }
         match (role, kind) {
-            (Role::Node, NodeKind::Dir) => {
+            (Role::Node, NodeKind::Dir(real)) => {
                 #[cfg(feature = "remote")]
                 if let Location::Remote(key) = &loc {
                     self.remote_readdir(node, key, &mut fixed)?;
                     return Ok(fixed.into_iter().skip(from as usize).take(limit).collect());
                 }
                 let Location::Local(path) = &loc else { return Err(FsError::NotFound) };
-                for (name, class) in scan(&self.root, path)? {
-                    let child = self.intern_local(path.join(&name), node, class);
-                    fixed.push((inode::encode(child, Role::Node), Kind::Dir, name));
+                let real = real.as_deref().unwrap_or(path);
+                for (name, found) in scan(&self.root, &self.fence, real)? {
+                    let child = self.intern_local(node, path, real, &name, found);
+                    let kind = if self.is_link(child) { Kind::Symlink } else { Kind::Dir };
+                    fixed.push((inode::encode(child, Role::Node), kind, name));
                 }
                 out = fixed;
             }
@@ -446,9 +554,9 @@ impl Tree {
                 if view.as_ref().and_then(Self::folder_csv).is_some() {
                     fixed.push((inode::encode(node, Role::TableCsv), Kind::File, OsString::from("table.csv")));
                 }
-                if let Some(FolderView::Ok { store, key, .. }) = view {
+                if let Some(FolderView::Ok { entry, store, key, .. }) = view {
                     for (name, child) in store.folders.get(&key).map(Vec::as_slice).unwrap_or_default() {
-                        match self.intern_in_store(&store, node, child) {
+                        match self.intern_in_store(&entry, &store, node, child) {
                             Ok(n) => fixed.push((inode::encode(n, Role::Node), Kind::Dir, name.clone())),
                             Err(e) => log::warn!("{e}"),
                         }
@@ -487,7 +595,7 @@ impl Tree {
     /// source directory or a store), so callers list it once per open.
     pub fn is_source_dir(&self, ino: u64) -> bool {
         match inode::decode(ino) {
-            Some((node, Role::Node)) => matches!(self.node_info(node), Ok((_, _, NodeKind::Dir | NodeKind::Store(_) | NodeKind::Folder { .. }))),
+            Some((node, Role::Node)) => matches!(self.node_info(node), Ok((_, _, NodeKind::Dir(_) | NodeKind::Store(_) | NodeKind::Folder { .. }))),
             _ => false,
         }
     }
@@ -540,19 +648,19 @@ impl Tree {
 impl Tree {
     /// A tree over the remote root `root` (a prefix, an array or a store).
     /// `on_load` is told of every array opened.
-    pub fn new_remote(root: Arc<RemoteRoot>, on_load: Option<OnLoad>) -> Tree {
-        let kind = Self::remote_kind(&root, String::new(), root.class(), true, &on_load);
-        Tree::with_root(PathBuf::from(root.redacted()), Location::Remote(String::new()), kind, on_load, Some(root))
+    pub fn new_remote(root: Arc<RemoteRoot>, on_load: Option<OnLoad>, meta: Arc<MetaCache>) -> Tree {
+        let kind = Self::remote_kind(&root, String::new(), root.class(), true, &on_load, &meta);
+        Tree::with_root(PathBuf::from(root.redacted()), Location::Remote(String::new()), kind, on_load, meta, Some(root))
     }
 
-    fn remote_kind(root: &Arc<RemoteRoot>, key: String, class: RemoteClass, in_place: bool, on_load: &Option<OnLoad>) -> NodeKind {
+    fn remote_kind(root: &Arc<RemoteRoot>, key: String, class: RemoteClass, in_place: bool, on_load: &Option<OnLoad>, meta: &Arc<MetaCache>) -> NodeKind {
         match class {
-            RemoteClass::Dir => NodeKind::Dir,
+            RemoteClass::Dir => NodeKind::Dir(None),
             RemoteClass::Array { sparse } => {
                 let origin = Origin::Remote(RemoteObject::new(root.clone(), key, sparse));
-                NodeKind::Array(Arc::new(ArrayEntry::new(origin, in_place, on_load.clone())))
+                NodeKind::Array(Arc::new(ArrayEntry::new(origin, in_place, on_load.clone(), meta)))
             }
-            RemoteClass::Store(format) => NodeKind::Store(Arc::new(StoreEntry::remote(RemoteObject::new(root.clone(), key, false), format, in_place))),
+            RemoteClass::Store(format) => NodeKind::Store(Arc::new(StoreEntry::remote(RemoteObject::new(root.clone(), key, false), format, in_place, meta))),
         }
     }
 
@@ -560,7 +668,7 @@ impl Tree {
     fn intern_remote(&self, root: &Arc<RemoteRoot>, key: String, parent: u32, class: RemoteClass) -> u32 {
         let on_load = self.on_load.clone();
         let k = key.clone();
-        self.intern(Location::Remote(key), parent, class.class(), &move || Self::remote_kind(root, k.clone(), class, false, &on_load))
+        self.intern(Location::Remote(key), parent, class.class(), &move || Self::remote_kind(root, k.clone(), class, false, &on_load, &self.meta))
     }
 
     fn remote_root(&self) -> Result<&Arc<RemoteRoot>, FsError> {

@@ -15,8 +15,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use serde_json::{json, Map, Value as Json};
@@ -25,6 +24,9 @@ use crate::format::{Error, Problem, Region, Shape, Version};
 use crate::read::{read_uncached, RowMap};
 use crate::source::local_version;
 use crate::source::store::{Home, Store, StoreFormat};
+
+use super::meta_cache::MetaCache;
+use super::versioned::{Reload, Versioned};
 
 /// Names reserved in every store folder (group, store root, table).
 const RESERVED: [&str; 2] = ["meta.json", "table.csv"];
@@ -66,6 +68,13 @@ pub enum ChildKind {
         /// The column array's key.
         key: String,
     },
+}
+
+/// The key a child of a store folder stands for.
+fn child_key(child: &ChildKind) -> &str {
+    match child {
+        ChildKind::Group(k) | ChildKind::Table(k) | ChildKind::Value(k) | ChildKind::Column { key: k, .. } => k,
+    }
 }
 
 /// A CTable's presented state.
@@ -111,9 +120,8 @@ fn parent_key(key: &str) -> &str {
 }
 
 impl LoadedStore {
-    /// Build the listings of `store`.
-    pub fn new(store: Store, mtime: SystemTime) -> LoadedStore {
-        static NEXT: AtomicU64 = AtomicU64::new(1);
+    /// Build the listings of `store`, the store version numbered `load`.
+    pub fn new(store: Store, mtime: SystemTime, load: u64) -> LoadedStore {
         let keys: Vec<&String> = store.values().keys().filter(|k| !is_hidden_key(k)).collect();
         // Every group: each proper prefix of a key.
         let mut groups: BTreeMap<String, ()> = BTreeMap::new();
@@ -187,7 +195,16 @@ impl LoadedStore {
             };
             group_meta.insert(g.clone(), json_bytes(&doc));
         }
-        LoadedStore { load: NEXT.fetch_add(1, Ordering::Relaxed), store, mtime, folders, tables, group_meta, table_info: Mutex::new(HashMap::new()) }
+        LoadedStore { load, store, mtime, folders, tables, group_meta, table_info: Mutex::new(HashMap::new()) }
+    }
+
+    /// Bytes this version holds, roughly (its listings, group meta.json
+    /// bytes and key map): what the metadata cache charges for it.
+    pub fn weight(&self) -> usize {
+        let listings: usize = self.folders.iter().map(|(k, list)| 64 + k.len() + list.iter().map(|(n, c)| 96 + n.len() + child_key(c).len()).sum::<usize>()).sum();
+        let metas: usize = self.group_meta.iter().map(|(k, m)| 64 + k.len() + m.len()).sum();
+        let keys: usize = self.store.values().keys().map(|k| 160 + k.len()).sum();
+        4096 + listings + metas + keys
     }
 
     /// The table rooted at `table`: its meta.json and valid rows (read once
@@ -273,16 +290,17 @@ impl LoadedStore {
 
 /// A store node: the store at a local path and the version it presents.
 ///
-/// Like an array entry: it presents one version; the tree gives the path a
-/// new node when [`Self::is_stale`], except for a mount root, which reloads
-/// in place (its in-store children are found under the new load number).
+/// Like an array entry (the same [`Versioned`] state machine): it presents
+/// one version, kept by the metadata cache and loaded again (under the same
+/// load number) when the cache let go of it; the tree gives the path a new
+/// node when [`Self::is_stale`], except for a mount root, which reloads in
+/// place (its in-store children are found under the new load number).
 pub struct StoreEntry {
     /// The store's path.
     pub path: PathBuf,
     /// How it is kept.
     pub format: StoreFormat,
-    in_place: bool,
-    state: Mutex<StoreState>,
+    version: Versioned<(Version, SystemTime), StoreResult>,
     /// Load numbers this entry presented and no longer does (reloaded in
     /// place), not yet told to the tree.
     dropped: Mutex<Vec<u64>>,
@@ -292,15 +310,12 @@ pub struct StoreEntry {
     remote: Option<super::remote::RemoteObject>,
 }
 
-enum StoreState {
-    Empty,
-    Loaded(Arc<Result<Arc<LoadedStore>, (Error, Version, SystemTime)>>),
-    Retired(Weak<Result<Arc<LoadedStore>, (Error, Version, SystemTime)>>),
-}
+/// What loading a store gave: the store, or the error (with the version it
+/// was met at, so a fixed file is tried again).
+pub type StoreResult = Result<Arc<LoadedStore>, (Error, Version, SystemTime)>;
 
-/// What a store load gave: the store, or the error (with the version it was
-/// met at, so a fixed file is tried again).
-pub type StoreLoad = Arc<Result<Arc<LoadedStore>, (Error, Version, SystemTime)>>;
+/// A store load as the tree holds it.
+pub type StoreLoad = Arc<StoreResult>;
 
 impl std::fmt::Debug for StoreEntry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -309,15 +324,15 @@ impl std::fmt::Debug for StoreEntry {
 }
 
 impl StoreEntry {
-    /// An entry for the store at `path`.
-    pub fn new(path: PathBuf, format: StoreFormat, in_place: bool) -> StoreEntry {
-        StoreEntry { path, format, in_place, state: Mutex::new(StoreState::Empty), dropped: Mutex::new(Vec::new()), #[cfg(feature = "remote")] remote: None }
+    /// An entry for the store at `path`, its versions kept by `cache`.
+    pub fn new(path: PathBuf, format: StoreFormat, in_place: bool, cache: &Arc<MetaCache>) -> StoreEntry {
+        StoreEntry { path, format, version: Versioned::new(cache.clone(), in_place), dropped: Mutex::new(Vec::new()), #[cfg(feature = "remote")] remote: None }
     }
 
     /// An entry for the store that is the remote object `object`.
     #[cfg(feature = "remote")]
-    pub fn remote(object: super::remote::RemoteObject, format: StoreFormat, in_place: bool) -> StoreEntry {
-        StoreEntry { remote: Some(object.clone()), ..StoreEntry::new(object.name(), format, in_place) }
+    pub fn remote(object: super::remote::RemoteObject, format: StoreFormat, in_place: bool, cache: &Arc<MetaCache>) -> StoreEntry {
+        StoreEntry { remote: Some(object.clone()), ..StoreEntry::new(object.name(), format, in_place, cache) }
     }
 
     /// The store's version now and its modification time.
@@ -345,13 +360,10 @@ impl StoreEntry {
     /// Let go of this version (a newer node presents the path); the load
     /// numbers no longer presented.
     pub fn retire(&self) -> Vec<u64> {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let mut dropped = self.take_dropped();
-        if let StoreState::Loaded(l) = &*state {
-            if let Ok(s) = &**l {
-                dropped.push(s.load);
-            }
-            *state = StoreState::Retired(Arc::downgrade(l));
+        let number = self.version.retire();
+        if number != 0 {
+            dropped.push(number);
         }
         dropped
     }
@@ -361,55 +373,43 @@ impl StoreEntry {
         std::mem::take(&mut *self.dropped.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
-    fn loaded_version(load: &StoreLoad) -> &Version {
-        match &**load {
-            Ok(s) => s.store.version(),
-            Err((_, v, _)) => v,
-        }
-    }
-
     /// Whether the store file changed (or vanished) since loaded.
     pub fn is_stale(&self) -> bool {
-        let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        match &*state {
-            StoreState::Empty => false,
-            StoreState::Loaded(l) => self.version_now().map(|(v, _)| &v != Self::loaded_version(l)).unwrap_or(true),
-            StoreState::Retired(_) => true,
-        }
+        self.version.is_stale(|| self.version_now())
     }
 
-    /// The version presented (loaded on first use; a mount root reloads
-    /// when the file changed).
+    /// The version presented (loaded on first use and after eviction; a
+    /// mount root reloads when the file changed).
     pub fn current(&self) -> std::io::Result<StoreLoad> {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        if let StoreState::Retired(weak) = &*state {
-            return weak.upgrade().ok_or_else(|| std::io::Error::from_raw_os_error(libc::ESTALE));
+        let load = |(version, mtime): &(Version, SystemTime), why: Reload, number: u64| {
+            if why == Reload::Changed {
+                log::info!("{} changed; reopening", self.path.display());
+            }
+            match self.open_store(version) {
+                // A change between the stat and the open shows as stale next
+                // time (the store keeps the version it read).
+                Ok(store) => Ok(Arc::new(LoadedStore::new(store, *mtime, number))),
+                Err(e) => {
+                    log::warn!("{e}");
+                    Err((e, version.clone(), *mtime))
+                }
+            }
+        };
+        let weigh = |load: &StoreResult| load.as_ref().map_or(1024, |s| s.weight());
+        let (load, replaced) = self.version.current(|| self.version_now(), load, weigh)?;
+        if let Some(Ok(old)) = replaced.as_deref() {
+            self.dropped.lock().unwrap_or_else(|e| e.into_inner()).push(old.load);
         }
-        if let StoreState::Loaded(l) = &*state {
-            if !self.in_place {
-                return Ok(l.clone());
-            }
-            let (now, _) = self.version_now()?;
-            if &now == Self::loaded_version(l) {
-                return Ok(l.clone());
-            }
-            log::info!("{} changed; reopening", self.path.display());
-            if let Ok(s) = &**l {
-                self.dropped.lock().unwrap_or_else(|e| e.into_inner()).push(s.load);
-            }
-        }
-        let (version, mtime) = self.version_now()?;
-        let load: StoreLoad = Arc::new(match self.open_store(&version) {
-            // A change between the stat and the open shows as stale next time
-            // (the store keeps the version it read).
-            Ok(store) => Ok(Arc::new(LoadedStore::new(store, mtime))),
-            Err(e) => {
-                log::warn!("{e}");
-                Err((e, version, mtime))
-            }
-        });
-        *state = StoreState::Loaded(load.clone());
         Ok(load)
+    }
+
+    /// Version number `load` of the store, which in-store nodes were made
+    /// from: ESTALE once the entry presents another version (or none).
+    pub fn loaded(&self, load: u64) -> std::io::Result<Arc<LoadedStore>> {
+        match &*self.current()? {
+            Ok(store) if store.load == load => Ok(store.clone()),
+            _ => Err(std::io::Error::from_raw_os_error(libc::ESTALE)),
+        }
     }
 }
 

@@ -47,6 +47,8 @@ pub enum Kind {
     Dir,
     /// A regular file.
     File,
+    /// A symbolic link (a folder's link to itself or a folder above it).
+    Symlink,
 }
 
 /// The fixed-name entries an array folder can hold (rows of [`ARRAY_FILES`]).

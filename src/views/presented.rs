@@ -45,7 +45,25 @@ pub struct Presented {
     pub items: Option<Arc<Vec<u8>>>,
 }
 
+/// What a version costs besides the sizes it can count: the structures,
+/// the paths and names, the allocator's rounding.
+const PRESENTED_OVERHEAD: usize = 1024;
+
 impl Presented {
+    /// Bytes this version holds, roughly: what the metadata cache charges.
+    pub fn weight(&self) -> usize {
+        let blob = |b: &Option<Arc<Vec<u8>>>| b.as_ref().map_or(0, |b| b.len());
+        let xattrs: usize = self.xattrs.iter().map(|(n, v)| 48 + n.len() + v.len()).sum();
+        PRESENTED_OVERHEAD
+            + self.array.as_ref().map_or(0, |a| a.held_bytes())
+            + self.meta_json.len()
+            + self.npy_header.len()
+            + blob(&self.zarray)
+            + blob(&self.items)
+            + self.chunk_grid.len() * 8
+            + xattrs
+    }
+
     /// A version that presents only `meta.json` holding `doc` (no array to
     /// read: it could not be opened, or its values live elsewhere).
     pub fn meta_only(doc: &Json) -> Presented {

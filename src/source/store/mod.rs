@@ -162,7 +162,7 @@ impl Store {
                     if is_internal(&rel) {
                         continue;
                     }
-                    if !has_value_extension(&rel) && !FileSource::open(&full).is_ok_and(|s| super::sniff_frame(&s)) {
+                    if !has_value_extension(&rel) && !FileSource::open_once(&full).is_ok_and(|s| super::sniff_frame(&s)) {
                         continue;
                     }
                     values.insert(key_of_member(&rel), Home::File(full));

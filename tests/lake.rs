@@ -1,0 +1,380 @@
+//! A data lake in-process: many arrays, few descriptors, a small metadata
+//! budget, and the tree walk's safety (symlink loops, the mount's own
+//! mountpoint), driven through `blosc2fs::tree::Filesystem` without FUSE.
+//! The same limits under a real mount are in `tests/lake_mount.rs`.
+//!
+//! Expected bytes come from the python-blosc2 4.14.1 oracle: a few template
+//! arrays with the numpy bytes (`.raw`) and `np.save` files (`.npy`) they
+//! were made from; the lake is copies of them under many names.
+//!
+//! This binary sets the process-wide descriptor pool to 8, so every test
+//! here runs with that cap.
+
+mod common;
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+use blosc2fs::read::planner::layout_budget;
+use blosc2fs::read::{Blocks, Planner, Stats};
+use blosc2fs::source::fds;
+use blosc2fs::tree::{Attr, Filesystem, FsConfig, FsError, Kind};
+use common::*;
+
+const ROOT: u64 = 1;
+/// The descriptor pool's cap in this binary.
+const FD_CAP: usize = 8;
+
+/// Templates: name → (shape, dtype, how stored).
+const ORACLE: &str = r#"
+import json, os, sys
+import numpy as np
+import blosc2
+
+out = sys.argv[1]
+rng = np.random.default_rng(29)
+info = {}
+def save(name, arr, contiguous=True, **kw):
+    path = os.path.join(out, name + ".b2nd")
+    blosc2.asarray(arr, urlpath=path, mode="w", contiguous=contiguous, **kw)
+    with open(os.path.join(out, name + ".raw"), "wb") as f:
+        f.write(np.ascontiguousarray(arr).tobytes())
+    np.save(os.path.join(out, name + ".npy"), arr)
+    info[name] = {"shape": list(arr.shape), "dtype": arr.dtype.str}
+
+save("f8", (rng.standard_normal((23, 17)) * 10).round(3), chunks=(8, 8), blocks=(4, 4),
+     cparams=blosc2.CParams(codec=blosc2.Codec.ZSTD, clevel=5, filters=[blosc2.Filter.SHUFFLE]))
+save("i4", np.arange(1000, dtype="<i4") * 7 - 300, chunks=(300,), blocks=(64,),
+     cparams=blosc2.CParams(codec=blosc2.Codec.LZ4, clevel=5, filters=[blosc2.Filter.DELTA, blosc2.Filter.SHUFFLE]))
+save("u1", rng.integers(0, 255, (5, 6, 7), dtype="u1"), chunks=(3, 4, 5), blocks=(2, 2, 3),
+     cparams=blosc2.CParams(codec=blosc2.Codec.BLOSCLZ, clevel=5, filters=[blosc2.Filter.BITSHUFFLE]))
+save("sparse", rng.integers(-999, 999, (130,), dtype="<i2"), contiguous=False, chunks=(50,), blocks=(10,),
+     cparams=blosc2.CParams(codec=blosc2.Codec.ZLIB, clevel=5))
+print(json.dumps(info))
+"#;
+
+const TEMPLATES: [&str; 4] = ["f8", "i4", "u1", "sparse"];
+
+fn python() -> PathBuf {
+    if let Some(p) = std::env::var_os("BLOSC2FS_PYTHON") {
+        return PathBuf::from(p);
+    }
+    let venv = repo_root().join(".venv/bin/python");
+    if venv.exists() {
+        return venv;
+    }
+    let out = Command::new(repo_root().join("scripts/setup_venv.sh")).output().expect("run scripts/setup_venv.sh");
+    assert!(out.status.success(), "scripts/setup_venv.sh failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()).join("bin/python")
+}
+
+/// The templates, made once per test binary.
+struct Templates {
+    dir: tempfile::TempDir,
+    info: serde_json::Value,
+}
+
+fn templates() -> &'static Templates {
+    static MADE: OnceLock<Templates> = OnceLock::new();
+    MADE.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let out = Command::new(python()).arg("-c").arg(ORACLE).arg(dir.path()).output().expect("run the python oracle");
+        assert!(out.status.success(), "oracle failed:\n{}", String::from_utf8_lossy(&out.stderr));
+        let info = serde_json::from_slice(&out.stdout).unwrap();
+        Templates { dir, info }
+    })
+}
+
+impl Templates {
+    fn raw(&self, name: &str) -> Vec<u8> {
+        std::fs::read(self.dir.path().join(format!("{name}.raw"))).unwrap()
+    }
+    fn npy(&self, name: &str) -> Vec<u8> {
+        std::fs::read(self.dir.path().join(format!("{name}.npy"))).unwrap()
+    }
+    /// Copy template `name` (a file, or a sparse frame's folder) to `to`.
+    fn copy(&self, name: &str, to: &Path) {
+        let from = self.dir.path().join(format!("{name}.b2nd"));
+        if from.is_dir() {
+            std::fs::create_dir_all(to).unwrap();
+            for item in std::fs::read_dir(&from).unwrap() {
+                let item = item.unwrap();
+                std::fs::copy(item.path(), to.join(item.file_name())).unwrap();
+            }
+        } else {
+            std::fs::copy(&from, to).unwrap();
+        }
+    }
+}
+
+/// Tests here share the process-wide descriptor pool: one at a time, with
+/// the pool capped at [`FD_CAP`].
+fn turn() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    let guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    fds::pool().set_capacity(FD_CAP);
+    guard
+}
+
+/// `n` arrays in folders of `per_folder`: `dNN/aNNNN.b2nd`, template `i % 4`.
+fn lake(n: usize, per_folder: usize) -> (tempfile::TempDir, Vec<(String, &'static str)>) {
+    let t = templates();
+    let src = tempfile::tempdir().unwrap();
+    let mut arrays = Vec::new();
+    for i in 0..n {
+        let folder = format!("d{:02}", i / per_folder);
+        std::fs::create_dir_all(src.path().join(&folder)).unwrap();
+        let rel = format!("{folder}/a{i:04}.b2nd");
+        let name = TEMPLATES[i % TEMPLATES.len()];
+        t.copy(name, &src.path().join(&rel));
+        arrays.push((rel, name));
+    }
+    (src, arrays)
+}
+
+fn filesystem(source: &Path, meta_cache: usize, mountpoint: Option<PathBuf>) -> Filesystem {
+    let budget = 4 << 20;
+    let blocks = Arc::new(Blocks::new(budget, layout_budget(budget), Arc::new(Stats::default())));
+    let planner = Arc::new(Planner::new(blocks, None, 1 << 20));
+    Filesystem::new(source, planner, FsConfig { meta_cache, mountpoint, ..FsConfig::default() }).unwrap()
+}
+
+fn walk(fs: &Filesystem, path: &str) -> Result<Attr, FsError> {
+    let mut attr = fs.getattr(ROOT)?;
+    for part in path.split('/').filter(|p| !p.is_empty()) {
+        attr = fs.lookup(attr.ino, OsStr::new(part))?;
+    }
+    Ok(attr)
+}
+
+fn list(fs: &Filesystem, ino: u64) -> Vec<(u64, Kind, String)> {
+    let fh = fs.opendir(ino).unwrap();
+    let mut out = Vec::new();
+    loop {
+        let batch = fs.readdir(ino, fh, out.len() as u64).unwrap();
+        if batch.is_empty() {
+            break;
+        }
+        out.extend(batch.into_iter().map(|(i, k, n)| (i, k, n.to_string_lossy().into_owned())));
+    }
+    fs.releasedir(fh);
+    out.retain(|(_, _, n)| n != "." && n != "..");
+    out
+}
+
+fn read_ino(fs: &Filesystem, ino: u64) -> Result<Vec<u8>, FsError> {
+    let fh = fs.open(ino, false)?.fh;
+    let mut out = Vec::new();
+    loop {
+        let got = fs.read(fh, out.len() as u64, 1 << 16)?;
+        if got.is_empty() {
+            break;
+        }
+        out.extend_from_slice(&got);
+    }
+    fs.release(fh);
+    Ok(out)
+}
+
+fn read_path(fs: &Filesystem, path: &str) -> Result<Vec<u8>, FsError> {
+    read_ino(fs, walk(fs, path)?.ino)
+}
+
+fn stats(fs: &Filesystem) -> serde_json::Value {
+    serde_json::from_slice(&read_path(fs, ".stats").unwrap()).unwrap()
+}
+
+fn open_fds() -> usize {
+    std::fs::read_dir("/proc/self/fd").unwrap().count()
+}
+
+/// Every `data`, `data.npy` and `meta.json` of the lake, checked exactly.
+fn check_every_array(fs: &Filesystem, arrays: &[(String, &str)]) {
+    let t = templates();
+    for (rel, name) in arrays {
+        assert!(read_path(fs, &format!("{rel}/data")).unwrap() == t.raw(name), "{rel}/data");
+        assert!(read_path(fs, &format!("{rel}/data.npy")).unwrap() == t.npy(name), "{rel}/data.npy");
+        let meta: serde_json::Value = serde_json::from_slice(&read_path(fs, &format!("{rel}/meta.json")).unwrap()).unwrap();
+        assert_eq!(meta["shape"], t.info[name]["shape"], "{rel}/meta.json");
+        assert_eq!(meta["dtype"], t.info[name]["dtype"], "{rel}/meta.json");
+    }
+}
+
+#[test]
+fn three_hundred_arrays_through_eight_descriptors_and_a_few_kib_of_metadata() {
+    let _turn = turn();
+    let (src, arrays) = lake(300, 30);
+    let budget = 24 << 10;
+    let fs = filesystem(src.path(), budget, None);
+    let fds_before = open_fds();
+
+    // The walk: every folder listed, every array folder listed.
+    let folders = list(&fs, ROOT);
+    assert_eq!(folders.iter().filter(|(_, k, _)| *k == Kind::Dir).count(), 10);
+    let mut seen = 0;
+    for (ino, _, folder) in folders.iter().filter(|(_, k, _)| *k == Kind::Dir) {
+        for (array_ino, kind, name) in list(&fs, *ino) {
+            assert_eq!(kind, Kind::Dir, "{folder}/{name}");
+            let files: Vec<String> = list(&fs, array_ino).into_iter().map(|(_, _, n)| n).collect();
+            assert!(files.contains(&"data".to_string()) && files.contains(&"meta.json".to_string()), "{folder}/{name}: {files:?}");
+            seen += 1;
+            assert!(open_fds() <= fds_before + FD_CAP, "descriptors grow with the tree: {} open", open_fds());
+        }
+    }
+    assert_eq!(seen, 300);
+    check_every_array(&fs, &arrays);
+    // Twice: the second pass loads what the budget let go of, the same.
+    check_every_array(&fs, &arrays);
+
+    let s = stats(&fs);
+    let meta = &s["meta_cache"];
+    assert_eq!(meta["budget"], budget as u64);
+    assert!(meta["bytes"].as_u64().unwrap() <= budget as u64, "{meta}");
+    assert!(meta["entries"].as_u64().unwrap() < 20, "a few KiB hold a few entries: {meta}");
+    assert!(meta["evictions"].as_u64().unwrap() > 500, "{meta}");
+    assert!(meta["loads"].as_u64().unwrap() > 600, "every array loaded again on the second pass: {meta}");
+    let d = &s["descriptors"];
+    assert_eq!(d["capacity"], FD_CAP as u64);
+    assert!(d["cached"].as_u64().unwrap() <= FD_CAP as u64, "{d}");
+    assert!(open_fds() <= fds_before + FD_CAP, "{} descriptors open, {fds_before} before", open_fds());
+    assert_eq!(s["read_errors"], 0);
+    drop(fs);
+
+    // A budget that keeps every entry: the entries stay, their descriptors
+    // do not, and reads open the files again (checked to be the same).
+    let fs = filesystem(src.path(), 64 << 20, None);
+    let reopens_before = fds::pool().stats().reopens;
+    check_every_array(&fs, &arrays);
+    check_every_array(&fs, &arrays);
+    let s = stats(&fs);
+    assert_eq!(s["meta_cache"]["evictions"], 0, "{}", s["meta_cache"]);
+    assert!(s["meta_cache"]["entries"].as_u64().unwrap() >= 300, "{}", s["meta_cache"]);
+    let d = &s["descriptors"];
+    assert!(d["cached"].as_u64().unwrap() <= FD_CAP as u64, "{d}");
+    assert!(fds::pool().stats().reopens - reopens_before >= 200, "{d}");
+    assert!(open_fds() <= fds_before + FD_CAP, "{} descriptors open, {fds_before} before", open_fds());
+    assert_eq!(s["read_errors"], 0);
+}
+
+#[test]
+fn a_file_replaced_while_its_entry_was_evicted_shows_its_new_version_never_a_mix() {
+    let _turn = turn();
+    let t = templates();
+    let (src, arrays) = lake(40, 40);
+    let fs = filesystem(src.path(), 8 << 10, None);
+    let target = "d00/a0000.b2nd";
+    assert_eq!(arrays[0], (target.to_string(), "f8"));
+    let old_data = walk(&fs, &format!("{target}/data")).unwrap();
+    assert!(read_ino(&fs, old_data.ino).unwrap() == t.raw("f8"));
+
+    // Another handle stays open on it across everything below.
+    let held = fs.open(old_data.ino, false).unwrap().fh;
+
+    // The walk over the others evicts its entry and its descriptor.
+    check_every_array(&fs, &arrays[1..]);
+    let s = stats(&fs);
+    assert!(s["meta_cache"]["evictions"].as_u64().unwrap() > 30, "{}", s["meta_cache"]);
+
+    // Replaced by another array (new inode, other size and dtype).
+    let tmp = src.path().join("d00/.partial");
+    t.copy("i4", &tmp);
+    std::fs::rename(&tmp, src.path().join(target)).unwrap();
+
+    // New lookups present the new version, whole.
+    let new_data = walk(&fs, &format!("{target}/data")).unwrap();
+    assert_ne!(new_data.ino, old_data.ino, "a new node");
+    assert_eq!(new_data.size, t.raw("i4").len() as u64);
+    assert!(read_ino(&fs, new_data.ino).unwrap() == t.raw("i4"));
+    let meta: serde_json::Value = serde_json::from_slice(&read_path(&fs, &format!("{target}/meta.json")).unwrap()).unwrap();
+    assert_eq!(meta["dtype"], "<i4");
+    assert!(read_path(&fs, &format!("{target}/data.npy")).unwrap() == t.npy("i4"));
+
+    // The handle opened before reads the old bytes, whole and exact: its
+    // descriptor was kept for it.
+    let mut old = Vec::new();
+    loop {
+        let got = fs.read(held, old.len() as u64, 4096).unwrap();
+        if got.is_empty() {
+            break;
+        }
+        old.extend_from_slice(&got);
+    }
+    assert!(old == t.raw("f8"), "the open handle keeps its version");
+    fs.release(held);
+
+    // Rewritten in place while evicted (same inode, other bytes): never a mix.
+    let in_place = "d00/a0004.b2nd";
+    assert_eq!(arrays[4].1, "f8");
+    let before = walk(&fs, &format!("{in_place}/data")).unwrap();
+    check_every_array(&fs, &arrays[5..20]);
+    std::fs::write(src.path().join(in_place), std::fs::read(t.dir.path().join("u1.b2nd")).unwrap()).unwrap();
+    // The old inode, no longer held by anything: stale, so the kernel looks again.
+    let err = read_ino(&fs, before.ino).unwrap_err();
+    assert_eq!(err.errno(), libc::ESTALE, "{err}");
+    assert!(read_path(&fs, &format!("{in_place}/data")).unwrap() == t.raw("u1"));
+    assert_eq!(stats(&fs)["read_errors"], 0);
+}
+
+#[test]
+fn a_symlink_to_an_ancestor_is_a_symlink_and_the_tree_is_seen_once() {
+    let _turn = turn();
+    let (src, arrays) = lake(6, 3);
+    std::os::unix::fs::symlink(".", src.path().join("loop")).unwrap();
+    std::os::unix::fs::symlink("..", src.path().join("d01/up")).unwrap();
+    std::os::unix::fs::symlink("../d00", src.path().join("d01/sibling")).unwrap();
+    // A FIFO is never opened (opening it would hang the walk).
+    let fifo = src.path().join("d00/pipe.b2nd");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let fs = filesystem(src.path(), 1 << 20, None);
+
+    let root: Vec<(Kind, String)> = list(&fs, ROOT).into_iter().map(|(_, k, n)| (k, n)).collect();
+    assert!(root.contains(&(Kind::Symlink, "loop".into())), "{root:?}");
+    let loop_attr = walk(&fs, "loop").unwrap();
+    assert_eq!(loop_attr.kind, Kind::Symlink);
+    assert_eq!(fs.readlink(loop_attr.ino).unwrap(), ".");
+    let up = walk(&fs, "d01/up").unwrap();
+    assert_eq!((up.kind, fs.readlink(up.ino).unwrap().into_string().unwrap()), (Kind::Symlink, "..".to_string()));
+    // A link to a sibling tree is a folder, as before.
+    assert_eq!(walk(&fs, "d01/sibling").unwrap().kind, Kind::Dir);
+    assert!(read_path(&fs, "d01/sibling/a0000.b2nd/data").unwrap() == templates().raw(arrays[0].1));
+    // A folder is not a link target.
+    assert_eq!(fs.readlink(walk(&fs, "d00").unwrap().ino).unwrap_err().errno(), libc::EINVAL);
+
+    // A full walk (following folders, never symlinks) sees each array once,
+    // plus the sibling link's copies.
+    fn count(fs: &Filesystem, ino: u64, depth: usize, out: &mut Vec<String>) {
+        assert!(depth < 10, "the walk went too deep");
+        for (child, kind, name) in list(fs, ino) {
+            if name.ends_with(".b2nd") {
+                out.push(name);
+            } else if kind == Kind::Dir {
+                count(fs, child, depth + 1, out);
+            }
+        }
+    }
+    let mut found = Vec::new();
+    count(&fs, ROOT, 0, &mut found);
+    assert_eq!(found.len(), 6 + 3, "{found:?}");
+    assert!(!found.contains(&"pipe.b2nd".to_string()));
+}
+
+#[test]
+fn the_mounts_own_mountpoint_is_never_listed_looked_up_or_followed() {
+    let _turn = turn();
+    let (src, _) = lake(3, 3);
+    let mnt = src.path().join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    std::os::unix::fs::symlink("mnt", src.path().join("tomnt")).unwrap();
+    std::os::unix::fs::symlink("../d00/../mnt", src.path().join("d00/deep")).unwrap();
+    let fs = filesystem(src.path(), 1 << 20, Some(std::fs::canonicalize(&mnt).unwrap()));
+    let root: Vec<String> = list(&fs, ROOT).into_iter().map(|(_, _, n)| n).collect();
+    assert_eq!(root, [".stats", "d00"]);
+    for name in ["mnt", "tomnt", "d00/deep"] {
+        assert_eq!(walk(&fs, name).unwrap_err().errno(), libc::ENOENT, "{name}");
+    }
+    // Without the fence (another mount elsewhere), the folder is an ordinary one.
+    let open = filesystem(src.path(), 1 << 20, None);
+    assert_eq!(walk(&open, "mnt").unwrap().kind, Kind::Dir);
+}
