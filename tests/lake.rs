@@ -15,99 +15,18 @@ mod common;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use blosc2fs::read::planner::layout_budget;
 use blosc2fs::read::{Blocks, Planner, Stats};
 use blosc2fs::source::fds;
 use blosc2fs::tree::{Attr, Filesystem, FsConfig, FsError, Kind};
+use common::lake::*;
 use common::*;
 
 const ROOT: u64 = 1;
 /// The descriptor pool's cap in this binary.
 const FD_CAP: usize = 8;
-
-/// Templates: name → (shape, dtype, how stored).
-const ORACLE: &str = r#"
-import json, os, sys
-import numpy as np
-import blosc2
-
-out = sys.argv[1]
-rng = np.random.default_rng(29)
-info = {}
-def save(name, arr, contiguous=True, **kw):
-    path = os.path.join(out, name + ".b2nd")
-    blosc2.asarray(arr, urlpath=path, mode="w", contiguous=contiguous, **kw)
-    with open(os.path.join(out, name + ".raw"), "wb") as f:
-        f.write(np.ascontiguousarray(arr).tobytes())
-    np.save(os.path.join(out, name + ".npy"), arr)
-    info[name] = {"shape": list(arr.shape), "dtype": arr.dtype.str}
-
-save("f8", (rng.standard_normal((23, 17)) * 10).round(3), chunks=(8, 8), blocks=(4, 4),
-     cparams=blosc2.CParams(codec=blosc2.Codec.ZSTD, clevel=5, filters=[blosc2.Filter.SHUFFLE]))
-save("i4", np.arange(1000, dtype="<i4") * 7 - 300, chunks=(300,), blocks=(64,),
-     cparams=blosc2.CParams(codec=blosc2.Codec.LZ4, clevel=5, filters=[blosc2.Filter.DELTA, blosc2.Filter.SHUFFLE]))
-save("u1", rng.integers(0, 255, (5, 6, 7), dtype="u1"), chunks=(3, 4, 5), blocks=(2, 2, 3),
-     cparams=blosc2.CParams(codec=blosc2.Codec.BLOSCLZ, clevel=5, filters=[blosc2.Filter.BITSHUFFLE]))
-save("sparse", rng.integers(-999, 999, (130,), dtype="<i2"), contiguous=False, chunks=(50,), blocks=(10,),
-     cparams=blosc2.CParams(codec=blosc2.Codec.ZLIB, clevel=5))
-print(json.dumps(info))
-"#;
-
-const TEMPLATES: [&str; 4] = ["f8", "i4", "u1", "sparse"];
-
-fn python() -> PathBuf {
-    if let Some(p) = std::env::var_os("BLOSC2FS_PYTHON") {
-        return PathBuf::from(p);
-    }
-    let venv = repo_root().join(".venv/bin/python");
-    if venv.exists() {
-        return venv;
-    }
-    let out = Command::new(repo_root().join("scripts/setup_venv.sh")).output().expect("run scripts/setup_venv.sh");
-    assert!(out.status.success(), "scripts/setup_venv.sh failed:\n{}", String::from_utf8_lossy(&out.stderr));
-    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()).join("bin/python")
-}
-
-/// The templates, made once per test binary.
-struct Templates {
-    dir: tempfile::TempDir,
-    info: serde_json::Value,
-}
-
-fn templates() -> &'static Templates {
-    static MADE: OnceLock<Templates> = OnceLock::new();
-    MADE.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
-        let out = Command::new(python()).arg("-c").arg(ORACLE).arg(dir.path()).output().expect("run the python oracle");
-        assert!(out.status.success(), "oracle failed:\n{}", String::from_utf8_lossy(&out.stderr));
-        let info = serde_json::from_slice(&out.stdout).unwrap();
-        Templates { dir, info }
-    })
-}
-
-impl Templates {
-    fn raw(&self, name: &str) -> Vec<u8> {
-        std::fs::read(self.dir.path().join(format!("{name}.raw"))).unwrap()
-    }
-    fn npy(&self, name: &str) -> Vec<u8> {
-        std::fs::read(self.dir.path().join(format!("{name}.npy"))).unwrap()
-    }
-    /// Copy template `name` (a file, or a sparse frame's folder) to `to`.
-    fn copy(&self, name: &str, to: &Path) {
-        let from = self.dir.path().join(format!("{name}.b2nd"));
-        if from.is_dir() {
-            std::fs::create_dir_all(to).unwrap();
-            for item in std::fs::read_dir(&from).unwrap() {
-                let item = item.unwrap();
-                std::fs::copy(item.path(), to.join(item.file_name())).unwrap();
-            }
-        } else {
-            std::fs::copy(&from, to).unwrap();
-        }
-    }
-}
 
 /// Tests here share the process-wide descriptor pool: one at a time, with
 /// the pool capped at [`FD_CAP`].
@@ -116,22 +35,6 @@ fn turn() -> MutexGuard<'static, ()> {
     let guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     fds::pool().set_capacity(FD_CAP);
     guard
-}
-
-/// `n` arrays in folders of `per_folder`: `dNN/aNNNN.b2nd`, template `i % 4`.
-fn lake(n: usize, per_folder: usize) -> (tempfile::TempDir, Vec<(String, &'static str)>) {
-    let t = templates();
-    let src = tempfile::tempdir().unwrap();
-    let mut arrays = Vec::new();
-    for i in 0..n {
-        let folder = format!("d{:02}", i / per_folder);
-        std::fs::create_dir_all(src.path().join(&folder)).unwrap();
-        let rel = format!("{folder}/a{i:04}.b2nd");
-        let name = TEMPLATES[i % TEMPLATES.len()];
-        t.copy(name, &src.path().join(&rel));
-        arrays.push((rel, name));
-    }
-    (src, arrays)
 }
 
 fn filesystem(source: &Path, meta_cache: usize, mountpoint: Option<PathBuf>) -> Filesystem {

@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod lake;
 pub mod mount;
 
 use std::path::{Path, PathBuf};

@@ -45,7 +45,9 @@ pub fn binary() -> PathBuf {
 }
 
 pub struct Mount {
-    pub dir: tempfile::TempDir,
+    /// The temporary mountpoint (none when the test chose its own).
+    pub dir: Option<tempfile::TempDir>,
+    mnt: PathBuf,
     pub child: Option<Child>,
     pub log: PathBuf,
 }
@@ -60,13 +62,33 @@ impl Mount {
     /// (credentials and endpoints of a remote source).
     pub fn start_with_env(source: &Path, args: &[&str], env: &[(&str, &str)]) -> Mount {
         let dir = tempfile::tempdir().expect("temp mountpoint");
-        let log = dir.path().with_extension("log");
+        let mnt = dir.path().to_path_buf();
+        Mount::spawn(Command::new(binary()), source, Some(dir), mnt, args, env)
+    }
+
+    /// Mount `source` at `mountpoint` (an empty folder the test made, which
+    /// may lie inside the source), the daemon allowed at most `nofile` open
+    /// descriptors (soft and hard, as `ulimit -n` sets them).
+    pub fn start_at(source: &Path, mountpoint: &Path, args: &[&str], nofile: Option<u32>) -> Mount {
+        let command = match nofile {
+            None => Command::new(binary()),
+            Some(n) => {
+                let mut c = Command::new("bash");
+                c.arg("-c").arg(format!("ulimit -n {n} && exec \"$0\" \"$@\"")).arg(binary());
+                c
+            }
+        };
+        Mount::spawn(command, source, None, mountpoint.to_path_buf(), args, &[])
+    }
+
+    fn spawn(mut command: Command, source: &Path, dir: Option<tempfile::TempDir>, mnt: PathBuf, args: &[&str], env: &[(&str, &str)]) -> Mount {
+        let log = mnt.with_extension("log");
         let log_file = std::fs::File::create(&log).expect("log file");
-        let parent_dev = std::fs::metadata(dir.path()).unwrap().dev();
-        let child = Command::new(binary())
+        let parent_dev = std::fs::metadata(&mnt).unwrap().dev();
+        let child = command
             .arg("mount")
             .arg(source)
-            .arg(dir.path())
+            .arg(&mnt)
             .arg("-f")
             .args(args)
             .env("RUST_LOG", "info")
@@ -75,7 +97,7 @@ impl Mount {
             .stderr(Stdio::from(log_file))
             .spawn()
             .expect("start blosc2fs");
-        let mount = Mount { dir, child: Some(child), log };
+        let mount = Mount { dir, mnt, child: Some(child), log };
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             if let Ok(meta) = std::fs::metadata(mount.path()) {
@@ -90,7 +112,7 @@ impl Mount {
     }
 
     pub fn path(&self) -> &Path {
-        self.dir.path()
+        &self.mnt
     }
 
     pub fn pid(&self) -> i32 {
