@@ -22,7 +22,6 @@ use blosc2fs::read::{Blocks, Planner, Stats};
 use blosc2fs::source::fds;
 use blosc2fs::tree::{Attr, Filesystem, FsConfig, FsError, Kind};
 use common::lake::*;
-use common::*;
 
 const ROOT: u64 = 1;
 /// The descriptor pool's cap in this binary.

@@ -1,11 +1,9 @@
-//! Where a presented node comes from, kept apart from what it presents.
+//! Where an array's bytes come from, kept apart from what it presents.
 //!
-//! A node of the tree is found at a [`Location`] (its identity while the
-//! mount lives) and an array node opens its bytes through an [`Origin`].
-//! A location is a local path, a key inside one loaded version of a store,
-//! or a key under a remote root (an object-store prefix or a URL; see
-//! [`super::remote`]); each answers the same three questions: what is its
-//! current version, open its bytes, and (for folders) list its children.
+//! An array node opens its bytes through an [`Origin`]: a local path, a key
+//! inside one loaded version of a store, or a key under a remote root (an
+//! object-store prefix or a URL; see [`super::remote`]); each answers the
+//! same questions: what is its current version and access, and open it.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -18,26 +16,6 @@ use super::access::Access;
 #[cfg(feature = "remote")]
 use super::remote::{remote_access, RemoteObject};
 use super::store::StoreEntry;
-
-/// The identity of a node: equal locations are the same node (as long as
-/// its version stays the same).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Location {
-    /// A local path: a mirrored directory, an array, or a store.
-    Local(PathBuf),
-    /// A key inside the store version numbered `load` (a group, a value, a
-    /// table or one of its columns); `key` is the store key (`/exp/run1`).
-    InStore {
-        /// The load number of the store version ([`LoadedStore::load`]).
-        load: u64,
-        /// The key inside the store.
-        key: String,
-    },
-    /// A key under the mount's remote root (`/`-separated names; `""` is
-    /// the root itself): a prefix, an object, or a sparse-frame prefix.
-    #[cfg(feature = "remote")]
-    Remote(String),
-}
 
 /// Where an array's bytes come from.
 #[derive(Debug, Clone)]
@@ -119,6 +97,14 @@ impl Origin {
             Origin::Value { name, .. } => name.clone(),
             #[cfg(feature = "remote")]
             Origin::Remote(object) => object.name(),
+        }
+    }
+
+    /// The number of the store version a store value belongs to.
+    pub fn store_load(&self) -> Option<u64> {
+        match self {
+            Origin::Value { load, .. } => Some(*load),
+            _ => None,
         }
     }
 

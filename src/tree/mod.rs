@@ -20,6 +20,7 @@ pub mod listing;
 pub mod location;
 pub mod meta_cache;
 pub mod namespace;
+pub mod nodes;
 #[cfg(feature = "remote")]
 pub mod remote;
 pub mod store;
@@ -30,6 +31,6 @@ pub use access::Access;
 pub use entry::{ArrayEntry, Loaded, OnLoad};
 pub use error::FsError;
 pub use fs::{Filesystem, FsConfig};
-pub use location::{Location, Origin};
+pub use location::Origin;
 pub use meta_cache::{MetaCache, MetaCacheStats};
 pub use namespace::{Attr, DirEntry, Tree};

@@ -2,9 +2,9 @@
 //! stores and their groups) with inode numbers, and the presented entries
 //! each holds: lookup, getattr, readdir, open and xattrs by inode.
 //!
-//! A node is interned at its [`Location`] the first time it is listed or
-//! looked up, and gets a new number when its source changes, so open files
-//! keep the version they opened. Local folders are listed by [`listing`],
+//! A node is interned under its folder and name ([`super::nodes`]) the
+//! first time it is listed or looked up, and gets a new number when its
+//! source changes, so open files keep the version they opened. Local folders are listed by [`listing`],
 //! remote ones by [`remote`], stores by [`store`]; what an array folder
 //! holds is the views' table ([`crate::views::ARRAY_FILES`]).
 //!
@@ -12,7 +12,6 @@
 //! [`remote`]: super::remote
 //! [`store`]: super::store
 
-use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -33,7 +32,8 @@ use super::meta_cache::{MetaCache, MetaCacheStats};
 use super::error::FsError;
 use super::inode::{self, Role};
 use super::listing::{classify, node_meta, scan, Class, Fence, Found};
-use super::location::{Location, Origin};
+use super::location::Origin;
+use super::nodes::{Nodes, Place};
 #[cfg(feature = "remote")]
 use super::remote::{io_error, join, remote_access, RemoteClass, RemoteObject, RemoteRoot};
 use super::store::{self, ChildKind, LoadedStore, StoreEntry};
@@ -72,7 +72,7 @@ impl Attr {
 /// be of class `class` (an array or store whose source changed does not).
 fn fits(kind: &NodeKind, class: Class) -> bool {
     match (kind, class) {
-        (NodeKind::Dir(_) | NodeKind::Folder { .. }, Class::Dir) => true,
+        (NodeKind::Dir(_) | NodeKind::Folder(_), Class::Dir) => true,
         (NodeKind::Array(entry), Class::Array) => !entry.is_stale(),
         (NodeKind::Store(entry), Class::Store(f)) => entry.format == f && !entry.is_stale(),
         _ => false,
@@ -105,22 +105,26 @@ enum NodeKind {
     Array(Arc<ArrayEntry>),
     /// A store at a local path, shown as a folder of its keys.
     Store(Arc<StoreEntry>),
-    /// A group (or, `table`, a CTable) inside version number `load` of a store.
-    Folder { store: Arc<StoreEntry>, load: u64, key: String, table: bool },
+    /// A group (or a CTable) inside one version of a store.
+    Folder(Arc<StoreFolder>),
 }
 
+/// A group (or, `table`, a CTable) inside version number `load` of a store.
 #[derive(Debug)]
-struct Node {
-    loc: Location,
-    /// The node of the folder holding it (the root holds itself).
-    parent: u32,
-    kind: NodeKind,
+struct StoreFolder {
+    store: Arc<StoreEntry>,
+    load: u64,
+    key: String,
+    table: bool,
 }
 
-#[derive(Debug, Default)]
-struct Nodes {
-    list: Vec<Node>,
-    by_loc: HashMap<Location, u32>,
+/// What the tree computes of a node's place when it needs it: its local
+/// path, its remote key, or that it lives in a store.
+enum Location {
+    Local(PathBuf),
+    InStore,
+    #[cfg(feature = "remote")]
+    Remote(String),
 }
 
 /// The folder view of a store or in-store node: the store version (or the
@@ -133,7 +137,7 @@ enum FolderView {
 /// The presented tree of one mount.
 pub struct Tree {
     root: PathBuf,
-    nodes: RwLock<Nodes>,
+    nodes: RwLock<Nodes<NodeKind>>,
     on_load: Option<OnLoad>,
     /// Keeps the versions entries load, within the metadata budget.
     meta: Arc<MetaCache>,
@@ -157,14 +161,12 @@ impl Tree {
         } else {
             NodeKind::Array(Arc::new(ArrayEntry::new(Origin::Local(root.clone()), true, on_load.clone(), &meta)))
         };
-        Ok(Tree::with_root(root.clone(), Location::Local(root), kind, on_load, meta, #[cfg(feature = "remote")] None))
+        Ok(Tree::with_root(root, Place::Local, kind, on_load, meta, #[cfg(feature = "remote")] None))
     }
 
-    /// A tree whose root node (node 0) presents `loc` as `kind`.
-    fn with_root(root: PathBuf, loc: Location, kind: NodeKind, on_load: Option<OnLoad>, meta: Arc<MetaCache>, #[cfg(feature = "remote")] remote: Option<Arc<RemoteRoot>>) -> Tree {
-        let mut nodes = Nodes::default();
-        nodes.by_loc.insert(loc.clone(), 0);
-        nodes.list.push(Node { loc, parent: 0, kind });
+    /// A tree whose root node (node 0) presents `root` as `kind`.
+    fn with_root(root: PathBuf, place: Place, kind: NodeKind, on_load: Option<OnLoad>, meta: Arc<MetaCache>, #[cfg(feature = "remote")] remote: Option<Arc<RemoteRoot>>) -> Tree {
+        let nodes = Nodes::new(place, kind);
         Tree { root, nodes: RwLock::new(nodes), on_load, meta, fence: Fence::default(), #[cfg(feature = "remote")] remote }
     }
 
@@ -199,24 +201,34 @@ impl Tree {
         self.meta.stats()
     }
 
+    /// Node `node`'s place (its path or key, built by walking up), its
+    /// parent and its kind.
     fn node_info(&self, node: u32) -> Result<(Location, u32, NodeKind), FsError> {
         let nodes = self.nodes.read().unwrap_or_else(|e| e.into_inner());
-        let n = nodes.list.get(node as usize).ok_or(FsError::NotFound)?;
-        Ok((n.loc.clone(), n.parent, n.kind.clone()))
+        let n = nodes.get(node).ok_or(FsError::NotFound)?;
+        let loc = match n.place {
+            Place::Local => Location::Local(nodes.names(node).into_iter().fold(self.root.clone(), |path, name| path.join(name))),
+            Place::InStore => Location::InStore,
+            #[cfg(feature = "remote")]
+            Place::Remote => Location::Remote(nodes.names(node).iter().map(|n| n.to_string_lossy()).collect::<Vec<_>>().join("/")),
+            #[cfg(not(feature = "remote"))]
+            Place::Remote => Location::InStore,
+        };
+        Ok((loc, n.parent, n.kind.clone()))
     }
 
-    /// The node presenting `loc` now: the known one, or a new one when the
-    /// location is new, changed kind, or its source changed since loaded.
-    /// `make` builds the node's kind when a new node is needed.
-    fn intern(&self, loc: Location, parent: u32, class: Class, make: &dyn Fn() -> NodeKind) -> u32 {
-        self.intern_fitting(loc, parent, &|kind| fits(kind, class), make)
+    /// The node presenting `name` in folder `parent` now: the known one, or
+    /// a new one when the name is new, changed kind, or its source changed
+    /// since loaded. `make` builds the node's kind when a new node is needed.
+    fn intern(&self, parent: u32, name: &OsStr, place: Place, class: Class, make: &dyn Fn() -> NodeKind) -> u32 {
+        self.intern_fitting(parent, name, place, &|kind| fits(kind, class), make)
     }
 
     /// [`Self::intern`], with the known node kept when `fits` says so.
-    fn intern_fitting(&self, loc: Location, parent: u32, fits: &dyn Fn(&NodeKind) -> bool, make: &dyn Fn() -> NodeKind) -> u32 {
-        let reusable = |nodes: &Nodes| -> Option<u32> {
-            let &n = nodes.by_loc.get(&loc)?;
-            fits(&nodes.list[n as usize].kind).then_some(n)
+    fn intern_fitting(&self, parent: u32, name: &OsStr, place: Place, fits: &dyn Fn(&NodeKind) -> bool, make: &dyn Fn() -> NodeKind) -> u32 {
+        let reusable = |nodes: &Nodes<NodeKind>| -> Option<u32> {
+            let n = nodes.find(parent, name)?;
+            fits(&nodes.get(n)?.kind).then_some(n)
         };
         if let Some(n) = reusable(&self.nodes.read().unwrap_or_else(|e| e.into_inner())) {
             return n;
@@ -226,16 +238,14 @@ impl Tree {
             return n;
         }
         let mut dropped = Vec::new();
-        if let Some(&old) = nodes.by_loc.get(&loc) {
-            match &nodes.list[old as usize].kind {
+        if let Some(old) = nodes.find(parent, name).and_then(|old| nodes.get(old)) {
+            match &old.kind {
                 NodeKind::Array(entry) => entry.retire(),
                 NodeKind::Store(entry) => dropped = entry.retire(),
                 _ => {}
             }
         }
-        let n = nodes.list.len() as u32;
-        nodes.by_loc.insert(loc.clone(), n);
-        nodes.list.push(Node { loc, parent, kind: make() });
+        let n = nodes.add(parent, name, place, make());
         drop(nodes);
         self.retire_loads(&dropped);
         n
@@ -251,18 +261,18 @@ impl Tree {
             if let Some(levels) = found.linked.as_ref().and_then(|target| self.levels_up_to(parent, target)) {
                 let target: Arc<OsStr> = Arc::from(loop_target(levels).as_os_str());
                 let t = target.clone();
-                return self.intern_fitting(Location::Local(child_path), parent, &|k| matches!(k, NodeKind::Link(old) if *old == t), &|| NodeKind::Link(target.clone()));
+                return self.intern_fitting(parent, name, Place::Local, &|k| matches!(k, NodeKind::Link(old) if *old == t), &|| NodeKind::Link(target.clone()));
             }
             // Where the folder really is, when that is not its presented path.
             let real_dir = (real_child != child_path).then(|| Arc::new(real_child));
             let want = real_dir.clone();
-            return self.intern_fitting(Location::Local(child_path), parent, &|k| matches!(k, NodeKind::Dir(old) if *old == want), &|| NodeKind::Dir(real_dir.clone()));
+            return self.intern_fitting(parent, name, Place::Local, &|k| matches!(k, NodeKind::Dir(old) if *old == want), &|| NodeKind::Dir(real_dir.clone()));
         }
         let on_load = self.on_load.clone();
         let p = child_path.clone();
         let meta = &self.meta;
         let class = found.class;
-        self.intern(Location::Local(child_path), parent, class, &move || match class {
+        self.intern(parent, name, Place::Local, class, &move || match class {
             Class::Dir => NodeKind::Dir(None),
             Class::Array => NodeKind::Array(Arc::new(ArrayEntry::new(Origin::Local(p.clone()), false, on_load.clone(), meta))),
             Class::Store(format) => NodeKind::Store(Arc::new(StoreEntry::new(p.clone(), format, false, meta))),
@@ -273,13 +283,12 @@ impl Tree {
     /// presented folder really at `target` is; `None` when no folder on its
     /// presented path is.
     fn levels_up_to(&self, node: u32, target: &Path) -> Option<usize> {
-        let nodes = self.nodes.read().unwrap_or_else(|e| e.into_inner());
         let mut at = node;
         for levels in 0.. {
-            let n = nodes.list.get(at as usize)?;
-            let real = match (&n.kind, &n.loc) {
-                (NodeKind::Dir(Some(real)), _) => real.as_path(),
-                (NodeKind::Dir(None), Location::Local(path)) => path.as_path(),
+            let (loc, parent, kind) = self.node_info(at).ok()?;
+            let real = match (kind, loc) {
+                (NodeKind::Dir(Some(real)), _) => real.as_ref().clone(),
+                (NodeKind::Dir(None), Location::Local(path)) => path,
                 _ => return None,
             };
             if real == target {
@@ -288,7 +297,7 @@ impl Tree {
             if at == 0 {
                 return None;
             }
-            at = n.parent;
+            at = parent;
         }
         None
     }
@@ -300,17 +309,18 @@ impl Tree {
             return;
         }
         let nodes = self.nodes.read().unwrap_or_else(|e| e.into_inner());
-        for node in &nodes.list {
-            if let (Location::InStore { load, .. }, NodeKind::Array(entry)) = (&node.loc, &node.kind) {
-                if loads.contains(load) {
+        for node in nodes.iter() {
+            if let NodeKind::Array(entry) = &node.kind {
+                if entry.origin.store_load().is_some_and(|load| loads.contains(&load)) {
                     entry.retire();
                 }
             }
         }
     }
 
-    /// Intern child `child` of a folder of version `store` of store `entry`.
-    fn intern_in_store(&self, entry: &Arc<StoreEntry>, store: &Arc<LoadedStore>, parent: u32, child: &ChildKind) -> Result<u32, FsError> {
+    /// Intern child `child`, named `name`, of a folder of version `store` of
+    /// store `entry`.
+    fn intern_in_store(&self, entry: &Arc<StoreEntry>, store: &Arc<LoadedStore>, parent: u32, name: &OsStr, child: &ChildKind) -> Result<u32, FsError> {
         let (key, class) = match child {
             ChildKind::Group(k) | ChildKind::Table(k) => (k.clone(), Class::Dir),
             ChildKind::Value(k) | ChildKind::Column { key: k, .. } => (k.clone(), Class::Array),
@@ -322,11 +332,20 @@ impl Tree {
             },
             _ => None,
         };
-        let loc = Location::InStore { load: store.load, key: key.clone() };
         let on_load = self.on_load.clone();
-        let folder = |key: &String, table| NodeKind::Folder { store: entry.clone(), load: store.load, key: key.clone(), table };
+        let folder = |key: &String, table| NodeKind::Folder(Arc::new(StoreFolder { store: entry.clone(), load: store.load, key: key.clone(), table }));
         let value = |key: &String| Origin::Value { store: entry.clone(), load: store.load, key: key.clone(), name: store.store.key_name(key) };
-        Ok(self.intern(loc, parent, class, &|| match child {
+        // A node of another version of the store (a mount root reloaded in
+        // place keeps its children's names) is never reused.
+        let fits = |kind: &NodeKind| {
+            let same = match kind {
+                NodeKind::Folder(f) => f.load == store.load && f.key == key,
+                NodeKind::Array(e) => e.origin.store_load() == Some(store.load),
+                _ => false,
+            };
+            same && fits(kind, class)
+        };
+        Ok(self.intern_fitting(parent, name, Place::InStore, &fits, &|| match child {
             ChildKind::Group(k) => folder(k, false),
             ChildKind::Table(k) => folder(k, true),
             ChildKind::Value(k) => NodeKind::Array(Arc::new(ArrayEntry::new(value(k), false, on_load.clone(), &self.meta))),
@@ -352,7 +371,7 @@ impl Tree {
                     access: Access::of_path(&entry.path).unwrap_or(Access::DENY),
                 },
             }),
-            NodeKind::Folder { store, load, key, table } => Some(FolderView::Ok { entry: store.clone(), store: store.loaded(*load).map_err(|_| stale())?, key: key.clone(), table: *table }),
+            NodeKind::Folder(f) => Some(FolderView::Ok { entry: f.store.clone(), store: f.store.loaded(f.load).map_err(|_| stale())?, key: f.key.clone(), table: f.table }),
             _ => None,
         })
     }
@@ -483,7 +502,7 @@ impl Tree {
                 let spec = find_array_file(Folder::Array, name.to_str().ok_or(FsError::NotFound)?, &loaded).ok_or(FsError::NotFound)?;
                 inode::encode(node, Role::File(spec.id))
             }
-            (Role::Node, kind @ (NodeKind::Store(_) | NodeKind::Folder { .. })) => {
+            (Role::Node, kind @ (NodeKind::Store(_) | NodeKind::Folder(_))) => {
                 if name == "meta.json" {
                     inode::encode(node, Role::File(FileId::MetaJson))
                 } else if name == "table.csv" && self.folder_view(&kind)?.as_ref().and_then(Self::folder_csv).is_some() {
@@ -492,7 +511,7 @@ impl Tree {
                     let Some(FolderView::Ok { entry, store, key, .. }) = self.folder_view(&kind)? else { return Err(FsError::NotFound) };
                     let children = store.folders.get(&key).ok_or(FsError::NotFound)?;
                     let i = children.binary_search_by(|(n, _)| n.as_os_str().cmp(name)).map_err(|_| FsError::NotFound)?;
-                    inode::encode(self.intern_in_store(&entry, &store, node, &children[i].1)?, Role::Node)
+                    inode::encode(self.intern_in_store(&entry, &store, node, name, &children[i].1)?, Role::Node)
                 }
             }
             (Role::File(FileId::ChunksDir), NodeKind::Array(entry)) => {
@@ -548,7 +567,7 @@ impl Tree {
                 }
                 out = fixed;
             }
-            (Role::Node, kind @ (NodeKind::Store(_) | NodeKind::Folder { .. })) => {
+            (Role::Node, kind @ (NodeKind::Store(_) | NodeKind::Folder(_))) => {
                 fixed.push((inode::encode(node, Role::File(FileId::MetaJson)), Kind::File, OsString::from("meta.json")));
                 let view = self.folder_view(&kind)?;
                 if view.as_ref().and_then(Self::folder_csv).is_some() {
@@ -556,7 +575,7 @@ impl Tree {
                 }
                 if let Some(FolderView::Ok { entry, store, key, .. }) = view {
                     for (name, child) in store.folders.get(&key).map(Vec::as_slice).unwrap_or_default() {
-                        match self.intern_in_store(&entry, &store, node, child) {
+                        match self.intern_in_store(&entry, &store, node, name, child) {
                             Ok(n) => fixed.push((inode::encode(n, Role::Node), Kind::Dir, name.clone())),
                             Err(e) => log::warn!("{e}"),
                         }
@@ -595,7 +614,7 @@ impl Tree {
     /// source directory or a store), so callers list it once per open.
     pub fn is_source_dir(&self, ino: u64) -> bool {
         match inode::decode(ino) {
-            Some((node, Role::Node)) => matches!(self.node_info(node), Ok((_, _, NodeKind::Dir(_) | NodeKind::Store(_) | NodeKind::Folder { .. }))),
+            Some((node, Role::Node)) => matches!(self.node_info(node), Ok((_, _, NodeKind::Dir(_) | NodeKind::Store(_) | NodeKind::Folder(_)))),
             _ => false,
         }
     }
@@ -650,7 +669,7 @@ impl Tree {
     /// `on_load` is told of every array opened.
     pub fn new_remote(root: Arc<RemoteRoot>, on_load: Option<OnLoad>, meta: Arc<MetaCache>) -> Tree {
         let kind = Self::remote_kind(&root, String::new(), root.class(), true, &on_load, &meta);
-        Tree::with_root(PathBuf::from(root.redacted()), Location::Remote(String::new()), kind, on_load, meta, Some(root))
+        Tree::with_root(PathBuf::from(root.redacted()), Place::Remote, kind, on_load, meta, Some(root))
     }
 
     fn remote_kind(root: &Arc<RemoteRoot>, key: String, class: RemoteClass, in_place: bool, on_load: &Option<OnLoad>, meta: &Arc<MetaCache>) -> NodeKind {
@@ -668,7 +687,8 @@ impl Tree {
     fn intern_remote(&self, root: &Arc<RemoteRoot>, key: String, parent: u32, class: RemoteClass) -> u32 {
         let on_load = self.on_load.clone();
         let k = key.clone();
-        self.intern(Location::Remote(key), parent, class.class(), &move || Self::remote_kind(root, k.clone(), class, false, &on_load, &self.meta))
+        let name = OsString::from(key.rsplit('/').next().unwrap_or_default());
+        self.intern(parent, &name, Place::Remote, class.class(), &move || Self::remote_kind(root, k.clone(), class, false, &on_load, &self.meta))
     }
 
     fn remote_root(&self) -> Result<&Arc<RemoteRoot>, FsError> {

@@ -65,9 +65,14 @@ pub struct RemoteRoot {
     made: SystemTime,
     listings: Mutex<HashMap<String, (Instant, Arc<Listing>)>>,
     head: Mutex<Option<(Instant, ListedObject)>>,
-    /// Whether an object of unknown extension starts like a frame, by (key, size, ETag).
-    sniffed: Mutex<HashMap<ObjectId, bool>>,
+    /// Whether an object of unknown extension starts like a frame, by (key,
+    /// size, ETag): the most recent [`SNIFFS_KEPT`] answers (forgetting one
+    /// costs one 11-byte GET, so a prefix of a million objects keeps this small).
+    sniffed: Mutex<lru::LruCache<ObjectId, bool>>,
 }
+
+/// Sniff answers kept (see [`RemoteRoot::sniffed`]).
+const SNIFFS_KEPT: usize = 16_384;
 
 /// An object's key, size and ETag: what a sniff's answer holds for.
 type ObjectId = (String, u64, Option<String>);
@@ -174,7 +179,7 @@ impl RemoteRoot {
             made: SystemTime::now(),
             listings: Mutex::new(HashMap::new()),
             head: Mutex::new(head.map(|h| (now, h))),
-            sniffed: Mutex::new(HashMap::new()),
+            sniffed: Mutex::new(lru::LruCache::new(std::num::NonZeroUsize::new(SNIFFS_KEPT).unwrap_or(std::num::NonZeroUsize::MIN))),
             loc,
         })
     }
@@ -250,7 +255,7 @@ impl RemoteRoot {
                 return false;
             }
         };
-        self.sniffed.lock().unwrap_or_else(|e| e.into_inner()).insert(id, frame);
+        self.sniffed.lock().unwrap_or_else(|e| e.into_inner()).put(id, frame);
         frame
     }
 
