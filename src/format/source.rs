@@ -37,14 +37,16 @@ pub enum VersionTag {
     /// A local file: device, inode and modification time in nanoseconds.
     ///
     /// `dev` and `ino` are the file's `st_dev` and `st_ino`; `mtime_ns` is its
-    /// modification time in nanoseconds since the Unix epoch.
+    /// modification time in nanoseconds since the Unix epoch, in 64 bits
+    /// (every node keeps one; they span the years 1678 to 2262, and a time
+    /// outside saturates).
     File {
         /// Device number.
         dev: u64,
         /// Inode number.
         ino: u64,
         /// Modification time in nanoseconds since the epoch.
-        mtime_ns: i128,
+        mtime_ns: i64,
     },
     /// Bytes that cannot change (memory, a window of a fixed state).
     Fixed(u64),

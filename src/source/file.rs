@@ -58,7 +58,7 @@ impl Drop for Handle {
 pub(crate) fn version_of(meta: &std::fs::Metadata) -> Version {
     Version {
         len: meta.len(),
-        tag: VersionTag::File { dev: meta.dev(), ino: meta.ino(), mtime_ns: meta.mtime() as i128 * 1_000_000_000 + meta.mtime_nsec() as i128 },
+        tag: VersionTag::File { dev: meta.dev(), ino: meta.ino(), mtime_ns: meta.mtime().saturating_mul(1_000_000_000).saturating_add(meta.mtime_nsec()) },
     }
 }
 

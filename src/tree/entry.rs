@@ -150,3 +150,4 @@ fn load(origin: &Origin, number: u64, stamp: Version, access: Access, mtime: Sys
     };
     Loaded { version: number, stamp, access, mtime, presented }
 }
+
