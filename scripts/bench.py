@@ -6,10 +6,19 @@ Usage (as root: it mounts, and drops page caches for the disk-cold and random ro
     cargo build --release
     .venv/bin/python scripts/bench.py --repeats 3 --binary target/release/blosc2fs
     .venv/bin/python scripts/bench.py --quick            # 0.25 GiB corpus, 1 repeat: for trying it
+    .venv/bin/python scripts/bench.py --scenario tree    # many small arrays: see scripts/bench_tree.py
 
     options: [--size-gib 1.0] [--repeats 3] [--workdir /tmp/blosc2fs-bench] [--cache-size 128M]
              [--scale-cache-size 64M] [--stagger 0.1] [--mount-args "--readahead-kb 8192"]
              [--python INTERPRETER] [--no-scale] [--no-peers] [--strict]
+             [--scenario mount|tree] [--tree-sizes 50000,200000] [--tree-nofile 1024]
+             [--tree-cache-size 64M] [--tree-timeout 600] [--tree-budget-min 25]
+             [--tree-mksquashfs-args "-no-duplicates"]
+
+Scenarios: `mount` (the default) is everything below; `tree` (scripts/bench_tree.py, whose
+docstring describes it) mounts trees of many small arrays under `ulimit -n 1024` and times
+find, ls -lR and a read of every file, with the daemon's RSS and descriptors, beside
+squashfuse_ll over a squashfs image of the same presented tree.
 
 Corpus (python-blosc2, in WORKDIR/corpus-<rows>x8192/, reused while it exists and matches;
 missing arrays are added from raw.bin): a float64 2-D field of shape (16384 * size-gib, 8192),
@@ -20,6 +29,10 @@ smooth signal plus N(0, 0.5) noise rounded to 2 decimals, as
     lz4.b2nd      LZ4 clevel 5 + SHUFFLE, default chunks/blocks
     narrow.b2nd   default cparams, chunks=(1024, 512): a C-order scan crosses many chunks
     clevel0.b2nd  clevel 0: chunks stored raw, decoding is a copy; isolates the mount's own overhead
+                  (python-blosc2 keeps SHUFFLE in its filter list, unused with clevel 0)
+    ceiling.b2nd  the ceiling: clevel 0, codec BLOSCLZ (0), every filter NOFILTER and filters_meta 0,
+                  default chunks/blocks; the generator checks that every chunk is memcpy'ed
+                  (MEMCPYED flag, no filter in its header). Not a column: see "ceiling" below
     raw.bin       the same values uncompressed (np.tofile): the bytes every scan must equal
     scale/z1..z4.b2nd  hard links to zstd.b2nd: four arrays to the daemon (each opening is its
                        own array with its own cache entries), the same bytes in the page cache
@@ -46,6 +59,11 @@ row first reads its source file once (untimed) to put it there. Rows, per array:
       row, the first is shown for information (a page's first re-read moves it to the
       kernel's active LRU list, which costs a plain file the same: raw.bin is timed on its
       third read for that reason)
+    ceiling: right after those, the same mount (same daemon, same repeat) reads ceiling.b2nd's
+      data the same way: its cold dd (the daemon's first read of it; its source was put in
+      the page cache before the mount) and its 2nd warm re-read. The array's cold and warm dd
+      are also shown as fractions of these ("cold dd / ceiling", "warm dd / ceiling"; medians
+      of per-repeat ratios): what the codec costs against a daemon that only copies
     `numpy.fromfile(MNT/x.b2nd/data)` on a fresh mount: GB/s (timed inside the worker)
     disk-cold dd (page caches dropped, fresh mount), for information
     random 4 KiB `pread`s on a fresh mount with the source in the page cache (the issue's
@@ -136,6 +154,10 @@ CORPUS_VERSION = 1
 SCALE_LINKS = ("z1", "z2", "z3", "z4")
 
 FILES = ("zstd", "lz4", "narrow", "clevel0")
+# The ceiling: the same values stored with no codec and no filter (clevel 0: every chunk
+# memcpy'ed). Not a column of its own: each array's scan reads it through the same daemon.
+CEILING = "ceiling"
+CORPUS_FILES = FILES + (CEILING,)
 CODEC_OF = {"zstd": "zstd", "lz4": "lz4", "narrow": "zstd", "clevel0": None}
 # Targets from issue 10 (codec-specific ones do not apply to clevel0).
 CAT_TARGET = {"zstd": 0.95, "lz4": 0.9}
@@ -338,6 +360,10 @@ def worker_main(request: dict) -> dict:
     import blosc2
 
     op = request["op"]
+    if op == "tree_templates":  # the tree scenario's templates (scripts/bench_tree.py)
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import bench_tree
+        return bench_tree.make_templates(request)
     if op == "version":
         return {"blosc2": blosc2.__version__, "numpy": np.__version__, "python": sys.version.split()[0],
                 "nthreads": blosc2.nthreads}
@@ -365,6 +391,8 @@ def worker_main(request: dict) -> dict:
             "lz4": dict(cparams={"codec": blosc2.Codec.LZ4, "clevel": 5, "filters": [blosc2.Filter.SHUFFLE]}),
             "narrow": dict(chunks=(1024, 512)),
             "clevel0": dict(cparams={"clevel": 0}),
+            CEILING: dict(cparams=blosc2.CParams(codec=blosc2.Codec.BLOSCLZ, clevel=0,
+                                                 filters=[blosc2.Filter.NOFILTER] * 6, filters_meta=[0] * 6)),
         }
         info = {}
         for name in request["names"]:
@@ -379,6 +407,20 @@ def worker_main(request: dict) -> dict:
                 "cratio": round(arr.schunk.cratio, 3),
                 "file_bytes": os.path.getsize(path),
             }
+            if name == CEILING:
+                # Every chunk must be stored raw: the MEMCPYED flag (0x02) in its header, no
+                # filter (bytes 16..21) and no filter meta (bytes 24..29) in the extended header.
+                schunk = arr.schunk
+                bad = []
+                for i in range(schunk.nchunks):
+                    c = schunk.get_chunk(i)
+                    if not (c[2] & 0x02) or any(c[16:22]) or any(c[24:30]):
+                        bad.append(i)
+                if bad or arr.schunk.cparams.clevel != 0 or any(arr.schunk.cparams.filters_meta):
+                    raise ValueError(f"{path}: chunks {bad[:10]} are not memcpy'ed without filters")
+                info[name]["memcpyed_chunks"] = schunk.nchunks
+                info[name]["filters_meta"] = list(arr.schunk.cparams.filters_meta)
+                del schunk
             del arr
         return {"files": info, "nbytes": int(x.nbytes)}
 
@@ -686,7 +728,7 @@ def ensure_corpus(python: str, workdir: str, size_gib: float) -> dict:
     if not have_raw:
         subprocess.run(["rm", "-rf", cdir], check=True)
     missing = []
-    for n in FILES:
+    for n in CORPUS_FILES:
         info = manifest["files"].get(n)
         p = os.path.join(cdir, "b2", f"{n}.b2nd")
         if not info or not os.path.exists(p) or os.path.getsize(p) != info["file_bytes"]:
@@ -900,8 +942,11 @@ class Bench:
         return run_timed([self.args.binary, "cat", self.b2(name)])
 
     def mount_scan(self, name: str, verify: bool) -> dict:
-        """Fresh mount: cold dd, warm dd (and cmp with raw.bin when `verify`)."""
+        """Fresh mount: cold dd, warm dd (and cmp with raw.bin when `verify`); then, through the
+        same daemon, the same three dd of ceiling.b2nd's data (its first read by this daemon is
+        its cold dd), the ceiling the array's rows are divided by."""
         warm_file(self.b2(name))
+        warm_file(self.b2(CEILING))
         with self.mount() as m:
             path = m.data(name, self.nbytes)
             s0, c0 = m.stats(), m.cpu()
@@ -915,9 +960,25 @@ class Bench:
             ra = read_ahead_kb(self.args.mnt)
             if verify:
                 cmp_with_raw(path, self.raw_path)
+            ceiling = self.ceiling_scan(m, verify)
         return {"cold": cold, "warm": warm, "warm_first": warm_first, "cold_daemon_cpu": c1 - c0, "warm_daemon_cpu": c2 - c1,
                 "cold_stats": stats_delta(s0, s1), "warm_stats": stats_delta(s1, s2), "vm_hwm_mib": hwm,
-                "verified": verify, "folios": folios, "read_ahead_kb": ra}
+                "verified": verify, "folios": folios, "read_ahead_kb": ra, "ceiling": ceiling}
+
+    def ceiling_scan(self, m: Mount, verify: bool) -> dict:
+        """ceiling.b2nd through the mount `m` (already used for another array): cold dd (the
+        daemon's first read of it), two warm re-reads (the second is the reference of the warm
+        row); its source was read into the page cache before the mount."""
+        path = m.data(CEILING, self.nbytes)
+        s0, c0 = m.stats(), m.cpu()
+        cold = dd(path, self.nbytes)
+        s1, c1 = m.stats(), m.cpu()
+        warm_first = dd(path, self.nbytes)
+        warm = dd(path, self.nbytes)
+        if verify:
+            cmp_with_raw(path, self.raw_path)
+        return {"cold": cold, "warm_first": warm_first, "warm": warm, "cold_daemon_cpu": c1 - c0,
+                "cold_stats": stats_delta(s0, s1), "verified": verify}
 
     def peer(self, kind: str, verify: bool) -> dict:
         """squashfuse_ll on the `kind` image: cold dd of a fresh mount, image in the page cache."""
@@ -1103,6 +1164,9 @@ def summarize(results: dict) -> None:
         ddcpu = series(r["scan"], lambda x: per_gib(x["cold"]["cpu"], nbytes))
         warm = series(r["scan"], lambda x: gbps(nbytes, x["warm"]["seconds"]))
         warm_first = series(r["scan"], lambda x: gbps(nbytes, x["warm_first"]["seconds"]) if "warm_first" in x else None)
+        ceil_cold = series(r["scan"], lambda x: gbps(nbytes, x["ceiling"]["cold"]["seconds"]) if x.get("ceiling") else None)
+        ceil_warm = series(r["scan"], lambda x: gbps(nbytes, x["ceiling"]["warm"]["seconds"]) if x.get("ceiling") else None)
+        ceil_cpu = series(r["scan"], lambda x: per_gib(x["ceiling"]["cold_daemon_cpu"], nbytes) if x.get("ceiling") else None)
         ff = series(r["fromfile"], lambda x: gbps(nbytes, x["seconds"]))
         ffcpu = series(r["fromfile"], lambda x: per_gib(x["daemon_cpu"], nbytes))
         dc = series(r["disk_cold"], lambda x: gbps(nbytes, x["seconds"]))
@@ -1132,6 +1196,10 @@ def summarize(results: dict) -> None:
             "warm_large_folios": large_share([x.get("folios") for x in r["scan"]]),
             "warm_large_folio_kib": folio_kib([x.get("folios") for x in r["scan"]]),
             "warm_first_gbps": median(warm_first), "warm_first_vs_raw_dd": ratio_med(warm_first, raw_dd),
+            "ceiling_cold_gbps": median(ceil_cold), "ceiling_warm_gbps": median(ceil_warm),
+            "ceiling_cold_daemon_cpu_per_gib": median(ceil_cpu),
+            "cold_vs_ceiling": ratio_med(cold, ceil_cold), "warm_vs_ceiling": ratio_med(warm, ceil_warm),
+            "ceiling_verified": any((x.get("ceiling") or {}).get("verified") for x in r["scan"]),
             "fromfile_gbps": median(ff), "fromfile_daemon_cpu_per_gib": median(ffcpu),
             "fromfile_vs_c2": ratio_med(ff, c2),
             "disk_cold_gbps": median(dc), "disk_cold_daemon_cpu_per_gib": median(dccpu),
@@ -1353,6 +1421,12 @@ def build_table(results: dict) -> str:
     row("compressed MiB (ratio)", [f"{files[n]['file_bytes'] / MIB:.0f} ({files[n]['cratio']:.1f}x)" for n in cols])
     row("chunks", ["x".join(map(str, files[n]["chunks"])) for n in cols])
     row("blocks", ["x".join(map(str, files[n]["blocks"])) for n in cols])
+    ce = files.get(CEILING)
+    if ce:
+        lines.append(f"ceiling.b2nd: {ce['file_bytes'] / MIB:.0f} MiB ({ce['cratio']:.2f}x), codec {ce['codec']} "
+                     f"clevel {ce['clevel']}, filters {ce['filters'] or 'none'}, chunks "
+                     f"{'x'.join(map(str, ce['chunks']))}, blocks {'x'.join(map(str, ce['blocks']))}"
+                     + (f", {ce['memcpyed_chunks']} chunks checked memcpy'ed" if "memcpyed_chunks" in ce else ""))
     lines.append("")
     lines.append("reference (source .b2nd in the page cache)")
     row("C-Blosc2 decompress_chunk, 1 thread    GB/s", vals("c1_gbps"))
@@ -1382,6 +1456,12 @@ def build_table(results: dict) -> str:
     row("  mount's pages in large folios", [folio_text(s[n].get("warm_large_folios"), s[n].get("warm_large_folio_kib")) for n in cols])
     row("  1st re-read after the cold dd, info  GB/s", vals("warm_first_gbps"))
     row("  / dd raw.bin page cache", vals("warm_first_vs_raw_dd", ".2f", "x"))
+    row("ceiling.b2nd (clevel 0, no filter), same mount,", [""] * len(cols))
+    row("  right after the array: cold dd       GB/s", vals("ceiling_cold_gbps"))
+    row("    daemon                             CPU s/GiB", vals("ceiling_cold_daemon_cpu_per_gib"))
+    row("  warm re-read dd, 2nd                 GB/s", vals("ceiling_warm_gbps"))
+    row("cold dd / ceiling (codec 0, same daemon)", vals("cold_vs_ceiling", ".2f", "x"))
+    row("warm dd / ceiling (codec 0, same daemon)", vals("warm_vs_ceiling", ".2f", "x"))
     row("numpy.fromfile(data), fresh mount      GB/s", vals("fromfile_gbps"))
     row("  / C 2 threads", vals("fromfile_vs_c2", ".2f", "x"))
     row("  daemon                               CPU s/GiB", vals("fromfile_daemon_cpu_per_gib"))
@@ -1401,6 +1481,7 @@ def build_table(results: dict) -> str:
     row(f"daemon VmHWM MiB (cache {c['cache_size']})", vals("vm_hwm_mib", ".0f"))
     row("decoded / served, cold dd", vals("amplification", ".3f"))
     row("bytes checked against raw.bin (cmp)", ["yes" if s[n]["verified"] else "NO" for n in cols])
+    row("  and ceiling.b2nd's, same mount", ["yes" if s[n].get("ceiling_verified") else "NO" for n in cols])
     lines.append("")
     lines.append("targets".ljust(w0) + "".join(n.rjust(w) for n in cols))
     for key, label in TARGET_LABELS:
@@ -1459,6 +1540,19 @@ def main() -> int:
     ap.add_argument("--no-scale", action="store_true", help="skip the scale table")
     ap.add_argument("--no-peers", action="store_true", help="skip the peers (squashfuse_ll) rows")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target FAILs")
+    ap.add_argument("--scenario", choices=("mount", "tree"), default="mount",
+                    help="mount: the tables above (default); tree: many small arrays, find / ls -lR / read-all, "
+                         "daemon RSS and descriptors, beside squashfuse_ll (scripts/bench_tree.py)")
+    ap.add_argument("--tree-sizes", default="50000,200000", help="tree scenario: array counts, comma separated")
+    ap.add_argument("--tree-nofile", type=int, default=1024, help="tree scenario: the daemons' `ulimit -n`")
+    ap.add_argument("--tree-cache-size", default="64M", help="tree scenario: blosc2fs --cache-size")
+    ap.add_argument("--tree-timeout", type=float, default=600,
+                    help="tree scenario: seconds any one step may take (mksquashfs: twice that)")
+    ap.add_argument("--tree-mksquashfs-args", default="",
+                    help="tree scenario: extra mksquashfs options (e.g. -no-duplicates: store every file)")
+    ap.add_argument("--tree-budget-min", type=float, default=25,
+                    help="tree scenario: minutes for the whole run; a size's squashfs image is not built when "
+                         "its estimated build time would not fit (its peer rows are then skipped)")
     ap.add_argument("--_worker", help=argparse.SUPPRESS)
     args = ap.parse_args()
 
@@ -1478,6 +1572,11 @@ def main() -> int:
     if args.repeats < 1 or args.size_gib <= 0:
         print("error: --repeats must be ≥1 and --size-gib > 0", file=sys.stderr)
         return 2
+    if args.scenario == "tree":
+        os.makedirs(args.workdir, exist_ok=True)
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import bench_tree
+        return bench_tree.run(args, sys.modules[__name__])
     for tool in ("dd", "cmp"):
         if subprocess.run(["which", tool], capture_output=True).returncode != 0:
             print(f"error: `{tool}` is needed", file=sys.stderr)
@@ -1612,6 +1711,10 @@ def main() -> int:
                                  f"(daemon {sc['cold_daemon_cpu'] / (nbytes / GIB):.2f} s/GiB, "
                                  f"amp {fmt(sc['cold_stats']['amplification'], '.3f')}) "
                                  f"warm {gbps(nbytes, sc['warm']['seconds']):.2f}")
+                    if sc.get("ceiling"):
+                        ce = sc["ceiling"]
+                        parts.append(f"ceiling (same daemon) cold {gbps(nbytes, ce['cold']['seconds']):.2f} "
+                                     f"warm {gbps(nbytes, ce['warm']['seconds']):.2f}")
                 if got.get("peer"):
                     pr = got["peer"]
                     parts.append(f"squashfuse_ll {pr['kind']} cold dd {gbps(nbytes, pr['cold']['seconds']):.2f} "
