@@ -280,3 +280,51 @@ fn the_mounts_own_mountpoint_is_never_listed_looked_up_or_followed() {
     let open = filesystem(src.path(), 1 << 20, None);
     assert_eq!(walk(&open, "mnt").unwrap().kind, Kind::Dir);
 }
+
+/// A `.b2z` and a `.b2d` DictStore of `n` keys `/gGG/kNNNN` (20 groups),
+/// value i = `np.arange(50, dtype="<i4") + i`: a member file for even i,
+/// embedded (small) for odd i.
+const STORE_ORACLE: &str = r#"
+import sys
+import numpy as np
+import blosc2
+out, n = sys.argv[1], int(sys.argv[2])
+for path in (out + "/big.b2z", out + "/big.b2d"):
+    with blosc2.DictStore(path, mode="w", threshold=64) as s:
+        for i in range(n):
+            v = np.arange(50, dtype="<i4") + i
+            s[f"/g{i % 20:02d}/k{i:04d}"] = blosc2.asarray(v) if i % 2 == 0 else v[:3]
+"#;
+
+#[test]
+fn stores_of_thousands_of_keys_list_and_read_within_the_budget() {
+    let _turn = turn();
+    let n = 2000;
+    let src = tempfile::tempdir().unwrap();
+    let out = Command::new(python()).arg("-c").arg(STORE_ORACLE).arg(src.path()).arg(n.to_string()).output().unwrap();
+    assert!(out.status.success(), "oracle failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    let budget = 1 << 20;
+    let fs = filesystem(src.path(), budget, None);
+    let fds_before = open_fds();
+    for store in ["big.b2z", "big.b2d"] {
+        for pass in 0..2 {
+            let mut values = 0;
+            for (gino, _, group) in list(&fs, walk(&fs, store).unwrap().ino).into_iter().filter(|(_, k, _)| *k == Kind::Dir) {
+                for (_, _, key) in list(&fs, gino).into_iter().filter(|(_, k, _)| *k == Kind::Dir) {
+                    let i: i32 = key[1..].parse().unwrap();
+                    let len = if i % 2 == 0 { 50 } else { 3 };
+                    let want: Vec<u8> = (0..len).flat_map(|j| (j + i).to_le_bytes()).collect();
+                    let got = read_path(&fs, &format!("{store}/{group}/{key}/data")).unwrap();
+                    assert!(got == want, "{store}/{group}/{key} (pass {pass})");
+                    values += 1;
+                }
+            }
+            assert_eq!(values, n, "{store}");
+            assert!(open_fds() <= fds_before + FD_CAP);
+        }
+    }
+    let s = stats(&fs);
+    assert!(s["meta_cache"]["bytes"].as_u64().unwrap() <= budget as u64, "{}", s["meta_cache"]);
+    assert!(s["meta_cache"]["evictions"].as_u64().unwrap() > 1000, "{}", s["meta_cache"]);
+    assert_eq!(s["read_errors"], 0);
+}

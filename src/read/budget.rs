@@ -74,6 +74,22 @@ impl<K: Hash + Eq, V> ByteLru<K, V> {
         out
     }
 
+    /// [`Self::put`], except that a value heavier than the whole budget is
+    /// kept too, alone (everything else is popped): for caches where a
+    /// value dropped at once would be built again at once.
+    pub fn put_even_alone(&mut self, key: K, value: V, weight: usize) -> Vec<V> {
+        if weight <= self.budget {
+            return self.put(key, value, weight);
+        }
+        let mut out = self.shrink_to(0);
+        if let Some((old, old_weight)) = self.map.put(key, (value, weight)) {
+            self.bytes -= old_weight;
+            out.push(old);
+        }
+        self.bytes += weight;
+        out
+    }
+
     /// Pop least recently used values until at most `bytes` are held.
     pub fn shrink_to(&mut self, bytes: usize) -> Vec<V> {
         let mut out = Vec::new();
@@ -110,5 +126,10 @@ mod tests {
         assert_eq!(lru.usage(), (10, 1));
         assert_eq!(lru.shrink_to(0), vec!["C"]);
         assert_eq!(lru.usage(), (0, 0));
+        lru.put(1, "a", 40);
+        assert_eq!(lru.put_even_alone(2, "big", 150), vec!["a"], "kept alone");
+        assert_eq!(lru.usage(), (150, 1));
+        assert_eq!(lru.put_even_alone(3, "c", 10), vec!["big"], "and the next one pushes it out");
+        assert_eq!(lru.usage(), (10, 1));
     }
 }

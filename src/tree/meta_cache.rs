@@ -54,13 +54,15 @@ impl MetaCache {
         self.next_id.fetch_add(1, Ordering::Relaxed)
     }
 
-    /// Keep entry `id`'s new version `value`, weighing `weight` bytes.
+    /// Keep entry `id`'s new version `value`, weighing `weight` bytes (one
+    /// heavier than the budget is kept alone: a store's listings, which
+    /// every lookup inside it uses, would otherwise be rebuilt at each).
     pub fn keep(&self, id: u64, value: Held, weight: usize) {
         self.loads.fetch_add(1, Ordering::Relaxed);
         let popped = {
             let mut lru = self.lru.lock().unwrap_or_else(|e| e.into_inner());
             let replaced = lru.contains(&id) as u64;
-            let popped = lru.put(id, value, weight);
+            let popped = lru.put_even_alone(id, value, weight);
             self.evictions.fetch_add((popped.len() as u64).saturating_sub(replaced), Ordering::Relaxed);
             popped
         };
