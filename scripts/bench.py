@@ -207,6 +207,19 @@ def parse_size(text: str) -> int:
 _drop_warned = False
 
 
+def host_env() -> dict:
+    """What every bench report names: CPUs and their model, kernel, start time, load average."""
+    env = {"cpus": os.cpu_count(), "kernel": platform.release(),
+           "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "loadavg_start": os.getloadavg()[0],
+           "loadavg_1_5_15_start": list(os.getloadavg())}
+    try:
+        with open("/proc/cpuinfo") as f:
+            env["cpu_model"] = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), None)
+    except OSError:
+        pass
+    return env
+
+
 def drop_caches() -> bool:
     """sync; echo 3 > /proc/sys/vm/drop_caches. False (with one warning) when not possible."""
     global _drop_warned
@@ -1592,15 +1605,8 @@ def main() -> int:
     signal.signal(signal.SIGHUP, _on_signal)
     atexit.register(cleanup_all)
 
-    env = {"cpus": os.cpu_count(), "kernel": platform.release(), "machine": platform.machine(),
-           "binary": args.binary, "python_exe": args.python, "caches_dropped": drop_caches(),
-           "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "loadavg_start": os.getloadavg()[0],
-           "loadavg_1_5_15_start": list(os.getloadavg())}
-    try:
-        with open("/proc/cpuinfo") as f:
-            env["cpu_model"] = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), None)
-    except OSError:
-        pass
+    env = host_env() | {"machine": platform.machine(), "binary": args.binary, "python_exe": args.python,
+                        "caches_dropped": drop_caches()}
     errors: list[str] = []
     try:
         cleanup_mountpoint(args.binary, args.mnt)

@@ -152,20 +152,7 @@ print(json.dumps(res))
 /// by `scripts/setup_venv.sh`.
 fn python() -> PathBuf {
     static PYTHON: OnceLock<PathBuf> = OnceLock::new();
-    PYTHON
-        .get_or_init(|| {
-            if let Some(p) = std::env::var_os("BLOSC2FS_PYTHON") {
-                return PathBuf::from(p);
-            }
-            let venv = repo_root().join(".venv/bin/python");
-            if venv.exists() {
-                return venv;
-            }
-            let out = Command::new(repo_root().join("scripts/setup_venv.sh")).output().expect("run scripts/setup_venv.sh");
-            assert!(out.status.success(), "scripts/setup_venv.sh failed:\n{}", String::from_utf8_lossy(&out.stderr));
-            PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()).join("bin/python")
-        })
-        .clone()
+    PYTHON.get_or_init(oracle_python).clone()
 }
 
 /// Run an oracle command; its JSON answer.

@@ -12,7 +12,6 @@
 
 mod common;
 
-use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -20,10 +19,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use blosc2fs::read::planner::layout_budget;
 use blosc2fs::read::{Blocks, Planner, Stats};
 use blosc2fs::source::fds;
-use blosc2fs::tree::{Attr, Filesystem, FsConfig, FsError, Kind};
+use blosc2fs::tree::{Filesystem, FsConfig, FsError, Kind};
+use common::inproc::*;
 use common::lake::*;
 
-const ROOT: u64 = 1;
 /// The descriptor pool's cap in this binary.
 const FD_CAP: usize = 8;
 
@@ -41,43 +40,6 @@ fn filesystem(source: &Path, meta_cache: usize, mountpoint: Option<PathBuf>) -> 
     let blocks = Arc::new(Blocks::new(budget, layout_budget(budget), Arc::new(Stats::default())));
     let planner = Arc::new(Planner::new(blocks, None, 1 << 20));
     Filesystem::new(source, planner, FsConfig { meta_cache, mountpoint, ..FsConfig::default() }).unwrap()
-}
-
-fn walk(fs: &Filesystem, path: &str) -> Result<Attr, FsError> {
-    let mut attr = fs.getattr(ROOT)?;
-    for part in path.split('/').filter(|p| !p.is_empty()) {
-        attr = fs.lookup(attr.ino, OsStr::new(part))?;
-    }
-    Ok(attr)
-}
-
-fn list(fs: &Filesystem, ino: u64) -> Vec<(u64, Kind, String)> {
-    let fh = fs.opendir(ino).unwrap();
-    let mut out = Vec::new();
-    loop {
-        let batch = fs.readdir(ino, fh, out.len() as u64).unwrap();
-        if batch.is_empty() {
-            break;
-        }
-        out.extend(batch.into_iter().map(|(i, k, n)| (i, k, n.to_string_lossy().into_owned())));
-    }
-    fs.releasedir(fh);
-    out.retain(|(_, _, n)| n != "." && n != "..");
-    out
-}
-
-fn read_ino(fs: &Filesystem, ino: u64) -> Result<Vec<u8>, FsError> {
-    let fh = fs.open(ino, false)?.fh;
-    let mut out = Vec::new();
-    loop {
-        let got = fs.read(fh, out.len() as u64, 1 << 16)?;
-        if got.is_empty() {
-            break;
-        }
-        out.extend_from_slice(&got);
-    }
-    fs.release(fh);
-    Ok(out)
 }
 
 fn read_path(fs: &Filesystem, path: &str) -> Result<Vec<u8>, FsError> {
@@ -113,13 +75,13 @@ fn three_hundred_arrays_through_eight_descriptors_and_a_few_kib_of_metadata() {
     let fds_before = open_fds();
 
     // The walk: every folder listed, every array folder listed.
-    let folders = list(&fs, ROOT);
+    let folders = children(&fs, ROOT);
     assert_eq!(folders.iter().filter(|(_, k, _)| *k == Kind::Dir).count(), 10);
     let mut seen = 0;
     for (ino, _, folder) in folders.iter().filter(|(_, k, _)| *k == Kind::Dir) {
-        for (array_ino, kind, name) in list(&fs, *ino) {
+        for (array_ino, kind, name) in children(&fs, *ino) {
             assert_eq!(kind, Kind::Dir, "{folder}/{name}");
-            let files: Vec<String> = list(&fs, array_ino).into_iter().map(|(_, _, n)| n).collect();
+            let files: Vec<String> = children(&fs, array_ino).into_iter().map(|(_, _, n)| n).collect();
             assert!(files.contains(&"data".to_string()) && files.contains(&"meta.json".to_string()), "{folder}/{name}: {files:?}");
             seen += 1;
             assert!(open_fds() <= fds_before + FD_CAP, "descriptors grow with the tree: {} open", open_fds());
@@ -231,7 +193,7 @@ fn a_symlink_to_an_ancestor_is_a_symlink_and_the_tree_is_seen_once() {
     assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
     let fs = filesystem(src.path(), 1 << 20, None);
 
-    let root: Vec<(Kind, String)> = list(&fs, ROOT).into_iter().map(|(_, k, n)| (k, n)).collect();
+    let root: Vec<(Kind, String)> = children(&fs, ROOT).into_iter().map(|(_, k, n)| (k, n)).collect();
     assert!(root.contains(&(Kind::Symlink, "loop".into())), "{root:?}");
     let loop_attr = walk(&fs, "loop").unwrap();
     assert_eq!(loop_attr.kind, Kind::Symlink);
@@ -248,7 +210,7 @@ fn a_symlink_to_an_ancestor_is_a_symlink_and_the_tree_is_seen_once() {
     // plus the sibling link's copies.
     fn count(fs: &Filesystem, ino: u64, depth: usize, out: &mut Vec<String>) {
         assert!(depth < 10, "the walk went too deep");
-        for (child, kind, name) in list(fs, ino) {
+        for (child, kind, name) in children(fs, ino) {
             if name.ends_with(".b2nd") {
                 out.push(name);
             } else if kind == Kind::Dir {
@@ -271,7 +233,7 @@ fn the_mounts_own_mountpoint_is_never_listed_looked_up_or_followed() {
     std::os::unix::fs::symlink("mnt", src.path().join("tomnt")).unwrap();
     std::os::unix::fs::symlink("../d00/../mnt", src.path().join("d00/deep")).unwrap();
     let fs = filesystem(src.path(), 1 << 20, Some(std::fs::canonicalize(&mnt).unwrap()));
-    let root: Vec<String> = list(&fs, ROOT).into_iter().map(|(_, _, n)| n).collect();
+    let root: Vec<String> = children(&fs, ROOT).into_iter().map(|(_, _, n)| n).collect();
     assert_eq!(root, [".stats", "d00"]);
     for name in ["mnt", "tomnt", "d00/deep"] {
         assert_eq!(walk(&fs, name).unwrap_err().errno(), libc::ENOENT, "{name}");
@@ -309,8 +271,8 @@ fn stores_of_thousands_of_keys_list_and_read_within_the_budget() {
     for store in ["big.b2z", "big.b2d"] {
         for pass in 0..2 {
             let mut values = 0;
-            for (gino, _, group) in list(&fs, walk(&fs, store).unwrap().ino).into_iter().filter(|(_, k, _)| *k == Kind::Dir) {
-                for (_, _, key) in list(&fs, gino).into_iter().filter(|(_, k, _)| *k == Kind::Dir) {
+            for (gino, _, group) in children(&fs, walk(&fs, store).unwrap().ino).into_iter().filter(|(_, k, _)| *k == Kind::Dir) {
+                for (_, _, key) in children(&fs, gino).into_iter().filter(|(_, k, _)| *k == Kind::Dir) {
                     let i: i32 = key[1..].parse().unwrap();
                     let len = if i % 2 == 0 { 50 } else { 3 };
                     let want: Vec<u8> = (0..len).flat_map(|j| (j + i).to_le_bytes()).collect();

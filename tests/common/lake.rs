@@ -7,8 +7,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use super::repo_root;
-
 /// Templates: name → (shape, dtype, how stored).
 pub const ORACLE: &str = r#"
 import json, os, sys
@@ -40,16 +38,7 @@ print(json.dumps(info))
 pub const TEMPLATES: [&str; 4] = ["f8", "i4", "u1", "sparse"];
 
 pub fn python() -> PathBuf {
-    if let Some(p) = std::env::var_os("BLOSC2FS_PYTHON") {
-        return PathBuf::from(p);
-    }
-    let venv = repo_root().join(".venv/bin/python");
-    if venv.exists() {
-        return venv;
-    }
-    let out = Command::new(repo_root().join("scripts/setup_venv.sh")).output().expect("run scripts/setup_venv.sh");
-    assert!(out.status.success(), "scripts/setup_venv.sh failed:\n{}", String::from_utf8_lossy(&out.stderr));
-    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()).join("bin/python")
+    super::oracle_python()
 }
 
 /// The templates, made once per test binary.

@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod inproc;
 pub mod lake;
 pub mod mount;
 
@@ -55,4 +56,19 @@ pub fn read_all(array: &blosc2fs::format::Array, step: u64) -> Result<Vec<u8>, b
         pos += n;
     }
     Ok(out)
+}
+
+/// The oracle's Python: `$BLOSC2FS_PYTHON`, the repo's `.venv`, or one made
+/// by `scripts/setup_venv.sh`.
+pub fn oracle_python() -> PathBuf {
+    if let Some(p) = std::env::var_os("BLOSC2FS_PYTHON") {
+        return PathBuf::from(p);
+    }
+    let venv = repo_root().join(".venv/bin/python");
+    if venv.exists() {
+        return venv;
+    }
+    let out = std::process::Command::new(repo_root().join("scripts/setup_venv.sh")).output().expect("run scripts/setup_venv.sh");
+    assert!(out.status.success(), "scripts/setup_venv.sh failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()).join("bin/python")
 }
