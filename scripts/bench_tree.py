@@ -629,6 +629,18 @@ def report(results: dict) -> str:
                      f"VmHWM ≈ {s['base_hwm_mib']:.1f} MiB + {per:.0f} B × 1e6 = {rss:.0f} MiB "
                      f"(VmRSS ≈ {rss2:.0f} MiB){nc}; find ≈ {fmt(lin(s['find_s']), '.0f')} s, "
                      f"ls -lR ≈ {fmt(lin(s['ls_s']), '.0f')} s, read-all ≈ {fmt(lin(s['read_s']), '.0f')} s")
+        # With two sizes, the budgets (block cache, metadata cache) are filled at both: what
+        # grows from one to the other is the part that grows with the tree.
+        measured = [(m, x) for m, x in clean if x["per_array_hwm"] is not None and x["base_hwm_mib"] is not None]
+        if len(measured) >= 2:
+            (n1, s1), (n2, s2) = measured[-2], measured[-1]
+            peak1 = s1["base_hwm_mib"] + s1["per_array_hwm"] * n1 / MIB
+            peak2 = s2["base_hwm_mib"] + s2["per_array_hwm"] * n2 / MIB
+            marginal = (peak2 - peak1) * MIB / (n2 - n1)
+            lines.append(f"1,000,000 arrays, {system} (from the growth between {n1} and {n2} arrays: "
+                         f"{marginal:.0f} B per array past the budgets): VmHWM ≈ {peak2:.0f} MiB + "
+                         f"{marginal:.0f} B × {1e6 - n2:.0f} = {peak2 + marginal * (1e6 - n2) / MIB:.0f} MiB; "
+                         f"find ≈ {fmt(None if s2['find_s'] is None else s2['find_s'] / n2 * 1e6, '.0f')} s")
     # .stats
     for size in results["sizes"]:
         s = size["summary"].get("blosc2fs")
