@@ -5,7 +5,6 @@ Usage (as root; the same options as bench.py, which runs this module for `--scen
 
     .venv/bin/python scripts/bench.py --scenario tree --binary target/release/blosc2fs
     .venv/bin/python scripts/bench.py --scenario tree --tree-sizes 2000 --no-peers   # a quick try
-    .venv/bin/python scripts/bench_tree.py --binary ...                                  # the same
 
     tree options: [--tree-sizes 50000,200000] [--tree-nofile 1024] [--tree-cache-size 64M]
                   [--tree-timeout 600] [--tree-budget-min 25] [--tree-mksquashfs-args ""]
@@ -763,15 +762,6 @@ def run(args, B) -> int:
     return status
 
 
-if __name__ == "__main__":
-    # The same as `bench.py --scenario tree ...`: bench.py parses the options and calls run().
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import bench
 
-    sys.argv[1:1] = ["--scenario", "tree"]
-    try:
-        sys.exit(bench.main())
-    except KeyboardInterrupt:
-        bench.cleanup_all()
-        print("interrupted", file=sys.stderr)
-        sys.exit(130)
+if __name__ == "__main__":
+    sys.exit("run the tree scenario through bench.py: .venv/bin/python scripts/bench.py --scenario tree ...")
