@@ -143,15 +143,10 @@ impl Descriptors {
 
     /// Keep `file` open under `id` (the most recently used now).
     pub(super) fn keep(&self, id: u64, file: Arc<File>) {
-        let capacity = self.capacity();
-        let closed: Vec<Arc<File>> = {
+        let closed = {
             let mut open = self.lock();
             open.put(id, file);
-            let mut closed = Vec::new();
-            while open.len() > capacity {
-                closed.extend(open.pop_lru().map(|(_, f)| f));
-            }
-            closed
+            pop_beyond(&mut open, self.capacity())
         };
         self.evictions.fetch_add(closed.len() as u64, Ordering::Relaxed);
     }
@@ -168,14 +163,7 @@ impl Descriptors {
     }
 
     fn shrink_to(&self, keep: usize) -> usize {
-        let closed: Vec<Arc<File>> = {
-            let mut open = self.lock();
-            let mut closed = Vec::new();
-            while open.len() > keep {
-                closed.extend(open.pop_lru().map(|(_, f)| f));
-            }
-            closed
-        };
+        let closed = pop_beyond(&mut self.lock(), keep);
         self.evictions.fetch_add(closed.len() as u64, Ordering::Relaxed);
         closed.len()
     }
@@ -186,6 +174,17 @@ impl Descriptors {
         let held = self.lock().len();
         self.shrink_to(held / 2)
     }
+}
+
+/// Pop the least recently used descriptors until `open` holds at most
+/// `keep`; they are closed when the caller drops them (outside its lock),
+/// unless someone else holds them.
+fn pop_beyond(open: &mut lru::LruCache<u64, Arc<File>>, keep: usize) -> Vec<Arc<File>> {
+    let mut closed = Vec::new();
+    while open.len() > keep {
+        closed.extend(open.pop_lru().map(|(_, f)| f));
+    }
+    closed
 }
 
 /// Whether `e` says the process or the system ran out of descriptors.

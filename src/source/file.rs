@@ -37,19 +37,23 @@ pub struct FileSource {
 #[derive(Debug)]
 struct Handle {
     path: PathBuf,
-    /// The pool's number for it; `None`: held here, outside the pool.
-    pooled: Option<u64>,
-    /// The descriptor while the pool (or a pin) keeps it open.
-    file: Mutex<Weak<File>>,
-    /// A descriptor held for the source's life (files read once, kept out of the pool).
-    owned: Option<Arc<File>>,
+    hold: Hold,
     /// The state last seen through the descriptor: what a reopened path must match.
     seen: Mutex<Version>,
 }
 
+/// Who keeps a file's descriptor open.
+#[derive(Debug)]
+enum Hold {
+    /// The pool, under this number (or a pin): held here weakly.
+    Pooled { id: u64, file: Mutex<Weak<File>> },
+    /// This source, for its life, outside the pool (a file read once).
+    Owned(Arc<File>),
+}
+
 impl Drop for Handle {
     fn drop(&mut self) {
-        if let Some(id) = self.pooled {
+        if let Hold::Pooled { id, .. } = self.hold {
             pool().forget(id);
         }
     }
@@ -79,7 +83,8 @@ impl FileSource {
         let id = pool().new_id();
         pool().count_open(false);
         pool().keep(id, file.clone());
-        let handle = Handle { path: path.to_path_buf(), pooled: Some(id), file: Mutex::new(Arc::downgrade(&file)), owned: None, seen: Mutex::new(version.clone()) };
+        let hold = Hold::Pooled { id, file: Mutex::new(Arc::downgrade(&file)) };
+        let handle = Handle { path: path.to_path_buf(), hold, seen: Mutex::new(version.clone()) };
         Ok(FileSource { handle: Arc::new(handle), version })
     }
 
@@ -88,8 +93,7 @@ impl FileSource {
     /// (a sniff, a sparse frame's chunk file).
     pub fn open_once(path: &Path) -> PResult<FileSource> {
         let (file, version) = open_regular(path)?;
-        let file = Arc::new(file);
-        let handle = Handle { path: path.to_path_buf(), pooled: None, file: Mutex::new(Arc::downgrade(&file)), owned: Some(file), seen: Mutex::new(version.clone()) };
+        let handle = Handle { path: path.to_path_buf(), hold: Hold::Owned(Arc::new(file)), seen: Mutex::new(version.clone()) };
         Ok(FileSource { handle: Arc::new(handle), version })
     }
 
@@ -102,14 +106,13 @@ impl FileSource {
     /// opened again when it is still the same file in the state last seen.
     fn file(&self) -> PResult<Arc<File>> {
         let handle = &*self.handle;
-        if let Some(file) = &handle.owned {
-            return Ok(file.clone());
-        }
-        let mut slot = handle.file.lock().unwrap_or_else(|e| e.into_inner());
+        let (id, slot) = match &handle.hold {
+            Hold::Owned(file) => return Ok(file.clone()),
+            Hold::Pooled { id, file } => (*id, file),
+        };
+        let mut slot = slot.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(file) = slot.upgrade() {
-            if let Some(id) = handle.pooled {
-                pool().touch(id);
-            }
+            pool().touch(id);
             return Ok(file);
         }
         let (file, now) = open_regular(&handle.path)?;
@@ -120,9 +123,7 @@ impl FileSource {
         let file = Arc::new(file);
         *slot = Arc::downgrade(&file);
         pool().count_open(true);
-        if let Some(id) = handle.pooled {
-            pool().keep(id, file.clone());
-        }
+        pool().keep(id, file.clone());
         Ok(file)
     }
 

@@ -182,13 +182,13 @@ impl Tree {
     }
 
     fn is_link(&self, node: u32) -> bool {
-        matches!(self.node_info(node), Ok((_, _, NodeKind::Link(_))))
+        matches!(self.node_info(node), Ok((_, NodeKind::Link(_))))
     }
 
     /// The target of symlink `ino` (relative, inside the mount).
     pub fn readlink(&self, ino: u64) -> Result<OsString, FsError> {
         match inode::decode(ino).ok_or(FsError::NotFound)? {
-            (node, Role::Node) => match self.node_info(node)?.2 {
+            (node, Role::Node) => match self.node_info(node)?.1 {
                 NodeKind::Link(target) => Ok(target.to_os_string()),
                 _ => Err(FsError::Io(std::io::Error::from_raw_os_error(libc::EINVAL))),
             },
@@ -201,20 +201,26 @@ impl Tree {
         self.meta.stats()
     }
 
-    /// Node `node`'s place (its path or key, built by walking up), its
-    /// parent and its kind.
-    fn node_info(&self, node: u32) -> Result<(Location, u32, NodeKind), FsError> {
+    /// Node `node`'s parent and kind.
+    fn node_info(&self, node: u32) -> Result<(u32, NodeKind), FsError> {
         let nodes = self.nodes.read().unwrap_or_else(|e| e.into_inner());
         let n = nodes.get(node).ok_or(FsError::NotFound)?;
-        let loc = match n.place {
+        Ok((n.parent, n.kind.clone()))
+    }
+
+    /// Node `node`'s place: its local path or remote key, built by walking
+    /// up (only folders and symlinks need one; arrays carry their origin).
+    fn location(&self, node: u32) -> Result<Location, FsError> {
+        let nodes = self.nodes.read().unwrap_or_else(|e| e.into_inner());
+        let n = nodes.get(node).ok_or(FsError::NotFound)?;
+        Ok(match n.place {
             Place::Local => Location::Local(nodes.names(node).into_iter().fold(self.root.clone(), |path, name| path.join(name))),
             Place::InStore => Location::InStore,
             #[cfg(feature = "remote")]
             Place::Remote => Location::Remote(nodes.names(node).iter().map(|n| n.to_string_lossy()).collect::<Vec<_>>().join("/")),
             #[cfg(not(feature = "remote"))]
             Place::Remote => Location::InStore,
-        };
-        Ok((loc, n.parent, n.kind.clone()))
+        })
     }
 
     /// The node presenting `name` in folder `parent` now: the known one, or
@@ -256,27 +262,28 @@ impl Tree {
     /// folder or one of the folders above it becomes a symlink node.
     fn intern_local(&self, parent: u32, path: &Path, real: &Path, name: &OsStr, found: Found) -> u32 {
         let child_path = path.join(name);
-        if found.class == Class::Dir {
-            let real_child = found.linked.clone().unwrap_or_else(|| real.join(name));
-            if let Some(levels) = found.linked.as_ref().and_then(|target| self.levels_up_to(parent, target)) {
-                let target: Arc<OsStr> = Arc::from(loop_target(levels).as_os_str());
-                let t = target.clone();
-                return self.intern_fitting(parent, name, Place::Local, &|k| matches!(k, NodeKind::Link(old) if *old == t), &|| NodeKind::Link(target.clone()));
+        match found.class {
+            Class::Dir => {
+                if let Some(levels) = found.linked.as_ref().and_then(|target| self.levels_up_to(parent, target)) {
+                    let target: Arc<OsStr> = Arc::from(loop_target(levels).as_os_str());
+                    let t = target.clone();
+                    return self.intern_fitting(parent, name, Place::Local, &|k| matches!(k, NodeKind::Link(old) if *old == t), &|| NodeKind::Link(target.clone()));
+                }
+                // Where the folder really is, when that is not its presented path.
+                let real_child = found.linked.unwrap_or_else(|| real.join(name));
+                let real_dir = (real_child != child_path).then(|| Arc::new(real_child));
+                let want = real_dir.clone();
+                self.intern_fitting(parent, name, Place::Local, &|k| matches!(k, NodeKind::Dir(old) if *old == want), &|| NodeKind::Dir(real_dir.clone()))
             }
-            // Where the folder really is, when that is not its presented path.
-            let real_dir = (real_child != child_path).then(|| Arc::new(real_child));
-            let want = real_dir.clone();
-            return self.intern_fitting(parent, name, Place::Local, &|k| matches!(k, NodeKind::Dir(old) if *old == want), &|| NodeKind::Dir(real_dir.clone()));
+            Class::Array => {
+                let make = || NodeKind::Array(Arc::new(ArrayEntry::new(Origin::Local(child_path.clone()), false, self.on_load.clone(), &self.meta)));
+                self.intern(parent, name, Place::Local, Class::Array, &make)
+            }
+            Class::Store(format) => {
+                let make = || NodeKind::Store(Arc::new(StoreEntry::new(child_path.clone(), format, false, &self.meta)));
+                self.intern(parent, name, Place::Local, found.class, &make)
+            }
         }
-        let on_load = self.on_load.clone();
-        let p = child_path.clone();
-        let meta = &self.meta;
-        let class = found.class;
-        self.intern(parent, name, Place::Local, class, &move || match class {
-            Class::Dir => NodeKind::Dir(None),
-            Class::Array => NodeKind::Array(Arc::new(ArrayEntry::new(Origin::Local(p.clone()), false, on_load.clone(), meta))),
-            Class::Store(format) => NodeKind::Store(Arc::new(StoreEntry::new(p.clone(), format, false, meta))),
-        })
     }
 
     /// How many folders up from folder node `node` (0: itself) the
@@ -285,10 +292,13 @@ impl Tree {
     fn levels_up_to(&self, node: u32, target: &Path) -> Option<usize> {
         let mut at = node;
         for levels in 0.. {
-            let (loc, parent, kind) = self.node_info(at).ok()?;
-            let real = match (kind, loc) {
-                (NodeKind::Dir(Some(real)), _) => real.as_ref().clone(),
-                (NodeKind::Dir(None), Location::Local(path)) => path,
+            let (parent, kind) = self.node_info(at).ok()?;
+            let real = match kind {
+                NodeKind::Dir(Some(real)) => real.as_ref().clone(),
+                NodeKind::Dir(None) => match self.location(at).ok()? {
+                    Location::Local(path) => path,
+                    _ => return None,
+                },
                 _ => return None,
             };
             if real == target {
@@ -408,7 +418,7 @@ impl Tree {
     }
 
     fn array_of(&self, node: u32) -> Result<Arc<Loaded>, FsError> {
-        let (_, _, kind) = self.node_info(node)?;
+        let (_, kind) = self.node_info(node)?;
         let NodeKind::Array(entry) = kind else { return Err(FsError::NotFound) };
         entry.current().map_err(FsError::from)
     }
@@ -417,7 +427,7 @@ impl Tree {
     /// `stats_size` tells the size of `.stats` (computed only when asked about it).
     pub fn getattr(&self, ino: u64, stats_size: &dyn Fn() -> u64) -> Result<Attr, FsError> {
         let (node, role) = inode::decode(ino).ok_or(FsError::NotFound)?;
-        let (loc, _, kind) = self.node_info(node)?;
+        let (_, kind) = self.node_info(node)?;
         let dir = |mtime| Attr { ino, kind: Kind::Dir, size: 0, mtime, perm: 0, owner: None };
         let file = |size, mtime| Attr { ino, kind: Kind::File, size, mtime, perm: 0, owner: None };
         if role == Role::Stats {
@@ -430,7 +440,7 @@ impl Tree {
                 if role != Role::Node {
                     return Err(FsError::NotFound);
                 }
-                let Location::Local(path) = &loc else { return Err(FsError::NotFound) };
+                let Location::Local(path) = self.location(node)? else { return Err(FsError::NotFound) };
                 let mtime = std::fs::symlink_metadata(path).and_then(|m| m.modified()).unwrap_or(SystemTime::UNIX_EPOCH);
                 return Ok(Attr { ino, kind: Kind::Symlink, size: target.len() as u64, mtime, perm: 0o777, owner: None });
             }
@@ -438,7 +448,7 @@ impl Tree {
                 if role != Role::Node {
                     return Err(FsError::NotFound);
                 }
-                let (mtime, access) = match &loc {
+                let (mtime, access) = match &self.location(node)? {
                     Location::Local(path) => node_meta(real.as_deref().unwrap_or(path)),
                     #[cfg(feature = "remote")]
                     Location::Remote(_) => self.remote_dir_meta(),
@@ -479,12 +489,13 @@ impl Tree {
     /// Look `name` up in directory `parent`.
     pub fn lookup(&self, parent: u64, name: &OsStr, stats_size: &dyn Fn() -> u64) -> Result<Attr, FsError> {
         let (node, role) = inode::decode(parent).ok_or(FsError::NotFound)?;
-        let (loc, _, kind) = self.node_info(node)?;
+        let (_, kind) = self.node_info(node)?;
         if node == 0 && role == Role::Node && name == ".stats" {
             return self.getattr(inode::encode(0, Role::Stats), stats_size);
         }
         let child = match (role, kind) {
             (Role::Node, NodeKind::Dir(real)) => {
+                let loc = self.location(node)?;
                 #[cfg(feature = "remote")]
                 if let Location::Remote(key) = &loc {
                     return self.getattr(inode::encode(self.remote_lookup(node, key, name)?, Role::Node), stats_size);
@@ -537,7 +548,7 @@ impl Tree {
     /// `.` and `..` come first. `limit` bounds how many are produced.
     pub fn readdir(&self, ino: u64, from: u64, limit: usize) -> Result<Vec<DirEntry>, FsError> {
         let (node, role) = inode::decode(ino).ok_or(FsError::NotFound)?;
-        let (loc, parent, kind) = self.node_info(node)?;
+        let (parent, kind) = self.node_info(node)?;
         let out: Vec<DirEntry>;
         let parent_ino = if role == Role::File(FileId::ChunksDir) { inode::encode(node, Role::Node) } else { inode::encode(parent, Role::Node) };
         let mut fixed = vec![(ino, Kind::Dir, OsString::from(".")), (parent_ino, Kind::Dir, OsString::from(".."))];
@@ -546,6 +557,7 @@ impl Tree {
         }
         match (role, kind) {
             (Role::Node, NodeKind::Dir(real)) => {
+                let loc = self.location(node)?;
                 #[cfg(feature = "remote")]
                 if let Location::Remote(key) = &loc {
                     self.remote_readdir(node, key, &mut fixed)?;
@@ -614,7 +626,7 @@ impl Tree {
     /// source directory or a store), so callers list it once per open.
     pub fn is_source_dir(&self, ino: u64) -> bool {
         match inode::decode(ino) {
-            Some((node, Role::Node)) => matches!(self.node_info(node), Ok((_, _, NodeKind::Dir(_) | NodeKind::Store(_) | NodeKind::Folder(_)))),
+            Some((node, Role::Node)) => matches!(self.node_info(node), Ok((_, NodeKind::Dir(_) | NodeKind::Store(_) | NodeKind::Folder(_)))),
             _ => false,
         }
     }
@@ -628,7 +640,7 @@ impl Tree {
         if role == Role::Node || role == Role::File(FileId::ChunksDir) {
             return Err(FsError::IsDir);
         }
-        let (_, _, kind) = self.node_info(node)?;
+        let (_, kind) = self.node_info(node)?;
         if let Some(view) = self.folder_view(&kind)? {
             return match role {
                 Role::File(FileId::MetaJson) => Ok((Content::Static(Self::folder_meta(&view)?.0), None)),
@@ -653,7 +665,7 @@ impl Tree {
     pub fn xattrs(&self, ino: u64) -> Result<Vec<(String, Vec<u8>)>, FsError> {
         let (node, role) = inode::decode(ino).ok_or(FsError::NotFound)?;
         match role {
-            Role::File(id) if array_file(id).xattrs && matches!(self.node_info(node)?.2, NodeKind::Array(_)) => Ok(self.array_of(node)?.xattrs.clone()),
+            Role::File(id) if array_file(id).xattrs && matches!(self.node_info(node)?.1, NodeKind::Array(_)) => Ok(self.array_of(node)?.xattrs.clone()),
             _ => {
                 self.getattr(ino, &|| 0)?;
                 Ok(Vec::new())
