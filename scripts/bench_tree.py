@@ -509,21 +509,9 @@ def summarize_system(res: dict | None, n: int) -> dict | None:
     }
 
 
-def _parse_size(text: str) -> int:
-    t = text.strip().rstrip("B").rstrip("i")
-    shift = {"k": 10, "m": 20, "g": 30, "t": 40}.get(t[-1:].lower(), 0)
-    return int(t[:-1] if shift else t) << shift
-
-
-def fmt(v, spec=".2f", unit=""):
-    if v is None:
-        return "—"
-    if isinstance(v, str):
-        return v
-    return f"{v:{spec}}{unit}"
-
-
-def report(results: dict) -> str:
+def report(results: dict, B) -> str:
+    """The tables; `B` is bench.py (its number formatting and size parsing)."""
+    fmt = B.fmt
     env, cfg = results["env"], results["config"]
     lines = []
     lines.append(f"blosc2fs tree benchmark (\"data lake\") — sizes {', '.join(str(s) for s in cfg['sizes'])} arrays "
@@ -599,7 +587,7 @@ def report(results: dict) -> str:
                                 if s["session_errors"] or s["samples"] else ""))
     # extrapolation to 1e6 arrays
     lines.append("")
-    cfg_cache_mib = _parse_size(cfg["cache_size"]) / MIB
+    cfg_cache_mib = B.parse_size(cfg["cache_size"]) / MIB
     for system in ("blosc2fs", "squashfuse_ll"):
         rows = [(size["arrays"], size["summary"].get(system)) for size in results["sizes"]
                 if size["summary"].get(system)]
@@ -757,7 +745,7 @@ def run(args, B) -> int:
     with open(out_path, "w") as f:
         json.dump(results, f, indent=1)
     print()
-    print(report(results))
+    print(report(results, B))
     print(f"\nresults: {out_path}  daemon log: {args.tree_log}")
     return status
 

@@ -31,11 +31,10 @@ use std::sync::{Arc, OnceLock};
 
 use blosc2fs::read::planner::layout_budget;
 use blosc2fs::read::{Blocks, Planner, Prefetcher, Stats};
-use blosc2fs::tree::{Attr, Filesystem, FsConfig, FsError, Kind};
+use blosc2fs::tree::{Filesystem, FsConfig, FsError, Kind};
+use common::inproc::{entries as list, walk, ROOT};
 use common::*;
 
-/// FUSE's root inode.
-const ROOT: u64 = 1;
 
 // ---------------------------------------------------------------------------
 // The python oracle
@@ -233,32 +232,8 @@ fn filesystem(source: &Path, cache_budget: usize, prefetch_workers: usize) -> Fi
     Filesystem::new(source, planner, FsConfig::default()).unwrap()
 }
 
-/// Look up a `/`-separated path from the root.
-fn walk(fs: &Filesystem, path: &str) -> Result<Attr, FsError> {
-    let mut attr = fs.getattr(ROOT)?;
-    for part in path.split('/').filter(|p| !p.is_empty()) {
-        attr = fs.lookup(attr.ino, OsStr::new(part))?;
-    }
-    Ok(attr)
-}
-
 fn ino(fs: &Filesystem, path: &str) -> u64 {
     walk(fs, path).unwrap_or_else(|e| panic!("lookup {path}: {e}")).ino
-}
-
-/// All entries of directory `ino` (opendir, readdir to the end, releasedir).
-fn list(fs: &Filesystem, ino: u64) -> Vec<(u64, Kind, String)> {
-    let fh = fs.opendir(ino).unwrap();
-    let mut out = Vec::new();
-    loop {
-        let batch = fs.readdir(ino, fh, out.len() as u64).unwrap();
-        if batch.is_empty() {
-            break;
-        }
-        out.extend(batch.into_iter().map(|(i, k, n)| (i, k, n.to_string_lossy().into_owned())));
-    }
-    fs.releasedir(fh);
-    out
 }
 
 fn names(fs: &Filesystem, ino: u64) -> Vec<String> {

@@ -10,19 +10,18 @@
 
 mod common;
 
-use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
 use blosc2fs::read::planner::layout_budget;
 use blosc2fs::read::{Blocks, Planner, Stats};
-use blosc2fs::tree::{Attr, Filesystem, FsConfig, FsError, Kind};
+use blosc2fs::tree::{Filesystem, FsConfig, FsError, Kind};
 use common::mount::{run_python, serial_with_fuse, Mount};
+use common::inproc::{children, walk};
 use common::*;
 use serde_json::Value as Json;
 
-const ROOT: u64 = 1;
 
 fn stores_dir() -> PathBuf {
     fixtures_dir().join("stores")
@@ -38,28 +37,9 @@ fn filesystem(source: &Path) -> Filesystem {
     Filesystem::new(source, Arc::new(Planner::new(blocks, None, 0)), FsConfig::default()).unwrap()
 }
 
-fn walk(fs: &Filesystem, path: &str) -> Result<Attr, FsError> {
-    let mut attr = fs.getattr(ROOT)?;
-    for part in path.split('/').filter(|p| !p.is_empty()) {
-        attr = fs.lookup(attr.ino, OsStr::new(part))?;
-    }
-    Ok(attr)
-}
-
 fn names(fs: &Filesystem, path: &str) -> Vec<String> {
     let ino = walk(fs, path).unwrap_or_else(|e| panic!("{path}: {e}")).ino;
-    let fh = fs.opendir(ino).unwrap();
-    let mut out = Vec::new();
-    loop {
-        let batch = fs.readdir(ino, fh, out.len() as u64).unwrap();
-        if batch.is_empty() {
-            break;
-        }
-        out.extend(batch.into_iter().map(|(_, _, n)| n.to_string_lossy().into_owned()));
-    }
-    fs.releasedir(fh);
-    out.retain(|n| n != "." && n != "..");
-    out
+    children(fs, ino).into_iter().map(|(_, _, n)| n).collect()
 }
 
 fn read_path(fs: &Filesystem, path: &str) -> Result<Vec<u8>, FsError> {

@@ -17,9 +17,9 @@ pub fn walk(fs: &Filesystem, path: &str) -> Result<Attr, FsError> {
     Ok(attr)
 }
 
-/// Every entry of folder `ino` but `.` and `..` (opendir, readdir to the
-/// end, releasedir).
-pub fn children(fs: &Filesystem, ino: u64) -> Vec<(u64, Kind, String)> {
+/// Every entry of folder `ino`, `.` and `..` first (opendir, readdir to
+/// the end, releasedir).
+pub fn entries(fs: &Filesystem, ino: u64) -> Vec<(u64, Kind, String)> {
     let fh = fs.opendir(ino).unwrap();
     let mut out = Vec::new();
     loop {
@@ -30,6 +30,12 @@ pub fn children(fs: &Filesystem, ino: u64) -> Vec<(u64, Kind, String)> {
         out.extend(batch.into_iter().map(|(i, k, n)| (i, k, n.to_string_lossy().into_owned())));
     }
     fs.releasedir(fh);
+    out
+}
+
+/// [`entries`] but `.` and `..`.
+pub fn children(fs: &Filesystem, ino: u64) -> Vec<(u64, Kind, String)> {
+    let mut out = entries(fs, ino);
     out.retain(|(_, _, n)| n != "." && n != "..");
     out
 }
