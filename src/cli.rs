@@ -11,6 +11,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 
 use crate::mount::sched::Sched;
 use crate::mount::MountConfig;
+use crate::views::ViewSet;
 #[cfg(feature = "remote")]
 use crate::source::remote::RemoteOptions;
 use crate::source::urls::is_remote_url;
@@ -207,6 +208,12 @@ pub struct MountArgs {
     /// read again when next needed.
     #[arg(long, default_value = "32M", value_parser = parse_size)]
     pub meta_cache: u64,
+    /// Which presented files array folders offer, comma separated: npy,
+    /// text, preview, chunks, items, nrrd, metaimage, envi, table (table.csv),
+    /// headers (nrrd, metaimage and envi), all, or none. `data` and
+    /// `meta.json` are always offered; `--views none` gives a plain tree.
+    #[arg(long, default_value = "all", value_parser = parse_views)]
+    pub views: ViewSet,
     /// FUSE worker threads.
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
@@ -229,7 +236,8 @@ pub struct MountArgs {
     #[arg(long)]
     pub gid: Option<u32>,
     /// Mount options, comma separated: ro, allow_other (other users may
-    /// read, as the source's permissions allow), cache_size=SIZE, meta_cache=SIZE, threads=N,
+    /// read, as the source's permissions allow), cache_size=SIZE, meta_cache=SIZE,
+    /// views=LIST (names separated by `:` or `+`), threads=N,
     /// prefetch_threads=N, decode_helpers=N, sched=batch|normal, uid=N, gid=N,
     /// direct_io, readahead_kb=N, max_request_kb=N.
     #[arg(short = 'o', value_name = "OPTIONS", value_delimiter = ',')]
@@ -278,6 +286,7 @@ impl MountArgs {
                 "allow_root" => allow_other = true,
                 "cache_size" => self.cache_size = parse_size(need(key, value)?)?,
                 "meta_cache" => self.meta_cache = parse_size(need(key, value)?)?,
+                "views" => self.views = parse_views(need(key, value)?)?,
                 "threads" => self.threads = need(key, value)?.parse().map_err(|e| format!("threads: {e}"))?,
                 "prefetch_threads" => {
                     self.prefetch_threads = need(key, value)?.parse().map_err(|e| format!("prefetch_threads: {e}"))?
@@ -304,6 +313,7 @@ impl MountArgs {
             foreground: self.foreground,
             cache_size: self.cache_size,
             meta_cache: self.meta_cache,
+            views: self.views,
             threads: self.threads,
             prefetch_threads: self.prefetch_threads,
             decode_helpers: self.decode_helpers,
@@ -331,6 +341,10 @@ fn seconds(flag: &str, value: f64) -> Result<Duration, String> {
 }
 
 /// Parse `batch` or `normal` (see [`Sched`]).
+fn parse_views(text: &str) -> Result<ViewSet, String> {
+    ViewSet::parse(text).map_err(|e| e.to_string())
+}
+
 fn parse_sched(text: &str) -> Result<Sched, String> {
     text.parse()
 }
@@ -412,6 +426,18 @@ mod tests {
         assert_eq!(bad, "decode_helpers: invalid digit found in string");
     }
 
+    #[test]
+    fn views_from_the_flag_or_the_option() {
+        assert_eq!(mount_args(&["--views", "none"]).settle().unwrap().views, ViewSet::PLAIN);
+        assert_eq!(mount_args(&["--views", "npy,headers"]).settle().unwrap().views, ViewSet::parse("npy,nrrd,metaimage,envi").unwrap());
+        // In a -o list the names are joined by ':' or '+'; the option wins over the flag.
+        assert_eq!(mount_args(&["--views", "none", "-o", "ro,views=npy:text"]).settle().unwrap().views, ViewSet::parse("npy,text").unwrap());
+        let bad = mount_args(&["-o", "views=npy:tiff"]).settle().unwrap_err();
+        assert!(bad.starts_with("unknown view \"tiff\" in --views"), "{bad}");
+        let err = Cli::try_parse_from(["blosc2fs", "mount", "/src", "/mnt", "--views", "gif"]).unwrap_err().to_string();
+        assert!(err.contains("unknown view \"gif\""), "{err}");
+    }
+
     fn mount_args(extra: &[&str]) -> MountArgs {
         let mut args = vec!["blosc2fs", "mount", "/src", "/mnt"];
         args.extend_from_slice(extra);
@@ -428,6 +454,7 @@ mod tests {
             foreground,
             cache_size,
             meta_cache,
+            views,
             threads,
             prefetch_threads,
             decode_helpers,
@@ -451,6 +478,8 @@ mod tests {
         assert_eq!(cache_size, 512 << 20);
         assert_eq!(meta_cache, 32 << 20);
         assert_eq!(meta_cache, MountConfig::default().meta_cache, "the flag and the library agree");
+        assert_eq!(views, ViewSet::ALL);
+        assert_eq!(views, MountConfig::default().views);
         assert_eq!(threads, 2);
         assert_eq!(prefetch_threads, 2);
         assert_eq!(decode_helpers, None);

@@ -7,6 +7,8 @@ use std::time::Duration;
 #[cfg(feature = "remote")]
 use crate::source::remote::RemoteOptions;
 
+use crate::views::ViewSet;
+
 use super::sched::Sched;
 
 /// Settings of one mount.
@@ -24,6 +26,9 @@ pub struct MountConfig {
     /// Byte budget of what array and store entries load (parsed headers,
     /// chunk indexes, meta.json, store listings).
     pub meta_cache: u64,
+    /// The presented files array folders offer (`data` and `meta.json`
+    /// always).
+    pub views: ViewSet,
     /// FUSE worker threads (at least 1).
     pub threads: usize,
     /// Prefetch worker threads (0 disables prefetch).
@@ -66,6 +71,7 @@ impl Default for MountConfig {
             foreground: false,
             cache_size: 512 << 20,
             meta_cache: crate::tree::meta_cache::DEFAULT_META_CACHE as u64,
+            views: ViewSet::ALL,
             threads: 2,
             prefetch_threads: 2,
             decode_helpers: None,

@@ -322,7 +322,7 @@ fn build_filesystem(config: &MountConfig) -> Result<FuseAdapter, String> {
             let planner = planner(config, config.cache_size as usize, prefetch_window(config));
             // The mountpoint, when inside the source, is never walked into.
             let mountpoint = config.mountpoint.starts_with(source).then(|| config.mountpoint.clone());
-            Filesystem::new(source, planner, FsConfig { direct_io: config.direct_io, meta_cache: config.meta_cache as usize, mountpoint })
+            Filesystem::new(source, planner, FsConfig { direct_io: config.direct_io, meta_cache: config.meta_cache as usize, mountpoint, views: config.views })
                 .map_err(|e| format!("source {}: {e}", source.display()))?
         }
     };
@@ -341,7 +341,7 @@ fn remote_filesystem(url: &str, config: &MountConfig) -> Result<Filesystem, Stri
     let budget = (config.cache_size as usize).saturating_sub(remote.budget as usize).max(8 << 20);
     let planner = planner(config, budget, prefetch_window(config).min(remote.budget / 2));
     let root = RemoteRoot::connect(url, &remote, config.attr_timeout).map_err(|e| format!("source {e}"))?;
-    Ok(Filesystem::new_remote(Arc::new(root), planner, FsConfig { direct_io: config.direct_io, meta_cache: config.meta_cache as usize, mountpoint: None }))
+    Ok(Filesystem::new_remote(Arc::new(root), planner, FsConfig { direct_io: config.direct_io, meta_cache: config.meta_cache as usize, mountpoint: None, views: config.views }))
 }
 
 /// The planner over a block cache of `budget` bytes (decode helpers and

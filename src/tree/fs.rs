@@ -20,7 +20,7 @@ use crate::read::{Planner, Served, Stats, StreamState, View};
 use crate::views::preview::PreviewPlan;
 use crate::views::text::TextLayout;
 
-use crate::views::Content;
+use crate::views::{Content, ViewSet};
 
 use super::entry::{Loaded, OnLoad};
 use super::error::FsError;
@@ -55,11 +55,14 @@ pub struct FsConfig {
     /// The mount's own mountpoint, when it lies in the source tree: never
     /// listed, looked up or opened (the daemon would wait on itself).
     pub mountpoint: Option<std::path::PathBuf>,
+    /// The presented files the mount offers (`--views`; `data` and
+    /// `meta.json` always).
+    pub views: ViewSet,
 }
 
 impl Default for FsConfig {
     fn default() -> FsConfig {
-        FsConfig { direct_io: false, meta_cache: DEFAULT_META_CACHE, mountpoint: None }
+        FsConfig { direct_io: false, meta_cache: DEFAULT_META_CACHE, mountpoint: None, views: ViewSet::ALL }
     }
 }
 
@@ -129,7 +132,7 @@ impl Filesystem {
     /// The filesystem over `source` (a directory of arrays or one array).
     pub fn new(source: &Path, planner: Arc<Planner>, config: FsConfig) -> std::io::Result<Filesystem> {
         let on_load = Self::on_load(&planner);
-        let tree = Tree::new(source, Some(on_load), Arc::new(MetaCache::new(config.meta_cache)))?.fenced(config.mountpoint.as_deref());
+        let tree = Tree::new(source, Some(on_load), Arc::new(MetaCache::new(config.meta_cache)))?.fenced(config.mountpoint.as_deref()).with_views(config.views);
         Ok(Self::with_tree(tree, planner, config))
     }
 
@@ -138,7 +141,7 @@ impl Filesystem {
     #[cfg(feature = "remote")]
     pub fn new_remote(root: Arc<RemoteRoot>, planner: Arc<Planner>, config: FsConfig) -> Filesystem {
         let on_load = Self::on_load(&planner);
-        Self::with_tree(Tree::new_remote(root, Some(on_load), Arc::new(MetaCache::new(config.meta_cache))), planner, config)
+        Self::with_tree(Tree::new_remote(root, Some(on_load), Arc::new(MetaCache::new(config.meta_cache))).with_views(config.views), planner, config)
     }
 
     fn on_load(planner: &Arc<Planner>) -> OnLoad {

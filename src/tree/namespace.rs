@@ -24,7 +24,7 @@ use crate::source::is_sparse_dir;
 use crate::source::remote::StatsSnapshot;
 use crate::source::store::StoreFormat;
 use crate::views::table_csv::TableCsv;
-use crate::views::{array_file, array_files_in, find_array_file, zarr, Content, FileId, Folder, Kind};
+use crate::views::{array_file, array_files_in, find_array_file, zarr, Content, FileId, Folder, Kind, ViewSet};
 
 use super::access::Access;
 use super::entry::{ArrayEntry, Loaded, OnLoad};
@@ -143,6 +143,8 @@ pub struct Tree {
     meta: Arc<MetaCache>,
     /// What the walk of local folders never touches (the mount itself).
     fence: Fence,
+    /// The presented files this mount offers (`--views`).
+    views: ViewSet,
     /// The remote root, when the source is a URL (see [`remote`]).
     #[cfg(feature = "remote")]
     remote: Option<Arc<RemoteRoot>>,
@@ -167,13 +169,29 @@ impl Tree {
     /// A tree whose root node (node 0) presents `root` as `kind`.
     fn with_root(root: PathBuf, place: Place, kind: NodeKind, on_load: Option<OnLoad>, meta: Arc<MetaCache>, #[cfg(feature = "remote")] remote: Option<Arc<RemoteRoot>>) -> Tree {
         let nodes = Nodes::new(place, kind);
-        Tree { root, nodes: RwLock::new(nodes), on_load, meta, fence: Fence::default(), #[cfg(feature = "remote")] remote }
+        Tree { root, nodes: RwLock::new(nodes), on_load, meta, fence: Fence::default(), views: ViewSet::ALL, #[cfg(feature = "remote")] remote }
     }
 
     /// Never touch `mountpoint` (the mount's own, canonical, taken before
     /// mounting) while walking the source.
     pub fn fenced(self, mountpoint: Option<&Path>) -> Tree {
         Tree { fence: Fence::new(mountpoint), ..self }
+    }
+
+    /// Offer only the presented files `views` names (`data` and
+    /// `meta.json` always).
+    pub fn with_views(self, views: ViewSet) -> Tree {
+        Tree { views, ..self }
+    }
+
+    /// Whether this mount offers files of `role` at all.
+    fn offers(&self, role: Role) -> bool {
+        match role {
+            Role::File(id) => self.views.offers(id),
+            Role::TableCsv => self.views.offers_table_csv(),
+            Role::Chunk(_) => self.views.offers(FileId::ChunksDir),
+            Role::Node | Role::Stats => true,
+        }
     }
 
     /// The mount is up on device `dev`: nothing on it is ever walked into.
@@ -426,7 +444,7 @@ impl Tree {
     /// Attributes of `ino`.
     /// `stats_size` tells the size of `.stats` (computed only when asked about it).
     pub fn getattr(&self, ino: u64, stats_size: &dyn Fn() -> u64) -> Result<Attr, FsError> {
-        let (node, role) = inode::decode(ino).ok_or(FsError::NotFound)?;
+        let (node, role) = inode::decode(ino).filter(|(_, role)| self.offers(*role)).ok_or(FsError::NotFound)?;
         let (_, kind) = self.node_info(node)?;
         let dir = |mtime| Attr { ino, kind: Kind::Dir, size: 0, mtime, perm: 0, owner: None };
         let file = |size, mtime| Attr { ino, kind: Kind::File, size, mtime, perm: 0, owner: None };
@@ -510,13 +528,13 @@ impl Tree {
             }
             (Role::Node, NodeKind::Array(entry)) => {
                 let loaded = entry.current().map_err(FsError::from)?;
-                let spec = find_array_file(Folder::Array, name.to_str().ok_or(FsError::NotFound)?, &loaded).ok_or(FsError::NotFound)?;
+                let spec = find_array_file(Folder::Array, name.to_str().ok_or(FsError::NotFound)?, &loaded, self.views).ok_or(FsError::NotFound)?;
                 inode::encode(node, Role::File(spec.id))
             }
             (Role::Node, kind @ (NodeKind::Store(_) | NodeKind::Folder(_))) => {
                 if name == "meta.json" {
                     inode::encode(node, Role::File(FileId::MetaJson))
-                } else if name == "table.csv" && self.folder_view(&kind)?.as_ref().and_then(Self::folder_csv).is_some() {
+                } else if name == "table.csv" && self.views.offers_table_csv() && self.folder_view(&kind)?.as_ref().and_then(Self::folder_csv).is_some() {
                     inode::encode(node, Role::TableCsv)
                 } else {
                     let Some(FolderView::Ok { entry, store, key, .. }) = self.folder_view(&kind)? else { return Err(FsError::NotFound) };
@@ -528,7 +546,7 @@ impl Tree {
             (Role::File(FileId::ChunksDir), NodeKind::Array(entry)) => {
                 let loaded = entry.current().map_err(FsError::from)?;
                 let name = name.to_str().ok_or(FsError::NotFound)?;
-                if let Some(spec) = find_array_file(Folder::Chunks, name, &loaded) {
+                if let Some(spec) = find_array_file(Folder::Chunks, name, &loaded, self.views) {
                     inode::encode(node, Role::File(spec.id))
                 } else {
                     let coords = zarr::parse_chunk_name(name, &loaded.chunk_grid).ok_or(FsError::NotFound)?;
@@ -547,7 +565,7 @@ impl Tree {
     /// Entries of directory `ino` from index `from` on: (ino, kind, name).
     /// `.` and `..` come first. `limit` bounds how many are produced.
     pub fn readdir(&self, ino: u64, from: u64, limit: usize) -> Result<Vec<DirEntry>, FsError> {
-        let (node, role) = inode::decode(ino).ok_or(FsError::NotFound)?;
+        let (node, role) = inode::decode(ino).filter(|(_, role)| self.offers(*role)).ok_or(FsError::NotFound)?;
         let (parent, kind) = self.node_info(node)?;
         let out: Vec<DirEntry>;
         let parent_ino = if role == Role::File(FileId::ChunksDir) { inode::encode(node, Role::Node) } else { inode::encode(parent, Role::Node) };
@@ -574,7 +592,7 @@ impl Tree {
             }
             (Role::Node, NodeKind::Array(entry)) => {
                 let loaded = entry.current().map_err(FsError::from)?;
-                for spec in array_files_in(Folder::Array, &loaded) {
+                for spec in array_files_in(Folder::Array, &loaded, self.views) {
                     fixed.push((inode::encode(node, Role::File(spec.id)), spec.kind, OsString::from(spec.name)));
                 }
                 out = fixed;
@@ -582,7 +600,7 @@ impl Tree {
             (Role::Node, kind @ (NodeKind::Store(_) | NodeKind::Folder(_))) => {
                 fixed.push((inode::encode(node, Role::File(FileId::MetaJson)), Kind::File, OsString::from("meta.json")));
                 let view = self.folder_view(&kind)?;
-                if view.as_ref().and_then(Self::folder_csv).is_some() {
+                if self.views.offers_table_csv() && view.as_ref().and_then(Self::folder_csv).is_some() {
                     fixed.push((inode::encode(node, Role::TableCsv), Kind::File, OsString::from("table.csv")));
                 }
                 if let Some(FolderView::Ok { entry, store, key, .. }) = view {
@@ -598,7 +616,7 @@ impl Tree {
             (Role::File(FileId::ChunksDir), NodeKind::Array(entry)) => {
                 let loaded = entry.current().map_err(FsError::from)?;
                 let array = loaded.whole_array().ok_or(FsError::NotFound)?;
-                for spec in array_files_in(Folder::Chunks, &loaded) {
+                for spec in array_files_in(Folder::Chunks, &loaded, self.views) {
                     fixed.push((inode::encode(node, Role::File(spec.id)), spec.kind, OsString::from(spec.name)));
                 }
                 let mut out = Vec::new();
@@ -633,7 +651,7 @@ impl Tree {
 
     /// What reading `ino` serves, plus the array version it serves.
     pub fn open(&self, ino: u64) -> Result<(Content, Option<Arc<Loaded>>), FsError> {
-        let (node, role) = inode::decode(ino).ok_or(FsError::NotFound)?;
+        let (node, role) = inode::decode(ino).filter(|(_, role)| self.offers(*role)).ok_or(FsError::NotFound)?;
         if role == Role::Stats {
             return if node == 0 { Ok((Content::Stats, None)) } else { Err(FsError::NotFound) };
         }
@@ -663,7 +681,7 @@ impl Tree {
     /// Extended attributes of `ino` (only the files the views' table marks,
     /// `data` and `data.npy`, carry any).
     pub fn xattrs(&self, ino: u64) -> Result<Vec<(String, Vec<u8>)>, FsError> {
-        let (node, role) = inode::decode(ino).ok_or(FsError::NotFound)?;
+        let (node, role) = inode::decode(ino).filter(|(_, role)| self.offers(*role)).ok_or(FsError::NotFound)?;
         match role {
             Role::File(id) if array_file(id).xattrs && matches!(self.node_info(node)?.1, NodeKind::Array(_)) => Ok(self.array_of(node)?.xattrs.clone()),
             _ => {

@@ -13,18 +13,26 @@
 //! - [`zarr`]: `chunks/.zarray` and the chunk file names;
 //! - [`text`]: `data.txt`;
 //! - [`preview`] (+ [`png`]): `preview.png`;
+//! - [`nrrd`], [`metaimage`], [`envi`] (+ [`imaging`]): the sidecar
+//!   headers `data.nhdr`, `data.mhd` and `data.hdr` that point at `data`;
 //! - [`items`]: `items.jsonl`;
 //! - [`table_csv`]: a CTable folder's `table.csv`;
-//! - [`presented`]: what one array version renders when it is loaded.
+//! - [`presented`]: what one array version renders when it is loaded;
+//! - [`selection`]: which of these files a mount offers (`--views`).
 
 pub mod dtype;
+pub mod envi;
+pub mod imaging;
 pub mod items;
 pub mod meta_json;
+pub mod metaimage;
 pub mod npy;
+pub mod nrrd;
 pub mod png;
 pub mod presented;
 pub mod preview;
 pub mod redact;
+pub mod selection;
 pub mod table_csv;
 pub mod text;
 pub mod zarr;
@@ -36,6 +44,7 @@ use crate::read::View;
 
 pub use dtype::{presented_dtype, presented_shape};
 pub use presented::Presented;
+pub use selection::ViewSet;
 use preview::PreviewPlan;
 use table_csv::TableCsv;
 use text::TextLayout;
@@ -70,6 +79,12 @@ pub enum FileId {
     Items,
     /// `chunks/.zarray`: the zarr v2 document that makes `chunks/` an array.
     Zarray,
+    /// `data.nhdr`: a detached NRRD header pointing at `data`.
+    Nrrd,
+    /// `data.mhd`: a MetaImage header pointing at `data`.
+    MetaImage,
+    /// `data.hdr`: an ENVI header for `data`.
+    Envi,
 }
 
 /// The folder a row of [`ARRAY_FILES`] is presented in.
@@ -143,7 +158,7 @@ impl std::fmt::Debug for ArrayFile {
 }
 
 /// The files an array folder presents, in listing order.
-pub const ARRAY_FILES: [ArrayFile; 8] = [
+pub const ARRAY_FILES: [ArrayFile; 11] = [
     ArrayFile {
         id: FileId::MetaJson,
         name: "meta.json",
@@ -240,6 +255,39 @@ pub const ARRAY_FILES: [ArrayFile; 8] = [
         open: |p| Some(Content::Static(p.zarray.clone()?)),
         xattrs: false,
     },
+    ArrayFile {
+        id: FileId::Nrrd,
+        name: "data.nhdr",
+        folder: Folder::Array,
+        kind: Kind::File,
+        who: "as data, of an integer, float32/64 or bool dtype, rank at least 1, no empty axis",
+        sized_by: "rendered when the array is loaded",
+        size: |p| Some(p.sidecars.nrrd.as_ref()?.len() as u64),
+        open: |p| Some(Content::Static(p.sidecars.nrrd.clone()?)),
+        xattrs: false,
+    },
+    ArrayFile {
+        id: FileId::MetaImage,
+        name: "data.mhd",
+        folder: Folder::Array,
+        kind: Kind::File,
+        who: "as data.nhdr, of rank 2 or 3",
+        sized_by: "rendered when the array is loaded",
+        size: |p| Some(p.sidecars.metaimage.as_ref()?.len() as u64),
+        open: |p| Some(Content::Static(p.sidecars.metaimage.clone()?)),
+        xattrs: false,
+    },
+    ArrayFile {
+        id: FileId::Envi,
+        name: "data.hdr",
+        folder: Folder::Array,
+        kind: Kind::File,
+        who: "as data, of rank 2 or 3 and a dtype ENVI has a code for (u1 i2 u2 i4 u4 i8 u8 f4 f8 c8 c16)",
+        sized_by: "rendered when the array is loaded",
+        size: |p| Some(p.sidecars.envi.as_ref()?.len() as u64),
+        open: |p| Some(Content::Static(p.sidecars.envi.clone()?)),
+        xattrs: false,
+    },
 ];
 
 /// The row of `id` (the table lists the ids in declaration order).
@@ -247,14 +295,15 @@ pub fn array_file(id: FileId) -> &'static ArrayFile {
     &ARRAY_FILES[id as usize]
 }
 
-/// The row named `name` in `folder`, when `presented` has it.
-pub fn find_array_file(folder: Folder, name: &str, presented: &Presented) -> Option<&'static ArrayFile> {
-    ARRAY_FILES.iter().find(|f| f.folder == folder && f.name == name && (f.size)(presented).is_some())
+/// The row named `name` in `folder`, when `presented` has it and `views`
+/// offers it.
+pub fn find_array_file(folder: Folder, name: &str, presented: &Presented, views: ViewSet) -> Option<&'static ArrayFile> {
+    ARRAY_FILES.iter().find(|f| f.folder == folder && f.name == name && views.offers(f.id) && (f.size)(presented).is_some())
 }
 
-/// The rows of `folder` that `presented` has, in listing order.
-pub fn array_files_in(folder: Folder, presented: &Presented) -> impl Iterator<Item = &'static ArrayFile> + '_ {
-    ARRAY_FILES.iter().filter(move |f| f.folder == folder && (f.size)(presented).is_some())
+/// The rows of `folder` that `presented` has and `views` offers, in listing order.
+pub fn array_files_in(folder: Folder, presented: &Presented, views: ViewSet) -> impl Iterator<Item = &'static ArrayFile> + '_ {
+    ARRAY_FILES.iter().filter(move |f| f.folder == folder && views.offers(f.id) && (f.size)(presented).is_some())
 }
 
 /// Fixtures for the views' unit tests: arrays python-blosc2 wrote
@@ -282,7 +331,7 @@ mod tests {
     use crate::read::RowMap;
 
     fn names(folder: Folder, presented: &Presented) -> Vec<&'static str> {
-        array_files_in(folder, presented).map(|f| f.name).collect()
+        array_files_in(folder, presented, ViewSet::ALL).map(|f| f.name).collect()
     }
 
     #[test]
@@ -300,8 +349,13 @@ mod tests {
     #[test]
     fn a_numeric_array_presents_every_whole_array_file() {
         let p = Presented::of_array(fixture("dtype_le_f8.b2nd"), None);
-        assert_eq!(names(Folder::Array, &p), ["meta.json", "data", "data.npy", "data.txt", "preview.png", "chunks"]);
+        let all = ["meta.json", "data", "data.npy", "data.txt", "preview.png", "chunks", "data.nhdr", "data.mhd", "data.hdr"];
+        assert_eq!(names(Folder::Array, &p), all);
         assert_eq!(names(Folder::Chunks, &p), [".zarray"]);
+        let plain: Vec<_> = array_files_in(Folder::Array, &p, ViewSet::PLAIN).map(|f| f.name).collect();
+        assert_eq!(plain, ["meta.json", "data"]);
+        assert!(array_files_in(Folder::Chunks, &p, ViewSet::PLAIN).next().is_none());
+        assert!(find_array_file(Folder::Array, "data.npy", &p, ViewSet::PLAIN).is_none());
         let size = |id| (array_file(id).size)(&p);
         assert_eq!(size(FileId::Data), Some(33 * 21 * 8));
         // NumPy's own header for (33, 21) '<f8' is 128 bytes.
@@ -312,9 +366,9 @@ mod tests {
         assert!(matches!((array_file(FileId::Text).open)(&p), Some(Content::Text { .. })));
         assert!(matches!((array_file(FileId::Preview).open)(&p), Some(Content::Preview { .. })));
         assert!((array_file(FileId::ChunksDir).open)(&p).is_none());
-        assert_eq!(find_array_file(Folder::Array, "data.npy", &p).map(|f| f.id), Some(FileId::Npy));
-        assert!(find_array_file(Folder::Array, ".zarray", &p).is_none());
-        assert!(find_array_file(Folder::Chunks, "data", &p).is_none());
+        assert_eq!(find_array_file(Folder::Array, "data.npy", &p, ViewSet::ALL).map(|f| f.id), Some(FileId::Npy));
+        assert!(find_array_file(Folder::Array, ".zarray", &p, ViewSet::ALL).is_none());
+        assert!(find_array_file(Folder::Chunks, "data", &p, ViewSet::ALL).is_none());
         let xattr_files: Vec<_> = ARRAY_FILES.iter().filter(|f| f.xattrs).map(|f| f.name).collect();
         assert_eq!(xattr_files, ["data", "data.npy"]);
     }
@@ -334,7 +388,10 @@ mod tests {
     fn a_column_presents_its_valid_rows_only() {
         let rows = RowMap { runs: vec![(0, 2), (5, 1)], count: 3 };
         let p = Presented::of_array(fixture("dtype_le_i2.b2nd"), Some(&rows));
-        assert_eq!(names(Folder::Array, &p), ["meta.json", "data", "data.npy"]);
+        // The headers describe the rows shown.
+        assert_eq!(names(Folder::Array, &p), ["meta.json", "data", "data.npy", "data.nhdr", "data.mhd", "data.hdr"]);
+        let hdr = String::from_utf8(p.sidecars.envi.as_deref().unwrap().clone()).unwrap();
+        assert!(hdr.contains("samples = 21\nlines = 3\nbands = 1\n"), "{hdr}");
         assert_eq!((array_file(FileId::Data).size)(&p), Some(3 * 21 * 2));
         assert!(matches!((array_file(FileId::Data).open)(&p), Some(Content::Array { view: View::Rows(_), .. })));
         let meta: serde_json::Value = serde_json::from_slice(&p.meta_json).unwrap();

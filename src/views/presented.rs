@@ -13,7 +13,8 @@ use crate::read::{row_bytes, RowMap, RowSelection, View};
 
 use super::dtype::presented_dtype;
 use super::meta_json::json_bytes;
-use super::{items, meta_json, npy, zarr};
+use super::imaging::Raster;
+use super::{envi, items, meta_json, metaimage, npy, nrrd, zarr};
 
 /// Everything rendered for one version of an array.
 #[derive(Debug)]
@@ -43,6 +44,34 @@ pub struct Presented {
     pub rows: Option<[Arc<RowSelection>; 2]>,
     /// For an ObjectArray, BatchArray or ListArray: its `items.jsonl`.
     pub items: Option<Arc<Vec<u8>>>,
+    /// The sidecar headers that describe `data` for imaging and GIS tools
+    /// (`None` where a format cannot describe it).
+    pub sidecars: Sidecars,
+}
+
+/// The sidecar headers beside `data`, rendered when the array is loaded.
+#[derive(Debug, Default)]
+pub struct Sidecars {
+    /// `data.nhdr` (NRRD, detached).
+    pub nrrd: Option<Arc<Vec<u8>>>,
+    /// `data.mhd` (MetaImage).
+    pub metaimage: Option<Arc<Vec<u8>>>,
+    /// `data.hdr` (ENVI).
+    pub envi: Option<Arc<Vec<u8>>>,
+}
+
+impl Sidecars {
+    /// The headers of `data` holding `dtype` items in `shape`, placed by
+    /// the spacing and origin in `vlmeta` when it carries them.
+    fn of(dtype: &str, shape: &[u64], vlmeta: &[(String, Json)]) -> Sidecars {
+        let Some(raster) = Raster::new(dtype, shape, vlmeta) else { return Sidecars::default() };
+        let arc = |bytes: Option<Vec<u8>>| bytes.map(Arc::new);
+        Sidecars { nrrd: arc(nrrd::header(&raster)), metaimage: arc(metaimage::header(&raster)), envi: arc(envi::header(&raster)) }
+    }
+
+    fn weight(&self) -> usize {
+        [&self.nrrd, &self.metaimage, &self.envi].iter().map(|b| b.as_ref().map_or(0, |b| b.len())).sum()
+    }
 }
 
 /// What a version costs besides the sizes it can count: the structures,
@@ -60,6 +89,7 @@ impl Presented {
             + self.npy_header.len()
             + blob(&self.zarray)
             + blob(&self.items)
+            + self.sidecars.weight()
             + self.chunk_grid.len() * 8
             + xattrs
     }
@@ -76,6 +106,7 @@ impl Presented {
             xattrs: Vec::new(),
             rows: None,
             items: None,
+            sidecars: Sidecars::default(),
         }
     }
 
@@ -131,6 +162,9 @@ impl Presented {
         } else {
             ("|u1".to_string(), vec![array.data_len()])
         };
+        // The headers describe data exactly as data.npy's header does (not
+        // the msgpack bytes of an ObjectArray's items).
+        let sidecars = if npy_dtype == dtype && items::kind_of(&array).is_none() { Sidecars::of(&dtype, &npy_shape, &array.frame().vlmeta) } else { Sidecars::default() };
         let zarray = zarr_chunks.and_then(|chunks| {
             let zdtype = zarr::zarr_dtype(&dtype)?;
             Some(Arc::new(zarr::zarray(&shape, &chunks, zdtype)))
@@ -151,6 +185,7 @@ impl Presented {
             xattrs,
             rows: row_views,
             items,
+            sidecars,
             array: Some(array),
         }
     }

@@ -1,0 +1,171 @@
+//! Which presented files a mount offers (`--views LIST`, `-o views=`).
+//!
+//! A user who wants a plain tree asks for `--views none` and gets `data`
+//! and `meta.json` only: those two are always offered, since without them
+//! an array folder says nothing. Every other presented file can be chosen
+//! by its file name (`data.npy`) or a short name (`npy`); `all` (the
+//! default) offers everything, `headers` the three imaging sidecars. The
+//! names are separated by `,`, or by `:` or `+` (which survive inside a
+//! comma-separated `-o` list: `-o ro,views=npy:headers`).
+
+use std::fmt;
+
+use super::FileId;
+
+/// One optional view, by the name a user writes.
+struct ViewName {
+    /// Names accepted on the command line; the first is the canonical one.
+    names: &'static [&'static str],
+    /// The bit it sets in [`ViewSet`].
+    bit: u32,
+}
+
+const TABLE_CSV_BIT: u32 = 1 << 31;
+
+const fn bit(id: FileId) -> u32 {
+    1 << id as u32
+}
+
+/// The optional views and their names. `chunks` brings its `.zarray`.
+const NAMES: [ViewName; 9] = [
+    ViewName { names: &["npy", "data.npy"], bit: bit(FileId::Npy) },
+    ViewName { names: &["text", "txt", "data.txt"], bit: bit(FileId::Text) },
+    ViewName { names: &["preview", "png", "preview.png"], bit: bit(FileId::Preview) },
+    ViewName { names: &["chunks", "zarr"], bit: bit(FileId::ChunksDir) | bit(FileId::Zarray) },
+    ViewName { names: &["items", "items.jsonl"], bit: bit(FileId::Items) },
+    ViewName { names: &["nrrd", "nhdr", "data.nhdr"], bit: bit(FileId::Nrrd) },
+    ViewName { names: &["metaimage", "mhd", "data.mhd"], bit: bit(FileId::MetaImage) },
+    ViewName { names: &["envi", "hdr", "data.hdr"], bit: bit(FileId::Envi) },
+    ViewName { names: &["table", "csv", "table.csv"], bit: TABLE_CSV_BIT },
+];
+
+/// The files that are always offered.
+const ALWAYS: u32 = bit(FileId::MetaJson) | bit(FileId::Data);
+
+/// A set of presented files a mount offers.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct ViewSet(u32);
+
+/// A `--views` list that names no view.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown view {name:?} in --views (known: all, none, headers, {known})")]
+pub struct UnknownView {
+    /// The name given.
+    pub name: String,
+    /// The names that are accepted.
+    pub known: String,
+}
+
+impl Default for ViewSet {
+    fn default() -> ViewSet {
+        ViewSet::ALL
+    }
+}
+
+impl ViewSet {
+    /// Every presented file.
+    pub const ALL: ViewSet = ViewSet(u32::MAX);
+    /// `data` and `meta.json` only.
+    pub const PLAIN: ViewSet = ViewSet(ALWAYS);
+
+    /// The set a list names (separated by `,`, `:` or `+`): view names,
+    /// `all`, `none` or `headers`; empty items are ignored and an empty
+    /// list is `none`.
+    pub fn parse(list: &str) -> Result<ViewSet, UnknownView> {
+        let mut bits = ALWAYS;
+        for name in list.split([',', ':', '+']).map(str::trim).filter(|n| !n.is_empty()) {
+            bits |= match name {
+                "all" => u32::MAX,
+                "none" => 0,
+                "headers" => bit(FileId::Nrrd) | bit(FileId::MetaImage) | bit(FileId::Envi),
+                _ => {
+                    let known = || NAMES.iter().map(|v| v.names[0]).collect::<Vec<_>>().join(", ");
+                    NAMES.iter().find(|v| v.names.contains(&name)).ok_or_else(|| UnknownView { name: name.to_string(), known: known() })?.bit
+                }
+            };
+        }
+        Ok(ViewSet(bits))
+    }
+
+    /// Whether the array-folder file `id` is offered.
+    pub fn offers(&self, id: FileId) -> bool {
+        self.0 & bit(id) != 0
+    }
+
+    /// Whether a table folder's `table.csv` is offered.
+    pub fn offers_table_csv(&self) -> bool {
+        self.0 & TABLE_CSV_BIT != 0
+    }
+}
+
+impl fmt::Debug for ViewSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ViewSet({self})")
+    }
+}
+
+/// The canonical list that parses back to the same set.
+impl fmt::Display for ViewSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if *self == ViewSet::ALL {
+            return f.write_str("all");
+        }
+        let names: Vec<&str> = NAMES.iter().filter(|v| self.0 & v.bit == v.bit).map(|v| v.names[0]).collect();
+        f.write_str(if names.is_empty() { "none" } else { "" })?;
+        f.write_str(&names.join(","))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::views::ARRAY_FILES;
+
+    #[test]
+    fn data_and_meta_json_are_always_offered() {
+        for list in ["none", "", "npy", "all", ",,"] {
+            let set = ViewSet::parse(list).unwrap();
+            assert!(set.offers(FileId::Data) && set.offers(FileId::MetaJson), "{list:?}");
+        }
+        let plain = ViewSet::parse("none").unwrap();
+        assert_eq!(plain, ViewSet::PLAIN);
+        assert!(ARRAY_FILES.iter().filter(|f| plain.offers(f.id)).map(|f| f.name).eq(["meta.json", "data"]));
+        assert!(!plain.offers_table_csv());
+    }
+
+    #[test]
+    fn names_short_and_long_choose_their_files() {
+        let set = ViewSet::parse("npy, data.txt,nrrd").unwrap();
+        let offered: Vec<_> = ARRAY_FILES.iter().filter(|f| set.offers(f.id)).map(|f| f.name).collect();
+        assert_eq!(offered, ["meta.json", "data", "data.npy", "data.txt", "data.nhdr"]);
+        let set = ViewSet::parse("headers+chunks").unwrap();
+        let offered: Vec<_> = ARRAY_FILES.iter().filter(|f| set.offers(f.id)).map(|f| f.name).collect();
+        assert_eq!(offered, ["meta.json", "data", "chunks", ".zarray", "data.nhdr", "data.mhd", "data.hdr"]);
+        assert!(ViewSet::parse("csv").unwrap().offers_table_csv());
+        assert_eq!(ViewSet::parse("npy:text").unwrap(), ViewSet::parse("npy,text").unwrap());
+        assert_eq!(ViewSet::parse("all").unwrap(), ViewSet::ALL);
+        assert!(ARRAY_FILES.iter().all(|f| ViewSet::ALL.offers(f.id)));
+    }
+
+    #[test]
+    fn every_optional_file_has_a_name_and_lists_print_back() {
+        for f in ARRAY_FILES.iter().filter(|f| !ViewSet::PLAIN.offers(f.id)) {
+            assert!(NAMES.iter().any(|v| v.bit & bit(f.id) != 0), "{} has no --views name", f.name);
+        }
+        for list in ["none", "all", "npy,text", "chunks,envi,table"] {
+            let set = ViewSet::parse(list).unwrap();
+            assert_eq!(ViewSet::parse(&set.to_string()).unwrap(), set, "{list}");
+        }
+        assert_eq!(ViewSet::parse("txt,npy").unwrap().to_string(), "npy,text");
+    }
+
+    #[test]
+    fn an_unknown_name_is_an_error_that_lists_the_known_ones() {
+        let e = ViewSet::parse("npy,tiff").unwrap_err();
+        assert_eq!(e.name, "tiff");
+        assert_eq!(
+            e.to_string(),
+            "unknown view \"tiff\" in --views (known: all, none, headers, npy, text, preview, chunks, items, nrrd, metaimage, envi, table)"
+        );
+    }
+}
