@@ -1072,6 +1072,23 @@ def fixed_set(g):
     g.b2nd(name, make_data(case_rng(name), "<U5", (40, 9), nseg=3), (16, 4), (5, 3), cp="defaults",
            notes="python-blosc2 default cparams for a <U dtype: SHUFFLE with filters_meta 4 (UCS4 code units)")
 
+    # imaging and text: physical spacing and origin in vlmeta (the sidecar headers carry
+    # them, C order); strings that need every escape data.txt has.
+    name = "placed_3d_i2"
+    g.b2nd(name, make_data(case_rng(name), np.dtype("<i2"), (6, 10, 12), nseg=2), (3, 5, 6), (2, 3, 3),
+           cparams("zstd", 5), vlmeta={"spacing": [2.0, 0.5, 0.25], "origin": [-10.0, 0.0, 5.5]},
+           notes="vlmeta spacing and origin, C order")
+    name = "placed_2d_be_f4"
+    g.b2nd(name, make_data(case_rng(name), np.dtype(">f4"), (12, 9), nseg=2), (6, 4), (3, 2),
+           cparams("lz4", 5), vlmeta={"voxel_size": [1.5, 3]}, notes="big-endian, vlmeta voxel_size")
+    words = ['plain', 'say "hi"', 'back\\slash', 'new\nline', 'tab\there', 'caf\u00e9', '\U0001f600 ok',
+             'a\x00b', '', ' pad ', '\u2028sep', '\x07bell']
+    g.b2nd("text_escapes_U8", np.array(words, dtype="<U8").reshape(3, 4), (2, 2), (1, 2), cparams("zstd", 5),
+           notes="strings with quotes, backslashes, controls, non-ASCII, inner NUL, empty")
+    raw = [b"plain", b'q"uote', b"b\\s", b"\n\r\t", b"\xff\xfe", b"a\x00b", b"", b"\x00\x00x"]
+    g.b2nd("text_escapes_S6", np.array(raw, dtype="S6"), (5,), (2,), cparams("lz4", 5),
+           notes="bytes with quotes, backslashes, controls, high bytes, NULs inside and leading")
+
     # 6. shapes ---------------------------------------------------------------------------
     g.b2nd("shape_0d_f8", np.array(-1.25e300), (), (), cparams("zstd", 5), notes="0-d array")
     g.b2nd("shape_0d_struct", np.array((7, 2.5, b"xyz"), dtype=[("a", "<i4"), ("b", "<f8"), ("c", "S3")]),

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Create (or reuse) the Python virtualenv holding the fixture oracle: python-blosc2 4.14.1
-# (C-Blosc2 3.3.5) plus numpy, zarr<3, msgpack, Pillow (preview.png tests) and the servers
+# (C-Blosc2 3.3.5) plus numpy, zarr<3, msgpack, Pillow (preview.png tests), the legacy readers
+# of the sidecar-header tests (pynrrd, SimpleITK, rasterio with its bundled GDAL) and the servers
 # of the remote tests (moto[server] for an S3 API, rangehttpserver for HTTP Range).  Idempotent;
 # prints the venv path.
 #
@@ -12,7 +13,7 @@ REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${VENV:-$REPO/.venv}"
 
 ok() {
-    "$VENV/bin/python" -c "import blosc2; assert blosc2.__version__ == '4.14.1'; import PIL" >/dev/null 2>&1
+    "$VENV/bin/python" -c "import blosc2; assert blosc2.__version__ == '4.14.1'; import PIL, nrrd, SimpleITK, rasterio" >/dev/null 2>&1
 }
 
 if ! ok; then
@@ -20,7 +21,8 @@ if ! ok; then
         python3 -m venv "$VENV" >&2
     fi
     "$VENV/bin/python" -m pip install --quiet --upgrade pip >&2
-    "$VENV/bin/python" -m pip install --quiet "blosc2==4.14.1" numpy "zarr<3" msgpack Pillow >&2
+    "$VENV/bin/python" -m pip install --quiet "blosc2==4.14.1" numpy "zarr<3" msgpack Pillow \
+        "pynrrd==1.1.3" "SimpleITK==2.5.7" "rasterio==1.4.4" >&2
     ok || { echo "setup_venv.sh: blosc2 4.14.1 not importable from $VENV" >&2; exit 1; }
 fi
 

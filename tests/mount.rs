@@ -36,8 +36,9 @@ fn tree_layout_and_exact_bytes_of_every_fixture() {
         assert!(dir.is_dir(), "{name}: {} is not a directory", dir.display());
         let mut names: Vec<String> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
         names.sort();
-        // The views (data.txt, preview.png) depend on the dtype: see views_read_with_head_and_pillow.
-        names.retain(|n| n != "data.txt" && n != "preview.png");
+        // The views (data.txt, preview.png) and the sidecar headers depend on the dtype and
+        // rank: see views_read_with_head_and_pillow and legacy_readers_open_data_through_the_sidecar_headers.
+        names.retain(|n| !["data.txt", "preview.png", "data.nhdr", "data.mhd", "data.hdr"].contains(&n.as_str()));
         assert_eq!(names, ["chunks", "data", "data.npy", "meta.json"], "{name}");
         let data = std::fs::read(dir.join("data")).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(data.len() as u64, entry["size"].as_u64().unwrap(), "{name}: size");
@@ -517,8 +518,9 @@ fn views_read_with_head_and_pillow() {
     let m = Mount::start(&fixtures_dir(), &[]);
     let manifest = read_manifest(&fixtures_dir());
     let dir = m.path().join(manifest["dtype_le_f8"]["path"].as_str().unwrap());
-    // Which arrays have views: numeric dtypes get data.txt, numeric arrays with axes preview.png.
-    for (name, has_text, has_png) in [("dtype_le_f8", true, true), ("dtype_S7", false, false), ("shape_0d_f8", true, false), ("frame_f32", false, false)] {
+    // Which arrays have views: every dtype gets data.txt (a plain frame's items are opaque
+    // bytes, quoted), numeric arrays with axes preview.png.
+    for (name, has_text, has_png) in [("dtype_le_f8", true, true), ("dtype_S7", true, false), ("shape_0d_f8", true, false), ("shape_0d_struct", true, false), ("frame_f32", true, false)] {
         let d = m.path().join(manifest[name]["path"].as_str().unwrap());
         assert_eq!(d.join("data.txt").exists(), has_text, "{name}");
         assert_eq!(d.join("preview.png").exists(), has_png, "{name}");
@@ -551,6 +553,87 @@ print(json.dumps({"size": list(img.size), "mode": img.mode, "sampled": img.text[
     let out = run_python(code, &[png.to_str().unwrap(), dir.join("data.txt").to_str().unwrap(), dir.join("data.npy").to_str().unwrap()]);
     let doc: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
     assert_eq!(doc, serde_json::json!({"size": [21, 33], "mode": "RGB", "sampled": "no", "text_equal": true}));
+}
+
+/// The legacy readers open the mounted fixtures through their sidecar
+/// headers: pynrrd, SimpleITK and rasterio (ENVI driver) give the arrays'
+/// exact values, spacing and origin; each header is there exactly when its
+/// format can describe the array; data.txt of strings and records reads back
+/// exactly (scripts/check_legacy_readers.py decides all of it from the
+/// manifest, not from the mount).
+#[test]
+fn legacy_readers_open_data_through_the_sidecar_headers() {
+    let Some(_guard) = serial_with_fuse() else { return };
+    let m = Mount::start(&fixtures_dir(), &[]);
+    let out = Command::new(common::mount::python())
+        .arg(repo_root().join("scripts/check_legacy_readers.py"))
+        .arg(m.path())
+        .arg(fixtures_dir().join("manifest.json"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "check_legacy_readers.py failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["failures"], serde_json::json!([]), "{doc}");
+    // Today's fixtures: 132 arrays NRRD can describe, 98 of them of rank 2-3 (MetaImage),
+    // 100 with an ENVI type and rank 2-3, 2 placed by vlmeta, 9 with strings.
+    assert_eq!(doc["counts"], serde_json::json!({"arrays": 151, "data.nhdr": 132, "data.mhd": 98, "data.hdr": 100, "data.txt strings": 9, "placed": 2}));
+    // A store member and a table column have them too (the column: its valid rows).
+    let stores = Mount::start(&fixtures_dir().join("stores"), &[]);
+    let code = r#"
+import os, sys, json, warnings, numpy as np, nrrd, SimpleITK as sitk, rasterio
+out = {}
+for d in sys.argv[1:]:
+    npy = np.load(d + "/data.npy")
+    got = {"nrrd": bool(np.array_equal(nrrd.read(d + "/data.nhdr", index_order="C")[0], npy))}
+    if os.path.exists(d + "/data.mhd"):
+        got["mhd"] = bool(np.array_equal(sitk.GetArrayFromImage(sitk.ReadImage(d + "/data.mhd")), npy))
+    if os.path.exists(d + "/data.hdr"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with rasterio.open(d + "/data") as ds:
+                r = ds.read()
+        got["envi"] = bool(np.array_equal(r[0] if npy.ndim == 2 else r, npy))
+    out[d.split("/stores/")[-1]] = [list(npy.shape), got]
+print(json.dumps(out))
+"#;
+    let dirs = ["tree.b2z/exp/run2/delta", "table.b2z/tbl/a"].map(|p| stores.path().join(p).to_str().unwrap().to_string());
+    let out = run_python(code, &[&dirs[0], &dirs[1]]);
+    let doc: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    for (path, result) in doc.as_object().unwrap() {
+        assert!(result[1].as_object().unwrap().values().all(|v| v == true), "{path}: {result}");
+    }
+    assert_eq!(doc.as_object().unwrap().len(), 2, "{doc}");
+    assert!(doc.as_object().unwrap().values().any(|r| r[1].get("mhd").is_some()), "{doc}");
+}
+
+/// `--views none` gives a plain tree: data and meta.json only, and the
+/// other files are absent to lookup too; `-o views=npy:headers` adds just
+/// those; an unknown view stops the mount with a message naming it.
+#[test]
+fn views_choose_the_presented_files() {
+    let Some(_guard) = serial_with_fuse() else { return };
+    let names = |d: &Path| {
+        let mut v: Vec<String> = std::fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        v.sort();
+        v
+    };
+    let m = Mount::start(&fixtures_dir(), &["--views", "none"]);
+    let dir = m.path().join("dtype_le_f8.b2nd");
+    assert_eq!(names(&dir), ["data", "meta.json"]);
+    for absent in ["data.npy", "data.txt", "chunks", "chunks/0.0", "preview.png", "data.nhdr"] {
+        assert_eq!(std::fs::metadata(dir.join(absent)).unwrap_err().kind(), std::io::ErrorKind::NotFound, "{absent}");
+    }
+    assert_eq!(std::fs::read(dir.join("data")).unwrap().len(), 33 * 21 * 8);
+    drop(m);
+    let m = Mount::start(&fixtures_dir(), &["-o", "ro,views=npy:headers"]);
+    assert_eq!(names(&m.path().join("dtype_le_f8.b2nd")), ["data", "data.hdr", "data.mhd", "data.nhdr", "data.npy", "meta.json"]);
+    drop(m);
+    let mnt = tempfile::tempdir().unwrap();
+    let out = Command::new(binary()).arg("mount").arg(fixtures_dir()).arg(mnt.path()).args(["--views", "npy,tiff"]).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("unknown view \"tiff\""), "{err}");
+    assert!(!is_mountpoint(mnt.path()));
 }
 
 /// Random 4 KiB reads inside large zstd and zlib blocks (each read decodes

@@ -645,7 +645,7 @@ fn a_mounted_s3_prefix_reads_every_fixture_and_store_exactly() {
     }
     assert!(failures.is_empty(), "{} of {} fixtures failed:\n{}\nlog:\n{}", failures.len(), manifest.len(), failures.join("\n"), mount.log_text());
     let sparse = manifest.values().find(|e| e["storage"] == "sparse").unwrap()["path"].as_str().unwrap();
-    assert_eq!(names(&root.join(sparse)), ["chunks", "data", "data.npy", "data.txt", "meta.json", "preview.png"], "{sparse} is an array folder");
+    assert_eq!(names(&root.join(sparse)), ["chunks", "data", "data.nhdr", "data.npy", "data.txt", "meta.json", "preview.png"], "{sparse} is an array folder");
     // Nested prefixes list as folders; files that are no frames are not shown.
     let top = names(root);
     for want in ["stores", "zfp", "codec_lz4_shuffle.b2nd", sparse] {
@@ -773,7 +773,7 @@ fn a_mounted_http_url_is_one_array_and_its_credentials_stay_secret() {
     let manifest = read_manifest(&fixtures_dir());
     let url = format!("http://alice:s3cret@127.0.0.1:{port}/codec_lz4_shuffle.b2nd");
     let mount = Mount::start(Path::new(&url), &[]);
-    assert_eq!(names(mount.path()), [".stats", "chunks", "data", "data.npy", "data.txt", "meta.json", "preview.png"]);
+    assert_eq!(names(mount.path()), [".stats", "chunks", "data", "data.hdr", "data.mhd", "data.nhdr", "data.npy", "data.txt", "meta.json", "preview.png"]);
     let bytes = std::fs::read(mount.path().join("data")).unwrap();
     assert_eq!(sha256_hex(&bytes), manifest["codec_lz4_shuffle"]["sha256"].as_str().unwrap());
     let mounts = std::fs::read_to_string("/proc/mounts").unwrap();

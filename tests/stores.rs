@@ -119,11 +119,11 @@ fn stores_are_folders_of_their_keys() {
     assert_eq!(names(&fs, "dict.b2d"), ["meta.json", "big", "dir", "small"]);
     assert_eq!(names(&fs, "dict.b2z/dir"), ["meta.json", "emb", "x"]);
     assert_eq!(names(&fs, "tree.b2z"), ["meta.json", "exp", "top"]);
-    assert_eq!(names(&fs, "tree.b2z/exp/run1/temps"), ["meta.json", "data", "data.npy", "data.txt", "preview.png", "chunks"]);
+    assert_eq!(names(&fs, "tree.b2z/exp/run1/temps"), ["meta.json", "data", "data.npy", "data.txt", "preview.png", "chunks", "data.nhdr"]);
     assert_eq!(names(&fs, "table.b2d"), ["meta.json", "table.csv", "a", "b"]);
     assert_eq!(names(&fs, "table.b2z"), ["meta.json", "other", "tbl"]);
     assert_eq!(names(&fs, "table.b2z/tbl"), ["meta.json", "table.csv", "a", "b"]);
-    assert_eq!(names(&fs, "table.b2z/tbl/a"), ["meta.json", "data", "data.npy"], "a column has no chunks/ (its chunks hold deleted rows)");
+    assert_eq!(names(&fs, "table.b2z/tbl/a"), ["meta.json", "data", "data.npy", "data.nhdr"], "a column has no chunks/ (its chunks hold deleted rows)");
     assert_eq!(walk(&fs, "tree.b2z/exp").unwrap().kind, Kind::Dir);
 
     for (name, entry) in manifest() {

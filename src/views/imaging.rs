@@ -78,6 +78,7 @@ impl Raster {
             ScalarKind::Int { signed } => Element::Int { signed, size },
             ScalarKind::Float => Element::Float { size },
             ScalarKind::Complex => Element::Complex { size },
+            ScalarKind::Bytes { .. } | ScalarKind::Unicode | ScalarKind::Time => return None,
         };
         if shape.is_empty() || shape.contains(&0) {
             return None;

@@ -197,7 +197,7 @@ pub const ARRAY_FILES: [ArrayFile; 11] = [
         name: "data.txt",
         folder: Folder::Array,
         kind: Kind::File,
-        who: "whole arrays (not table columns) of a numeric, bool or complex dtype, or records of those",
+        who: "whole arrays (not table columns), 0-d too, of any dtype but nested records: numbers, strings (quoted), datetimes, records of those",
         sized_by: "one fixed width per value, from the dtype alone",
         size: |p| Some(TextLayout::of_array(p.whole_array()?)?.len()),
         open: |p| {
@@ -400,12 +400,12 @@ mod tests {
         assert!(String::from_utf8_lossy(&p.npy_header).contains("'shape': (3, 21)"));
     }
 
-    /// A string dtype has data but no text or picture (yet); a plain frame
-    /// of equal chunks still gets a `.zarray`.
+    /// A string dtype has data and text but no picture or imaging headers;
+    /// a plain frame of equal chunks still gets a `.zarray`.
     #[test]
     fn strings_and_plain_frames() {
         let p = Presented::of_array(fixture("dtype_S7.b2nd"), None);
-        assert_eq!(names(Folder::Array, &p), ["meta.json", "data", "data.npy", "chunks"]);
+        assert_eq!(names(Folder::Array, &p), ["meta.json", "data", "data.npy", "data.txt", "chunks"]);
         let p = Presented::of_array(fixture("frame_f32.b2frame"), None);
         assert!(names(Folder::Array, &p).starts_with(&["meta.json", "data", "data.npy"]));
         assert_eq!(p.chunk_grid, [3]);

@@ -14,6 +14,17 @@
 //! `numpy.loadtxt` returns the stored values exactly (`nan` keeps no sign or
 //! payload). Complex values read `re+imj`, booleans `0`/`1`.
 //!
+//! Strings are written as double-quoted literals that Python's
+//! `ast.literal_eval` reads back exactly (with a `b` prefix added for
+//! bytes): `\\`, `\"`, `\n`, `\r`, `\t`, and `\xNN` for every other byte
+//! outside printable ASCII (`S`, `V`); for `U`, printable characters as
+//! UTF-8 and the rest as `\xNN`, `\uNNNN` or `\UNNNNNNNN`. `S` and `U`
+//! values lose their trailing NULs as NumPy's do (`V` keeps every byte).
+//! They are left-aligned, padded after the closing quote to the width of
+//! the longest possible literal. Datetimes and timedeltas are their integer
+//! count of the dtype's unit (meta.json names the unit), `NaT` for NumPy's
+//! not-a-time.
+//!
 //! [`ScalarFormat`] is the per-dtype formatter; a table view of several
 //! columns can reuse it with its own separators.
 
@@ -37,6 +48,16 @@ pub enum ScalarKind {
     Float,
     /// `c8`, `c16`: two floats of half the size.
     Complex,
+    /// `S` (NUL-padded: trailing NULs are not part of the value) or `V`
+    /// (raw: every byte is): a quoted bytes literal.
+    Bytes {
+        /// Drop trailing NULs (`S`), as NumPy does.
+        trim_nuls: bool,
+    },
+    /// `U`: UCS-4 code points, NUL-padded; a quoted string literal.
+    Unicode,
+    /// `M8[unit]`, `m8[unit]`: a signed count of the unit, `NaT` at its minimum.
+    Time,
 }
 
 /// How to write one scalar value of a dtype: its kind, size and byte order.
@@ -77,9 +98,16 @@ fn float_width(size: usize) -> usize {
 }
 
 impl ScalarFormat {
-    /// The format of a simple NumPy dtype string (`<f8`, `|u1`, `?`, `>c8`);
-    /// `None` for any other (strings, datetimes, voids, structured).
+    /// The format of a simple numeric NumPy dtype string (`<f8`, `|u1`,
+    /// `?`, `>c8`); `None` for any other (strings, datetimes, voids,
+    /// structured).
     pub fn parse(dtype: &str) -> Option<ScalarFormat> {
+        Self::parse_any(dtype).filter(|f| matches!(f.kind, ScalarKind::Bool | ScalarKind::Int { .. } | ScalarKind::Float | ScalarKind::Complex))
+    }
+
+    /// The format of any non-structured NumPy dtype string text can show:
+    /// the numeric ones, and also `S`, `U`, `V`, `M8[..]`, `m8[..]`.
+    pub fn parse_any(dtype: &str) -> Option<ScalarFormat> {
         let (order, body) = match dtype.as_bytes().first()? {
             b'<' | b'>' | b'|' | b'=' => (dtype.as_bytes()[0], &dtype[1..]),
             _ => (b'=', dtype),
@@ -89,8 +117,16 @@ impl ScalarFormat {
             return Some(ScalarFormat { kind: ScalarKind::Bool, size: 1, big_endian });
         }
         let kind = body.chars().next()?;
+        if matches!(kind, 'M' | 'm') {
+            let unit = body.get(1..)?.strip_prefix('8')?;
+            let ok = unit.is_empty() || unit.strip_prefix('[').and_then(|u| u.strip_suffix(']')).is_some_and(|u| !u.is_empty() && u.bytes().all(|b| b.is_ascii_alphanumeric()));
+            return ok.then_some(ScalarFormat { kind: ScalarKind::Time, size: 8, big_endian });
+        }
         let size: usize = body.get(1..)?.parse().ok()?;
         let kind = match (kind, size) {
+            ('S', 1..) => ScalarKind::Bytes { trim_nuls: true },
+            ('V', 1..) => ScalarKind::Bytes { trim_nuls: false },
+            ('U', 1..) => return Some(ScalarFormat { kind: ScalarKind::Unicode, size: size.checked_mul(4)?, big_endian }),
             ('b', 1) => ScalarKind::Bool,
             ('u', 1 | 2 | 4 | 8) => ScalarKind::Int { signed: false },
             ('i', 1 | 2 | 4 | 8) => ScalarKind::Int { signed: true },
@@ -116,7 +152,16 @@ impl ScalarFormat {
             },
             ScalarKind::Float => float_width(self.size),
             ScalarKind::Complex => 2 * float_width(self.size / 2) + 1,
+            // Quotes and `\xNN` per byte; `\UNNNNNNNN` per code point.
+            ScalarKind::Bytes { .. } => 2 + 4 * self.size,
+            ScalarKind::Unicode => 2 + 10 * (self.size / 4),
+            ScalarKind::Time => 20,
         }
+    }
+
+    /// Whether values are padded after (strings) rather than before (numbers).
+    fn left_aligned(&self) -> bool {
+        matches!(self.kind, ScalarKind::Bytes { .. } | ScalarKind::Unicode)
     }
 
     /// The value's bytes as a little-endian u64 (`bytes` holds `size` bytes).
@@ -151,6 +196,34 @@ impl ScalarFormat {
                 };
             }
             ScalarKind::Float => float_into(self.size, self.raw(bytes), out),
+            ScalarKind::Time => {
+                let v = self.raw(bytes) as i64;
+                let _ = if v == i64::MIN { write!(out, "NaT") } else { write!(out, "{v}") };
+            }
+            ScalarKind::Bytes { trim_nuls } => {
+                let bytes = &bytes[..self.size];
+                let len = if trim_nuls { bytes.iter().rposition(|b| *b != 0).map_or(0, |i| i + 1) } else { bytes.len() };
+                out.push('"');
+                for &b in &bytes[..len] {
+                    escape_into(b as u32, true, out);
+                }
+                out.push('"');
+            }
+            ScalarKind::Unicode => {
+                let points: Vec<u32> = bytes[..self.size]
+                    .chunks_exact(4)
+                    .map(|c| {
+                        let c = [c[0], c[1], c[2], c[3]];
+                        if self.big_endian { u32::from_be_bytes(c) } else { u32::from_le_bytes(c) }
+                    })
+                    .collect();
+                let len = points.iter().rposition(|p| *p != 0).map_or(0, |i| i + 1);
+                out.push('"');
+                for &p in &points[..len] {
+                    escape_into(p, false, out);
+                }
+                out.push('"');
+            }
             ScalarKind::Complex => {
                 let half = ScalarFormat { kind: ScalarKind::Float, size: self.size / 2, big_endian: self.big_endian };
                 half.text_into(&bytes[..half.size], out);
@@ -173,8 +246,14 @@ impl ScalarFormat {
     pub fn write_with(&self, bytes: &[u8], scratch: &mut String, out: &mut Vec<u8>) {
         scratch.clear();
         self.text_into(bytes, scratch);
-        out.extend(std::iter::repeat_n(b' ', self.width().saturating_sub(scratch.len())));
-        out.extend_from_slice(scratch.as_bytes());
+        let pad = std::iter::repeat_n(b' ', self.width().saturating_sub(scratch.len()));
+        if self.left_aligned() {
+            out.extend_from_slice(scratch.as_bytes());
+            out.extend(pad);
+        } else {
+            out.extend(pad);
+            out.extend_from_slice(scratch.as_bytes());
+        }
     }
 
     /// The value as a float (complex: its magnitude), for pictures.
@@ -186,12 +265,44 @@ impl ScalarFormat {
                 (((self.raw(bytes) << shift) as i64) >> shift) as f64
             }
             ScalarKind::Int { signed: false } => self.raw(bytes) as f64,
+            ScalarKind::Time => match self.raw(bytes) as i64 {
+                i64::MIN => f64::NAN,
+                v => v as f64,
+            },
+            ScalarKind::Bytes { .. } | ScalarKind::Unicode => f64::NAN,
             ScalarKind::Float => float_value(self.size, self.raw(bytes)),
             ScalarKind::Complex => {
                 let half = ScalarFormat { kind: ScalarKind::Float, size: self.size / 2, big_endian: self.big_endian };
                 half.value(&bytes[..half.size]).hypot(half.value(&bytes[half.size..self.size]))
             }
         }
+    }
+}
+
+/// Append character or byte `c` of a quoted literal: itself when it is
+/// printable (ASCII for bytes, any valid non-control character for text),
+/// else an escape Python reads back to it.
+fn escape_into(c: u32, bytes: bool, out: &mut String) {
+    use std::fmt::Write;
+    match c {
+        0x5c => out.push_str("\\\\"),
+        0x22 => out.push_str("\\\""),
+        0x0a => out.push_str("\\n"),
+        0x0d => out.push_str("\\r"),
+        0x09 => out.push_str("\\t"),
+        0x20..=0x7e => out.push(c as u8 as char),
+        _ if bytes || c < 0xa0 => {
+            let _ = write!(out, "\\x{c:02x}");
+        }
+        _ => match char::from_u32(c) {
+            Some(ch) if !ch.is_control() && !ch.is_whitespace() => out.push(ch),
+            _ if c <= 0xffff => {
+                let _ = write!(out, "\\u{c:04x}");
+            }
+            _ => {
+                let _ = write!(out, "\\U{c:08x}");
+            }
+        },
     }
 }
 
@@ -374,7 +485,7 @@ pub struct Column {
 /// (subarray fields: one per element) for a structured dtype of numeric
 /// fields; `None` when any part is not numeric. Also the item size.
 pub fn columns(dtype: &str) -> Option<(Vec<Column>, usize)> {
-    if let Some(format) = ScalarFormat::parse(dtype) {
+    if let Some(format) = ScalarFormat::parse_any(dtype) {
         return Some((vec![Column { offset: 0, format }], format.size));
     }
     let fields = parse_fields(dtype)?;
@@ -413,7 +524,7 @@ fn parse_fields(dtype: &str) -> Option<Vec<(ScalarFormat, usize)>> {
         }
         rest = rest.strip_prefix(')')?.trim_start();
         rest = rest.strip_prefix(',').unwrap_or(rest).trim_start();
-        out.push((ScalarFormat::parse(ty)?, count));
+        out.push((ScalarFormat::parse_any(ty)?, count));
     }
     Some(out)
 }
@@ -439,7 +550,12 @@ pub struct TextLayout {
 impl TextLayout {
     /// The layout of `data.txt` for `array`, when its presented dtype is
     /// one text can show and its items are the frame's typesize.
+    /// (An ObjectArray's or BatchArray's bytes are msgpack, shown by
+    /// `items.jsonl`: it has no `data.txt`.)
     pub fn of_array(array: &Array) -> Option<TextLayout> {
+        if super::items::kind_of(array).is_some() {
+            return None;
+        }
         let layout = TextLayout::new(&presented_dtype(array), &presented_shape(array))?;
         (layout.itemsize() as u64 == array.frame().typesize as u64).then_some(layout)
     }
@@ -652,10 +768,13 @@ mod tests {
         assert_eq!(size, 14);
         assert_eq!(cols.iter().map(|c| c.offset).collect::<Vec<_>>(), [0, 4, 12, 13]);
         assert!(cols[1].format.big_endian);
-        assert_eq!(columns("[('a', '<i4'), ('f1', 'V6')]"), None);
+        // Bytes and string fields are columns too; nested records are not.
+        let (cols, size) = columns("[('a', '<i4'), ('f1', 'V6'), ('s', 'S3'), ('u', '>U2')]").unwrap();
+        assert_eq!(size, 4 + 6 + 3 + 8);
+        assert_eq!(cols.iter().map(|c| (c.offset, c.format.width())).collect::<Vec<_>>(), [(0, 11), (4, 26), (10, 14), (13, 22)]);
         assert_eq!(columns("[('a', [('x', '<i4')])]"), None);
         assert_eq!(columns("[]"), None);
-        assert_eq!(columns("<U4"), None);
+        assert_eq!(columns("<U4").unwrap().1, 16);
     }
 
     #[test]
@@ -699,6 +818,87 @@ mod tests {
         let text = rec.read(0, 1000, |_, _| Ok::<_, ()>(data.clone())).unwrap();
         assert_eq!(String::from_utf8(text).unwrap(), format!("{:>11} {:>15}\n{:>11} {:>15}\n", 1, "0.5", -3, "1e30"));
         assert_eq!(TextLayout::new("<f8", &[1 << 61, 1 << 2]), None, "too large");
-        assert_eq!(TextLayout::new("|V8", &[3]), None);
+        assert_eq!(TextLayout::new("|V0", &[3]), None);
+        assert_eq!(TextLayout::new("<M8[1 s]", &[3]), None);
+    }
+
+    /// Each string is the literal Python reads back to the stored value
+    /// (`b` prefix added for bytes), left-aligned in the widest literal's width.
+    #[test]
+    fn strings_are_quoted_literals_that_read_back() {
+        let s = fmt_any("|S5");
+        assert_eq!(s.width(), 22);
+        assert_eq!(s.text(b"ab\0\0\0"), r#""ab""#, "trailing NULs are padding");
+        assert_eq!(s.text(b"a\0b\0\0"), r#""a\x00b""#, "inner NULs are not");
+        assert_eq!(s.text(b"\"\\\n\xff\t"), r#""\"\\\n\xff\t""#);
+        assert_eq!(s.text(&[0u8; 5]), r#""""#);
+        let mut out = Vec::new();
+        s.write(b"hi\0\0\0", &mut out);
+        assert_eq!(out, format!("{:<22}", "\"hi\"").as_bytes());
+        // Void keeps every byte.
+        assert_eq!(fmt_any("|V3").text(&[0x41, 0, 0]), r#""A\x00\x00""#);
+        let u = |dtype: &str, points: &[u32]| {
+            let f = fmt_any(dtype);
+            let bytes: Vec<u8> = points.iter().flat_map(|p| if f.big_endian { p.to_be_bytes() } else { p.to_le_bytes() }).collect();
+            f.text(&bytes)
+        };
+        assert_eq!(fmt_any("<U3").width(), 32);
+        assert_eq!(u("<U3", &[0x68, 0xe9, 0]), "\"hé\"");
+        assert_eq!(u(">U3", &[0x1f600, 0x22, 0x5c]), "\"😀\\\"\\\\\"");
+        // Controls, line separators, surrogates and non-characters beyond Unicode are escaped.
+        assert_eq!(u("<U4", &[0x07, 0x85, 0x2028, 0xd800]), r#""\x07\x85\u2028\ud800""#);
+        assert_eq!(u("<U2", &[0x110000, 0x41]), r#""\U00110000A""#);
+        // Datetimes: the count of the unit; NaT.
+        let t = fmt_any("<M8[ns]");
+        assert_eq!((t.text(&(-5i64).to_le_bytes()), t.text(&i64::MIN.to_le_bytes())), ("-5".to_string(), "NaT".to_string()));
+        assert_eq!(fmt_any(">m8").text(&7i64.to_be_bytes()), "7");
+        assert_eq!(fmt_any("<M8[s]").width(), (i64::MIN + 1).to_string().len());
+    }
+
+    fn fmt_any(dtype: &str) -> ScalarFormat {
+        ScalarFormat::parse_any(dtype).unwrap()
+    }
+
+    /// Every byte value of an `S` item, and a sample of code points of a `U`
+    /// item, fit the width and read back (by an independent unescaper).
+    #[test]
+    fn every_byte_and_code_point_fits_and_reads_back() {
+        let s = fmt_any("|S2");
+        for b in 1..=255u8 {
+            let text = s.text(&[b, b]);
+            assert!(text.len() <= s.width(), "{b}");
+            assert_eq!(unescape(&text), vec![b as u32, b as u32], "{text}");
+        }
+        let u = fmt_any("<U1");
+        for p in (1..0x11_0000u32).step_by(97).chain([0x7f, 0xa0, 0xad, 0xfeff, 0x10ffff, u32::MAX]) {
+            let text = u.text(&p.to_le_bytes());
+            assert!(text.len() <= u.width(), "{p:#x}: {text}");
+            assert_eq!(unescape(&text), vec![p], "{p:#x}: {text}");
+        }
+    }
+
+    /// Python's reading of a double-quoted literal, for the escapes the
+    /// writer uses: code points (or bytes) in order.
+    fn unescape(text: &str) -> Vec<u32> {
+        let inner = text.strip_prefix('"').and_then(|t| t.strip_suffix('"')).expect("quoted");
+        let mut out = Vec::new();
+        let mut chars = inner.chars();
+        while let Some(c) = chars.next() {
+            if c != '\\' {
+                out.push(c as u32);
+                continue;
+            }
+            let hex = |n: usize, chars: &mut std::str::Chars| u32::from_str_radix(&chars.by_ref().take(n).collect::<String>(), 16).unwrap();
+            out.push(match chars.next().unwrap() {
+                'n' => 10,
+                'r' => 13,
+                't' => 9,
+                'x' => hex(2, &mut chars),
+                'u' => hex(4, &mut chars),
+                'U' => hex(8, &mut chars),
+                other => other as u32,
+            });
+        }
+        out
     }
 }
