@@ -12,9 +12,12 @@
 //! - [`tree`]: the namespace: which folders and files exist, their sizes
 //!   and inodes, open handles, and the in-process filesystem the adapter
 //!   drives;
-//! - [`mount`]: the fuser adapter, the daemon, signals, allocator tuning.
+//! - [`mount`]: the fuser adapter, the daemon, signals, allocator tuning;
+//! - [`compute`]: saved lazy expressions (python-blosc2's `lazyexpr`):
+//!   their recipe, dtype rules and blockwise evaluation, pure (no files).
 
 pub mod cli;
+pub mod compute;
 pub mod format;
 pub mod mount;
 pub mod read;

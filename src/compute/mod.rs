@@ -1,0 +1,319 @@
+//! Computed arrays: the values of a lazy expression python-blosc2 saved
+//! (`blosc2.lazyexpr("a * 2 + sin(b) - c", operands).save("e.b2nd")`),
+//! computed block by block in Rust.
+//!
+//! This layer is pure: it knows expressions, dtypes and shapes, not files.
+//! A caller reads the recipe ([`recipe`]), opens the operands itself,
+//! compiles the expression against their dtypes and shapes
+//! ([`Program::compile`]), and for each region of the result it wants asks
+//! which region of each operand that needs ([`Program::operand_region`]),
+//! reads those bytes and hands them to [`Program::evaluate`].
+//!
+//! Values follow python-blosc2 4.14.1 as far as it is self-consistent; its
+//! two engines (miniexpr when every operand has the result's shape, chunks
+//! and blocks; numexpr otherwise) disagree in places, and the choices made
+//! here are listed in [`promote`] (dtypes) and [`eval`] (values). One rule
+//! worth knowing: when the result is float64 or complex128, float32 and
+//! complex64 operands are widened first, so `a * 2 + sin(b)` with a float32
+//! `b` takes `sin` in float64, as python-blosc2's miniexpr engine does
+//! (numpy would take it in float32).
+//!
+//! Bounds against hostile input: [`MAX_NODES`] syntax nodes, [`MAX_DEPTH`]
+//! nesting, [`MAX_NDIM`] dimensions, [`MAX_ELEMENTS`] result elements,
+//! [`MAX_REGION_ELEMENTS`] elements per `evaluate` call.
+
+mod broadcast;
+pub mod dtype;
+pub mod error;
+mod eval;
+mod funcs;
+mod math;
+mod parse;
+mod promote;
+pub mod recipe;
+mod typed;
+mod values;
+
+pub use broadcast::{MAX_ELEMENTS, MAX_NDIM};
+pub use dtype::{ByteOrder, DType};
+pub use error::ComputeError;
+pub use parse::{MAX_DEPTH, MAX_NODES};
+pub use recipe::{OperandRef, Recipe, RecipeError};
+
+use eval::Val;
+use typed::Step;
+use values::Col;
+
+/// Most elements one `evaluate` call computes (2^27): its working memory is
+/// a few columns of this many items.
+pub const MAX_REGION_ELEMENTS: u64 = 1 << 27;
+
+/// An operand as the expression sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OperandInfo {
+    /// numpy dtype string as stored, e.g. `"<f8"` or `">i2"`.
+    pub dtype_str: String,
+    /// Its shape (numpy order).
+    pub shape: Vec<u64>,
+}
+
+#[derive(Debug, Clone)]
+struct Operand {
+    name: String,
+    dtype: DType,
+    order: ByteOrder,
+    shape: Vec<u64>,
+}
+
+/// A compiled expression.
+#[derive(Debug, Clone)]
+pub struct Program {
+    dtype: DType,
+    shape: Vec<u64>,
+    /// The operands the expression uses, in the caller's order.
+    operands: Vec<Operand>,
+    names: Vec<String>,
+    steps: Vec<Step>,
+    root: usize,
+    last: Vec<usize>,
+    /// Caller's operand index → index in `operands`.
+    slot: Vec<Option<usize>>,
+}
+
+impl Program {
+    /// Parse and type-check `expression` against the operands (name → info).
+    pub fn compile(expression: &str, operands: &[(String, OperandInfo)]) -> Result<Program, ComputeError> {
+        let ast = parse::parse(expression)?;
+        let parsed: Vec<Option<(DType, ByteOrder)>> =
+            operands.iter().map(|(_, info)| DType::parse(&info.dtype_str).ok()).collect();
+        let names: Vec<(&str, Option<DType>)> =
+            operands.iter().zip(&parsed).map(|((n, _), p)| (n.as_str(), p.map(|p| p.0))).collect();
+        let mut typed = typed::type_ast(&ast, &names, false)?;
+        let result = typed.steps[typed.root].dtype;
+        let narrow_used = typed
+            .used
+            .iter()
+            .zip(&names)
+            .any(|(&u, (_, d))| u && matches!(d, Some(DType::F32) | Some(DType::C64)));
+        if matches!(result, DType::F64 | DType::C128) && narrow_used {
+            let wide = typed::type_ast(&ast, &names, true)?;
+            if wide.steps[wide.root].dtype == result {
+                typed = wide;
+            }
+        }
+        let mut used = Vec::new();
+        let mut slot = vec![None; operands.len()];
+        for (i, ((name, info), p)) in operands.iter().zip(&parsed).enumerate() {
+            if !typed.used[i] {
+                continue;
+            }
+            let (dtype, order) = p.ok_or_else(|| ComputeError::DType(info.dtype_str.clone()))?;
+            if info.shape.len() > MAX_NDIM {
+                return Err(ComputeError::TooManyDims(info.shape.len()));
+            }
+            slot[i] = Some(used.len());
+            used.push(Operand { name: name.clone(), dtype, order, shape: info.shape.clone() });
+        }
+        let shape = broadcast::broadcast_shapes(used.iter().map(|o| o.shape.as_slice()))?;
+        let last = eval::last_uses(&typed.steps, typed.root);
+        Ok(Program {
+            dtype: result,
+            shape,
+            names: used.iter().map(|o| o.name.clone()).collect(),
+            operands: used,
+            steps: typed.steps,
+            root: typed.root,
+            last,
+            slot,
+        })
+    }
+
+    /// The result dtype, as python-blosc2 reports it for the expression.
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    /// The broadcast result shape.
+    pub fn shape(&self) -> &[u64] {
+        &self.shape
+    }
+
+    /// The operands the expression uses, in the order they were given to
+    /// [`Program::compile`]: the order of `evaluate`'s inputs.
+    pub fn operands(&self) -> &[String] {
+        &self.names
+    }
+
+    /// For operand `i` (of [`Program::operands`]), the region of the operand
+    /// (start, shape, in its own coordinates) that computing the result
+    /// region `[start, start + shape)` reads. Broadcast axes (operand
+    /// dimension 1) map to `[0, 1)`; result axes the operand lacks are
+    /// dropped. `start` and `shape` must have the result's rank.
+    pub fn operand_region(&self, i: usize, start: &[u64], shape: &[u64]) -> (Vec<u64>, Vec<u64>) {
+        broadcast::operand_region(&self.operands[i].shape, start, shape)
+    }
+
+    fn check_region(&self, start: &[u64], shape: &[u64]) -> Result<u64, ComputeError> {
+        let bad = || ComputeError::Region { start: start.to_vec(), shape: shape.to_vec(), result: self.shape.clone() };
+        if start.len() != self.shape.len() || shape.len() != self.shape.len() {
+            return Err(bad());
+        }
+        for ((&s, &n), &d) in start.iter().zip(shape).zip(&self.shape) {
+            if s.checked_add(n).is_none_or(|e| e > d) {
+                return Err(bad());
+            }
+        }
+        let n: u64 = shape.iter().product();
+        if n > MAX_REGION_ELEMENTS {
+            return Err(ComputeError::RegionTooLarge(n));
+        }
+        Ok(n)
+    }
+
+    /// Compute the result region `[start, start + shape)` into `out` (C
+    /// order, little-endian, [`Program::dtype`]'s itemsize each).
+    /// `inputs[i]` holds operand `i`'s values over
+    /// `operand_region(i, start, shape)`, C order, in the operand's stored
+    /// dtype and byte order.
+    pub fn evaluate(&self, start: &[u64], shape: &[u64], inputs: &[&[u8]], out: &mut [u8]) -> Result<(), ComputeError> {
+        let n = self.check_region(start, shape)? as usize;
+        if inputs.len() != self.operands.len() {
+            return Err(ComputeError::InputCount { got: inputs.len(), expected: self.operands.len() });
+        }
+        let expected = n * self.dtype.itemsize();
+        if out.len() != expected {
+            return Err(ComputeError::BufferLength { which: "output".into(), got: out.len(), expected });
+        }
+        let mut regions = Vec::with_capacity(inputs.len());
+        for (i, (op, bytes)) in self.operands.iter().zip(inputs).enumerate() {
+            let (_, oshape) = self.operand_region(i, start, shape);
+            let items: u64 = oshape.iter().product();
+            let expected = items as usize * op.dtype.itemsize();
+            if bytes.len() != expected {
+                return Err(ComputeError::BufferLength { which: format!("input {} ({})", i, op.name), got: bytes.len(), expected });
+            }
+            regions.push(oshape);
+        }
+        if n == 0 {
+            return Ok(());
+        }
+        let mut load = |caller_index: usize| -> Val {
+            let i = self.slot[caller_index].expect("loads only used operands");
+            let op = &self.operands[i];
+            let col = values::load(inputs[i], op.dtype, op.order);
+            let oshape = &regions[i];
+            let items: u64 = oshape.iter().product();
+            if items == 1 && n != 1 {
+                return Val { col, scalar: true };
+            }
+            let same = oshape.len() == shape.len() && oshape == shape
+                || oshape.iter().product::<u64>() == n as u64 && shape[..shape.len() - oshape.len()].iter().all(|&d| d == 1);
+            if same {
+                return Val { col, scalar: false };
+            }
+            Val { col: expand_col(&col, oshape, shape), scalar: false }
+        };
+        let val = eval::execute(&self.steps, self.root, &self.last, &mut load)?;
+        values::store(&val.col, self.dtype, out);
+        Ok(())
+    }
+}
+
+fn expand_col(col: &Col, from: &[u64], to: &[u64]) -> Col {
+    macro_rules! ex {
+        ($variant:ident, $v:expr) => {{
+            let mut out = Vec::new();
+            broadcast::expand($v, from, to, &mut out);
+            Col::$variant(out)
+        }};
+    }
+    match col {
+        Col::Bool(v) => ex!(Bool, v),
+        Col::Int(v) => ex!(Int, v),
+        Col::U64(v) => ex!(U64, v),
+        Col::F32(v) => ex!(F32, v),
+        Col::F64(v) => ex!(F64, v),
+        Col::C64(v) => ex!(C64, v),
+        Col::C128(v) => ex!(C128, v),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(dtype: &str, shape: &[u64]) -> OperandInfo {
+        OperandInfo { dtype_str: dtype.into(), shape: shape.to_vec() }
+    }
+
+    fn f64s(b: &[f64]) -> Vec<u8> {
+        b.iter().flat_map(|x| x.to_le_bytes()).collect()
+    }
+
+    fn read_f64(b: &[u8]) -> Vec<f64> {
+        b.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect()
+    }
+
+    #[test]
+    fn broadcast_evaluation_over_regions() {
+        let ops = vec![("a".to_string(), info("<f8", &[2, 3])), ("b".to_string(), info(">f8", &[3])), ("z".to_string(), info("<U8", &[9]))];
+        let p = Program::compile("a * b + 1.5", &ops).unwrap();
+        assert_eq!(p.dtype(), DType::F64);
+        assert_eq!(p.shape(), &[2, 3]);
+        assert_eq!(p.operands(), &["a".to_string(), "b".to_string()]);
+        let a = f64s(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        let b: Vec<u8> = [10.0f64, 20.0, 30.0].iter().flat_map(|x| x.to_be_bytes()).collect();
+        let mut out = vec![0u8; 48];
+        p.evaluate(&[0, 0], &[2, 3], &[&a, &b], &mut out).unwrap();
+        assert_eq!(read_f64(&out), vec![11.5, 41.5, 91.5, 41.5, 101.5, 181.5]);
+        // The region rows 1..2, columns 1..3.
+        assert_eq!(p.operand_region(0, &[1, 1], &[1, 2]), (vec![1, 1], vec![1, 2]));
+        assert_eq!(p.operand_region(1, &[1, 1], &[1, 2]), (vec![1], vec![2]));
+        let mut out = vec![0u8; 16];
+        p.evaluate(&[1, 1], &[1, 2], &[&f64s(&[5.0, 6.0]), &b[8..]], &mut out).unwrap();
+        assert_eq!(read_f64(&out), vec![101.5, 181.5]);
+    }
+
+    #[test]
+    fn evaluate_checks_its_buffers() {
+        let ops = vec![("a".to_string(), info("<i4", &[4]))];
+        let p = Program::compile("a + 1", &ops).unwrap();
+        let a = [0u8; 16];
+        let mut out = [0u8; 16];
+        assert!(p.evaluate(&[0], &[4], &[&a], &mut out).is_ok());
+        assert!(matches!(p.evaluate(&[0], &[4], &[&a[..15]], &mut out), Err(ComputeError::BufferLength { .. })));
+        assert!(matches!(p.evaluate(&[0], &[4], &[&a], &mut out[..12]), Err(ComputeError::BufferLength { .. })));
+        assert!(matches!(p.evaluate(&[1], &[4], &[&a], &mut out), Err(ComputeError::Region { .. })));
+        assert!(matches!(p.evaluate(&[0, 0], &[4, 1], &[&a], &mut out), Err(ComputeError::Region { .. })));
+        assert!(matches!(p.evaluate(&[u64::MAX], &[4], &[&a], &mut out), Err(ComputeError::Region { .. })));
+        assert!(matches!(p.evaluate(&[0], &[4], &[], &mut out), Err(ComputeError::InputCount { .. })));
+        assert!(p.evaluate(&[2], &[0], &[&[]], &mut []).is_ok());
+    }
+
+    #[test]
+    fn compile_refusals() {
+        let ops = vec![("a".to_string(), info("<f8", &[1 << 30])), ("b".to_string(), info("<f8", &[1 << 30, 1]))];
+        assert!(matches!(Program::compile("a + b", &ops), Err(ComputeError::TooLarge(_))));
+        let ops = vec![("a".to_string(), info("<f8", &[3])), ("b".to_string(), info("<f8", &[4]))];
+        assert!(matches!(Program::compile("a + b", &ops), Err(ComputeError::Broadcast(..))));
+        assert!(Program::compile("a + a", &ops).is_ok());
+        let ops = vec![("s".to_string(), info("<U8", &[3]))];
+        assert!(matches!(Program::compile("s + 1", &ops), Err(ComputeError::DType(_))));
+        assert!(matches!(Program::compile("sum(a)", &ops), Err(ComputeError::NotElementwise(_))));
+    }
+
+    #[test]
+    fn float32_operands_widen_in_a_float64_result() {
+        // sin(b) with b float32 in a float64 result is taken in float64.
+        let ops = vec![("a".to_string(), info("<f8", &[1])), ("b".to_string(), info("<f4", &[1]))];
+        let p = Program::compile("a + sin(b)", &ops).unwrap();
+        let mut out = [0u8; 8];
+        p.evaluate(&[0], &[1], &[&f64s(&[0.0]), &0.5f32.to_le_bytes()], &mut out).unwrap();
+        assert_eq!(read_f64(&out), vec![0.479425538604203]);
+        let p = Program::compile("sin(b)", &ops).unwrap();
+        assert_eq!(p.dtype(), DType::F32);
+        let mut out = [0u8; 4];
+        p.evaluate(&[0], &[1], &[&0.5f32.to_le_bytes()], &mut out).unwrap();
+        assert_eq!(f32::from_le_bytes(out), 0.47942555);
+    }
+}
