@@ -22,6 +22,7 @@
 //! nesting, [`MAX_NDIM`] dimensions, [`MAX_ELEMENTS`] result elements,
 //! [`MAX_REGION_ELEMENTS`] elements per `evaluate` call.
 
+mod blocks;
 mod broadcast;
 pub mod dtype;
 pub mod error;
@@ -34,6 +35,7 @@ pub mod recipe;
 mod typed;
 mod values;
 
+pub use blocks::ComputedBlocks;
 pub use broadcast::{MAX_ELEMENTS, MAX_NDIM};
 pub use dtype::{ByteOrder, DType};
 pub use error::ComputeError;

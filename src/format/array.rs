@@ -28,6 +28,7 @@ use super::frame::{ChunkOffset, Frame};
 use super::geometry::{Geometry, Piece};
 use super::meta::{Flavor, NdMeta};
 use super::plain;
+use super::produced::BlockProducer;
 use super::source::{ByteSource, Need, SparseChunks, Version};
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -90,6 +91,9 @@ pub struct Array {
     /// Stored chunk offsets in file order (built on the first hint), to tell
     /// where a chunk's stored bytes end.
     stored_order: OnceLock<Vec<u64>>,
+    /// Where the values of a frame that holds none come from (a saved
+    /// expression's evaluation): every block is asked of it.
+    producer: Option<Arc<dyn BlockProducer>>,
 }
 
 /// Bytes of a block served before, for [`Array::accept_growth`] to compare:
@@ -149,6 +153,7 @@ impl Array {
             shape: Shape::Plain { chunk_starts: Vec::new() },
             trusted: Mutex::new(Trust { version: trusted, rewritten: BTreeSet::new() }),
             stored_order: OnceLock::new(),
+            producer: None,
         };
         array.shape = match nd {
             Some(meta) => {
@@ -197,7 +202,8 @@ impl Array {
             Shape::Nd { geometry, .. } => 64 * geometry.shape.len(),
         };
         let order = self.stored_order.get().map_or(0, |o| o.len() * 8);
-        1024 + frame.offsets.len() * std::mem::size_of::<ChunkOffset>() + metalayers + vlmeta + starts + order
+        let producer = self.producer.as_ref().map_or(0, |p| p.held_bytes());
+        producer + 1024 + frame.offsets.len() * std::mem::size_of::<ChunkOffset>() + metalayers + vlmeta + starts + order
     }
 
     /// Keep the source's descriptor open while the pin lives (an open file
@@ -235,8 +241,38 @@ impl Array {
         self.frame.offsets.iter().filter(|o| matches!(o, ChunkOffset::Special(Special::Uninit))).count() as u64
     }
 
+    /// This array (an N-d frame whose values live elsewhere), its blocks
+    /// produced by `producer` from now on: reads no longer fail, and no
+    /// block is decoded from the frame.
+    pub fn produced_by(self, producer: Arc<dyn BlockProducer>) -> Array {
+        Array { producer: Some(producer), ..self }
+    }
+
+    /// Whether the values are produced ([`Self::produced_by`]), not stored.
+    pub fn is_produced(&self) -> bool {
+        self.producer.is_some()
+    }
+
+    /// Pieces serving the box `[origin, origin + extent)` of an N-d array,
+    /// its items in C order over the box (outside the array: zeros).
+    pub fn box_pieces(&self, origin: &[u64], extent: &[u64]) -> PResult<Vec<Piece>> {
+        self.refuse_made_up()?;
+        match &self.shape {
+            Shape::Nd { geometry, .. } if origin.len() == geometry.ndim() && extent.len() == geometry.ndim() => Ok(geometry.box_pieces(origin, extent)),
+            _ => Err(Problem::OutOfRange(format!("a box of {} dimensions in an array of shape {:?}", extent.len(), self.shape_dims()))),
+        }
+    }
+
+    fn shape_dims(&self) -> Vec<u64> {
+        match &self.shape {
+            Shape::Nd { geometry, .. } => geometry.shape.clone(),
+            Shape::Plain { .. } => vec![self.data_len()],
+        }
+    }
+
     fn refuse_made_up(&self) -> PResult<()> {
         match &self.elsewhere {
+            Some(_) if self.producer.is_some() => Ok(()),
             Some(why) => Err(Problem::ValuesElsewhere(why.clone())),
             None => Ok(()),
         }
@@ -401,6 +437,12 @@ impl Array {
     /// this one block).
     pub fn decode_block_forked(&self, layout: &ChunkLayout, c: u64, b: u64, block0: Option<&[u8]>, fork: Option<&dyn Fork>, out: &mut [u8]) -> PResult<()> {
         self.refuse_made_up()?;
+        if let Some(producer) = &self.producer {
+            if b >= layout.nblocks() as u64 || out.len() != layout.block_range(b as usize).len() {
+                return Err(Problem::OutOfRange(format!("block {b} of {} ({} bytes asked)", layout.nblocks(), out.len())).in_chunk(c));
+            }
+            return producer.produce_block(c, b, out).map_err(|p| p.in_chunk(c));
+        }
         self.decode_block_inner(layout, c, b as usize, block0, fork, out).map_err(|p| p.in_chunk(c))
     }
 
@@ -419,8 +461,9 @@ impl Array {
         let b = b as usize;
         let offset = usize::try_from(offset).map_err(|_| Problem::OutOfRange(format!("offset {offset} in block {b}")).in_chunk(c))?;
         // Known before the stored bytes are read: a block decoded whole
-        // reads them once, in the caller's whole decode.
-        if !layout.decodes_in_part(b) {
+        // reads them once, in the caller's whole decode (a produced block
+        // is always made whole).
+        if self.producer.is_some() || !layout.decodes_in_part(b) {
             return Ok(false);
         }
         let context = BlockContext { block0: None, blockshape: self.blockshape(), fork };
@@ -458,7 +501,7 @@ impl Array {
     pub fn read_raw_block_part(&self, layout: &ChunkLayout, c: u64, b: u64, offset: u64, out: &mut [u8]) -> PResult<bool> {
         self.refuse_made_up()?;
         let Some(ChunkOffset::Stored(pos)) = self.frame.offsets.get(c as usize) else { return Ok(false) };
-        if !layout.stored_raw() {
+        if !layout.stored_raw() || self.producer.is_some() {
             return Ok(false);
         }
         let mut read = || -> PResult<()> {
@@ -487,6 +530,9 @@ impl Array {
     /// included), from one read of the stored chunk.
     pub fn decode_chunk(&self, c: u64) -> PResult<Vec<u8>> {
         self.refuse_made_up()?;
+        if self.producer.is_some() {
+            return Err(Problem::Unsupported { what: "chunk of a computed array".into(), detail: "it stores no bytes; read its blocks".into() });
+        }
         let layout = self.read_layout(c)?;
         let mut out = vec![0u8; layout.nbytes()];
         let stored = match self.frame.offsets.get(c as usize) {

@@ -187,6 +187,22 @@ impl Geometry {
         self.view_pieces(&view, start, len)
     }
 
+    /// Pieces serving the box `[origin, origin + extent)` of the array,
+    /// its items in C order over the box (items outside the array: zeros);
+    /// `origin` and `extent` have one entry per dimension.
+    pub fn box_pieces(&self, origin: &[u64], extent: &[u64]) -> Vec<Piece> {
+        let view = View { origin: origin.to_vec(), extent: extent.to_vec() };
+        self.view_pieces(&view, 0, product(extent).saturating_mul(self.itemsize))
+    }
+
+    /// Where block `b` of chunk `c` starts, in array coordinates; it spans
+    /// the blockshape from there (its items beyond the array edge are padding).
+    pub fn block_origin(&self, c: u64, b: u64) -> Vec<u64> {
+        let chunk = grid_coords(c, &self.chunk_grid);
+        let block = grid_coords(b, &self.block_grid);
+        (0..self.ndim()).map(|d| chunk[d] * self.chunkshape[d] + block[d] * self.blockshape[d]).collect()
+    }
+
     fn view_pieces(&self, view: &View, start: u64, len: u64) -> Vec<Piece> {
         let itemsize = self.itemsize;
         let view_items = product(&view.extent);
@@ -279,6 +295,26 @@ struct View {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A box's pieces hold its items in C order: the same bytes as cutting
+    /// the box out of the C-order array, zeros past the edge; block origins
+    /// step by the blockshape inside a chunk.
+    #[test]
+    fn boxes_and_block_origins() {
+        let g = Geometry::new(&[5, 7], &[3, 4], &[2, 3], 1).unwrap();
+        // A box from (1, 2) of 3 x 6 runs past the last column (7): 1 item of zeros per row.
+        let pieces = g.box_pieces(&[1, 2], &[3, 6]);
+        let total: u64 = pieces.iter().map(|p| p.len).sum();
+        assert_eq!(total, 18);
+        let zeros: Vec<u64> = pieces.iter().filter(|p| p.source == PieceSource::Zeros).map(|p| p.out_offset).collect();
+        assert_eq!(zeros, [5, 11, 17]);
+        // Each row's first item: (1, 2) is chunk (0, 0), block (0, 0) + (1, 2).
+        assert_eq!(pieces[0], Piece { out_offset: 0, len: 1, source: PieceSource::Block { chunk: 0, block: 0, offset: 3 + 2 } });
+        // Blocks per chunk: ceil(3/2) x ceil(4/3) = 2 x 2; chunk 3 is grid (1, 1).
+        assert_eq!(g.block_origin(0, 0), [0, 0]);
+        assert_eq!(g.block_origin(0, 3), [2, 3]);
+        assert_eq!(g.block_origin(3, 1), [3, 7]);
+    }
 
     /// Build the stored chunks of an array the slow, obvious way (one item at a
     /// time) and check that pieces reassemble the C-order bytes exactly.

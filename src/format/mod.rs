@@ -5,7 +5,8 @@
 //! "the layout of chunk c" ([`Array::read_layout`]) and "decode block b of
 //! chunk c, given block 0 where DELTA needs it" ([`Array::decode_block`]).
 //! Every byte it reads comes through the [`ByteSource`] trait declared here
-//! and implemented in `crate::source`.
+//! and implemented in `crate::source`; the values of a computed array
+//! (a saved expression) come from a [`BlockProducer`] handed down the same way.
 //!
 //! The public face is what `info`, `cat`, the tree and the read layer need.
 //! The parsers behind it (`chunk`, `codec`, `filter`, `msgpack`) are public
@@ -27,6 +28,7 @@ mod meta;
 #[doc(hidden)]
 pub mod msgpack;
 mod plain;
+mod produced;
 pub mod source;
 
 pub use array::{Array, Region, Seen, Shape, MAX_BLOCK_BYTES, SPARSE_INDEX};
@@ -38,4 +40,5 @@ pub use filter::filter_support;
 pub use frame::{looks_like_frame, ChunkOffset, Frame, MAX_VLMETA_BYTES};
 pub use geometry::{grid_coords, linear, Geometry, Piece, PieceSource};
 pub use meta::{simple_dtype_itemsize, Flavor, NdMeta};
+pub use produced::BlockProducer;
 pub use source::{ByteSource, Need, SparseChunks, Version, VersionTag};

@@ -214,6 +214,21 @@ impl Planner {
         &self.blocks
     }
 
+    /// The items of the box `[origin, origin + extent)` of an N-d array, in
+    /// C order over the box (items outside the array read as zeros), written
+    /// into `out` (resized to fit): how a computed array reads the part of
+    /// an operand one of its blocks needs. Blocks go through the shared
+    /// cache and are kept there (the neighbouring blocks of the result want
+    /// them too); nothing is decoded into the per-thread scratch buffer,
+    /// which the computed block being made may be using.
+    pub fn read_box_into(&self, array: &Array, origin: &[u64], extent: &[u64], out: &mut Vec<u8>) -> PResult<()> {
+        let pieces = array.box_pieces(origin, extent)?;
+        let len: u64 = pieces.iter().map(|p| p.len).sum();
+        out.clear();
+        out.resize(usize::try_from(len).map_err(|_| Problem::Limit(format!("a box of {len} bytes")))?, 0);
+        fill_pieces(&self.blocks, array, pieces, out, Misses { direct: false, keep_partial: true })
+    }
+
     /// Bytes `[offset, offset + size)` of `view` (shorter at the end of the file).
     pub fn read(&self, array: &Array, view: &View, offset: u64, size: u64) -> Result<Vec<u8>, Error> {
         let mut out = Vec::new();

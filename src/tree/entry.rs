@@ -13,17 +13,27 @@ use std::time::SystemTime;
 
 use serde_json::json;
 
-use crate::format::Version;
+use crate::format::{Array, Version};
 use crate::read::RowMap;
 use crate::views::{meta_json, Presented};
 
 use super::access::Access;
+use super::computed::{dep_state, Computed, Computer, Dep};
 use super::location::Origin;
 use super::meta_cache::MetaCache;
 use super::versioned::{Reload, Versioned};
 
-/// Told of every array an entry opens (the read layer preloads its layouts).
-pub type OnLoad = Arc<dyn Fn(&Arc<crate::format::Array>) + Send + Sync>;
+/// What entries do with each array they open.
+pub struct Loading {
+    /// Told of every array opened (the read layer preloads its layouts).
+    pub preload: Box<dyn Fn(&Arc<Array>) + Send + Sync>,
+    /// Turns saved expressions into computed arrays; without it they show
+    /// `meta.json` only.
+    pub computer: Option<Computer>,
+}
+
+/// Shared by every entry of a tree.
+pub type OnLoad = Arc<Loading>;
 
 /// One loaded version of an array: what it presents, and the identity of
 /// the source it was loaded from.
@@ -72,6 +82,9 @@ pub struct ArrayEntry {
     version: Versioned<Stamp, Loaded>,
     on_load: Option<OnLoad>,
     rows: Option<Arc<RowMap>>,
+    /// For a computed array: the files its first load read, and their state
+    /// then; a change to any makes the entry stale like a change to its own file.
+    deps: std::sync::Mutex<Option<Vec<Dep>>>,
 }
 
 impl std::fmt::Debug for ArrayEntry {
@@ -85,7 +98,7 @@ impl ArrayEntry {
     /// `on_load` is told of every array opened for it (the read layer
     /// preloads its layouts).
     pub fn new(origin: Origin, in_place: bool, on_load: Option<OnLoad>, cache: &Arc<MetaCache>) -> ArrayEntry {
-        ArrayEntry { origin, version: Versioned::new(cache.clone(), in_place), on_load, rows: None }
+        ArrayEntry { origin, version: Versioned::new(cache.clone(), in_place), on_load, rows: None, deps: Default::default() }
     }
 
     /// An entry for a table column: only the stored rows in `rows` are shown.
@@ -107,7 +120,12 @@ impl ArrayEntry {
 
     /// Whether the source changed (or vanished) since this entry loaded it.
     pub fn is_stale(&self) -> bool {
-        self.version.is_stale(|| self.stat())
+        self.version.is_stale(|| self.stat()) || self.deps_changed(self.deps.lock().unwrap_or_else(|e| e.into_inner()).as_deref())
+    }
+
+    /// Whether any of `deps` is not in the state recorded.
+    fn deps_changed(&self, deps: Option<&[Dep]>) -> bool {
+        deps.unwrap_or_default().iter().any(|(path, state)| dep_state(path) != Some(*state))
     }
 
     /// The version this entry presents (loaded on first use, and again
@@ -120,14 +138,64 @@ impl ArrayEntry {
             if why == Reload::Changed {
                 log::info!("{} changed; reopening", self.origin.name().display());
             }
-            load(&self.origin, number, stamp.clone(), *access, *mtime, self.on_load.as_ref(), self.rows.as_deref())
+            let loaded = load(&self.origin, number, stamp.clone(), *access, *mtime, self.on_load.as_ref(), self.rows.as_deref());
+            self.settle_deps(loaded)
         };
         Ok(self.version.current(|| self.stat(), load, |loaded| loaded.presented.weight())?.0)
     }
 }
 
-fn load(origin: &Origin, number: u64, stamp: Version, access: Access, mtime: SystemTime, on_load: Option<&OnLoad>, rows: Option<&RowMap>) -> Loaded {
+impl ArrayEntry {
+    /// Record the files a computed version read, the first time; a later
+    /// load (after eviction) that read them in another state presents no
+    /// values, so a version never mixes old and new operands.
+    fn settle_deps(&self, (mut loaded, deps): (Loaded, Option<Vec<Dep>>)) -> Loaded {
+        let Some(deps) = deps else { return loaded };
+        let mut recorded = self.deps.lock().unwrap_or_else(|e| e.into_inner());
+        match recorded.as_ref() {
+            None => *recorded = Some(deps),
+            Some(first) if *first == deps => {}
+            Some(_) => {
+                log::info!("{}: an operand changed since it was looked up", self.origin.name().display());
+                let doc = json!({ "file": self.origin.name().display().to_string(), "error": "an operand changed since this folder was looked up: look it up again" });
+                loaded.presented = Presented::meta_only(&doc);
+            }
+        }
+        loaded
+    }
+}
+
+/// Load one version of the array at `origin`, and for a computed array
+/// the files it read.
+fn load(origin: &Origin, number: u64, stamp: Version, access: Access, mtime: SystemTime, on_load: Option<&OnLoad>, rows: Option<&RowMap>) -> (Loaded, Option<Vec<Dep>>) {
+    let mut deps = None;
     let presented = match origin.open() {
+        Ok(array) if Computer::wants(&array) && on_load.is_some_and(|l| l.computer.is_some()) => {
+            let computer = on_load.and_then(|l| l.computer.as_ref()).expect("checked");
+            let mut doc = meta_json::render(&array);
+            let result = match origin {
+                Origin::Local(path) => computer.compute(array, path, access),
+                _ => Err("only saved expressions in local folders are computed; this one is in a store or remote".into()),
+            };
+            match result {
+                Ok(Computed { array, deps: read }) => {
+                    deps = Some(read);
+                    let array = Arc::new(array);
+                    if let Some(on_load) = on_load {
+                        (on_load.preload)(&array);
+                    }
+                    Presented::of_array(array, rows)
+                }
+                Err(why) => {
+                    log::info!("{}: not computed: {why}", origin.name().display());
+                    if let Some(values) = doc.get_mut("values").and_then(|v| v.as_object_mut()) {
+                        values.insert("computed".into(), json!(false));
+                        values.insert("why_not_computed".into(), json!(why));
+                    }
+                    Presented::meta_only(&doc)
+                }
+            }
+        }
         Ok(array) => match array.values_elsewhere() {
             // Only meta.json: the file's chunks hold no values, and zeros
             // served as data would be made up.
@@ -138,7 +206,7 @@ fn load(origin: &Origin, number: u64, stamp: Version, access: Access, mtime: Sys
             None => {
                 let array = Arc::new(array);
                 if let Some(on_load) = on_load {
-                    on_load(&array);
+                    (on_load.preload)(&array);
                 }
                 Presented::of_array(array, rows)
             }
@@ -148,6 +216,6 @@ fn load(origin: &Origin, number: u64, stamp: Version, access: Access, mtime: Sys
             Presented::meta_only(&json!({ "file": origin.name().display().to_string(), "error": e.problem.to_string() }))
         }
     };
-    Loaded { version: number, stamp, access, mtime, presented }
+    (Loaded { version: number, stamp, access, mtime, presented }, deps)
 }
 

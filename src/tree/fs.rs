@@ -22,7 +22,9 @@ use crate::views::text::TextLayout;
 
 use crate::views::{Content, ViewSet};
 
-use super::entry::{Loaded, OnLoad};
+use super::computed::Computer;
+use super::entry::{Loaded, Loading, OnLoad};
+use super::listing::Fence;
 use super::error::FsError;
 use super::meta_cache::{MetaCache, DEFAULT_META_CACHE};
 use super::namespace::{Attr, DirEntry, Tree};
@@ -131,8 +133,11 @@ fn bounded<K: std::hash::Hash + Eq, V>(n: usize) -> Mutex<lru::LruCache<K, V>> {
 impl Filesystem {
     /// The filesystem over `source` (a directory of arrays or one array).
     pub fn new(source: &Path, planner: Arc<Planner>, config: FsConfig) -> std::io::Result<Filesystem> {
-        let on_load = Self::on_load(&planner);
-        let tree = Tree::new(source, Some(on_load), Arc::new(MetaCache::new(config.meta_cache)))?.fenced(config.mountpoint.as_deref()).with_views(config.views);
+        let fence = Arc::new(Fence::new(config.mountpoint.as_deref()));
+        // Saved expressions are computed from operands inside the source only.
+        let computer = Computer { root: std::fs::canonicalize(source)?, fence: fence.clone(), planner: planner.clone() };
+        let on_load = Self::on_load(&planner, Some(computer));
+        let tree = Tree::new(source, Some(on_load), Arc::new(MetaCache::new(config.meta_cache)))?.fenced_by(fence).with_views(config.views);
         Ok(Self::with_tree(tree, planner, config))
     }
 
@@ -140,13 +145,13 @@ impl Filesystem {
     /// of one array or store).
     #[cfg(feature = "remote")]
     pub fn new_remote(root: Arc<RemoteRoot>, planner: Arc<Planner>, config: FsConfig) -> Filesystem {
-        let on_load = Self::on_load(&planner);
+        let on_load = Self::on_load(&planner, None);
         Self::with_tree(Tree::new_remote(root, Some(on_load), Arc::new(MetaCache::new(config.meta_cache))).with_views(config.views), planner, config)
     }
 
-    fn on_load(planner: &Arc<Planner>) -> OnLoad {
+    fn on_load(planner: &Arc<Planner>, computer: Option<Computer>) -> OnLoad {
         let preload = planner.clone();
-        Arc::new(move |array| preload.opened(array))
+        Arc::new(Loading { preload: Box::new(move |array| preload.opened(array)), computer })
     }
 
     fn with_tree(tree: Tree, planner: Arc<Planner>, config: FsConfig) -> Filesystem {

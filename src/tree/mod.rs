@@ -6,12 +6,14 @@
 //!
 //! From the ground up: [`access`], [`inode`], [`error`]; [`listing`]
 //! (local folders), [`remote`] (remote roots), [`store`] (store folders);
-//! [`location`] (where a node's bytes come from); [`meta_cache`] and
+//! [`location`] (where a node's bytes come from); [`computed`] (which saved
+//! expressions are computed, from which operands); [`meta_cache`] and
 //! [`versioned`] (loaded versions within a budget); [`entry`] (an array's
 //! loaded version); [`namespace`] (the nodes and their entries); [`fs`]
 //! (open files and reads, what the FUSE adapter drives).
 
 pub mod access;
+pub mod computed;
 pub mod entry;
 pub mod error;
 pub mod fs;
@@ -28,7 +30,7 @@ pub mod versioned;
 
 pub use crate::views::{Content, Kind};
 pub use access::Access;
-pub use entry::{ArrayEntry, Loaded, OnLoad};
+pub use entry::{ArrayEntry, Loaded, Loading, OnLoad};
 pub use error::FsError;
 pub use fs::{Filesystem, FsConfig};
 pub use location::Origin;

@@ -142,7 +142,7 @@ pub struct Tree {
     /// Keeps the versions entries load, within the metadata budget.
     meta: Arc<MetaCache>,
     /// What the walk of local folders never touches (the mount itself).
-    fence: Fence,
+    fence: Arc<Fence>,
     /// The presented files this mount offers (`--views`).
     views: ViewSet,
     /// The remote root, when the source is a URL (see [`remote`]).
@@ -169,13 +169,19 @@ impl Tree {
     /// A tree whose root node (node 0) presents `root` as `kind`.
     fn with_root(root: PathBuf, place: Place, kind: NodeKind, on_load: Option<OnLoad>, meta: Arc<MetaCache>, #[cfg(feature = "remote")] remote: Option<Arc<RemoteRoot>>) -> Tree {
         let nodes = Nodes::new(place, kind);
-        Tree { root, nodes: RwLock::new(nodes), on_load, meta, fence: Fence::default(), views: ViewSet::ALL, #[cfg(feature = "remote")] remote }
+        Tree { root, nodes: RwLock::new(nodes), on_load, meta, fence: Arc::default(), views: ViewSet::ALL, #[cfg(feature = "remote")] remote }
     }
 
     /// Never touch `mountpoint` (the mount's own, canonical, taken before
     /// mounting) while walking the source.
     pub fn fenced(self, mountpoint: Option<&Path>) -> Tree {
-        Tree { fence: Fence::new(mountpoint), ..self }
+        self.fenced_by(Arc::new(Fence::new(mountpoint)))
+    }
+
+    /// Never touch what `fence` holds (shared with whoever else walks the
+    /// source for this mount: the operands of saved expressions).
+    pub fn fenced_by(self, fence: Arc<Fence>) -> Tree {
+        Tree { fence, ..self }
     }
 
     /// Offer only the presented files `views` names (`data` and

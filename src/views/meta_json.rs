@@ -78,6 +78,10 @@ fn values(array: &Array) -> Json {
         "marker": elsewhere.marker(),
         "note": "the file holds no values, so this folder has no data files",
     });
+    if array.is_produced() {
+        doc["computed"] = json!(true);
+        doc["note"] = json!("computed on read from the operands below, block by block, with python-blosc2's dtype rules");
+    }
     if let Some(name) = elsewhere.recipe_vlmeta() {
         if let Some((_, recipe)) = f.vlmeta.iter().find(|(n, _)| n == name) {
             for key in ["expression", "UDF", "name", "operands", "kind"] {
