@@ -199,8 +199,9 @@ mod tests {
         // The expression is world-readable, the operand private: refused.
         assert!(!grants_no_more(a(1, 1, 0o644), a(1, 1, 0o600)));
         // Group-readable expression, operand readable by the same group only.
-        assert!(grants_no_more(a(1, 5, 0o640), a(2, 5, 0o640)));
-        assert!(!grants_no_more(a(1, 5, 0o640), a(2, 6, 0o640)), "another group");
+        assert!(grants_no_more(a(1, 5, 0o640), a(1, 5, 0o440)));
+        assert!(!grants_no_more(a(1, 5, 0o640), a(1, 6, 0o640)), "another group");
+        assert!(!grants_no_more(a(1, 5, 0o640), a(2, 5, 0o640)), "user 1 need not be in group 5");
         // Private expression, operand of another owner readable only by it.
         assert!(!grants_no_more(a(1, 1, 0o600), a(2, 2, 0o600)));
         assert!(!grants_no_more(a(1, 5, 0o600), a(2, 5, 0o640)), "the owner need not be in the group");
