@@ -95,7 +95,7 @@ impl Computer {
             infos.push((name.clone(), OperandInfo { dtype_str: presented_dtype(&operand), shape: geometry.shape.clone() }));
             operands.push((name.clone(), Arc::new(operand)));
         }
-        let program = Program::compile(&recipe.expression, &infos).map_err(|e| format!("expression {:?}: {e}", recipe.expression))?;
+        let program = Program::compile(&recipe.expression, &infos).map_err(|e| format!("expression {}: {e}", shortened(&recipe.expression)))?;
         let geometry = array.geometry().ok_or("the saved expression has no b2nd shape")?.clone();
         let saved = presented_dtype(&array);
         if program.shape() != geometry.shape.as_slice() {
@@ -170,6 +170,18 @@ impl Computer {
         deps.push((path.clone(), state));
         Ok(path)
     }
+}
+
+/// `text` quoted, its middle cut when it is long (the recipe in meta.json
+/// holds it whole).
+fn shortened(text: &str) -> String {
+    const KEEP: usize = 60;
+    if text.chars().count() <= 2 * KEEP {
+        return format!("{text:?}");
+    }
+    let head: String = text.chars().take(KEEP).collect();
+    let tail: String = text.chars().rev().take(KEEP).collect::<Vec<_>>().into_iter().rev().collect();
+    format!("{:?} … {:?} ({} characters)", head, tail, text.chars().count())
 }
 
 /// Whether every user the expression's `expr` bits let read may read the
