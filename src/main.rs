@@ -3,11 +3,14 @@
 
 use std::io::Write;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::Parser;
 
 use blosc2fs::cli::{normalize_args, open_file, Cli, Command};
-use blosc2fs::read::{Planner, View};
+use blosc2fs::read::whole::{read_whole, WholeError};
+use blosc2fs::read::Planner;
+use blosc2fs::tree::computed::{compute_alone, Computer};
 use blosc2fs::source::store::{Store, StoreFormat};
 use blosc2fs::tree::store::{self, LoadedStore};
 use blosc2fs::views::meta_json;
@@ -55,7 +58,18 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 return Err(format!("{}: --tree is for stores (.b2z, .b2d, .b2e)", file.display()));
             }
             let array = open_file(&file, &remote)?;
-            let text = serde_json::to_string_pretty(&meta_json::render(&array)).map_err(|e| e.to_string())?;
+            let mut meta = meta_json::render(&array);
+            if Computer::wants(&array) {
+                let planner = Arc::new(Planner::one_pass(64 << 20));
+                match compute_alone(array, &file, planner) {
+                    Ok(computed) => meta = meta_json::render(&computed),
+                    Err(why) => {
+                        meta["values"]["computed"] = false.into();
+                        meta["values"]["why_not_computed"] = why.into();
+                    }
+                }
+            }
+            let text = serde_json::to_string_pretty(&meta).map_err(|e| e.to_string())?;
             println!("{text}");
             Ok(ExitCode::SUCCESS)
         }
@@ -66,27 +80,22 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 (None, Some(_)) => return Err(format!("{}: not a store (.b2z, .b2d, .b2e); a key is only for stores", file.display())),
                 (None, None) => open_file(&file, &remote)?,
             };
-            let planner = Planner::one_pass(cache_size as usize);
-            let total = array.data_len();
-            let stdout = std::io::stdout();
-            let mut out = stdout.lock();
-            let step: u64 = 4 << 20;
-            let mut pos = 0;
-            let mut bytes = Vec::new();
+            let planner = Arc::new(Planner::one_pass(cache_size as usize));
+            // A saved expression is computed from the operands in its own folder.
+            let array = if Computer::wants(&array) { compute_alone(array, &file, planner.clone()).map_err(|why| format!("{}: not computed: {why}", file.display()))? } else { array };
             // A remote array's next chunks are fetched while these decode.
             #[cfg(feature = "remote")]
             let ahead = remote.options()?.budget / 2;
-            while pos < total {
-                #[cfg(feature = "remote")]
-                planner.hint_ahead(&array, pos + step, ahead);
-                planner.read_into(&array, &View::Data, pos, step, &mut bytes).map_err(|e| e.to_string())?;
-                if let Err(e) = out.write_all(&bytes) {
-                    if e.kind() == std::io::ErrorKind::BrokenPipe {
-                        return Ok(ExitCode::SUCCESS);
-                    }
-                    return Err(format!("writing to stdout: {e}"));
-                }
-                pos += bytes.len() as u64;
+            #[cfg(not(feature = "remote"))]
+            let ahead = 0;
+            let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(4);
+            let stdout = std::io::stdout();
+            let mut out = stdout.lock();
+            match read_whole(&array, &planner, threads, ahead, |bytes| out.write_all(bytes)) {
+                Err(WholeError::Write(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(ExitCode::SUCCESS),
+                Err(WholeError::Write(e)) => return Err(format!("writing to stdout: {e}")),
+                Err(e) => return Err(e.to_string()),
+                Ok(()) => {}
             }
             out.flush().map_err(|e| format!("writing to stdout: {e}"))?;
             Ok(ExitCode::SUCCESS)

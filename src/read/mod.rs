@@ -15,6 +15,7 @@ pub mod prefetch;
 pub mod rows;
 pub mod stats;
 pub mod stream;
+pub mod whole;
 
 pub use blocks::Blocks;
 pub use budget::ByteLru;
@@ -24,3 +25,4 @@ pub use prefetch::Prefetcher;
 pub use rows::{row_bytes, RowMap};
 pub use stats::Stats;
 pub use stream::StreamState;
+pub use whole::read_whole;

@@ -172,6 +172,17 @@ impl Computer {
     }
 }
 
+/// For `blosc2fs cat` and `info` of a saved expression outside any mount:
+/// `array` (opened from `path`) computed from operands inside its own
+/// folder, read through `planner`; or why not.
+pub fn compute_alone(array: Array, path: &Path, planner: Arc<Planner>) -> Result<Array, String> {
+    let path = std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let root = path.parent().unwrap_or(Path::new("/")).to_path_buf();
+    let access = Access::of_path(&path).map_err(|e| e.to_string())?;
+    let computer = Computer { root, fence: Arc::default(), planner };
+    Ok(computer.compute(array, &path, access)?.array)
+}
+
 /// `text` quoted, its middle cut when it is long (the recipe in meta.json
 /// holds it whole).
 fn shortened(text: &str) -> String {
