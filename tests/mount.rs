@@ -403,6 +403,46 @@ fn only_the_mounting_user_reads_without_allow_other() {
     assert_eq!(sha256_hex(&allowed.stdout), read_manifest(&conf)["example_day_month_temp.b2nd"]["sha256"].as_str().unwrap());
 }
 
+/// Saved expressions through a real mount: one whose operands lie in the
+/// tree reads as python-blosc2 evaluates it (`numpy.fromfile` and `cat`,
+/// also by `nobody` under `allow_other`); one whose operand lies outside
+/// the tree (by absolute path, `..` or a symlink) or is private never
+/// serves values, with and without `allow_other`, to root or to `nobody`.
+#[test]
+fn computed_arrays_read_only_operands_the_mount_shows() {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(_guard) = serial_with_fuse() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = Command::new(common::mount::python()).arg(repo_root().join("scripts/gen_expressions.py")).arg(dir.path()).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let expected = std::fs::read(dir.path().join("expected/e_where.bin")).unwrap();
+    for args in [&[][..], &["-o", "allow_other"][..]] {
+        let m = Mount::start(&dir.path().join("src"), args);
+        let data = m.path().join("e_where.b2nd/data");
+        assert_eq!(std::fs::read(&data).unwrap(), expected, "{args:?}");
+        let code = "import sys, numpy as np; a = np.fromfile(sys.argv[1], dtype='<f8'); b = np.fromfile(sys.argv[2], dtype='<f8'); print(bool(np.array_equal(a, b)))";
+        assert_eq!(run_python(code, &[data.to_str().unwrap(), dir.path().join("expected/e_where.bin").to_str().unwrap()]).trim(), "True");
+        for name in ["e_outside_abs", "e_outside_rel", "e_outside_link", "e_private"] {
+            let folder = m.path().join(format!("{name}.b2nd"));
+            let listed: Vec<String> = std::fs::read_dir(&folder).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+            assert_eq!(listed, ["meta.json"], "{name} {args:?}");
+            let meta: serde_json::Value = serde_json::from_slice(&std::fs::read(folder.join("meta.json")).unwrap()).unwrap();
+            assert_eq!(meta["values"]["computed"], false, "{name}");
+            assert_eq!(std::fs::metadata(folder.join("data")).unwrap_err().kind(), std::io::ErrorKind::NotFound, "{name}");
+            let nobody = run_as_nobody(&folder.join("data"));
+            assert!(!nobody.status.success(), "{name}: nobody read values {args:?}");
+        }
+        let nobody = run_as_nobody(&data);
+        if args.is_empty() {
+            assert!(!nobody.status.success(), "nobody read without allow_other");
+        } else {
+            assert!(nobody.status.success(), "{}", String::from_utf8_lossy(&nobody.stderr));
+            assert_eq!(nobody.stdout, expected);
+        }
+    }
+}
+
 #[test]
 fn symlinks_inside_are_followed_outside_are_not_and_odd_names_pass_through() {
     let Some(_guard) = serial_with_fuse() else { return };
