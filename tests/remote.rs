@@ -1028,3 +1028,35 @@ fn sequential_reads_from_s3_are_exact_and_hinted() {
     let cost = loc.stats();
     assert!(cost.gets <= 2 + 3, "open and a cold DELTA read: {cost:?}");
 }
+
+/// Saved expressions on an S3 prefix: computed from operands under the same
+/// root (by relative path, `..` included, nested too), exactly as
+/// python-blosc2 evaluates them; an absolute path (the writer's disk) or a
+/// path climbing above the root is refused, and no other place is asked.
+#[test]
+fn saved_expressions_on_a_prefix_compute_from_operands_under_the_same_root() {
+    let Some(_serial) = serial_with_fuse() else { return };
+    let test = "saved_expressions_on_a_prefix_compute_from_operands_under_the_same_root";
+    if !have_python_module("moto", test) || !have_python_module("boto3", test) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(python()).arg(repo_root().join("scripts/gen_expressions.py")).arg(dir.path()).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (_server, port) = start_moto();
+    upload_dir(port, "computed", &dir.path().join("src"));
+    let mut env: Vec<(&'static str, String)> = S3_ENV.iter().map(|(k, v)| (*k, v.to_string())).collect();
+    env.push(("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{port}")));
+    let mount = Mount::start_with_env(Path::new("s3://computed/"), &[], &env_refs(&env));
+    for (name, path) in [("e_arith", "e_arith.b2nd"), ("e_where", "e_where.b2nd"), ("e_nested", "sub/e_nested.b2nd"), ("e_int", "e_int.b2nd")] {
+        let want = std::fs::read(dir.path().join(format!("expected/{name}.bin"))).unwrap();
+        let got = std::fs::read(mount.path().join(path).join("data")).unwrap_or_else(|e| panic!("{name}: {e}\n{}", mount.log_text()));
+        assert!(got == want, "{name}: {} bytes differ from python-blosc2's", got.len());
+    }
+    for (path, why) in [("e_outside_abs.b2nd", "not a relative path under the mounted root"), ("e_outside_rel.b2nd", "not a relative path under the mounted root"), ("e_store.b2nd", "only operands by relative path")] {
+        let meta: serde_json::Value = serde_json::from_slice(&std::fs::read(mount.path().join(path).join("meta.json")).unwrap()).unwrap();
+        let said = meta["values"]["why_not_computed"].as_str().unwrap_or_default();
+        assert!(said.contains(why), "{path}: {said:?}");
+        assert!(!mount.path().join(path).join("data").exists(), "{path}");
+    }
+}

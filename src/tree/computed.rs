@@ -36,6 +36,22 @@ use crate::views::presented_dtype;
 
 use super::access::Access;
 use super::listing::{resolve, Fence};
+#[cfg(feature = "remote")]
+use super::remote::RemoteObject;
+
+/// Where an expression being computed lives.
+enum Place<'a> {
+    /// A local file, shown with `access`.
+    Local {
+        /// Its real path.
+        path: &'a Path,
+        /// Its owner and bits.
+        access: Access,
+    },
+    /// An object of the mounted remote root.
+    #[cfg(feature = "remote")]
+    Remote(&'a RemoteObject),
+}
 
 /// Most saved expressions one expression may reach through its operands.
 const MAX_NESTING: usize = 16;
@@ -79,18 +95,34 @@ impl Computer {
     pub fn compute(&self, array: Array, path: &Path, access: Access) -> Result<Computed, String> {
         let mut deps = Vec::new();
         let mut chain = vec![path.to_path_buf()];
-        let array = self.compute_nested(array, path, access, &mut chain, &mut deps)?;
+        let array = self.compute_nested(array, &Place::Local { path, access }, &mut chain, &mut deps)?;
         Ok(Computed { array, deps })
     }
 
-    fn compute_nested(&self, array: Array, path: &Path, access: Access, chain: &mut Vec<PathBuf>, deps: &mut Vec<Dep>) -> Result<Array, String> {
+    /// `array`, the saved expression stored as `object` on a remote root,
+    /// computed from operands under the same root (relative paths only: an
+    /// absolute one names the writer's disk, and no other server is asked).
+    #[cfg(feature = "remote")]
+    pub fn compute_remote(&self, array: Array, object: &RemoteObject) -> Result<Array, String> {
+        let mut chain = vec![PathBuf::from(object.key())];
+        self.compute_nested(array, &Place::Remote(object), &mut chain, &mut Vec::new())
+    }
+
+    fn compute_nested(&self, array: Array, place: &Place, chain: &mut Vec<PathBuf>, deps: &mut Vec<Dep>) -> Result<Array, String> {
         let vlmeta = Json::Object(array.frame().vlmeta.iter().cloned().collect());
         let recipe = Recipe::from_vlmeta(&vlmeta).map_err(|e| e.to_string())?;
-        let folder = path.parent().unwrap_or(Path::new("/"));
         let mut operands = Vec::with_capacity(recipe.operands.len());
         let mut infos = Vec::with_capacity(recipe.operands.len());
         for (name, reference) in &recipe.operands {
-            let operand = self.operand(reference, folder, access, chain, deps).map_err(|why| format!("operand {name:?}: {why}"))?;
+            if chain.len() >= MAX_NESTING {
+                return Err(format!("more than {MAX_NESTING} nested expressions"));
+            }
+            let operand = match place {
+                Place::Local { path, access } => self.operand(reference, path.parent().unwrap_or(Path::new("/")), *access, chain, deps),
+                #[cfg(feature = "remote")]
+                Place::Remote(object) => self.remote_operand(reference, object, chain),
+            }
+            .map_err(|why| format!("operand {name:?}: {why}"))?;
             let geometry = operand.geometry().ok_or_else(|| format!("operand {name:?}: not an N-d array (a plain frame has no shape)"))?;
             infos.push((name.clone(), OperandInfo { dtype_str: presented_dtype(&operand), shape: geometry.shape.clone() }));
             operands.push((name.clone(), Arc::new(operand)));
@@ -123,14 +155,11 @@ impl Computer {
                 if chain.contains(&path) {
                     return Err(format!("{} refers back to itself (a cycle through {} expressions)", p, chain.len()));
                 }
-                if chain.len() >= MAX_NESTING {
-                    return Err(format!("more than {MAX_NESTING} nested expressions"));
-                }
                 let array = open_array(&path).map_err(|e| e.problem.to_string())?;
                 if Self::wants(&array) {
                     let own = Access::of_path(&path).map_err(|e| e.to_string())?;
                     chain.push(path.clone());
-                    let computed = self.compute_nested(array, &path, own, chain, deps);
+                    let computed = self.compute_nested(array, &Place::Local { path: &path, access: own }, chain, deps);
                     chain.pop();
                     return computed.map_err(|why| format!("{p} is an expression that cannot be computed: {why}"));
                 }
@@ -150,6 +179,30 @@ impl Computer {
                 }
             }
             OperandRef::C2Array { path, .. } => Err(format!("{path} lives on a Caterva2 server; blosc2fs reads no Caterva2 operands yet")),
+        }
+    }
+
+    /// Open the operand `reference` names, relative to the remote `object`.
+    #[cfg(feature = "remote")]
+    fn remote_operand(&self, reference: &OperandRef, object: &RemoteObject, chain: &mut Vec<PathBuf>) -> Result<Array, String> {
+        let OperandRef::UrlPath(p) = reference else {
+            return Err("only operands by relative path are read on a remote source".into());
+        };
+        let sibling = object.sibling(p).ok_or_else(|| format!("{p} is not a relative path under the mounted root; no other place is asked"))?;
+        let key = PathBuf::from(sibling.key());
+        if chain.contains(&key) {
+            return Err(format!("{p} refers back to itself (a cycle through {} expressions)", chain.len()));
+        }
+        let array = sibling.open().map_err(|e| e.problem.to_string())?;
+        if Self::wants(&array) {
+            chain.push(key);
+            let computed = self.compute_nested(array, &Place::Remote(&sibling), chain, &mut Vec::new());
+            chain.pop();
+            return computed.map_err(|why| format!("{p} is an expression that cannot be computed: {why}"));
+        }
+        match array.values_elsewhere() {
+            Some(why) => Err(format!("{p} holds no values ({why})")),
+            None => Ok(array),
         }
     }
 

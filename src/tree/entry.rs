@@ -175,7 +175,9 @@ fn load(origin: &Origin, number: u64, stamp: Version, access: Access, mtime: Sys
             let mut doc = meta_json::render(&array);
             let result = match origin {
                 Origin::Local(path) => computer.compute(array, path, access),
-                _ => Err("only saved expressions in local folders are computed; this one is in a store or remote".into()),
+                #[cfg(feature = "remote")]
+                Origin::Remote(object) => computer.compute_remote(array, object).map(|array| Computed { array, deps: Vec::new() }),
+                _ => Err("saved expressions inside stores are not computed (their operands' paths are relative to no folder)".into()),
             };
             match result {
                 Ok(Computed { array, deps: read }) => {

@@ -145,7 +145,9 @@ impl Filesystem {
     /// of one array or store).
     #[cfg(feature = "remote")]
     pub fn new_remote(root: Arc<RemoteRoot>, planner: Arc<Planner>, config: FsConfig) -> Filesystem {
-        let on_load = Self::on_load(&planner, None);
+        // Saved expressions are computed from operands under the same root.
+        let computer = Computer { root: std::path::PathBuf::new(), fence: Arc::default(), planner: planner.clone() };
+        let on_load = Self::on_load(&planner, Some(computer));
         Self::with_tree(Tree::new_remote(root, Some(on_load), Arc::new(MetaCache::new(config.meta_cache))).with_views(config.views), planner, config)
     }
 

@@ -114,6 +114,27 @@ pub fn join(key: &str, name: &str) -> String {
     }
 }
 
+/// The key `relative` names from the folder of `key` (lexically, `..`
+/// allowed); `None` for an absolute path or URL, or one that climbs above
+/// the root.
+pub fn sibling_key(key: &str, relative: &str) -> Option<String> {
+    if relative.starts_with('/') || relative.contains("://") {
+        return None;
+    }
+    let mut parts: Vec<&str> = key.split('/').filter(|p| !p.is_empty()).collect();
+    parts.pop();
+    for part in relative.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            name => parts.push(name),
+        }
+    }
+    Some(parts.join("/")).filter(|k| !k.is_empty())
+}
+
 fn extension(name: &str) -> Option<&str> {
     name.rsplit_once('.').map(|(_, ext)| ext).filter(|_| !name.starts_with('.') || name.matches('.').count() > 1)
 }
@@ -367,6 +388,18 @@ impl RemoteObject {
         }
     }
 
+    /// The object at `relative` (a `/`-separated path, `..` allowed) from
+    /// this object's folder, when it stays under the same root; `None` for
+    /// an absolute path or one that climbs above the root.
+    pub fn sibling(&self, relative: &str) -> Option<RemoteObject> {
+        Some(RemoteObject::new(self.root.clone(), sibling_key(&self.key, relative)?, false))
+    }
+
+    /// Its key under the root (for messages and cycle checks).
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
     /// Open the store kept here as `format`, reporting `version` as its version.
     pub fn open_store(&self, format: StoreFormat, version: Version) -> Result<Store, Error> {
         let name = self.name();
@@ -392,5 +425,18 @@ mod tests {
         assert_eq!(v, Version { len: 5, tag: VersionTag::Token("etag \"e\"".into()) });
         assert_eq!(remote_access().file_perm(), 0o444);
         assert_eq!(remote_access().folder_perm(), 0o555);
+    }
+
+    /// Relative paths resolve under the root; absolute ones and climbs above it do not.
+    #[test]
+    fn sibling_keys_stay_under_the_root() {
+        let key = |rel: &str| sibling_key("exp/e.b2nd", rel);
+        assert_eq!(key("a.b2nd").as_deref(), Some("exp/a.b2nd"));
+        assert_eq!(key("../ops/./a.b2nd").as_deref(), Some("ops/a.b2nd"));
+        assert_eq!(sibling_key("e.b2nd", "a.b2nd").as_deref(), Some("a.b2nd"));
+        assert_eq!(key("../../a.b2nd"), None, "above the root");
+        assert_eq!(key("/data/a.b2nd"), None, "the writer's disk");
+        assert_eq!(key("s3://other/a.b2nd"), None, "another place");
+        assert_eq!(key(".."), None);
     }
 }
