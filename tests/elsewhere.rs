@@ -133,10 +133,15 @@ fn meta_json_gives_the_recipe_and_hides_secrets() {
     assert_eq!(meta_of("proxy.b2nd")["values"]["source"]["source_kind"], "local");
 }
 
+/// The saved expression whose operands sit beside it is computed (see
+/// tests/computed.rs); every other file here holds no values the mount can
+/// give.
+const COMPUTED: &str = "expr.b2nd";
+
 #[test]
 fn tree_shows_only_meta_json_for_arrays_without_values() {
     let fs = filesystem(&dir());
-    for (name, _) in elsewhere_cases() {
+    for (name, _) in elsewhere_cases().into_iter().filter(|(n, _)| n != COMPUTED) {
         let folder = walk(&fs, &name).unwrap();
         assert_eq!(names(&fs, folder.ino), [".", "..", "meta.json"], "{name}");
         for missing in ["data", "data.npy", "chunks"] {
@@ -149,6 +154,19 @@ fn tree_shows_only_meta_json_for_arrays_without_values() {
     // The operands beside them are ordinary arrays with their data files.
     let a = walk(&fs, "a.b2nd").unwrap();
     assert!(names(&fs, a.ino).contains(&"data".to_string()));
+    // The expression over them, `(o0 * 2) + o1` of two (10, 10) float64 arrays, reads as
+    // that arithmetic on the operands' bytes (float64 throughout: exact).
+    let meta: serde_json::Value = serde_json::from_slice(&read_file(&fs, &format!("{COMPUTED}/meta.json"))).unwrap();
+    assert_eq!((meta["values"]["computed"].clone(), meta["values"]["stored"].clone()), (serde_json::json!(true), serde_json::json!(false)));
+    assert_eq!(meta["dtype"], "<f8");
+    let f8 = |bytes: Vec<u8>| bytes.chunks(8).map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect::<Vec<_>>();
+    let (a, b, e) = (f8(read_file(&fs, "a.b2nd/data")), f8(read_file(&fs, "b.b2nd/data")), f8(read_file(&fs, &format!("{COMPUTED}/data"))));
+    assert_eq!(e.len(), 100);
+    let want: Vec<f64> = a.iter().zip(&b).map(|(a, b)| a * 2.0 + b).collect();
+    assert_eq!(e, want);
+    // The legacy LazyArray here is a UDF: named as such, not computed.
+    let meta: serde_json::Value = serde_json::from_slice(&read_file(&fs, "lazyarray.b2nd/meta.json")).unwrap();
+    assert!(meta["values"]["why_not_computed"].as_str().unwrap().contains("user-defined function"), "{meta}");
 }
 
 #[test]
@@ -184,7 +202,8 @@ fn data_of_an_unsupported_codec_gives_eio_and_meta_json_still_reads() {
 #[test]
 fn cat_refuses_with_a_message_naming_the_file_and_the_reason() {
     for (name, expected) in [
-        ("expr.b2nd", "values are not stored in this file: it is a saved lazy expression".to_string()),
+        ("lazyarray.b2nd", "not computed: not evaluated: a LazyArray of a user-defined function".to_string()),
+        ("proxy.b2nd", "values are not stored in this file".to_string()),
         ("grok37.b2nd", manifest()["grok37.b2nd"]["unsupported"].as_str().unwrap().to_string()),
     ] {
         let out = Command::new(binary()).arg("cat").arg(dir().join(name)).output().unwrap();

@@ -109,6 +109,10 @@ impl Computer {
     }
 
     fn compute_nested(&self, array: Array, place: &Place, chain: &mut Vec<PathBuf>, deps: &mut Vec<Dep>) -> Result<Array, String> {
+        // A legacy LazyArray says in its metalayer whether it is an expression (0) or a UDF (1).
+        if array.frame().metalayer("LazyArray").is_some_and(|m| m != [0u8]) {
+            return Err("not evaluated: a LazyArray of a user-defined function (Python source); blosc2fs evaluates expressions, not code".into());
+        }
         let vlmeta = Json::Object(array.frame().vlmeta.iter().cloned().collect());
         let recipe = Recipe::from_vlmeta(&vlmeta).map_err(|e| e.to_string())?;
         let mut operands = Vec::with_capacity(recipe.operands.len());
