@@ -13,10 +13,11 @@
 //! two engines (miniexpr when every operand has the result's shape, chunks
 //! and blocks; numexpr otherwise) disagree in places, and the choices made
 //! here are listed in [`promote`] (dtypes) and [`eval`] (values). One rule
-//! worth knowing: when the result is float64 or complex128, float32 and
-//! complex64 operands are widened first, so `a * 2 + sin(b)` with a float32
-//! `b` takes `sin` in float64, as python-blosc2's miniexpr engine does
-//! (numpy would take it in float32).
+//! worth knowing: when the result is float64 or complex128, every float32 or
+//! complex64 step is computed in float64 or complex128 instead, so
+//! `a * 2 + sin(b)` with a float32 `b` takes `sin` in float64, as
+//! python-blosc2's miniexpr engine does (numpy would take it in float32),
+//! and `i8 + cosh(i2)` takes `cosh` of the int16 in float64 (both engines).
 //!
 //! Bounds against hostile input: [`MAX_NODES`] syntax nodes, [`MAX_DEPTH`]
 //! nesting, [`MAX_NDIM`] dimensions, [`MAX_ELEMENTS`] result elements,
@@ -90,12 +91,8 @@ impl Program {
             operands.iter().zip(&parsed).map(|((n, _), p)| (n.as_str(), p.map(|p| p.0))).collect();
         let mut typed = typed::type_ast(&ast, &names, false)?;
         let result = typed.steps[typed.root].dtype;
-        let narrow_used = typed
-            .used
-            .iter()
-            .zip(&names)
-            .any(|(&u, (_, d))| u && matches!(d, Some(DType::F32) | Some(DType::C64)));
-        if matches!(result, DType::F64 | DType::C128) && narrow_used {
+        let narrow = typed.steps.iter().any(|s| matches!(s.dtype, DType::F32 | DType::C64));
+        if matches!(result, DType::F64 | DType::C128) && narrow {
             let wide = typed::type_ast(&ast, &names, true)?;
             if wide.steps[wide.root].dtype == result {
                 typed = wide;
