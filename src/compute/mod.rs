@@ -313,4 +313,26 @@ mod tests {
         p.evaluate(&[0], &[1], &[&0.5f32.to_le_bytes()], &mut out).unwrap();
         assert_eq!(f32::from_le_bytes(out), 0.47942555);
     }
+
+    /// Throughput of `a * b + 1.5` over float64, single-threaded:
+    /// `cargo test --lib compute::tests::speed -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn speed_a_times_b_plus_constant() {
+        let n: u64 = 1 << 17; // 1 MiB of float64 per operand, a typical block
+        let ops = vec![("a".to_string(), info("<f8", &[n])), ("b".to_string(), info("<f8", &[n]))];
+        let p = Program::compile("a * b + 1.5", &ops).unwrap();
+        let a = f64s(&(0..n).map(|i| i as f64).collect::<Vec<_>>());
+        let b = f64s(&(0..n).map(|i| 1.0 / (i as f64 + 1.0)).collect::<Vec<_>>());
+        let mut out = vec![0u8; n as usize * 8];
+        let rounds = 200;
+        let t = std::time::Instant::now();
+        for _ in 0..rounds {
+            p.evaluate(&[0], &[n], &[&a, &b], &mut out).unwrap();
+        }
+        let secs = t.elapsed().as_secs_f64();
+        let mb = (rounds * n * 8) as f64 / 1e6;
+        eprintln!("a * b + 1.5, float64: {:.0} MB/s of result ({:.0} MB/s of input)", mb / secs, 2.0 * mb / secs);
+        assert_eq!(read_f64(&out[8..16]), vec![2.0]); // 1 * 0.5 + 1.5
+    }
 }
