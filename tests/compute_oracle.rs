@@ -212,8 +212,8 @@ fn random_expressions_match_python_blosc2() {
         }
         evaluated += 1;
         let d = program.dtype();
-        let narrow = ops.iter().any(|(_, o)| o.dtype_str.ends_with("f4") || o.dtype_str.ends_with("c8"))
-            || matches!(d, DType::F32 | DType::C64);
+        let narrow =
+            ops.iter().any(|(_, o)| o.dtype_str.ends_with("f4") || o.dtype_str.ends_with("c8")) || matches!(d, DType::F32 | DType::C64);
         let complex = ops.iter().any(|(_, o)| o.dtype_str.contains('c')) || matches!(d, DType::C64 | DType::C128);
         let tol = (case["inexact"].as_bool().unwrap() || complex).then_some(if narrow { 2e-6 } else { 4e-15 });
         let item = d.itemsize();
@@ -265,7 +265,10 @@ fn random_expressions_match_python_blosc2() {
             if r == 0 && !agree.contains(&engines[0].0) {
                 second_engine_only += 1;
                 if agree == ["numpy"] {
-                    numpy_only.push(format!("`{expr}` ({})", ops.iter().map(|(n, o)| format!("{n}: {}", o.dtype_str)).collect::<Vec<_>>().join(", ")));
+                    numpy_only.push(format!(
+                        "`{expr}` ({})",
+                        ops.iter().map(|(n, o)| format!("{n}: {}", o.dtype_str)).collect::<Vec<_>>().join(", ")
+                    ));
                 }
             }
         }

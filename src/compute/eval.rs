@@ -114,7 +114,8 @@ fn float_bin<T: Float>(op: Bin, a: V<T>, b: V<T>) -> Result<Col, ComputeError> {
 fn x86_to_int(v: f64, d: DType) -> i64 {
     match d {
         DType::I64 | DType::U32 => {
-            if v.is_nan() || !(-9.223_372_036_854_775_808e18..9.223_372_036_854_775_808e18).contains(&v) {
+            // [-2^63, 2^63)
+            if v.is_nan() || !(i64::MIN as f64..-(i64::MIN as f64)).contains(&v) {
                 i64::MIN
             } else {
                 v as i64
@@ -399,11 +400,7 @@ fn select<T: Copy>(c: V<bool>, x: V<T>, y: V<T>, n: usize) -> Vec<T> {
 fn where_(c: &Val, x: &Val, y: &Val) -> Result<Col, ComputeError> {
     let Col::Bool(cv) = &c.col else { return Err(internal("where condition not bool")) };
     let scalar = c.scalar && x.scalar && y.scalar;
-    let n = if scalar {
-        1
-    } else {
-        [c, x, y].iter().filter(|a| !a.scalar).map(|a| a.col.len()).next().unwrap_or(1)
-    };
+    let n = if scalar { 1 } else { [c, x, y].iter().filter(|a| !a.scalar).map(|a| a.col.len()).next().unwrap_or(1) };
     let cc = v(cv, c.scalar);
     macro_rules! sel {
         ($variant:ident, $a:expr, $b:expr) => {
@@ -447,12 +444,7 @@ pub fn last_uses(steps: &[Step], root: usize) -> Vec<usize> {
 
 /// Run `steps` up to `root`; `load(i)` gives operand `i`'s value over the
 /// block.
-pub fn execute(
-    steps: &[Step],
-    root: usize,
-    last: &[usize],
-    load: &mut dyn FnMut(usize) -> Val,
-) -> Result<Val, ComputeError> {
+pub fn execute(steps: &[Step], root: usize, last: &[usize], load: &mut dyn FnMut(usize) -> Val) -> Result<Val, ComputeError> {
     let mut regs: Vec<Option<Val>> = vec![None; steps.len()];
     for (k, step) in steps.iter().enumerate().take(root + 1) {
         fn get(regs: &[Option<Val>], j: usize) -> Result<&Val, ComputeError> {

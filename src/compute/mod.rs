@@ -85,10 +85,8 @@ impl Program {
     /// Parse and type-check `expression` against the operands (name → info).
     pub fn compile(expression: &str, operands: &[(String, OperandInfo)]) -> Result<Program, ComputeError> {
         let ast = parse::parse(expression)?;
-        let parsed: Vec<Option<(DType, ByteOrder)>> =
-            operands.iter().map(|(_, info)| DType::parse(&info.dtype_str).ok()).collect();
-        let names: Vec<(&str, Option<DType>)> =
-            operands.iter().zip(&parsed).map(|((n, _), p)| (n.as_str(), p.map(|p| p.0))).collect();
+        let parsed: Vec<Option<(DType, ByteOrder)>> = operands.iter().map(|(_, info)| DType::parse(&info.dtype_str).ok()).collect();
+        let names: Vec<(&str, Option<DType>)> = operands.iter().zip(&parsed).map(|((n, _), p)| (n.as_str(), p.map(|p| p.0))).collect();
         let mut typed = typed::type_ast(&ast, &names, false)?;
         let result = typed.steps[typed.root].dtype;
         let narrow = typed.steps.iter().any(|s| matches!(s.dtype, DType::F32 | DType::C64));

@@ -189,9 +189,7 @@ impl<'a> Typer<'a> {
         }
         let T::Reg(r, d) = a else { unreachable!() };
         match op {
-            UnOp::Pos | UnOp::Neg if d == DType::Bool => {
-                Err(ComputeError::Unsupported("unary - or + of a boolean (numpy refuses)".into()))
-            }
+            UnOp::Pos | UnOp::Neg if d == DType::Bool => Err(ComputeError::Unsupported("unary - or + of a boolean (numpy refuses)".into())),
             UnOp::Pos => Ok(a),
             UnOp::Neg => Ok(T::Reg(self.push(Instr::Un(Un::Neg, r), d), d)),
             UnOp::Invert => {
@@ -291,9 +289,7 @@ impl<'a> Typer<'a> {
                 }
                 let f = float_of_pair(sym, ta, tb)?;
                 if op == Bin::NextAfter && f == DType::F32 {
-                    return Err(ComputeError::Unsupported(
-                        "nextafter in float32 (python-blosc2 steps in float64 and rounds back)".into(),
-                    ));
+                    return Err(ComputeError::Unsupported("nextafter in float32 (python-blosc2 steps in float64 and rounds back)".into()));
                 }
                 (f, f)
             }
@@ -408,9 +404,7 @@ impl<'a> Typer<'a> {
         // a function of literals is a Python number for some functions, a
         // numpy scalar for others.
         if args.iter().all(|a| matches!(a, T::Weak(_))) {
-            return Err(ComputeError::Unsupported(format!(
-                "{name}() of literals only (python-blosc2 types its result inconsistently)"
-            )));
+            return Err(ComputeError::Unsupported(format!("{name}() of literals only (python-blosc2 types its result inconsistently)")));
         }
         let args = args.to_vec();
         match f {
@@ -549,7 +543,13 @@ fn fold_binary(op: Bin, a: WeakVal, b: WeakVal) -> Result<WeakVal, ComputeError>
                 Bin::FloorDiv => Float((x / y).floor()),
                 Bin::Mod => {
                     let r = x % y;
-                    Float(if r != 0.0 && (r < 0.0) != (y < 0.0) { r + y } else if r == 0.0 { 0.0f64.copysign(y) } else { r })
+                    Float(if r != 0.0 && (r < 0.0) != (y < 0.0) {
+                        r + y
+                    } else if r == 0.0 {
+                        0.0f64.copysign(y)
+                    } else {
+                        r
+                    })
                 }
                 Bin::Pow if x < 0.0 && y.fract() != 0.0 => {
                     return Err(ComputeError::Unsupported("negative constant to a fractional power (complex in Python)".into()))
