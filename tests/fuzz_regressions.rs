@@ -3,7 +3,7 @@
 //! message must name the problem.
 //!
 //! Every file in `tests/fuzz_regressions/` is named `<target>-<name>.bin`
-//! (target: `frame`, `chunk`, `metalayer`, `codecs`). Each one runs in a
+//! (target: `frame`, `chunk`, `metalayer`, `codecs`, `expression`, ...). Each one runs in a
 //! child process (this test binary re-run with `BLOSC2FS_FUZZ_ONE` set) with
 //! a CPU-time limit and an address-space limit, so a hang or a runaway
 //! allocation fails the test instead of taking the machine down. The limit
@@ -49,7 +49,8 @@ fn replay(path: &Path) {
         "codecs" => harness::codecs(&data),
         "zip_directory" => harness::zip_directory(&data),
         "embed_map" => harness::embed_frame(&data),
-        _ => panic!("{name}: file name must start with frame-, chunk-, metalayer-, codecs-, zip_directory- or embed_map-"),
+        "expression" => harness::expression(&data),
+        _ => panic!("{name}: file name must start with frame-, chunk-, metalayer-, codecs-, zip_directory-, embed_map- or expression-"),
     }
 }
 

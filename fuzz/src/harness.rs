@@ -378,3 +378,61 @@ pub fn embed_frame(data: &[u8]) {
         }
     }
 }
+
+/// `expression`: compile arbitrary text as a lazy expression against a few
+/// operands of assorted dtypes, byte orders and shapes (broadcasting), and
+/// evaluate the whole result and a region the first byte picks. Compiling
+/// may refuse anything; evaluating a compiled program with inputs of the
+/// right lengths must succeed, and with a wrong length must fail cleanly.
+pub fn expression(data: &[u8]) {
+    use blosc2fs::compute::{OperandInfo, Program};
+    let Some((&pick, text)) = data.split_first() else {
+        return;
+    };
+    let text = String::from_utf8_lossy(text);
+    let op = |name: &str, dtype: &str, shape: &[u64]| {
+        (name.to_string(), OperandInfo { dtype_str: dtype.to_string(), shape: shape.to_vec() })
+    };
+    let operands = [
+        op("a", "<f8", &[4, 3]),
+        op("b", ">i2", &[3]),
+        op("c", "|b1", &[4, 1]),
+        op("d", "<c8", &[1, 3]),
+        op("e", "<u8", &[]),
+        op("f", ">f4", &[4, 3]),
+        op("g", "|i1", &[1]),
+        op("s", "<U4", &[3]),
+    ];
+    let Ok(program) = Program::compile(&text, &operands) else {
+        return;
+    };
+    let shape = program.shape().to_vec();
+    assert!(shape.iter().product::<u64>() <= 12, "{text:?}: shape {shape:?}");
+    // The whole result, then [pick % dim, ...) to the end on each axis.
+    let start_sub: Vec<u64> = shape.iter().map(|&d| if d == 0 { 0 } else { pick as u64 % d }).collect();
+    for start in [vec![0; shape.len()], start_sub] {
+        let sub: Vec<u64> = shape.iter().zip(&start).map(|(d, s)| d - s).collect();
+        let inputs: Vec<Vec<u8>> = (0..program.operands().len())
+            .map(|i| {
+                let name = &program.operands()[i];
+                let info = &operands.iter().find(|(n, _)| n == name).unwrap().1;
+                let item = blosc2fs::compute::DType::parse(&info.dtype_str).unwrap().0.itemsize();
+                let (_, oshape) = program.operand_region(i, &start, &sub);
+                let n = oshape.iter().product::<u64>() as usize * item;
+                // Deterministic bytes from the input: NaNs, huge and tiny
+                // values, zero divisors all come up.
+                (0..n).map(|k| data[k % data.len()].wrapping_mul(k as u8 | 1)).collect()
+            })
+            .collect();
+        let refs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
+        let n = sub.iter().product::<u64>() as usize;
+        let mut out = vec![0u8; n * program.dtype().itemsize()];
+        let r = program.evaluate(&start, &sub, &refs, &mut out);
+        assert!(r.is_ok(), "{text:?} over {start:?}+{sub:?}: {r:?}");
+        if let Some(first) = inputs.first().filter(|b| !b.is_empty()) {
+            let mut short = refs.clone();
+            short[0] = &first[1..];
+            assert!(program.evaluate(&start, &sub, &short, &mut out).is_err());
+        }
+    }
+}

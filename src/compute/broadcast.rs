@@ -54,11 +54,7 @@ pub fn broadcast_shapes<'a>(shapes: impl IntoIterator<Item = &'a [u64]>) -> Resu
 /// lacks are dropped.
 pub fn operand_region(operand: &[u64], start: &[u64], shape: &[u64]) -> (Vec<u64>, Vec<u64>) {
     let off = start.len().saturating_sub(operand.len());
-    operand
-        .iter()
-        .enumerate()
-        .map(|(i, &d)| if d == 1 { (0, 1) } else { (start[off + i], shape[off + i]) })
-        .unzip()
+    operand.iter().enumerate().map(|(i, &d)| if d == 1 { (0, 1) } else { (start[off + i], shape[off + i]) }).unzip()
 }
 
 /// Spread `src`, an operand's region of shape `src_shape` (right-aligned to

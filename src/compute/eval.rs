@@ -9,10 +9,12 @@
 //! - integer `//` and `%` by zero give 0 (numpy; python-blosc2's
 //!   chunked engine agrees, its miniexpr engine crashes or gives INT_MIN);
 //! - integer `%` and `//` round toward negative infinity (numpy, Python);
-//! - float `//` is `floor(a / b)` (both python-blosc2 engines: `inf // 2`
-//!   is inf, where numpy says NaN); float `%` is `a - floor(a / b) * b`
-//!   (python-blosc2's chunked engine; numpy's differs in the last bits and
-//!   at infinities, python-blosc2's miniexpr engine uses C's fmod);
+//! - float `//` is numpy's (from the fmod remainder: `-0.5 // inf` is -1,
+//!   as both python-blosc2 engines say too; `inf // 2` is NaN where they
+//!   say inf); float `%` is numpy's (C's fmod moved
+//!   to the divisor's sign; python-blosc2's miniexpr engine keeps fmod's
+//!   sign, its chunked engine computes `a - floor(a / b) * b`, NaN for
+//!   `5 % inf` and +0 for `-0.0 % -2`);
 //! - integer `**` is computed in float64 and converted back the way x86
 //!   converts (both python-blosc2 engines): results out of the int32 range
 //!   (int64 for int64/uint32) become the minimum integer, `2 ** -1` is 0,
@@ -76,9 +78,19 @@ fn float_bin<T: Float>(op: Bin, a: V<T>, b: V<T>) -> Result<Col, ComputeError> {
         Bin::Sub => T::col(map2(a, b, |x, y| x - y)),
         Bin::Mul => T::col(map2(a, b, |x, y| x * y)),
         Bin::Div => T::col(map2(a, b, |x, y| x / y)),
-        Bin::FloorDiv => T::col(map2(a, b, |x, y| (x / y).floor())),
-        Bin::Mod => T::col(map2(a, b, |x, y| x - (x / y).floor() * y)),
-        Bin::Pow => T::col(map2(a, b, |x, y| x.powf(y))),
+        Bin::FloorDiv => T::col(map2(a, b, math::py_floordiv)),
+        Bin::Mod => T::col(map2(a, b, math::py_mod)),
+        // numpy's fast paths for a scalar exponent (`fast_scalar_power`),
+        // which python-blosc2's engines share: `x ** 0.5` is sqrt (-0.0 for
+        // -0.0, NaN for -inf, where pow gives +0 and +inf).
+        Bin::Pow => match b {
+            V::C(y) if y == T::HALF => T::col(map1(a, |x| x.sqrt())),
+            V::C(y) if y == T::TWO => T::col(map1(a, |x| x * x)),
+            V::C(y) if y == -T::ONE => T::col(map1(a, |x| T::ONE / x)),
+            V::C(y) if y == T::ONE => T::col(map1(a, |x| x)),
+            V::C(y) if y == T::ZERO => T::col(map1(a, |_| T::ONE)),
+            _ => T::col(map2(a, b, |x, y| x.powf(y))),
+        },
         Bin::Lt => Col::Bool(map2(a, b, |x, y| x < y)),
         Bin::Le => Col::Bool(map2(a, b, |x, y| x <= y)),
         Bin::Gt => Col::Bool(map2(a, b, |x, y| x > y)),
@@ -102,7 +114,8 @@ fn float_bin<T: Float>(op: Bin, a: V<T>, b: V<T>) -> Result<Col, ComputeError> {
 fn x86_to_int(v: f64, d: DType) -> i64 {
     match d {
         DType::I64 | DType::U32 => {
-            if v.is_nan() || !(-9.223_372_036_854_775_808e18..9.223_372_036_854_775_808e18).contains(&v) {
+            // [-2^63, 2^63)
+            if v.is_nan() || !(i64::MIN as f64..-(i64::MIN as f64)).contains(&v) {
                 i64::MIN
             } else {
                 v as i64
@@ -331,6 +344,7 @@ fn complex_un<T: Float>(u: Un, a: V<Cx<T>>) -> Result<Col, ComputeError> {
         Sinh => T::ccol(map1(a, math::csinh)),
         Cosh => T::ccol(map1(a, math::ccosh)),
         Tanh => T::ccol(map1(a, math::ctanh)),
+        Reciprocal => T::ccol(map1(a, |x| math::cdiv(Cx { re: T::ONE, im: T::ZERO }, x))),
         Abs => T::col(map1(a, math::cabs)),
         Real => T::col(map1(a, |x| x.re)),
         Imag => T::col(map1(a, |x| x.im)),
@@ -386,11 +400,7 @@ fn select<T: Copy>(c: V<bool>, x: V<T>, y: V<T>, n: usize) -> Vec<T> {
 fn where_(c: &Val, x: &Val, y: &Val) -> Result<Col, ComputeError> {
     let Col::Bool(cv) = &c.col else { return Err(internal("where condition not bool")) };
     let scalar = c.scalar && x.scalar && y.scalar;
-    let n = if scalar {
-        1
-    } else {
-        [c, x, y].iter().filter(|a| !a.scalar).map(|a| a.col.len()).next().unwrap_or(1)
-    };
+    let n = if scalar { 1 } else { [c, x, y].iter().filter(|a| !a.scalar).map(|a| a.col.len()).next().unwrap_or(1) };
     let cc = v(cv, c.scalar);
     macro_rules! sel {
         ($variant:ident, $a:expr, $b:expr) => {
@@ -434,12 +444,7 @@ pub fn last_uses(steps: &[Step], root: usize) -> Vec<usize> {
 
 /// Run `steps` up to `root`; `load(i)` gives operand `i`'s value over the
 /// block.
-pub fn execute(
-    steps: &[Step],
-    root: usize,
-    last: &[usize],
-    load: &mut dyn FnMut(usize) -> Val,
-) -> Result<Val, ComputeError> {
+pub fn execute(steps: &[Step], root: usize, last: &[usize], load: &mut dyn FnMut(usize) -> Val) -> Result<Val, ComputeError> {
     let mut regs: Vec<Option<Val>> = vec![None; steps.len()];
     for (k, step) in steps.iter().enumerate().take(root + 1) {
         fn get(regs: &[Option<Val>], j: usize) -> Result<&Val, ComputeError> {
@@ -533,13 +538,26 @@ mod tests {
         let f = [1.5, -1.5, 0.0, -0.0, f64::INFINITY, 5.0, -7.5, 2.0];
         let g = [0.0, 0.0, 0.0, -2.0, 2.0, f64::INFINITY, 2.0, -0.0];
         let Col::F64(q) = float_bin(Bin::FloorDiv, V::S(&f), V::S(&g)).unwrap() else { panic!() };
-        let want_q = [f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 0.0, f64::INFINITY, 0.0, -4.0, f64::NEG_INFINITY];
+        let want_q = [f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 0.0, f64::NAN, 0.0, -4.0, f64::NEG_INFINITY];
         let Col::F64(r) = float_bin(Bin::Mod, V::S(&f), V::S(&g)).unwrap() else { panic!() };
-        let want_r = [f64::NAN, f64::NAN, f64::NAN, 0.0, f64::NAN, f64::NAN, 0.5, f64::NAN];
+        let want_r = [f64::NAN, f64::NAN, f64::NAN, -0.0, f64::NAN, 5.0, 0.5, f64::NAN];
         for i in 0..f.len() {
             assert!(q[i].to_bits() == want_q[i].to_bits() || q[i].is_nan() && want_q[i].is_nan(), "{i}: {}", q[i]);
             assert!(r[i].to_bits() == want_r[i].to_bits() || r[i].is_nan() && want_r[i].is_nan(), "{i}: {}", r[i]);
         }
+    }
+
+    #[test]
+    fn scalar_exponents_take_numpy_fast_paths() {
+        let x = [-0.0f64, f64::NEG_INFINITY, 4.0];
+        let Col::F64(r) = float_bin(Bin::Pow, V::S(&x), V::C(0.5)).unwrap() else { panic!() };
+        assert_eq!(r[0].to_bits(), (-0.0f64).to_bits());
+        assert!(r[1].is_nan());
+        assert_eq!(r[2], 2.0);
+        // An array exponent is pow: pow(-0.0, 0.5) = +0, pow(-inf, 0.5) = +inf.
+        let Col::F64(r) = float_bin(Bin::Pow, V::S(&x), V::S(&[0.5, 0.5, 0.5])).unwrap() else { panic!() };
+        assert_eq!(r, vec![0.0, f64::INFINITY, 2.0]);
+        assert_eq!(r[0].to_bits(), 0.0f64.to_bits());
     }
 
     #[test]

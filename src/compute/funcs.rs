@@ -106,8 +106,24 @@ impl Un {
         use Un::*;
         matches!(
             self,
-            Sqrt | Exp | Expm1 | Log | Log10 | Log1p | Log2 | Sin | Cos | Tan | Asin | Acos | Atan | Sinh | Cosh | Tanh
-                | Asinh | Acosh | Atanh
+            Sqrt | Exp
+                | Expm1
+                | Log
+                | Log10
+                | Log1p
+                | Log2
+                | Sin
+                | Cos
+                | Tan
+                | Asin
+                | Acos
+                | Atan
+                | Sinh
+                | Cosh
+                | Tanh
+                | Asinh
+                | Acosh
+                | Atanh
         )
     }
 }

@@ -56,6 +56,8 @@ pub trait Float:
     fn hypot(self, o: Self) -> Self;
     fn copysign(self, o: Self) -> Self;
     fn powf(self, o: Self) -> Self;
+    /// C's `fmod`.
+    fn fmod(self, o: Self) -> Self;
     fn is_nan(self) -> bool;
     fn is_infinite(self) -> bool;
     fn is_finite(self) -> bool;
@@ -157,6 +159,10 @@ macro_rules! float_impl {
             }
             fn powf(self, o: Self) -> Self {
                 <$t>::powf(self, o)
+            }
+            #[inline(always)]
+            fn fmod(self, o: Self) -> Self {
+                self % o
             }
             #[inline(always)]
             fn is_nan(self) -> bool {
@@ -273,20 +279,64 @@ pub fn logaddexp<T: Float>(x: T, y: T) -> T {
     }
 }
 
-/// numpy's `maximum`: NaN from either side wins.
+/// numpy's float `%` (`npy_divmod`): C's `fmod`, moved to the divisor's
+/// sign as Python does, a zero result carrying the divisor's sign.
+#[inline(always)]
+pub fn py_mod<T: Float>(a: T, b: T) -> T {
+    let m = a.fmod(b);
+    if b == T::ZERO {
+        return m;
+    }
+    if m != T::ZERO {
+        if (b < T::ZERO) != (m < T::ZERO) {
+            m + b
+        } else {
+            m
+        }
+    } else {
+        T::ZERO.copysign(b)
+    }
+}
+
+/// numpy's float `//` (`npy_floor_divide`): from the fmod remainder, so
+/// `-0.5 // inf` is -1 and `inf // 2` NaN.
+#[inline(always)]
+pub fn py_floordiv<T: Float>(a: T, b: T) -> T {
+    if b == T::ZERO {
+        return a / b;
+    }
+    let m = a.fmod(b);
+    let mut div = (a - m) / b;
+    if m != T::ZERO && (b < T::ZERO) != (m < T::ZERO) {
+        div = div - T::ONE;
+    }
+    if div != T::ZERO {
+        let f = div.floor();
+        if div - f > T::HALF {
+            f + T::ONE
+        } else {
+            f
+        }
+    } else {
+        T::ZERO.copysign(a / b)
+    }
+}
+
+/// numpy's `maximum`: NaN from either side wins; of equal values (-0.0
+/// and 0.0) the second.
 #[inline(always)]
 pub fn maximum<T: Float>(a: T, b: T) -> T {
-    if a >= b || a.is_nan() {
+    if a > b || a.is_nan() {
         a
     } else {
         b
     }
 }
 
-/// numpy's `minimum`.
+/// numpy's `minimum`: as [`maximum`].
 #[inline(always)]
 pub fn minimum<T: Float>(a: T, b: T) -> T {
-    if a <= b || a.is_nan() {
+    if a < b || a.is_nan() {
         a
     } else {
         b
@@ -407,7 +457,10 @@ mod tests {
     fn numpy_edge_semantics() {
         assert!(maximum(f64::NAN, 1.0).is_nan());
         assert!(maximum(1.0, f64::NAN).is_nan());
-        assert_eq!(maximum(-0.0f64, 0.0).to_bits(), (-0.0f64).to_bits());
+        // numpy 2.4.6: maximum([-0., 0.], [0., -0.]) is [0., -0.].
+        assert_eq!(maximum(-0.0f64, 0.0).to_bits(), 0.0f64.to_bits());
+        assert_eq!(maximum(0.0f64, -0.0).to_bits(), (-0.0f64).to_bits());
+        assert_eq!(minimum(-0.0f64, 0.0).to_bits(), 0.0f64.to_bits());
         assert_eq!(sign(-0.0f64).to_bits(), 0.0f64.to_bits());
         assert!(sign(f64::NAN).is_nan());
         assert_eq!(logaddexp(0.0f64, 0.0), std::f64::consts::LN_2);

@@ -105,9 +105,8 @@ struct Lexer<'a> {
     pos: usize,
 }
 
-const OPS: [&str; 22] = [
-    "**", "//", "<<", ">>", "<=", ">=", "==", "!=", "+", "-", "*", "/", "%", "<", ">", "&", "|", "^", "~", "=", "!", ":",
-];
+const OPS: [&str; 22] =
+    ["**", "//", "<<", ">>", "<=", ">=", "==", "!=", "+", "-", "*", "/", "%", "<", ">", "&", "|", "^", "~", "=", "!", ":"];
 
 impl<'a> Lexer<'a> {
     fn syntax(&self, at: usize, what: impl Into<String>) -> ComputeError {
@@ -233,15 +232,60 @@ struct Parser<'a> {
 pub(crate) fn not_elementwise(name: &str) -> bool {
     const NAMES: &[&str] = &[
         // reducers
-        "sum", "prod", "min", "max", "std", "mean", "var", "any", "all", "count_nonzero", "argmax", "argmin",
-        "cumulative_sum", "cumulative_prod", "cumsum", "cumprod",
+        "sum",
+        "prod",
+        "min",
+        "max",
+        "std",
+        "mean",
+        "var",
+        "any",
+        "all",
+        "count_nonzero",
+        "argmax",
+        "argmin",
+        "cumulative_sum",
+        "cumulative_prod",
+        "cumsum",
+        "cumprod",
         // linear algebra
-        "concat", "diagonal", "expand_dims", "matmul", "matrix_transpose", "outer", "permute_dims", "squeeze", "stack",
-        "tensordot", "transpose", "vecdot", "T", "mT",
+        "concat",
+        "diagonal",
+        "expand_dims",
+        "matmul",
+        "matrix_transpose",
+        "outer",
+        "permute_dims",
+        "squeeze",
+        "stack",
+        "tensordot",
+        "transpose",
+        "vecdot",
+        "T",
+        "mT",
         // constructors and shape changes
-        "asarray", "arange", "copy", "linspace", "fromiter", "zeros", "ones", "empty", "full", "frombuffer",
-        "full_like", "zeros_like", "ones_like", "empty_like", "eye", "nans", "ndarray_from_cframe", "uninit",
-        "meshgrid", "reshape", "broadcast_to", "slice",
+        "asarray",
+        "arange",
+        "copy",
+        "linspace",
+        "fromiter",
+        "zeros",
+        "ones",
+        "empty",
+        "full",
+        "frombuffer",
+        "full_like",
+        "zeros_like",
+        "ones_like",
+        "empty_like",
+        "eye",
+        "nans",
+        "ndarray_from_cframe",
+        "uninit",
+        "meshgrid",
+        "reshape",
+        "broadcast_to",
+        "slice",
     ];
     NAMES.contains(&name)
 }

@@ -69,10 +69,7 @@ pub enum RecipeError {
 }
 
 fn string(v: &Value, field: &str, what: &str) -> Result<String, RecipeError> {
-    v.get(field)
-        .and_then(Value::as_str)
-        .map(str::to_string)
-        .ok_or_else(|| RecipeError::Malformed(format!("{what}: no string {field:?}")))
+    v.get(field).and_then(Value::as_str).map(str::to_string).ok_or_else(|| RecipeError::Malformed(format!("{what}: no string {field:?}")))
 }
 
 impl Recipe {
@@ -107,10 +104,8 @@ impl Recipe {
             other => return Err(RecipeError::Unsupported(format!("kind {other:?}"))),
         }
         let expression = string(b2o, "expression", "lazyexpr")?;
-        let ops = b2o
-            .get("operands")
-            .and_then(Value::as_object)
-            .ok_or_else(|| RecipeError::Malformed("lazyexpr: no operands object".into()))?;
+        let ops =
+            b2o.get("operands").and_then(Value::as_object).ok_or_else(|| RecipeError::Malformed("lazyexpr: no operands object".into()))?;
         let mut operands = Vec::with_capacity(ops.len());
         for (name, r) in ops {
             let what = format!("operand {name}");
@@ -206,6 +201,9 @@ mod tests {
         let r = Recipe::from_vlmeta(&vl).unwrap();
         assert_eq!(r.expression, "o0 + o1");
         assert_eq!(r.operands[0], ("o0".to_string(), OperandRef::UrlPath("a.b2nd".into())));
-        assert_eq!(r.operands[1], ("o1".to_string(), OperandRef::C2Array { path: "@public/x.b2nd".into(), urlbase: Some("https://h/".into()) }));
+        assert_eq!(
+            r.operands[1],
+            ("o1".to_string(), OperandRef::C2Array { path: "@public/x.b2nd".into(), urlbase: Some("https://h/".into()) })
+        );
     }
 }
