@@ -45,9 +45,11 @@ use eval::Val;
 use typed::Step;
 use values::Col;
 
-/// Most elements one `evaluate` call computes (2^27): its working memory is
-/// a few columns of this many items.
-pub const MAX_REGION_ELEMENTS: u64 = 1 << 27;
+/// Most elements one `evaluate` call computes (2^24, 16 Mi): its working
+/// memory is a few columns of this many items (8 bytes each for integers
+/// and float64, 16 for complex128), so at most a few hundred MB. Blocks are
+/// far smaller; a caller with a larger region splits it.
+pub const MAX_REGION_ELEMENTS: u64 = 1 << 24;
 
 /// An operand as the expression sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -143,9 +145,13 @@ impl Program {
     /// (start, shape, in its own coordinates) that computing the result
     /// region `[start, start + shape)` reads. Broadcast axes (operand
     /// dimension 1) map to `[0, 1)`; result axes the operand lacks are
-    /// dropped. `start` and `shape` must have the result's rank.
+    /// dropped. `start` and `shape` should have the result's rank (missing
+    /// trailing entries count as 0, which `evaluate` then refuses). Panics if
+    /// `i` is not below `operands().len()`.
     pub fn operand_region(&self, i: usize, start: &[u64], shape: &[u64]) -> (Vec<u64>, Vec<u64>) {
-        broadcast::operand_region(&self.operands[i].shape, start, shape)
+        let n = self.shape.len();
+        let pad = |v: &[u64]| (0..n).map(|k| v.get(k).copied().unwrap_or(0)).collect::<Vec<u64>>();
+        broadcast::operand_region(&self.operands[i].shape, &pad(start), &pad(shape))
     }
 
     fn check_region(&self, start: &[u64], shape: &[u64]) -> Result<u64, ComputeError> {
@@ -283,6 +289,20 @@ mod tests {
         assert!(matches!(p.evaluate(&[u64::MAX], &[4], &[&a], &mut out), Err(ComputeError::Region { .. })));
         assert!(matches!(p.evaluate(&[0], &[4], &[], &mut out), Err(ComputeError::InputCount { .. })));
         assert!(p.evaluate(&[2], &[0], &[&[]], &mut []).is_ok());
+    }
+
+    #[test]
+    fn programs_are_shareable_and_regions_total() {
+        fn shareable<T: Send + Sync>() {}
+        shareable::<Program>();
+        let ops = vec![("a".to_string(), info("<f8", &[2, 3]))];
+        let p = Program::compile("a + 1", &ops).unwrap();
+        assert_eq!(p.operand_region(0, &[1], &[]), (vec![1, 0], vec![0, 0]));
+        let mut out = [0u8; 8];
+        assert!(matches!(p.evaluate(&[1], &[1], &[&[0u8; 8]], &mut out), Err(ComputeError::Region { .. })));
+        let big = vec![("a".to_string(), info("<f8", &[1 << 25]))];
+        let p = Program::compile("a * 2", &big).unwrap();
+        assert!(matches!(p.evaluate(&[0], &[1 << 25], &[&[]], &mut []), Err(ComputeError::RegionTooLarge(_))));
     }
 
     #[test]
