@@ -164,7 +164,7 @@ impl Program {
                 return Err(bad());
             }
         }
-        let n: u64 = shape.iter().product();
+        let n = elements(shape);
         if n > MAX_REGION_ELEMENTS {
             return Err(ComputeError::RegionTooLarge(n));
         }
@@ -188,8 +188,7 @@ impl Program {
         let mut regions = Vec::with_capacity(inputs.len());
         for (i, (op, bytes)) in self.operands.iter().zip(inputs).enumerate() {
             let (_, oshape) = self.operand_region(i, start, shape);
-            let items: u64 = oshape.iter().product();
-            let expected = items as usize * op.dtype.itemsize();
+            let expected = usize::try_from(elements(&oshape)).ok().and_then(|e| e.checked_mul(op.dtype.itemsize())).unwrap_or(usize::MAX);
             if bytes.len() != expected {
                 return Err(ComputeError::BufferLength { which: format!("input {} ({})", i, op.name), got: bytes.len(), expected });
             }
@@ -203,12 +202,11 @@ impl Program {
             let op = &self.operands[i];
             let col = values::load(inputs[i], op.dtype, op.order);
             let oshape = &regions[i];
-            let items: u64 = oshape.iter().product();
-            if items == 1 && n != 1 {
+            if elements(oshape) == 1 && n != 1 {
                 return Val { col, scalar: true };
             }
             let same = oshape.len() == shape.len() && oshape == shape
-                || oshape.iter().product::<u64>() == n as u64 && shape[..shape.len() - oshape.len()].iter().all(|&d| d == 1);
+                || elements(oshape) == n as u64 && shape[..shape.len() - oshape.len()].iter().all(|&d| d == 1);
             if same {
                 return Val { col, scalar: false };
             }
@@ -217,6 +215,16 @@ impl Program {
         let val = eval::execute(&self.steps, self.root, &self.last, &mut load)?;
         values::store(&val.col, self.dtype, out);
         Ok(())
+    }
+}
+
+/// Items in a region of this shape; no overflow whatever the shape (a zero
+/// axis makes 0, and a product past u64 saturates, to be refused).
+fn elements(shape: &[u64]) -> u64 {
+    if shape.contains(&0) {
+        0
+    } else {
+        shape.iter().fold(1u64, |a, &d| a.saturating_mul(d))
     }
 }
 
@@ -303,6 +311,68 @@ mod tests {
         let big = vec![("a".to_string(), info("<f8", &[1 << 25]))];
         let p = Program::compile("a * 2", &big).unwrap();
         assert!(matches!(p.evaluate(&[0], &[1 << 25], &[&[]], &mut []), Err(ComputeError::RegionTooLarge(_))));
+    }
+
+    #[test]
+    fn empty_regions_of_huge_shapes_do_not_overflow() {
+        // b's region spans 2^80 items: counted without overflow, refused.
+        let ops = vec![("a".to_string(), info("<f8", &[1 << 40, 0, 1 << 40])), ("b".to_string(), info("<f8", &[1 << 40, 1, 1 << 40]))];
+        let p = Program::compile("a + b", &ops).unwrap();
+        assert_eq!(p.shape(), &[1 << 40, 0, 1 << 40]);
+        let r = p.evaluate(&[0, 0, 0], &[1 << 40, 0, 1 << 40], &[&[], &[]], &mut []);
+        assert!(matches!(r, Err(ComputeError::BufferLength { .. })), "{r:?}");
+        assert!(matches!(Program::compile("b", &ops), Err(ComputeError::TooLarge(_))));
+    }
+
+    /// A poor man's fuzzer (cargo-fuzz is not always at hand): token soup
+    /// from a fixed alphabet, compiled against operands of assorted dtypes
+    /// and shapes, evaluated whenever it compiles. Nothing may panic, and a
+    /// compiled program evaluates.
+    #[test]
+    fn token_soup_never_panics() {
+        const TOKENS: &[&str] = &[
+            "a", "b", "c", "d", "e", "g", "(", ")", ",", "+", "-", "*", "/", "//", "%", "**", "<", ">=", "==", "!=", "&", "|", "^", "~",
+            "<<", ">>", "1", "0", "-1", "2.5", "1e308", "nan", "inf", "True", "3j", "300", "sin", "sqrt", "where", "maximum", "abs",
+            "real", "arctan2", "floor", "isnan", "log1p", "clip", "conj", "square", "sign", "round",
+        ];
+        let ops = vec![
+            ("a".to_string(), info("<f8", &[2, 3])),
+            ("b".to_string(), info(">i2", &[3])),
+            ("c".to_string(), info("|b1", &[2, 1])),
+            ("d".to_string(), info("<c8", &[1, 3])),
+            ("e".to_string(), info("<u8", &[])),
+            ("g".to_string(), info("|i1", &[1])),
+        ];
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut compiled = 0;
+        for _ in 0..100_000 {
+            let len = 1 + next() % 8;
+            let text: Vec<&str> = (0..len).map(|_| TOKENS[(next() % TOKENS.len() as u64) as usize]).collect();
+            let text = text.join(" ");
+            let Ok(p) = Program::compile(&text, &ops) else { continue };
+            compiled += 1;
+            let shape = p.shape().to_vec();
+            let start = vec![0; shape.len()];
+            let inputs: Vec<Vec<u8>> = (0..p.operands().len())
+                .map(|i| {
+                    let info = &ops.iter().find(|(n, _)| *n == p.operands()[i]).unwrap().1;
+                    let item = DType::parse(&info.dtype_str).unwrap().0.itemsize();
+                    let n = elements(&p.operand_region(i, &start, &shape).1) as usize * item;
+                    (0..n).map(|_| next() as u8).collect()
+                })
+                .collect();
+            let refs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
+            let mut out = vec![0u8; elements(&shape) as usize * p.dtype().itemsize()];
+            let r = p.evaluate(&start, &shape, &refs, &mut out);
+            assert!(r.is_ok(), "{text:?}: {r:?}");
+        }
+        assert!(compiled > 1000, "only {compiled} compiled");
     }
 
     #[test]
