@@ -284,16 +284,18 @@ def saved(args):
 def probe_dtypes(_args):
     import blosc2
 
-    for op in ["+", "/", "//", "**", "<", "&"]:
+    def reported(expr, **dts):
+        try:
+            e = blosc2.lazyexpr(expr, {k: blosc2.ones(2, dtype=d) for k, d in dts.items()})
+            return np.dtype(e.dtype).str[1:]
+        except Exception:  # noqa: BLE001
+            return "ERR"
+
+    for f in UNFUNCS:
+        print(f, " ".join(reported(f"{f}(a)", a=x) for x in DTYPES))
+    for op in ["a + b", "a / b", "a // b", "a ** b", "a < b", "a & b"] + [f"{f}(a, b)" for f in BINFUNCS]:
         for x in DTYPES:
-            row = []
-            for y in DTYPES:
-                try:
-                    e = blosc2.lazyexpr(f"a {op} b", {"a": blosc2.ones(2, dtype=x), "b": blosc2.ones(2, dtype=y)})
-                    row.append(np.dtype(e.dtype).str[1:])
-                except Exception:  # noqa: BLE001
-                    row.append("ERR")
-            print(op, x, " ".join(row))
+            print(op, x, " ".join(reported(op, a=x, b=y) for y in DTYPES))
 
 
 def main():
