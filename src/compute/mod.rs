@@ -89,13 +89,25 @@ impl Program {
         let ast = parse::parse(expression)?;
         let parsed: Vec<Option<(DType, ByteOrder)>> = operands.iter().map(|(_, info)| DType::parse(&info.dtype_str).ok()).collect();
         let names: Vec<(&str, Option<DType>)> = operands.iter().zip(&parsed).map(|((n, _), p)| (n.as_str(), p.map(|p| p.0))).collect();
-        let mut typed = typed::type_ast(&ast, &names, false)?;
+        // Name the stored dtype of an operand whose dtype is not computable.
+        let name_dtype = |e: ComputeError| match e {
+            ComputeError::DType(what) => {
+                let name = what.strip_prefix("operand ").unwrap_or(&what);
+                match operands.iter().find(|(n, _)| n == name) {
+                    Some((n, info)) => ComputeError::DType(format!("{} (operand {n})", info.dtype_str)),
+                    None => ComputeError::DType(what),
+                }
+            }
+            e => e,
+        };
+        let mut typed = typed::type_ast(&ast, &names, false).map_err(name_dtype)?;
         let result = typed.steps[typed.root].dtype;
         let narrow = typed.steps.iter().any(|s| matches!(s.dtype, DType::F32 | DType::C64));
         if matches!(result, DType::F64 | DType::C128) && narrow {
-            let wide = typed::type_ast(&ast, &names, true)?;
-            if wide.steps[wide.root].dtype == result {
-                typed = wide;
+            if let Ok(wide) = typed::type_ast(&ast, &names, true) {
+                if wide.steps[wide.root].dtype == result {
+                    typed = wide;
+                }
             }
         }
         let mut used = Vec::new();
@@ -383,7 +395,7 @@ mod tests {
         assert!(matches!(Program::compile("a + b", &ops), Err(ComputeError::Broadcast(..))));
         assert!(Program::compile("a + a", &ops).is_ok());
         let ops = vec![("s".to_string(), info("<U8", &[3]))];
-        assert!(matches!(Program::compile("s + 1", &ops), Err(ComputeError::DType(_))));
+        assert_eq!(Program::compile("s + 1", &ops).unwrap_err(), ComputeError::DType("<U8 (operand s)".into()));
         assert!(matches!(Program::compile("sum(a)", &ops), Err(ComputeError::NotElementwise(_))));
     }
 
