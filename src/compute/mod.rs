@@ -13,11 +13,13 @@
 //! two engines (miniexpr when every operand has the result's shape, chunks
 //! and blocks; numexpr otherwise) disagree in places, and the choices made
 //! here are listed in [`promote`] (dtypes) and [`eval`] (values). One rule
-//! worth knowing: when the result is float64 or complex128, every float32 or
-//! complex64 step is computed in float64 or complex128 instead, so
-//! `a * 2 + sin(b)` with a float32 `b` takes `sin` in float64, as
-//! python-blosc2's miniexpr engine does (numpy would take it in float32),
-//! and `i8 + cosh(i2)` takes `cosh` of the int16 in float64 (both engines).
+//! worth knowing: when the result is float64 or complex128, float functions
+//! (`sin`, `sqrt`, `arctan2`, ...) that numpy would take in float32 or
+//! complex64 are taken in float64 or complex128, so `a * 2 + sin(b)` with a
+//! float32 `b` takes `sin` in float64, as python-blosc2's miniexpr engine
+//! does (numpy would take it in float32), and `i8 + cosh(i2)` takes `cosh`
+//! of the int16 in float64 (both engines); arithmetic keeps numpy's types
+//! (`(i1 + f4) + i8` adds in float32 first, as both engines do).
 //!
 //! Bounds against hostile input: [`MAX_NODES`] syntax nodes, [`MAX_DEPTH`]
 //! nesting, [`MAX_NDIM`] dimensions, [`MAX_ELEMENTS`] result elements,

@@ -110,7 +110,9 @@ struct Typer<'a> {
     steps: Vec<Step>,
     operands: &'a [(&'a str, Option<DType>)],
     loads: Vec<Option<usize>>,
-    /// Compute in float64 / complex128 what would be float32 / complex64.
+    /// Compute float functions (sin, sqrt, arctan2, ...) in float64 /
+    /// complex128 where numpy would use float32 / complex64; arithmetic keeps
+    /// numpy's types.
     widen: bool,
 }
 
@@ -171,8 +173,7 @@ impl<'a> Typer<'a> {
                     r
                 }
             };
-            let wide = self.wide(d);
-            return Ok(T::Reg(self.reg(T::Reg(r, d), wide)?, wide));
+            return Ok(T::Reg(r, d));
         }
         Ok(T::Weak(match name {
             "nan" => WeakVal::Float(f64::NAN),
@@ -302,7 +303,10 @@ impl<'a> Typer<'a> {
                 (p, p)
             }
         };
-        let (input, output) = (self.wide(input), self.wide(output));
+        let (input, output) = match op {
+            Bin::Atan2 | Bin::Hypot | Bin::Copysign | Bin::NextAfter | Bin::LogAddExp => (self.wide(input), self.wide(output)),
+            _ => (input, output),
+        };
         let (ra, rb) = (self.reg(a, input)?, self.reg(b, input)?);
         Ok(T::Reg(self.push(Instr::Bin(op, ra, rb), output), output))
     }
@@ -421,12 +425,12 @@ impl<'a> Typer<'a> {
             }
             Func::Where => {
                 let c = self.reg(args[0], DType::Bool)?;
-                let d = self.wide(promote(args[1].ty(), args[2].ty()).concrete());
+                let d = promote(args[1].ty(), args[2].ty()).concrete();
                 let (x, y) = (self.reg(args[1], d)?, self.reg(args[2], d)?);
                 Ok(T::Reg(self.push(Instr::Where(c, x, y), d), d))
             }
             Func::Clip => {
-                let d = self.wide(promote(promote(args[0].ty(), args[1].ty()), args[2].ty()).concrete());
+                let d = promote(promote(args[0].ty(), args[1].ty()), args[2].ty()).concrete();
                 if d.kind() == Kind::Complex {
                     return Err(type_err(name, d));
                 }
