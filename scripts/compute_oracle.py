@@ -11,6 +11,10 @@ tests/compute_oracle.rs (blosc2fs's src/compute/).
         `lazyexpr.try_miniexpr = False`), each in a forked child because
         miniexpr can crash the process (SIGFPE on an integer division by
         zero), and writes the results as .npy and DIR/manifest.json.
+    compute_oracle.py saved --seed S --out DIR
+        Saves `a * 2 + sin(b) - c` with operands on disk, reopens it with
+        `blosc2.open(..., deserialize="full")` and writes its vlmeta, the
+        operands and the values python-blosc2 reads.
     compute_oracle.py recipes --out DIR
         Saves expressions with python-blosc2 and prints their vlmeta (how
         src/compute/recipe.rs's forms were checked).
@@ -247,19 +251,51 @@ def recipes(args):
         print(label, "vlmeta b2o", json.dumps(res.schunk.vlmeta["b2o"]))
 
 
+def saved(args):
+    """Save `a * 2 + sin(b) - c` (float64, float32, int32 operands on disk),
+    reopen it as a user would, and write its vlmeta, the operands (as
+    <name>.npy) and python-blosc2's values (e.npy)."""
+    import blosc2
+    from blosc2 import blosc2_ext
+
+    os.makedirs(os.path.join(args.out, "ops"), exist_ok=True)
+    os.chdir(args.out)
+    nrng = np.random.default_rng(args.seed)
+    n = 10_000
+    arrays = {
+        "a": nrng.normal(size=n) * 10,
+        "b": (nrng.normal(size=n) * 10).astype("f4"),
+        # Native byte order: python-blosc2 4.14.1's engines read a
+        # big-endian operand's bytes as little-endian.
+        "c": nrng.integers(-1000, 1000, n).astype("<i4"),
+    }
+    ops = {}
+    for name, v in arrays.items():
+        ops[name] = blosc2.asarray(v, urlpath=f"ops/{name}.b2nd", mode="w")
+        np.save(f"{name}.npy", v, allow_pickle=False)
+    blosc2.lazyexpr("a * 2 + sin(b) - c", ops).save("e.b2nd")
+    opened = blosc2.open("e.b2nd", deserialize="full")
+    np.save("e.npy", np.asarray(opened[()]), allow_pickle=False)
+    res = blosc2_ext.open("e.b2nd", "r", 0)
+    with open("vlmeta.json", "w") as f:
+        json.dump({k: res.schunk.vlmeta[k] for k in res.schunk.vlmeta.getall()}, f)
+
+
 def probe_dtypes(_args):
     import blosc2
 
-    for op in ["+", "/", "//", "**", "<", "&"]:
+    def reported(expr, **dts):
+        try:
+            e = blosc2.lazyexpr(expr, {k: blosc2.ones(2, dtype=d) for k, d in dts.items()})
+            return np.dtype(e.dtype).str[1:]
+        except Exception:  # noqa: BLE001
+            return "ERR"
+
+    for f in UNFUNCS:
+        print(f, " ".join(reported(f"{f}(a)", a=x) for x in DTYPES))
+    for op in ["a + b", "a / b", "a // b", "a ** b", "a < b", "a & b"] + [f"{f}(a, b)" for f in BINFUNCS]:
         for x in DTYPES:
-            row = []
-            for y in DTYPES:
-                try:
-                    e = blosc2.lazyexpr(f"a {op} b", {"a": blosc2.ones(2, dtype=x), "b": blosc2.ones(2, dtype=y)})
-                    row.append(np.dtype(e.dtype).str[1:])
-                except Exception:  # noqa: BLE001
-                    row.append("ERR")
-            print(op, x, " ".join(row))
+            print(op, x, " ".join(reported(op, a=x, b=y) for y in DTYPES))
 
 
 def main():
@@ -271,9 +307,12 @@ def main():
     c.add_argument("--out", required=True)
     r = sub.add_parser("recipes")
     r.add_argument("--out", required=True)
+    sv = sub.add_parser("saved")
+    sv.add_argument("--seed", type=int, default=1)
+    sv.add_argument("--out", required=True)
     sub.add_parser("probe-dtypes")
     args = ap.parse_args()
-    {"cases": cases, "recipes": recipes, "probe-dtypes": probe_dtypes}[args.cmd](args)
+    {"cases": cases, "recipes": recipes, "saved": saved, "probe-dtypes": probe_dtypes}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ if [ "${FUZZ_KEEP_GOING:-1}" = 1 ]; then
 fi
 export CARGO_BUILD_JOBS="${FUZZ_JOBS:-2}"
 CONFORMANCE="${BLOSC2FS_CONFORMANCE:-$ROOT/../shared/conformance/c-blosc2}"
-ALL_TARGETS=(frame chunk metalayer codecs zip_directory embed_map)
+ALL_TARGETS=(frame chunk metalayer codecs zip_directory embed_map expression)
 if [ "$#" -gt 0 ]; then TARGETS=("$@"); else TARGETS=("${ALL_TARGETS[@]}"); fi
 
 if ! command -v cargo-fuzz >/dev/null 2>&1; then
@@ -87,6 +87,13 @@ if [ -d "$ROOT/tests/fixtures/stores" ]; then
     seed zip_directory "${zips[@]}"
     seed embed_map "${embeds[@]}"
 fi
+# Expressions: the hostile ones kept as regressions, and a few ordinary ones
+# (first byte: the region pick; then the text).
+mkdir -p "$FUZZ/corpus/expression"
+for e in 'a * 2 + sin(b) - c' 'where(c, a / b, real(d)) + e % g' 'arctan2(a, f) > 0.5' '(b << 2) & 7 | ~g'; do
+    printf '\x01%s' "$e" >"$FUZZ/corpus/expression/seed-$(printf '%s' "$e" | sha1sum | cut -c1-8)"
+done
+seed expression "$ROOT"/tests/fuzz_regressions/expression-*.bin
 
 # Metalayer contents (msgpack bin32 fields holding a fixarray) cut out of the
 # frames, plus a few hand-written values.

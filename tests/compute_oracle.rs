@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-use blosc2fs::compute::{ComputeError, DType, OperandInfo, Program};
+use blosc2fs::compute::{ComputeError, DType, OperandInfo, OperandRef, Program, Recipe};
 use common::*;
 use serde_json::Value;
 
@@ -282,4 +282,52 @@ fn random_expressions_match_python_blosc2() {
     }
     assert!(evaluated * 10 >= accepted * 6, "only {evaluated} of {accepted} cases evaluated; refused: {refusals:?}");
     assert!(failures.is_empty(), "seed {seed}: {} failures:\n{}", failures.len(), failures.join("\n"));
+}
+
+/// The example end to end: python-blosc2 saves `a * 2 + sin(b) - c`
+/// (float64, float32, int32 operands on disk); its recipe is read from the
+/// saved vlmeta, compiled and evaluated here, and agrees with what
+/// `blosc2.open(..., deserialize="full")` reads to 4e-15: both take `sin` of
+/// the float32 operand in float64, where numpy (float32 `sin`) is 1e-8 off.
+#[test]
+fn saved_expression_reads_as_python_blosc2_computes() {
+    let dir = tempfile::tempdir().unwrap();
+    let status = Command::new(oracle_python())
+        .arg(repo_root().join("scripts/compute_oracle.py"))
+        .args(["saved", "--seed", "7", "--out"])
+        .arg(dir.path())
+        .status()
+        .unwrap();
+    assert!(status.success(), "compute_oracle.py saved failed");
+    let vlmeta: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("vlmeta.json")).unwrap()).unwrap();
+    let recipe = Recipe::from_vlmeta(&vlmeta).unwrap();
+    assert_eq!(recipe.expression, "a * 2 + sin(b) - c");
+    let mut ops = Vec::new();
+    let mut inputs = Vec::new();
+    for (name, r) in &recipe.operands {
+        assert_eq!(r, &OperandRef::UrlPath(format!("ops/{name}.b2nd")));
+        let (descr, shape, bytes) = read_npy(&dir.path().join(format!("{name}.npy")));
+        ops.push((name.clone(), OperandInfo { dtype_str: descr, shape }));
+        inputs.push(bytes);
+    }
+    let program = Program::compile(&recipe.expression, &ops).unwrap();
+    assert_eq!(program.dtype(), DType::F64);
+    let shape = program.shape().to_vec();
+    let (_, want_shape, want) = read_npy(&dir.path().join("e.npy"));
+    assert_eq!(shape, want_shape);
+    let refs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
+    let mut out = vec![0u8; want.len()];
+    program.evaluate(&vec![0; shape.len()], &shape, &refs, &mut out).unwrap();
+    assert_eq!(mismatch(DType::F64, &out, &want, Some(4e-15)), None);
+    // The tolerance tells the two apart: sin in float32, as numpy takes it.
+    let f = |b: &[u8], i: usize, w: usize| b[i * w..(i + 1) * w].to_vec();
+    let numpy_like: Vec<u8> = (0..want.len() / 8)
+        .flat_map(|i| {
+            let a = f64::from_le_bytes(f(&inputs[0], i, 8).try_into().unwrap());
+            let b = f32::from_le_bytes(f(&inputs[1], i, 4).try_into().unwrap());
+            let c = i32::from_le_bytes(f(&inputs[2], i, 4).try_into().unwrap());
+            (a * 2.0 + b.sin() as f64 - c as f64).to_le_bytes()
+        })
+        .collect();
+    assert!(mismatch(DType::F64, &numpy_like, &want, Some(4e-15)).is_some());
 }

@@ -15,8 +15,12 @@
 //! logical_xor bitwise_and bitwise_or bitwise_xor bitwise_left_shift
 //! bitwise_right_shift`; `where(c, x, y)`, `clip(x, lo, hi)`.
 //! On complex operands: `+ - * /`, `== !=`, `abs real imag conj negative
-//! positive square sqrt exp log sin cos sinh cosh tanh isnan isinf
-//! isfinite`, `where`.
+//! positive square reciprocal sqrt exp log sin cos sinh cosh tanh isnan
+//! isinf isfinite`, `where`.
+//!
+//! `np.sin(a)` and other attribute forms are refused, as python-blosc2
+//! refuses them ("Invalid method name"); so are `a.sum()`-style methods and
+//! indexing (not elementwise).
 //!
 //! Refused: the string functions `contains startswith endswith lower upper`
 //! (no string dtypes here); `broadcast_to` and every reduction,

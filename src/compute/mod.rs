@@ -13,11 +13,13 @@
 //! two engines (miniexpr when every operand has the result's shape, chunks
 //! and blocks; numexpr otherwise) disagree in places, and the choices made
 //! here are listed in [`promote`] (dtypes) and [`eval`] (values). One rule
-//! worth knowing: when the result is float64 or complex128, every float32 or
-//! complex64 step is computed in float64 or complex128 instead, so
-//! `a * 2 + sin(b)` with a float32 `b` takes `sin` in float64, as
-//! python-blosc2's miniexpr engine does (numpy would take it in float32),
-//! and `i8 + cosh(i2)` takes `cosh` of the int16 in float64 (both engines).
+//! worth knowing: when the result is float64 or complex128, float functions
+//! (`sin`, `sqrt`, `arctan2`, ...) that numpy would take in float32 or
+//! complex64 are taken in float64 or complex128, so `a * 2 + sin(b)` with a
+//! float32 `b` takes `sin` in float64, as python-blosc2's miniexpr engine
+//! does (numpy would take it in float32), and `i8 + cosh(i2)` takes `cosh`
+//! of the int16 in float64 (both engines); arithmetic keeps numpy's types
+//! (`(i1 + f4) + i8` adds in float32 first, as both engines do).
 //!
 //! Bounds against hostile input: [`MAX_NODES`] syntax nodes, [`MAX_DEPTH`]
 //! nesting, [`MAX_NDIM`] dimensions, [`MAX_ELEMENTS`] result elements,
@@ -47,9 +49,11 @@ use eval::Val;
 use typed::Step;
 use values::Col;
 
-/// Most elements one `evaluate` call computes (2^27): its working memory is
-/// a few columns of this many items.
-pub const MAX_REGION_ELEMENTS: u64 = 1 << 27;
+/// Most elements one `evaluate` call computes (2^24, 16 Mi): its working
+/// memory is a few columns of this many items (8 bytes each for integers
+/// and float64, 16 for complex128), so at most a few hundred MB. Blocks are
+/// far smaller; a caller with a larger region splits it.
+pub const MAX_REGION_ELEMENTS: u64 = 1 << 24;
 
 /// An operand as the expression sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,13 +93,25 @@ impl Program {
         let ast = parse::parse(expression)?;
         let parsed: Vec<Option<(DType, ByteOrder)>> = operands.iter().map(|(_, info)| DType::parse(&info.dtype_str).ok()).collect();
         let names: Vec<(&str, Option<DType>)> = operands.iter().zip(&parsed).map(|((n, _), p)| (n.as_str(), p.map(|p| p.0))).collect();
-        let mut typed = typed::type_ast(&ast, &names, false)?;
+        // Name the stored dtype of an operand whose dtype is not computable.
+        let name_dtype = |e: ComputeError| match e {
+            ComputeError::DType(what) => {
+                let name = what.strip_prefix("operand ").unwrap_or(&what);
+                match operands.iter().find(|(n, _)| n == name) {
+                    Some((n, info)) => ComputeError::DType(format!("{} (operand {n})", info.dtype_str)),
+                    None => ComputeError::DType(what),
+                }
+            }
+            e => e,
+        };
+        let mut typed = typed::type_ast(&ast, &names, false).map_err(name_dtype)?;
         let result = typed.steps[typed.root].dtype;
         let narrow = typed.steps.iter().any(|s| matches!(s.dtype, DType::F32 | DType::C64));
         if matches!(result, DType::F64 | DType::C128) && narrow {
-            let wide = typed::type_ast(&ast, &names, true)?;
-            if wide.steps[wide.root].dtype == result {
-                typed = wide;
+            if let Ok(wide) = typed::type_ast(&ast, &names, true) {
+                if wide.steps[wide.root].dtype == result {
+                    typed = wide;
+                }
             }
         }
         let mut used = Vec::new();
@@ -145,9 +161,13 @@ impl Program {
     /// (start, shape, in its own coordinates) that computing the result
     /// region `[start, start + shape)` reads. Broadcast axes (operand
     /// dimension 1) map to `[0, 1)`; result axes the operand lacks are
-    /// dropped. `start` and `shape` must have the result's rank.
+    /// dropped. `start` and `shape` should have the result's rank (missing
+    /// trailing entries count as 0, which `evaluate` then refuses). Panics if
+    /// `i` is not below `operands().len()`.
     pub fn operand_region(&self, i: usize, start: &[u64], shape: &[u64]) -> (Vec<u64>, Vec<u64>) {
-        broadcast::operand_region(&self.operands[i].shape, start, shape)
+        let n = self.shape.len();
+        let pad = |v: &[u64]| (0..n).map(|k| v.get(k).copied().unwrap_or(0)).collect::<Vec<u64>>();
+        broadcast::operand_region(&self.operands[i].shape, &pad(start), &pad(shape))
     }
 
     fn check_region(&self, start: &[u64], shape: &[u64]) -> Result<u64, ComputeError> {
@@ -160,7 +180,7 @@ impl Program {
                 return Err(bad());
             }
         }
-        let n: u64 = shape.iter().product();
+        let n = elements(shape);
         if n > MAX_REGION_ELEMENTS {
             return Err(ComputeError::RegionTooLarge(n));
         }
@@ -184,8 +204,7 @@ impl Program {
         let mut regions = Vec::with_capacity(inputs.len());
         for (i, (op, bytes)) in self.operands.iter().zip(inputs).enumerate() {
             let (_, oshape) = self.operand_region(i, start, shape);
-            let items: u64 = oshape.iter().product();
-            let expected = items as usize * op.dtype.itemsize();
+            let expected = usize::try_from(elements(&oshape)).ok().and_then(|e| e.checked_mul(op.dtype.itemsize())).unwrap_or(usize::MAX);
             if bytes.len() != expected {
                 return Err(ComputeError::BufferLength { which: format!("input {} ({})", i, op.name), got: bytes.len(), expected });
             }
@@ -199,12 +218,11 @@ impl Program {
             let op = &self.operands[i];
             let col = values::load(inputs[i], op.dtype, op.order);
             let oshape = &regions[i];
-            let items: u64 = oshape.iter().product();
-            if items == 1 && n != 1 {
+            if elements(oshape) == 1 && n != 1 {
                 return Val { col, scalar: true };
             }
             let same = oshape.len() == shape.len() && oshape == shape
-                || oshape.iter().product::<u64>() == n as u64 && shape[..shape.len() - oshape.len()].iter().all(|&d| d == 1);
+                || elements(oshape) == n as u64 && shape[..shape.len() - oshape.len()].iter().all(|&d| d == 1);
             if same {
                 return Val { col, scalar: false };
             }
@@ -213,6 +231,16 @@ impl Program {
         let val = eval::execute(&self.steps, self.root, &self.last, &mut load)?;
         values::store(&val.col, self.dtype, out);
         Ok(())
+    }
+}
+
+/// Items in a region of this shape; no overflow whatever the shape (a zero
+/// axis makes 0, and a product past u64 saturates, to be refused).
+fn elements(shape: &[u64]) -> u64 {
+    if shape.contains(&0) {
+        0
+    } else {
+        shape.iter().fold(1u64, |a, &d| a.saturating_mul(d))
     }
 }
 
@@ -288,6 +316,82 @@ mod tests {
     }
 
     #[test]
+    fn programs_are_shareable_and_regions_total() {
+        fn shareable<T: Send + Sync>() {}
+        shareable::<Program>();
+        let ops = vec![("a".to_string(), info("<f8", &[2, 3]))];
+        let p = Program::compile("a + 1", &ops).unwrap();
+        assert_eq!(p.operand_region(0, &[1], &[]), (vec![1, 0], vec![0, 0]));
+        let mut out = [0u8; 8];
+        assert!(matches!(p.evaluate(&[1], &[1], &[&[0u8; 8]], &mut out), Err(ComputeError::Region { .. })));
+        let big = vec![("a".to_string(), info("<f8", &[1 << 25]))];
+        let p = Program::compile("a * 2", &big).unwrap();
+        assert!(matches!(p.evaluate(&[0], &[1 << 25], &[&[]], &mut []), Err(ComputeError::RegionTooLarge(_))));
+    }
+
+    #[test]
+    fn empty_regions_of_huge_shapes_do_not_overflow() {
+        // b's region spans 2^80 items: counted without overflow, refused.
+        let ops = vec![("a".to_string(), info("<f8", &[1 << 40, 0, 1 << 40])), ("b".to_string(), info("<f8", &[1 << 40, 1, 1 << 40]))];
+        let p = Program::compile("a + b", &ops).unwrap();
+        assert_eq!(p.shape(), &[1 << 40, 0, 1 << 40]);
+        let r = p.evaluate(&[0, 0, 0], &[1 << 40, 0, 1 << 40], &[&[], &[]], &mut []);
+        assert!(matches!(r, Err(ComputeError::BufferLength { .. })), "{r:?}");
+        assert!(matches!(Program::compile("b", &ops), Err(ComputeError::TooLarge(_))));
+    }
+
+    /// A poor man's fuzzer (cargo-fuzz is not always at hand): token soup
+    /// from a fixed alphabet, compiled against operands of assorted dtypes
+    /// and shapes, evaluated whenever it compiles. Nothing may panic, and a
+    /// compiled program evaluates.
+    #[test]
+    fn token_soup_never_panics() {
+        const TOKENS: &[&str] = &[
+            "a", "b", "c", "d", "e", "g", "(", ")", ",", "+", "-", "*", "/", "//", "%", "**", "<", ">=", "==", "!=", "&", "|", "^", "~",
+            "<<", ">>", "1", "0", "-1", "2.5", "1e308", "nan", "inf", "True", "3j", "300", "sin", "sqrt", "where", "maximum", "abs",
+            "real", "arctan2", "floor", "isnan", "log1p", "clip", "conj", "square", "sign", "round",
+        ];
+        let ops = vec![
+            ("a".to_string(), info("<f8", &[2, 3])),
+            ("b".to_string(), info(">i2", &[3])),
+            ("c".to_string(), info("|b1", &[2, 1])),
+            ("d".to_string(), info("<c8", &[1, 3])),
+            ("e".to_string(), info("<u8", &[])),
+            ("g".to_string(), info("|i1", &[1])),
+        ];
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut compiled = 0;
+        for _ in 0..100_000 {
+            let len = 1 + next() % 8;
+            let text: Vec<&str> = (0..len).map(|_| TOKENS[(next() % TOKENS.len() as u64) as usize]).collect();
+            let text = text.join(" ");
+            let Ok(p) = Program::compile(&text, &ops) else { continue };
+            compiled += 1;
+            let shape = p.shape().to_vec();
+            let start = vec![0; shape.len()];
+            let inputs: Vec<Vec<u8>> = (0..p.operands().len())
+                .map(|i| {
+                    let info = &ops.iter().find(|(n, _)| *n == p.operands()[i]).unwrap().1;
+                    let item = DType::parse(&info.dtype_str).unwrap().0.itemsize();
+                    let n = elements(&p.operand_region(i, &start, &shape).1) as usize * item;
+                    (0..n).map(|_| next() as u8).collect()
+                })
+                .collect();
+            let refs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
+            let mut out = vec![0u8; elements(&shape) as usize * p.dtype().itemsize()];
+            let r = p.evaluate(&start, &shape, &refs, &mut out);
+            assert!(r.is_ok(), "{text:?}: {r:?}");
+        }
+        assert!(compiled > 1000, "only {compiled} compiled");
+    }
+
+    #[test]
     fn compile_refusals() {
         let ops = vec![("a".to_string(), info("<f8", &[1 << 30])), ("b".to_string(), info("<f8", &[1 << 30, 1]))];
         assert!(matches!(Program::compile("a + b", &ops), Err(ComputeError::TooLarge(_))));
@@ -295,7 +399,7 @@ mod tests {
         assert!(matches!(Program::compile("a + b", &ops), Err(ComputeError::Broadcast(..))));
         assert!(Program::compile("a + a", &ops).is_ok());
         let ops = vec![("s".to_string(), info("<U8", &[3]))];
-        assert!(matches!(Program::compile("s + 1", &ops), Err(ComputeError::DType(_))));
+        assert_eq!(Program::compile("s + 1", &ops).unwrap_err(), ComputeError::DType("<U8 (operand s)".into()));
         assert!(matches!(Program::compile("sum(a)", &ops), Err(ComputeError::NotElementwise(_))));
     }
 

@@ -110,7 +110,9 @@ struct Typer<'a> {
     steps: Vec<Step>,
     operands: &'a [(&'a str, Option<DType>)],
     loads: Vec<Option<usize>>,
-    /// Compute in float64 / complex128 what would be float32 / complex64.
+    /// Compute float functions (sin, sqrt, arctan2, ...) in float64 /
+    /// complex128 where numpy would use float32 / complex64; arithmetic keeps
+    /// numpy's types.
     widen: bool,
 }
 
@@ -171,8 +173,7 @@ impl<'a> Typer<'a> {
                     r
                 }
             };
-            let wide = self.wide(d);
-            return Ok(T::Reg(self.reg(T::Reg(r, d), wide)?, wide));
+            return Ok(T::Reg(r, d));
         }
         Ok(T::Weak(match name {
             "nan" => WeakVal::Float(f64::NAN),
@@ -302,7 +303,10 @@ impl<'a> Typer<'a> {
                 (p, p)
             }
         };
-        let (input, output) = (self.wide(input), self.wide(output));
+        let (input, output) = match op {
+            Bin::Atan2 | Bin::Hypot | Bin::Copysign | Bin::NextAfter | Bin::LogAddExp => (self.wide(input), self.wide(output)),
+            _ => (input, output),
+        };
         let (ra, rb) = (self.reg(a, input)?, self.reg(b, input)?);
         Ok(T::Reg(self.push(Instr::Bin(op, ra, rb), output), output))
     }
@@ -421,12 +425,12 @@ impl<'a> Typer<'a> {
             }
             Func::Where => {
                 let c = self.reg(args[0], DType::Bool)?;
-                let d = self.wide(promote(args[1].ty(), args[2].ty()).concrete());
+                let d = promote(args[1].ty(), args[2].ty()).concrete();
                 let (x, y) = (self.reg(args[1], d)?, self.reg(args[2], d)?);
                 Ok(T::Reg(self.push(Instr::Where(c, x, y), d), d))
             }
             Func::Clip => {
-                let d = self.wide(promote(promote(args[0].ty(), args[1].ty()), args[2].ty()).concrete());
+                let d = promote(promote(args[0].ty(), args[1].ty()), args[2].ty()).concrete();
                 if d.kind() == Kind::Complex {
                     return Err(type_err(name, d));
                 }
@@ -480,9 +484,12 @@ fn fold_binary(op: Bin, a: WeakVal, b: WeakVal) -> Result<WeakVal, ComputeError>
             Bin::Div if y == 0 => return Err(zero()),
             Bin::Div => Float(x as f64 / y as f64),
             Bin::FloorDiv | Bin::Mod if y == 0 => return Err(zero()),
-            Bin::FloorDiv => Int(x / y - if x % y != 0 && (x < 0) != (y < 0) { 1 } else { 0 }),
+            Bin::FloorDiv => {
+                let (q, r) = (x.checked_div(y).ok_or_else(overflow)?, x.checked_rem(y).ok_or_else(overflow)?);
+                Int(q - if r != 0 && (x < 0) != (y < 0) { 1 } else { 0 })
+            }
             Bin::Mod => {
-                let r = x % y;
+                let r = x.checked_rem(y).ok_or_else(overflow)?;
                 Int(if r != 0 && (r < 0) != (y < 0) { r + y } else { r })
             }
             Bin::Pow if y >= 0 => Int(u32::try_from(y).ok().and_then(|e| x.checked_pow(e)).ok_or_else(overflow)?),
@@ -574,7 +581,7 @@ fn fold_unary(op: UnOp, a: WeakVal) -> Result<WeakVal, ComputeError> {
         (UnOp::Pos, Bool(b)) => Int(b as i128),
         (UnOp::Pos, v) => v,
         (UnOp::Neg, Bool(b)) => Int(-(b as i128)),
-        (UnOp::Neg, Int(i)) => Int(-i),
+        (UnOp::Neg, Int(i)) => Int(i.checked_neg().ok_or_else(|| ComputeError::Literal("integer constant out of range".into()))?),
         (UnOp::Neg, Float(f)) => Float(-f),
         (UnOp::Neg, Complex(r, i)) => Complex(-r, -i),
         (UnOp::Invert, Bool(b)) => Int(!(b as i128)),
@@ -682,6 +689,14 @@ mod tests {
         assert_eq!(fold_binary(Bin::Add, WeakVal::Bool(true), WeakVal::Bool(true)).unwrap(), WeakVal::Int(2));
         assert_eq!(fold_binary(Bin::Mod, WeakVal::Float(-7.5), WeakVal::Float(2.0)).unwrap(), WeakVal::Float(0.5));
         assert_eq!(fold_unary(UnOp::Invert, WeakVal::Int(5)).unwrap(), WeakVal::Int(-6));
+        // i128::MIN // -1 and -i128::MIN overflow: errors, not panics.
+        let min = WeakVal::Int(i128::MIN);
+        assert!(fold_binary(Bin::FloorDiv, min, WeakVal::Int(-1)).is_err());
+        assert!(fold_binary(Bin::Mod, min, WeakVal::Int(-1)).is_err() || fold_binary(Bin::Mod, min, WeakVal::Int(-1)).is_ok());
+        assert!(fold_unary(UnOp::Neg, min).is_err());
+        let ops = [("a", Some(DType::F64))];
+        let text = "a + (-170141183460469231731687303715884105727 - 1) // -1";
+        assert!(matches!(type_ast(&parse(text).unwrap(), &ops, false), Err(ComputeError::Literal(_))));
         assert_eq!(WeakVal::Int(300).to_col(DType::I8), Col::Int(vec![44]));
         assert_eq!(WeakVal::Int(-1).to_col(DType::U8), Col::Int(vec![255]));
     }
