@@ -68,6 +68,7 @@ def main():
     save("ops/m.b2nd", rng.random((40, 30)) > 0.5, (40, 30), (20, 15))
     save("ops/d.b2nd", np.arange(7, dtype="i2"), (7,), (7,))
     save("ops/u.b2nd", rng.integers(0, 200, (40, 30)).astype("u1"), (13, 11), (5, 5))
+    save("ops/w.b2nd", rng.integers(-10**8, 10**8, (40, 1)).astype("i8"), (16, 1), (4, 1))
     save("ops/private.b2nd", a, (16, 16), (8, 8))
     os.chmod(os.path.join(src, "ops/private.b2nd"), 0o600)
     save("a.b2nd", a, (40, 30), (10, 10), base=outside)
@@ -123,6 +124,13 @@ def main():
     computed("e_int", "c // 3 + c % 5 - c * c", {"c": C}, (16, 1), (16, 1))
     computed("e_cmp", "((a > 0.5) & m) | (c < 10)", {"a": A, "m": M, "c": C}, (8, 30), (8, 10))
     computed("e_mixed", "u * c + b", {"u": "ops/u.b2nd", "c": C, "b": B}, (40, 30), (20, 8))
+    # Integers too large for float32 meeting float32: python-blosc2 computes these parts in
+    # float32 and reports float64 (see src/compute/typed.rs, Typing).
+    W = "ops/w.b2nd"
+    computed("e_int_f32", "w + b", {"w": W, "b": B}, (20, 30), (10, 10))
+    computed("e_int_f32_f64", "(w + b) * a", {"w": W, "b": B, "a": A}, (20, 30), (10, 10))
+    computed("e_int_f32_where", "where(m, w, b) - 1", {"m": M, "w": W, "b": B}, (20, 30), (10, 10))
+    computed("e_int_f32_sin", "sin(b) + w", {"w": W, "b": B}, (20, 30), (10, 10), rtol=2e-6)
     # float32 b takes part: python-blosc2's own engines differ in its last bits.
     computed("e_trans", "sin(a) + exp(b) - sqrt(abs(c)) + arctan2(a, b)", {"a": A, "b": B, "c": C}, (11, 7), (4, 7), rtol=2e-6)
     computed("e_trans64", "sin(a) * cosh(a) + log1p(abs(a)) - arctan2(a, cosh(a)) + expm1(a) ** 2", {"a": A}, (11, 7), (4, 7), rtol=4e-15)

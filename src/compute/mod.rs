@@ -46,7 +46,7 @@ pub use parse::{MAX_DEPTH, MAX_NODES};
 pub use recipe::{OperandRef, Recipe, RecipeError};
 
 use eval::Val;
-use typed::Step;
+use typed::{Step, Typing};
 use values::Col;
 
 /// Most elements one `evaluate` call computes (2^24, 16 Mi): its working
@@ -104,14 +104,19 @@ impl Program {
             }
             e => e,
         };
-        let mut typed = typed::type_ast(&ast, &names, false).map_err(name_dtype)?;
+        let mut typed = typed::type_ast(&ast, &names, Typing::NUMPY).map_err(name_dtype)?;
         let result = typed.steps[typed.root].dtype;
-        let narrow = typed.steps.iter().any(|s| matches!(s.dtype, DType::F32 | DType::C64));
-        if matches!(result, DType::F64 | DType::C128) && narrow {
-            if let Ok(wide) = typed::type_ast(&ast, &names, true) {
-                if wide.steps[wide.root].dtype == result {
-                    typed = wide;
-                }
+        let has_f32 = typed.steps.iter().any(|s| matches!(s.dtype, DType::F32 | DType::C64));
+        if matches!(result, DType::F64 | DType::C128) && has_f32 {
+            // python-blosc2's own types for the float32 parts (see typed::Typing).
+            let f64_source = ast.nodes.iter().any(|n| match n {
+                parse::Node::Lit(parse::Literal::Float(_) | parse::Literal::Imag(_)) => true,
+                parse::Node::Name(name, _) => names.iter().any(|(n, d)| n == name && matches!(d, Some(DType::F64 | DType::C128))),
+                _ => false,
+            });
+            if let Ok(mut own) = typed::type_ast(&ast, &names, Typing { widen: f64_source, narrow: true }) {
+                own.cast_to(result);
+                typed = own;
             }
         }
         let mut used = Vec::new();
@@ -416,6 +421,30 @@ mod tests {
         let mut out = [0u8; 4];
         p.evaluate(&[0], &[1], &[&0.5f32.to_le_bytes()], &mut out).unwrap();
         assert_eq!(f32::from_le_bytes(out), 0.47942555);
+    }
+
+    /// An integer too large for float32 meeting float32 is float32 in
+    /// python-blosc2 4.14.1, which reports float64 (probed: `i + b` with
+    /// int32 `i` near 1e8 equals `float64(float32(i) + b)`, never the float64 sum).
+    #[test]
+    fn integers_meeting_float32_are_float32_under_a_float64_result() {
+        let i = (1i32 << 24) + 1; // 16,777,217: not a float32
+        let ops = vec![("i".to_string(), info("<i4", &[1])), ("b".to_string(), info("<f4", &[1])), ("a".to_string(), info("<f8", &[1]))];
+        let run = |expr: &str, inputs: &[&[u8]]| {
+            let p = Program::compile(expr, &ops).unwrap();
+            assert_eq!(p.dtype(), DType::F64, "{expr}");
+            let mut out = [0u8; 8];
+            p.evaluate(&[0], &[1], inputs, &mut out).unwrap();
+            read_f64(&out)[0]
+        };
+        let (ib, bb, ab) = (i.to_le_bytes(), 0.0f32.to_le_bytes(), 1.0f64.to_le_bytes());
+        assert_eq!(run("i + b", &[&ib, &bb]), 16777216.0);
+        // Also under a float64 operand: the int32 + float32 part stays float32.
+        assert_eq!(run("(i + b) * a", &[&ib, &bb, &ab]), 16777216.0);
+        assert_eq!(run("where(i > 0, i, b)", &[&ib, &bb]), 16777216.0);
+        // A float64 operand or a float literal met directly keeps numpy's float64.
+        assert_eq!(run("i + a", &[&ib, &ab]), 16777218.0);
+        assert_eq!(run("maximum(i, b)", &[&ib, &bb]), 16777217.0);
     }
 
     /// Throughput of `a * b + 1.5` over float64, single-threaded:

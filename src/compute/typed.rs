@@ -114,6 +114,36 @@ struct Typer<'a> {
     /// complex128 where numpy would use float32 / complex64; arithmetic keeps
     /// numpy's types.
     widen: bool,
+    /// An integer meeting float32 (complex64) in arithmetic or `where` is
+    /// computed as float32 (complex64), where numpy would take float64
+    /// (complex128); see [`Typing`].
+    narrow: bool,
+}
+
+/// How float32 parts of an expression are computed. python-blosc2 4.14.1
+/// (both engines, probed with integers too large for float32, e.g. int32
+/// + float32 near 1e8) differs from numpy's node-by-node types in two ways,
+/// and reports numpy's dtype for the result:
+/// - an integer meeting float32 in `+ - * / ** // %` or `where` is cast to
+///   float32 and the operation done in float32 (`i + b`, `(u * i) + b`,
+///   `(i + b) * d` with float64 `d` takes `i + b` in float32); `maximum`,
+///   `minimum` and comparisons keep numpy's promotion;
+/// - float functions of float32 (`sin(b)`) are taken in float64 when a
+///   float64 operand or a float literal takes part (`a * 2 + sin(b) - c`),
+///   in float32 otherwise (`sin(b) + i`).
+///
+/// The result is then cast to the reported dtype.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Typing {
+    /// See [`Typer::widen`].
+    pub widen: bool,
+    /// See [`Typer::narrow`].
+    pub narrow: bool,
+}
+
+impl Typing {
+    /// numpy's types, node by node: the reported dtype.
+    pub const NUMPY: Typing = Typing { widen: false, narrow: false };
 }
 
 fn type_err(op: &str, d: DType) -> ComputeError {
@@ -127,6 +157,19 @@ impl<'a> Typer<'a> {
             DType::F32 if self.widen => DType::F64,
             DType::C64 if self.widen => DType::C128,
             d => d,
+        }
+    }
+
+    /// When narrowing, the dtype an integer (or bool) meeting float32
+    /// (complex64) takes: float32 (complex64); `None` otherwise.
+    fn narrowed(&self, a: Ty, b: Ty) -> Option<DType> {
+        if !self.narrow {
+            return None;
+        }
+        let low = |t: Ty| matches!(t, Ty::Strong(d) if matches!(d.kind(), Kind::Bool | Kind::Int | Kind::UInt));
+        match (a, b) {
+            (Ty::Strong(d @ (DType::F32 | DType::C64)), other) | (other, Ty::Strong(d @ (DType::F32 | DType::C64))) if low(other) => Some(d),
+            _ => None,
         }
     }
 
@@ -215,6 +258,11 @@ impl<'a> Typer<'a> {
                     }
                 }
             }
+        }
+        let narrowed = self.narrowed(ta, tb).filter(|_| matches!(op, Bin::Add | Bin::Sub | Bin::Mul | Bin::Div | Bin::Pow | Bin::FloorDiv | Bin::Mod));
+        if let Some(d) = narrowed {
+            let (x, y) = (self.reg(a, d)?, self.reg(b, d)?);
+            return Ok(T::Reg(self.push(Instr::Bin(op, x, y), d), d));
         }
         let p = promote(ta, tb).concrete();
         let refuse_bool = |what: &str| {
@@ -425,7 +473,7 @@ impl<'a> Typer<'a> {
             }
             Func::Where => {
                 let c = self.reg(args[0], DType::Bool)?;
-                let d = promote(args[1].ty(), args[2].ty()).concrete();
+                let d = self.narrowed(args[1].ty(), args[2].ty()).unwrap_or_else(|| promote(args[1].ty(), args[2].ty()).concrete());
                 let (x, y) = (self.reg(args[1], d)?, self.reg(args[2], d)?);
                 Ok(T::Reg(self.push(Instr::Where(c, x, y), d), d))
             }
@@ -590,9 +638,20 @@ fn fold_unary(op: UnOp, a: WeakVal) -> Result<WeakVal, ComputeError> {
     })
 }
 
+impl Typed {
+    /// Convert the root to `d` (the reported dtype) when it was computed in
+    /// another (a narrowed float32 expression).
+    pub fn cast_to(&mut self, d: DType) {
+        if self.steps[self.root].dtype != d {
+            self.steps.push(Step { instr: Instr::Cast(self.root), dtype: d });
+            self.root = self.steps.len() - 1;
+        }
+    }
+}
+
 /// Type `ast` against `operands` (name, dtype or `None` if unsupported).
-pub fn type_ast(ast: &Ast, operands: &[(&str, Option<DType>)], widen: bool) -> Result<Typed, ComputeError> {
-    let mut t = Typer { steps: Vec::new(), operands, loads: vec![None; operands.len()], widen };
+pub fn type_ast(ast: &Ast, operands: &[(&str, Option<DType>)], typing: Typing) -> Result<Typed, ComputeError> {
+    let mut t = Typer { steps: Vec::new(), operands, loads: vec![None; operands.len()], widen: typing.widen, narrow: typing.narrow };
     let mut vals: Vec<T> = Vec::with_capacity(ast.nodes.len());
     for node in &ast.nodes {
         let v = match node {
@@ -624,7 +683,7 @@ mod tests {
 
     fn dtype_of(expr: &str, ops: &[(&str, DType)]) -> Result<DType, ComputeError> {
         let ops: Vec<(&str, Option<DType>)> = ops.iter().map(|(n, d)| (*n, Some(*d))).collect();
-        let typed = type_ast(&parse(expr)?, &ops, false)?;
+        let typed = type_ast(&parse(expr)?, &ops, Typing::NUMPY)?;
         Ok(typed.steps[typed.root].dtype)
     }
 
@@ -696,7 +755,7 @@ mod tests {
         assert!(fold_unary(UnOp::Neg, min).is_err());
         let ops = [("a", Some(DType::F64))];
         let text = "a + (-170141183460469231731687303715884105727 - 1) // -1";
-        assert!(matches!(type_ast(&parse(text).unwrap(), &ops, false), Err(ComputeError::Literal(_))));
+        assert!(matches!(type_ast(&parse(text).unwrap(), &ops, Typing::NUMPY), Err(ComputeError::Literal(_))));
         assert_eq!(WeakVal::Int(300).to_col(DType::I8), Col::Int(vec![44]));
         assert_eq!(WeakVal::Int(-1).to_col(DType::U8), Col::Int(vec![255]));
     }
