@@ -131,6 +131,8 @@ def main():
     computed("e_int_f32_f64", "(w + b) * a", {"w": W, "b": B, "a": A}, (20, 30), (10, 10))
     computed("e_int_f32_where", "where(m, w, b) - 1", {"m": M, "w": W, "b": B}, (20, 30), (10, 10))
     computed("e_int_f32_sin", "sin(b) + w", {"w": W, "b": B}, (20, 30), (10, 10), rtol=2e-6)
+    save("ops/h.b2nd", rng.integers(-5, 5, (40, 30)).astype("i2"), (16, 16), (8, 8))
+    computed("e_int_fn", "w + cosh(h) * 3", {"w": W, "h": "ops/h.b2nd"}, (20, 30), (10, 10), rtol=4e-15)
     # float32 b takes part: python-blosc2's own engines differ in its last bits.
     computed("e_trans", "sin(a) + exp(b) - sqrt(abs(c)) + arctan2(a, b)", {"a": A, "b": B, "c": C}, (11, 7), (4, 7), rtol=2e-6)
     computed("e_trans64", "sin(a) * cosh(a) + log1p(abs(a)) - arctan2(a, cosh(a)) + expm1(a) ** 2", {"a": A}, (11, 7), (4, 7), rtol=4e-15)

@@ -12,14 +12,14 @@
 //! Values follow python-blosc2 4.14.1 as far as it is self-consistent; its
 //! two engines (miniexpr when every operand has the result's shape, chunks
 //! and blocks; numexpr otherwise) disagree in places, and the choices made
-//! here are listed in [`promote`] (dtypes) and [`eval`] (values). One rule
-//! worth knowing: when the result is float64 or complex128, float functions
-//! (`sin`, `sqrt`, `arctan2`, ...) that numpy would take in float32 or
-//! complex64 are taken in float64 or complex128, so `a * 2 + sin(b)` with a
-//! float32 `b` takes `sin` in float64, as python-blosc2's miniexpr engine
-//! does (numpy would take it in float32), and `i8 + cosh(i2)` takes `cosh`
-//! of the int16 in float64 (both engines); arithmetic keeps numpy's types
-//! (`(i1 + f4) + i8` adds in float32 first, as both engines do).
+//! here are listed in [`promote`] (dtypes) and [`eval`] (values). Where
+//! the result is float64 or complex128 but float32 parts take part,
+//! python-blosc2 computes them its own way (`typed::Typing`): an integer
+//! meeting float32 in arithmetic is float32 (`i4 + f4` is computed in
+//! float32 and reported float64), float functions of float32 are taken in
+//! float64 only when a float64 operand or a float literal takes part
+//! (`a * 2 + sin(b)` with float64 `a`), and float functions of integers
+//! in float64 (`i8 + cosh(i2)`).
 //!
 //! Bounds against hostile input: [`MAX_NODES`] syntax nodes, [`MAX_DEPTH`]
 //! nesting, [`MAX_NDIM`] dimensions, [`MAX_ELEMENTS`] result elements,
@@ -114,7 +114,7 @@ impl Program {
                 parse::Node::Name(name, _) => names.iter().any(|(n, d)| n == name && matches!(d, Some(DType::F64 | DType::C128))),
                 _ => false,
             });
-            if let Ok(mut own) = typed::type_ast(&ast, &names, Typing { widen: f64_source, narrow: true }) {
+            if let Ok(mut own) = typed::type_ast(&ast, &names, Typing { widen: f64_source, narrow: true, widen_int: true }) {
                 own.cast_to(result);
                 typed = own;
             }

@@ -118,6 +118,9 @@ struct Typer<'a> {
     /// computed as float32 (complex64), where numpy would take float64
     /// (complex128); see [`Typing`].
     narrow: bool,
+    /// Float functions of integers only (`cosh(int16)`, float32 to numpy)
+    /// are taken in float64.
+    widen_int: bool,
 }
 
 /// How float32 parts of an expression are computed. python-blosc2 4.14.1
@@ -130,7 +133,9 @@ struct Typer<'a> {
 ///   `minimum` and comparisons keep numpy's promotion;
 /// - float functions of float32 (`sin(b)`) are taken in float64 when a
 ///   float64 operand or a float literal takes part (`a * 2 + sin(b) - c`),
-///   in float32 otherwise (`sin(b) + i`).
+///   in float32 otherwise (`sin(b) + i`);
+/// - float functions of integers only (`cosh(h)` of int16, which numpy
+///   takes in float32) are taken in float64 (`w + cosh(h)`).
 ///
 /// The result is then cast to the reported dtype.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -139,11 +144,13 @@ pub struct Typing {
     pub widen: bool,
     /// See [`Typer::narrow`].
     pub narrow: bool,
+    /// See [`Typer::widen_int`].
+    pub widen_int: bool,
 }
 
 impl Typing {
     /// numpy's types, node by node: the reported dtype.
-    pub const NUMPY: Typing = Typing { widen: false, narrow: false };
+    pub const NUMPY: Typing = Typing { widen: false, narrow: false, widen_int: false };
 }
 
 fn type_err(op: &str, d: DType) -> ComputeError {
@@ -171,6 +178,21 @@ impl<'a> Typer<'a> {
             (Ty::Strong(d @ (DType::F32 | DType::C64)), other) | (other, Ty::Strong(d @ (DType::F32 | DType::C64))) if low(other) => Some(d),
             _ => None,
         }
+    }
+
+    /// `d`, the float a float function gives for arguments `args`, as
+    /// computed: of integers only, widened under [`Typer::widen_int`]; else
+    /// under [`Typer::widen`].
+    fn wide_for<const N: usize>(&self, d: DType, args: [DType; N]) -> DType {
+        let ints = args.iter().all(|a| matches!(a.kind(), Kind::Bool | Kind::Int | Kind::UInt));
+        if ints && self.widen_int {
+            return match d {
+                DType::F32 => DType::F64,
+                DType::C64 => DType::C128,
+                d => d,
+            };
+        }
+        self.wide(d)
     }
 
     fn push(&mut self, instr: Instr, dtype: DType) -> usize {
@@ -290,13 +312,18 @@ impl<'a> Typer<'a> {
             }
             Bin::Pow => {
                 refuse_bool(sym)?;
+                if ta.concrete() == DType::Bool {
+                    return Err(ComputeError::Unsupported("a boolean base of ** (python-blosc2 reports int8 where numpy gives int64)".into()));
+                }
                 if p.kind() == Kind::Complex {
                     return Err(ComputeError::Unsupported("complex power".into()));
                 }
                 (p, p)
             }
             Bin::Div => {
-                let d = true_divide(ta, tb)?.concrete();
+                // int32 / int32 is float32 to python-blosc2, taken in float64
+                // under a float64 result, like a float function of integers.
+                let d = self.wide_for(true_divide(ta, tb)?.concrete(), [ta.concrete(), tb.concrete()]);
                 (d, d)
             }
             Bin::Eq | Bin::Ne => (p, DType::Bool),
@@ -352,7 +379,10 @@ impl<'a> Typer<'a> {
             }
         };
         let (input, output) = match op {
-            Bin::Atan2 | Bin::Hypot | Bin::Copysign | Bin::NextAfter | Bin::LogAddExp => (self.wide(input), self.wide(output)),
+            Bin::Atan2 | Bin::Hypot | Bin::Copysign | Bin::NextAfter | Bin::LogAddExp => {
+                let args = [ta.concrete(), tb.concrete()];
+                (self.wide_for(input, args), self.wide_for(output, args))
+            }
             _ => (input, output),
         };
         let (ra, rb) = (self.reg(a, input)?, self.reg(b, input)?);
@@ -384,7 +414,7 @@ impl<'a> Typer<'a> {
             if complex && !matches!(u, Sqrt | Exp | Log | Sin | Cos | Sinh | Cosh | Tanh) {
                 return Err(ComputeError::Unsupported(format!("{name} of complex")));
             }
-            let f = self.wide(float_of(name, d)?);
+            let f = self.wide_for(float_of(name, d)?, [d]);
             return step(self, f, f);
         }
         match u {
@@ -651,7 +681,7 @@ impl Typed {
 
 /// Type `ast` against `operands` (name, dtype or `None` if unsupported).
 pub fn type_ast(ast: &Ast, operands: &[(&str, Option<DType>)], typing: Typing) -> Result<Typed, ComputeError> {
-    let mut t = Typer { steps: Vec::new(), operands, loads: vec![None; operands.len()], widen: typing.widen, narrow: typing.narrow };
+    let mut t = Typer { steps: Vec::new(), operands, loads: vec![None; operands.len()], widen: typing.widen, narrow: typing.narrow, widen_int: typing.widen_int };
     let mut vals: Vec<T> = Vec::with_capacity(ast.nodes.len());
     for node in &ast.nodes {
         let v = match node {
