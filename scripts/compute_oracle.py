@@ -204,7 +204,7 @@ def cases(args):
 
             def run(flag=flag):
                 lz.try_miniexpr = flag
-                return lazy()[()]
+                return lazy()[...]
 
             val, err = in_child(run)
             if val is not None:
@@ -275,7 +275,7 @@ def saved(args):
         np.save(f"{name}.npy", v, allow_pickle=False)
     blosc2.lazyexpr("a * 2 + sin(b) - c", ops).save("e.b2nd")
     opened = blosc2.open("e.b2nd", deserialize="full")
-    np.save("e.npy", np.asarray(opened[()]), allow_pickle=False)
+    np.save("e.npy", np.asarray(opened[...]), allow_pickle=False)
     res = blosc2_ext.open("e.b2nd", "r", 0)
     with open("vlmeta.json", "w") as f:
         json.dump({k: res.schunk.vlmeta[k] for k in res.schunk.vlmeta.getall()}, f)

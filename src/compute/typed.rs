@@ -127,10 +127,10 @@ struct Typer<'a> {
 /// (both engines, probed with integers too large for float32, e.g. int32
 /// + float32 near 1e8) differs from numpy's node-by-node types in two ways,
 /// and reports numpy's dtype for the result:
-/// - an integer meeting float32 in `+ - * / ** // %` or `where` is cast to
-///   float32 and the operation done in float32 (`i + b`, `(u * i) + b`,
-///   `(i + b) * d` with float64 `d` takes `i + b` in float32); `maximum`,
-///   `minimum` and comparisons keep numpy's promotion;
+/// - an integer meeting float32 in `+ - * /` or `where` is cast to float32
+///   and the operation done in float32 (`i + b`, `(u * i) + b`, `(i + b) *
+///   d` with float64 `d` takes `i + b` in float32); `%` (`reciprocal(b) %
+///   i`), `maximum`, `minimum` and comparisons keep numpy's promotion;
 /// - float functions of float32 (`sin(b)`) are taken in float64 when a
 ///   float64 operand or a float literal takes part (`a * 2 + sin(b) - c`),
 ///   in float32 otherwise (`sin(b) + i`);
@@ -281,7 +281,7 @@ impl<'a> Typer<'a> {
                 }
             }
         }
-        let narrowed = self.narrowed(ta, tb).filter(|_| matches!(op, Bin::Add | Bin::Sub | Bin::Mul | Bin::Div | Bin::Pow | Bin::FloorDiv | Bin::Mod));
+        let narrowed = self.narrowed(ta, tb).filter(|_| matches!(op, Bin::Add | Bin::Sub | Bin::Mul | Bin::Div));
         if let Some(d) = narrowed {
             let (x, y) = (self.reg(a, d)?, self.reg(b, d)?);
             return Ok(T::Reg(self.push(Instr::Bin(op, x, y), d), d));
