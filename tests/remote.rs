@@ -1286,6 +1286,31 @@ fn a_mounted_azure_container_reads_every_fixture_and_store_exactly() {
     assert_eq!(mount.stats()["remote"]["errors"], 0);
     drop(mount);
     cat_a_few_fixtures("az://fixtures", &env);
+    // One blob behind a SAS URL (a service SAS signed with the emulator's
+    // key): mounted with no Azure settings at all; a wrong signature is refused.
+    let script = r#"
+import base64, hashlib, hmac, sys, urllib.parse
+from datetime import datetime, timedelta, timezone
+port, container, blob = sys.argv[1:4]
+account = "devstoreaccount1"
+key = base64.b64decode("Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==")
+expiry = (datetime.now(timezone.utc) + timedelta(minutes=15)).strftime("%Y-%m-%dT%H:%M:%SZ")
+fields = ["r", "", expiry, f"/blob/{account}/{container}/{blob}", "", "", "", "2021-08-06", "b", "", "", "", "", "", "", ""]
+sig = base64.b64encode(hmac.new(key, "\n".join(fields).encode(), hashlib.sha256).digest()).decode()
+query = urllib.parse.urlencode({"sv": "2021-08-06", "sr": "b", "sp": "r", "se": expiry, "sig": sig})
+print(f"http://127.0.0.1:{port}/{account}/{container}/{blob}?{query}")
+"#;
+    let out = Command::new(python()).args(["-c", script, &port.to_string(), "fixtures", "codec_lz4_shuffle.b2nd"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let url = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let sig = url.split("&sig=").nth(1).expect("a SAS URL").to_string();
+    assert_signed_url_mounts(&url, &sig, "codec_lz4_shuffle");
+    let forged = format!("{}&sig={}", url.split("&sig=").next().unwrap(), if sig.starts_with('A') { "B" } else { "A" }.to_string() + &sig[1..]);
+    let mnt = tempfile::tempdir().unwrap();
+    let out = blosc2fs(&["mount", &forged, mnt.path().to_str().unwrap()], &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("access denied") && !stderr.contains(&sig[1..]), "{stderr}");
+    assert!(!common::mount::is_mountpoint(mnt.path()));
 }
 
 /// `.b2d` stores on S3: a prefix named `*.b2d` is a store folder whose every
@@ -1325,6 +1350,28 @@ fn a_b2d_prefix_on_s3_is_a_store_folder_with_every_key_exact() {
     assert_eq!(sha256_hex(&x), stores["stores"]["dict.b2d"]["keys"]["/dir/x"]["sha256"].as_str().unwrap());
 }
 
+/// Mount `url` (a signed URL of fixture `fixture`, whose query holds
+/// `secret`) with no credentials in the environment: its data is exact, no
+/// HEAD is sent, and `secret` is in no /proc/mounts line, log, meta.json or
+/// `.stats`, where the URL shows `?<redacted>`.
+fn assert_signed_url_mounts(url: &str, secret: &str, fixture: &str) {
+    let mount = Mount::start(Path::new(url), &[]);
+    let manifest = read_manifest(&fixtures_dir());
+    let data = std::fs::read(mount.path().join("data")).unwrap_or_else(|e| panic!("{e}\n{}", mount.log_text()));
+    assert_eq!(sha256_hex(&data), manifest[fixture]["sha256"].as_str().unwrap(), "{fixture}");
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
+    let line = mounts.lines().find(|l| l.contains(&*mount.path().to_string_lossy())).expect("in /proc/mounts");
+    let shown = format!("{}?<redacted> ", url.split('?').next().unwrap());
+    assert!(line.starts_with(&shown), "{line}");
+    let meta = std::fs::read_to_string(mount.path().join("meta.json")).unwrap();
+    let stats = std::fs::read_to_string(mount.path().join(".stats")).unwrap();
+    for (place, text) in [("/proc/mounts", &mounts), ("the log", &mount.log_text()), ("meta.json", &meta), (".stats", &stats)] {
+        assert!(!text.contains(secret), "the signature is in {place}:\n{text}");
+    }
+    assert!(mount.stats()["remote"]["gets"].as_u64().unwrap() >= 1);
+    assert_eq!(mount.stats()["remote"]["heads"], 0, "a signed GET URL is never sent a HEAD");
+}
+
 /// A presigned S3 URL (SigV4, from boto3) mounts as one array: its data
 /// exact, its signature in no /proc/mounts line, daemon log, meta.json or
 /// `.stats`; a presigned URL of a prefix is refused.
@@ -1345,22 +1392,8 @@ print(s3.generate_presigned_url("get_object", Params={"Bucket": "signed", "Key":
     let url = String::from_utf8(out.stdout).unwrap().trim().to_string();
     let signature = url.split("X-Amz-Signature=").nth(1).expect("a SigV4 URL").split('&').next().unwrap().to_string();
     assert!(signature.len() >= 32, "{url}");
-    // Without credentials in the environment: the URL is all the daemon has.
-    let mount = Mount::start(Path::new(&url), &[]);
     let manifest = read_manifest(&fixtures_dir());
-    let data = std::fs::read(mount.path().join("data")).unwrap_or_else(|e| panic!("{e}\n{}", mount.log_text()));
-    assert_eq!(sha256_hex(&data), manifest["codec_zstd_shuffle"]["sha256"].as_str().unwrap());
-    let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
-    let line = mounts.lines().find(|l| l.contains(&*mount.path().to_string_lossy())).expect("in /proc/mounts");
-    assert!(line.starts_with(&format!("http://127.0.0.1:{port}/signed/codec_zstd_shuffle.b2nd?<redacted> ")), "{line}");
-    let meta = std::fs::read_to_string(mount.path().join("meta.json")).unwrap();
-    let stats = std::fs::read_to_string(mount.path().join(".stats")).unwrap();
-    for (place, text) in [("/proc/mounts", &mounts), ("the log", &mount.log_text()), ("meta.json", &meta), (".stats", &stats)] {
-        assert!(!text.contains(&signature) && !text.contains("X-Amz-Credential"), "the signature is in {place}:\n{text}");
-    }
-    assert!(mount.stats()["remote"]["gets"].as_u64().unwrap() >= 1);
-    assert_eq!(mount.stats()["remote"]["heads"], 0, "a presigned GET URL is never sent a HEAD");
-    drop(mount);
+    assert_signed_url_mounts(&url, &signature, "codec_zstd_shuffle");
     // cat takes it too; a signed prefix is refused without echoing the query.
     let out = blosc2fs(&["cat", &url], &[]);
     assert!(out.status.success() && sha256_hex(&out.stdout) == manifest["codec_zstd_shuffle"]["sha256"].as_str().unwrap());
