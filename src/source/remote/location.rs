@@ -78,10 +78,10 @@ impl RemoteLocation {
         self.url.redacted()
     }
 
-    /// The last name of the key (of the object or prefix here), decoded;
-    /// `""` at a bucket's top.
+    /// The last name of the key (of the object or prefix here, a trailing
+    /// `/` aside), decoded; `""` at a bucket's top.
     pub fn name(&self) -> String {
-        let last = self.url.key().rsplit('/').next().unwrap_or_default();
+        let last = self.url.key().trim_end_matches('/').rsplit('/').next().unwrap_or_default();
         Path::from_url_path(last).map(|p| p.to_string()).unwrap_or_else(|_| last.to_string())
     }
 
@@ -157,5 +157,20 @@ pub struct RemoteChunks {
 impl SparseChunks for RemoteChunks {
     fn open_chunk(&self, n: u64) -> PResult<Arc<dyn ByteSource>> {
         Ok(Arc::new(self.dir.child(&sparse_chunk_name(n)).open()?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A location's name is its key's last segment, decoded, whether the
+    /// URL ends in `/` or carries a signed query.
+    #[test]
+    fn names_are_the_last_segment_of_the_key() {
+        let opts = RemoteOptions { anonymous: true, ..RemoteOptions::default() };
+        for (url, name) in [("s3://b/x/dict.b2d/", "dict.b2d"), ("s3://b/x/dict.b2d", "dict.b2d"), ("s3://b/a%20b.b2nd", "a b.b2nd"), ("s3://b/", ""), ("https://h/d/k.b2z?sig=1", "k.b2z")] {
+            assert_eq!(RemoteLocation::connect(url, &opts).unwrap().name(), name, "{url}");
+        }
     }
 }
