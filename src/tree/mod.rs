@@ -25,6 +25,8 @@ pub mod namespace;
 pub mod nodes;
 #[cfg(feature = "remote")]
 pub mod remote;
+#[cfg(feature = "remote")]
+pub mod remote_members;
 pub mod store;
 pub mod versioned;
 

@@ -715,7 +715,7 @@ impl Tree {
                 let origin = Origin::Remote(RemoteObject::new(root.clone(), key, sparse));
                 NodeKind::Array(Arc::new(ArrayEntry::new(origin, in_place, on_load.clone(), meta)))
             }
-            RemoteClass::Store(format) => NodeKind::Store(Arc::new(StoreEntry::remote(RemoteObject::new(root.clone(), key, false), format, in_place, meta))),
+            RemoteClass::Store(format) => NodeKind::Store(Arc::new(StoreEntry::remote(RemoteObject::store(root.clone(), key, format), format, in_place, meta))),
         }
     }
 

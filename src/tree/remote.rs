@@ -6,7 +6,9 @@
 //! `.b2nd`/`.b2frame`/`.b2f`/`.b2` objects (and other objects that start
 //! like a frame, sniffed once per ETag) are arrays, a prefix holding
 //! `chunks.b2frame` is a sparse-frame array, `.b2z` and `.b2e` objects are
-//! stores, other prefixes are folders. An object's version is its size and
+//! stores, and so are prefixes named `*.b2d` or holding `embed.b2e` (their
+//! members read through the same client, [`super::remote_members`]); other
+//! prefixes are folders. An object's version is its size and
 //! ETag as its folder's listing gives them, so a replaced object is noticed
 //! without a HEAD per lookup; new opens then see the new object, while open
 //! files keep the source they opened (which refuses bytes of another
@@ -20,7 +22,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::format::{looks_like_frame, Array, Error, Version, VersionTag, SPARSE_INDEX};
 use crate::source::remote::{ListedObject, Listing, RemoteError, RemoteLocation, RemoteOptions, Scheme, StatsSnapshot};
-use crate::source::store::{Store, StoreFormat};
+use crate::source::store::{Store, StoreFormat, EMBED_NAME};
 
 use super::access::Access;
 use super::listing::{Class, KNOWN_EXTENSIONS};
@@ -38,7 +40,7 @@ pub enum RemoteClass {
         /// A sparse frame (a prefix holding `chunks.b2frame`).
         sparse: bool,
     },
-    /// A store object (`.b2z`, `.b2e`).
+    /// A store: an object (`.b2z`, `.b2e`) or a prefix (`.b2d`).
     Store(StoreFormat),
 }
 
@@ -84,6 +86,9 @@ pub struct RemoteObject {
     root: Arc<RemoteRoot>,
     key: String,
     sparse: bool,
+    /// For a prefix (a sparse frame, a `.b2d` store): the object under it
+    /// whose identity is the whole's version (`chunks.b2frame`, `embed.b2e`).
+    stamp: Option<&'static str>,
 }
 
 /// Owner, group and mode of every remote entry: the mounting user's,
@@ -173,8 +178,7 @@ impl RemoteRoot {
         }
         let (class, object) = match &head {
             Some(_) => {
-                let shown = loc.redacted();
-                let class = match extension(shown.rsplit('/').next().unwrap_or_default()) {
+                let class = match extension(&loc.name()) {
                     Some("b2z") => RemoteClass::Store(StoreFormat::Zip),
                     Some("b2e") => RemoteClass::Store(StoreFormat::Embed),
                     _ => RemoteClass::Array { sparse: false },
@@ -183,13 +187,10 @@ impl RemoteRoot {
             }
             None => {
                 let listing = loc.list()?;
-                if listing.objects.iter().any(|o| o.name == SPARSE_INDEX) {
-                    (RemoteClass::Array { sparse: true }, false)
-                } else if listing.objects.is_empty() && listing.dirs.is_empty() && !url.ends_with('/') {
+                if listing.objects.is_empty() && listing.dirs.is_empty() && !url.ends_with('/') {
                     return Err(RemoteError::NotFound { url: crate::source::remote::redact_url(url) });
-                } else {
-                    (RemoteClass::Dir, false)
                 }
+                (Self::prefix_class(&loc.name(), &listing), false)
             }
         };
         let now = Instant::now();
@@ -226,7 +227,7 @@ impl RemoteRoot {
     }
 
     /// The location of `key` (`/`-separated names under the root).
-    fn location(&self, key: &str) -> RemoteLocation {
+    pub(super) fn location(&self, key: &str) -> RemoteLocation {
         key.split('/').filter(|s| !s.is_empty()).fold(self.loc.clone(), |loc, name| loc.child(name))
     }
 
@@ -236,7 +237,7 @@ impl RemoteRoot {
     }
 
     /// The listing of prefix `key`, from the cache while under the TTL old.
-    fn listing(&self, key: &str) -> Result<Arc<Listing>, RemoteError> {
+    pub(super) fn listing(&self, key: &str) -> Result<Arc<Listing>, RemoteError> {
         if let Some(l) = self.cached(key) {
             return Ok(l);
         }
@@ -261,7 +262,7 @@ impl RemoteRoot {
 
     /// Whether the object `key` (listed as `object`) starts like a frame:
     /// one 11-byte GET the first time each (key, size, ETag) is seen.
-    fn sniff(&self, key: &str, object: &ListedObject) -> bool {
+    pub(super) fn sniff(&self, key: &str, object: &ListedObject) -> bool {
         if object.size < 11 {
             return false;
         }
@@ -280,10 +281,15 @@ impl RemoteRoot {
         frame
     }
 
-    /// The class of prefix `key` from its listing.
-    fn prefix_class(listing: &Listing) -> RemoteClass {
-        if listing.objects.iter().any(|o| o.name == SPARSE_INDEX) {
+    /// The class of prefix `name` from its listing: a sparse frame when it
+    /// holds `chunks.b2frame`, a `.b2d` store when named so or holding
+    /// `embed.b2e` (as a local directory is), else a folder.
+    fn prefix_class(name: &str, listing: &Listing) -> RemoteClass {
+        let holds = |file: &str| listing.objects.iter().any(|o| o.name == file);
+        if holds(SPARSE_INDEX) {
             RemoteClass::Array { sparse: true }
+        } else if extension(name) == Some("b2d") || holds(EMBED_NAME) {
+            RemoteClass::Store(StoreFormat::Dir)
         } else {
             RemoteClass::Dir
         }
@@ -305,7 +311,7 @@ impl RemoteRoot {
         let mut out = Vec::new();
         for d in &listing.dirs {
             match self.listing(&join(key, d)) {
-                Ok(l) => out.push((d.clone(), Self::prefix_class(&l))),
+                Ok(l) => out.push((d.clone(), Self::prefix_class(d, &l))),
                 Err(e) => log::warn!("{e}"),
             }
         }
@@ -327,7 +333,7 @@ impl RemoteRoot {
         let listing = self.listing(key)?;
         let child_key = join(key, name);
         if listing.dirs.iter().any(|d| d == name) {
-            return Ok(Some(Self::prefix_class(&*self.listing(&child_key)?)));
+            return Ok(Some(Self::prefix_class(name, &*self.listing(&child_key)?)));
         }
         Ok(listing.objects.iter().find(|o| o.name == name).and_then(|o| self.object_class(&child_key, o)))
     }
@@ -341,33 +347,47 @@ impl RemoteRoot {
         }
     }
 
-    /// The version and modification time of the object `key` (of its
-    /// `chunks.b2frame` when `sparse`), from its folder's listing.
-    fn version(&self, key: &str, sparse: bool) -> Result<(Version, SystemTime), RemoteError> {
+    /// The version and modification time of the object `key` (of the
+    /// object `stamp` under it, for a prefix), from its folder's listing.
+    fn version(&self, key: &str, stamp: Option<&str>) -> Result<(Version, SystemTime), RemoteError> {
         let missing = || RemoteError::NotFound { url: self.location(key).redacted() };
         if key.is_empty() && self.object {
             return Ok(version_of(&self.head()?));
         }
-        let (folder, name) = match (sparse, key.rsplit_once('/')) {
-            (true, _) => (key, SPARSE_INDEX),
-            (false, Some((folder, name))) => (folder, name),
-            (false, None) => ("", key),
+        let (folder, name) = match (stamp, key.rsplit_once('/')) {
+            (Some(stamp), _) => (key, stamp),
+            (None, Some((folder, name))) => (folder, name),
+            (None, None) => ("", key),
         };
         let listing = self.listing(folder)?;
-        listing.objects.iter().find(|o| o.name == name).map(version_of).ok_or_else(missing)
+        match listing.objects.iter().find(|o| o.name == name) {
+            Some(object) => Ok(version_of(object)),
+            // A `.b2d` without an embed frame (as a local one may be): its
+            // listing is all there is to it.
+            None if stamp == Some(EMBED_NAME) && !(listing.dirs.is_empty() && listing.objects.is_empty()) => {
+                Ok((Version { len: 0, tag: VersionTag::Token("no embed.b2e".into()) }, self.made))
+            }
+            None => Err(missing()),
+        }
     }
 }
 
 impl RemoteObject {
     /// The object (or sparse-frame prefix) `key` under `root`.
     pub fn new(root: Arc<RemoteRoot>, key: String, sparse: bool) -> RemoteObject {
-        RemoteObject { root, key, sparse }
+        RemoteObject { root, key, sparse, stamp: sparse.then_some(SPARSE_INDEX) }
+    }
+
+    /// The store kept as `format` at `key` under `root` (an object, or a
+    /// prefix for a `.b2d`).
+    pub fn store(root: Arc<RemoteRoot>, key: String, format: StoreFormat) -> RemoteObject {
+        RemoteObject { root, key, sparse: false, stamp: (format == StoreFormat::Dir).then_some(EMBED_NAME) }
     }
 
     /// Its version now (from its folder's listing, at most a TTL old) and
     /// its modification time.
     pub fn version(&self) -> std::io::Result<(Version, SystemTime)> {
-        self.root.version(&self.key, self.sparse).map_err(io_error)
+        self.root.version(&self.key, self.stamp).map_err(io_error)
     }
 
     /// Its redacted URL, as the name in messages.
@@ -403,6 +423,10 @@ impl RemoteObject {
     /// Open the store kept here as `format`, reporting `version` as its version.
     pub fn open_store(&self, format: StoreFormat, version: Version) -> Result<Store, Error> {
         let name = self.name();
+        if format == StoreFormat::Dir {
+            let members = super::remote_members::RemoteMembers::new(self.root.clone(), self.key.clone());
+            return Store::open_members(&name, Arc::new(members), version);
+        }
         let source = self.root.location(&self.key).open().map_err(|e| Error::new(&name, e.into()))?;
         Store::open_source(&name, Arc::new(source), format, version)
     }

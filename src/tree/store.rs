@@ -485,7 +485,7 @@ pub fn tree_text(store: &LoadedStore) -> String {
 pub fn home_label(home: &Home) -> &'static str {
     match home {
         Home::Member(_) => "member",
-        Home::File(_) => "file",
+        Home::File(_) | Home::Listed(_) => "file",
         Home::Embedded { .. } => "embedded",
         Home::Remote { .. } => "remote",
     }

@@ -60,11 +60,13 @@ impl RemoteLocation {
     /// A client for the store of `url`, at the object or prefix it names.
     pub fn connect(url: &str, opts: &RemoteOptions) -> Result<RemoteLocation, RemoteError> {
         let url = RemoteUrl::parse(url)?;
-        if url.has_query() {
-            return Err(RemoteError::Unsupported {
-                url: url.redacted(),
-                detail: "URLs with a query string (presigned URLs) are not supported yet".into(),
-            });
+        if url.has_query() && !url.is_signed() {
+            let detail = if url.scheme() == Scheme::Http {
+                "a query string (a presigned or SAS URL) signs one object, not a prefix"
+            } else {
+                "a query string is only taken on an https URL (a presigned or SAS URL); s3://, gs:// and az:// URLs take credentials from the environment"
+            };
+            return Err(RemoteError::Unsupported { url: url.redacted(), detail: detail.into() });
         }
         let conn = Connection::connect(&url, opts)?;
         let path = Connection::path(&url)?;
@@ -74,6 +76,13 @@ impl RemoteLocation {
     /// The URL without secrets.
     pub fn redacted(&self) -> String {
         self.url.redacted()
+    }
+
+    /// The last name of the key (of the object or prefix here, a trailing
+    /// `/` aside), decoded; `""` at a bucket's top.
+    pub fn name(&self) -> String {
+        let last = self.url.key().trim_end_matches('/').rsplit('/').next().unwrap_or_default();
+        Path::from_url_path(last).map(|p| p.to_string()).unwrap_or_else(|_| last.to_string())
     }
 
     /// Whether the URL ends in `/` (names a prefix).
@@ -112,8 +121,12 @@ impl RemoteLocation {
         })
     }
 
-    /// The object here as it is now (one HEAD request).
+    /// The object here as it is now (one HEAD request; for a signed URL,
+    /// which signs GETs only, a GET of its first byte).
     pub fn head(&self) -> Result<ListedObject, RemoteError> {
+        if self.url.is_signed() {
+            return Ok(ListedObject::of(&self.conn.get(&self.path, &self.redacted(), 0..1, None)?.0));
+        }
         Ok(ListedObject::of(&self.conn.head(&self.path, &self.redacted())?))
     }
 
@@ -144,5 +157,20 @@ pub struct RemoteChunks {
 impl SparseChunks for RemoteChunks {
     fn open_chunk(&self, n: u64) -> PResult<Arc<dyn ByteSource>> {
         Ok(Arc::new(self.dir.child(&sparse_chunk_name(n)).open()?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A location's name is its key's last segment, decoded, whether the
+    /// URL ends in `/` or carries a signed query.
+    #[test]
+    fn names_are_the_last_segment_of_the_key() {
+        let opts = RemoteOptions { anonymous: true, ..RemoteOptions::default() };
+        for (url, name) in [("s3://b/x/dict.b2d/", "dict.b2d"), ("s3://b/x/dict.b2d", "dict.b2d"), ("s3://b/a%20b.b2nd", "a b.b2nd"), ("s3://b/", ""), ("https://h/d/k.b2z?sig=1", "k.b2z")] {
+            assert_eq!(RemoteLocation::connect(url, &opts).unwrap().name(), name, "{url}");
+        }
     }
 }

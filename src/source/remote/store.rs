@@ -103,7 +103,7 @@ impl Connection {
             max_retries: opts.retries,
             retry_timeout: opts.timeout,
         };
-        let root = url.root();
+        let root = url.base();
         let store: Arc<dyn ObjectStore> = match url.scheme() {
             Scheme::S3 => {
                 let mut b = AmazonS3Builder::new().with_client_options(client).with_retry(retry);
@@ -166,8 +166,12 @@ impl Connection {
         Ok(Arc::new(Connection { store, timeout: opts.timeout, stats, pool }))
     }
 
-    /// The store path of `url`'s key.
+    /// The store path of `url`'s key (empty for a signed URL, whose
+    /// client is built for that one object).
     pub(crate) fn path(url: &RemoteUrl) -> Result<Path, RemoteError> {
+        if url.is_signed() {
+            return Ok(Path::default());
+        }
         Path::from_url_path(url.key()).map_err(|e| RemoteError::BadUrl { url: url.redacted(), detail: redact_text(&e.to_string()) })
     }
 

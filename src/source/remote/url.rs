@@ -59,6 +59,26 @@ impl RemoteUrl {
         self.url.query().is_some()
     }
 
+    /// Whether the URL is one object signed in its query string: an
+    /// http(s) URL with a query (an S3 presigned URL, an Azure SAS URL).
+    /// Its query goes with every request and is never shown.
+    pub fn is_signed(&self) -> bool {
+        self.scheme == Scheme::Http && self.has_query() && !self.is_prefix()
+    }
+
+    /// The URL requests are made to: [`Self::root`], or for a signed URL
+    /// the whole URL, query included, without user info (may hold secrets:
+    /// never log it).
+    pub fn base(&self) -> String {
+        if !self.is_signed() {
+            return self.root();
+        }
+        let mut url = self.url.clone();
+        let _ = url.set_username("");
+        let _ = url.set_password(None);
+        url.into()
+    }
+
     /// The URL with the key replaced by `key` (percent-encoded, no leading `/`).
     pub fn with_key(&self, key: &str) -> RemoteUrl {
         let mut url = self.url.clone();
@@ -97,7 +117,25 @@ mod tests {
         assert_eq!(h.root(), "http://127.0.0.1:8000");
         assert_eq!(h.redacted(), "http://***@127.0.0.1:8000/x/");
         assert!(matches!(RemoteUrl::parse("s3:///key"), Err(RemoteError::BadUrl { .. })));
+        assert!(!u.is_signed() && !h.is_signed());
+        assert_eq!(u.base(), "s3://bucket");
+        assert_eq!(h.base(), "http://127.0.0.1:8000");
         let err = RemoteUrl::parse("ftp://user:pw@h/k").unwrap_err();
         assert!(!err.to_string().contains("pw"), "{err}");
+    }
+
+    /// A presigned URL is requested whole, shown without its query.
+    #[test]
+    fn signed_urls_keep_their_query_for_requests_only() {
+        let text = "http://u:pw@127.0.0.1:5000/bucket/a.b2nd?X-Amz-Algorithm=AWS4&X-Amz-Signature=f00d";
+        let s = RemoteUrl::parse(text).unwrap();
+        assert!(s.is_signed());
+        assert_eq!(s.base(), "http://127.0.0.1:5000/bucket/a.b2nd?X-Amz-Algorithm=AWS4&X-Amz-Signature=f00d");
+        assert_eq!(s.redacted(), "http://***@127.0.0.1:5000/bucket/a.b2nd?<redacted>");
+        assert_eq!(s.key(), "bucket/a.b2nd");
+        assert!(!s.with_key("x").as_str().contains("f00d"), "children never carry the query");
+        for not_signed in ["s3://b/a.b2nd?X-Amz-Signature=1", "https://h/dir/?sig=1", "https://h/a.b2nd"] {
+            assert!(!RemoteUrl::parse(not_signed).unwrap().is_signed(), "{not_signed}");
+        }
     }
 }

@@ -14,6 +14,7 @@
 //! metadata and are offered through [`Store::group_vlmeta`], not as keys.
 
 pub mod embed;
+pub mod members;
 pub mod zip;
 
 use std::collections::BTreeMap;
@@ -27,6 +28,7 @@ use crate::format::{looks_like_frame, Array, Error, Problem, Version};
 
 use super::{FileSource, MemorySource, WindowSource};
 use embed::{parse_embed_map, EmbedValue, MAX_EMBED_BYTES};
+use members::MemberFiles;
 use zip::ZipEntry;
 
 /// Name of the embed frame inside `.b2z` and `.b2d` stores.
@@ -86,6 +88,9 @@ pub enum Home {
     Member(ZipEntry),
     /// A member file of a `.b2d` directory.
     File(PathBuf),
+    /// A member file of a `.b2d` kept elsewhere (a remote prefix), by its
+    /// path relative to the store, opened through the store's [`MemberFiles`].
+    Listed(String),
     /// A frame inside the embed frame's decoded data.
     Embedded {
         /// First byte in the decoded data.
@@ -110,6 +115,8 @@ pub struct Store {
     /// `b2dict`, `b2tree` or `b2embed` (the embed frame's metalayer).
     class: String,
     archive: Option<Arc<dyn ByteSource>>,
+    /// The member files of a `.b2d` kept elsewhere.
+    members: Option<Arc<dyn MemberFiles>>,
     embed_data: Arc<[u8]>,
     embed_vlmeta: Vec<(String, Json)>,
     values: BTreeMap<String, Home>,
@@ -204,6 +211,32 @@ impl Store {
         }
     }
 
+    /// Open the `.b2d` store whose files `members` reaches (a remote
+    /// prefix); `name` names it, `version` is what [`Self::version`]
+    /// reports (its `embed.b2e`'s identity, say). Members are chosen as in
+    /// a local `.b2d`: value extensions, or files that start like a frame.
+    pub fn open_members(name: &Path, members: Arc<dyn MemberFiles>, version: Version) -> Result<Store, Error> {
+        let fail = |p: Problem| Error::new(name, p);
+        let mut values = BTreeMap::new();
+        let files = members.list().map_err(fail)?;
+        if files.len() > MAX_DIR_MEMBERS {
+            return Err(fail(Problem::Limit(format!("more than {MAX_DIR_MEMBERS} member files"))));
+        }
+        for rel in files {
+            if is_internal(&rel) || rel.split('/').any(|s| s == ".." || s == ".") {
+                continue;
+            }
+            if !has_value_extension(&rel) && !members.is_frame(&rel) {
+                continue;
+            }
+            values.insert(key_of_member(&rel), Home::Listed(rel));
+        }
+        let embed = members.open_embed().map_err(|p| Error::new(&member_name(name, EMBED_NAME), p))?;
+        let mut store = Store::finish(name, StoreFormat::Dir, None, embed, values, Vec::new(), version, false)?;
+        store.members = Some(members);
+        Ok(store)
+    }
+
     /// The store from its member values and its embed frame's source.
     #[allow(clippy::too_many_arguments)]
     fn finish(
@@ -233,7 +266,7 @@ impl Store {
             None if format == StoreFormat::Dir => ("b2dict".to_string(), Arc::from(Vec::new()), Vec::new()),
             None => return Err(fail(Problem::corrupt("store", format!("no {EMBED_NAME} member")))),
         };
-        Ok(Store { path: path.to_path_buf(), format, class, archive, embed_data, embed_vlmeta, values, skipped, version, local })
+        Ok(Store { path: path.to_path_buf(), format, class, archive, members: None, embed_data, embed_vlmeta, values, skipped, version, local })
     }
 
     /// Whether the store is a local file or directory (not a remote object).
@@ -297,6 +330,10 @@ impl Store {
                 Ok(Arc::new(WindowSource::new(archive.clone(), start, len).map_err(fail)?))
             }
             Some(Home::File(path)) => Ok(Arc::new(FileSource::open(path).map_err(fail)?)),
+            Some(Home::Listed(rel)) => {
+                let members = self.members.as_ref().ok_or_else(|| fail(Problem::corrupt("store", "no member files")))?;
+                members.open(rel).map_err(fail)
+            }
             Some(Home::Embedded { offset, length }) => {
                 let bytes = &self.embed_data[*offset as usize..(*offset + *length) as usize];
                 Ok(Arc::new(MemorySource::new(name.display().to_string(), bytes.to_vec())))
