@@ -146,11 +146,7 @@ fn mismatch(d: DType, got: &[u8], want: &[u8], tol: Option<f64>) -> Option<Strin
 
 #[test]
 fn random_expressions_match_python_blosc2() {
-    let seed: u64 = std::env::var("BLOSC2FS_COMPUTE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64 % 1_000_000).unwrap_or(1)
-    });
-    let cases: u64 = std::env::var("BLOSC2FS_COMPUTE_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(300);
-    eprintln!("compute oracle seed {seed}, {cases} cases (BLOSC2FS_COMPUTE_SEED={seed} to replay)");
+    let (seed, cases) = seed_and_cases("compute oracle", "BLOSC2FS_COMPUTE_SEED", "BLOSC2FS_COMPUTE_CASES", 300);
     let dir = tempfile::tempdir().unwrap();
     let status = Command::new(oracle_python())
         .arg(repo_root().join("scripts/compute_oracle.py"))

@@ -13,11 +13,7 @@ use common::*;
 
 #[test]
 fn random_arrays_match_numpy() {
-    let seed: u64 = std::env::var("BLOSC2FS_DIFF_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64 % 1_000_000).unwrap_or(1)
-    });
-    let cases: u64 = std::env::var("BLOSC2FS_DIFF_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(150);
-    eprintln!("differential seed {seed}, {cases} cases (BLOSC2FS_DIFF_SEED={seed} to replay)");
+    let (seed, cases) = seed_and_cases("differential", "BLOSC2FS_DIFF_SEED", "BLOSC2FS_DIFF_CASES", 150);
     let dir = tempfile::tempdir().unwrap();
     let status = Command::new(python())
         .arg(repo_root().join("scripts/gen_fixtures.py"))

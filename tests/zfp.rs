@@ -64,11 +64,7 @@ fn committed_zfp_fixtures_decode_exactly() {
 
 #[test]
 fn random_zfp_arrays_match_c_blosc2() {
-    let seed: u64 = std::env::var("BLOSC2FS_ZFP_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64 % 1_000_000).unwrap_or(1)
-    });
-    let cases: u64 = std::env::var("BLOSC2FS_ZFP_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(60);
-    eprintln!("zfp differential seed {seed}, {cases} cases (BLOSC2FS_ZFP_SEED={seed} to replay)");
+    let (seed, cases) = seed_and_cases("zfp differential", "BLOSC2FS_ZFP_SEED", "BLOSC2FS_ZFP_CASES", 60);
     let dir = tempfile::tempdir().unwrap();
     let status = Command::new(python())
         .arg(repo_root().join("scripts/gen_zfp_fixtures.py"))

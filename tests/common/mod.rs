@@ -72,3 +72,15 @@ pub fn oracle_python() -> PathBuf {
     assert!(out.status.success(), "scripts/setup_venv.sh failed:\n{}", String::from_utf8_lossy(&out.stderr));
     PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()).join("bin/python")
 }
+
+/// A random test's seed and case count: `SEED_VAR` and `CASES_VAR` from the
+/// environment (to replay a run), else a seed from the clock and
+/// `default_cases`. Prints how to replay the run.
+pub fn seed_and_cases(what: &str, seed_var: &str, cases_var: &str, default_cases: u64) -> (u64, u64) {
+    let seed: u64 = std::env::var(seed_var).ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64 % 1_000_000).unwrap_or(1)
+    });
+    let cases: u64 = std::env::var(cases_var).ok().and_then(|s| s.parse().ok()).unwrap_or(default_cases);
+    eprintln!("{what} seed {seed}, {cases} cases ({seed_var}={seed} to replay)");
+    (seed, cases)
+}
