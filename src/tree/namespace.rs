@@ -190,14 +190,16 @@ impl Tree {
         Tree { views, ..self }
     }
 
-    /// Whether this mount offers files of `role` at all.
-    fn offers(&self, role: Role) -> bool {
-        match role {
+    /// The node and role of `ino`, when this mount offers files of that
+    /// role at all (`--views`); not found otherwise.
+    fn decode(&self, ino: u64) -> Result<(u32, Role), FsError> {
+        let offered = |role: &Role| match *role {
             Role::File(id) => self.views.offers(id),
             Role::TableCsv => self.views.offers_table_csv(),
             Role::Chunk(_) => self.views.offers(FileId::ChunksDir),
             Role::Node | Role::Stats => true,
-        }
+        };
+        inode::decode(ino).filter(|(_, role)| offered(role)).ok_or(FsError::NotFound)
     }
 
     /// The mount is up on device `dev`: nothing on it is ever walked into.
@@ -450,7 +452,7 @@ impl Tree {
     /// Attributes of `ino`.
     /// `stats_size` tells the size of `.stats` (computed only when asked about it).
     pub fn getattr(&self, ino: u64, stats_size: &dyn Fn() -> u64) -> Result<Attr, FsError> {
-        let (node, role) = inode::decode(ino).filter(|(_, role)| self.offers(*role)).ok_or(FsError::NotFound)?;
+        let (node, role) = self.decode(ino)?;
         let (_, kind) = self.node_info(node)?;
         let dir = |mtime| Attr { ino, kind: Kind::Dir, size: 0, mtime, perm: 0, owner: None };
         let file = |size, mtime| Attr { ino, kind: Kind::File, size, mtime, perm: 0, owner: None };
@@ -512,7 +514,7 @@ impl Tree {
 
     /// Look `name` up in directory `parent`.
     pub fn lookup(&self, parent: u64, name: &OsStr, stats_size: &dyn Fn() -> u64) -> Result<Attr, FsError> {
-        let (node, role) = inode::decode(parent).ok_or(FsError::NotFound)?;
+        let (node, role) = self.decode(parent)?;
         let (_, kind) = self.node_info(node)?;
         if node == 0 && role == Role::Node && name == ".stats" {
             return self.getattr(inode::encode(0, Role::Stats), stats_size);
@@ -571,7 +573,7 @@ impl Tree {
     /// Entries of directory `ino` from index `from` on: (ino, kind, name).
     /// `.` and `..` come first. `limit` bounds how many are produced.
     pub fn readdir(&self, ino: u64, from: u64, limit: usize) -> Result<Vec<DirEntry>, FsError> {
-        let (node, role) = inode::decode(ino).filter(|(_, role)| self.offers(*role)).ok_or(FsError::NotFound)?;
+        let (node, role) = self.decode(ino)?;
         let (parent, kind) = self.node_info(node)?;
         let out: Vec<DirEntry>;
         let parent_ino = if role == Role::File(FileId::ChunksDir) { inode::encode(node, Role::Node) } else { inode::encode(parent, Role::Node) };
@@ -657,7 +659,7 @@ impl Tree {
 
     /// What reading `ino` serves, plus the array version it serves.
     pub fn open(&self, ino: u64) -> Result<(Content, Option<Arc<Loaded>>), FsError> {
-        let (node, role) = inode::decode(ino).filter(|(_, role)| self.offers(*role)).ok_or(FsError::NotFound)?;
+        let (node, role) = self.decode(ino)?;
         if role == Role::Stats {
             return if node == 0 { Ok((Content::Stats, None)) } else { Err(FsError::NotFound) };
         }
@@ -687,7 +689,7 @@ impl Tree {
     /// Extended attributes of `ino` (only the files the views' table marks,
     /// `data` and `data.npy`, carry any).
     pub fn xattrs(&self, ino: u64) -> Result<Vec<(String, Vec<u8>)>, FsError> {
-        let (node, role) = inode::decode(ino).filter(|(_, role)| self.offers(*role)).ok_or(FsError::NotFound)?;
+        let (node, role) = self.decode(ino)?;
         match role {
             Role::File(id) if array_file(id).xattrs && matches!(self.node_info(node)?.1, NodeKind::Array(_)) => Ok(self.array_of(node)?.xattrs.clone()),
             _ => {
