@@ -124,7 +124,7 @@ impl Computer {
             let operand = match place {
                 Place::Local { path, access } => self.operand(reference, path.parent().unwrap_or(Path::new("/")), *access, chain, deps),
                 #[cfg(feature = "remote")]
-                Place::Remote(object) => self.remote_operand(reference, object, chain),
+                Place::Remote(object) => self.remote_operand(reference, object, chain, deps),
             }
             .map_err(|why| format!("operand {name:?}: {why}"))?;
             let geometry = operand.geometry().ok_or_else(|| format!("operand {name:?}: not an N-d array (a plain frame has no shape)"))?;
@@ -156,31 +156,16 @@ impl Computer {
         match reference {
             OperandRef::UrlPath(p) => {
                 let path = self.confined(folder, p, access, deps)?;
-                if chain.contains(&path) {
-                    return Err(format!("{} refers back to itself (a cycle through {} expressions)", p, chain.len()));
-                }
                 let array = open_array(&path).map_err(|e| e.problem.to_string())?;
-                if Self::wants(&array) {
-                    let own = Access::of_path(&path).map_err(|e| e.to_string())?;
-                    chain.push(path.clone());
-                    let computed = self.compute_nested(array, &Place::Local { path: &path, access: own }, chain, deps);
-                    chain.pop();
-                    return computed.map_err(|why| format!("{p} is an expression that cannot be computed: {why}"));
-                }
-                match array.values_elsewhere() {
-                    Some(why) => Err(format!("{p} holds no values ({why})")),
-                    None => Ok(array),
-                }
+                let place = || Ok(Place::Local { path: &path, access: Access::of_path(&path).map_err(|e| e.to_string())? });
+                self.resolved(array, p, path.clone(), place, chain, deps)
             }
             OperandRef::DictStoreKey { urlpath, key } => {
                 let path = self.confined(folder, urlpath, access, deps)?;
                 let format = StoreFormat::of_path(&path).ok_or_else(|| format!("{urlpath} is not a .b2z, .b2d or .b2e store"))?;
                 let store = Store::open(&path, format).map_err(|e| e.problem.to_string())?;
                 let array = store.open_value(key.trim_start_matches('/')).or_else(|_| store.open_value(key)).map_err(|e| format!("{key} in {urlpath}: {}", e.problem))?;
-                match array.values_elsewhere() {
-                    Some(why) => Err(format!("{key} in {urlpath} holds no values ({why})")),
-                    None => Ok(array),
-                }
+                holds_values(array, &format!("{key} in {urlpath}"))
             }
             OperandRef::C2Array { path, .. } => Err(format!("{path} lives on a Caterva2 server; blosc2fs reads no Caterva2 operands yet")),
         }
@@ -188,26 +173,30 @@ impl Computer {
 
     /// Open the operand `reference` names, relative to the remote `object`.
     #[cfg(feature = "remote")]
-    fn remote_operand(&self, reference: &OperandRef, object: &RemoteObject, chain: &mut Vec<PathBuf>) -> Result<Array, String> {
+    fn remote_operand(&self, reference: &OperandRef, object: &RemoteObject, chain: &mut Vec<PathBuf>, deps: &mut Vec<Dep>) -> Result<Array, String> {
         let OperandRef::UrlPath(p) = reference else {
             return Err("only operands by relative path are read on a remote source".into());
         };
         let sibling = object.sibling(p).ok_or_else(|| format!("{p} is not a relative path under the mounted root; no other place is asked"))?;
-        let key = PathBuf::from(sibling.key());
+        let array = sibling.open().map_err(|e| e.problem.to_string())?;
+        self.resolved(array, p, PathBuf::from(sibling.key()), || Ok(Place::Remote(&sibling)), chain, deps)
+    }
+
+    /// `array`, operand `p` found at `key`: computed in turn when it is
+    /// itself a saved expression (in `place`), else as stored when it holds
+    /// values. A key already on `chain` is a cycle.
+    fn resolved<'p>(&self, array: Array, p: &str, key: PathBuf, place: impl FnOnce() -> Result<Place<'p>, String>, chain: &mut Vec<PathBuf>, deps: &mut Vec<Dep>) -> Result<Array, String> {
         if chain.contains(&key) {
             return Err(format!("{p} refers back to itself (a cycle through {} expressions)", chain.len()));
         }
-        let array = sibling.open().map_err(|e| e.problem.to_string())?;
-        if Self::wants(&array) {
-            chain.push(key);
-            let computed = self.compute_nested(array, &Place::Remote(&sibling), chain, &mut Vec::new());
-            chain.pop();
-            return computed.map_err(|why| format!("{p} is an expression that cannot be computed: {why}"));
+        if !Self::wants(&array) {
+            return holds_values(array, p);
         }
-        match array.values_elsewhere() {
-            Some(why) => Err(format!("{p} holds no values ({why})")),
-            None => Ok(array),
-        }
+        let place = place()?;
+        chain.push(key);
+        let computed = self.compute_nested(array, &place, chain, deps);
+        chain.pop();
+        computed.map_err(|why| format!("{p} is an expression that cannot be computed: {why}"))
     }
 
     /// The real path of `reference` (relative to `folder`), when it lies in
@@ -238,6 +227,14 @@ pub fn compute_alone(array: Array, path: &Path, planner: Arc<Planner>) -> Result
     let access = Access::of_path(&path).map_err(|e| e.to_string())?;
     let computer = Computer { root, fence: Arc::default(), planner };
     Ok(computer.compute(array, &path, access)?.array)
+}
+
+/// `array`, an operand named `what`, when it holds values of its own.
+fn holds_values(array: Array, what: &str) -> Result<Array, String> {
+    match array.values_elsewhere() {
+        Some(why) => Err(format!("{what} holds no values ({why})")),
+        None => Ok(array),
+    }
 }
 
 /// `text` quoted, its middle cut when it is long (the recipe in meta.json
