@@ -169,9 +169,9 @@ impl ArrayEntry {
 /// the files it read.
 fn load(origin: &Origin, number: u64, stamp: Version, access: Access, mtime: SystemTime, on_load: Option<&OnLoad>, rows: Option<&RowMap>) -> (Loaded, Option<Vec<Dep>>) {
     let mut deps = None;
-    let presented = match origin.open() {
-        Ok(array) if Computer::wants(&array) && on_load.is_some_and(|l| l.computer.is_some()) => {
-            let computer = on_load.and_then(|l| l.computer.as_ref()).expect("checked");
+    let computer = on_load.and_then(|l| l.computer.as_ref());
+    let presented = match (origin.open(), computer) {
+        (Ok(array), Some(computer)) if Computer::wants(&array) => {
             let mut doc = meta_json::render(&array);
             let result = match origin {
                 Origin::Local(path) => computer.compute(array, path, access),
@@ -198,7 +198,7 @@ fn load(origin: &Origin, number: u64, stamp: Version, access: Access, mtime: Sys
                 }
             }
         }
-        Ok(array) => match array.values_elsewhere() {
+        (Ok(array), _) => match array.values_elsewhere() {
             // Only meta.json: the file's chunks hold no values, and zeros
             // served as data would be made up.
             Some(why) => {
@@ -213,7 +213,7 @@ fn load(origin: &Origin, number: u64, stamp: Version, access: Access, mtime: Sys
                 Presented::of_array(array, rows)
             }
         },
-        Err(e) => {
+        (Err(e), _) => {
             log::warn!("{e}");
             Presented::meta_only(&json!({ "file": origin.name().display().to_string(), "error": e.problem.to_string() }))
         }
