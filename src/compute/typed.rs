@@ -593,7 +593,8 @@ fn fold_binary(op: Bin, a: WeakVal, b: WeakVal) -> Result<WeakVal, ComputeError>
             Bin::Ge => Bool(x >= y),
             Bin::Eq => Bool(x == y),
             Bin::Ne => Bool(x != y),
-            _ => unreachable!("functions of literals are typed as numpy scalars"),
+            // Functions of literals only are refused before they get here.
+            _ => return Err(ComputeError::Unsupported(format!("{}() of literals only", op.symbol()))),
         }),
         (Complex(..), _) | (_, Complex(..)) => {
             let c = |v: WeakVal| match v {
