@@ -25,7 +25,7 @@ use super::chunk::Special;
 use super::elsewhere::Elsewhere;
 use super::error::{Error, PResult, Problem};
 use super::frame::{ChunkOffset, Frame};
-use super::geometry::{Geometry, Piece};
+use super::geometry::{Geometry, Piece, PieceSource};
 use super::meta::{Flavor, NdMeta};
 use super::plain;
 use super::produced::BlockProducer;
@@ -176,6 +176,55 @@ impl Array {
             None => Shape::Plain { chunk_starts: plain::chunk_starts(&array.frame, |c| Ok(array.read_layout(c)?.nbytes() as u64))? },
         };
         Ok(array)
+    }
+
+    /// An array known only from `description` (no frame is read), its
+    /// values produced by `producer`; `source` stands for where they come
+    /// from (its version is the array's, [`ByteSource::may_wait`] says
+    /// whether reading waits on a network). Its values are marked as kept
+    /// elsewhere ([`Elsewhere::ServedRegions`]).
+    pub fn described(name: &Path, description: &super::described::Description, source: Arc<dyn ByteSource>, producer: Arc<dyn BlockProducer>) -> Result<Array, Error> {
+        let (geometry, meta) = description.nd().map_err(|p| Error::new(name, p))?;
+        let frame = description.frame(&geometry);
+        Ok(Array {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            name: name.to_path_buf(),
+            trusted: Mutex::new(Trust { version: source.opened_version(), rewritten: BTreeSet::new() }),
+            container: Container::Contiguous(source),
+            elsewhere: Some(Elsewhere::ServedRegions),
+            frame,
+            shape: Shape::Nd { geometry, meta },
+            stored_order: OnceLock::new(),
+            producer: Some(producer),
+        })
+    }
+
+    /// Every byte of the array in C order, decoded chunk by chunk: for a
+    /// small frame held in memory (a region a server built), never for a
+    /// mounted array (the read layer serves those).
+    pub fn read_all(&self) -> PResult<Vec<u8>> {
+        let len = usize::try_from(self.data_len()).map_err(|_| Problem::Limit("array too large to read whole".into()))?;
+        let mut out = vec![0u8; len];
+        let mut decoded: Option<(u64, Vec<u8>)> = None;
+        for piece in self.pieces(Region::Data, 0, len as u64)? {
+            let (chunk, at) = match piece.source {
+                PieceSource::Zeros => continue,
+                PieceSource::Block { chunk, block, offset } => {
+                    let block_len = self.geometry().map_or(0, Geometry::block_nbytes);
+                    (chunk, block.saturating_mul(block_len).saturating_add(offset))
+                }
+                PieceSource::ChunkBytes { chunk, offset } => (chunk, offset),
+            };
+            if decoded.as_ref().is_none_or(|(c, _)| *c != chunk) {
+                decoded = Some((chunk, self.decode_chunk(chunk)?));
+            }
+            let bytes = decoded.as_ref().map(|(_, d)| d.as_slice()).unwrap_or_default();
+            let from = usize::try_from(at).unwrap_or(usize::MAX);
+            let src = from.checked_add(piece.len as usize).and_then(|end| bytes.get(from..end));
+            let src = src.ok_or_else(|| Problem::corrupt("chunk", format!("chunk {chunk} decodes to {} bytes, a piece needs {at}+{}", bytes.len(), piece.len)))?;
+            out[piece.out_offset as usize..piece.out_offset as usize + src.len()].copy_from_slice(src);
+        }
+        Ok(out)
     }
 
     /// Unique per opening: a cache can file what it keeps under this id, so

@@ -33,6 +33,10 @@ pub enum Elsewhere {
     Proxy,
     /// A Caterva2 placeholder for an HDF5 dataset (vlmeta `_ftype` = `"hdf5"`).
     Caterva2Hdf5,
+    /// A dataset a server keeps in a form of its own (an HDF5 leaf a
+    /// Caterva2 server serves): no frame is read, its chunks are regions
+    /// the server builds as frames on request.
+    ServedRegions,
 }
 
 impl Elsewhere {
@@ -66,6 +70,7 @@ impl Elsewhere {
             Elsewhere::LegacyLazyArray => "metalayer LazyArray",
             Elsewhere::Proxy => "metalayer proxy-source",
             Elsewhere::Caterva2Hdf5 => "vlmeta _ftype = hdf5",
+            Elsewhere::ServedRegions => "served without byte ranges",
         }
     }
 
@@ -74,7 +79,7 @@ impl Elsewhere {
         match self {
             Elsewhere::B2Object { .. } => Some("b2o"),
             Elsewhere::LegacyLazyArray => Some("_LazyArray"),
-            Elsewhere::Proxy | Elsewhere::Caterva2Hdf5 => None,
+            Elsewhere::Proxy | Elsewhere::Caterva2Hdf5 | Elsewhere::ServedRegions => None,
         }
     }
 }
@@ -90,6 +95,7 @@ impl std::fmt::Display for Elsewhere {
             Elsewhere::LegacyLazyArray => write!(f, "a saved LazyArray, computed from other arrays"),
             Elsewhere::Proxy => write!(f, "the cache of a blosc2.Proxy, holding only the chunks fetched so far"),
             Elsewhere::Caterva2Hdf5 => write!(f, "a Caterva2 placeholder for an HDF5 dataset"),
+            Elsewhere::ServedRegions => write!(f, "a dataset the server keeps in another form (an HDF5 dataset, a proxy), read as regions it builds"),
         }
     }
 }

@@ -14,6 +14,7 @@
 
 mod array;
 mod bytes;
+mod described;
 mod elsewhere;
 #[doc(hidden)]
 pub mod chunk;
@@ -34,6 +35,7 @@ pub mod source;
 pub use array::{Array, Region, Seen, Shape, MAX_BLOCK_BYTES, SPARSE_INDEX};
 pub use chunk::{ChunkLayout, Fork, Special};
 pub use codec::{codec_support, Support};
+pub use described::{Description, MAX_DESCRIBED_CHUNKS};
 pub use elsewhere::Elsewhere;
 pub use error::{Error, PResult, Problem};
 pub use filter::filter_support;

@@ -70,7 +70,8 @@ pub fn local_version(path: &Path) -> std::io::Result<(crate::format::Version, st
     Ok((file::version_of(&meta), meta.modified().unwrap_or(std::time::SystemTime::UNIX_EPOCH)))
 }
 
-/// Open the array at a remote URL (`s3://bucket/key.b2nd`, `https://...`):
+/// Open the array at a remote URL (`s3://bucket/key.b2nd`, `https://...`,
+/// `c2+https://host/@public/x.b2nd`):
 /// a contiguous frame object, or a sparse frame whose `chunks.b2frame` is
 /// under the URL taken as a prefix (a URL ending in `/`, or an object that
 /// is not there). Messages name the URL without credentials.
@@ -79,6 +80,17 @@ pub fn open_url(url: &str, options: &remote::RemoteOptions) -> Result<Array, Err
     let shown = std::path::PathBuf::from(remote::redact_url(url));
     let fail = |e: remote::RemoteError| Error::new(&shown, e.into());
     let location = remote::RemoteLocation::connect(url, options).map_err(fail)?;
+    if location.scheme() == remote::Scheme::Caterva2 {
+        // A dataset of a Caterva2 server: a stored frame read in byte
+        // ranges, or one it serves as regions only (an HDF5 leaf).
+        let info = location.info().map_err(fail)?;
+        return match &info.kind {
+            remote::InfoKind::Dataset { ranges: true, .. } => Array::from_source(&shown, Arc::new(location.open().map_err(fail)?)),
+            remote::InfoKind::Dataset { description, ranges: false } => location.open_served(description, info.etag.as_deref()),
+            remote::InfoKind::Group => Err(fail(remote::RemoteError::Unsupported { url: location.redacted(), detail: "a folder or group, not a dataset: mount it".into() })),
+            remote::InfoKind::Other(what) => Err(fail(remote::RemoteError::Unsupported { url: location.redacted(), detail: what.clone() })),
+        };
+    }
     let sparse = |index: remote::RemoteSource| Array::from_sparse(&shown, Arc::new(index), Arc::new(location.sparse_chunks()));
     if location.is_prefix() {
         return sparse(location.child(SPARSE_INDEX).open().map_err(fail)?);

@@ -19,6 +19,9 @@ pub enum Scheme {
     Azure,
     /// A plain web server with Range support: `http(s)://host/path`.
     Http,
+    /// A Caterva2 server's root or folder: `c2+https://host[/prefix]/@root/dir`
+    /// (`c2+http://` for plain http), read through its HTTP API.
+    Caterva2,
 }
 
 impl Scheme {
@@ -28,13 +31,14 @@ impl Scheme {
             "gs" => Some(Scheme::Gcs),
             "az" | "azure" | "abfs" | "abfss" => Some(Scheme::Azure),
             "http" | "https" => Some(Scheme::Http),
+            "c2+http" | "c2+https" => Some(Scheme::Caterva2),
             _ => None,
         }
     }
 }
 
 /// Whether `text` starts like the URL of a remote store (`s3://`, `gs://`,
-/// `az://`, `http(s)://`...) rather than a local path.
+/// `az://`, `http(s)://`, `c2+https://`...) rather than a local path.
 pub fn is_remote_url(text: &str) -> bool {
     text.split_once("://").is_some_and(|(scheme, _)| Scheme::of(scheme).is_some())
 }
@@ -127,6 +131,8 @@ mod tests {
         assert!(!is_remote_url("ftp://h/k"));
         assert!(is_remote_url("gs://b/k") && is_remote_url("az://c/k") && is_remote_url("s3a://b/k"));
         assert!(!is_remote_url("relative/s3://x"));
+        assert!(is_remote_url("c2+https://h/@public") && is_remote_url("c2+http://h:8000/@public/dir"));
+        assert!(!is_remote_url("c2://h/@public"));
     }
 
     #[cfg(not(feature = "remote"))]

@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::format::{looks_like_frame, Array, Error, Version, VersionTag, SPARSE_INDEX};
-use crate::source::remote::{ListedObject, Listing, RemoteError, RemoteLocation, RemoteOptions, Scheme, StatsSnapshot};
+use crate::source::remote::{DatasetInfo, InfoKind, ListedObject, Listing, RemoteError, RemoteLocation, RemoteOptions, Scheme, StatsSnapshot};
 use crate::source::store::{Store, StoreFormat, EMBED_NAME};
 
 use super::access::Access;
@@ -71,7 +71,15 @@ pub struct RemoteRoot {
     /// size, ETag): the most recent [`SNIFFS_KEPT`] answers (forgetting one
     /// costs one 11-byte GET, so a prefix of a million objects keeps this small).
     sniffed: Mutex<lru::LruCache<ObjectId, bool>>,
+    /// Caterva2 only: what `/api/info` said of a key, and when (its
+    /// listings give names only; versions and kinds come from here), the
+    /// most recent [`SNIFFS_KEPT`].
+    infos: Mutex<lru::LruCache<String, (Instant, Arc<DatasetInfo>)>>,
 }
+
+/// Extensions of the files a Caterva2 server lists as folders of datasets
+/// (HDF5 files, whose leaves are datasets, and `.b2z` stores, whose keys are).
+const C2_CONTAINERS: [&str; 3] = ["h5", "hdf5", "b2z"];
 
 /// Sniff answers kept (see [`RemoteRoot::sniffed`]).
 const SNIFFS_KEPT: usize = 16_384;
@@ -161,6 +169,9 @@ impl RemoteRoot {
     /// else that object. Errors name the URL without credentials.
     pub fn connect(url: &str, options: &RemoteOptions, ttl: Duration) -> Result<RemoteRoot, RemoteError> {
         let mut loc = RemoteLocation::connect(url, options)?;
+        if loc.scheme() == Scheme::Caterva2 {
+            return Self::connect_caterva2(url, loc, options, ttl);
+        }
         let http = loc.scheme() == Scheme::Http;
         if http && loc.is_prefix() {
             return Err(RemoteError::Unsupported {
@@ -193,17 +204,69 @@ impl RemoteRoot {
                 (Self::prefix_class(&loc.name(), &listing), false)
             }
         };
+        Ok(Self::with(loc, class, object, ttl, head))
+    }
+
+    fn with(loc: RemoteLocation, class: RemoteClass, object: bool, ttl: Duration, head: Option<ListedObject>) -> RemoteRoot {
         let now = Instant::now();
-        Ok(RemoteRoot {
+        let kept = std::num::NonZeroUsize::new(SNIFFS_KEPT).unwrap_or(std::num::NonZeroUsize::MIN);
+        RemoteRoot {
             class,
             object,
             ttl,
             made: SystemTime::now(),
             listings: Mutex::new(HashMap::new()),
             head: Mutex::new(head.map(|h| (now, h))),
-            sniffed: Mutex::new(lru::LruCache::new(std::num::NonZeroUsize::new(SNIFFS_KEPT).unwrap_or(std::num::NonZeroUsize::MIN))),
+            sniffed: Mutex::new(lru::LruCache::new(kept)),
+            infos: Mutex::new(lru::LruCache::new(kept)),
             loc,
-        })
+        }
+    }
+
+    /// A Caterva2 root, folder or dataset: `/api/roots` first, so a root
+    /// this login cannot reach fails here, saying how to log in; then a
+    /// root or a folder is listed, a dataset described.
+    fn connect_caterva2(url: &str, loc: RemoteLocation, options: &RemoteOptions, ttl: Duration) -> Result<RemoteRoot, RemoteError> {
+        let key = loc.key();
+        let root_name = key.split('/').next().unwrap_or_default().to_string();
+        let roots = loc.roots()?;
+        if !roots.iter().any(|r| *r == root_name) {
+            let login = std::env::var_os("CATERVA2_USERNAME").is_some();
+            let hint = if login { "the login given does not reach it" } else { crate::source::remote::caterva2::session::LOGIN_HINT };
+            return Err(RemoteError::Denied { url: loc.redacted(), detail: format!("the server offers the roots {} only; {hint}", roots.join(", ")) });
+        }
+        let folder = if key.trim_end_matches('/').contains('/') {
+            match loc.info()?.kind {
+                InfoKind::Group => true,
+                InfoKind::Dataset { .. } => false,
+                InfoKind::Other(what) => return Err(RemoteError::Unsupported { url: loc.redacted(), detail: what }),
+            }
+        } else {
+            true
+        };
+        if !folder {
+            return Ok(Self::with(loc, RemoteClass::Array { sparse: false }, true, ttl, None));
+        }
+        let loc = if loc.is_prefix() { loc } else { RemoteLocation::connect(&format!("{url}/"), options)? };
+        loc.list()?;
+        Ok(Self::with(loc, RemoteClass::Dir, false, ttl, None))
+    }
+
+    /// Whether the root is a Caterva2 server.
+    fn caterva2(&self) -> bool {
+        self.loc.scheme() == Scheme::Caterva2
+    }
+
+    /// Caterva2 only: what `/api/info` says of `key`, at most a TTL old.
+    pub(super) fn info(&self, key: &str) -> Result<Arc<DatasetInfo>, RemoteError> {
+        if let Some((at, info)) = self.infos.lock().unwrap_or_else(|e| e.into_inner()).get(key) {
+            if at.elapsed() < self.ttl {
+                return Ok(info.clone());
+            }
+        }
+        let info = Arc::new(self.location(key).info()?);
+        self.infos.lock().unwrap_or_else(|e| e.into_inner()).put(key.to_string(), (Instant::now(), info.clone()));
+        Ok(info)
     }
 
     /// What the root is shown as.
@@ -263,7 +326,8 @@ impl RemoteRoot {
     /// Whether the object `key` (listed as `object`) starts like a frame:
     /// one 11-byte GET the first time each (key, size, ETag) is seen.
     pub(super) fn sniff(&self, key: &str, object: &ListedObject) -> bool {
-        if object.size < 11 {
+        // Caterva2 listings give no sizes.
+        if object.size < 11 && !self.caterva2() {
             return false;
         }
         let id = (key.to_string(), object.size, object.etag.clone());
@@ -339,9 +403,31 @@ impl RemoteRoot {
     }
 
     fn object_class(&self, key: &str, object: &ListedObject) -> Option<RemoteClass> {
+        if self.caterva2() {
+            return self.caterva2_class(key, object);
+        }
         match extension(&object.name) {
             Some("b2z") => Some(RemoteClass::Store(StoreFormat::Zip)),
             Some("b2e") => Some(RemoteClass::Store(StoreFormat::Embed)),
+            Some(ext) if KNOWN_EXTENSIONS.contains(&ext) => Some(RemoteClass::Array { sparse: false }),
+            _ => self.sniff(key, object).then_some(RemoteClass::Array { sparse: false }),
+        }
+    }
+
+    /// How a name a Caterva2 server lists is shown: HDF5 files and `.b2z`
+    /// stores are folders of their datasets (the server lists inside them),
+    /// every name inside one is a dataset, frames by their extension are
+    /// datasets, and other names are datasets when they start like a frame
+    /// (a `.b2` file is listed without its extension).
+    fn caterva2_class(&self, key: &str, object: &ListedObject) -> Option<RemoteClass> {
+        let ext = extension(&object.name);
+        if ext.is_some_and(|e| C2_CONTAINERS.contains(&e)) {
+            return Some(RemoteClass::Dir);
+        }
+        let parents = key.rsplit_once('/').map_or("", |(p, _)| p);
+        let contained = parents.split('/').any(|p| extension(p).is_some_and(|e| C2_CONTAINERS.contains(&e)));
+        match ext {
+            _ if contained => Some(RemoteClass::Array { sparse: false }),
             Some(ext) if KNOWN_EXTENSIONS.contains(&ext) => Some(RemoteClass::Array { sparse: false }),
             _ => self.sniff(key, object).then_some(RemoteClass::Array { sparse: false }),
         }
@@ -351,6 +437,11 @@ impl RemoteRoot {
     /// object `stamp` under it, for a prefix), from its folder's listing.
     fn version(&self, key: &str, stamp: Option<&str>) -> Result<(Version, SystemTime), RemoteError> {
         let missing = || RemoteError::NotFound { url: self.location(key).redacted() };
+        if self.caterva2() {
+            let info = self.info(key)?;
+            let tag = info.etag.as_ref().map_or_else(|| "no etag".to_string(), |e| format!("etag {e}"));
+            return Ok((Version { len: 0, tag: VersionTag::Token(tag) }, self.made));
+        }
         if key.is_empty() && self.object {
             return Ok(version_of(&self.head()?));
         }
@@ -400,6 +491,15 @@ impl RemoteObject {
         let name = self.name();
         let fail = |e: RemoteError| Error::new(&name, e.into());
         let loc = self.root.location(&self.key);
+        if self.root.caterva2() {
+            let info = self.root.info(&self.key).map_err(fail)?;
+            return match &info.kind {
+                InfoKind::Dataset { ranges: true, .. } => Array::from_source(&name, Arc::new(loc.open().map_err(fail)?)),
+                InfoKind::Dataset { description, ranges: false } => loc.open_served(description, info.etag.as_deref()),
+                InfoKind::Group => Err(fail(RemoteError::Unsupported { url: loc.redacted(), detail: "a group, not a dataset".into() })),
+                InfoKind::Other(what) => Err(fail(RemoteError::Unsupported { url: loc.redacted(), detail: what.clone() })),
+            };
+        }
         if self.sparse {
             let index = loc.child(SPARSE_INDEX).open().map_err(fail)?;
             Array::from_sparse(&name, Arc::new(index), Arc::new(loc.sparse_chunks()))

@@ -6,6 +6,8 @@ use std::sync::Arc;
 
 use object_store::path::{Path, PathPart};
 
+use super::caterva2::sliced::{ServedSource, SlicedBlocks};
+use super::caterva2::DatasetInfo;
 use super::error::RemoteError;
 use super::source::RemoteSource;
 use super::stats::StatsSnapshot;
@@ -13,7 +15,7 @@ use super::store::{Connection, RemoteOptions};
 use super::url::RemoteUrl;
 use super::Scheme;
 use crate::format::source::{sparse_chunk_name, ByteSource, SparseChunks};
-use crate::format::PResult;
+use crate::format::{Array, Description, Error, PResult};
 
 /// An object or prefix of a store, with the client to reach it.
 #[derive(Debug, Clone)]
@@ -85,6 +87,11 @@ impl RemoteLocation {
         Path::from_url_path(last).map(|p| p.to_string()).unwrap_or_else(|_| last.to_string())
     }
 
+    /// The key (for Caterva2: the path from its `@root`), percent-encoded.
+    pub fn key(&self) -> &str {
+        self.url.key()
+    }
+
     /// Whether the URL ends in `/` (names a prefix).
     pub fn is_prefix(&self) -> bool {
         self.url.is_prefix()
@@ -110,7 +117,7 @@ impl RemoteLocation {
     /// listing; the store may page it). Not possible for http(s) URLs.
     pub fn list(&self) -> Result<Listing, RemoteError> {
         if self.scheme() == Scheme::Http {
-            return Err(RemoteError::Unsupported { url: self.redacted(), detail: "a web server cannot be listed: give the URL of one array".into() });
+            return Err(RemoteError::Unsupported { url: self.redacted(), detail: "a web server cannot be listed: give the URL of one array (or mount a Caterva2 server as c2+https://HOST/@ROOT)".into() });
         }
         let prefix = if self.path.as_ref().is_empty() { None } else { Some(&self.path) };
         let result = self.conn.list(prefix, &self.redacted())?;
@@ -140,6 +147,26 @@ impl RemoteLocation {
     /// location derived from it with [`Self::child`]).
     pub fn stats(&self) -> StatsSnapshot {
         self.conn.stats.snapshot()
+    }
+
+    /// For a Caterva2 server: what `/api/info` says of the path here.
+    pub fn info(&self) -> Result<DatasetInfo, RemoteError> {
+        self.conn.c2_info(&self.path, &self.redacted())
+    }
+
+    /// For a Caterva2 server: the roots this login reaches (`/api/roots`).
+    pub fn roots(&self) -> Result<Vec<String>, RemoteError> {
+        self.conn.c2_roots(&self.redacted())
+    }
+
+    /// For a Caterva2 server: the dataset here, which it serves as regions
+    /// only (an HDF5 leaf), as `description` and `etag` (its info) give it.
+    pub fn open_served(&self, description: &Description, etag: Option<&str>) -> Result<Array, Error> {
+        let shown = self.redacted();
+        let name = std::path::PathBuf::from(&shown);
+        let (geometry, _) = description.nd().map_err(|p| Error::new(&name, p))?;
+        let blocks = SlicedBlocks::new(self.conn.clone(), self.path.clone(), shown.clone(), geometry, etag.map(str::to_string));
+        Array::described(&name, description, Arc::new(ServedSource::new(shown, etag)), Arc::new(blocks))
     }
 
     /// The chunk files of a sparse frame stored under this prefix.

@@ -20,17 +20,21 @@
 //! - [`pool`]: the bytes a connection holds and has in flight for reads to
 //!   come (spans, hinted ranges), within one budget.
 //! - [`location`]: objects and prefixes, listing, sparse-frame chunks.
+//! - [`caterva2`]: Caterva2 servers (`c2+https://`), as one more store.
 
-mod error;
+pub mod caterva2;
+pub(crate) mod error;
 mod location;
 mod pool;
 mod profile;
 mod runtime;
 mod source;
-mod stats;
-mod store;
+pub(crate) mod stats;
+pub(crate) mod store;
 mod url;
 
+pub use caterva2::info::InfoKind;
+pub use caterva2::DatasetInfo;
 pub use error::RemoteError;
 pub use location::{ListedObject, Listing, RemoteChunks, RemoteLocation};
 pub use source::{RemoteSource, HINT};

@@ -30,6 +30,7 @@ pub struct RemoteStats {
     pool: AtomicU64,
     pool_peak: AtomicU64,
     budget: AtomicU64,
+    endpoints: [AtomicU64; 6],
 }
 
 /// A copy of [`RemoteStats`] at one moment.
@@ -65,6 +66,10 @@ pub struct StatsSnapshot {
     pub pool_peak: u64,
     /// The byte budget of held plus in-flight bytes.
     pub budget: u64,
+    /// Requests to a Caterva2 server by endpoint, in the order of
+    /// [`Endpoint::ALL`](super::caterva2::Endpoint::ALL), retries included
+    /// (all zero for other stores).
+    pub endpoints: [u64; 6],
 }
 
 impl RemoteStats {
@@ -111,6 +116,11 @@ impl RemoteStats {
         self.pool_peak.fetch_max(held + inflight, Ordering::Relaxed);
     }
 
+    /// Count one request to a Caterva2 endpoint.
+    pub(crate) fn endpoint(&self, endpoint: super::caterva2::Endpoint) {
+        self.endpoints[endpoint.index()].fetch_add(1, Ordering::Relaxed);
+    }
+
     pub(crate) fn set_budget(&self, budget: u64) {
         self.budget.store(budget, Ordering::Relaxed);
     }
@@ -133,6 +143,7 @@ impl RemoteStats {
             pool: self.pool.load(Ordering::Relaxed),
             pool_peak: self.pool_peak.load(Ordering::Relaxed),
             budget: self.budget.load(Ordering::Relaxed),
+            endpoints: std::array::from_fn(|i| self.endpoints[i].load(Ordering::Relaxed)),
         }
     }
 }
@@ -152,12 +163,19 @@ impl StatsSnapshot {
             hint_bytes: self.hint_bytes - earlier.hint_bytes,
             hint_hits: self.hint_hits - earlier.hint_hits,
             hints_dropped: self.hints_dropped - earlier.hints_dropped,
+            endpoints: std::array::from_fn(|i| self.endpoints[i] - earlier.endpoints[i]),
             ..*self
         }
     }
 
-    /// All requests of any kind.
+    /// All requests of any kind (for a Caterva2 server, every request to
+    /// its API, retries and logins included).
     pub fn requests(&self) -> u64 {
-        self.gets + self.heads + self.lists
+        let c2: u64 = self.endpoints.iter().sum();
+        if c2 > 0 {
+            c2
+        } else {
+            self.gets + self.heads + self.lists
+        }
     }
 }

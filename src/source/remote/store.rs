@@ -19,6 +19,7 @@ use super::pool::Pool;
 use super::profile;
 use super::runtime::{self, Wait};
 use super::stats::RemoteStats;
+use super::caterva2::{self, info::DatasetInfo, session::Failure, session::Session, store::C2Store, Endpoint};
 use super::url::RemoteUrl;
 use super::{redact_text, Scheme};
 
@@ -74,6 +75,8 @@ pub(crate) struct Connection {
     pub(crate) stats: Arc<RemoteStats>,
     /// Bytes held and in flight for every source of this connection.
     pub(crate) pool: Arc<Pool>,
+    /// For a Caterva2 server: its session (login, JSON endpoints).
+    pub(crate) c2: Option<Arc<Session>>,
 }
 
 /// Hinted GETs in flight at most per connection.
@@ -104,7 +107,16 @@ impl Connection {
             retry_timeout: opts.timeout,
         };
         let root = url.base();
+        let stats = Arc::new(RemoteStats::default());
+        let mut c2 = None;
         let store: Arc<dyn ObjectStore> = match url.scheme() {
+            Scheme::Caterva2 => {
+                let api = url.api_base().ok_or_else(|| setup("no server in the URL".into()))?;
+                let login = caterva2::config::credentials(&api);
+                let session = Arc::new(Session::new(api, login, opts.timeout, opts.retries, stats.clone()).map_err(setup)?);
+                c2 = Some(session.clone());
+                Arc::new(C2Store { session })
+            }
             Scheme::S3 => {
                 let mut b = AmazonS3Builder::new().with_client_options(client).with_retry(retry);
                 let mut settings = if opts.anonymous { Vec::new() } else { profile::settings() };
@@ -160,10 +172,9 @@ impl Connection {
             }
         };
         let budget = opts.budget.max(MIN_BUDGET);
-        let stats = Arc::new(RemoteStats::default());
         stats.set_budget(budget);
         let pool = Arc::new(Pool::new(budget, (budget / 8).clamp(256 << 10, 4 << 20), HINT_GETS));
-        Ok(Arc::new(Connection { store, timeout: opts.timeout, stats, pool }))
+        Ok(Arc::new(Connection { store, timeout: opts.timeout, stats, pool, c2 }))
     }
 
     /// The store path of `url`'s key (empty for a signed URL, whose
@@ -184,6 +195,7 @@ impl Connection {
         match e {
             object_store::Error::NotFound { .. } => RemoteError::NotFound { url },
             _ if status(404) => RemoteError::NotFound { url },
+            _ if status(401) && text.contains(caterva2::session::LOGIN_HINT) => RemoteError::Denied { url, detail: format!("HTTP 401: a login is needed: {}", caterva2::session::LOGIN_HINT) },
             object_store::Error::Unauthenticated { .. } => RemoteError::Denied { url, detail: "HTTP 401: missing or refused credentials".into() },
             _ if status(401) => RemoteError::Denied { url, detail: "HTTP 401: missing or refused credentials".into() },
             object_store::Error::PermissionDenied { .. } => RemoteError::Denied { url, detail: "HTTP 403: the store refused the request".into() },
@@ -250,6 +262,62 @@ impl Connection {
             .buffered(parallel.max(1))
             .try_collect::<Vec<_>>();
         self.wait(shown, all)
+    }
+
+    /// The Caterva2 session, or the error saying this is no Caterva2 server.
+    fn session(&self, shown: &str) -> Result<&Arc<Session>, RemoteError> {
+        self.c2.as_ref().ok_or_else(|| RemoteError::Unsupported { url: shown.to_string(), detail: "not a Caterva2 server".into() })
+    }
+
+    /// A Caterva2 failure as the error of a request for `path`.
+    fn c2_fail(&self, path: &Path, shown: &str, failure: Failure) -> RemoteError {
+        self.fail(shown, caterva2::store::store_error(path, failure))
+    }
+
+    /// `GET /api/info/PATH` of a Caterva2 server, with its ETag.
+    pub(crate) fn c2_info(&self, path: &Path, shown: &str) -> Result<DatasetInfo, RemoteError> {
+        let session = self.session(shown)?.clone();
+        self.wait(shown, async move {
+            let fail = |f| self.c2_fail(path, shown, f);
+            let url = session.url("info", path.as_ref()).map_err(fail)?;
+            let answer = session.get(Endpoint::Info, &url, None).await.map_err(fail)?;
+            let etag = answer.headers().get(reqwest::header::ETAG).and_then(|v| v.to_str().ok()).map(str::to_string);
+            let body = Session::body(answer, 16 << 20).await.map_err(fail)?;
+            let json: serde_json::Value = serde_json::from_slice(&body).map_err(|e| fail(Failure::Malformed(format!("info that is not JSON: {e}"))))?;
+            Ok(DatasetInfo::parse(&json, etag))
+        })
+    }
+
+    /// `GET /api/fetch/PATH?slice_=SLICE` of a Caterva2 server (no
+    /// `slice_` for the whole of a 0-d dataset): the frame it builds, at
+    /// most `limit` bytes.
+    pub(crate) fn c2_slice(&self, path: &Path, shown: &str, slice: Option<&str>, limit: u64) -> Result<bytes::Bytes, RemoteError> {
+        let session = self.session(shown)?.clone();
+        self.wait(shown, async move {
+            let fail = |f| self.c2_fail(path, shown, f);
+            let mut url = session.url("fetch", path.as_ref()).map_err(fail)?;
+            if let Some(slice) = slice {
+                url.query_pairs_mut().append_pair("slice_", slice);
+            }
+            let answer = session.get(Endpoint::Slice, &url, None).await.map_err(fail)?;
+            let body = Session::body(answer, limit).await.map_err(fail)?;
+            self.stats.get_bytes(body.len() as u64);
+            Ok(body)
+        })
+    }
+
+    /// `GET /api/roots` of a Caterva2 server: the roots this login reaches.
+    pub(crate) fn c2_roots(&self, shown: &str) -> Result<Vec<String>, RemoteError> {
+        let session = self.session(shown)?.clone();
+        let path = Path::default();
+        self.wait(shown, async move {
+            let fail = |f| self.c2_fail(&path, shown, f);
+            let url = session.url("roots", "").map_err(fail)?;
+            let answer = session.get(Endpoint::Roots, &url, None).await.map_err(fail)?;
+            let body = Session::body(answer, 1 << 20).await.map_err(fail)?;
+            let json: serde_json::Value = serde_json::from_slice(&body).map_err(|e| fail(Failure::Malformed(format!("roots that are not JSON: {e}"))))?;
+            Ok(json.as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default())
+        })
     }
 
     /// One delimiter listing under `prefix` (`None`: the bucket's top).

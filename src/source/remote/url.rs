@@ -18,14 +18,23 @@ impl RemoteUrl {
     pub fn parse(text: &str) -> Result<RemoteUrl, RemoteError> {
         let bad = |detail: &str| RemoteError::BadUrl { url: redact_url(text), detail: detail.into() };
         let url = url::Url::parse(text).map_err(|e| bad(&e.to_string()))?;
-        let scheme = Scheme::of(url.scheme()).ok_or_else(|| bad("the scheme is none of s3, gs, az, http, https"))?;
+        let scheme = Scheme::of(url.scheme()).ok_or_else(|| bad("the scheme is none of s3, gs, az, http, https, c2+http, c2+https"))?;
         if url.host_str().is_none_or(str::is_empty) {
             return Err(bad(if scheme == Scheme::Http { "no host" } else { "no bucket or container" }));
         }
         if url.fragment().is_some() {
             return Err(bad("a fragment (#...) is not part of an object's name"));
         }
-        Ok(RemoteUrl { url, scheme })
+        let parsed = RemoteUrl { url, scheme };
+        if scheme == Scheme::Caterva2 {
+            if parsed.url.query().is_some() {
+                return Err(bad("a Caterva2 URL takes no query: the login comes from CATERVA2_USERNAME / CATERVA2_PASSWORD"));
+            }
+            if parsed.root_at().is_none() {
+                return Err(bad("no root: name one, as in c2+https://HOST/@public or c2+https://HOST/@public/DIR"));
+            }
+        }
+        Ok(parsed)
     }
 
     /// The kind of store.
@@ -44,9 +53,36 @@ impl RemoteUrl {
     }
 
     /// The object key or prefix inside the bucket (for http(s): inside the
-    /// server), still percent-encoded, without the leading `/`.
+    /// server; for Caterva2: the dataset path from its `@root`), still
+    /// percent-encoded, without the leading `/`.
     pub fn key(&self) -> &str {
-        self.url.path().trim_start_matches('/')
+        let path = self.url.path();
+        match self.root_at() {
+            Some(at) => &path[at..],
+            None => path.trim_start_matches('/'),
+        }
+    }
+
+    /// For a Caterva2 URL, where its `@root` segment starts in the path;
+    /// what comes before it is the server's own prefix.
+    fn root_at(&self) -> Option<usize> {
+        if self.scheme != Scheme::Caterva2 {
+            return None;
+        }
+        let path = self.url.path();
+        path.match_indices("/@").map(|(i, _)| i + 1).next().or_else(|| path.match_indices("/%40").map(|(i, _)| i + 1).next())
+    }
+
+    /// The server a Caterva2 URL names: `http(s)://host[:port][/prefix]`,
+    /// without user info (`None` for other schemes).
+    pub fn api_base(&self) -> Option<String> {
+        let at = self.root_at()?;
+        let path = self.url.path();
+        let tls = self.url.scheme().eq_ignore_ascii_case("c2+https");
+        let host = self.url.host_str()?;
+        let port = self.url.port().map(|p| format!(":{p}")).unwrap_or_default();
+        let prefix = path[..at].trim_end_matches('/');
+        Some(format!("{}://{host}{port}{prefix}", if tls { "https" } else { "http" }))
     }
 
     /// Whether the URL ends in `/` (names a prefix, not an object).
@@ -82,7 +118,8 @@ impl RemoteUrl {
     /// The URL with the key replaced by `key` (percent-encoded, no leading `/`).
     pub fn with_key(&self, key: &str) -> RemoteUrl {
         let mut url = self.url.clone();
-        url.set_path(&format!("/{key}"));
+        let prefix = self.root_at().map_or("", |at| self.url.path()[..at].trim_end_matches('/'));
+        url.set_path(&format!("{prefix}/{key}"));
         url.set_query(None);
         RemoteUrl { url, scheme: self.scheme }
     }
@@ -122,6 +159,22 @@ mod tests {
         assert_eq!(h.base(), "http://127.0.0.1:8000");
         let err = RemoteUrl::parse("ftp://user:pw@h/k").unwrap_err();
         assert!(!err.to_string().contains("pw"), "{err}");
+    }
+
+    /// A Caterva2 URL names a server (with its prefix) and a path from a root.
+    #[test]
+    fn caterva2_urls_split_server_and_root() {
+        let u = RemoteUrl::parse("c2+https://u:pw@example.org:8443/c2/@public/dir1/").unwrap();
+        assert_eq!(u.scheme(), Scheme::Caterva2);
+        assert_eq!(u.key(), "@public/dir1/");
+        assert_eq!(u.api_base().as_deref(), Some("https://example.org:8443/c2"));
+        assert_eq!(u.with_key("@public/dir1/a.b2nd").as_str(), "c2+https://u:pw@example.org:8443/c2/@public/dir1/a.b2nd");
+        assert_eq!(u.redacted(), "c2+https://***@example.org:8443/c2/@public/dir1/");
+        let plain = RemoteUrl::parse("c2+http://127.0.0.1:8000/@personal").unwrap();
+        assert_eq!((plain.key(), plain.api_base().as_deref()), ("@personal", Some("http://127.0.0.1:8000")));
+        for bad in ["c2+https://h/", "c2+https://h/public", "c2+https://h/@public?token=1"] {
+            assert!(matches!(RemoteUrl::parse(bad), Err(RemoteError::BadUrl { .. })), "{bad}");
+        }
     }
 
     /// A presigned URL is requested whole, shown without its query.
