@@ -83,13 +83,7 @@ pub fn open_url(url: &str, options: &remote::RemoteOptions) -> Result<Array, Err
     if location.scheme() == remote::Scheme::Caterva2 {
         // A dataset of a Caterva2 server: a stored frame read in byte
         // ranges, or one it serves as regions only (an HDF5 leaf).
-        let info = location.info().map_err(fail)?;
-        return match &info.kind {
-            remote::InfoKind::Dataset { ranges: true, .. } => Array::from_source(&shown, Arc::new(location.open().map_err(fail)?)),
-            remote::InfoKind::Dataset { description, ranges: false } => location.open_served(description, info.etag.as_deref()),
-            remote::InfoKind::Group => Err(fail(remote::RemoteError::Unsupported { url: location.redacted(), detail: "a folder or group, not a dataset: mount it".into() })),
-            remote::InfoKind::Other(what) => Err(fail(remote::RemoteError::Unsupported { url: location.redacted(), detail: what.clone() })),
-        };
+        return location.open_dataset(&location.info().map_err(fail)?);
     }
     let sparse = |index: remote::RemoteSource| Array::from_sparse(&shown, Arc::new(index), Arc::new(location.sparse_chunks()));
     if location.is_prefix() {

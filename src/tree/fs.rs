@@ -217,6 +217,13 @@ impl Filesystem {
                     "budget": remote.budget,
                 }),
             );
+            if remote.endpoints.iter().any(|&n| n > 0) {
+                use crate::source::remote::caterva2::Endpoint;
+                let endpoints: serde_json::Map<String, serde_json::Value> = Endpoint::ALL.iter().map(|e| (e.name().to_string(), remote.endpoints[e.index()].into())).collect();
+                if let Some(r) = obj.get_mut("remote").and_then(|r| r.as_object_mut()) {
+                    r.insert("endpoints".into(), endpoints.into());
+                }
+            }
         }
         let mut text = serde_json::to_vec_pretty(&doc).unwrap_or_default();
         text.push(b'\n');

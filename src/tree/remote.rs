@@ -492,13 +492,7 @@ impl RemoteObject {
         let fail = |e: RemoteError| Error::new(&name, e.into());
         let loc = self.root.location(&self.key);
         if self.root.caterva2() {
-            let info = self.root.info(&self.key).map_err(fail)?;
-            return match &info.kind {
-                InfoKind::Dataset { ranges: true, .. } => Array::from_source(&name, Arc::new(loc.open().map_err(fail)?)),
-                InfoKind::Dataset { description, ranges: false } => loc.open_served(description, info.etag.as_deref()),
-                InfoKind::Group => Err(fail(RemoteError::Unsupported { url: loc.redacted(), detail: "a group, not a dataset".into() })),
-                InfoKind::Other(what) => Err(fail(RemoteError::Unsupported { url: loc.redacted(), detail: what.clone() })),
-            };
+            return loc.open_dataset(&*self.root.info(&self.key).map_err(fail)?);
         }
         if self.sparse {
             let index = loc.child(SPARSE_INDEX).open().map_err(fail)?;

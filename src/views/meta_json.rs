@@ -6,7 +6,7 @@ use serde_json::{json, Map, Value as Json};
 use crate::format::codec::codec_name as codec_name_of;
 use crate::format::filter::filter_name;
 use crate::format::msgpack;
-use crate::format::{codec_support, filter_support, simple_dtype_itemsize, Array, Flavor, Shape, Support, MAX_VLMETA_BYTES};
+use crate::format::{codec_support, filter_support, simple_dtype_itemsize, Array, Elsewhere, Flavor, Shape, Support, MAX_VLMETA_BYTES};
 
 use super::redact::redact_json;
 
@@ -78,7 +78,10 @@ fn values(array: &Array) -> Json {
         "marker": elsewhere.marker(),
         "note": "the file holds no values, so this folder has no data files",
     });
-    if array.is_produced() {
+    if array.is_produced() && *elsewhere == Elsewhere::ServedRegions {
+        doc["served"] = json!(true);
+        doc["note"] = json!("read chunk by chunk as the regions the server builds (GET /api/fetch?slice_=), each checked against the dataset's ETag");
+    } else if array.is_produced() {
         doc["computed"] = json!(true);
         doc["note"] = json!("computed on read from the operands below, block by block, with python-blosc2's dtype rules");
     }

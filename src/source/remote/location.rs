@@ -7,6 +7,7 @@ use std::sync::Arc;
 use object_store::path::{Path, PathPart};
 
 use super::caterva2::sliced::{ServedSource, SlicedBlocks};
+use super::caterva2::info::InfoKind;
 use super::caterva2::DatasetInfo;
 use super::error::RemoteError;
 use super::source::RemoteSource;
@@ -159,9 +160,39 @@ impl RemoteLocation {
         self.conn.c2_roots(&self.redacted())
     }
 
+    /// For a Caterva2 server: the dataset here, as its `info` describes
+    /// it: a stored frame read in byte ranges when the server says it
+    /// serves them (or says nothing, outside HDF5 files, and a ranged read
+    /// works: a store's leaf kept whole), else as regions the server builds.
+    pub fn open_dataset(&self, info: &DatasetInfo) -> Result<Array, Error> {
+        let shown = self.redacted();
+        let name = std::path::PathBuf::from(&shown);
+        let fail = |e: RemoteError| Error::new(&name, e.into());
+        match &info.kind {
+            InfoKind::Dataset { description, ranges } => {
+                let in_hdf5 = self.key().split('/').any(|p| p.ends_with(".h5") || p.ends_with(".hdf5"));
+                let try_ranges = match ranges {
+                    Some(said) => *said,
+                    None => !in_hdf5,
+                };
+                if try_ranges {
+                    match self.open() {
+                        Ok(source) => return Array::from_source(&name, Arc::new(source)),
+                        // 416: nothing kept to take ranges of.
+                        Err(RemoteError::Changed { .. }) if ranges.is_none() => {}
+                        Err(e) => return Err(fail(e)),
+                    }
+                }
+                self.open_served(description, info.etag.as_deref())
+            }
+            InfoKind::Group => Err(fail(RemoteError::Unsupported { url: shown.clone(), detail: "a folder or group, not a dataset".into() })),
+            InfoKind::Other(what) => Err(fail(RemoteError::Unsupported { url: shown.clone(), detail: what.clone() })),
+        }
+    }
+
     /// For a Caterva2 server: the dataset here, which it serves as regions
     /// only (an HDF5 leaf), as `description` and `etag` (its info) give it.
-    pub fn open_served(&self, description: &Description, etag: Option<&str>) -> Result<Array, Error> {
+    fn open_served(&self, description: &Description, etag: Option<&str>) -> Result<Array, Error> {
         let shown = self.redacted();
         let name = std::path::PathBuf::from(&shown);
         let (geometry, _) = description.nd().map_err(|p| Error::new(&name, p))?;

@@ -26,8 +26,10 @@ pub enum InfoKind {
     Dataset {
         /// Its shape, grid, dtype, codec and vlmeta.
         description: Description,
-        /// Served in byte ranges (a stored frame): read as one.
-        ranges: bool,
+        /// Served in byte ranges (`Some(true)`: a stored frame, read as
+        /// one), not (`Some(false)`), or not said (a store's leaf may be
+        /// either: a ranged read tells).
+        ranges: Option<bool>,
     },
     /// Something else the server describes (a table, an object array...):
     /// the text says what.
@@ -80,7 +82,8 @@ impl DatasetInfo {
                     let num = |k: &str| cparams.and_then(|c| c.get(k)).and_then(Json::as_u64).unwrap_or(0);
                     let vlmeta = body.pointer("/schunk/vlmeta").and_then(Json::as_object).map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect()).unwrap_or_default();
                     let description = Description { shape, chunkshape, blockshape, dtype, codec: num("codec").min(255) as u8, clevel: num("clevel").min(15) as u8, vlmeta };
-                    InfoKind::Dataset { description, ranges: body.get("accept_ranges").and_then(Json::as_str) == Some("bytes") }
+                    let ranges = body.get("accept_ranges").and_then(Json::as_str).map(|r| r == "bytes");
+                    InfoKind::Dataset { description, ranges }
                 }
                 (None, _, _) => InfoKind::Other(format!("a dataset of dtype {dtype:?}, which is not read")),
                 _ => InfoKind::Other("a dataset without a chunk and block grid".into()),
@@ -102,11 +105,11 @@ mod tests {
         let body = json!({"shape":[20,30],"chunks":[7,11],"blocks":[7,11],"dtype":"float32","schunk":{"cparams":{"codec":5,"clevel":5},"vlmeta":{"units":"K"}},"accept_ranges":null});
         let info = DatasetInfo::parse(&body, Some("\"e\"".into()));
         let InfoKind::Dataset { description, ranges } = &info.kind else { panic!("{info:?}") };
-        assert!(!ranges);
+        assert_eq!(*ranges, None);
         assert_eq!((description.dtype.as_str(), description.codec, &description.chunkshape), ("<f4", 5, &vec![7, 11]));
         assert_eq!(description.vlmeta, vec![("units".to_string(), json!("K"))]);
         let stored = DatasetInfo::parse(&json!({"shape":[],"chunks":[],"blocks":[],"dtype":"|S3","accept_ranges":"bytes"}), None);
-        assert!(matches!(stored.kind, InfoKind::Dataset { ranges: true, ref description } if description.dtype == "|S3"));
+        assert!(matches!(stored.kind, InfoKind::Dataset { ranges: Some(true), ref description } if description.dtype == "|S3"));
         assert_eq!(DatasetInfo::parse(&json!({"kind":"group","size":0}), None).kind, InfoKind::Group);
         assert!(matches!(DatasetInfo::parse(&json!({"shape":[2],"dtype":"object"}), None).kind, InfoKind::Other(_)));
         assert_eq!(numpy_dtype("int8").as_deref(), Some("|i1"));
