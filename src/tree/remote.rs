@@ -170,7 +170,7 @@ impl RemoteRoot {
     pub fn connect(url: &str, options: &RemoteOptions, ttl: Duration) -> Result<RemoteRoot, RemoteError> {
         let mut loc = RemoteLocation::connect(url, options)?;
         if loc.scheme() == Scheme::Caterva2 {
-            return Self::connect_caterva2(url, loc, options, ttl);
+            return Self::connect_caterva2(loc, ttl);
         }
         let http = loc.scheme() == Scheme::Http;
         if http && loc.is_prefix() {
@@ -226,7 +226,7 @@ impl RemoteRoot {
     /// A Caterva2 root, folder or dataset: `/api/roots` first, so a root
     /// this login cannot reach fails here, saying how to log in; then a
     /// root or a folder is listed, a dataset described.
-    fn connect_caterva2(url: &str, loc: RemoteLocation, options: &RemoteOptions, ttl: Duration) -> Result<RemoteRoot, RemoteError> {
+    fn connect_caterva2(loc: RemoteLocation, ttl: Duration) -> Result<RemoteRoot, RemoteError> {
         let key = loc.key();
         let root_name = key.split('/').next().unwrap_or_default().to_string();
         let roots = loc.roots()?;
@@ -247,7 +247,7 @@ impl RemoteRoot {
         if !folder {
             return Ok(Self::with(loc, RemoteClass::Array { sparse: false }, true, ttl, None));
         }
-        let loc = if loc.is_prefix() { loc } else { RemoteLocation::connect(&format!("{url}/"), options)? };
+        let loc = loc.into_prefix();
         loc.list()?;
         Ok(Self::with(loc, RemoteClass::Dir, false, ttl, None))
     }

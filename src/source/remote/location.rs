@@ -103,6 +103,16 @@ impl RemoteLocation {
         self.url.scheme()
     }
 
+    /// This location taken as a prefix (its URL ending in `/`), through the
+    /// same connection.
+    pub fn into_prefix(self) -> RemoteLocation {
+        if self.is_prefix() {
+            return self;
+        }
+        let url = self.url.with_key(&format!("{}/", self.url.key()));
+        RemoteLocation { url, ..self }
+    }
+
     /// The location of child `name` (one path segment) under this one.
     pub fn child(&self, name: &str) -> RemoteLocation {
         let path = self.path.clone().join(PathPart::from(name));
