@@ -174,10 +174,11 @@ impl Computer {
     /// Open the operand `reference` names, relative to the remote `object`.
     #[cfg(feature = "remote")]
     fn remote_operand(&self, reference: &OperandRef, object: &RemoteObject, chain: &mut Vec<PathBuf>, deps: &mut Vec<Dep>) -> Result<Array, String> {
-        let OperandRef::UrlPath(p) = reference else {
-            return Err("only operands by relative path are read on a remote source".into());
+        let (p, sibling) = match reference {
+            OperandRef::UrlPath(p) => (p, object.sibling(p).ok_or_else(|| format!("{p} is not a relative path under the mounted root; no other place is asked"))?),
+            OperandRef::C2Array { path, urlbase } => (path, object.caterva2_dataset(path, urlbase.as_deref())?),
+            OperandRef::DictStoreKey { .. } => return Err("only operands by relative path or Caterva2 dataset are read on a remote source".into()),
         };
-        let sibling = object.sibling(p).ok_or_else(|| format!("{p} is not a relative path under the mounted root; no other place is asked"))?;
         let array = sibling.open().map_err(|e| e.problem.to_string())?;
         self.resolved(array, p, PathBuf::from(sibling.key()), || Ok(Place::Remote(&sibling)), chain, deps)
     }

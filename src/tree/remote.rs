@@ -509,6 +509,22 @@ impl RemoteObject {
         Some(RemoteObject::new(self.root.clone(), sibling_key(&self.key, relative)?, false))
     }
 
+    /// The dataset a `c2array` operand names (`path` from its `@root`, on
+    /// the server at `urlbase`), when that is the mounted Caterva2 server
+    /// and the path lies in the mounted folder; otherwise the reason it is
+    /// not read (no other server is ever asked).
+    pub fn caterva2_dataset(&self, path: &str, urlbase: Option<&str>) -> Result<RemoteObject, String> {
+        let mounted = self.root.loc.api_base().ok_or("a Caterva2 operand is read only when the mount is of its server")?;
+        let same = urlbase.is_some_and(|u| u.trim_end_matches('/').eq_ignore_ascii_case(mounted.trim_end_matches('/')));
+        if !same {
+            return Err(format!("{path} lives on {}, not on the mounted server; no other server is asked", urlbase.unwrap_or("a server the recipe does not name")));
+        }
+        let folder = self.root.loc.key().trim_end_matches('/');
+        let key = path.trim_start_matches('/').strip_prefix(folder).and_then(|rest| rest.strip_prefix('/')).filter(|k| !k.is_empty() && !k.split('/').any(|s| s == ".." || s == "."));
+        let key = key.ok_or_else(|| format!("{path} is outside the mounted folder {folder}"))?;
+        Ok(RemoteObject::new(self.root.clone(), key.to_string(), false))
+    }
+
     /// Its key under the root (for messages and cycle checks).
     pub fn key(&self) -> &str {
         &self.key
@@ -543,6 +559,22 @@ mod tests {
         assert_eq!(v, Version { len: 5, tag: VersionTag::Token("etag \"e\"".into()) });
         assert_eq!(remote_access().file_perm(), 0o444);
         assert_eq!(remote_access().folder_perm(), 0o555);
+    }
+
+    /// A `c2array` operand is read only from the mounted server, inside the mounted folder.
+    #[test]
+    fn caterva2_operands_stay_on_the_mounted_server_and_folder() {
+        let loc = RemoteLocation::connect("c2+http://127.0.0.1:9/c2/@public/exp/", &RemoteOptions::default()).unwrap();
+        let root = Arc::new(RemoteRoot::with(loc, RemoteClass::Dir, false, Duration::from_secs(1), None));
+        let e = RemoteObject::new(root, "run/e.b2nd".into(), false);
+        let ok = e.caterva2_dataset("@public/exp/ops/a.b2nd", Some("http://127.0.0.1:9/c2/")).unwrap();
+        assert_eq!(ok.key(), "ops/a.b2nd");
+        let other_server = e.caterva2_dataset("@public/exp/a.b2nd", Some("http://evil.example/")).unwrap_err();
+        assert!(other_server.contains("not on the mounted server"), "{other_server}");
+        assert!(e.caterva2_dataset("@public/exp/a.b2nd", None).is_err(), "no urlbase: not assumed to be this server");
+        assert!(e.caterva2_dataset("@public/other/a.b2nd", Some("http://127.0.0.1:9/c2")).unwrap_err().contains("outside the mounted folder"));
+        assert!(e.caterva2_dataset("@public/exp/../secret.b2nd", Some("http://127.0.0.1:9/c2")).is_err());
+        assert!(e.caterva2_dataset("@personal/exp/a.b2nd", Some("http://127.0.0.1:9/c2")).is_err());
     }
 
     /// Relative paths resolve under the root; absolute ones and climbs above it do not.

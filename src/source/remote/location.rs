@@ -88,6 +88,11 @@ impl RemoteLocation {
         Path::from_url_path(last).map(|p| p.to_string()).unwrap_or_else(|_| last.to_string())
     }
 
+    /// For a Caterva2 server: `http(s)://host[:port][/prefix]`.
+    pub fn api_base(&self) -> Option<String> {
+        self.url.api_base()
+    }
+
     /// The key (for Caterva2: the path from its `@root`), percent-encoded.
     pub fn key(&self) -> &str {
         self.url.key()
