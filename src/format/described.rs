@@ -26,8 +26,12 @@ pub struct Description {
     pub chunkshape: Vec<u64>,
     /// Extent of a block along each dimension.
     pub blockshape: Vec<u64>,
-    /// The NumPy dtype string (`<f8`, `|S3`, ...).
+    /// The NumPy dtype string (`<f8`, `|S3`, or a structured dtype's
+    /// description list, as a b2nd metalayer holds it).
     pub dtype: String,
+    /// Bytes per item, as the server says (needed for a structured dtype;
+    /// checked against a simple one's own size).
+    pub typesize: Option<u64>,
     /// Codec id (C-Blosc2's numbering; informative).
     pub codec: u8,
     /// Compression level (informative).
@@ -41,7 +45,12 @@ impl Description {
     /// (at most 16 dimensions, sizes that fit, blocks inside chunks).
     pub fn nd(&self) -> PResult<(Geometry, NdMeta)> {
         let bad = |detail: String| Problem::corrupt("dataset description", detail);
-        let itemsize = simple_dtype_itemsize(&self.dtype).ok_or_else(|| Problem::Unsupported { what: format!("dtype {:?}", self.dtype), detail: "only simple NumPy dtypes are read as served regions".into() })?;
+        let itemsize = match (simple_dtype_itemsize(&self.dtype), self.typesize) {
+            (Some(own), Some(said)) if own != said => return Err(bad(format!("dtype {} has items of {own} bytes, the typesize says {said}", self.dtype))),
+            (Some(own), _) => own,
+            (None, Some(said)) if said > 0 && self.dtype.starts_with('[') => said,
+            _ => return Err(Problem::Unsupported { what: format!("dtype {:?}", self.dtype), detail: "its item size is not known".into() }),
+        };
         let n = self.shape.len();
         if n > 16 || self.chunkshape.len() != n || self.blockshape.len() != n {
             return Err(bad(format!("shape {:?}, chunks {:?} and blocks {:?} disagree", self.shape, self.chunkshape, self.blockshape)));

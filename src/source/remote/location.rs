@@ -211,7 +211,7 @@ impl RemoteLocation {
         let shown = self.redacted();
         let name = std::path::PathBuf::from(&shown);
         let (geometry, _) = description.nd().map_err(|p| Error::new(&name, p))?;
-        let blocks = SlicedBlocks::new(self.conn.clone(), self.path.clone(), shown.clone(), geometry, etag.map(str::to_string));
+        let blocks = SlicedBlocks::new(self.conn.clone(), self.path.clone(), shown.clone(), geometry, description.dtype.clone(), etag.map(str::to_string));
         Array::described(&name, description, Arc::new(ServedSource::new(shown, etag)), Arc::new(blocks))
     }
 

@@ -50,7 +50,8 @@ fn numpy_dtype(name: &str) -> Option<String> {
     };
     match name {
         "bool" => Some("|b1".into()),
-        _ if name.starts_with(['<', '>', '|', '=']) => Some(name.to_string()),
+        // A simple dtype with its byte order, or a structured one's description list.
+        _ if name.starts_with(['<', '>', '|', '=', '[']) => Some(name.to_string()),
         _ => {
             let (kind, bits) = if let Some(b) = name.strip_prefix("float") {
                 ('f', b)
@@ -81,7 +82,8 @@ impl DatasetInfo {
                     let cparams = body.pointer("/schunk/cparams");
                     let num = |k: &str| cparams.and_then(|c| c.get(k)).and_then(Json::as_u64).unwrap_or(0);
                     let vlmeta = body.pointer("/schunk/vlmeta").and_then(Json::as_object).map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect()).unwrap_or_default();
-                    let description = Description { shape, chunkshape, blockshape, dtype, codec: num("codec").min(255) as u8, clevel: num("clevel").min(15) as u8, vlmeta };
+                    let typesize = Some(num("typesize")).filter(|&t| t > 0);
+                    let description = Description { shape, chunkshape, blockshape, dtype, typesize, codec: num("codec").min(255) as u8, clevel: num("clevel").min(15) as u8, vlmeta };
                     let ranges = body.get("accept_ranges").and_then(Json::as_str).map(|r| r == "bytes");
                     InfoKind::Dataset { description, ranges }
                 }
@@ -116,6 +118,7 @@ mod tests {
         assert_eq!(numpy_dtype("uint64").as_deref(), Some("<u8"));
         assert_eq!(numpy_dtype("complex128").as_deref(), Some("<c16"));
         assert_eq!(numpy_dtype("bool").as_deref(), Some("|b1"));
-        assert_eq!(numpy_dtype("[('a', '<i4')]"), None);
+        assert_eq!(numpy_dtype("[('a', '<i4')]").as_deref(), Some("[('a', '<i4')]"));
+        assert_eq!(numpy_dtype("object"), None);
     }
 }

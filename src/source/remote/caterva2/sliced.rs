@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use object_store::path::Path;
 
 use crate::format::source::{ByteSource, Version, VersionTag};
-use crate::format::{grid_coords, Array, BlockProducer, Geometry, PResult, Problem};
+use crate::format::{grid_coords, Array, BlockProducer, Geometry, PResult, Problem, Shape};
 use crate::source::memory::MemorySource;
 use crate::source::remote::error::RemoteError;
 use crate::source::remote::store::Connection;
@@ -32,16 +32,18 @@ pub struct SlicedBlocks {
     path: Path,
     shown: String,
     geometry: Geometry,
+    /// The dtype the dataset is described with (each region must say the same).
+    dtype: String,
     /// The ETag the dataset had when opened (`None`: the server gives none).
     etag: Option<String>,
     chunks: Mutex<lru::LruCache<u64, Cell>>,
 }
 
 impl SlicedBlocks {
-    pub(crate) fn new(conn: Arc<Connection>, path: Path, shown: String, geometry: Geometry, etag: Option<String>) -> SlicedBlocks {
+    pub(crate) fn new(conn: Arc<Connection>, path: Path, shown: String, geometry: Geometry, dtype: String, etag: Option<String>) -> SlicedBlocks {
         let keep = (KEPT_BYTES / geometry.chunk_nbytes().max(1)).max(2) as usize;
         let keep = NonZeroUsize::new(keep).unwrap_or(NonZeroUsize::MIN);
-        SlicedBlocks { conn, path, shown, geometry, etag, chunks: Mutex::new(lru::LruCache::new(keep)) }
+        SlicedBlocks { conn, path, shown, geometry, dtype, etag, chunks: Mutex::new(lru::LruCache::new(keep)) }
     }
 
     /// Origin and extent (clipped to the array) of chunk `c`.
@@ -75,6 +77,13 @@ impl SlicedBlocks {
             Some(g) => g.shape == extent && g.itemsize == self.geometry.itemsize,
             None => extent.is_empty() && region.data_len() == nbytes,
         };
+        let dtype = match region.shape() {
+            Shape::Nd { meta, .. } => meta.dtype.clone(),
+            Shape::Plain { .. } => None,
+        };
+        if dtype.as_ref().is_some_and(|d| *d != self.dtype) {
+            return Err(bad(format!("the region {} came back as dtype {}, the dataset is described as {}", slice.as_deref().unwrap_or("()"), dtype.unwrap_or_default(), self.dtype)));
+        }
         if !shape_ok || region.data_len() != nbytes {
             return Err(bad(format!("the region {} came back as {} bytes of another shape", slice.as_deref().unwrap_or("()"), region.data_len())));
         }
