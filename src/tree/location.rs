@@ -90,6 +90,15 @@ impl Origin {
         }
     }
 
+    /// Whether it is an object of a remote root (whose failures may pass).
+    pub fn is_remote(&self) -> bool {
+        #[cfg(feature = "remote")]
+        if let Origin::Remote(_) = self {
+            return true;
+        }
+        false
+    }
+
     /// The name used in messages and in the `meta.json` of an unreadable array.
     pub fn name(&self) -> PathBuf {
         match self {

@@ -20,8 +20,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::format::source::ByteSource;
 use crate::format::{looks_like_frame, Array, Error, Version, VersionTag, SPARSE_INDEX};
-use crate::source::remote::{DatasetInfo, InfoKind, ListedObject, Listing, RemoteError, RemoteLocation, RemoteOptions, Scheme, StatsSnapshot};
+use crate::source::remote::{DatasetInfo, InfoKind, ListedObject, Listing, RemoteError, RemoteLocation, RemoteOptions, RemoteSource, Scheme, StatsSnapshot};
 use crate::source::store::{Store, StoreFormat, EMBED_NAME};
 
 use super::access::Access;
@@ -75,7 +76,16 @@ pub struct RemoteRoot {
     /// listings give names only; versions and kinds come from here), the
     /// most recent [`SNIFFS_KEPT`].
     infos: Mutex<lru::LruCache<String, (Instant, Arc<DatasetInfo>)>>,
+    /// Caterva2 only: stored frames (by extension) opened to learn their
+    /// version, and when that was last confirmed: the open that follows a
+    /// lookup takes the source from here, so a lookup and an open cost two
+    /// GETs (the first MiB, the offsets index) and no `/api/info`.
+    probes: Mutex<lru::LruCache<String, (Instant, Arc<RemoteSource>)>>,
 }
+
+/// Stored frames kept opened (see [`RemoteRoot::probes`]); their spans
+/// live in the connection's pool, under its budget.
+const PROBES_KEPT: usize = 256;
 
 /// Extensions of the files a Caterva2 server lists as folders of datasets
 /// (HDF5 files, whose leaves are datasets, and `.b2z` stores, whose keys are).
@@ -146,6 +156,13 @@ pub fn sibling_key(key: &str, relative: &str) -> Option<String> {
         }
     }
     Some(parts.join("/")).filter(|k| !k.is_empty())
+}
+
+/// Whether `key` lies inside a file a Caterva2 server lists as a folder
+/// (an HDF5 file, a `.b2z` store).
+fn contained(key: &str) -> bool {
+    let parents = key.rsplit_once('/').map_or("", |(p, _)| p);
+    parents.split('/').any(|p| extension(p).is_some_and(|e| C2_CONTAINERS.contains(&e)))
 }
 
 fn extension(name: &str) -> Option<&str> {
@@ -219,6 +236,7 @@ impl RemoteRoot {
             head: Mutex::new(head.map(|h| (now, h))),
             sniffed: Mutex::new(lru::LruCache::new(kept)),
             infos: Mutex::new(lru::LruCache::new(kept)),
+            probes: Mutex::new(lru::LruCache::new(std::num::NonZeroUsize::new(PROBES_KEPT).unwrap_or(std::num::NonZeroUsize::MIN))),
             loc,
         }
     }
@@ -238,7 +256,7 @@ impl RemoteRoot {
         let folder = if key.trim_end_matches('/').contains('/') {
             match loc.info()?.kind {
                 InfoKind::Group => true,
-                InfoKind::Dataset { .. } => false,
+                InfoKind::Dataset { .. } | InfoKind::Frame { .. } => false,
                 InfoKind::Other(what) => return Err(RemoteError::Unsupported { url: loc.redacted(), detail: what }),
             }
         } else {
@@ -255,6 +273,32 @@ impl RemoteRoot {
     /// Whether the root is a Caterva2 server.
     fn caterva2(&self) -> bool {
         self.loc.scheme() == Scheme::Caterva2
+    }
+
+    /// Caterva2 only: whether `key` is a stored frame by its name (a frame
+    /// extension, outside HDF5 files and stores), read without `/api/info`.
+    fn stored_frame(&self, key: &str) -> bool {
+        self.caterva2() && extension(key.rsplit('/').next().unwrap_or(key)).is_some_and(|e| KNOWN_EXTENSIONS.contains(&e)) && !contained(key)
+    }
+
+    /// Caterva2 only: the stored frame `key`, opened (its first MiB and
+    /// identity) at most a TTL ago, or confirmed unchanged since by a GET
+    /// of its first byte; opened again when it changed.
+    fn probe(&self, key: &str) -> Result<Arc<RemoteSource>, RemoteError> {
+        let kept = self.probes.lock().unwrap_or_else(|e| e.into_inner()).get(key).cloned();
+        if let Some((at, source)) = kept {
+            if at.elapsed() < self.ttl {
+                return Ok(source);
+            }
+            let now = self.location(key).head()?;
+            if version_of(&now).0 == source.opened_version() {
+                self.probes.lock().unwrap_or_else(|e| e.into_inner()).put(key.to_string(), (Instant::now(), source.clone()));
+                return Ok(source);
+            }
+        }
+        let source = Arc::new(self.location(key).open()?);
+        self.probes.lock().unwrap_or_else(|e| e.into_inner()).put(key.to_string(), (Instant::now(), source.clone()));
+        Ok(source)
     }
 
     /// Caterva2 only: what `/api/info` says of `key`, at most a TTL old.
@@ -424,10 +468,8 @@ impl RemoteRoot {
         if ext.is_some_and(|e| C2_CONTAINERS.contains(&e)) {
             return Some(RemoteClass::Dir);
         }
-        let parents = key.rsplit_once('/').map_or("", |(p, _)| p);
-        let contained = parents.split('/').any(|p| extension(p).is_some_and(|e| C2_CONTAINERS.contains(&e)));
         match ext {
-            _ if contained => Some(RemoteClass::Array { sparse: false }),
+            _ if contained(key) => Some(RemoteClass::Array { sparse: false }),
             Some(ext) if KNOWN_EXTENSIONS.contains(&ext) => Some(RemoteClass::Array { sparse: false }),
             _ => self.sniff(key, object).then_some(RemoteClass::Array { sparse: false }),
         }
@@ -437,6 +479,9 @@ impl RemoteRoot {
     /// object `stamp` under it, for a prefix), from its folder's listing.
     fn version(&self, key: &str, stamp: Option<&str>) -> Result<(Version, SystemTime), RemoteError> {
         let missing = || RemoteError::NotFound { url: self.location(key).redacted() };
+        if self.stored_frame(key) {
+            return Ok((self.probe(key)?.opened_version(), self.made));
+        }
         if self.caterva2() {
             let info = self.info(key)?;
             let tag = info.etag.as_ref().map_or_else(|| "no etag".to_string(), |e| format!("etag {e}"));
@@ -491,6 +536,9 @@ impl RemoteObject {
         let name = self.name();
         let fail = |e: RemoteError| Error::new(&name, e.into());
         let loc = self.root.location(&self.key);
+        if self.root.stored_frame(&self.key) {
+            return Array::from_source(&name, self.root.probe(&self.key).map_err(fail)?);
+        }
         if self.root.caterva2() {
             return loc.open_dataset(&*self.root.info(&self.key).map_err(fail)?);
         }

@@ -200,6 +200,8 @@ impl RemoteLocation {
                 }
                 self.open_served(description, info.etag.as_deref())
             }
+            InfoKind::Frame { ranges: Some(false) } => Err(fail(RemoteError::Unsupported { url: shown.clone(), detail: "a frame the server does not serve in byte ranges".into() })),
+            InfoKind::Frame { .. } => Array::from_source(&name, Arc::new(self.open().map_err(fail)?)),
             InfoKind::Group => Err(fail(RemoteError::Unsupported { url: shown.clone(), detail: "a folder or group, not a dataset".into() })),
             InfoKind::Other(what) => Err(fail(RemoteError::Unsupported { url: shown.clone(), detail: what.clone() })),
         }

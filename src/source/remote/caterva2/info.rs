@@ -31,6 +31,12 @@ pub enum InfoKind {
         /// either: a ranged read tells).
         ranges: Option<bool>,
     },
+    /// A frame without N-d metadata (an SChunk: `.b2frame`): readable only
+    /// as stored, in byte ranges.
+    Frame {
+        /// As for [`InfoKind::Dataset`].
+        ranges: Option<bool>,
+    },
     /// Something else the server describes (a table, an object array...):
     /// the text says what.
     Other(String),
@@ -90,6 +96,8 @@ impl DatasetInfo {
                 (None, _, _) => InfoKind::Other(format!("a dataset of dtype {dtype:?}, which is not read")),
                 _ => InfoKind::Other("a dataset without a chunk and block grid".into()),
             }
+        } else if body.get("nchunks").is_some() && body.get("cparams").is_some() {
+            InfoKind::Frame { ranges: body.get("accept_ranges").and_then(Json::as_str).map(|r| r == "bytes") }
         } else {
             InfoKind::Other("neither a group nor an array".into())
         };
@@ -114,6 +122,8 @@ mod tests {
         assert!(matches!(stored.kind, InfoKind::Dataset { ranges: Some(true), ref description } if description.dtype == "|S3"));
         assert_eq!(DatasetInfo::parse(&json!({"kind":"group","size":0}), None).kind, InfoKind::Group);
         assert!(matches!(DatasetInfo::parse(&json!({"shape":[2],"dtype":"object"}), None).kind, InfoKind::Other(_)));
+        let frame = DatasetInfo::parse(&json!({"cbytes":10,"nchunks":2,"cparams":{"codec":5},"accept_ranges":"bytes"}), None);
+        assert_eq!(frame.kind, InfoKind::Frame { ranges: Some(true) });
         assert_eq!(numpy_dtype("int8").as_deref(), Some("|i1"));
         assert_eq!(numpy_dtype("uint64").as_deref(), Some("<u8"));
         assert_eq!(numpy_dtype("complex128").as_deref(), Some("<c16"));
