@@ -20,8 +20,7 @@ Writes into OUTDIR (which becomes the server's @public root, or a folder of it):
   (`lab.h5/grid/level2/temp`, `store.b2z/a/b`, `sub/x.b2nd`); sha256 is of
   the C-order bytes numpy gives (the source arrays, checked against what
   h5py reads back), never of anything blosc2fs or blosc2 slicing produces.
-  "expect" is "exact" (the `data` file must hold exactly those bytes),
-  "not_wrong" (reading `data` may fail, but bytes read must be those), or
+  "expect" is "exact" (the `data` file must hold exactly those bytes) or
   "meta_only" (no value can be served: meta.json must say why and `data`
   must be absent or unreadable; "may_be_unlisted": the server may not list
   it at all).
@@ -96,8 +95,7 @@ def write_h5(path, manifest):
         for name, src in sources.items():
             got = np.asarray(f[name][()])
             assert got.dtype == src.dtype and got.tobytes() == np.ascontiguousarray(src).tobytes(), name
-            # An opaque dtype may be refused (an error), never served wrong.
-            manifest[f"lab.h5/{name}"] = entry(src, "not_wrong" if name == "opaque_v8" else "exact")
+            manifest[f"lab.h5/{name}"] = entry(src, "exact")
         # No values to serve: Caterva2 2026.9.2 leaves variable-length
         # strings out of its listings altogether; shown, they have no values.
         d = f["vlen_str"]

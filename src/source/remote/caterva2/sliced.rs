@@ -81,7 +81,10 @@ impl SlicedBlocks {
             Shape::Nd { meta, .. } => meta.dtype.clone(),
             Shape::Plain { .. } => None,
         };
-        if dtype.as_ref().is_some_and(|d| *d != self.dtype) {
+        // Opaque bytes (`|V8`) may come back as a one-field record of the
+        // same size: there is no reading of them to get wrong.
+        let opaque = self.dtype.starts_with("|V") && region.geometry().is_some_and(|g| g.itemsize == self.geometry.itemsize);
+        if dtype.as_ref().is_some_and(|d| *d != self.dtype) && !opaque {
             return Err(bad(format!("the region {} came back as dtype {}, the dataset is described as {}", slice.as_deref().unwrap_or("()"), dtype.unwrap_or_default(), self.dtype)));
         }
         if !shape_ok || region.data_len() != nbytes {
