@@ -83,6 +83,9 @@ pub fn open_url(url: &str, options: &remote::RemoteOptions) -> Result<Array, Err
     if location.scheme() == remote::Scheme::Caterva2 {
         // A dataset of a Caterva2 server: a stored frame read in byte
         // ranges, or one it serves as regions only (an HDF5 leaf).
+        if remote::caterva2::is_stored_frame(location.key()) {
+            return Array::from_source(&shown, Arc::new(location.open().map_err(fail)?));
+        }
         return location.open_dataset(&location.info().map_err(fail)?);
     }
     let sparse = |index: remote::RemoteSource| Array::from_sparse(&shown, Arc::new(index), Arc::new(location.sparse_chunks()));

@@ -22,6 +22,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::format::source::ByteSource;
 use crate::format::{looks_like_frame, Array, Error, Version, VersionTag, SPARSE_INDEX};
+use crate::source::remote::caterva2;
 use crate::source::remote::{DatasetInfo, InfoKind, ListedObject, Listing, RemoteError, RemoteLocation, RemoteOptions, RemoteSource, Scheme, StatsSnapshot};
 use crate::source::store::{Store, StoreFormat, EMBED_NAME};
 
@@ -86,10 +87,6 @@ pub struct RemoteRoot {
 /// Stored frames kept opened (see [`RemoteRoot::probes`]); their spans
 /// live in the connection's pool, under its budget.
 const PROBES_KEPT: usize = 256;
-
-/// Extensions of the files a Caterva2 server lists as folders of datasets
-/// (HDF5 files, whose leaves are datasets, and `.b2z` stores, whose keys are).
-const C2_CONTAINERS: [&str; 3] = ["h5", "hdf5", "b2z"];
 
 /// Sniff answers kept (see [`RemoteRoot::sniffed`]).
 const SNIFFS_KEPT: usize = 16_384;
@@ -156,13 +153,6 @@ pub fn sibling_key(key: &str, relative: &str) -> Option<String> {
         }
     }
     Some(parts.join("/")).filter(|k| !k.is_empty())
-}
-
-/// Whether `key` lies inside a file a Caterva2 server lists as a folder
-/// (an HDF5 file, a `.b2z` store).
-fn contained(key: &str) -> bool {
-    let parents = key.rsplit_once('/').map_or("", |(p, _)| p);
-    parents.split('/').any(|p| extension(p).is_some_and(|e| C2_CONTAINERS.contains(&e)))
 }
 
 fn extension(name: &str) -> Option<&str> {
@@ -278,7 +268,13 @@ impl RemoteRoot {
     /// Caterva2 only: whether `key` is a stored frame by its name (a frame
     /// extension, outside HDF5 files and stores), read without `/api/info`.
     fn stored_frame(&self, key: &str) -> bool {
-        self.caterva2() && extension(key.rsplit('/').next().unwrap_or(key)).is_some_and(|e| KNOWN_EXTENSIONS.contains(&e)) && !contained(key)
+        self.caterva2() && caterva2::is_stored_frame(&self.c2_path(key))
+    }
+
+    /// Caterva2 only: the dataset path of `key` (from its `@root`; a mount
+    /// of an HDF5 file or store keeps it as the container of what it shows).
+    fn c2_path(&self, key: &str) -> String {
+        join(self.loc.key().trim_end_matches('/'), key)
     }
 
     /// Caterva2 only: the stored frame `key`, opened (its first MiB and
@@ -465,11 +461,11 @@ impl RemoteRoot {
     /// (a `.b2` file is listed without its extension).
     fn caterva2_class(&self, key: &str, object: &ListedObject) -> Option<RemoteClass> {
         let ext = extension(&object.name);
-        if ext.is_some_and(|e| C2_CONTAINERS.contains(&e)) {
+        if ext.is_some_and(|e| caterva2::CONTAINERS.contains(&e)) {
             return Some(RemoteClass::Dir);
         }
         match ext {
-            _ if contained(key) => Some(RemoteClass::Array { sparse: false }),
+            _ if caterva2::in_container(&self.c2_path(key)) => Some(RemoteClass::Array { sparse: false }),
             Some(ext) if KNOWN_EXTENSIONS.contains(&ext) => Some(RemoteClass::Array { sparse: false }),
             _ => self.sniff(key, object).then_some(RemoteClass::Array { sparse: false }),
         }
