@@ -173,7 +173,10 @@ impl Connection {
         };
         let budget = opts.budget.max(MIN_BUDGET);
         stats.set_budget(budget);
-        let pool = Arc::new(Pool::new(budget, (budget / 8).clamp(256 << 10, 4 << 20), HINT_GETS));
+        // A Caterva2 server spends milliseconds of Python on each request
+        // whatever its size, so its read-ahead GETs are larger.
+        let part = if url.scheme() == Scheme::Caterva2 { (budget / 4).clamp(1 << 20, 16 << 20) } else { (budget / 8).clamp(256 << 10, 4 << 20) };
+        let pool = Arc::new(Pool::new(budget, part, HINT_GETS));
         Ok(Arc::new(Connection { store, timeout: opts.timeout, stats, pool, c2 }))
     }
 

@@ -206,7 +206,9 @@ impl Session {
         if answer.content_length().is_some_and(|n| n > limit) {
             return Err(Failure::Malformed(format!("an answer of {} bytes, more than the {limit} asked for", answer.content_length().unwrap_or(0))));
         }
-        let mut out = bytes::BytesMut::new();
+        // Sized once from the announced length (a large body grown by
+        // doubling would be copied several times).
+        let mut out = bytes::BytesMut::with_capacity(answer.content_length().unwrap_or(0).min(limit) as usize);
         while let Some(piece) = answer.chunk().await.map_err(|e| Failure::Transport(transport(&e)))? {
             if out.len() as u64 + piece.len() as u64 > limit {
                 return Err(Failure::Malformed(format!("an answer of more than the {limit} bytes asked for")));
