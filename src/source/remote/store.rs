@@ -281,12 +281,7 @@ impl Connection {
     pub(crate) fn c2_info(&self, path: &Path, shown: &str) -> Result<DatasetInfo, RemoteError> {
         let session = self.session(shown)?.clone();
         self.wait(shown, async move {
-            let fail = |f| self.c2_fail(path, shown, f);
-            let url = session.url("info", path.as_ref()).map_err(fail)?;
-            let answer = session.get(Endpoint::Info, &url, None).await.map_err(fail)?;
-            let etag = answer.headers().get(reqwest::header::ETAG).and_then(|v| v.to_str().ok()).map(str::to_string);
-            let body = Session::body(answer, 16 << 20).await.map_err(fail)?;
-            let json: serde_json::Value = serde_json::from_slice(&body).map_err(|e| fail(Failure::Malformed(format!("info that is not JSON: {e}"))))?;
+            let (json, etag) = session.get_json(Endpoint::Info, path.as_ref(), 16 << 20, "info").await.map_err(|f| self.c2_fail(path, shown, f))?;
             Ok(DatasetInfo::parse(&json, etag))
         })
     }
@@ -312,13 +307,8 @@ impl Connection {
     /// `GET /api/roots` of a Caterva2 server: the roots this login reaches.
     pub(crate) fn c2_roots(&self, shown: &str) -> Result<Vec<String>, RemoteError> {
         let session = self.session(shown)?.clone();
-        let path = Path::default();
         self.wait(shown, async move {
-            let fail = |f| self.c2_fail(&path, shown, f);
-            let url = session.url("roots", "").map_err(fail)?;
-            let answer = session.get(Endpoint::Roots, &url, None).await.map_err(fail)?;
-            let body = Session::body(answer, 1 << 20).await.map_err(fail)?;
-            let json: serde_json::Value = serde_json::from_slice(&body).map_err(|e| fail(Failure::Malformed(format!("roots that are not JSON: {e}"))))?;
+            let (json, _) = session.get_json(Endpoint::Roots, "", 1 << 20, "roots").await.map_err(|f| self.c2_fail(&Path::default(), shown, f))?;
             Ok(json.as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default())
         })
     }

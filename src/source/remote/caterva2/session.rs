@@ -200,6 +200,18 @@ impl Session {
         }
     }
 
+    /// `GET` the JSON document of `endpoint` for dataset path `path` (at
+    /// most `limit` bytes; `what` names it in the error when it is not
+    /// JSON), with the answer's ETag.
+    pub(crate) async fn get_json(&self, endpoint: Endpoint, path: &str, limit: u64, what: &str) -> Result<(serde_json::Value, Option<String>), Failure> {
+        let url = self.url(endpoint.name(), path)?;
+        let answer = self.get(endpoint, &url, None).await?;
+        let etag = answer.headers().get(reqwest::header::ETAG).and_then(|v| v.to_str().ok()).map(str::to_string);
+        let body = Session::body(answer, limit).await?;
+        let json = serde_json::from_slice(&body).map_err(|e| Failure::Malformed(format!("{what} that is not JSON: {e}")))?;
+        Ok((json, etag))
+    }
+
     /// The body of `answer`, refusing more than `limit` bytes (a server
     /// cannot make the daemon hold what the request could not justify).
     pub(crate) async fn body(mut answer: reqwest::Response, limit: u64) -> Result<bytes::Bytes, Failure> {

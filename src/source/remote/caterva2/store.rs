@@ -153,10 +153,8 @@ impl ObjectStore for C2Store {
     async fn list_with_delimiter(&self, prefix: Option<&Path>) -> object_store::Result<ListResult> {
         let prefix = prefix.cloned().unwrap_or_default();
         let fail = |f| store_error(&prefix, f);
-        let url = self.session.url("list", prefix.as_ref()).map_err(fail)?;
-        let answer = self.session.get(Endpoint::List, &url, None).await.map_err(fail)?;
-        let body = Session::body(answer, LIST_LIMIT).await.map_err(fail)?;
-        let names: Vec<String> = serde_json::from_slice(&body).map_err(|e| fail(Failure::Malformed(format!("a listing that is not a list of names: {e}"))))?;
+        let (json, _) = self.session.get_json(Endpoint::List, prefix.as_ref(), LIST_LIMIT, "a listing").await.map_err(fail)?;
+        let names: Vec<String> = serde_json::from_value(json).map_err(|e| fail(Failure::Malformed(format!("a listing that is not a list of names: {e}"))))?;
         Ok(listing_of(&prefix, &names))
     }
 
