@@ -206,21 +206,14 @@ fn load(origin: &Origin, number: u64, stamp: Version, access: Access, mtime: Sys
             }
         }
         (Ok(array), _) => match array.values_elsewhere() {
-            // Values a server builds on request (an HDF5 leaf): read as they come.
-            Some(_) if array.is_produced() => {
-                let array = Arc::new(array);
-                if let Some(on_load) = on_load {
-                    (on_load.preload)(&array);
-                }
-                Presented::of_array(array, rows)
-            }
             // Only meta.json: the file's chunks hold no values, and zeros
-            // served as data would be made up.
-            Some(why) => {
+            // served as data would be made up. (Values a server builds on
+            // request, an HDF5 leaf's, are produced: read as they come.)
+            Some(why) if !array.is_produced() => {
                 log::info!("{}: values live elsewhere: {why}", origin.name().display());
                 Presented::meta_only(&meta_json::render(&array))
             }
-            None => {
+            _ => {
                 let array = Arc::new(array);
                 if let Some(on_load) = on_load {
                     (on_load.preload)(&array);

@@ -197,33 +197,29 @@ impl Filesystem {
         }
         #[cfg(feature = "remote")]
         if let (Some(remote), Some(obj)) = (self.tree.remote_stats(), doc.as_object_mut()) {
-            obj.insert(
-                "remote".into(),
-                serde_json::json!({
-                    "requests": remote.requests(),
-                    "gets": remote.gets,
-                    "heads": remote.heads,
-                    "lists": remote.lists,
-                    "bytes_fetched": remote.bytes,
-                    "errors": remote.errors,
-                    "span_hits": remote.span_hits,
-                    "hint_gets": remote.hint_gets,
-                    "hint_bytes": remote.hint_bytes,
-                    "hint_hits": remote.hint_hits,
-                    "hints_dropped": remote.hints_dropped,
-                    "bytes_in_flight": remote.inflight,
-                    "bytes_in_flight_peak": remote.inflight_peak,
-                    "bytes_held_and_in_flight_peak": remote.pool_peak,
-                    "budget": remote.budget,
-                }),
-            );
+            let mut shown = serde_json::json!({
+                "requests": remote.requests(),
+                "gets": remote.gets,
+                "heads": remote.heads,
+                "lists": remote.lists,
+                "bytes_fetched": remote.bytes,
+                "errors": remote.errors,
+                "span_hits": remote.span_hits,
+                "hint_gets": remote.hint_gets,
+                "hint_bytes": remote.hint_bytes,
+                "hint_hits": remote.hint_hits,
+                "hints_dropped": remote.hints_dropped,
+                "bytes_in_flight": remote.inflight,
+                "bytes_in_flight_peak": remote.inflight_peak,
+                "bytes_held_and_in_flight_peak": remote.pool_peak,
+                "budget": remote.budget,
+            });
             if remote.endpoints.iter().any(|&n| n > 0) {
                 use crate::source::remote::caterva2::Endpoint;
                 let endpoints: serde_json::Map<String, serde_json::Value> = Endpoint::ALL.iter().map(|e| (e.name().to_string(), remote.endpoints[e.index()].into())).collect();
-                if let Some(r) = obj.get_mut("remote").and_then(|r| r.as_object_mut()) {
-                    r.insert("endpoints".into(), endpoints.into());
-                }
+                shown["endpoints"] = endpoints.into();
             }
+            obj.insert("remote".into(), shown);
         }
         let mut text = serde_json::to_vec_pretty(&doc).unwrap_or_default();
         text.push(b'\n');

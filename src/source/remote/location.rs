@@ -185,11 +185,7 @@ impl RemoteLocation {
         let fail = |e: RemoteError| Error::new(&name, e.into());
         match &info.kind {
             InfoKind::Dataset { description, ranges } => {
-                let in_hdf5 = self.key().split('/').any(|p| p.ends_with(".h5") || p.ends_with(".hdf5"));
-                let try_ranges = match ranges {
-                    Some(said) => *said,
-                    None => !in_hdf5,
-                };
+                let try_ranges = ranges.unwrap_or_else(|| !super::caterva2::in_hdf5(self.key()));
                 if try_ranges {
                     match self.open() {
                         Ok(source) => return Array::from_source(&name, Arc::new(source)),

@@ -43,6 +43,13 @@ pub fn in_container(key: &str) -> bool {
     parents.split('/').any(|p| extension(p).is_some_and(|e| CONTAINERS.contains(&e)))
 }
 
+/// Whether dataset path `key` lies inside an HDF5 file, whose leaves the
+/// server never serves in byte ranges.
+pub fn in_hdf5(key: &str) -> bool {
+    let parents = key.trim_end_matches('/').rsplit_once('/').map_or("", |(p, _)| p);
+    parents.split('/').any(|p| matches!(extension(p), Some("h5" | "hdf5")))
+}
+
 /// Whether `key` names a stored frame by its name alone (a frame
 /// extension, outside containers): read in byte ranges, its `/api/info`
 /// never needed.
@@ -62,5 +69,6 @@ mod tests {
         assert!(!is_stored_frame("@public/x.h5/grid/temp") && !is_stored_frame("@public/notes.txt"));
         assert!(in_container("@public/x.h5/grid/temp") && in_container("s.b2z/y"));
         assert!(!in_container("@public/x.h5") && !in_container("dir/a.b2nd"));
+        assert!(in_hdf5("@public/x.hdf5/g/t") && !in_hdf5("@public/s.b2z/y") && !in_hdf5("@public/x.h5"));
     }
 }
