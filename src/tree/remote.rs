@@ -75,7 +75,7 @@ pub struct RemoteRoot {
     sniffed: Mutex<lru::LruCache<ObjectId, bool>>,
     /// Caterva2 only: what `/api/info` said of a key, and when (its
     /// listings give names only; versions and kinds come from here), the
-    /// most recent [`SNIFFS_KEPT`].
+    /// most recent [`INFOS_KEPT`].
     infos: Mutex<lru::LruCache<String, (Instant, Arc<DatasetInfo>)>>,
     /// Caterva2 only: stored frames (by extension) opened to learn their
     /// version, and when that was last confirmed: the open that follows a
@@ -83,6 +83,10 @@ pub struct RemoteRoot {
     /// GETs (the first MiB, the offsets index) and no `/api/info`.
     probes: Mutex<lru::LruCache<String, (Instant, Arc<RemoteSource>)>>,
 }
+
+/// Infos kept (see [`RemoteRoot::infos`]): each holds a dataset's vlmeta,
+/// and is of use for one attribute TTL.
+const INFOS_KEPT: usize = 1024;
 
 /// Stored frames kept opened (see [`RemoteRoot::probes`]); their spans
 /// live in the connection's pool, under its budget.
@@ -225,7 +229,7 @@ impl RemoteRoot {
             listings: Mutex::new(HashMap::new()),
             head: Mutex::new(head.map(|h| (now, h))),
             sniffed: Mutex::new(lru::LruCache::new(kept)),
-            infos: Mutex::new(lru::LruCache::new(kept)),
+            infos: Mutex::new(lru::LruCache::new(std::num::NonZeroUsize::new(INFOS_KEPT).unwrap_or(std::num::NonZeroUsize::MIN))),
             probes: Mutex::new(lru::LruCache::new(std::num::NonZeroUsize::new(PROBES_KEPT).unwrap_or(std::num::NonZeroUsize::MIN))),
             loc,
         }

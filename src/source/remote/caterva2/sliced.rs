@@ -20,8 +20,10 @@ use crate::source::memory::MemorySource;
 use crate::source::remote::error::RemoteError;
 use crate::source::remote::store::Connection;
 
-/// Decoded chunks kept at most, in bytes (at least two chunks are kept).
-const KEPT_BYTES: u64 = 64 << 20;
+/// Decoded chunks kept at most, in bytes (at least two chunks are kept);
+/// reported as [`BlockProducer::held_bytes`], so the metadata cache that
+/// keeps the opened array counts them (the block cache keeps the blocks).
+const KEPT_BYTES: u64 = 16 << 20;
 
 type Cell = Arc<OnceLock<Result<Arc<Vec<u8>>, RemoteError>>>;
 
@@ -115,6 +117,12 @@ impl SlicedBlocks {
 }
 
 impl BlockProducer for SlicedBlocks {
+    /// The most the kept regions may take.
+    fn held_bytes(&self) -> usize {
+        let kept = self.chunks.lock().unwrap_or_else(|e| e.into_inner()).cap().get() as u64;
+        usize::try_from(kept.saturating_mul(self.geometry.chunk_nbytes())).unwrap_or(usize::MAX)
+    }
+
     fn produce_block(&self, chunk: u64, block: u64, out: &mut [u8]) -> PResult<()> {
         let g = &self.geometry;
         if out.len() as u64 != g.block_nbytes() {
