@@ -243,8 +243,7 @@ impl RemoteRoot {
         let root_name = key.split('/').next().unwrap_or_default().to_string();
         let roots = loc.roots()?;
         if !roots.iter().any(|r| *r == root_name) {
-            let login = std::env::var_os("CATERVA2_USERNAME").is_some();
-            let hint = if login { "the login given does not reach it" } else { crate::source::remote::caterva2::session::LOGIN_HINT };
+            let hint = if loc.has_login() { "the login given does not reach it" } else { crate::source::remote::caterva2::session::LOGIN_HINT };
             return Err(RemoteError::Denied { url: loc.redacted(), detail: format!("the server offers the roots {} only; {hint}", roots.join(", ")) });
         }
         let folder = if key.trim_end_matches('/').contains('/') {

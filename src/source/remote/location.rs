@@ -170,6 +170,11 @@ impl RemoteLocation {
         self.conn.c2_info(&self.path, &self.redacted())
     }
 
+    /// For a Caterva2 server: whether a login is configured for it.
+    pub fn has_login(&self) -> bool {
+        self.conn.c2.as_ref().is_some_and(|s| s.has_login())
+    }
+
     /// For a Caterva2 server: the roots this login reaches (`/api/roots`).
     pub fn roots(&self) -> Result<Vec<String>, RemoteError> {
         self.conn.c2_roots(&self.redacted())

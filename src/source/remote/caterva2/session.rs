@@ -107,6 +107,11 @@ impl Session {
         Ok(Session { client, api, login, cookie: Mutex::new(None), retries, stats })
     }
 
+    /// Whether a login is configured (environment or `caterva2.toml`).
+    pub(crate) fn has_login(&self) -> bool {
+        self.login.is_some()
+    }
+
     /// The URL of `endpoint` (`fetch`, `list`...) for dataset path `path`
     /// (`/`-separated, `@root` first), each segment percent-encoded.
     pub(crate) fn url(&self, endpoint: &str, path: &str) -> Result<url::Url, Failure> {
