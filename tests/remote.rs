@@ -1113,6 +1113,14 @@ fn cat_a_few_fixtures(base: &str, env: &[(&str, &str)]) {
     }
 }
 
+/// Start `command` (output discarded) as the server of `test` on `port`:
+/// `None`, after saying that `test` skips, when it cannot start or does
+/// not listen within 30 s.
+fn launch(mut command: Command, port: u16, test: &str) -> Option<Server> {
+    let mut child = command.stdout(Stdio::null()).stderr(Stdio::null()).spawn().map_err(|e| eprintln!("SKIP {test}: the server cannot start: {e}")).ok()?;
+    started(port, &mut child, test).then(|| Server(child))
+}
+
 /// Whether `child` listens on `port` within 30 s; if it exits first or
 /// never listens, says that `test` skips and kills it.
 fn started(port: u16, child: &mut Child, test: &str) -> bool {
@@ -1152,18 +1160,11 @@ fn fake_gcs_with(bucket: &str, dir: &Path, test: &str) -> Option<(Server, u16)> 
     let binary = fake_gcs_binary(test)?;
     let port = free_port();
     let host = format!("127.0.0.1:{port}");
-    let mut child = Command::new(binary)
+    let mut command = Command::new(binary);
+    command
         .args(["-scheme", "http", "-backend", "memory", "-host", "127.0.0.1", "-port", &port.to_string(), "-log-level", "warn"])
-        .args(["-public-host", &host, "-external-url", &format!("http://{host}")])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| eprintln!("SKIP {test}: the server cannot start: {e}"))
-        .ok()?;
-    if !started(port, &mut child, test) {
-        return None;
-    }
-    let server = Server(child);
+        .args(["-public-host", &host, "-external-url", &format!("http://{host}")]);
+    let server = launch(command, port, test)?;
     let script = r#"
 import json, os, sys, urllib.parse, urllib.request
 port, bucket, root = sys.argv[1:4]
@@ -1227,18 +1228,11 @@ fn azurite_with(container: &str, dir: &Path, test: &str) -> Option<(Server, u16,
     let binary = azurite_binary(test)?;
     let port = free_port();
     let work = tempfile::tempdir().unwrap();
-    let mut child = Command::new(binary)
+    let mut command = Command::new(binary);
+    command
         .args(["--blobHost", "127.0.0.1", "--blobPort", &port.to_string(), "--inMemoryPersistence", "--skipApiVersionCheck", "--disableTelemetry", "--silent"])
-        .current_dir(work.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| eprintln!("SKIP {test}: the server cannot start: {e}"))
-        .ok()?;
-    if !started(port, &mut child, test) {
-        return None;
-    }
-    let server = Server(child);
+        .current_dir(work.path());
+    let server = launch(command, port, test)?;
     let script = r#"
 import base64, hashlib, hmac, os, sys, urllib.parse, urllib.request
 from email.utils import formatdate
