@@ -44,6 +44,10 @@ fn main() {
             }
             best = best.min(start.elapsed().as_secs_f64());
         }
-        println!("{{\"file\": {:?}, \"bytes\": {total}, \"seconds\": {best:.6}, \"gbps\": {:.3}}}", file.display().to_string(), total as f64 / best / 1e9);
+        println!(
+            "{{\"file\": {:?}, \"bytes\": {total}, \"seconds\": {best:.6}, \"gbps\": {:.3}}}",
+            file.display().to_string(),
+            total as f64 / best / 1e9
+        );
     }
 }

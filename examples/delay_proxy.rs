@@ -86,10 +86,15 @@ fn parse_args() -> Result<Options, String> {
     let mut splice = true;
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
-        let mut value = || args.next().ok_or_else(|| format!("{flag} needs a value\n{usage}"));
+        let mut value = || {
+            args.next()
+                .ok_or_else(|| format!("{flag} needs a value\n{usage}"))
+        };
         match flag.as_str() {
             "--listen" => listen = Some(value()?.parse().map_err(|e| format!("--listen: {e}"))?),
-            "--upstream" => upstream = Some(value()?.parse().map_err(|e| format!("--upstream: {e}"))?),
+            "--upstream" => {
+                upstream = Some(value()?.parse().map_err(|e| format!("--upstream: {e}"))?)
+            }
             "--delay-ms" => delay_ms = value()?.parse().map_err(|e| format!("--delay-ms: {e}"))?,
             "--threads" => threads = value()?.parse().map_err(|e| format!("--threads: {e}"))?,
             "--stats-file" => stats_file = Some(PathBuf::from(value()?)),
@@ -116,7 +121,10 @@ fn main() -> Result<(), Box<dyn Error>> {
             std::process::exit(2);
         }
     };
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(opts.threads).enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(opts.threads)
+        .enable_all()
+        .build()?;
     rt.block_on(serve(opts))
 }
 
@@ -130,7 +138,8 @@ async fn serve(opts: Options) -> Result<(), Box<dyn Error>> {
     loop {
         let (client, _) = listener.accept().await?;
         stats.connections.fetch_add(1, Ordering::Relaxed);
-        let (upstream, delay, stats, use_splice) = (opts.upstream, opts.delay, stats.clone(), opts.splice);
+        let (upstream, delay, stats, use_splice) =
+            (opts.upstream, opts.delay, stats.clone(), opts.splice);
         tokio::spawn(async move {
             if let Err(e) = proxy(client, upstream, delay, stats, use_splice).await {
                 eprintln!("delay_proxy: connection ended: {e}");
@@ -145,28 +154,52 @@ async fn write_stats(path: PathBuf, stats: Arc<Stats>) {
     let mut last = String::new();
     loop {
         let now = stats.json();
-        if now != last && std::fs::write(&tmp, &now).and_then(|_| std::fs::rename(&tmp, &path)).is_ok() {
+        if now != last
+            && std::fs::write(&tmp, &now)
+                .and_then(|_| std::fs::rename(&tmp, &path))
+                .is_ok()
+        {
             last = now;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 
-async fn proxy(client: TcpStream, upstream: SocketAddr, delay: Duration, stats: Arc<Stats>, use_splice: bool) -> io::Result<()> {
+async fn proxy(
+    client: TcpStream,
+    upstream: SocketAddr,
+    delay: Duration,
+    stats: Arc<Stats>,
+    use_splice: bool,
+) -> io::Result<()> {
     let server = TcpStream::connect(upstream).await?;
     client.set_nodelay(true)?;
     server.set_nodelay(true)?;
     let (client, server) = (Arc::new(client), Arc::new(server));
-    let up = tokio::spawn(requests(client.clone(), server.clone(), delay, stats.clone()));
+    let up = tokio::spawn(requests(
+        client.clone(),
+        server.clone(),
+        delay,
+        stats.clone(),
+    ));
     // Responses flow until the server closes (after the client's EOF was
     // passed on, or on its own keep-alive timeout); then the connection is done.
-    let down = if use_splice { splice_pump(&server, &client, &stats.bytes_down).await } else { pump(&server, &client, &stats.bytes_down).await };
+    let down = if use_splice {
+        splice_pump(&server, &client, &stats.bytes_down).await
+    } else {
+        pump(&server, &client, &stats.bytes_down).await
+    };
     up.abort();
     down
 }
 
 /// Client → server: each request head is held `delay`, then forwarded with its body.
-async fn requests(from: Arc<TcpStream>, to: Arc<TcpStream>, delay: Duration, stats: Arc<Stats>) -> io::Result<()> {
+async fn requests(
+    from: Arc<TcpStream>,
+    to: Arc<TcpStream>,
+    delay: Duration,
+    stats: Arc<Stats>,
+) -> io::Result<()> {
     let mut buf: Vec<u8> = Vec::with_capacity(16 * 1024);
     let mut chunk = vec![0u8; 16 * 1024];
     loop {
@@ -211,7 +244,9 @@ async fn requests(from: Arc<TcpStream>, to: Arc<TcpStream>, delay: Duration, sta
             Framing::Chunked => {
                 // Rare here (benchmark clients only GET and HEAD): stop parsing.
                 write_all(&to, &buf).await?;
-                stats.bytes_up.fetch_add(buf.len() as u64, Ordering::Relaxed);
+                stats
+                    .bytes_up
+                    .fetch_add(buf.len() as u64, Ordering::Relaxed);
                 return pump(&from, &to, &stats.bytes_up).await;
             }
         }
@@ -230,11 +265,15 @@ fn body_framing(head: &[u8]) -> Framing {
     let text = String::from_utf8_lossy(head);
     let mut len = 0;
     for line in text.split("\r\n").skip(1) {
-        let Some((name, value)) = line.split_once(':') else { continue };
+        let Some((name, value)) = line.split_once(':') else {
+            continue;
+        };
         let (name, value) = (name.trim(), value.trim());
         if name.eq_ignore_ascii_case("content-length") {
             len = value.parse().unwrap_or(0);
-        } else if name.eq_ignore_ascii_case("transfer-encoding") && value.to_ascii_lowercase().contains("chunked") {
+        } else if name.eq_ignore_ascii_case("transfer-encoding")
+            && value.to_ascii_lowercase().contains("chunked")
+        {
             return Framing::Chunked;
         }
     }
@@ -302,7 +341,9 @@ async fn splice_pump(from: &TcpStream, to: &TcpStream, counter: &AtomicU64) -> i
         // The pipe is empty here, so EAGAIN can only mean "socket not readable".
         let n = loop {
             from.readable().await?;
-            match from.try_io(Interest::READABLE, || splice(from, None, &pipe_w, None, PIPE, flags).map_err(io::Error::from)) {
+            match from.try_io(Interest::READABLE, || {
+                splice(from, None, &pipe_w, None, PIPE, flags).map_err(io::Error::from)
+            }) {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
                 other => break other?,
             }
@@ -313,7 +354,9 @@ async fn splice_pump(from: &TcpStream, to: &TcpStream, counter: &AtomicU64) -> i
         let mut left = n;
         while left > 0 {
             to.writable().await?;
-            match to.try_io(Interest::WRITABLE, || splice(&pipe_r, None, to, None, left, flags).map_err(io::Error::from)) {
+            match to.try_io(Interest::WRITABLE, || {
+                splice(&pipe_r, None, to, None, left, flags).map_err(io::Error::from)
+            }) {
                 Ok(m) => left -= m,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
                 Err(e) => return Err(e),

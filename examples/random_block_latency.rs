@@ -30,12 +30,21 @@ fn main() {
         state ^= state << 17;
         let offset = (state % (len / 4096).max(1)) * 4096;
         let start = Instant::now();
-        if let Err(e) = read_uncached(&array, Region::Data, offset, &mut buf[..4096.min(len as usize)]) {
+        if let Err(e) = read_uncached(
+            &array,
+            Region::Data,
+            offset,
+            &mut buf[..4096.min(len as usize)],
+        ) {
             eprintln!("{e}");
             std::process::exit(1);
         }
         times.push(start.elapsed().as_secs_f64() * 1e3);
     }
     times.sort_by(|a, b| a.total_cmp(b));
-    println!("p50 {:.3} ms, p99 {:.3} ms over {n} reads", times[n / 2], times[n * 99 / 100]);
+    println!(
+        "p50 {:.3} ms, p99 {:.3} ms over {n} reads",
+        times[n / 2],
+        times[n * 99 / 100]
+    );
 }

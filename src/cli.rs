@@ -11,18 +11,26 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 
 use crate::mount::sched::Sched;
 use crate::mount::MountConfig;
-use crate::views::ViewSet;
 #[cfg(feature = "remote")]
 use crate::source::remote::RemoteOptions;
 use crate::source::urls::is_remote_url;
+use crate::views::ViewSet;
 
 /// `--version`'s long form: the version, then what this build was built
 /// with (the cargo features `remote` and `zstd-c`).
 fn long_version() -> &'static str {
     static TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     TEXT.get_or_init(|| {
-        let remote = if cfg!(feature = "remote") { "yes" } else { "no (built without the cargo feature `remote`)" };
-        format!("{}\nremote sources: {remote}\nzstd decoder: {}", env!("CARGO_PKG_VERSION"), crate::format::codec::zstd::BACKEND)
+        let remote = if cfg!(feature = "remote") {
+            "yes"
+        } else {
+            "no (built without the cargo feature `remote`)"
+        };
+        format!(
+            "{}\nremote sources: {remote}\nzstd decoder: {}",
+            env!("CARGO_PKG_VERSION"),
+            crate::format::codec::zstd::BACKEND
+        )
     })
 }
 
@@ -97,7 +105,10 @@ pub enum Command {
 }
 
 /// Write the completion script of `shell` for the whole command line.
-pub fn completions(shell: clap_complete::Shell, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+pub fn completions(
+    shell: clap_complete::Shell,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
     // Generated into memory first: clap_complete panics on a failed write.
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut Cli::command(), "blosc2fs", &mut script);
@@ -112,14 +123,23 @@ pub fn man_page(subcommand: Option<&str>, out: &mut dyn std::io::Write) -> std::
     let page = match subcommand {
         None => command,
         Some(name) => {
-            let unknown = || std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("no subcommand {name:?}"));
+            let unknown = || {
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    format!("no subcommand {name:?}"),
+                )
+            };
             let sub = command.find_subcommand(name).ok_or_else(unknown)?.clone();
             let full = format!("blosc2fs-{}", sub.get_name());
             let usage = format!("blosc2fs {}", sub.get_name());
-            sub.display_name(full).bin_name(usage).version(env!("CARGO_PKG_VERSION"))
+            sub.display_name(full)
+                .bin_name(usage)
+                .version(env!("CARGO_PKG_VERSION"))
         }
     };
-    clap_mangen::Man::new(page).source(format!("blosc2fs {}", env!("CARGO_PKG_VERSION"))).render(out)
+    clap_mangen::Man::new(page)
+        .source(format!("blosc2fs {}", env!("CARGO_PKG_VERSION")))
+        .render(out)
 }
 
 /// Flags for remote sources (credentials and endpoints otherwise come from
@@ -149,7 +169,12 @@ impl RemoteArgs {
         if timeout.is_zero() {
             return Err("--remote-timeout must be more than 0 seconds".into());
         }
-        Ok(RemoteOptions { timeout, anonymous: self.anonymous, allow_http: self.allow_http, ..RemoteOptions::default() })
+        Ok(RemoteOptions {
+            timeout,
+            anonymous: self.anonymous,
+            allow_http: self.allow_http,
+            ..RemoteOptions::default()
+        })
     }
 
     /// Open the array at `url` (see [`crate::source::open_url`]).
@@ -178,7 +203,10 @@ pub fn refuse_url(file: &std::path::Path) -> Result<(), String> {
 
 /// Open the array at `file`: a URL as the remote flags say, anything else
 /// as a local path.
-pub fn open_file(file: &std::path::Path, remote: &RemoteArgs) -> Result<crate::format::Array, String> {
+pub fn open_file(
+    file: &std::path::Path,
+    remote: &RemoteArgs,
+) -> Result<crate::format::Array, String> {
     match file.to_str().filter(|t| is_remote_url(t)) {
         Some(url) => remote.open(url),
         None => crate::source::open_array(file).map_err(|e| e.to_string()),
@@ -279,27 +307,67 @@ impl MountArgs {
                 v.ok_or_else(|| format!("option {key} needs a value"))
             }
             match key {
-                "" | "ro" | "dev" | "nodev" | "suid" | "nosuid" | "exec" | "noexec" | "auto" | "noauto" | "user" | "nouser"
-                | "users" | "_netdev" | "nofail" | "defaults" | "atime" | "noatime" | "relatime" | "default_permissions" => {}
+                ""
+                | "ro"
+                | "dev"
+                | "nodev"
+                | "suid"
+                | "nosuid"
+                | "exec"
+                | "noexec"
+                | "auto"
+                | "noauto"
+                | "user"
+                | "nouser"
+                | "users"
+                | "_netdev"
+                | "nofail"
+                | "defaults"
+                | "atime"
+                | "noatime"
+                | "relatime"
+                | "default_permissions" => {}
                 "rw" => return Err("blosc2fs is read-only: option rw is not possible".into()),
                 "allow_other" => allow_other = true,
                 "allow_root" => allow_other = true,
                 "cache_size" => self.cache_size = parse_size(need(key, value)?)?,
                 "meta_cache" => self.meta_cache = parse_size(need(key, value)?)?,
                 "views" => self.views = parse_views(need(key, value)?)?,
-                "threads" => self.threads = need(key, value)?.parse().map_err(|e| format!("threads: {e}"))?,
+                "threads" => {
+                    self.threads = need(key, value)?
+                        .parse()
+                        .map_err(|e| format!("threads: {e}"))?
+                }
                 "prefetch_threads" => {
-                    self.prefetch_threads = need(key, value)?.parse().map_err(|e| format!("prefetch_threads: {e}"))?
+                    self.prefetch_threads = need(key, value)?
+                        .parse()
+                        .map_err(|e| format!("prefetch_threads: {e}"))?
                 }
                 "decode_helpers" => {
-                    self.decode_helpers = Some(need(key, value)?.parse().map_err(|e| format!("decode_helpers: {e}"))?)
+                    self.decode_helpers = Some(
+                        need(key, value)?
+                            .parse()
+                            .map_err(|e| format!("decode_helpers: {e}"))?,
+                    )
                 }
                 "sched" => self.sched = parse_sched(need(key, value)?)?,
-                "uid" => self.uid = Some(need(key, value)?.parse().map_err(|e| format!("uid: {e}"))?),
-                "gid" => self.gid = Some(need(key, value)?.parse().map_err(|e| format!("gid: {e}"))?),
+                "uid" => {
+                    self.uid = Some(need(key, value)?.parse().map_err(|e| format!("uid: {e}"))?)
+                }
+                "gid" => {
+                    self.gid = Some(need(key, value)?.parse().map_err(|e| format!("gid: {e}"))?)
+                }
                 "direct_io" => self.direct_io = true,
-                "readahead_kb" => self.readahead_kb = need(key, value)?.parse().map_err(|e| format!("readahead_kb: {e}"))?,
-                "max_request_kb" => self.max_request_kb = need(key, value)?.parse().map_err(|e| format!("max_request_kb: {e}"))?,
+                "readahead_kb" => {
+                    self.readahead_kb = need(key, value)?
+                        .parse()
+                        .map_err(|e| format!("readahead_kb: {e}"))?
+                }
+                "max_request_kb" => {
+                    self.max_request_kb = need(key, value)?
+                        .parse()
+                        .map_err(|e| format!("max_request_kb: {e}"))?
+                }
                 "foreground" => self.foreground = true,
                 other => log::warn!("ignoring unknown mount option {other}"),
             }
@@ -335,7 +403,9 @@ impl MountArgs {
 /// A flag's seconds as a Duration; negative, NaN and overflowing values are refused.
 fn seconds(flag: &str, value: f64) -> Result<Duration, String> {
     if value.is_nan() || value < 0.0 {
-        return Err(format!("{flag} must be a number of seconds, 0 or more (got {value})"));
+        return Err(format!(
+            "{flag} must be a number of seconds, 0 or more (got {value})"
+        ));
     }
     Duration::try_from_secs_f64(value).map_err(|_| format!("{flag} {value} is too many seconds"))
 }
@@ -352,7 +422,10 @@ fn parse_sched(text: &str) -> Result<Sched, String> {
 /// Parse `1024`, `64K`, `512M`, `1G`, `2T` (powers of 1024; a trailing `B`/`iB` is allowed).
 pub fn parse_size(text: &str) -> Result<u64, String> {
     let t = text.trim();
-    let t = t.strip_suffix("iB").or_else(|| t.strip_suffix('B')).unwrap_or(t);
+    let t = t
+        .strip_suffix("iB")
+        .or_else(|| t.strip_suffix('B'))
+        .unwrap_or(t);
     let (digits, shift) = match t.chars().last() {
         Some('k' | 'K') => (&t[..t.len() - 1], 10),
         Some('m' | 'M') => (&t[..t.len() - 1], 20),
@@ -360,14 +433,26 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         Some('t' | 'T') => (&t[..t.len() - 1], 40),
         _ => (t, 0),
     };
-    let n: u64 = digits.trim().parse().map_err(|_| format!("not a size: {text:?}"))?;
-    n.checked_mul(1u64 << shift).ok_or_else(|| format!("size too large: {text:?}"))
+    let n: u64 = digits
+        .trim()
+        .parse()
+        .map_err(|_| format!("not a size: {text:?}"))?;
+    n.checked_mul(1u64 << shift)
+        .ok_or_else(|| format!("size too large: {text:?}"))
 }
 
 /// Rewrite `blosc2fs SOURCE MOUNTPOINT [-o OPTS]` (as mount.fuse3 calls it)
 /// into `blosc2fs mount SOURCE MOUNTPOINT ...`.
 pub fn normalize_args(mut args: Vec<String>) -> Vec<String> {
-    const SUBCOMMANDS: [&str; 7] = ["info", "cat", "mount", "unmount", "completions", "man", "help"];
+    const SUBCOMMANDS: [&str; 7] = [
+        "info",
+        "cat",
+        "mount",
+        "unmount",
+        "completions",
+        "man",
+        "help",
+    ];
     if let Some(first) = args.get(1) {
         if !first.starts_with('-') && !SUBCOMMANDS.contains(&first.as_str()) {
             args.insert(1, "mount".into());
@@ -393,24 +478,56 @@ mod tests {
 
     #[test]
     fn mount_helper_form_and_options() {
-        let args = normalize_args(vec!["blosc2fs".into(), "/src".into(), "/mnt".into(), "-o".into(), "ro,allow_other,cache_size=1G,meta_cache=4M,dev,suid".into()]);
+        let args = normalize_args(vec![
+            "blosc2fs".into(),
+            "/src".into(),
+            "/mnt".into(),
+            "-o".into(),
+            "ro,allow_other,cache_size=1G,meta_cache=4M,dev,suid".into(),
+        ]);
         let cli = Cli::try_parse_from(args).unwrap();
-        let Command::Mount(m) = cli.command else { panic!("not a mount") };
+        let Command::Mount(m) = cli.command else {
+            panic!("not a mount")
+        };
         let c = m.settle().unwrap();
         assert!(c.allow_other);
         assert_eq!(c.cache_size, 1 << 30);
         assert_eq!(c.meta_cache, 4 << 20);
         assert_eq!(c.source, PathBuf::from("/src"));
-        let rw = Cli::try_parse_from(normalize_args(vec!["blosc2fs".into(), "/s".into(), "/m".into(), "-o".into(), "rw".into()])).unwrap();
-        let Command::Mount(m) = rw.command else { panic!("not a mount") };
+        let rw = Cli::try_parse_from(normalize_args(vec![
+            "blosc2fs".into(),
+            "/s".into(),
+            "/m".into(),
+            "-o".into(),
+            "rw".into(),
+        ]))
+        .unwrap();
+        let Command::Mount(m) = rw.command else {
+            panic!("not a mount")
+        };
         assert!(m.settle().is_err());
     }
 
     #[test]
     fn sched_from_the_flag_or_the_option() {
-        assert_eq!(mount_args(&["--sched", "normal"]).settle().unwrap().sched, Sched::Normal);
-        assert_eq!(mount_args(&["-o", "ro,sched=normal"]).settle().unwrap().sched, Sched::Normal);
-        assert_eq!(mount_args(&["--sched", "normal", "-o", "sched=batch"]).settle().unwrap().sched, Sched::Batch);
+        assert_eq!(
+            mount_args(&["--sched", "normal"]).settle().unwrap().sched,
+            Sched::Normal
+        );
+        assert_eq!(
+            mount_args(&["-o", "ro,sched=normal"])
+                .settle()
+                .unwrap()
+                .sched,
+            Sched::Normal
+        );
+        assert_eq!(
+            mount_args(&["--sched", "normal", "-o", "sched=batch"])
+                .settle()
+                .unwrap()
+                .sched,
+            Sched::Batch
+        );
         let bad = mount_args(&["-o", "sched=idle"]).settle().unwrap_err();
         assert_eq!(bad, "sched: `idle` is neither `batch` nor `normal`");
         let args = ["blosc2fs", "mount", "/src", "/mnt", "--sched", "fifo"];
@@ -420,28 +537,61 @@ mod tests {
 
     #[test]
     fn decode_helpers_from_the_flag_or_the_option() {
-        assert_eq!(mount_args(&["--decode-helpers", "0"]).settle().unwrap().decode_helpers, Some(0));
-        assert_eq!(mount_args(&["-o", "ro,decode_helpers=2"]).settle().unwrap().decode_helpers, Some(2));
-        let bad = mount_args(&["-o", "decode_helpers=many"]).settle().unwrap_err();
+        assert_eq!(
+            mount_args(&["--decode-helpers", "0"])
+                .settle()
+                .unwrap()
+                .decode_helpers,
+            Some(0)
+        );
+        assert_eq!(
+            mount_args(&["-o", "ro,decode_helpers=2"])
+                .settle()
+                .unwrap()
+                .decode_helpers,
+            Some(2)
+        );
+        let bad = mount_args(&["-o", "decode_helpers=many"])
+            .settle()
+            .unwrap_err();
         assert_eq!(bad, "decode_helpers: invalid digit found in string");
     }
 
     #[test]
     fn views_from_the_flag_or_the_option() {
-        assert_eq!(mount_args(&["--views", "none"]).settle().unwrap().views, ViewSet::PLAIN);
-        assert_eq!(mount_args(&["--views", "npy,headers"]).settle().unwrap().views, ViewSet::parse("npy,nrrd,metaimage,envi").unwrap());
+        assert_eq!(
+            mount_args(&["--views", "none"]).settle().unwrap().views,
+            ViewSet::PLAIN
+        );
+        assert_eq!(
+            mount_args(&["--views", "npy,headers"])
+                .settle()
+                .unwrap()
+                .views,
+            ViewSet::parse("npy,nrrd,metaimage,envi").unwrap()
+        );
         // In a -o list the names are joined by ':' or '+'; the option wins over the flag.
-        assert_eq!(mount_args(&["--views", "none", "-o", "ro,views=npy:text"]).settle().unwrap().views, ViewSet::parse("npy,text").unwrap());
+        assert_eq!(
+            mount_args(&["--views", "none", "-o", "ro,views=npy:text"])
+                .settle()
+                .unwrap()
+                .views,
+            ViewSet::parse("npy,text").unwrap()
+        );
         let bad = mount_args(&["-o", "views=npy:tiff"]).settle().unwrap_err();
         assert!(bad.starts_with("unknown view \"tiff\" in --views"), "{bad}");
-        let err = Cli::try_parse_from(["blosc2fs", "mount", "/src", "/mnt", "--views", "gif"]).unwrap_err().to_string();
+        let err = Cli::try_parse_from(["blosc2fs", "mount", "/src", "/mnt", "--views", "gif"])
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("unknown view \"gif\""), "{err}");
     }
 
     fn mount_args(extra: &[&str]) -> MountArgs {
         let mut args = vec!["blosc2fs", "mount", "/src", "/mnt"];
         args.extend_from_slice(extra);
-        let Command::Mount(m) = Cli::try_parse_from(args).unwrap().command else { panic!("not a mount") };
+        let Command::Mount(m) = Cli::try_parse_from(args).unwrap().command else {
+            panic!("not a mount")
+        };
         m
     }
 
@@ -477,7 +627,11 @@ mod tests {
         assert!(!foreground);
         assert_eq!(cache_size, 512 << 20);
         assert_eq!(meta_cache, 32 << 20);
-        assert_eq!(meta_cache, MountConfig::default().meta_cache, "the flag and the library agree");
+        assert_eq!(
+            meta_cache,
+            MountConfig::default().meta_cache,
+            "the flag and the library agree"
+        );
         assert_eq!(views, ViewSet::ALL);
         assert_eq!(views, MountConfig::default().views);
         assert_eq!(threads, 2);
@@ -497,20 +651,36 @@ mod tests {
     #[test]
     fn mount_config_default_matches_the_flag_defaults() {
         let from_flags = mount_args(&[]).settle().unwrap();
-        assert_eq!(MountConfig { source: "/src".into(), mountpoint: "/mnt".into(), ..MountConfig::default() }, from_flags);
+        assert_eq!(
+            MountConfig {
+                source: "/src".into(),
+                mountpoint: "/mnt".into(),
+                ..MountConfig::default()
+            },
+            from_flags
+        );
     }
 
     /// Every subcommand has an about, every argument and option a help text.
     #[test]
     fn every_argument_has_help_text() {
         fn check(command: &clap::Command, path: &str, seen: &mut usize) {
-            assert!(command.get_about().is_some_and(|a| !a.to_string().trim().is_empty()), "{path}: no about");
+            assert!(
+                command
+                    .get_about()
+                    .is_some_and(|a| !a.to_string().trim().is_empty()),
+                "{path}: no about"
+            );
             for arg in command.get_arguments() {
                 let id = arg.get_id().as_str();
                 if id == "help" || id == "version" {
                     continue;
                 }
-                assert!(arg.get_help().is_some_and(|h| h.to_string().trim().len() > 10), "{path} {id}: no help text");
+                assert!(
+                    arg.get_help()
+                        .is_some_and(|h| h.to_string().trim().len() > 10),
+                    "{path} {id}: no help text"
+                );
                 *seen += 1;
             }
             for sub in command.get_subcommands() {
@@ -527,7 +697,11 @@ mod tests {
 
     #[test]
     fn completions_name_every_subcommand() {
-        for shell in [clap_complete::Shell::Bash, clap_complete::Shell::Zsh, clap_complete::Shell::Fish] {
+        for shell in [
+            clap_complete::Shell::Bash,
+            clap_complete::Shell::Zsh,
+            clap_complete::Shell::Fish,
+        ] {
             let mut out = Vec::new();
             completions(shell, &mut out).unwrap();
             let text = String::from_utf8(out).unwrap();
@@ -535,7 +709,10 @@ mod tests {
             for name in SUBCOMMAND_NAMES {
                 assert!(text.contains(name), "{shell}: no {name}");
             }
-            assert!(text.contains("cache-size") && text.contains("readahead-kb"), "{shell}");
+            assert!(
+                text.contains("cache-size") && text.contains("readahead-kb"),
+                "{shell}"
+            );
         }
     }
 
@@ -544,15 +721,26 @@ mod tests {
         let mut out = Vec::new();
         man_page(None, &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
-        assert!(text.contains("\n.TH blosc2fs 1 "), "{}", &text[..200.min(text.len())]);
+        assert!(
+            text.contains("\n.TH blosc2fs 1 "),
+            "{}",
+            &text[..200.min(text.len())]
+        );
         for name in SUBCOMMAND_NAMES {
             assert!(text.contains(&format!("blosc2fs\\-{name}(1)")), "no {name}");
         }
         let mut out = Vec::new();
         man_page(Some("mount"), &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
-        assert!(text.contains("\n.TH blosc2fs-mount 1 "), "{}", &text[..200.min(text.len())]);
-        assert!(text.contains("cache\\-size") && text.contains("MOUNTPOINT"), "{text}");
+        assert!(
+            text.contains("\n.TH blosc2fs-mount 1 "),
+            "{}",
+            &text[..200.min(text.len())]
+        );
+        assert!(
+            text.contains("cache\\-size") && text.contains("MOUNTPOINT"),
+            "{text}"
+        );
         assert!(man_page(Some("nonesuch"), &mut Vec::new()).is_err());
     }
 
@@ -564,18 +752,32 @@ mod tests {
         let why = "this blosc2fs was built without remote sources (cargo feature `remote`)";
         let url = "s3://key:secret@bucket/run.b2z";
         let shown = format!("s3://***@bucket/run.b2z: {why}");
-        for args in [["blosc2fs", "info", url].as_slice(), &["blosc2fs", "cat", url, "/exp/x"]] {
-            let (Command::Info { file, remote, .. } | Command::Cat { file, remote, .. }) = Cli::try_parse_from(args).unwrap().command else {
+        for args in [
+            ["blosc2fs", "info", url].as_slice(),
+            &["blosc2fs", "cat", url, "/exp/x"],
+        ] {
+            let (Command::Info { file, remote, .. } | Command::Cat { file, remote, .. }) =
+                Cli::try_parse_from(args).unwrap().command
+            else {
                 panic!("{args:?}: neither info nor cat")
             };
             assert_eq!(refuse_url(&file), Err(shown.clone()));
             assert_eq!(open_file(&file, &remote).unwrap_err(), shown);
         }
         assert_eq!(refuse_url(std::path::Path::new("/data/run.b2z")), Ok(()));
-        let config = MountConfig { source: "https://h/a.b2nd?sig=1".into(), ..mount_args(&[]).settle().unwrap() };
-        assert_eq!(crate::mount::daemon::mount(config).unwrap_err(), format!("https://h/a.b2nd?<redacted>: {why}"));
+        let config = MountConfig {
+            source: "https://h/a.b2nd?sig=1".into(),
+            ..mount_args(&[]).settle().unwrap()
+        };
+        assert_eq!(
+            crate::mount::daemon::mount(config).unwrap_err(),
+            format!("https://h/a.b2nd?<redacted>: {why}")
+        );
         for flag in ["--anonymous", "--allow-http", "--remote-timeout=5"] {
-            assert!(Cli::try_parse_from(["blosc2fs", "info", flag, url]).is_err(), "{flag}");
+            assert!(
+                Cli::try_parse_from(["blosc2fs", "info", flag, url]).is_err(),
+                "{flag}"
+            );
         }
     }
 
@@ -583,11 +785,15 @@ mod tests {
     fn settle_refuses_negative_and_nan_seconds() {
         for flag in ["--exit-grace", "--attr-timeout"] {
             for bad in ["-1", "NaN"] {
-                let err = mount_args(&[&format!("{flag}={bad}")]).settle().unwrap_err();
+                let err = mount_args(&[&format!("{flag}={bad}")])
+                    .settle()
+                    .unwrap_err();
                 assert!(err.contains(flag), "{err}");
             }
         }
-        let c = mount_args(&["--exit-grace=0", "--attr-timeout=0.25"]).settle().unwrap();
+        let c = mount_args(&["--exit-grace=0", "--attr-timeout=0.25"])
+            .settle()
+            .unwrap();
         assert_eq!(c.exit_grace, Duration::ZERO);
         assert_eq!(c.attr_timeout, Duration::from_millis(250));
     }

@@ -31,7 +31,9 @@ const EIO: i32 = 5;
 // ---------------------------------------------------------------- helpers
 
 fn python() -> PathBuf {
-    std::env::var_os("BLOSC2FS_PYTHON").map(PathBuf::from).unwrap_or_else(|| repo_root().join(".venv/bin/python"))
+    std::env::var_os("BLOSC2FS_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join(".venv/bin/python"))
 }
 
 /// A program of the virtualenv (`cat2-server`, `cat2-admin`).
@@ -44,19 +46,35 @@ fn have_caterva2(test: &str) -> bool {
     let server = venv_bin("cat2-server");
     let ok = server.exists() && venv_bin("cat2-admin").exists();
     if !ok {
-        eprintln!("SKIP {test}: {} missing (scripts/setup_venv.sh installs caterva2[services])", server.display());
+        eprintln!(
+            "SKIP {test}: {} missing (scripts/setup_venv.sh installs caterva2[services])",
+            server.display()
+        );
     }
     ok
 }
 
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 /// Run a Python snippet with `args`; its stdout (panics on failure).
 fn py(code: &str, args: &[&str]) -> Vec<u8> {
-    let out = Command::new(python()).arg("-c").arg(code).args(args).output().expect("run python");
-    assert!(out.status.success(), "python failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(python())
+        .arg("-c")
+        .arg(code)
+        .args(args)
+        .output()
+        .expect("run python");
+    assert!(
+        out.status.success(),
+        "python failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     out.stdout
 }
 
@@ -71,7 +89,16 @@ blosc2.asarray(a, urlpath=out, mode="w", chunks=(chunk,), blocks=(block,), cpara
 sys.stdout.buffer.write(a.tobytes())
 "#;
     std::fs::create_dir_all(out.parent().unwrap()).unwrap();
-    let raw = py(script, &[&n.to_string(), &chunk.to_string(), &block.to_string(), &seed.to_string(), out.to_str().unwrap()]);
+    let raw = py(
+        script,
+        &[
+            &n.to_string(),
+            &chunk.to_string(),
+            &block.to_string(),
+            &seed.to_string(),
+            out.to_str().unwrap(),
+        ],
+    );
     assert_eq!(raw.len(), n * 8);
     raw
 }
@@ -92,15 +119,30 @@ fn copy_tree(from: &Path, to: &Path) {
 
 /// Run scripts/gen_c2_fixtures.py into `dir`; its manifest.
 fn gen_c2_fixtures(dir: &Path) -> serde_json::Map<String, serde_json::Value> {
-    let out = Command::new(python()).arg(repo_root().join("scripts/gen_c2_fixtures.py")).arg(dir).output().unwrap();
-    assert!(out.status.success(), "gen_c2_fixtures.py failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(python())
+        .arg(repo_root().join("scripts/gen_c2_fixtures.py"))
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "gen_c2_fixtures.py failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     read_manifest(dir)
 }
 
 /// One raw HTTP/1.1 request to 127.0.0.1:`port`: (status, head, body).
-fn http(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> (u16, String, Vec<u8>) {
+fn http(
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> (u16, String, Vec<u8>) {
     let mut conn = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    conn.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    conn.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
     let mut head = format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
     for (k, v) in headers {
         head.push_str(&format!("{k}: {v}\r\n"));
@@ -110,9 +152,16 @@ fn http(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &[u
     conn.write_all(body).unwrap();
     let mut answer = Vec::new();
     conn.read_to_end(&mut answer).unwrap();
-    let split = answer.windows(4).position(|w| w == b"\r\n\r\n").expect("an HTTP answer");
+    let split = answer
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("an HTTP answer");
     let head = String::from_utf8_lossy(&answer[..split]).to_string();
-    let status = head.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
     (status, head, answer[split + 4..].to_vec())
 }
 
@@ -137,28 +186,50 @@ impl C2Server {
                 let _ = std::fs::remove_file(&toml);
             }
         }
-        let log = std::fs::OpenOptions::new().create(true).append(true).open(work.join("server.log")).unwrap();
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(work.join("server.log"))
+            .unwrap();
         let mut cmd = Command::new(venv_bin("cat2-server"));
-        cmd.args(["--listen", &format!("127.0.0.1:{port}"), "--statedir", state.to_str().unwrap()])
-            .current_dir(work)
-            .env_remove("CATERVA2_SECRET")
-            .stdin(Stdio::null())
-            .stdout(Stdio::from(log.try_clone().unwrap()))
-            .stderr(Stdio::from(log));
+        cmd.args([
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--statedir",
+            state.to_str().unwrap(),
+        ])
+        .current_dir(work)
+        .env_remove("CATERVA2_SECRET")
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(log.try_clone().unwrap()))
+        .stderr(Stdio::from(log));
         if let Some(s) = secret {
             cmd.env("CATERVA2_SECRET", s);
         }
         let child = cmd.spawn().expect("start cat2-server");
-        let mut server = C2Server { child: Some(child), port, work: work.to_path_buf() };
+        let mut server = C2Server {
+            child: Some(child),
+            port,
+            work: work.to_path_buf(),
+        };
         let deadline = Instant::now() + Duration::from_secs(40);
         loop {
-            if TcpStream::connect(("127.0.0.1", port)).is_ok() && http(port, "GET", "/api/roots", &[], b"").0 == 200 {
+            if TcpStream::connect(("127.0.0.1", port)).is_ok()
+                && http(port, "GET", "/api/roots", &[], b"").0 == 200
+            {
                 break;
             }
             if let Ok(Some(status)) = server.child.as_mut().unwrap().try_wait() {
-                panic!("cat2-server exited at start ({status}); log:\n{}", server.log());
+                panic!(
+                    "cat2-server exited at start ({status}); log:\n{}",
+                    server.log()
+                );
             }
-            assert!(Instant::now() < deadline, "cat2-server did not answer on port {port}; log:\n{}", server.log());
+            assert!(
+                Instant::now() < deadline,
+                "cat2-server did not answer on port {port}; log:\n{}",
+                server.log()
+            );
             thread::sleep(Duration::from_millis(100));
         }
         server
@@ -195,7 +266,10 @@ impl Drop for C2Server {
 
 fn blosc2fs(args: &[&str], env: &[(&str, &str)], cwd: Option<&Path>) -> std::process::Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_blosc2fs"));
-    cmd.args(args).env_remove("CATERVA2_USERNAME").env_remove("CATERVA2_PASSWORD").stdin(Stdio::null());
+    cmd.args(args)
+        .env_remove("CATERVA2_USERNAME")
+        .env_remove("CATERVA2_PASSWORD")
+        .stdin(Stdio::null());
     if let Some(dir) = cwd {
         cmd.current_dir(dir);
     }
@@ -208,17 +282,28 @@ fn blosc2fs(args: &[&str], env: &[(&str, &str)], cwd: Option<&Path>) -> std::pro
 /// `.stats` remote endpoint counts of `mount`, as (name, count).
 fn endpoints(mount: &Mount) -> serde_json::Map<String, serde_json::Value> {
     let stats = mount.stats();
-    stats["remote"]["endpoints"].as_object().unwrap_or_else(|| panic!("no remote.endpoints in .stats: {stats}")).clone()
+    stats["remote"]["endpoints"]
+        .as_object()
+        .unwrap_or_else(|| panic!("no remote.endpoints in .stats: {stats}"))
+        .clone()
 }
 
 fn count(e: &serde_json::Map<String, serde_json::Value>, name: &str) -> u64 {
-    e.get(name).and_then(|v| v.as_u64()).unwrap_or_else(|| panic!("no endpoint {name} in {e:?}"))
+    e.get(name)
+        .and_then(|v| v.as_u64())
+        .unwrap_or_else(|| panic!("no endpoint {name} in {e:?}"))
 }
 
 /// Requests for data and descriptions (info + fetch + slice) between two
 /// snapshots of the endpoint counts.
-fn data_requests(before: &serde_json::Map<String, serde_json::Value>, after: &serde_json::Map<String, serde_json::Value>) -> u64 {
-    ["info", "fetch", "slice"].iter().map(|k| count(after, k) - count(before, k)).sum()
+fn data_requests(
+    before: &serde_json::Map<String, serde_json::Value>,
+    after: &serde_json::Map<String, serde_json::Value>,
+) -> u64 {
+    ["info", "fetch", "slice"]
+        .iter()
+        .map(|k| count(after, k) - count(before, k))
+        .sum()
 }
 
 /// Wait until the mount's request counts stop moving (prefetches over).
@@ -235,7 +320,10 @@ fn settle(mount: &Mount) -> serde_json::Map<String, serde_json::Value> {
 }
 
 fn names(dir: &Path) -> Vec<String> {
-    let mut out: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let mut out: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
     out.sort();
     out
 }
@@ -243,13 +331,24 @@ fn names(dir: &Path) -> Vec<String> {
 /// Read `file` from `from` to `to` in `step`-byte reads, checking each
 /// against `want` at its offset: Ok(bytes read) if all of it came, or
 /// Err((bytes read before the error, errno)). Panics on a single wrong byte.
-fn read_checked(file: &std::fs::File, want: &[u8], from: usize, to: usize, step: usize, what: &str) -> Result<usize, (usize, Option<i32>)> {
+fn read_checked(
+    file: &std::fs::File,
+    want: &[u8],
+    from: usize,
+    to: usize,
+    step: usize,
+    what: &str,
+) -> Result<usize, (usize, Option<i32>)> {
     let mut pos = from;
     let mut buf = vec![0u8; step];
     while pos < to {
         let n = step.min(to - pos);
         match file.read_exact_at(&mut buf[..n], pos as u64) {
-            Ok(()) => assert!(buf[..n] == want[pos..pos + n], "{what}: wrong bytes at {pos}..{}", pos + n),
+            Ok(()) => assert!(
+                buf[..n] == want[pos..pos + n],
+                "{what}: wrong bytes at {pos}..{}",
+                pos + n
+            ),
             Err(e) => return Err((pos - from, e.raw_os_error())),
         }
         pos += n;
@@ -268,7 +367,9 @@ fn read_checked(file: &std::fs::File, want: &[u8], from: usize, to: usize, step:
 #[test]
 fn a_mounted_caterva2_root_reads_every_fixture_hdf5_leaf_and_store_value_exactly() {
     let test = "a_mounted_caterva2_root_reads_every_fixture_hdf5_leaf_and_store_value_exactly";
-    let Some(_serial) = serial_with_fuse() else { return };
+    let Some(_serial) = serial_with_fuse() else {
+        return;
+    };
     if !have_caterva2(test) {
         return;
     }
@@ -284,7 +385,10 @@ fn a_mounted_caterva2_root_reads_every_fixture_hdf5_leaf_and_store_value_exactly
     for want in ["fix", "lab.h5", "store.b2z", "sub"] {
         assert!(top.contains(&want.to_string()), "{want} not in {top:?}");
     }
-    assert!(!top.contains(&"manifest.json".to_string()), "a file that is no dataset is not shown: {top:?}");
+    assert!(
+        !top.contains(&"manifest.json".to_string()),
+        "a file that is no dataset is not shown: {top:?}"
+    );
     let mut failures = Vec::new();
     fn check(failures: &mut Vec<String>, what: String, path: PathBuf, sha: &str) {
         match std::fs::read(&path) {
@@ -306,17 +410,32 @@ fn a_mounted_caterva2_root_reads_every_fixture_hdf5_leaf_and_store_value_exactly
         let path = entry["path"].as_str().unwrap();
         let data = root.join("fix").join(path).join("data");
         let sha = entry["sha256"].as_str().unwrap();
-        let info = http(server.port, "GET", &format!("/api/fetch/@public/fix/{path}"), &[("Range", "bytes=0-10")], b"").0;
+        let info = http(
+            server.port,
+            "GET",
+            &format!("/api/fetch/@public/fix/{path}"),
+            &[("Range", "bytes=0-10")],
+            b"",
+        )
+        .0;
         if entry["storage"] == "sparse" || entry["kind"] == "caterva" || info != 206 {
             match std::fs::read(&data) {
-                Ok(bytes) if sha256_hex(&bytes) != sha => failures.push(format!("fix/{name} (not servable): WRONG BYTES ({} bytes)", bytes.len())),
-                _ => unservable.push(format!("{name} ({}, {}, ranged /api/fetch {info})", entry["kind"], entry["storage"])),
+                Ok(bytes) if sha256_hex(&bytes) != sha => failures.push(format!(
+                    "fix/{name} (not servable): WRONG BYTES ({} bytes)",
+                    bytes.len()
+                )),
+                _ => unservable.push(format!(
+                    "{name} ({}, {}, ranged /api/fetch {info})",
+                    entry["kind"], entry["storage"]
+                )),
             }
         } else if entry["kind"] == "frame" {
             // Stored SChunk frames: ranged fetches work, /api/info gives no shape or dtype.
             match std::fs::read(&data) {
                 Ok(bytes) if sha256_hex(&bytes) == sha => {}
-                Ok(bytes) => failures.push(format!("fix/{name}: WRONG BYTES ({} bytes)", bytes.len())),
+                Ok(bytes) => {
+                    failures.push(format!("fix/{name}: WRONG BYTES ({} bytes)", bytes.len()))
+                }
                 Err(e) => frames_failed.push(format!("fix/{name}: {e}")),
             }
         } else {
@@ -327,7 +446,15 @@ fn a_mounted_caterva2_root_reads_every_fixture_hdf5_leaf_and_store_value_exactly
     let mut values = 0;
     for store in ["dict.b2z", "tree.b2z"] {
         for (key, info) in stores["stores"][store]["keys"].as_object().unwrap() {
-            check(&mut failures, format!("fix/stores/{store}{key}"), root.join("fix/stores").join(store).join(key.trim_start_matches('/')).join("data"), info["sha256"].as_str().unwrap());
+            check(
+                &mut failures,
+                format!("fix/stores/{store}{key}"),
+                root.join("fix/stores")
+                    .join(store)
+                    .join(key.trim_start_matches('/'))
+                    .join("data"),
+                info["sha256"].as_str().unwrap(),
+            );
             values += 1;
         }
     }
@@ -338,17 +465,33 @@ fn a_mounted_caterva2_root_reads_every_fixture_hdf5_leaf_and_store_value_exactly
         let dir = root.join(path);
         match entry["expect"].as_str().unwrap() {
             "exact" => {
-                check(&mut failures, path.clone(), dir.join("data"), entry["sha256"].as_str().unwrap());
+                check(
+                    &mut failures,
+                    path.clone(),
+                    dir.join("data"),
+                    entry["sha256"].as_str().unwrap(),
+                );
                 exact += 1;
                 if path.starts_with("lab.h5/") {
                     // A served HDF5 leaf: no stored frame behind it.
-                    match std::fs::read(dir.join("meta.json")).map(|b| serde_json::from_slice::<serde_json::Value>(&b)) {
+                    match std::fs::read(dir.join("meta.json"))
+                        .map(|b| serde_json::from_slice::<serde_json::Value>(&b))
+                    {
                         Ok(Ok(meta)) => {
-                            if meta["values"]["stored"] != false || meta["values"]["served"] != true {
-                                failures.push(format!("{path}: meta.json values are not served-not-stored: {}", meta["values"]));
+                            if meta["values"]["stored"] != false || meta["values"]["served"] != true
+                            {
+                                failures.push(format!(
+                                    "{path}: meta.json values are not served-not-stored: {}",
+                                    meta["values"]
+                                ));
                             }
-                            if meta["shape"].as_array().map(|s| s.len()) != entry["shape"].as_array().map(|s| s.len()) {
-                                failures.push(format!("{path}: meta.json shape {} for {}", meta["shape"], entry["shape"]));
+                            if meta["shape"].as_array().map(|s| s.len())
+                                != entry["shape"].as_array().map(|s| s.len())
+                            {
+                                failures.push(format!(
+                                    "{path}: meta.json shape {} for {}",
+                                    meta["shape"], entry["shape"]
+                                ));
                             }
                         }
                         other => failures.push(format!("{path}: meta.json: {other:?}")),
@@ -361,32 +504,60 @@ fn a_mounted_caterva2_root_reads_every_fixture_hdf5_leaf_and_store_value_exactly
                     continue;
                 }
                 meta_only += 1;
-                let meta: serde_json::Value = match std::fs::read(dir.join("meta.json")).map(|b| serde_json::from_slice(&b)) {
+                let meta: serde_json::Value = match std::fs::read(dir.join("meta.json"))
+                    .map(|b| serde_json::from_slice(&b))
+                {
                     Ok(Ok(m)) => m,
                     other => {
                         failures.push(format!("{path}: meta.json: {other:?}"));
                         continue;
                     }
                 };
-                let why = [meta.get("error"), meta.pointer("/values/why_not_served"), meta.pointer("/values/why_not_computed"), meta.pointer("/values/why")]
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|v| v.as_str())
-                    .find(|s| !s.is_empty());
+                let why = [
+                    meta.get("error"),
+                    meta.pointer("/values/why_not_served"),
+                    meta.pointer("/values/why_not_computed"),
+                    meta.pointer("/values/why"),
+                ]
+                .into_iter()
+                .flatten()
+                .filter_map(|v| v.as_str())
+                .find(|s| !s.is_empty());
                 if why.is_none() {
-                    failures.push(format!("{path}: meta.json does not say why there are no values: {meta}"));
+                    failures.push(format!(
+                        "{path}: meta.json does not say why there are no values: {meta}"
+                    ));
                 }
                 if let Ok(bytes) = std::fs::read(dir.join("data")) {
-                    failures.push(format!("{path}: expected no values, `data` read {} bytes", bytes.len()));
+                    failures.push(format!(
+                        "{path}: expected no values, `data` read {} bytes",
+                        bytes.len()
+                    ));
                 }
             }
             other => panic!("{path}: unknown expect {other}"),
         }
     }
-    assert!(failures.is_empty(), "{} failed:\n{}\nlog:\n{}", failures.len(), failures.join("\n"), mount.log_text());
-    assert!(exact >= 19 && meta_only + unlisted >= 1, "{exact} exact, {meta_only} meta-only, {unlisted} unlisted");
-    assert!(unservable.len() <= 16, "{} fixtures not served: {unservable:?}", unservable.len());
-    assert!(root.join("lab.h5/grid/level2").is_dir(), "HDF5 groups are folders");
+    assert!(
+        failures.is_empty(),
+        "{} failed:\n{}\nlog:\n{}",
+        failures.len(),
+        failures.join("\n"),
+        mount.log_text()
+    );
+    assert!(
+        exact >= 19 && meta_only + unlisted >= 1,
+        "{exact} exact, {meta_only} meta-only, {unlisted} unlisted"
+    );
+    assert!(
+        unservable.len() <= 16,
+        "{} fixtures not served: {unservable:?}",
+        unservable.len()
+    );
+    assert!(
+        root.join("lab.h5/grid/level2").is_dir(),
+        "HDF5 groups are folders"
+    );
     eprintln!(
         "{} fixtures ({} the server cannot serve: {unservable:?}), {values} store values, {exact} generated datasets exact; {meta_only} without values ({unlisted} not listed by the server) in {:?}; .stats remote: {}",
         manifest.len(),
@@ -399,17 +570,47 @@ fn a_mounted_caterva2_root_reads_every_fixture_hdf5_leaf_and_store_value_exactly
     for path in ["sub/x.b2nd", "lab.h5/grid/level2/temp", "store.b2z/a/b"] {
         let url = format!("{}/{path}", server.url("@public"));
         let out = blosc2fs(&["cat", &url], &[], None);
-        assert!(out.status.success(), "cat {url}: {}", String::from_utf8_lossy(&out.stderr));
-        assert_eq!(sha256_hex(&out.stdout), c2[path]["sha256"].as_str().unwrap(), "cat {url}");
+        assert!(
+            out.status.success(),
+            "cat {url}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            sha256_hex(&out.stdout),
+            c2[path]["sha256"].as_str().unwrap(),
+            "cat {url}"
+        );
         let out = blosc2fs(&["info", &url], &[], None);
-        assert!(out.status.success(), "info {url}: {}", String::from_utf8_lossy(&out.stderr));
-        let info: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("info {url}: {e}: {}", String::from_utf8_lossy(&out.stdout)));
+        assert!(
+            out.status.success(),
+            "info {url}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let info: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!("info {url}: {e}: {}", String::from_utf8_lossy(&out.stdout))
+        });
         assert_eq!(info["shape"], c2[path]["shape"], "info {url}: {info}");
     }
-    let out = blosc2fs(&["cat", &format!("{}/sub/no_such.b2nd", server.url("@public"))], &[], None);
-    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("not found"), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = blosc2fs(
+        &[
+            "cat",
+            &format!("{}/sub/no_such.b2nd", server.url("@public")),
+        ],
+        &[],
+        None,
+    );
+    assert!(
+        !out.status.success() && String::from_utf8_lossy(&out.stderr).contains("not found"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // Stored .b2frame files are datasets the server fetches in byte ranges.
-    assert!(frames_failed.is_empty(), "{} stored .b2frame fixtures not read:\n{}", frames_failed.len(), frames_failed.join("\n"));
+    assert!(
+        frames_failed.is_empty(),
+        "{} stored .b2frame fixtures not read:\n{}",
+        frames_failed.len(),
+        frames_failed.join("\n")
+    );
 }
 
 // ------------------------------------------------------- request shaping
@@ -421,14 +622,24 @@ fn a_mounted_caterva2_root_reads_every_fixture_hdf5_leaf_and_store_value_exactly
 #[test]
 fn opening_a_served_b2nd_and_a_cold_random_4k_read_cost_few_requests() {
     let test = "opening_a_served_b2nd_and_a_cold_random_4k_read_cost_few_requests";
-    let Some(_serial) = serial_with_fuse() else { return };
+    let Some(_serial) = serial_with_fuse() else {
+        return;
+    };
     if !have_caterva2(test) {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
     // 1 Mi float64 (8 MiB, random: stored about as large), chunks of 1 MiB, blocks of 32 KiB.
-    let raw = random_array(&tmp.path().join("state/public/shape/big.b2nd"), 1 << 20, 128 << 10, 4 << 10, 5);
-    let stored = std::fs::metadata(tmp.path().join("state/public/shape/big.b2nd")).unwrap().len();
+    let raw = random_array(
+        &tmp.path().join("state/public/shape/big.b2nd"),
+        1 << 20,
+        128 << 10,
+        4 << 10,
+        5,
+    );
+    let stored = std::fs::metadata(tmp.path().join("state/public/shape/big.b2nd"))
+        .unwrap()
+        .len();
     assert!(stored > 7 << 20, "{stored}");
     let server = C2Server::public(tmp.path());
     // (through a proxy that only lists what is asked, for the messages)
@@ -437,7 +648,10 @@ fn opening_a_served_b2nd_and_a_cold_random_4k_read_cost_few_requests() {
     let mut rng = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
     let mut costly_opens = Vec::new();
     for case in 0..cases {
-        let mount = Mount::start(Path::new(&format!("c2+http://127.0.0.1:{}/@public", proxy.port)), &[]);
+        let mount = Mount::start(
+            Path::new(&format!("c2+http://127.0.0.1:{}/@public", proxy.port)),
+            &[],
+        );
         assert_eq!(names(&mount.path().join("shape")), ["big.b2nd"]);
         let before = settle(&mount);
         proxy.take_seen();
@@ -445,7 +659,11 @@ fn opening_a_served_b2nd_and_a_cold_random_4k_read_cost_few_requests() {
         let opened = settle(&mount);
         let open_requests = proxy.take_seen();
         let open_cost = data_requests(&before, &opened);
-        assert_eq!(open_cost as usize, open_requests.len(), "the counts are the requests sent: {open_requests:?}");
+        assert_eq!(
+            open_cost as usize,
+            open_requests.len(),
+            "the counts are the requests sent: {open_requests:?}"
+        );
         rng ^= rng << 13;
         rng ^= rng >> 7;
         rng ^= rng << 17;
@@ -453,17 +671,30 @@ fn opening_a_served_b2nd_and_a_cold_random_4k_read_cost_few_requests() {
         let offset = (2 << 20) + (rng % ((raw.len() as u64 - (2 << 20) - 4096) / 4096)) * 4096;
         let mut buf = vec![0u8; 4096];
         file.read_exact_at(&mut buf, offset).unwrap();
-        assert!(buf == raw[offset as usize..offset as usize + 4096], "case {case}: bytes at {offset}");
+        assert!(
+            buf == raw[offset as usize..offset as usize + 4096],
+            "case {case}: bytes at {offset}"
+        );
         let read = settle(&mount);
         let read_requests = proxy.take_seen();
         let read_cost = data_requests(&opened, &read);
         eprintln!("case {case}: open cost {open_cost} requests {open_requests:?}; 4 KiB at {offset} cost {read_cost}: {read_requests:?}");
-        assert_eq!(read_cost as usize, read_requests.len(), "the counts are the requests sent: {read_requests:?}");
+        assert_eq!(
+            read_cost as usize,
+            read_requests.len(),
+            "the counts are the requests sent: {read_requests:?}"
+        );
         assert!(read_cost <= 3, "case {case}: a cold 4 KiB read at {offset} cost {read_cost} requests: {read_requests:?}");
         if open_cost > 2 {
-            costly_opens.push(format!("case {case}: opening cost {open_cost} requests: {open_requests:?}"));
+            costly_opens.push(format!(
+                "case {case}: opening cost {open_cost} requests: {open_requests:?}"
+            ));
         }
-        assert_eq!(count(&read, "slice"), 0, "a stored frame is read in byte ranges");
+        assert_eq!(
+            count(&read, "slice"),
+            0,
+            "a stored frame is read in byte ranges"
+        );
     }
     assert!(costly_opens.is_empty(), "{}", costly_opens.join("\n"));
 }
@@ -481,7 +712,9 @@ const JWT_PREFIX: &str = "eyJhbGciOi";
 #[test]
 fn personal_roots_log_in_keep_the_secrets_and_log_in_again_after_a_new_server_secret() {
     let test = "personal_roots_log_in_keep_the_secrets_and_log_in_again_after_a_new_server_secret";
-    let Some(_serial) = serial_with_fuse() else { return };
+    let Some(_serial) = serial_with_fuse() else {
+        return;
+    };
     if !have_caterva2(test) {
         return;
     }
@@ -489,13 +722,33 @@ fn personal_roots_log_in_keep_the_secrets_and_log_in_again_after_a_new_server_se
     let state = tmp.path().join("state");
     std::fs::create_dir_all(state.join("public")).unwrap();
     let (user, password) = ("alice@example.org", "pw-Zq8-7f3b1c-hunter2");
-    let out = Command::new(venv_bin("cat2-admin")).args(["--statedir", state.to_str().unwrap(), "adduser", user, password]).output().unwrap();
-    assert!(out.status.success(), "cat2-admin adduser: {}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(venv_bin("cat2-admin"))
+        .args([
+            "--statedir",
+            state.to_str().unwrap(),
+            "adduser",
+            user,
+            password,
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "cat2-admin adduser: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let id = String::from_utf8(py("import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('select id from user').fetchone()[0])", &[state.join("db.sqlite").to_str().unwrap()]))
         .unwrap()
         .trim()
         .replace('-', "");
-    let id = format!("{}-{}-{}-{}-{}", &id[0..8], &id[8..12], &id[12..16], &id[16..20], &id[20..32]);
+    let id = format!(
+        "{}-{}-{}-{}-{}",
+        &id[0..8],
+        &id[8..12],
+        &id[12..16],
+        &id[16..20],
+        &id[20..32]
+    );
     let personal = state.join("personal").join(&id);
     let p1 = random_array(&personal.join("p1.b2nd"), 100_000, 16_384, 4096, 21);
     let p2 = random_array(&personal.join("dir/p2.b2nd"), 70_000, 16_384, 4096, 22);
@@ -505,28 +758,55 @@ fn personal_roots_log_in_keep_the_secrets_and_log_in_again_after_a_new_server_se
     let mut server = C2Server::start(&state, &work, free_port(), Some(secret1));
     let url = server.url("@personal");
     let home = tempfile::tempdir().unwrap(); // no ~/.caterva2.toml, no ./caterva2.toml
-    // Without credentials: refused at mount time, naming what to set.
+                                             // Without credentials: refused at mount time, naming what to set.
     let mnt = tempfile::tempdir().unwrap();
-    let out = blosc2fs(&["mount", &url, mnt.path().to_str().unwrap()], &[("HOME", home.path().to_str().unwrap())], Some(home.path()));
+    let out = blosc2fs(
+        &["mount", &url, mnt.path().to_str().unwrap()],
+        &[("HOME", home.path().to_str().unwrap())],
+        Some(home.path()),
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     if out.status.success() {
-        let _ = Command::new(env!("CARGO_BIN_EXE_blosc2fs")).arg("unmount").arg(mnt.path()).status();
+        let _ = Command::new(env!("CARGO_BIN_EXE_blosc2fs"))
+            .arg("unmount")
+            .arg(mnt.path())
+            .status();
     }
-    assert_eq!(out.status.code(), Some(1), "mounting @personal without a login: {stderr}");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "mounting @personal without a login: {stderr}"
+    );
     assert!(stderr.contains("CATERVA2_USERNAME"), "{stderr}");
     assert!(!is_mountpoint(mnt.path()));
     // A login of our own: the cookie the server hands out looks like this.
     let form = format!("username={}&password={password}", user.replace('@', "%40"));
-    let (status, head, _) = http(server.port, "POST", "/auth/jwt/login", &[("Content-Type", "application/x-www-form-urlencoded")], form.as_bytes());
+    let (status, head, _) = http(
+        server.port,
+        "POST",
+        "/auth/jwt/login",
+        &[("Content-Type", "application/x-www-form-urlencoded")],
+        form.as_bytes(),
+    );
     assert_eq!(status, 204, "{head}");
-    let cookie = head.lines().find_map(|l| l.split_once("c2subauth=")).map(|(_, v)| v.split(';').next().unwrap().to_string()).expect("a c2subauth cookie");
+    let cookie = head
+        .lines()
+        .find_map(|l| l.split_once("c2subauth="))
+        .map(|(_, v)| v.split(';').next().unwrap().to_string())
+        .expect("a c2subauth cookie");
     assert!(cookie.starts_with(JWT_PREFIX), "{cookie}");
     // With credentials in the environment, debug logging on.
-    let env = [("CATERVA2_USERNAME", user), ("CATERVA2_PASSWORD", password), ("RUST_LOG", "debug"), ("HOME", home.path().to_str().unwrap())];
+    let env = [
+        ("CATERVA2_USERNAME", user),
+        ("CATERVA2_PASSWORD", password),
+        ("RUST_LOG", "debug"),
+        ("HOME", home.path().to_str().unwrap()),
+    ];
     let mount = Mount::start_with_env(Path::new(&url), &[], &env);
     let root = mount.path();
     assert_eq!(names(root), [".stats", "dir", "p1.b2nd"]);
-    let got = std::fs::read(root.join("p1.b2nd/data")).unwrap_or_else(|e| panic!("{e}\n{}", mount.log_text()));
+    let got = std::fs::read(root.join("p1.b2nd/data"))
+        .unwrap_or_else(|e| panic!("{e}\n{}", mount.log_text()));
     assert!(got == p1, "p1 read exactly");
     let logins = count(&endpoints(&mount), "login");
     assert!(logins >= 1, "{:?}", endpoints(&mount));
@@ -535,8 +815,15 @@ fn personal_roots_log_in_keep_the_secrets_and_log_in_again_after_a_new_server_se
         let cmdline = std::fs::read(format!("/proc/{}/cmdline", mount.pid())).unwrap();
         let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
         assert!(cmdline.contains("@personal"), "{cmdline}");
-        let mut places = vec![("/proc/mounts".to_string(), mounts), ("cmdline".into(), cmdline), ("the daemon's log".into(), mount.log_text())];
-        places.push((".stats".into(), std::fs::read_to_string(root.join(".stats")).unwrap()));
+        let mut places = vec![
+            ("/proc/mounts".to_string(), mounts),
+            ("cmdline".into(), cmdline),
+            ("the daemon's log".into(), mount.log_text()),
+        ];
+        places.push((
+            ".stats".into(),
+            std::fs::read_to_string(root.join(".stats")).unwrap(),
+        ));
         for meta in ["p1.b2nd/meta.json", "dir/p2.b2nd/meta.json"] {
             if let Ok(text) = std::fs::read_to_string(root.join(meta)) {
                 places.push((meta.to_string(), text));
@@ -544,23 +831,49 @@ fn personal_roots_log_in_keep_the_secrets_and_log_in_again_after_a_new_server_se
         }
         assert!(places.len() >= 5, "{when}: a meta.json was read");
         for (place, text) in &places {
-            for (secret, name) in [(password, "the password"), (cookie.as_str(), "the cookie"), (JWT_PREFIX, "a JWT"), ("c2subauth=", "a cookie header")] {
-                assert!(!text.contains(secret), "{when}: {name} is in {place}:\n{text}");
+            for (secret, name) in [
+                (password, "the password"),
+                (cookie.as_str(), "the cookie"),
+                (JWT_PREFIX, "a JWT"),
+                ("c2subauth=", "a cookie header"),
+            ] {
+                assert!(
+                    !text.contains(secret),
+                    "{when}: {name} is in {place}:\n{text}"
+                );
             }
         }
-        assert!(mount.log_text().contains("DEBUG") || mount.log_text().contains("debug"), "{when}: the daemon logged at debug level:\n{}", mount.log_text());
+        assert!(
+            mount.log_text().contains("DEBUG") || mount.log_text().contains("debug"),
+            "{when}: the daemon logged at debug level:\n{}",
+            mount.log_text()
+        );
     };
     assert_secrets_hidden("after the first reads");
     // The server restarts with another secret: the mount's cookie is void.
     let port = server.port;
     server.kill();
     server = C2Server::start(&state, &work, port, Some(secret2));
-    let (status, _, _) = http(port, "GET", "/api/list/@personal", &[("Cookie", &format!("c2subauth={cookie}"))], b"");
-    assert_eq!(status, 401, "the old cookie is refused by the restarted server");
-    let got = std::fs::read(root.join("dir/p2.b2nd/data")).unwrap_or_else(|e| panic!("after the restart: {e}\n{}", mount.log_text()));
+    let (status, _, _) = http(
+        port,
+        "GET",
+        "/api/list/@personal",
+        &[("Cookie", &format!("c2subauth={cookie}"))],
+        b"",
+    );
+    assert_eq!(
+        status, 401,
+        "the old cookie is refused by the restarted server"
+    );
+    let got = std::fs::read(root.join("dir/p2.b2nd/data"))
+        .unwrap_or_else(|e| panic!("after the restart: {e}\n{}", mount.log_text()));
     assert!(got == p2, "p2 read exactly after the restart");
     let after = endpoints(&mount);
-    assert_eq!(count(&after, "login"), logins + 1, "one new login: {after:?}");
+    assert_eq!(
+        count(&after, "login"),
+        logins + 1,
+        "one new login: {after:?}"
+    );
     assert_secrets_hidden("after the new login");
     drop(mount);
     drop(server);
@@ -575,19 +888,36 @@ fn personal_roots_log_in_keep_the_secrets_and_log_in_again_after_a_new_server_se
 #[test]
 fn a_killed_server_gives_eio_in_time_never_wrong_bytes_and_the_mount_lives_on() {
     let test = "a_killed_server_gives_eio_in_time_never_wrong_bytes_and_the_mount_lives_on";
-    let Some(_serial) = serial_with_fuse() else { return };
+    let Some(_serial) = serial_with_fuse() else {
+        return;
+    };
     if !have_caterva2(test) {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
     // 2 Mi float64 (16 MiB), chunks of 1 MiB, blocks of 64 KiB.
-    let raw = Arc::new(random_array(&tmp.path().join("state/public/big/k.b2nd"), 2 << 20, 128 << 10, 8 << 10, 9));
+    let raw = Arc::new(random_array(
+        &tmp.path().join("state/public/big/k.b2nd"),
+        2 << 20,
+        128 << 10,
+        8 << 10,
+        9,
+    ));
     // A second one, opened before the kill and read only after it.
-    let other = random_array(&tmp.path().join("state/public/big/other.b2nd"), 1 << 20, 128 << 10, 8 << 10, 10);
+    let other = random_array(
+        &tmp.path().join("state/public/big/other.b2nd"),
+        1 << 20,
+        128 << 10,
+        8 << 10,
+        10,
+    );
     let mut server = C2Server::public(tmp.path());
     let port = server.port;
     // (a 32 MiB cache: hints ahead of a sequential reader reach 4 MiB, not the whole file)
-    let mount = Mount::start(Path::new(&server.url("@public")), &["--remote-timeout", "5", "--cache-size", "32M"]);
+    let mount = Mount::start(
+        Path::new(&server.url("@public")),
+        &["--remote-timeout", "5", "--cache-size", "32M"],
+    );
     let data = mount.path().join("big/k.b2nd/data");
     let file = std::fs::File::open(&data).unwrap();
     read_checked(&file, &raw, 0, 1 << 20, 128 << 10, "before the kill").unwrap();
@@ -602,7 +932,10 @@ fn a_killed_server_gives_eio_in_time_never_wrong_bytes_and_the_mount_lives_on() 
             let mut buf = vec![0u8; 64 << 10];
             while pos < 12 << 20 {
                 match f.read_exact_at(&mut buf, pos as u64) {
-                    Ok(()) => assert!(buf == raw[pos..pos + buf.len()], "the reader got wrong bytes at {pos}"),
+                    Ok(()) => assert!(
+                        buf == raw[pos..pos + buf.len()],
+                        "the reader got wrong bytes at {pos}"
+                    ),
                     Err(e) => return Err((pos, e.raw_os_error())),
                 }
                 pos += buf.len();
@@ -626,19 +959,50 @@ fn a_killed_server_gives_eio_in_time_never_wrong_bytes_and_the_mount_lives_on() 
     // An unread region, between reads: the middle of the other dataset.
     let t = Instant::now();
     let mut buf = vec![0u8; 4096];
-    let err = unread.read_exact_at(&mut buf, (5 << 20) + 8192).expect_err("a read of an unread region with the server dead");
+    let err = unread
+        .read_exact_at(&mut buf, (5 << 20) + 8192)
+        .expect_err("a read of an unread region with the server dead");
     let took = t.elapsed();
     assert_eq!(err.raw_os_error(), Some(EIO), "{err}");
-    assert!(took < Duration::from_secs(9), "the error took {took:?} (timeout 5 s)");
+    assert!(
+        took < Duration::from_secs(9),
+        "the error took {took:?} (timeout 5 s)"
+    );
     eprintln!("unread region with the server dead: {err} after {took:?}");
     assert!(is_mountpoint(mount.path()));
     let stats = mount.stats();
-    assert!(stats["remote"]["errors"].as_u64().unwrap() >= 1, "{}", stats["remote"]);
+    assert!(
+        stats["remote"]["errors"].as_u64().unwrap() >= 1,
+        "{}",
+        stats["remote"]
+    );
     // Back up: the same region reads exactly (the failure was not kept).
-    let _server = C2Server::start(&tmp.path().join("state"), &tmp.path().join("work"), port, None);
-    read_checked(&unread, &other, 5 << 20, 6 << 20, 128 << 10, "after the restart").unwrap_or_else(|e| panic!("after the restart: {e:?}\n{}", mount.log_text()));
-    read_checked(&unread, &other, 0, 8 << 20, 1 << 20, "all of the other after the restart").unwrap_or_else(|e| panic!("the other after the restart: {e:?}\n{}", mount.log_text()));
-    read_checked(&file, &raw, 0, 16 << 20, 1 << 20, "all after the restart").unwrap_or_else(|e| panic!("all after the restart: {e:?}\n{}", mount.log_text()));
+    let _server = C2Server::start(
+        &tmp.path().join("state"),
+        &tmp.path().join("work"),
+        port,
+        None,
+    );
+    read_checked(
+        &unread,
+        &other,
+        5 << 20,
+        6 << 20,
+        128 << 10,
+        "after the restart",
+    )
+    .unwrap_or_else(|e| panic!("after the restart: {e:?}\n{}", mount.log_text()));
+    read_checked(
+        &unread,
+        &other,
+        0,
+        8 << 20,
+        1 << 20,
+        "all of the other after the restart",
+    )
+    .unwrap_or_else(|e| panic!("the other after the restart: {e:?}\n{}", mount.log_text()));
+    read_checked(&file, &raw, 0, 16 << 20, 1 << 20, "all after the restart")
+        .unwrap_or_else(|e| panic!("all after the restart: {e:?}\n{}", mount.log_text()));
 }
 
 /// A proxy in front of cat2-server answering 503 to the first `budget`
@@ -666,14 +1030,25 @@ impl Proxy {
             stop: Arc::new(AtomicBool::new(false)),
             seen: Arc::default(),
         };
-        let (budget, fetches, refused, stop, seen) = (proxy.budget.clone(), proxy.fetches.clone(), proxy.refused.clone(), proxy.stop.clone(), proxy.seen.clone());
+        let (budget, fetches, refused, stop, seen) = (
+            proxy.budget.clone(),
+            proxy.fetches.clone(),
+            proxy.refused.clone(),
+            proxy.stop.clone(),
+            proxy.seen.clone(),
+        );
         thread::spawn(move || {
             for conn in listener.incoming() {
                 if stop.load(Ordering::SeqCst) {
                     break;
                 }
                 let Ok(conn) = conn else { continue };
-                let (budget, fetches, refused, seen) = (budget.clone(), fetches.clone(), refused.clone(), seen.clone());
+                let (budget, fetches, refused, seen) = (
+                    budget.clone(),
+                    fetches.clone(),
+                    refused.clone(),
+                    seen.clone(),
+                );
                 thread::spawn(move || {
                     let _ = forward(conn, upstream, &budget, &fetches, &refused, &seen);
                 });
@@ -705,7 +1080,10 @@ fn read_head(r: &mut impl BufRead) -> std::io::Result<Vec<String>> {
     loop {
         let mut line = String::new();
         if r.read_line(&mut line)? == 0 {
-            return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "closed in the head"));
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "closed in the head",
+            ));
         }
         let line = line.trim_end_matches(['\r', '\n']).to_string();
         if line.is_empty() {
@@ -718,7 +1096,10 @@ fn read_head(r: &mut impl BufRead) -> std::io::Result<Vec<String>> {
 /// `head` without its Connection header, with `Connection: close`, as bytes.
 fn closing(head: &[String]) -> Vec<u8> {
     let mut out = String::new();
-    for l in head.iter().filter(|l| !l.to_ascii_lowercase().starts_with("connection:")) {
+    for l in head
+        .iter()
+        .filter(|l| !l.to_ascii_lowercase().starts_with("connection:"))
+    {
         out.push_str(l);
         out.push_str("\r\n");
     }
@@ -726,20 +1107,48 @@ fn closing(head: &[String]) -> Vec<u8> {
     out.into_bytes()
 }
 
-fn forward(conn: TcpStream, upstream: u16, budget: &AtomicUsize, fetches: &AtomicUsize, refused: &AtomicUsize, seen: &std::sync::Mutex<Vec<String>>) -> std::io::Result<()> {
+fn forward(
+    conn: TcpStream,
+    upstream: u16,
+    budget: &AtomicUsize,
+    fetches: &AtomicUsize,
+    refused: &AtomicUsize,
+    seen: &std::sync::Mutex<Vec<String>>,
+) -> std::io::Result<()> {
     conn.set_read_timeout(Some(Duration::from_secs(30)))?;
     let mut client_in = BufReader::new(conn.try_clone()?);
     let mut client_out = conn;
     let head = read_head(&mut client_in)?;
-    let path = head.first().and_then(|l| l.split(' ').nth(1)).unwrap_or("").to_string();
-    let length: usize = head.iter().find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse().unwrap_or(0))).unwrap_or(0);
+    let path = head
+        .first()
+        .and_then(|l| l.split(' ').nth(1))
+        .unwrap_or("")
+        .to_string();
+    let length: usize = head
+        .iter()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("content-length:")
+                .map(|v| v.trim().parse().unwrap_or(0))
+        })
+        .unwrap_or(0);
     let mut body = vec![0u8; length];
     client_in.read_exact(&mut body)?;
-    let range = head.iter().find_map(|l| l.to_ascii_lowercase().strip_prefix("range:").map(|v| v.trim().to_string()));
-    seen.lock().unwrap().push(format!("{path}{}", range.map(|r| format!(" [{r}]")).unwrap_or_default()));
+    let range = head.iter().find_map(|l| {
+        l.to_ascii_lowercase()
+            .strip_prefix("range:")
+            .map(|v| v.trim().to_string())
+    });
+    seen.lock().unwrap().push(format!(
+        "{path}{}",
+        range.map(|r| format!(" [{r}]")).unwrap_or_default()
+    ));
     if path.starts_with("/api/fetch") {
         fetches.fetch_add(1, Ordering::SeqCst);
-        if budget.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |b| b.checked_sub(1)).is_ok() {
+        if budget
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |b| b.checked_sub(1))
+            .is_ok()
+        {
             refused.fetch_add(1, Ordering::SeqCst);
             client_out.write_all(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")?;
             return client_out.flush();
@@ -763,7 +1172,9 @@ fn forward(conn: TcpStream, upstream: u16, budget: &AtomicUsize, fetches: &Atomi
 #[test]
 fn answers_503_are_retried_counted_and_never_give_wrong_bytes() {
     let test = "answers_503_are_retried_counted_and_never_give_wrong_bytes";
-    let Some(_serial) = serial_with_fuse() else { return };
+    let Some(_serial) = serial_with_fuse() else {
+        return;
+    };
     if !have_caterva2(test) {
         return;
     }
@@ -771,35 +1182,60 @@ fn answers_503_are_retried_counted_and_never_give_wrong_bytes() {
     let c2 = gen_c2_fixtures(&tmp.path().join("state/public"));
     let server = C2Server::public(tmp.path());
     let proxy = Proxy::start(server.port);
-    let mount = Mount::start(Path::new(&format!("c2+http://127.0.0.1:{}/@public", proxy.port)), &["--prefetch-threads", "0"]);
+    let mount = Mount::start(
+        Path::new(&format!("c2+http://127.0.0.1:{}/@public", proxy.port)),
+        &["--prefetch-threads", "0"],
+    );
     let root = mount.path();
     let sha = |p: &str| c2[p]["sha256"].as_str().unwrap().to_string();
     // A stored frame (ranged fetches) and an HDF5 leaf (slices), 3 refusals before each.
     let mut refused = 0;
     for path in ["sub/x.b2nd", "lab.h5/grid/level2/temp"] {
         proxy.refuse_next(3);
-        let bytes = std::fs::read(root.join(path).join("data")).unwrap_or_else(|e| panic!("{path}: {e}\n{}", mount.log_text()));
+        let bytes = std::fs::read(root.join(path).join("data"))
+            .unwrap_or_else(|e| panic!("{path}: {e}\n{}", mount.log_text()));
         assert_eq!(sha256_hex(&bytes), sha(path), "{path}");
         refused += 3;
-        assert_eq!(proxy.refused.load(Ordering::SeqCst), refused, "{path}: the proxy refused 3 fetches");
+        assert_eq!(
+            proxy.refused.load(Ordering::SeqCst),
+            refused,
+            "{path}: the proxy refused 3 fetches"
+        );
     }
     let e = endpoints(&mount);
     let fetches = proxy.fetches.load(Ordering::SeqCst) as u64;
     eprintln!("proxy: {fetches} /api/fetch requests, {refused} refused; .stats endpoints {e:?}, errors {}", mount.stats()["remote"]["errors"]);
-    assert_eq!(count(&e, "fetch") + count(&e, "slice"), fetches, "every attempt is counted: {e:?}");
+    assert_eq!(
+        count(&e, "fetch") + count(&e, "slice"),
+        fetches,
+        "every attempt is counted: {e:?}"
+    );
     assert!(count(&e, "slice") >= 3 && count(&e, "fetch") >= 4, "{e:?}");
     // More 503s than retries: EIO (never bytes); then the same dataset reads.
     // (a dataset not looked at yet fails at its first look: no `data` file
     // then, or EIO; an open file fails its reads with EIO)
     let mut stuck = Vec::new();
-    for (path, what) in [("sub/y.b2nd", "a stored frame never looked at"), ("lab.h5/i4_shuffle_gzip", "an HDF5 leaf never looked at")] {
+    for (path, what) in [
+        ("sub/y.b2nd", "a stored frame never looked at"),
+        ("lab.h5/i4_shuffle_gzip", "an HDF5 leaf never looked at"),
+    ] {
         proxy.refuse_next(1000);
         let t = Instant::now();
-        let err = std::fs::read(root.join(path).join("data")).expect_err("a read while every fetch is refused");
+        let err = std::fs::read(root.join(path).join("data"))
+            .expect_err("a read while every fetch is refused");
         let spent = 1000 - proxy.budget.load(Ordering::SeqCst);
-        eprintln!("{path} ({what}) with every fetch refused: {err} after {:?}, {spent} attempts", t.elapsed());
-        assert!(matches!(err.raw_os_error(), Some(EIO) | Some(2)), "{path}: {err}");
-        assert!(spent >= 2, "{path}: the refused fetch was retried ({spent} attempts)");
+        eprintln!(
+            "{path} ({what}) with every fetch refused: {err} after {:?}, {spent} attempts",
+            t.elapsed()
+        );
+        assert!(
+            matches!(err.raw_os_error(), Some(EIO) | Some(2)),
+            "{path}: {err}"
+        );
+        assert!(
+            spent >= 2,
+            "{path}: the refused fetch was retried ({spent} attempts)"
+        );
         proxy.refuse_next(0);
         // Once the server answers, the dataset reads (within a few attribute timeouts).
         let t = Instant::now();
@@ -816,7 +1252,8 @@ fn answers_503_are_retried_counted_and_never_give_wrong_bytes() {
             Err(e) => stuck.push(format!(
                 "{path} ({what}): still `{e}` {:?} after the server answers again; meta.json: {}",
                 t.elapsed(),
-                std::fs::read_to_string(root.join(path).join("meta.json")).unwrap_or_else(|e| e.to_string())
+                std::fs::read_to_string(root.join(path).join("meta.json"))
+                    .unwrap_or_else(|e| e.to_string())
             )),
         }
     }
@@ -826,15 +1263,28 @@ fn answers_503_are_retried_counted_and_never_give_wrong_bytes() {
     let file = std::fs::File::open(root.join(path).join("data")).unwrap();
     proxy.refuse_next(1000);
     let mut buf = vec![0u8; 64];
-    let err = file.read_exact_at(&mut buf, 0).expect_err("a read of an open file while every fetch is refused");
+    let err = file
+        .read_exact_at(&mut buf, 0)
+        .expect_err("a read of an open file while every fetch is refused");
     assert_eq!(err.raw_os_error(), Some(EIO), "{path}: {err}");
     proxy.refuse_next(0);
     let mut all = Vec::new();
-    std::fs::File::open(root.join(path).join("data")).unwrap().read_to_end(&mut all).unwrap_or_else(|e| panic!("{path} once the server answers: {e}"));
+    std::fs::File::open(root.join(path).join("data"))
+        .unwrap()
+        .read_to_end(&mut all)
+        .unwrap_or_else(|e| panic!("{path} once the server answers: {e}"));
     assert_eq!(sha256_hex(&all), sha(path), "{path}");
     let e = endpoints(&mount);
-    assert_eq!(count(&e, "fetch") + count(&e, "slice"), proxy.fetches.load(Ordering::SeqCst) as u64, "every attempt is counted: {e:?}");
-    assert!(stuck.is_empty(), "a failure at the first look is kept after the server recovers:\n{}", stuck.join("\n"));
+    assert_eq!(
+        count(&e, "fetch") + count(&e, "slice"),
+        proxy.fetches.load(Ordering::SeqCst) as u64,
+        "every attempt is counted: {e:?}"
+    );
+    assert!(
+        stuck.is_empty(),
+        "a failure at the first look is kept after the server recovers:\n{}",
+        stuck.join("\n")
+    );
 }
 
 /// A dataset replaced on the server (a new file renamed over it), a stored
@@ -844,7 +1294,9 @@ fn answers_503_are_retried_counted_and_never_give_wrong_bytes() {
 #[test]
 fn a_dataset_replaced_on_the_server_is_new_for_new_opens_and_never_mixed() {
     let test = "a_dataset_replaced_on_the_server_is_new_for_new_opens_and_never_mixed";
-    let Some(_serial) = serial_with_fuse() else { return };
+    let Some(_serial) = serial_with_fuse() else {
+        return;
+    };
     if !have_caterva2(test) {
         return;
     }
@@ -854,7 +1306,10 @@ fn a_dataset_replaced_on_the_server_is_new_for_new_opens_and_never_mixed() {
     let staged = tmp.path().join("state/staging/r.b2nd");
     let new = random_array(&staged, 1 << 20, 64 << 10, 16 << 10, 2);
     let server = C2Server::public(tmp.path());
-    let mount = Mount::start(Path::new(&server.url("@public")), &["--attr-timeout", "0.5", "--prefetch-threads", "0"]);
+    let mount = Mount::start(
+        Path::new(&server.url("@public")),
+        &["--attr-timeout", "0.5", "--prefetch-threads", "0"],
+    );
     let data = mount.path().join("rep/r.b2nd/data");
     let held = std::fs::File::open(&data).unwrap();
     read_checked(&held, &old, 0, 4096, 4096, "the held handle before").unwrap();
@@ -866,7 +1321,14 @@ fn a_dataset_replaced_on_the_server_is_new_for_new_opens_and_never_mixed() {
     let step = 1 << 20;
     let (mut ok, mut failed) = (0, 0);
     for at in (step..old.len()).step_by(step) {
-        match read_checked(&held, &old, at, at + step, step, "the held handle after the replacement") {
+        match read_checked(
+            &held,
+            &old,
+            at,
+            at + step,
+            step,
+            "the held handle after the replacement",
+        ) {
             Ok(_) => ok += 1,
             Err((_, errno)) => {
                 assert_eq!(errno, Some(EIO));
@@ -875,7 +1337,10 @@ fn a_dataset_replaced_on_the_server_is_new_for_new_opens_and_never_mixed() {
         }
     }
     eprintln!("held handle after the replacement: {ok} MiB old bytes, {failed} MiB refused");
-    assert!(failed > 0, "uncached bytes of the replaced dataset are refused");
+    assert!(
+        failed > 0,
+        "uncached bytes of the replaced dataset are refused"
+    );
     // The same with an HDF5 file replaced: its leaves are read as regions,
     // each checked against the ETag the leaf was opened with.
     let h5_old = h5_file(&tmp.path().join("state/public/rep/lab.h5"), 3);
@@ -885,14 +1350,25 @@ fn a_dataset_replaced_on_the_server_is_new_for_new_opens_and_never_mixed() {
     let held = std::fs::File::open(&leaf).unwrap_or_else(|e| panic!("{e}\n{}", mount.log_text()));
     read_checked(&held, &h5_old, 0, 4096, 4096, "the held HDF5 leaf before").unwrap();
     thread::sleep(Duration::from_millis(1100));
-    std::fs::rename(tmp.path().join("state/staging/lab.h5"), tmp.path().join("state/public/rep/lab.h5")).unwrap();
+    std::fs::rename(
+        tmp.path().join("state/staging/lab.h5"),
+        tmp.path().join("state/public/rep/lab.h5"),
+    )
+    .unwrap();
     thread::sleep(Duration::from_millis(1500));
     let fresh = std::fs::read(&leaf).unwrap_or_else(|e| panic!("{e}\n{}", mount.log_text()));
     assert!(fresh == h5_new, "a new open reads the new HDF5 leaf");
     let step = 160_000; // one chunk of the leaf
     let (mut ok, mut failed) = (0, 0);
     for at in (step..h5_old.len()).step_by(step) {
-        match read_checked(&held, &h5_old, at, (at + step).min(h5_old.len()), step, "the held HDF5 leaf after the replacement") {
+        match read_checked(
+            &held,
+            &h5_old,
+            at,
+            (at + step).min(h5_old.len()),
+            step,
+            "the held HDF5 leaf after the replacement",
+        ) {
             Ok(_) => ok += 1,
             Err((_, errno)) => {
                 assert_eq!(errno, Some(EIO));
@@ -901,7 +1377,10 @@ fn a_dataset_replaced_on_the_server_is_new_for_new_opens_and_never_mixed() {
         }
     }
     eprintln!("held HDF5 leaf after the replacement: {ok} chunks old bytes, {failed} refused");
-    assert!(failed > 0, "uncached regions of the replaced HDF5 leaf are refused");
+    assert!(
+        failed > 0,
+        "uncached regions of the replaced HDF5 leaf are refused"
+    );
     drop(mount);
     drop(server);
 }

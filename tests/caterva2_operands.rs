@@ -31,7 +31,9 @@ const ENOENT: i32 = 2;
 /// The virtualenv's Python (`$BLOSC2FS_PYTHON` or the repo's `.venv`), or
 /// `None` after saying why `test` skips.
 fn venv_python(test: &str) -> Option<PathBuf> {
-    let python = std::env::var_os("BLOSC2FS_PYTHON").map(PathBuf::from).unwrap_or_else(|| repo_root().join(".venv/bin/python"));
+    let python = std::env::var_os("BLOSC2FS_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join(".venv/bin/python"));
     if !python.exists() {
         eprintln!("SKIP {test}: {} missing (scripts/setup_venv.sh makes the virtualenv with python-blosc2)", python.display());
         return None;
@@ -71,17 +73,33 @@ impl FakeC2 {
             let _ = BufReader::new(stdout).read_line(&mut line);
             let _ = tx.send(line);
         });
-        let mut server = FakeC2 { child: Some(child), port: 0, log: log.to_path_buf(), stderr };
+        let mut server = FakeC2 {
+            child: Some(child),
+            port: 0,
+            log: log.to_path_buf(),
+            stderr,
+        };
         let line = rx.recv_timeout(Duration::from_secs(20)).unwrap_or_default();
-        server.port = line.trim().strip_prefix("listening ").and_then(|p| p.parse().ok()).unwrap_or_else(|| {
-            panic!("fake_c2.py did not say its port (said {line:?}); stderr:\n{}", std::fs::read_to_string(&server.stderr).unwrap_or_default())
-        });
+        server.port = line
+            .trim()
+            .strip_prefix("listening ")
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| {
+                panic!(
+                    "fake_c2.py did not say its port (said {line:?}); stderr:\n{}",
+                    std::fs::read_to_string(&server.stderr).unwrap_or_default()
+                )
+            });
         server
     }
 
     /// The requests it answered, one line each (`METHOD PATH RANGE`).
     fn requests(&self) -> Vec<String> {
-        std::fs::read_to_string(&self.log).unwrap_or_default().lines().map(str::to_string).collect()
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect()
     }
 }
 
@@ -168,8 +186,12 @@ fn read_json(path: &Path) -> serde_json::Value {
 #[test]
 fn c2array_operands_are_read_from_the_mounted_server_and_folder_only() {
     let test = "c2array_operands_are_read_from_the_mounted_server_and_folder_only";
-    let Some(_serial) = serial_with_fuse() else { return };
-    let Some(python) = venv_python(test) else { return };
+    let Some(_serial) = serial_with_fuse() else {
+        return;
+    };
+    let Some(python) = venv_python(test) else {
+        return;
+    };
     let t0 = Instant::now();
     let tmp = tempfile::tempdir().unwrap();
     let (dir_a, dir_b) = (tmp.path().join("a"), tmp.path().join("b"));
@@ -185,7 +207,11 @@ fn c2array_operands_are_read_from_the_mounted_server_and_folder_only() {
         .arg(&expected_path)
         .output()
         .expect("run python");
-    assert!(out.status.success(), "generating the arrays and recipes failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "generating the arrays and recipes failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     eprintln!("recipes written:\n{}", String::from_utf8_lossy(&out.stdout));
     // Server B holds the same operand, so a wrong request to it would be answered (and logged).
     std::fs::create_dir_all(dir_b.join("ops")).unwrap();
@@ -196,16 +222,35 @@ fn c2array_operands_are_read_from_the_mounted_server_and_folder_only() {
     let url = format!("c2+http://127.0.0.1:{}/@public", server_a.port);
     let mount = Mount::start(Path::new(&url), &[]);
     let root = mount.path();
-    let context = |what: &str| format!("{what}\nserver A requests:\n{}\ndaemon log:\n{}", server_a.requests().join("\n"), mount.log_text());
+    let context = |what: &str| {
+        format!(
+            "{what}\nserver A requests:\n{}\ndaemon log:\n{}",
+            server_a.requests().join("\n"),
+            mount.log_text()
+        )
+    };
 
     // The expression over operands of the mounted server: exact bytes.
     let good = root.join("good.b2nd");
     let meta = read_json(&good.join("meta.json"));
     let values = &meta["values"];
-    assert_eq!(values["computed"], true, "{}", context(&format!("good.b2nd meta.json values: {values}")));
-    assert_eq!(meta["shape"], serde_json::json!([200, 300]), "good.b2nd meta.json shape");
-    assert_eq!(meta["itemsize"], 8, "good.b2nd meta.json itemsize (float64)");
-    let data = std::fs::read(good.join("data")).unwrap_or_else(|e| panic!("{}", context(&format!("good.b2nd/data: {e}"))));
+    assert_eq!(
+        values["computed"],
+        true,
+        "{}",
+        context(&format!("good.b2nd meta.json values: {values}"))
+    );
+    assert_eq!(
+        meta["shape"],
+        serde_json::json!([200, 300]),
+        "good.b2nd meta.json shape"
+    );
+    assert_eq!(
+        meta["itemsize"], 8,
+        "good.b2nd meta.json itemsize (float64)"
+    );
+    let data = std::fs::read(good.join("data"))
+        .unwrap_or_else(|e| panic!("{}", context(&format!("good.b2nd/data: {e}"))));
     if data != expected {
         let first = data.iter().zip(&expected).position(|(x, y)| x != y);
         panic!("{}", context(&format!("good.b2nd/data: WRONG BYTES ({} bytes, {} expected; first difference at byte {first:?})", data.len(), expected.len())));
@@ -215,34 +260,91 @@ fn c2array_operands_are_read_from_the_mounted_server_and_folder_only() {
     let b_url = format!("127.0.0.1:{}", server_b.port);
     let cases: [(&str, &str, &str); 3] = [
         ("other.b2nd", b_url.as_str(), "the other server"),
-        ("outside.b2nd", "outside the mounted folder", "outside the mounted folder"),
-        ("nourl.b2nd", "not on the mounted server", "not on the mounted server"),
+        (
+            "outside.b2nd",
+            "outside the mounted folder",
+            "outside the mounted folder",
+        ),
+        (
+            "nourl.b2nd",
+            "not on the mounted server",
+            "not on the mounted server",
+        ),
     ];
     for (name, must_say, meaning) in cases {
         let folder = root.join(name);
         let meta = read_json(&folder.join("meta.json"));
         let values = &meta["values"];
-        assert_eq!(values["computed"], false, "{}", context(&format!("{name}: meta.json values: {values}")));
-        let why = values["why_not_computed"].as_str().unwrap_or_else(|| panic!("{}", context(&format!("{name}: no why_not_computed text: {values}"))));
-        assert!(why.contains(must_say), "{name}: why_not_computed should mention {meaning} ({must_say:?}): {why:?}");
+        assert_eq!(
+            values["computed"],
+            false,
+            "{}",
+            context(&format!("{name}: meta.json values: {values}"))
+        );
+        let why = values["why_not_computed"].as_str().unwrap_or_else(|| {
+            panic!(
+                "{}",
+                context(&format!("{name}: no why_not_computed text: {values}"))
+            )
+        });
+        assert!(
+            why.contains(must_say),
+            "{name}: why_not_computed should mention {meaning} ({must_say:?}): {why:?}"
+        );
         eprintln!("{name}: {why}");
         match std::fs::metadata(folder.join("data")) {
             Err(e) if e.raw_os_error() == Some(ENOENT) => {}
-            other => panic!("{}", context(&format!("{name}/data: {other:?}, expected ENOENT"))),
+            other => panic!(
+                "{}",
+                context(&format!("{name}/data: {other:?}, expected ENOENT"))
+            ),
         }
-        let listed: Vec<String> = std::fs::read_dir(&folder).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-        assert!(!listed.iter().any(|n| n == "data"), "{name} lists a data file: {listed:?}");
+        let listed: Vec<String> = std::fs::read_dir(&folder)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            !listed.iter().any(|n| n == "data"),
+            "{name} lists a data file: {listed:?}"
+        );
     }
     // other.b2nd is refused by the rule (another server), not by a failed request there.
     let other = read_json(&root.join("other.b2nd/meta.json"));
-    assert!(other["values"]["why_not_computed"].as_str().unwrap_or_default().contains("not on the mounted server"), "{}", other["values"]);
+    assert!(
+        other["values"]["why_not_computed"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("not on the mounted server"),
+        "{}",
+        other["values"]
+    );
 
     drop(mount);
     let b_requests = server_b.requests();
-    assert!(b_requests.is_empty(), "server B was asked {} times:\n{}", b_requests.len(), b_requests.join("\n"));
+    assert!(
+        b_requests.is_empty(),
+        "server B was asked {} times:\n{}",
+        b_requests.len(),
+        b_requests.join("\n")
+    );
     let a_requests = server_a.requests();
-    assert!(a_requests.iter().any(|l| l.contains("/ops/a.b2nd")), "server A was never asked for ops/a.b2nd:\n{}", a_requests.join("\n"));
-    let elsewhere: Vec<&String> = a_requests.iter().filter(|l| l.contains("personal")).collect();
-    assert!(elsewhere.is_empty(), "server A was asked outside @public: {elsewhere:?}");
-    eprintln!("server A: {} requests, server B: none; {:.1} s\n{}", a_requests.len(), t0.elapsed().as_secs_f64(), a_requests.join("\n"));
+    assert!(
+        a_requests.iter().any(|l| l.contains("/ops/a.b2nd")),
+        "server A was never asked for ops/a.b2nd:\n{}",
+        a_requests.join("\n")
+    );
+    let elsewhere: Vec<&String> = a_requests
+        .iter()
+        .filter(|l| l.contains("personal"))
+        .collect();
+    assert!(
+        elsewhere.is_empty(),
+        "server A was asked outside @public: {elsewhere:?}"
+    );
+    eprintln!(
+        "server A: {} requests, server B: none; {:.1} s\n{}",
+        a_requests.len(),
+        t0.elapsed().as_secs_f64(),
+        a_requests.join("\n")
+    );
 }

@@ -9,7 +9,11 @@ use common::mount::binary;
 
 fn run(args: &[&str]) -> String {
     let out = Command::new(binary()).args(args).output().unwrap();
-    assert!(out.status.success(), "blosc2fs {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "blosc2fs {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -24,13 +28,25 @@ fn mount_help_explains_source_and_mountpoint() {
 fn completions_and_man_page_come_from_the_binary() {
     for shell in ["bash", "zsh", "fish"] {
         let script = run(&["completions", shell]);
-        assert!(script.len() > 2000 && script.contains("unmount") && script.contains("completions"), "{shell}");
+        assert!(
+            script.len() > 2000 && script.contains("unmount") && script.contains("completions"),
+            "{shell}"
+        );
     }
     let page = run(&["man"]);
-    assert!(page.contains("\n.TH blosc2fs 1 ") && page.contains("blosc2fs\\-mount(1)"), "{page}");
+    assert!(
+        page.contains("\n.TH blosc2fs 1 ") && page.contains("blosc2fs\\-mount(1)"),
+        "{page}"
+    );
     let page = run(&["man", "mount"]);
-    assert!(page.contains("\n.TH blosc2fs-mount 1 ") && page.contains("allow_other"), "{page}");
-    let out = Command::new(binary()).args(["completions", "tcsh"]).output().unwrap();
+    assert!(
+        page.contains("\n.TH blosc2fs-mount 1 ") && page.contains("allow_other"),
+        "{page}"
+    );
+    let out = Command::new(binary())
+        .args(["completions", "tcsh"])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
 }
 
@@ -43,6 +59,9 @@ fn long_version_names_what_the_build_has() {
     let long = run(&["--version"]);
     assert_eq!(
         long,
-        format!("blosc2fs {}\nremote sources: yes\nzstd decoder: libzstd (C)\n", env!("CARGO_PKG_VERSION"))
+        format!(
+            "blosc2fs {}\nremote sources: yes\nzstd decoder: libzstd (C)\n",
+            env!("CARGO_PKG_VERSION")
+        )
     );
 }

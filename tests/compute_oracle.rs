@@ -32,19 +32,39 @@ fn read_npy(path: &Path) -> (String, Vec<u64>, Vec<u8>) {
     let (hlen, hstart) = if bytes[6] == 1 {
         (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10)
     } else {
-        (u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as usize, 12)
+        (
+            u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as usize,
+            12,
+        )
     };
     let header = std::str::from_utf8(&bytes[hstart..hstart + hlen]).unwrap();
     let field = |key: &str| {
-        let at = header.find(key).unwrap_or_else(|| panic!("{key} in {header}")) + key.len();
+        let at = header
+            .find(key)
+            .unwrap_or_else(|| panic!("{key} in {header}"))
+            + key.len();
         header[at..].trim_start_matches([':', ' ']).to_string()
     };
     let descr = field("'descr'");
-    let descr = descr.trim_start_matches('\'').split('\'').next().unwrap().to_string();
+    let descr = descr
+        .trim_start_matches('\'')
+        .split('\'')
+        .next()
+        .unwrap()
+        .to_string();
     assert!(field("'fortran_order'").starts_with("False"));
     let shape_text = field("'shape'");
-    let inner = shape_text.trim_start_matches('(').split(')').next().unwrap();
-    let shape = inner.split(',').map(str::trim).filter(|s| !s.is_empty()).map(|s| s.parse().unwrap()).collect();
+    let inner = shape_text
+        .trim_start_matches('(')
+        .split(')')
+        .next()
+        .unwrap();
+    let shape = inner
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse().unwrap())
+        .collect();
     (descr, shape, bytes[hstart + hlen..].to_vec())
 }
 
@@ -108,8 +128,14 @@ fn floats(d: DType, b: &[u8]) -> Option<Vec<(f64, f64)>> {
     Some(match d {
         DType::F32 => b.chunks_exact(4).map(|c| (f4(c), 0.0)).collect(),
         DType::F64 => b.chunks_exact(8).map(|c| (f8(c), 0.0)).collect(),
-        DType::C64 => b.chunks_exact(8).map(|c| (f4(&c[..4]), f4(&c[4..]))).collect(),
-        DType::C128 => b.chunks_exact(16).map(|c| (f8(&c[..8]), f8(&c[8..]))).collect(),
+        DType::C64 => b
+            .chunks_exact(8)
+            .map(|c| (f4(&c[..4]), f4(&c[4..])))
+            .collect(),
+        DType::C128 => b
+            .chunks_exact(16)
+            .map(|c| (f8(&c[..8]), f8(&c[8..])))
+            .collect(),
         _ => return None,
     })
 }
@@ -146,16 +172,30 @@ fn mismatch(d: DType, got: &[u8], want: &[u8], tol: Option<f64>) -> Option<Strin
 
 #[test]
 fn random_expressions_match_python_blosc2() {
-    let (seed, cases) = seed_and_cases("compute oracle", "BLOSC2FS_COMPUTE_SEED", "BLOSC2FS_COMPUTE_CASES", 300);
+    let (seed, cases) = seed_and_cases(
+        "compute oracle",
+        "BLOSC2FS_COMPUTE_SEED",
+        "BLOSC2FS_COMPUTE_CASES",
+        300,
+    );
     let dir = tempfile::tempdir().unwrap();
     let status = Command::new(oracle_python())
         .arg(repo_root().join("scripts/compute_oracle.py"))
-        .args(["cases", "--seed", &seed.to_string(), "--count", &cases.to_string(), "--out"])
+        .args([
+            "cases",
+            "--seed",
+            &seed.to_string(),
+            "--count",
+            &cases.to_string(),
+            "--out",
+        ])
         .arg(dir.path())
         .status()
         .unwrap();
     assert!(status.success(), "compute_oracle.py failed");
-    let manifest: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("manifest.json")).unwrap()).unwrap();
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("manifest.json")).unwrap())
+            .unwrap();
     let mut rng = Rng(seed);
     let mut failures = Vec::new();
     let mut refusals: BTreeMap<String, usize> = BTreeMap::new();
@@ -168,7 +208,13 @@ fn random_expressions_match_python_blosc2() {
         for op in case["operands"].as_array().unwrap() {
             let (descr, shape, bytes) = read_npy(&dir.path().join(op["file"].as_str().unwrap()));
             assert_eq!(descr, op["dtype"].as_str().unwrap());
-            ops.push((op["name"].as_str().unwrap().to_string(), OperandInfo { dtype_str: descr, shape: shape.clone() }));
+            ops.push((
+                op["name"].as_str().unwrap().to_string(),
+                OperandInfo {
+                    dtype_str: descr,
+                    shape: shape.clone(),
+                },
+            ));
             data.push((shape, bytes));
         }
         let compiled = Program::compile(expr, &ops);
@@ -180,7 +226,9 @@ fn random_expressions_match_python_blosc2() {
             Ok(p) => p,
             Err(e) => {
                 let key = match &e {
-                    ComputeError::Unsupported(s) => format!("unsupported: {}", s.split(" (").next().unwrap()),
+                    ComputeError::Unsupported(s) => {
+                        format!("unsupported: {}", s.split(" (").next().unwrap())
+                    }
                     ComputeError::Type { op, .. } => format!("type: {op}"),
                     other => other.to_string(),
                 };
@@ -190,17 +238,32 @@ fn random_expressions_match_python_blosc2() {
         };
         let want_dtype = case["dtype"].as_str().unwrap();
         if program.dtype().numpy_str() != want_dtype {
-            failures.push(format!("case {k} `{expr}` {ops:?}: dtype {} vs python-blosc2 {want_dtype}", program.dtype().numpy_str()));
+            failures.push(format!(
+                "case {k} `{expr}` {ops:?}: dtype {} vs python-blosc2 {want_dtype}",
+                program.dtype().numpy_str()
+            ));
             continue;
         }
-        let shape: Vec<u64> = case["shape"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+        let shape: Vec<u64> = case["shape"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .collect();
         if program.shape() != shape.as_slice() {
-            failures.push(format!("case {k} `{expr}`: shape {:?} vs {shape:?}", program.shape()));
+            failures.push(format!(
+                "case {k} `{expr}`: shape {:?} vs {shape:?}",
+                program.shape()
+            ));
             continue;
         }
         let engines: Vec<(&str, Vec<u8>)> = ["mini", "chunk", "numpy"]
             .iter()
-            .filter_map(|e| case.get(*e).and_then(Value::as_str).map(|f| (*e, read_npy(&dir.path().join(f)).2)))
+            .filter_map(|e| {
+                case.get(*e)
+                    .and_then(Value::as_str)
+                    .map(|f| (*e, read_npy(&dir.path().join(f)).2))
+            })
             .collect();
         let has_engine = case.get("mini").is_some() || case.get("chunk").is_some();
         if !has_engine {
@@ -208,10 +271,17 @@ fn random_expressions_match_python_blosc2() {
         }
         evaluated += 1;
         let d = program.dtype();
-        let narrow =
-            ops.iter().any(|(_, o)| o.dtype_str.ends_with("f4") || o.dtype_str.ends_with("c8")) || matches!(d, DType::F32 | DType::C64);
-        let complex = ops.iter().any(|(_, o)| o.dtype_str.contains('c')) || matches!(d, DType::C64 | DType::C128);
-        let tol = (case["inexact"].as_bool().unwrap() || complex).then_some(if narrow { 2e-6 } else { 4e-15 });
+        let narrow = ops
+            .iter()
+            .any(|(_, o)| o.dtype_str.ends_with("f4") || o.dtype_str.ends_with("c8"))
+            || matches!(d, DType::F32 | DType::C64);
+        let complex = ops.iter().any(|(_, o)| o.dtype_str.contains('c'))
+            || matches!(d, DType::C64 | DType::C128);
+        let tol = (case["inexact"].as_bool().unwrap() || complex).then_some(if narrow {
+            2e-6
+        } else {
+            4e-15
+        });
         let item = d.itemsize();
         // The whole result, then three random sub-regions.
         for r in 0..4 {
@@ -239,22 +309,40 @@ fn random_expressions_match_python_blosc2() {
             let refs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
             let mut out = vec![0u8; sub.iter().product::<u64>() as usize * item];
             if let Err(e) = program.evaluate(&start, &sub, &refs, &mut out) {
-                failures.push(format!("case {k} `{expr}`: evaluate {start:?}+{sub:?}: {e}"));
+                failures.push(format!(
+                    "case {k} `{expr}`: evaluate {start:?}+{sub:?}: {e}"
+                ));
                 break;
             }
             regions += 1;
             let verdicts: Vec<(&str, Option<String>)> = engines
                 .iter()
-                .map(|(label, full)| (*label, mismatch(d, &out, &sub_block(full, &shape, item, &start, &sub), tol)))
+                .map(|(label, full)| {
+                    (
+                        *label,
+                        mismatch(d, &out, &sub_block(full, &shape, item, &start, &sub), tol),
+                    )
+                })
                 .collect();
-            let agree: Vec<&str> = verdicts.iter().filter(|v| v.1.is_none()).map(|v| v.0).collect();
+            let agree: Vec<&str> = verdicts
+                .iter()
+                .filter(|v| v.1.is_none())
+                .map(|v| v.0)
+                .collect();
             if agree.is_empty() {
-                let ops_desc: Vec<String> = ops.iter().map(|(n, o)| format!("{n}: {} {:?}", o.dtype_str, o.shape)).collect();
+                let ops_desc: Vec<String> = ops
+                    .iter()
+                    .map(|(n, o)| format!("{n}: {} {:?}", o.dtype_str, o.shape))
+                    .collect();
                 failures.push(format!(
                     "case {k} `{expr}` [{}] -> {}: region {start:?}+{sub:?}: {}",
                     ops_desc.join(", "),
                     d,
-                    verdicts.iter().map(|(l, v)| format!("{l}: {}", v.as_deref().unwrap_or(""))).collect::<Vec<_>>().join(" / ")
+                    verdicts
+                        .iter()
+                        .map(|(l, v)| format!("{l}: {}", v.as_deref().unwrap_or("")))
+                        .collect::<Vec<_>>()
+                        .join(" / ")
                 ));
                 break;
             }
@@ -263,7 +351,10 @@ fn random_expressions_match_python_blosc2() {
                 if agree == ["numpy"] {
                     numpy_only.push(format!(
                         "`{expr}` ({})",
-                        ops.iter().map(|(n, o)| format!("{n}: {}", o.dtype_str)).collect::<Vec<_>>().join(", ")
+                        ops.iter()
+                            .map(|(n, o)| format!("{n}: {}", o.dtype_str))
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     ));
                 }
             }
@@ -276,8 +367,16 @@ fn random_expressions_match_python_blosc2() {
     for e in &numpy_only {
         eprintln!("  python-blosc2 differs from numpy and from blosc2fs: {e}");
     }
-    assert!(evaluated * 10 >= accepted * 6, "only {evaluated} of {accepted} cases evaluated; refused: {refusals:?}");
-    assert!(failures.is_empty(), "seed {seed}: {} failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        evaluated * 10 >= accepted * 6,
+        "only {evaluated} of {accepted} cases evaluated; refused: {refusals:?}"
+    );
+    assert!(
+        failures.is_empty(),
+        "seed {seed}: {} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 /// The example end to end: python-blosc2 saves `a * 2 + sin(b) - c`
@@ -295,7 +394,9 @@ fn saved_expression_reads_as_python_blosc2_computes() {
         .status()
         .unwrap();
     assert!(status.success(), "compute_oracle.py saved failed");
-    let vlmeta: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("vlmeta.json")).unwrap()).unwrap();
+    let vlmeta: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("vlmeta.json")).unwrap())
+            .unwrap();
     let recipe = Recipe::from_vlmeta(&vlmeta).unwrap();
     assert_eq!(recipe.expression, "a * 2 + sin(b) - c");
     let mut ops = Vec::new();
@@ -303,7 +404,13 @@ fn saved_expression_reads_as_python_blosc2_computes() {
     for (name, r) in &recipe.operands {
         assert_eq!(r, &OperandRef::UrlPath(format!("ops/{name}.b2nd")));
         let (descr, shape, bytes) = read_npy(&dir.path().join(format!("{name}.npy")));
-        ops.push((name.clone(), OperandInfo { dtype_str: descr, shape }));
+        ops.push((
+            name.clone(),
+            OperandInfo {
+                dtype_str: descr,
+                shape,
+            },
+        ));
         inputs.push(bytes);
     }
     let program = Program::compile(&recipe.expression, &ops).unwrap();
@@ -313,7 +420,9 @@ fn saved_expression_reads_as_python_blosc2_computes() {
     assert_eq!(shape, want_shape);
     let refs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
     let mut out = vec![0u8; want.len()];
-    program.evaluate(&vec![0; shape.len()], &shape, &refs, &mut out).unwrap();
+    program
+        .evaluate(&vec![0; shape.len()], &shape, &refs, &mut out)
+        .unwrap();
     // float32 `b` takes part: within 2e-6 (python-blosc2's `[...]` takes
     // `sin(b)` in float32, its `[()]` in float64, as blosc2fs does).
     assert_eq!(mismatch(DType::F64, &out, &want, Some(2e-6)), None);

@@ -23,14 +23,30 @@ use common::*;
 fn filesystem(source: &Path) -> Filesystem {
     let stats = Arc::new(Stats::default());
     let blocks = Arc::new(Blocks::new(16 << 20, layout_budget(16 << 20), stats));
-    Filesystem::new(source, Arc::new(Planner::new(blocks, None, 1 << 20)), FsConfig::default()).unwrap()
+    Filesystem::new(
+        source,
+        Arc::new(Planner::new(blocks, None, 1 << 20)),
+        FsConfig::default(),
+    )
+    .unwrap()
 }
 
 /// The cases, written now into a temporary folder.
-fn generate() -> (tempfile::TempDir, serde_json::Map<String, serde_json::Value>) {
+fn generate() -> (
+    tempfile::TempDir,
+    serde_json::Map<String, serde_json::Value>,
+) {
     let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(oracle_python()).arg(repo_root().join("scripts/gen_expressions.py")).arg(dir.path()).output().unwrap();
-    assert!(out.status.success(), "gen_expressions.py failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(oracle_python())
+        .arg(repo_root().join("scripts/gen_expressions.py"))
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "gen_expressions.py failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let manifest = read_manifest(dir.path());
     (dir, manifest)
 }
@@ -51,21 +67,38 @@ fn agree(got: &[u8], want: &[u8], dtype: &str, rtol: f64) -> Result<(), String> 
         return Err(format!("{} bytes, expected {}", got.len(), want.len()));
     }
     if rtol == 0.0 || got == want {
-        return if got == want { Ok(()) } else { Err("bytes differ".into()) };
+        return if got == want {
+            Ok(())
+        } else {
+            Err("bytes differ".into())
+        };
     }
     let size = match dtype {
         "<f8" => 8,
         "<f4" => 4,
         other => return Err(format!("bytes differ ({other} is compared exactly)")),
     };
-    let value = |b: &[u8]| if size == 8 { f64::from_le_bytes(b.try_into().unwrap()) } else { f32::from_le_bytes(b.try_into().unwrap()) as f64 };
-    let finite: Vec<f64> = want.chunks(size).map(value).filter(|w| w.is_finite()).collect();
+    let value = |b: &[u8]| {
+        if size == 8 {
+            f64::from_le_bytes(b.try_into().unwrap())
+        } else {
+            f32::from_le_bytes(b.try_into().unwrap()) as f64
+        }
+    };
+    let finite: Vec<f64> = want
+        .chunks(size)
+        .map(value)
+        .filter(|w| w.is_finite())
+        .collect();
     let mean = finite.iter().map(|w| w.abs()).sum::<f64>() / finite.len().max(1) as f64;
     for (i, (g, w)) in got.chunks(size).zip(want.chunks(size)).enumerate() {
         let (g, w) = (value(g), value(w));
         let ok = (g.is_nan() && w.is_nan()) || g == w || (g - w).abs() <= rtol * w.abs().max(mean);
         if !ok {
-            return Err(format!("item {i}: {g:e} vs {w:e} (relative {:e})", ((g - w) / w).abs()));
+            return Err(format!(
+                "item {i}: {g:e} vs {w:e} (relative {:e})",
+                ((g - w) / w).abs()
+            ));
         }
     }
     Ok(())
@@ -79,9 +112,16 @@ fn saved_expressions_read_as_python_blosc2_evaluates_them() {
     let mut computed = 0;
     for (name, entry) in &manifest {
         let path = entry["path"].as_str().unwrap();
-        let Some(expected) = entry["expected"].as_str() else { continue };
+        let Some(expected) = entry["expected"].as_str() else {
+            continue;
+        };
         computed += 1;
-        let want = std::fs::read(dir.path().join("expected").join(expected.replace(".npy", ".bin"))).unwrap();
+        let want = std::fs::read(
+            dir.path()
+                .join("expected")
+                .join(expected.replace(".npy", ".bin")),
+        )
+        .unwrap();
         let dtype = entry["dtype"].as_str().unwrap();
         let rtol = entry["rtol"].as_f64().unwrap();
         let values = &meta(&fs, path)["values"];
@@ -113,26 +153,58 @@ fn saved_expressions_read_as_python_blosc2_evaluates_them() {
             failures.push(format!("{name}: 37-byte reads: {e}"));
         }
         // A first-class array: the same folder as a stored one, chunks of the saved grid.
-        let listed: Vec<String> = children(&fs, walk(&fs, path).unwrap().ino).into_iter().map(|(_, _, n)| n).collect();
+        let listed: Vec<String> = children(&fs, walk(&fs, path).unwrap().ino)
+            .into_iter()
+            .map(|(_, _, n)| n)
+            .collect();
         for file in ["meta.json", "data", "data.npy", "data.txt", "chunks"] {
             if !listed.contains(&file.to_string()) {
                 failures.push(format!("{name}: no {file} in {listed:?}"));
             }
         }
-        let shape: Vec<u64> = entry["shape"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
-        let chunks: Vec<u64> = entry["chunks"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
-        let nchunks: u64 = shape.iter().zip(&chunks).map(|(s, c)| s.div_ceil(*c)).product();
-        let chunk_files = children(&fs, walk(&fs, &format!("{path}/chunks")).unwrap().ino).into_iter().filter(|(_, _, n)| n != ".zarray").count() as u64;
+        let shape: Vec<u64> = entry["shape"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .collect();
+        let chunks: Vec<u64> = entry["chunks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .collect();
+        let nchunks: u64 = shape
+            .iter()
+            .zip(&chunks)
+            .map(|(s, c)| s.div_ceil(*c))
+            .product();
+        let chunk_files = children(&fs, walk(&fs, &format!("{path}/chunks")).unwrap().ino)
+            .into_iter()
+            .filter(|(_, _, n)| n != ".zarray")
+            .count() as u64;
         if chunk_files != nchunks {
-            failures.push(format!("{name}: {chunk_files} chunk files, the saved grid has {nchunks}"));
+            failures.push(format!(
+                "{name}: {chunk_files} chunk files, the saved grid has {nchunks}"
+            ));
         }
         let npy = read_path(&fs, &format!("{path}/data.npy")).unwrap();
-        if !String::from_utf8_lossy(&npy[..npy.len().min(128)]).contains(&format!("'descr': '{}'", dtype.replace("<b1", "|b1"))) {
-            failures.push(format!("{name}: data.npy header {:?}", String::from_utf8_lossy(&npy[..80])));
+        if !String::from_utf8_lossy(&npy[..npy.len().min(128)])
+            .contains(&format!("'descr': '{}'", dtype.replace("<b1", "|b1")))
+        {
+            failures.push(format!(
+                "{name}: data.npy header {:?}",
+                String::from_utf8_lossy(&npy[..80])
+            ));
         }
     }
     assert_eq!(computed, 15, "the generator's computed cases");
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -141,17 +213,29 @@ fn refused_expressions_show_meta_json_saying_why_and_no_values() {
     let fs = filesystem(&dir.path().join("src"));
     let mut refused = 0;
     for (name, entry) in &manifest {
-        let Some(why) = entry["why"].as_str() else { continue };
+        let Some(why) = entry["why"].as_str() else {
+            continue;
+        };
         refused += 1;
         let path = entry["path"].as_str().unwrap();
         let values = &meta(&fs, path)["values"];
         assert_eq!(values["computed"], false, "{name}: {values}");
         let said = values["why_not_computed"].as_str().unwrap_or_default();
         assert!(said.contains(why), "{name}: {said:?} does not say {why:?}");
-        assert!(said.len() < 400, "{name}: the reason repeats the whole expression ({} bytes)", said.len());
-        let listed: Vec<String> = children(&fs, walk(&fs, path).unwrap().ino).into_iter().map(|(_, _, n)| n).collect();
+        assert!(
+            said.len() < 400,
+            "{name}: the reason repeats the whole expression ({} bytes)",
+            said.len()
+        );
+        let listed: Vec<String> = children(&fs, walk(&fs, path).unwrap().ino)
+            .into_iter()
+            .map(|(_, _, n)| n)
+            .collect();
         assert_eq!(listed, ["meta.json"], "{name}");
-        assert!(matches!(walk(&fs, &format!("{path}/data")), Err(FsError::NotFound)), "{name}");
+        assert!(
+            matches!(walk(&fs, &format!("{path}/data")), Err(FsError::NotFound)),
+            "{name}"
+        );
     }
     assert_eq!(refused, 19, "the generator's refused cases");
     // The operand outside the tree exists and holds values: only the rule keeps it out.

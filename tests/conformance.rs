@@ -25,10 +25,17 @@ fn chunks_with_undefined_tails_match_everywhere_else() {
     let manifest = read_manifest(&dir);
     let reference_name = "blosc-1.17.1-lz4-bitshuffle4-memcpy.cdata";
     let reference = decode_chunk(&std::fs::read(dir.join(reference_name)).unwrap()).unwrap();
-    assert_eq!(sha256_hex(&reference), manifest[reference_name]["sha256"].as_str().unwrap());
+    assert_eq!(
+        sha256_hex(&reference),
+        manifest[reference_name]["sha256"].as_str().unwrap()
+    );
     for (name, tail) in UNDEFINED_TAIL {
         let bytes = decode_chunk(&std::fs::read(dir.join(name)).unwrap()).unwrap();
-        assert_eq!(bytes.len() as u64, manifest[name]["size"].as_u64().unwrap(), "{name}");
+        assert_eq!(
+            bytes.len() as u64,
+            manifest[name]["size"].as_u64().unwrap(),
+            "{name}"
+        );
         let defined = bytes.len() - tail;
         assert_eq!(&bytes[..defined], &reference[..defined], "{name}");
     }
@@ -38,7 +45,11 @@ fn chunks_with_undefined_tails_match_everywhere_else() {
 fn every_conformance_file_decodes_exactly() {
     let dir = conformance_dir();
     let manifest = read_manifest(&dir);
-    assert!(manifest.len() >= 30, "manifest has {} entries", manifest.len());
+    assert!(
+        manifest.len() >= 30,
+        "manifest has {} entries",
+        manifest.len()
+    );
     let mut failures = Vec::new();
     for (name, entry) in &manifest {
         if UNDEFINED_TAIL.iter().any(|(n, _)| n == name) {
@@ -54,14 +65,22 @@ fn every_conformance_file_decodes_exactly() {
         };
         match bytes {
             Ok(bytes) => {
-                if bytes.len() as u64 != entry["size"].as_u64().unwrap() || sha256_hex(&bytes) != entry["sha256"].as_str().unwrap() {
+                if bytes.len() as u64 != entry["size"].as_u64().unwrap()
+                    || sha256_hex(&bytes) != entry["sha256"].as_str().unwrap()
+                {
                     failures.push(format!("{name}: wrong bytes ({} bytes)", bytes.len()));
                 }
             }
             Err(e) => failures.push(format!("{name}: {e}")),
         }
     }
-    assert!(failures.is_empty(), "{} of {} failed:\n{}", failures.len(), manifest.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} failed:\n{}",
+        failures.len(),
+        manifest.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]

@@ -13,7 +13,12 @@ use common::*;
 
 #[test]
 fn random_arrays_match_numpy() {
-    let (seed, cases) = seed_and_cases("differential", "BLOSC2FS_DIFF_SEED", "BLOSC2FS_DIFF_CASES", 150);
+    let (seed, cases) = seed_and_cases(
+        "differential",
+        "BLOSC2FS_DIFF_SEED",
+        "BLOSC2FS_DIFF_CASES",
+        150,
+    );
     let dir = tempfile::tempdir().unwrap();
     let status = Command::new(python())
         .arg(repo_root().join("scripts/gen_fixtures.py"))
@@ -24,7 +29,11 @@ fn random_arrays_match_numpy() {
     assert!(status.success(), "gen_fixtures.py failed");
     let manifest = read_manifest(dir.path());
     // The generator drops the rare cases C-Blosc2 itself cannot write or read back.
-    assert!(manifest.len() as u64 * 100 >= cases * 95, "only {} of {cases} cases written", manifest.len());
+    assert!(
+        manifest.len() as u64 * 100 >= cases * 95,
+        "only {} of {cases} cases written",
+        manifest.len()
+    );
     let mut failures = Vec::new();
     for (name, entry) in &manifest {
         let path = dir.path().join(entry["path"].as_str().unwrap());
@@ -34,15 +43,26 @@ fn random_arrays_match_numpy() {
         });
         match result {
             Ok((meta, bytes)) => {
-                if sha256_hex(&bytes) != entry["sha256"].as_str().unwrap() || bytes.len() as u64 != entry["size"].as_u64().unwrap() {
+                if sha256_hex(&bytes) != entry["sha256"].as_str().unwrap()
+                    || bytes.len() as u64 != entry["size"].as_u64().unwrap()
+                {
                     failures.push(format!("{name}: wrong bytes; case {entry}"));
                 }
                 if entry["kind"] != "frame" && meta["shape"] != entry["shape"] {
-                    failures.push(format!("{name}: shape {} vs {}", meta["shape"], entry["shape"]));
+                    failures.push(format!(
+                        "{name}: shape {} vs {}",
+                        meta["shape"], entry["shape"]
+                    ));
                 }
             }
             Err(e) => failures.push(format!("{name}: {e}; case {entry}")),
         }
     }
-    assert!(failures.is_empty(), "seed {seed}: {} of {} failed:\n{}", failures.len(), manifest.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "seed {seed}: {} of {} failed:\n{}",
+        failures.len(),
+        manifest.len(),
+        failures.join("\n")
+    );
 }

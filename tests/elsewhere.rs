@@ -33,8 +33,17 @@ fn manifest() -> serde_json::Map<String, serde_json::Value> {
 
 fn filesystem(source: &Path) -> Filesystem {
     let budget = 8 << 20;
-    let blocks = Arc::new(Blocks::new(budget, layout_budget(budget), Arc::new(Stats::default())));
-    Filesystem::new(source, Arc::new(Planner::new(blocks, None, 1 << 20)), FsConfig::default()).unwrap()
+    let blocks = Arc::new(Blocks::new(
+        budget,
+        layout_budget(budget),
+        Arc::new(Stats::default()),
+    ));
+    Filesystem::new(
+        source,
+        Arc::new(Planner::new(blocks, None, 1 << 20)),
+        FsConfig::default(),
+    )
+    .unwrap()
 }
 
 fn walk(fs: &Filesystem, path: &str) -> Result<Attr, FsError> {
@@ -47,7 +56,12 @@ fn walk(fs: &Filesystem, path: &str) -> Result<Attr, FsError> {
 
 fn names(fs: &Filesystem, ino: u64) -> Vec<String> {
     let fh = fs.opendir(ino).unwrap();
-    let names = fs.readdir(ino, fh, 0).unwrap().into_iter().map(|(_, _, n)| n.to_string_lossy().into_owned()).collect();
+    let names = fs
+        .readdir(ino, fh, 0)
+        .unwrap()
+        .into_iter()
+        .map(|(_, _, n)| n.to_string_lossy().into_owned())
+        .collect();
     fs.releasedir(fh);
     names
 }
@@ -65,11 +79,17 @@ fn meta_of(name: &str) -> serde_json::Value {
 }
 
 fn elsewhere_cases() -> Vec<(String, serde_json::Value)> {
-    manifest().into_iter().filter(|(_, e)| e.get("elsewhere").is_some()).collect()
+    manifest()
+        .into_iter()
+        .filter(|(_, e)| e.get("elsewhere").is_some())
+        .collect()
 }
 
 fn unsupported_cases() -> Vec<(String, serde_json::Value)> {
-    manifest().into_iter().filter(|(_, e)| e.get("unsupported").is_some()).collect()
+    manifest()
+        .into_iter()
+        .filter(|(_, e)| e.get("unsupported").is_some())
+        .collect()
 }
 
 #[test]
@@ -82,12 +102,20 @@ fn every_case_of_the_generator_is_present() {
 fn arrays_whose_values_live_elsewhere_refuse_every_read() {
     for (name, entry) in elsewhere_cases() {
         let array = open_array(&dir().join(&name)).unwrap();
-        let why = array.values_elsewhere().unwrap_or_else(|| panic!("{name}: not recognised as a placeholder"));
+        let why = array
+            .values_elsewhere()
+            .unwrap_or_else(|| panic!("{name}: not recognised as a placeholder"));
         assert_eq!(why.marker(), entry["elsewhere"].as_str().unwrap(), "{name}");
         let err = read_all(&array, 4096).expect_err(&name);
-        assert!(matches!(err, Problem::ValuesElsewhere(_)), "{name}: {err:?}");
+        assert!(
+            matches!(err, Problem::ValuesElsewhere(_)),
+            "{name}: {err:?}"
+        );
         for c in 0..array.nchunks() {
-            assert!(matches!(array.decode_chunk(c), Err(Problem::ValuesElsewhere(_))), "{name} chunk {c}");
+            assert!(
+                matches!(array.decode_chunk(c), Err(Problem::ValuesElsewhere(_))),
+                "{name} chunk {c}"
+            );
         }
     }
 }
@@ -100,9 +128,16 @@ fn operands_are_ordinary_arrays_that_read_exactly() {
         assert!(array.values_elsewhere().is_none());
         let bytes = read_all(&array, 4096).unwrap();
         assert_eq!(bytes.len() as u64, entry["size"].as_u64().unwrap());
-        assert_eq!(sha256_hex(&bytes), entry["sha256"].as_str().unwrap(), "{name}");
+        assert_eq!(
+            sha256_hex(&bytes),
+            entry["sha256"].as_str().unwrap(),
+            "{name}"
+        );
         let meta = meta_of(name);
-        assert_eq!(meta["values"], serde_json::json!({"stored": true, "uninitialized_chunks": 0}));
+        assert_eq!(
+            meta["values"],
+            serde_json::json!({"stored": true, "uninitialized_chunks": 0})
+        );
         assert_eq!(meta["decodable"], true);
     }
 }
@@ -120,7 +155,10 @@ fn meta_json_gives_the_recipe_and_hides_secrets() {
         if let Some(operands) = entry.get("operands") {
             let shown = values["operands"].to_string();
             for operand in operands.as_array().unwrap() {
-                assert!(shown.contains(operand.as_str().unwrap()), "{name}: operand {operand} missing from {shown}");
+                assert!(
+                    shown.contains(operand.as_str().unwrap()),
+                    "{name}: operand {operand} missing from {shown}"
+                );
             }
         }
         let text = serde_json::to_string(&meta).unwrap();
@@ -129,8 +167,14 @@ fn meta_json_gives_the_recipe_and_hides_secrets() {
             assert!(text.contains("<redacted>"), "{name}");
         }
     }
-    assert_eq!(meta_of("hdf5_placeholder.b2nd")["values"]["hdf5_dataset"], "/grp/temps");
-    assert_eq!(meta_of("proxy.b2nd")["values"]["source"]["source_kind"], "local");
+    assert_eq!(
+        meta_of("hdf5_placeholder.b2nd")["values"]["hdf5_dataset"],
+        "/grp/temps"
+    );
+    assert_eq!(
+        meta_of("proxy.b2nd")["values"]["source"]["source_kind"],
+        "local"
+    );
 }
 
 /// The saved expression whose operands sit beside it is computed (see
@@ -148,7 +192,8 @@ fn tree_shows_only_meta_json_for_arrays_without_values() {
             let err = walk(&fs, &format!("{name}/{missing}")).expect_err(missing);
             assert_eq!(err.errno(), libc::ENOENT, "{name}/{missing}");
         }
-        let meta: serde_json::Value = serde_json::from_slice(&read_file(&fs, &format!("{name}/meta.json"))).unwrap();
+        let meta: serde_json::Value =
+            serde_json::from_slice(&read_file(&fs, &format!("{name}/meta.json"))).unwrap();
         assert_eq!(meta["values"]["stored"], false);
     }
     // The operands beside them are ordinary arrays with their data files.
@@ -156,17 +201,40 @@ fn tree_shows_only_meta_json_for_arrays_without_values() {
     assert!(names(&fs, a.ino).contains(&"data".to_string()));
     // The expression over them, `(o0 * 2) + o1` of two (10, 10) float64 arrays, reads as
     // that arithmetic on the operands' bytes (float64 throughout: exact).
-    let meta: serde_json::Value = serde_json::from_slice(&read_file(&fs, &format!("{COMPUTED}/meta.json"))).unwrap();
-    assert_eq!((meta["values"]["computed"].clone(), meta["values"]["stored"].clone()), (serde_json::json!(true), serde_json::json!(false)));
+    let meta: serde_json::Value =
+        serde_json::from_slice(&read_file(&fs, &format!("{COMPUTED}/meta.json"))).unwrap();
+    assert_eq!(
+        (
+            meta["values"]["computed"].clone(),
+            meta["values"]["stored"].clone()
+        ),
+        (serde_json::json!(true), serde_json::json!(false))
+    );
     assert_eq!(meta["dtype"], "<f8");
-    let f8 = |bytes: Vec<u8>| bytes.chunks(8).map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect::<Vec<_>>();
-    let (a, b, e) = (f8(read_file(&fs, "a.b2nd/data")), f8(read_file(&fs, "b.b2nd/data")), f8(read_file(&fs, &format!("{COMPUTED}/data"))));
+    let f8 = |bytes: Vec<u8>| {
+        bytes
+            .chunks(8)
+            .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+            .collect::<Vec<_>>()
+    };
+    let (a, b, e) = (
+        f8(read_file(&fs, "a.b2nd/data")),
+        f8(read_file(&fs, "b.b2nd/data")),
+        f8(read_file(&fs, &format!("{COMPUTED}/data"))),
+    );
     assert_eq!(e.len(), 100);
     let want: Vec<f64> = a.iter().zip(&b).map(|(a, b)| a * 2.0 + b).collect();
     assert_eq!(e, want);
     // The legacy LazyArray here is a UDF: named as such, not computed.
-    let meta: serde_json::Value = serde_json::from_slice(&read_file(&fs, "lazyarray.b2nd/meta.json")).unwrap();
-    assert!(meta["values"]["why_not_computed"].as_str().unwrap().contains("user-defined function"), "{meta}");
+    let meta: serde_json::Value =
+        serde_json::from_slice(&read_file(&fs, "lazyarray.b2nd/meta.json")).unwrap();
+    assert!(
+        meta["values"]["why_not_computed"]
+            .as_str()
+            .unwrap()
+            .contains("user-defined function"),
+        "{meta}"
+    );
 }
 
 #[test]
@@ -193,23 +261,51 @@ fn data_of_an_unsupported_codec_gives_eio_and_meta_json_still_reads() {
     let opened = fs.open(data.ino, false).unwrap();
     let err = fs.read(opened.fh, 0, 4096).expect_err("grok data");
     assert_eq!(err.errno(), libc::EIO);
-    assert!(err.to_string().contains("needs the blosc2-grok plugin, which blosc2fs does not include"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("needs the blosc2-grok plugin, which blosc2fs does not include"),
+        "{err}"
+    );
     fs.release(opened.fh);
-    let meta: serde_json::Value = serde_json::from_slice(&read_file(&fs, "grok37.b2nd/meta.json")).unwrap();
+    let meta: serde_json::Value =
+        serde_json::from_slice(&read_file(&fs, "grok37.b2nd/meta.json")).unwrap();
     assert_eq!(meta["codec"], "grok");
 }
 
 #[test]
 fn cat_refuses_with_a_message_naming_the_file_and_the_reason() {
     for (name, expected) in [
-        ("lazyarray.b2nd", "not computed: not evaluated: a LazyArray of a user-defined function".to_string()),
-        ("proxy.b2nd", "values are not stored in this file".to_string()),
-        ("grok37.b2nd", manifest()["grok37.b2nd"]["unsupported"].as_str().unwrap().to_string()),
+        (
+            "lazyarray.b2nd",
+            "not computed: not evaluated: a LazyArray of a user-defined function".to_string(),
+        ),
+        (
+            "proxy.b2nd",
+            "values are not stored in this file".to_string(),
+        ),
+        (
+            "grok37.b2nd",
+            manifest()["grok37.b2nd"]["unsupported"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+        ),
     ] {
-        let out = Command::new(binary()).arg("cat").arg(dir().join(name)).output().unwrap();
+        let out = Command::new(binary())
+            .arg("cat")
+            .arg(dir().join(name))
+            .output()
+            .unwrap();
         assert!(!out.status.success(), "{name}");
-        assert!(out.stdout.is_empty(), "{name}: cat wrote {} bytes", out.stdout.len());
+        assert!(
+            out.stdout.is_empty(),
+            "{name}: cat wrote {} bytes",
+            out.stdout.len()
+        );
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.contains(name) && stderr.contains(&expected), "{name}: {stderr}");
+        assert!(
+            stderr.contains(name) && stderr.contains(&expected),
+            "{name}: {stderr}"
+        );
     }
 }

@@ -26,7 +26,10 @@ fn check_dir(dir: &std::path::Path) -> usize {
             }
         }
         if meta["format"] != entry["kind"] {
-            failures.push(format!("{name}: format is {} not {}", meta["format"], entry["kind"]));
+            failures.push(format!(
+                "{name}: format is {} not {}",
+                meta["format"], entry["kind"]
+            ));
         }
         if entry["kind"] != "frame" {
             for key in ["shape", "chunkshape", "blockshape", "dtype"] {
@@ -36,16 +39,24 @@ fn check_dir(dir: &std::path::Path) -> usize {
             }
         }
         if entry.get("codec").is_some() && meta["codec"] != entry["codec"] {
-            failures.push(format!("{name}: codec is {} not {}", meta["codec"], entry["codec"]));
+            failures.push(format!(
+                "{name}: codec is {} not {}",
+                meta["codec"], entry["codec"]
+            ));
         }
         if let Some(vlmeta) = entry.get("vlmeta") {
             if &meta["vlmeta"] != vlmeta {
-                failures.push(format!("{name}: vlmeta is {} not {}", meta["vlmeta"], vlmeta));
+                failures.push(format!(
+                    "{name}: vlmeta is {} not {}",
+                    meta["vlmeta"], vlmeta
+                ));
             }
         }
         match read_all(&array, 1 << 16) {
             Ok(bytes) => {
-                if bytes.len() as u64 != entry["size"].as_u64().unwrap() || sha256_hex(&bytes) != entry["sha256"].as_str().unwrap() {
+                if bytes.len() as u64 != entry["size"].as_u64().unwrap()
+                    || sha256_hex(&bytes) != entry["sha256"].as_str().unwrap()
+                {
                     failures.push(format!("{name}: wrong data bytes ({} bytes)", bytes.len()));
                 }
             }
@@ -55,13 +66,21 @@ fn check_dir(dir: &std::path::Path) -> usize {
             for (c, sha) in chunks.iter().enumerate() {
                 match array.decode_chunk(c as u64) {
                     Ok(bytes) if sha256_hex(&bytes) == sha.as_str().unwrap() => {}
-                    Ok(_) => failures.push(format!("{name}: chunk {c} decodes to other bytes than C-Blosc2")),
+                    Ok(_) => failures.push(format!(
+                        "{name}: chunk {c} decodes to other bytes than C-Blosc2"
+                    )),
                     Err(e) => failures.push(format!("{name}: chunk {c}: {e}")),
                 }
             }
         }
     }
-    assert!(failures.is_empty(), "{} problems in {} cases:\n{}", failures.len(), manifest.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} problems in {} cases:\n{}",
+        failures.len(),
+        manifest.len(),
+        failures.join("\n")
+    );
     manifest.len()
 }
 
@@ -83,9 +102,13 @@ fn every_block_decoder_overwrites_its_whole_output() {
     for dir in [fixtures_dir(), fixtures_dir().join("zfp")] {
         let manifest = read_manifest(&dir);
         for (name, entry) in &manifest {
-            let Ok(array) = open_array(&dir.join(entry["path"].as_str().unwrap())) else { continue };
+            let Ok(array) = open_array(&dir.join(entry["path"].as_str().unwrap())) else {
+                continue;
+            };
             for c in 0..array.nchunks() {
-                let Ok(layout) = array.read_layout(c) else { continue };
+                let Ok(layout) = array.read_layout(c) else {
+                    continue;
+                };
                 let mut block0 = None;
                 for b in 0..layout.nblocks() as u64 {
                     let len = layout.block_range(b as usize).len();
@@ -96,10 +119,14 @@ fn every_block_decoder_overwrites_its_whole_output() {
                         (Ok(()), Ok(())) if a == z => checked += 1,
                         (Ok(()), Ok(())) => {
                             let at = a.iter().zip(&z).position(|(x, y)| x != y).unwrap();
-                            failures.push(format!("{name}: chunk {c} block {b} leaves byte {at} of {len} unwritten"));
+                            failures.push(format!(
+                                "{name}: chunk {c} block {b} leaves byte {at} of {len} unwritten"
+                            ));
                         }
                         (Err(ea), Err(ez)) if ea.to_string() == ez.to_string() => {}
-                        (ra, rz) => failures.push(format!("{name}: chunk {c} block {b}: {ra:?} vs {rz:?}")),
+                        (ra, rz) => {
+                            failures.push(format!("{name}: chunk {c} block {b}: {ra:?} vs {rz:?}"))
+                        }
                     }
                     if b == 0 && layout.needs_block0() {
                         block0 = Some(a);
@@ -114,9 +141,14 @@ fn every_block_decoder_overwrites_its_whole_output() {
 
 /// `visit(name, array, layout, chunk)` for every chunk whose layout reads,
 /// of every fixture in `dir` that opens.
-fn for_each_chunk(dir: &std::path::Path, mut visit: impl FnMut(&str, &blosc2fs::format::Array, &blosc2fs::format::ChunkLayout, u64)) {
+fn for_each_chunk(
+    dir: &std::path::Path,
+    mut visit: impl FnMut(&str, &blosc2fs::format::Array, &blosc2fs::format::ChunkLayout, u64),
+) {
     for (name, entry) in &read_manifest(dir) {
-        let Ok(array) = open_array(&dir.join(entry["path"].as_str().unwrap())) else { continue };
+        let Ok(array) = open_array(&dir.join(entry["path"].as_str().unwrap())) else {
+            continue;
+        };
         for c in 0..array.nchunks() {
             if let Ok(layout) = array.read_layout(c) {
                 visit(name, &array, &layout, c);
@@ -134,16 +166,28 @@ fn every_block_decodes_the_same_with_a_decode_helper() {
     let mut forked = 0usize;
     let mut failures = Vec::new();
     for_each_chunk(&fixtures_dir(), |name, array, layout, c| {
-        let split = matches!(layout.header.codec(), Codec::Zstd | Codec::Zlib) && !layout.header.dont_split() && layout.header.typesize > 1;
+        let split = matches!(layout.header.codec(), Codec::Zstd | Codec::Zlib)
+            && !layout.header.dont_split()
+            && layout.header.typesize > 1;
         let mut block0 = None;
         for b in 0..layout.nblocks() as u64 {
             let len = layout.block_range(b as usize).len();
             let (mut one, mut two) = (vec![0xA5u8; len], vec![0x5Au8; len]);
             let r1 = array.decode_block(layout, c, b, block0.as_deref(), &mut one);
-            let r2 = array.decode_block_forked(layout, c, b, block0.as_deref(), Some(&helpers), &mut two);
+            let r2 = array.decode_block_forked(
+                layout,
+                c,
+                b,
+                block0.as_deref(),
+                Some(&helpers),
+                &mut two,
+            );
             match (r1, r2) {
                 (Ok(()), Ok(())) if one == two => forked += usize::from(split),
-                (r1, r2) => failures.push(format!("{name}: chunk {c} block {b}: {r1:?} vs {r2:?}, same bytes: {}", one == two)),
+                (r1, r2) => failures.push(format!(
+                    "{name}: chunk {c} block {b}: {r1:?} vs {r2:?}, same bytes: {}",
+                    one == two
+                )),
             }
             if b == 0 && layout.needs_block0() {
                 block0 = Some(one);
@@ -169,15 +213,29 @@ fn every_shuffled_block_decodes_a_window_like_the_whole_block() {
         for b in 0..layout.nblocks() as u64 {
             let len = layout.block_range(b as usize).len();
             let mut whole = vec![0u8; len];
-            if array.decode_block(layout, c, b, block0.as_deref(), &mut whole).is_err() {
+            if array
+                .decode_block(layout, c, b, block0.as_deref(), &mut whole)
+                .is_err()
+            {
                 continue;
             }
             if b == 0 && layout.needs_block0() {
                 block0 = Some(whole.clone());
             }
             let mid = len / 2;
-            let windows = [(0, len.min(1)), (mid.saturating_sub(3), (len - mid.saturating_sub(3)).min(13)), (len.saturating_sub(7), len.min(7)), (0, len)];
-            for (fork, label) in [(None, "alone"), (Some(&helpers as &dyn blosc2fs::format::Fork), "with a helper")] {
+            let windows = [
+                (0, len.min(1)),
+                (mid.saturating_sub(3), (len - mid.saturating_sub(3)).min(13)),
+                (len.saturating_sub(7), len.min(7)),
+                (0, len),
+            ];
+            for (fork, label) in [
+                (None, "alone"),
+                (
+                    Some(&helpers as &dyn blosc2fs::format::Fork),
+                    "with a helper",
+                ),
+            ] {
                 for &(at, n) in &windows {
                     let mut got = vec![0xA5u8; n];
                     match array.decode_block_part_forked(layout, c, b, fork, at as u64, &mut got) {
@@ -190,5 +248,8 @@ fn every_shuffled_block_decodes_a_window_like_the_whole_block() {
         }
     });
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert!(partial > 500 && whole_only > 500, "{partial} windows decoded in part, {whole_only} left to whole decodes");
+    assert!(
+        partial > 500 && whole_only > 500,
+        "{partial} windows decoded in part, {whole_only} left to whole decodes"
+    );
 }

@@ -35,7 +35,6 @@ use blosc2fs::tree::{Filesystem, FsConfig, FsError, Kind};
 use common::inproc::{entries as list, walk, ROOT};
 use common::*;
 
-
 // ---------------------------------------------------------------------------
 // The python oracle
 // ---------------------------------------------------------------------------
@@ -156,9 +155,23 @@ fn python() -> PathBuf {
 
 /// Run an oracle command; its JSON answer.
 fn oracle(args: &[&OsStr]) -> serde_json::Value {
-    let out = Command::new(python()).arg("-c").arg(ORACLE).args(args).output().expect("run the python oracle");
-    assert!(out.status.success(), "python oracle {args:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("oracle said {:?}: {e}", String::from_utf8_lossy(&out.stdout)))
+    let out = Command::new(python())
+        .arg("-c")
+        .arg(ORACLE)
+        .args(args)
+        .output()
+        .expect("run the python oracle");
+    assert!(
+        out.status.success(),
+        "python oracle {args:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "oracle said {:?}: {e}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
 }
 
 /// Arrays written by the oracle into `dir`: `NAME.b2nd`, `NAME.raw` (the
@@ -173,12 +186,22 @@ fn raw(dir: &Path, name: &str) -> Vec<u8> {
 }
 
 fn dims(v: &serde_json::Value) -> Vec<u64> {
-    v.as_array().unwrap().iter().map(|d| d.as_u64().unwrap()).collect()
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_u64().unwrap())
+        .collect()
 }
 
 /// Chunk `coords` of a C-order array over its full `chunkshape`, zeros past
 /// the array's edge (computed from the numpy bytes, item by item).
-fn expected_chunk(raw: &[u8], shape: &[u64], chunkshape: &[u64], itemsize: usize, coords: &[u64]) -> Vec<u8> {
+fn expected_chunk(
+    raw: &[u8],
+    shape: &[u64],
+    chunkshape: &[u64],
+    itemsize: usize,
+    coords: &[u64],
+) -> Vec<u8> {
     let items: u64 = chunkshape.iter().product();
     let mut out = vec![0u8; items as usize * itemsize];
     let mut local = vec![0u64; shape.len()];
@@ -226,14 +249,21 @@ fn grid_coords(grid: &[u64]) -> Vec<Vec<u64>> {
 /// `prefetch_workers` prefetch threads (0: no prefetcher).
 fn filesystem(source: &Path, cache_budget: usize, prefetch_workers: usize) -> Filesystem {
     let stats = Arc::new(Stats::default());
-    let blocks = Arc::new(Blocks::new(cache_budget, layout_budget(cache_budget), stats));
-    let prefetcher = (prefetch_workers > 0).then(|| Prefetcher::start(blocks.clone(), prefetch_workers));
+    let blocks = Arc::new(Blocks::new(
+        cache_budget,
+        layout_budget(cache_budget),
+        stats,
+    ));
+    let prefetcher =
+        (prefetch_workers > 0).then(|| Prefetcher::start(blocks.clone(), prefetch_workers));
     let planner = Arc::new(Planner::new(blocks, prefetcher, 8 << 20));
     Filesystem::new(source, planner, FsConfig::default()).unwrap()
 }
 
 fn ino(fs: &Filesystem, path: &str) -> u64 {
-    walk(fs, path).unwrap_or_else(|e| panic!("lookup {path}: {e}")).ino
+    walk(fs, path)
+        .unwrap_or_else(|e| panic!("lookup {path}: {e}"))
+        .ino
 }
 
 fn names(fs: &Filesystem, ino: u64) -> Vec<String> {
@@ -241,7 +271,8 @@ fn names(fs: &Filesystem, ino: u64) -> Vec<String> {
 }
 
 fn read(fs: &Filesystem, fh: u64, offset: u64, size: u32) -> Vec<u8> {
-    fs.read(fh, offset, size).unwrap_or_else(|e| panic!("read {size} bytes at {offset}: {e}"))
+    fs.read(fh, offset, size)
+        .unwrap_or_else(|e| panic!("read {size} bytes at {offset}: {e}"))
 }
 
 /// A whole file through one handle, in windows of `window` bytes.
@@ -310,22 +341,51 @@ fn tree_of_a_source_dir_lists_arrays_and_their_files() {
         let file = manifest[name]["path"].as_str().unwrap();
         std::fs::copy(fixtures_dir().join(file), src.path().join(file)).unwrap();
     }
-    std::fs::write(src.path().join("notes.txt"), b"plain text, not a Blosc2 frame").unwrap();
-    std::fs::write(src.path().join("x.b2nd"), b"garbage that only looks like an array by its name").unwrap();
+    std::fs::write(
+        src.path().join("notes.txt"),
+        b"plain text, not a Blosc2 frame",
+    )
+    .unwrap();
+    std::fs::write(
+        src.path().join("x.b2nd"),
+        b"garbage that only looks like an array by its name",
+    )
+    .unwrap();
     let fs = filesystem(src.path(), 64 << 20, 0);
 
     // The root: . .. .stats and the arrays (the text file is not shown).
     let root = list(&fs, ROOT);
     let root_names: Vec<&str> = root.iter().map(|(_, _, n)| n.as_str()).collect();
-    assert_eq!(root_names, [".", "..", ".stats", "codec_zstd_shuffle.b2nd", "shape_3d.b2nd", "x.b2nd"]);
+    assert_eq!(
+        root_names,
+        [
+            ".",
+            "..",
+            ".stats",
+            "codec_zstd_shuffle.b2nd",
+            "shape_3d.b2nd",
+            "x.b2nd"
+        ]
+    );
     assert_eq!(root[0].0, ROOT);
     for (i, kind, name) in &root[2..] {
         let attr = fs.lookup(ROOT, OsStr::new(name)).unwrap();
         assert_eq!((attr.ino, attr.kind), (*i, *kind), "{name}");
-        assert_eq!(*kind, if name == ".stats" { Kind::File } else { Kind::Dir }, "{name}");
+        assert_eq!(
+            *kind,
+            if name == ".stats" {
+                Kind::File
+            } else {
+                Kind::Dir
+            },
+            "{name}"
+        );
     }
     fails(fs.lookup(ROOT, OsStr::new("notes.txt")), libc::ENOENT);
-    assert!(matches!(fs.lookup(ROOT, OsStr::new("missing.b2nd")), Err(FsError::NotFound)));
+    assert!(matches!(
+        fs.lookup(ROOT, OsStr::new("missing.b2nd")),
+        Err(FsError::NotFound)
+    ));
     fails(fs.lookup(ROOT, OsStr::new("missing.b2nd")), libc::ENOENT);
 
     for name in fixtures {
@@ -354,27 +414,47 @@ fn tree_of_a_source_dir_lists_arrays_and_their_files() {
         assert_eq!(entries[0].0, dir_ino);
         assert_eq!(entries[1].0, ROOT, "{name}: .. is the root");
         for (i, _, n) in &entries[2..] {
-            assert_eq!(fs.lookup(dir_ino, OsStr::new(n)).unwrap().ino, *i, "{name}/{n}");
+            assert_eq!(
+                fs.lookup(dir_ino, OsStr::new(n)).unwrap().ino,
+                *i,
+                "{name}/{n}"
+            );
         }
 
         // data: prod(shape) * itemsize bytes, exactly the numpy source's.
         let shape = dims(&entry["shape"]);
         let itemsize = entry["itemsize"].as_u64().unwrap();
         let data_len = shape.iter().product::<u64>() * itemsize;
-        assert_eq!(data_len, entry["size"].as_u64().unwrap(), "{name}: manifest size");
+        assert_eq!(
+            data_len,
+            entry["size"].as_u64().unwrap(),
+            "{name}: manifest size"
+        );
         let data = walk(&fs, &format!("{dir}/data")).unwrap();
-        assert_eq!((data.kind, data.size), (Kind::File, data_len), "{name}: data");
+        assert_eq!(
+            (data.kind, data.size),
+            (Kind::File, data_len),
+            "{name}: data"
+        );
         assert_eq!(fs.getattr(data.ino).unwrap().size, data_len);
         let bytes = read_path(&fs, &format!("{dir}/data"), 4099);
         assert_eq!(bytes.len() as u64, data_len, "{name}");
-        assert_eq!(sha256_hex(&bytes), entry["sha256"].as_str().unwrap(), "{name}: data bytes");
+        assert_eq!(
+            sha256_hex(&bytes),
+            entry["sha256"].as_str().unwrap(),
+            "{name}: data bytes"
+        );
 
         // data.npy: its header, then the same bytes.
         let npy_attr = walk(&fs, &format!("{dir}/data.npy")).unwrap();
         let npy = read_path(&fs, &format!("{dir}/data.npy"), 1 << 20);
         let header = npy_header_len(&npy);
         assert_eq!(header % 64, 0, "{name}: npy data starts 64-aligned");
-        assert_eq!(npy_attr.size, header as u64 + data_len, "{name}: data.npy size");
+        assert_eq!(
+            npy_attr.size,
+            header as u64 + data_len,
+            "{name}: data.npy size"
+        );
         assert_eq!(npy.len() as u64, npy_attr.size);
         assert_eq!(&npy[header..], &bytes[..], "{name}: data.npy body");
 
@@ -389,19 +469,43 @@ fn tree_of_a_source_dir_lists_arrays_and_their_files() {
         // chunks/: .zarray, then one name per chunk of the grid, in C order.
         let chunks_ino = ino(&fs, &format!("{dir}/chunks"));
         let chunkshape = dims(&entry["chunkshape"]);
-        let grid: Vec<u64> = shape.iter().zip(&chunkshape).map(|(s, c)| s.div_ceil(*c)).collect();
+        let grid: Vec<u64> = shape
+            .iter()
+            .zip(&chunkshape)
+            .map(|(s, c)| s.div_ceil(*c))
+            .collect();
         let mut want = vec![".".to_string(), "..".to_string(), ".zarray".to_string()];
-        want.extend(grid_coords(&grid).iter().map(|c| c.iter().map(u64::to_string).collect::<Vec<_>>().join(".")));
+        want.extend(
+            grid_coords(&grid)
+                .iter()
+                .map(|c| c.iter().map(u64::to_string).collect::<Vec<_>>().join(".")),
+        );
         assert_eq!(want.len() as u64 - 3, entry["nchunks"].as_u64().unwrap());
         let chunk_entries = list(&fs, chunks_ino);
-        assert_eq!(chunk_entries.iter().map(|(_, _, n)| n.clone()).collect::<Vec<_>>(), want, "{name}: chunks/");
-        assert_eq!(chunk_entries[1].0, dir_ino, "{name}: chunks/.. is the array directory");
+        assert_eq!(
+            chunk_entries
+                .iter()
+                .map(|(_, _, n)| n.clone())
+                .collect::<Vec<_>>(),
+            want,
+            "{name}: chunks/"
+        );
+        assert_eq!(
+            chunk_entries[1].0, dir_ino,
+            "{name}: chunks/.. is the array directory"
+        );
         let chunk_bytes = chunkshape.iter().product::<u64>() * itemsize;
         for (i, kind, n) in &chunk_entries[3..] {
             let attr = fs.lookup(chunks_ino, OsStr::new(n)).unwrap();
-            assert_eq!((attr.ino, attr.kind, attr.size), (*i, *kind, chunk_bytes), "{name}: chunks/{n}");
+            assert_eq!(
+                (attr.ino, attr.kind, attr.size),
+                (*i, *kind, chunk_bytes),
+                "{name}: chunks/{n}"
+            );
         }
-        let zarray: serde_json::Value = serde_json::from_slice(&read_path(&fs, &format!("{dir}/chunks/.zarray"), 1 << 16)).unwrap();
+        let zarray: serde_json::Value =
+            serde_json::from_slice(&read_path(&fs, &format!("{dir}/chunks/.zarray"), 1 << 16))
+                .unwrap();
         assert_eq!(zarray["shape"], entry["shape"], "{name}: .zarray");
         assert_eq!(zarray["chunks"], entry["chunkshape"], "{name}: .zarray");
         assert_eq!(zarray["dtype"], entry["dtype"], "{name}: .zarray");
@@ -409,22 +513,42 @@ fn tree_of_a_source_dir_lists_arrays_and_their_files() {
         // Missing names at every level.
         fails(fs.lookup(dir_ino, OsStr::new("nope")), libc::ENOENT);
         fails(fs.lookup(chunks_ino, OsStr::new("99.99")), libc::ENOENT);
-        let too_far = grid.iter().map(|g| g.to_string()).collect::<Vec<_>>().join(".");
+        let too_far = grid
+            .iter()
+            .map(|g| g.to_string())
+            .collect::<Vec<_>>()
+            .join(".");
         fails(fs.lookup(chunks_ino, OsStr::new(&too_far)), libc::ENOENT);
         fails(fs.lookup(data.ino, OsStr::new("x")), libc::ENOTDIR);
 
         // Extended attributes of data.
         let shape_text = serde_json::to_string(&entry["shape"]).unwrap();
-        assert_eq!(fs.getxattr(data.ino, OsStr::new("user.blosc2.shape")).unwrap(), shape_text.as_bytes(), "{name}");
-        assert_eq!(fs.getxattr(data.ino, OsStr::new("user.blosc2.dtype")).unwrap(), entry["dtype"].as_str().unwrap().as_bytes(), "{name}");
-        fails(fs.getxattr(data.ino, OsStr::new("user.nope")), libc::ENODATA);
+        assert_eq!(
+            fs.getxattr(data.ino, OsStr::new("user.blosc2.shape"))
+                .unwrap(),
+            shape_text.as_bytes(),
+            "{name}"
+        );
+        assert_eq!(
+            fs.getxattr(data.ino, OsStr::new("user.blosc2.dtype"))
+                .unwrap(),
+            entry["dtype"].as_str().unwrap().as_bytes(),
+            "{name}"
+        );
+        fails(
+            fs.getxattr(data.ino, OsStr::new("user.nope")),
+            libc::ENODATA,
+        );
     }
 
     // The garbage x.b2nd: a directory holding only meta.json, which says why.
     let bad = ino(&fs, "x.b2nd");
     assert_eq!(names(&fs, bad), [".", "..", "meta.json"]);
-    let meta: serde_json::Value = serde_json::from_slice(&read_path(&fs, "x.b2nd/meta.json", 1 << 16)).unwrap();
-    let error = meta["error"].as_str().unwrap_or_else(|| panic!("no error field: {meta}"));
+    let meta: serde_json::Value =
+        serde_json::from_slice(&read_path(&fs, "x.b2nd/meta.json", 1 << 16)).unwrap();
+    let error = meta["error"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no error field: {meta}"));
     assert!(error.contains("not a Blosc2 file"), "{meta}");
     assert!(meta["file"].as_str().unwrap().ends_with("x.b2nd"), "{meta}");
     for missing in ["data", "data.npy", "chunks"] {
@@ -437,7 +561,10 @@ fn tree_of_a_source_dir_lists_arrays_and_their_files() {
     assert!(st.size > 0);
     let doc = stats(&fs);
     assert_eq!(doc["read_errors"], 0, "{doc}");
-    assert_eq!(doc["open_files"], 1, "only .stats is open while it is read: {doc}");
+    assert_eq!(
+        doc["open_files"], 1,
+        "only .stats is open while it is read: {doc}"
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -452,7 +579,11 @@ fn check_odd_windows(fs: &Filesystem, fh: u64, want: &[u8], what: &str) {
         let got = read(fs, fh, offset, size);
         let start = offset.min(len) as usize;
         let end = offset.saturating_add(size as u64).min(len) as usize;
-        assert!(got == want[start..end], "{what}: {size} bytes at {offset}: {} bytes differ", got.len());
+        assert!(
+            got == want[start..end],
+            "{what}: {size} bytes at {offset}: {} bytes differ",
+            got.len()
+        );
     };
     // Tiny windows sampled over the whole file (a prime stride hits every
     // chunk and block position), then contiguous coverage by larger ones.
@@ -478,10 +609,21 @@ fn check_odd_windows(fs: &Filesystem, fh: u64, want: &[u8], what: &str) {
         check(offset, 65537);
     }
     // At and past the end: fewer bytes, then none.
-    assert_eq!(read(fs, fh, len - 3, 7), &want[len as usize - 3..], "{what}: tail");
+    assert_eq!(
+        read(fs, fh, len - 3, 7),
+        &want[len as usize - 3..],
+        "{what}: tail"
+    );
     assert!(read(fs, fh, len, 5).is_empty(), "{what}: at EOF");
-    assert!(read(fs, fh, len + 100_001, 4096).is_empty(), "{what}: past EOF");
-    assert_eq!(read(fs, fh, 0, len as u32 + 1000).len() as u64, len, "{what}: larger than the file");
+    assert!(
+        read(fs, fh, len + 100_001, 4096).is_empty(),
+        "{what}: past EOF"
+    );
+    assert_eq!(
+        read(fs, fh, 0, len as u32 + 1000).len() as u64,
+        len,
+        "{what}: larger than the file"
+    );
 }
 
 #[test]
@@ -504,7 +646,10 @@ fn data_reads_at_odd_offsets_and_sizes_match_numpy() {
         // A fresh filesystem read front to back in odd windows (sequential
         // reader, prefetch asked for) gives the same bytes.
         let fresh = filesystem(src.path(), 64 << 20, workers);
-        assert!(read_path(&fresh, &path, 65537) == want, "{name}: sequential read");
+        assert!(
+            read_path(&fresh, &path, 65537) == want,
+            "{name}: sequential read"
+        );
         assert_eq!(stats(&fs)["read_errors"], 0);
     }
 }
@@ -530,16 +675,29 @@ fn npy_header_splices_into_data_and_numpy_loads_it() {
     assert_eq!(attr.size, (hlen + want.len()) as u64);
     let header = read(&fs, fh, 0, hlen as u32);
     let text = std::str::from_utf8(&header[10..]).unwrap();
-    assert!(text.starts_with("{'descr': '<f8', 'fortran_order': False, 'shape': (41, 67, 33), }"), "{text:?}");
+    assert!(
+        text.starts_with("{'descr': '<f8', 'fortran_order': False, 'shape': (41, 67, 33), }"),
+        "{text:?}"
+    );
     assert!(text.ends_with('\n'), "{text:?}");
-    assert!(text[..text.len() - 1].trim_end_matches(' ').ends_with('}'), "padding is spaces: {text:?}");
+    assert!(
+        text[..text.len() - 1].trim_end_matches(' ').ends_with('}'),
+        "padding is spaces: {text:?}"
+    );
 
     // Reads straddling the boundary: header bytes, then data bytes.
     for (before, after) in [(1usize, 1usize), (5, 12), (63, 4093), (hlen - 10, 65537)] {
         let got = read(&fs, fh, (hlen - before) as u64, (before + after) as u32);
         assert_eq!(got.len(), before + after);
-        assert_eq!(&got[..before], &header[hlen - before..], "header part of {before}+{after}");
-        assert!(got[before..] == want[..after], "data part of {before}+{after}");
+        assert_eq!(
+            &got[..before],
+            &header[hlen - before..],
+            "header part of {before}+{after}"
+        );
+        assert!(
+            got[before..] == want[..after],
+            "data part of {before}+{after}"
+        );
     }
     // Odd windows over the whole file against header + numpy bytes.
     let mut full_want = header.clone();
@@ -553,7 +711,11 @@ fn npy_header_splices_into_data_and_numpy_loads_it() {
     let out = tempfile::tempdir().unwrap();
     let path = out.path().join("presented.npy");
     std::fs::write(&path, &got).unwrap();
-    let answer = oracle(&[OsStr::new("npyload"), path.as_os_str(), src.path().join("cube.npy").as_os_str()]);
+    let answer = oracle(&[
+        OsStr::new("npyload"),
+        path.as_os_str(),
+        src.path().join("cube.npy").as_os_str(),
+    ]);
     assert_eq!(answer["shape"], serde_json::json!([41, 67, 33]), "{answer}");
     assert_eq!(answer["dtype"], "<f8", "{answer}");
     assert_eq!(answer["equal"], true, "{answer}");
@@ -572,13 +734,25 @@ fn chunk_files_hold_whole_chunks_with_zero_padding_at_the_edge() {
         let want_raw = raw(src.path(), name);
         let shape = dims(&info[name]["shape"]);
         let chunkshape = dims(&info[name]["chunks"]);
-        let grid: Vec<u64> = shape.iter().zip(&chunkshape).map(|(s, c)| s.div_ceil(*c)).collect();
+        let grid: Vec<u64> = shape
+            .iter()
+            .zip(&chunkshape)
+            .map(|(s, c)| s.div_ceil(*c))
+            .collect();
         let chunk_len = chunkshape.iter().product::<u64>() as usize * itemsize;
         let chunks_ino = ino(&fs, &format!("{name}.b2nd/chunks"));
         let listed = names(&fs, chunks_ino);
-        assert_eq!(listed.len(), 3 + grid.iter().product::<u64>() as usize, "{name}: {listed:?}");
+        assert_eq!(
+            listed.len(),
+            3 + grid.iter().product::<u64>() as usize,
+            "{name}: {listed:?}"
+        );
         for coords in grid_coords(&grid) {
-            let cname = coords.iter().map(u64::to_string).collect::<Vec<_>>().join(".");
+            let cname = coords
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(".");
             assert!(listed.contains(&cname), "{name}: {cname} not listed");
             let want = expected_chunk(&want_raw, &shape, &chunkshape, itemsize, &coords);
             assert_eq!(want.len(), chunk_len);
@@ -589,10 +763,23 @@ fn chunk_files_hold_whole_chunks_with_zero_padding_at_the_edge() {
         }
         // The last chunk is an edge chunk on every axis: part of it is padding, read as zeros.
         let last: Vec<u64> = grid.iter().map(|g| g - 1).collect();
-        let padding = expected_chunk(&vec![0xffu8; want_raw.len()], &shape, &chunkshape, itemsize, &last);
+        let padding = expected_chunk(
+            &vec![0xffu8; want_raw.len()],
+            &shape,
+            &chunkshape,
+            itemsize,
+            &last,
+        );
         let pad_bytes = padding.iter().filter(|&&b| b == 0).count();
-        assert!(pad_bytes > 0 && pad_bytes < chunk_len, "{name}: last chunk has padding");
-        let last_name = last.iter().map(u64::to_string).collect::<Vec<_>>().join(".");
+        assert!(
+            pad_bytes > 0 && pad_bytes < chunk_len,
+            "{name}: last chunk has padding"
+        );
+        let last_name = last
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(".");
         let got = read_path(&fs, &format!("{name}.b2nd/chunks/{last_name}"), 1 << 20);
         for (i, (&g, &p)) in got.iter().zip(&padding).enumerate() {
             if p == 0 {
@@ -600,7 +787,9 @@ fn chunk_files_hold_whole_chunks_with_zero_padding_at_the_edge() {
             }
         }
         // Odd windows within one edge chunk file.
-        let opened = fs.open(ino(&fs, &format!("{name}.b2nd/chunks/{last_name}")), false).unwrap();
+        let opened = fs
+            .open(ino(&fs, &format!("{name}.b2nd/chunks/{last_name}")), false)
+            .unwrap();
         let want = expected_chunk(&want_raw, &shape, &chunkshape, itemsize, &last);
         check_odd_windows(&fs, opened.fh, &want, &format!("{name} chunk {last_name}"));
         fs.release(opened.fh);
@@ -630,7 +819,11 @@ fn replaced_source_gives_new_inode_while_open_handle_keeps_old_bytes() {
     assert_eq!(read(&fs, handle_a, 0, 4096), &old[..4096]);
 
     // Replace the source: write another array under a temporary name, rename over.
-    std::fs::copy(made.path().join("other.b2nd"), src.path().join("tmp.partial")).unwrap();
+    std::fs::copy(
+        made.path().join("other.b2nd"),
+        src.path().join("tmp.partial"),
+    )
+    .unwrap();
     std::fs::rename(src.path().join("tmp.partial"), &target).unwrap();
 
     let dir_b = walk(&fs, "a.b2nd").unwrap();
@@ -638,19 +831,29 @@ fn replaced_source_gives_new_inode_while_open_handle_keeps_old_bytes() {
     let data_b = walk(&fs, "a.b2nd/data").unwrap();
     assert_ne!(data_b.ino, data_a.ino);
     assert_eq!(data_b.size, new.len() as u64);
-    assert!(read_path(&fs, "a.b2nd/data", 65537) == new, "new opens read the new array");
-    let meta: serde_json::Value = serde_json::from_slice(&read_path(&fs, "a.b2nd/meta.json", 1 << 16)).unwrap();
+    assert!(
+        read_path(&fs, "a.b2nd/data", 65537) == new,
+        "new opens read the new array"
+    );
+    let meta: serde_json::Value =
+        serde_json::from_slice(&read_path(&fs, "a.b2nd/meta.json", 1 << 16)).unwrap();
     assert_eq!(meta["shape"], serde_json::json!([600, 77]));
 
     // Handle A reads the old version, whole and exact (most blocks decoded only now).
     let mut pos = old.len() as u64;
     while pos > 0 {
         let start = pos.saturating_sub(65537);
-        assert!(read(&fs, handle_a, start, (pos - start) as u32) == old[start as usize..pos as usize], "old bytes at {start}");
+        assert!(
+            read(&fs, handle_a, start, (pos - start) as u32) == old[start as usize..pos as usize],
+            "old bytes at {start}"
+        );
         pos = start;
     }
     assert!(read_through(&fs, handle_a, 4093) == old);
-    assert!(read(&fs, handle_a, old.len() as u64, 100).is_empty(), "handle A keeps the old size");
+    assert!(
+        read(&fs, handle_a, old.len() as u64, 100).is_empty(),
+        "handle A keeps the old size"
+    );
     // The old inodes answer for the old version while it is open...
     assert_eq!(fs.getattr(data_a.ino).unwrap().size, old.len() as u64);
     fs.release(handle_a);
@@ -674,7 +877,11 @@ fn source_rewritten_in_place_gives_eio_to_open_handle_never_other_bytes() {
     let old = raw(made.path(), "cube");
     let new = raw(made.path(), "other");
     let new_file = std::fs::read(made.path().join("other.b2nd")).unwrap();
-    assert_ne!(new_file.len() as u64, std::fs::metadata(&target).unwrap().len(), "the rewrite changes the size");
+    assert_ne!(
+        new_file.len() as u64,
+        std::fs::metadata(&target).unwrap().len(),
+        "the rewrite changes the size"
+    );
     let fs = filesystem(src.path(), 64 << 20, 0);
 
     let data = walk(&fs, "b.b2nd/data").unwrap();
@@ -684,7 +891,11 @@ fn source_rewritten_in_place_gives_eio_to_open_handle_never_other_bytes() {
 
     // Truncate and rewrite the same file with another array.
     rewrite_in_place(&target, &new_file);
-    assert_eq!(std::fs::metadata(&target).unwrap().ino_of(), source_ino, "rewritten in place");
+    assert_eq!(
+        std::fs::metadata(&target).unwrap().ino_of(),
+        source_ino,
+        "rewritten in place"
+    );
 
     // Blocks the handle had not read: EIO, never the new file's bytes.
     let len = old.len() as u64;
@@ -729,7 +940,11 @@ fn source_rewritten_in_place_with_same_layout_gives_eio_never_other_bytes() {
     let after = std::fs::metadata(&target).unwrap();
     assert_eq!(after.ino_of(), before.ino_of(), "rewritten in place");
     assert_eq!(after.len(), before.len(), "same size");
-    assert_ne!(after.modified().unwrap(), before.modified().unwrap(), "the mtime tells the versions apart");
+    assert_ne!(
+        after.modified().unwrap(),
+        before.modified().unwrap(),
+        "the mtime tells the versions apart"
+    );
 
     // Uncached blocks: EIO. Never the new values under the old handle.
     uncached_reads_fail_with_eio(&fs, handle, &old, &new);
@@ -747,11 +962,16 @@ fn source_rewritten_in_place_with_more_chunks_of_the_same_layout_gives_eio_never
     oracle(&[OsStr::new("same_layout"), made.path().as_os_str()]);
     let old_file = std::fs::read(made.path().join("lay1.b2nd")).unwrap();
     let new_file = std::fs::read(made.path().join("lay3.b2nd")).unwrap();
-    let ((old_hlen, old_cbytes), (new_hlen, new_cbytes)) = (frame_header(&old_file), frame_header(&new_file));
+    let ((old_hlen, old_cbytes), (new_hlen, new_cbytes)) =
+        (frame_header(&old_file), frame_header(&new_file));
     assert_eq!(old_hlen, new_hlen, "same header length");
     assert!(new_cbytes > old_cbytes, "chunks appended");
     let chunk0 = old_hlen as usize;
-    assert_eq!(old_file[chunk0..chunk0 + 32], new_file[chunk0..chunk0 + 32], "chunk 0 keeps its header");
+    assert_eq!(
+        old_file[chunk0..chunk0 + 32],
+        new_file[chunk0..chunk0 + 32],
+        "chunk 0 keeps its header"
+    );
     let old = raw(made.path(), "lay1");
     let new = raw(made.path(), "lay3");
     // What the handle read first: a few bytes (a block kept in the cache,
@@ -761,7 +981,12 @@ fn source_rewritten_in_place_with_more_chunks_of_the_same_layout_gives_eio_never
         let (_src, target, fs, handle) = open_written(&old_file);
         let mut got = Vec::new();
         while got.len() < first {
-            got.extend(read(&fs, handle, got.len() as u64, (first - got.len()).min(1 << 20) as u32));
+            got.extend(read(
+                &fs,
+                handle,
+                got.len() as u64,
+                (first - got.len()).min(1 << 20) as u32,
+            ));
         }
         assert!(got == old[..first], "first {first} bytes");
 
@@ -788,7 +1013,11 @@ fn open_written(bytes: &[u8]) -> (tempfile::TempDir, std::path::PathBuf, Filesys
 /// Truncate `target` and write `bytes` into the same file (same inode).
 fn rewrite_in_place(target: &Path, bytes: &[u8]) {
     use std::io::Write;
-    let mut f = std::fs::OpenOptions::new().write(true).truncate(true).open(target).unwrap();
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(target)
+        .unwrap();
     f.write_all(bytes).unwrap();
     f.sync_all().unwrap();
 }
@@ -841,8 +1070,13 @@ fn corrupt_chunk_gives_eio_naming_file_and_chunk_and_the_rest_reads_exactly() {
     let array = blosc2fs::source::open_array(&original).unwrap();
     let layout = array.read_layout(3).unwrap();
     let streams = layout.block_source_range(0);
-    assert!(streams.end - streams.start < 7680, "block 0 of chunk 3 is compressed (not stored as is): {streams:?}");
-    let blosc2fs::format::ChunkOffset::Stored(off) = array.frame().offsets[3] else { panic!("chunk 3 is special") };
+    assert!(
+        streams.end - streams.start < 7680,
+        "block 0 of chunk 3 is compressed (not stored as is): {streams:?}"
+    );
+    let blosc2fs::format::ChunkOffset::Stored(off) = array.frame().offsets[3] else {
+        panic!("chunk 3 is special")
+    };
     let base = array.frame().header_len + off;
     let mut bytes = std::fs::read(&original).unwrap();
     for b in &mut bytes[(base + streams.start + 4) as usize..(base + streams.end) as usize] {
@@ -858,21 +1092,31 @@ fn corrupt_chunk_gives_eio_naming_file_and_chunk_and_the_rest_reads_exactly() {
     let handle = fs.open(ino(&fs, "bad.b2nd/data"), false).unwrap().fh;
     let row = 67 * 33 * 8u64;
     // (Block 0 of chunk 3 holds rows 0..8, columns 24..36, depth 20..30.)
-    for (offset, size) in [(0u64, 65537u32), (24 * 33 * 8 + 20 * 8, 1), (7 * row + 24 * 33 * 8 + 1, 4093)] {
+    for (offset, size) in [
+        (0u64, 65537u32),
+        (24 * 33 * 8 + 20 * 8, 1),
+        (7 * row + 24 * 33 * 8 + 1, 4093),
+    ] {
         let err = fails(fs.read(handle, offset, size), libc::EIO);
         match &err {
             FsError::Format(e) => assert_eq!(e.problem.chunk(), Some(3), "{e}"),
             other => panic!("{other:?}"),
         }
         let text = err.to_string();
-        assert!(text.contains("bad.b2nd") && text.contains("chunk 3"), "{text}");
+        assert!(
+            text.contains("bad.b2nd") && text.contains("chunk 3"),
+            "{text}"
+        );
     }
     // Rows 16.. lie in chunks of grid row 1 and 2 only: exact.
     let from = 16 * row;
     let mut pos = from;
     while pos < want.len() as u64 {
         let got = read(&fs, handle, pos, 65537);
-        assert!(got == want[pos as usize..(pos as usize + got.len())], "bytes at {pos}");
+        assert!(
+            got == want[pos as usize..(pos as usize + got.len())],
+            "bytes at {pos}"
+        );
         pos += got.len() as u64;
     }
     // Bytes of row 0 before chunk 3 begins (chunk 0.0.0 and 0.0.1 only): exact.
@@ -882,18 +1126,32 @@ fn corrupt_chunk_gives_eio_naming_file_and_chunk_and_the_rest_reads_exactly() {
     fs.release(handle);
 
     // chunks/0.1.1 is chunk 3: EIO; every other chunk file reads exactly.
-    let grid: Vec<u64> = shape.iter().zip(&chunkshape).map(|(s, c)| s.div_ceil(*c)).collect();
+    let grid: Vec<u64> = shape
+        .iter()
+        .zip(&chunkshape)
+        .map(|(s, c)| s.div_ceil(*c))
+        .collect();
     for (c, coords) in grid_coords(&grid).into_iter().enumerate() {
-        let cname = coords.iter().map(u64::to_string).collect::<Vec<_>>().join(".");
+        let cname = coords
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(".");
         let path = format!("bad.b2nd/chunks/{cname}");
         let opened = fs.open(ino(&fs, &path), false).unwrap();
         if c == 3 {
             assert_eq!(cname, "0.1.1");
             let err = fails(fs.read(opened.fh, 0, 4096), libc::EIO);
-            assert!(err.to_string().contains("bad.b2nd") && err.to_string().contains("chunk 3"), "{err}");
+            assert!(
+                err.to_string().contains("bad.b2nd") && err.to_string().contains("chunk 3"),
+                "{err}"
+            );
         } else {
             let got = read_through(&fs, opened.fh, 65536);
-            assert!(got == expected_chunk(&want, &shape, &chunkshape, 8, &coords), "{path}");
+            assert!(
+                got == expected_chunk(&want, &shape, &chunkshape, 8, &coords),
+                "{path}"
+            );
         }
         fs.release(opened.fh);
     }
@@ -903,17 +1161,32 @@ fn corrupt_chunk_gives_eio_naming_file_and_chunk_and_the_rest_reads_exactly() {
     // Item (0, 24, 20) is in block 0 of chunk 3; items before it are not.
     let err = fails(fs.read(text, (24 * 33 + 20) * 25, 25), libc::EIO);
     assert!(err.to_string().contains("chunk 3"), "{err}");
-    assert_eq!(read(&fs, text, 0, 25), format!("{:>24} ", f64::from_le_bytes(want[..8].try_into().unwrap())).as_bytes());
+    assert_eq!(
+        read(&fs, text, 0, 25),
+        format!("{:>24} ", f64::from_le_bytes(want[..8].try_into().unwrap())).as_bytes()
+    );
     let line = read(&fs, text, 40 * 67 * 33 * 25, 25);
-    let first = f64::from_le_bytes(want[40 * 67 * 33 * 8..40 * 67 * 33 * 8 + 8].try_into().unwrap());
-    assert_eq!(String::from_utf8(line).unwrap().trim().parse::<f64>().unwrap(), first);
+    let first = f64::from_le_bytes(
+        want[40 * 67 * 33 * 8..40 * 67 * 33 * 8 + 8]
+            .try_into()
+            .unwrap(),
+    );
+    assert_eq!(
+        String::from_utf8(line)
+            .unwrap()
+            .trim()
+            .parse::<f64>()
+            .unwrap(),
+        first
+    );
     fs.release(text);
     let err = fails(fs.open(ino(&fs, "bad.b2nd/preview.png"), false), libc::EIO);
     assert!(err.to_string().contains("chunk 3"), "{err}");
     fails(fs.open(ino(&fs, "bad.b2nd/preview.png"), false), libc::EIO);
 
     // meta.json still reads; .stats counts the errors.
-    let meta: serde_json::Value = serde_json::from_slice(&read_path(&fs, "bad.b2nd/meta.json", 1 << 16)).unwrap();
+    let meta: serde_json::Value =
+        serde_json::from_slice(&read_path(&fs, "bad.b2nd/meta.json", 1 << 16)).unwrap();
     assert_eq!(meta["shape"], serde_json::json!([41, 67, 33]));
     let doc = stats(&fs);
     assert!(doc["read_errors"].as_u64().unwrap() >= 5, "{doc}");
@@ -950,7 +1223,10 @@ fn cache_smaller_than_a_block_still_reads_exact_bytes() {
     check_odd_windows(&fs, opened.fh, &want, "cube with a 4 KiB cache");
     fs.release(opened.fh);
     let delta = raw(src.path(), "delta");
-    assert!(read_path(&fs, "delta.b2nd/data", 65537) == delta, "DELTA array through a 4 KiB cache");
+    assert!(
+        read_path(&fs, "delta.b2nd/data", 65537) == delta,
+        "DELTA array through a 4 KiB cache"
+    );
     let opened = fs.open(ino(&fs, "delta.b2nd/data"), false).unwrap();
     check_odd_windows(&fs, opened.fh, &delta, "delta with a 4 KiB cache");
     fs.release(opened.fh);
@@ -969,12 +1245,20 @@ fn writes_are_refused_with_erofs() {
     let file = manifest_path("codec_zstd_shuffle");
     std::fs::copy(fixtures_dir().join(&file), src.path().join(&file)).unwrap();
     let fs = filesystem(src.path(), 1 << 20, 0);
-    for path in [format!("{file}/data"), format!("{file}/data.npy"), format!("{file}/meta.json"), format!("{file}/chunks/0.0"), format!("{file}/chunks/.zarray"), ".stats".into()] {
+    for path in [
+        format!("{file}/data"),
+        format!("{file}/data.npy"),
+        format!("{file}/meta.json"),
+        format!("{file}/chunks/0.0"),
+        format!("{file}/chunks/.zarray"),
+        ".stats".into(),
+    ] {
         let i = ino(&fs, &path);
         let err = fails(fs.open(i, true), libc::EROFS);
         assert!(matches!(err, FsError::ReadOnly), "{path}: {err:?}");
         fails(fs.access(i, true), libc::EROFS);
-        fs.access(i, false).unwrap_or_else(|e| panic!("{path}: {e}"));
+        fs.access(i, false)
+            .unwrap_or_else(|e| panic!("{path}: {e}"));
         let opened = fs.open(i, false).unwrap();
         fs.release(opened.fh);
     }
@@ -993,7 +1277,10 @@ fn writes_are_refused_with_erofs() {
 }
 
 fn manifest_path(name: &str) -> String {
-    read_manifest(&fixtures_dir())[name]["path"].as_str().unwrap().to_string()
+    read_manifest(&fixtures_dir())[name]["path"]
+        .as_str()
+        .unwrap()
+        .to_string()
 }
 
 // ---------------------------------------------------------------------------
@@ -1007,7 +1294,13 @@ fn frame_grown_in_place_keeps_old_handle_exact_and_shows_new_chunks_to_new_looku
     let frame = src.path().join("g.b2frame");
     let raw_path = scratch.path().join("g.raw");
     let chunk = 65536 * 4usize;
-    let first = oracle(&[OsStr::new("grow"), frame.as_os_str(), OsStr::new("0"), OsStr::new("3"), raw_path.as_os_str()]);
+    let first = oracle(&[
+        OsStr::new("grow"),
+        frame.as_os_str(),
+        OsStr::new("0"),
+        OsStr::new("3"),
+        raw_path.as_os_str(),
+    ]);
     assert_eq!(first["nchunks"], 3, "{first}");
     assert_eq!(first["chunksize"], chunk, "{first}");
     let old = std::fs::read(&raw_path).unwrap();
@@ -1021,17 +1314,35 @@ fn frame_grown_in_place_keeps_old_handle_exact_and_shows_new_chunks_to_new_looku
     let handle = fs.open(data.ino, false).unwrap().fh;
     // Read a little of chunk 0 and of chunk 1 only.
     assert_eq!(read(&fs, handle, 1001, 20_000), &old[1001..21_001]);
-    assert_eq!(read(&fs, handle, chunk as u64 + 7, 4093), &old[chunk + 7..chunk + 4100]);
+    assert_eq!(
+        read(&fs, handle, chunk as u64 + 7, 4093),
+        &old[chunk + 7..chunk + 4100]
+    );
 
     // python-blosc2 appends three chunks to the same file.
-    let second = oracle(&[OsStr::new("grow"), frame.as_os_str(), OsStr::new("3"), OsStr::new("6"), raw_path.as_os_str()]);
+    let second = oracle(&[
+        OsStr::new("grow"),
+        frame.as_os_str(),
+        OsStr::new("3"),
+        OsStr::new("6"),
+        raw_path.as_os_str(),
+    ]);
     assert_eq!(second["nchunks"], 6, "{second}");
     let all = std::fs::read(&raw_path).unwrap();
     assert_eq!(all.len(), 6 * chunk);
     assert_eq!(&all[..old.len()], &old[..]);
     let after = std::fs::metadata(&frame).unwrap();
-    assert_eq!(after.ino_of(), before.ino_of(), "python-blosc2 grew the file in place");
-    assert!(after.len() > before.len(), "{} -> {} bytes", before.len(), after.len());
+    assert_eq!(
+        after.ino_of(),
+        before.ino_of(),
+        "python-blosc2 grew the file in place"
+    );
+    assert!(
+        after.len() > before.len(),
+        "{} -> {} bytes",
+        before.len(),
+        after.len()
+    );
     // The old chunks' bytes did not move (the header and the index after them did change).
     let after_bytes = std::fs::read(&frame).unwrap();
     let (header_len, cbytes) = frame_header(&before_bytes);
@@ -1039,15 +1350,28 @@ fn frame_grown_in_place_keeps_old_handle_exact_and_shows_new_chunks_to_new_looku
     assert_eq!(new_header_len, header_len);
     assert!(new_cbytes > cbytes);
     let chunks_end = (header_len + cbytes) as usize;
-    assert_eq!(&after_bytes[header_len as usize..chunks_end], &before_bytes[header_len as usize..chunks_end], "old chunk bytes unchanged");
-    assert_ne!(after_bytes[..header_len as usize], before_bytes[..header_len as usize], "header rewritten");
+    assert_eq!(
+        &after_bytes[header_len as usize..chunks_end],
+        &before_bytes[header_len as usize..chunks_end],
+        "old chunk bytes unchanged"
+    );
+    assert_ne!(
+        after_bytes[..header_len as usize],
+        before_bytes[..header_len as usize],
+        "header rewritten"
+    );
 
     // The old handle reads its whole old range, including blocks and chunks
     // it never read before, exactly and without error.
     let mut pos = 0u64;
     while pos < old.len() as u64 {
-        let got = fs.read(handle, pos, 65537).unwrap_or_else(|e| panic!("old handle at {pos} after growth: {e}"));
-        assert!(got == old[pos as usize..pos as usize + got.len()], "old handle bytes at {pos}");
+        let got = fs
+            .read(handle, pos, 65537)
+            .unwrap_or_else(|e| panic!("old handle at {pos} after growth: {e}"));
+        assert!(
+            got == old[pos as usize..pos as usize + got.len()],
+            "old handle bytes at {pos}"
+        );
         pos += got.len() as u64;
     }
     assert_eq!(pos, old.len() as u64, "the old handle keeps the old size");
@@ -1062,7 +1386,8 @@ fn frame_grown_in_place_keeps_old_handle_exact_and_shows_new_chunks_to_new_looku
     assert!(tail == all[old.len() - 5..], "appended chunks");
     check_odd_windows(&fs, opened.fh, &all, "grown g.b2frame/data");
     fs.release(opened.fh);
-    let meta: serde_json::Value = serde_json::from_slice(&read_path(&fs, "g.b2frame/meta.json", 1 << 16)).unwrap();
+    let meta: serde_json::Value =
+        serde_json::from_slice(&read_path(&fs, "g.b2frame/meta.json", 1 << 16)).unwrap();
     assert_eq!(meta["nchunks"], 6, "{meta}");
     let doc = stats(&fs);
     assert_eq!(doc["read_errors"], 0, "{doc}");
@@ -1079,7 +1404,12 @@ fn b2nd_array_resized_in_place_keeps_old_handle_exact_outside_the_rewritten_edge
     let scratch = tempfile::tempdir().unwrap();
     let path = src.path().join("sim.b2nd");
     let raw_path = scratch.path().join("sim.raw");
-    let first = oracle(&[OsStr::new("ndgrow"), path.as_os_str(), OsStr::new("40"), raw_path.as_os_str()]);
+    let first = oracle(&[
+        OsStr::new("ndgrow"),
+        path.as_os_str(),
+        OsStr::new("40"),
+        raw_path.as_os_str(),
+    ]);
     assert_eq!(first["shape"], serde_json::json!([40, 64]), "{first}");
     let old = std::fs::read(&raw_path).unwrap();
     let before = std::fs::metadata(&path).unwrap();
@@ -1090,20 +1420,33 @@ fn b2nd_array_resized_in_place_keeps_old_handle_exact_outside_the_rewritten_edge
     let handle = fs.open(data.ino, false).unwrap().fh;
     assert_eq!(read(&fs, handle, 8, 100), &old[8..108]);
 
-    let second = oracle(&[OsStr::new("ndgrow"), path.as_os_str(), OsStr::new("100"), raw_path.as_os_str()]);
+    let second = oracle(&[
+        OsStr::new("ndgrow"),
+        path.as_os_str(),
+        OsStr::new("100"),
+        raw_path.as_os_str(),
+    ]);
     assert_eq!(second["shape"], serde_json::json!([100, 64]), "{second}");
     let all = std::fs::read(&raw_path).unwrap();
     assert_eq!(&all[..old.len()], &old[..]);
-    assert_eq!(std::fs::metadata(&path).unwrap().ino_of(), before.ino_of(), "python-blosc2 grew the file in place");
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().ino_of(),
+        before.ino_of(),
+        "python-blosc2 grew the file in place"
+    );
 
     // Resizing rewrote the edge chunk (2) in place: the old handle reads
     // chunks 0 and 1 (rows 0..32, blocks never read before included)
     // exactly, and gets EIO naming chunk 2 for the rows it had there —
     // never the rewritten chunk's bytes.
     let rows_0_32 = 32 * 64 * 8;
-    let got = fs.read(handle, 0, rows_0_32 as u32).unwrap_or_else(|e| panic!("old handle after the resize: {e}"));
+    let got = fs
+        .read(handle, 0, rows_0_32 as u32)
+        .unwrap_or_else(|e| panic!("old handle after the resize: {e}"));
     assert!(got == old[..rows_0_32], "old handle bytes after the resize");
-    let err = fs.read(handle, rows_0_32 as u64, 4096).expect_err("chunk 2 was rewritten in place");
+    let err = fs
+        .read(handle, rows_0_32 as u64, 4096)
+        .expect_err("chunk 2 was rewritten in place");
     assert_eq!(err.errno(), libc::EIO, "{err}");
     assert!(err.to_string().contains("chunk 2"), "{err}");
     fs.release(handle);
@@ -1302,9 +1645,23 @@ print(json.dumps(res))
 
 /// Run a views-oracle command; its JSON answer.
 fn views_oracle(args: &[&OsStr]) -> serde_json::Value {
-    let out = Command::new(python()).arg("-c").arg(VIEWS_ORACLE).args(args).output().expect("run the python oracle");
-    assert!(out.status.success(), "python oracle {args:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("oracle said {:?}: {e}", String::from_utf8_lossy(&out.stdout)))
+    let out = Command::new(python())
+        .arg("-c")
+        .arg(VIEWS_ORACLE)
+        .args(args)
+        .output()
+        .expect("run the python oracle");
+    assert!(
+        out.status.success(),
+        "python oracle {args:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "oracle said {:?}: {e}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
 }
 
 #[test]
@@ -1318,34 +1675,67 @@ fn data_txt_loads_back_exactly_with_numpy_for_every_numeric_dtype() {
         if name == "strings" {
             // ["ab", "cde"] as <U3: quoted, left-aligned in 2 + 10 * 3 bytes, one a line.
             let text = read_path(&fs, &format!("{dir}/data.txt"), 4093);
-            assert_eq!(String::from_utf8(text).unwrap(), format!("{:<32}\n{:<32}\n", "\"ab\"", "\"cde\""));
+            assert_eq!(
+                String::from_utf8(text).unwrap(),
+                format!("{:<32}\n{:<32}\n", "\"ab\"", "\"cde\"")
+            );
             continue;
         }
         if name == "big" {
             continue;
         }
         let listed = names(&fs, ino(&fs, &dir));
-        assert!(listed.contains(&"data.txt".to_string()), "{name}: {listed:?}");
+        assert!(
+            listed.contains(&"data.txt".to_string()),
+            "{name}: {listed:?}"
+        );
         let attr = walk(&fs, &format!("{dir}/data.txt")).unwrap();
         let text = read_path(&fs, &format!("{dir}/data.txt"), 4093);
         assert_eq!(text.len() as u64, attr.size, "{name}: size at stat time");
         // Every line has the same length; lines = rows of the last axis.
         let shape = dims(&entry["shape"]);
-        let nlines = if shape.len() >= 2 { shape[..shape.len() - 1].iter().product::<u64>() } else { shape[0] };
-        assert_eq!(text.iter().filter(|&&b| b == b'\n').count() as u64, nlines, "{name}: lines");
+        let nlines = if shape.len() >= 2 {
+            shape[..shape.len() - 1].iter().product::<u64>()
+        } else {
+            shape[0]
+        };
+        assert_eq!(
+            text.iter().filter(|&&b| b == b'\n').count() as u64,
+            nlines,
+            "{name}: lines"
+        );
         let line_len = text.iter().position(|&b| b == b'\n').unwrap() + 1;
-        assert_eq!(text.len(), line_len * nlines as usize, "{name}: fixed-width lines");
+        assert_eq!(
+            text.len(),
+            line_len * nlines as usize,
+            "{name}: fixed-width lines"
+        );
         let path = out.path().join(format!("{name}.txt"));
         std::fs::write(&path, &text).unwrap();
-        let check = views_oracle(&[OsStr::new("loadtxt"), path.as_os_str(), src.path().join(format!("{name}.npy")).as_os_str()]);
-        assert_eq!(check["equal"], true, "{name}: np.loadtxt gives back the array: {check}");
+        let check = views_oracle(&[
+            OsStr::new("loadtxt"),
+            path.as_os_str(),
+            src.path().join(format!("{name}.npy")).as_os_str(),
+        ]);
+        assert_eq!(
+            check["equal"], true,
+            "{name}: np.loadtxt gives back the array: {check}"
+        );
 
         // A ranged read in the middle equals the same slice of the whole file.
         let opened = fs.open(attr.ino, false).unwrap();
-        for (offset, size) in [(text.len() as u64 / 3, 1001u32), (text.len() as u64 / 2 + 3, 17), (text.len() as u64 - 5, 100)] {
+        for (offset, size) in [
+            (text.len() as u64 / 3, 1001u32),
+            (text.len() as u64 / 2 + 3, 17),
+            (text.len() as u64 - 5, 100),
+        ] {
             let got = read(&fs, opened.fh, offset, size);
             let end = (offset as usize + size as usize).min(text.len());
-            assert_eq!(got, &text[offset as usize..end], "{name}: {size} bytes at {offset}");
+            assert_eq!(
+                got,
+                &text[offset as usize..end],
+                "{name}: {size} bytes at {offset}"
+            );
         }
         fs.release(opened.fh);
     }
@@ -1357,7 +1747,11 @@ fn first_lines_of_data_txt_decode_only_the_first_blocks() {
     views_oracle(&[OsStr::new("views"), src.path().as_os_str()]);
     let fs = filesystem(src.path(), 64 << 20, 0);
     let attr = walk(&fs, "big.b2nd/data.txt").unwrap();
-    assert_eq!(attr.size, 512 * 2048 * 25, "24 bytes a value plus a separator");
+    assert_eq!(
+        attr.size,
+        512 * 2048 * 25,
+        "24 bytes a value plus a separator"
+    );
     let opened = fs.open(attr.ino, false).unwrap();
     let head = read(&fs, opened.fh, 0, 4096);
     let text = String::from_utf8(head).unwrap();
@@ -1390,7 +1784,10 @@ fn preview_png_decodes_with_pillow_to_the_expected_picture() {
     ];
     for (name, kind, (w, h), mode) in cases {
         let path = format!("{name}.b2nd/preview.png");
-        assert!(names(&fs, ino(&fs, &format!("{name}.b2nd"))).contains(&"preview.png".to_string()), "{name}");
+        assert!(
+            names(&fs, ino(&fs, &format!("{name}.b2nd"))).contains(&"preview.png".to_string()),
+            "{name}"
+        );
         let attr = walk(&fs, &path).unwrap();
         let png = read_path(&fs, &path, 4093);
         assert_eq!(png.len() as u64, attr.size, "{name}: size at stat time");
@@ -1399,42 +1796,80 @@ fn preview_png_decodes_with_pillow_to_the_expected_picture() {
         if let Some(dir) = &keep {
             std::fs::write(dir.join(format!("{name}.png")), &png).unwrap();
         }
-        let check = views_oracle(&[OsStr::new("checkpng"), file.as_os_str(), src.path().join(format!("{name}.npy")).as_os_str(), OsStr::new(kind)]);
+        let check = views_oracle(&[
+            OsStr::new("checkpng"),
+            file.as_os_str(),
+            src.path().join(format!("{name}.npy")).as_os_str(),
+            OsStr::new(kind),
+        ]);
         assert_eq!(check["size"], serde_json::json!([w, h]), "{name}: {check}");
         assert_eq!(check["mode"], mode, "{name}: {check}");
         assert_eq!(check["text"]["Sampled"], "no", "{name}: {check}");
         assert_eq!(check["problems"], serde_json::json!([]), "{name}: {check}");
     }
-    let check = views_oracle(&[OsStr::new("checkpng"), out.path().join("small.png").as_os_str(), src.path().join("small.npy").as_os_str(), OsStr::new("map")]);
+    let check = views_oracle(&[
+        OsStr::new("checkpng"),
+        out.path().join("small.png").as_os_str(),
+        src.path().join("small.npy").as_os_str(),
+        OsStr::new("map"),
+    ]);
     assert_eq!(check["text"]["Range"], "0 255", "{check}");
 
     // Larger than the cache: a sampled mosaic decoding at most 64 blocks.
     let fs = filesystem(src.path(), 4 << 20, 0);
     let png = read_path(&fs, "huge.b2nd/preview.png", 1 << 20);
     let decoded = stats(&fs)["blocks_decoded"].as_u64().unwrap();
-    assert!((32..=64).contains(&decoded), "one block per tile, at most 64: {decoded}");
+    assert!(
+        (32..=64).contains(&decoded),
+        "one block per tile, at most 64: {decoded}"
+    );
     let file = out.path().join("huge.png");
     std::fs::write(&file, &png).unwrap();
     if let Some(dir) = &keep {
         std::fs::write(dir.join("huge.png"), &png).unwrap();
     }
-    let check = views_oracle(&[OsStr::new("checkpng"), file.as_os_str(), src.path().join("huge.npy").as_os_str(), OsStr::new("sampled")]);
+    let check = views_oracle(&[
+        OsStr::new("checkpng"),
+        file.as_os_str(),
+        src.path().join("huge.npy").as_os_str(),
+        OsStr::new("sampled"),
+    ]);
     assert_eq!(check["size"], serde_json::json!([375, 500]), "{check}");
-    assert!(check["text"]["Sampled"].as_str().unwrap().starts_with("yes"), "{check}");
+    assert!(
+        check["text"]["Sampled"]
+            .as_str()
+            .unwrap()
+            .starts_with("yes"),
+        "{check}"
+    );
     assert_eq!(check["problems"], serde_json::json!([]), "{check}");
     // A long 1-D array: a sampled line plot.
     let fs1 = filesystem(src.path(), 4 << 20, 0);
     let line_png = read_path(&fs1, "longline.b2nd/preview.png", 1 << 20);
     let decoded = stats(&fs1)["blocks_decoded"].as_u64().unwrap();
-    assert!((32..=64).contains(&decoded), "one block per tile, at most 64: {decoded}");
+    assert!(
+        (32..=64).contains(&decoded),
+        "one block per tile, at most 64: {decoded}"
+    );
     let file = out.path().join("longline.png");
     std::fs::write(&file, &line_png).unwrap();
     if let Some(dir) = &keep {
         std::fs::write(dir.join("longline.png"), &line_png).unwrap();
     }
-    let check = views_oracle(&[OsStr::new("checkpng"), file.as_os_str(), src.path().join("longline.npy").as_os_str(), OsStr::new("sampledline")]);
+    let check = views_oracle(&[
+        OsStr::new("checkpng"),
+        file.as_os_str(),
+        src.path().join("longline.npy").as_os_str(),
+        OsStr::new("sampledline"),
+    ]);
     assert_eq!(check["size"], serde_json::json!([512, 256]), "{check}");
-    assert!(check["text"]["Sampled"].as_str().unwrap().starts_with("yes"), "{check}");
+    assert!(
+        check["text"]["Sampled"]
+            .as_str()
+            .unwrap()
+            .starts_with("yes"),
+        "{check}"
+    );
     assert_eq!(check["problems"], serde_json::json!([]), "{check}");
     // Drawn once per version: a second open decodes nothing more.
     let before = stats(&fs)["blocks_decoded"].clone();

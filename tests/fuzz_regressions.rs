@@ -39,7 +39,11 @@ fn regressions_dir() -> PathBuf {
 
 /// Run `path` through the harness function its name selects.
 fn replay(path: &Path) {
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_owned();
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default()
+        .to_owned();
     let data = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let target = name.split('-').next().unwrap_or_default();
     match target {
@@ -63,7 +67,11 @@ fn fuzz_regressions_do_not_panic_or_hang() {
     }
     let dir = regressions_dir();
     let mut files: Vec<PathBuf> = match std::fs::read_dir(&dir) {
-        Ok(entries) => entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.is_file()).collect(),
+        Ok(entries) => entries
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| p.is_file())
+            .collect(),
         Err(_) => {
             eprintln!("no {} — nothing to replay", dir.display());
             return;
@@ -75,12 +83,17 @@ fn fuzz_regressions_do_not_panic_or_hang() {
     for file in &files {
         let started = Instant::now();
         let mut cmd = Command::new(&exe);
-        cmd.args(["fuzz_regressions_do_not_panic_or_hang", "--exact", "--test-threads=1", "--nocapture"])
-            .env(ONE_VAR, file)
-            .env("RUST_BACKTRACE", "0")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        cmd.args([
+            "fuzz_regressions_do_not_panic_or_hang",
+            "--exact",
+            "--test-threads=1",
+            "--nocapture",
+        ])
+        .env(ONE_VAR, file)
+        .env("RUST_BACKTRACE", "0")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
         limit_child(&mut cmd);
         let mut child = cmd.spawn().expect("spawn the test binary");
         // Drain the pipes on threads so a chatty child cannot block.
@@ -108,7 +121,11 @@ fn fuzz_regressions_do_not_panic_or_hang() {
             std::thread::sleep(Duration::from_millis(10));
         };
         let output = out_reader.join().unwrap_or_default() + &err_reader.join().unwrap_or_default();
-        let name = file.file_name().unwrap_or_default().to_string_lossy().into_owned();
+        let name = file
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
         match status {
             None => failures.push(format!("{name}: still running after {PER_INPUT:?} of wall time (blocked)")),
             Some(s) if s.signal() == Some(libc::SIGXCPU) || s.signal() == Some(libc::SIGKILL) => {
@@ -126,7 +143,13 @@ fn fuzz_regressions_do_not_panic_or_hang() {
             Some(_) => eprintln!("{name}: ok in {:?}", started.elapsed()),
         }
     }
-    assert!(failures.is_empty(), "{} of {} fuzz regression inputs fail:\n  {}", failures.len(), files.len(), failures.join("\n  "));
+    assert!(
+        failures.is_empty(),
+        "{} of {} fuzz regression inputs fail:\n  {}",
+        failures.len(),
+        files.len(),
+        failures.join("\n  ")
+    );
 }
 
 /// Cap the child's address space so an absurd allocation fails fast, and
@@ -136,9 +159,15 @@ fn limit_child(cmd: &mut Command) {
     // SAFETY: setrlimit is async-signal-safe and touches no memory of the parent.
     unsafe {
         cmd.pre_exec(|| {
-            let space = libc::rlimit { rlim_cur: CHILD_AS_LIMIT as libc::rlim_t, rlim_max: CHILD_AS_LIMIT as libc::rlim_t };
+            let space = libc::rlimit {
+                rlim_cur: CHILD_AS_LIMIT as libc::rlim_t,
+                rlim_max: CHILD_AS_LIMIT as libc::rlim_t,
+            };
             libc::setrlimit(libc::RLIMIT_AS, &space);
-            let cpu = libc::rlimit { rlim_cur: PER_INPUT_CPU_SECONDS as libc::rlim_t, rlim_max: PER_INPUT_CPU_SECONDS as libc::rlim_t + 1 };
+            let cpu = libc::rlimit {
+                rlim_cur: PER_INPUT_CPU_SECONDS as libc::rlim_t,
+                rlim_max: PER_INPUT_CPU_SECONDS as libc::rlim_t + 1,
+            };
             libc::setrlimit(libc::RLIMIT_CPU, &cpu);
             Ok(())
         });
@@ -185,7 +214,9 @@ fn conformance_frames() -> Vec<(String, Vec<u8>)> {
 
 fn conformance_cdata() -> Vec<(String, Vec<u8>)> {
     let dir = common::conformance_dir();
-    let Ok(entries) = std::fs::read_dir(&dir) else { return Vec::new() };
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
     let mut out: Vec<(String, Vec<u8>)> = entries
         .filter_map(|e| e.ok())
         .map(|e| e.path())
@@ -212,7 +243,10 @@ fn frame_missing_its_tail_is_an_error() {
     for (name, bytes) in conformance_frames() {
         let cut = bytes.len() - 10;
         let msg = open_err(bytes[..cut].to_vec());
-        assert!(msg.contains("frame length") || msg.contains("truncated"), "{name} cut to {cut} bytes: {msg}");
+        assert!(
+            msg.contains("frame length") || msg.contains("truncated"),
+            "{name} cut to {cut} bytes: {msg}"
+        );
     }
 }
 
@@ -246,14 +280,23 @@ fn chunk_header(nbytes: i32, blocksize: i32, cbytes: i32) -> Vec<u8> {
 fn truncated_chunk_says_truncated() {
     let mut c = chunk_header(64, 64, 100);
     c.extend_from_slice(&[0u8; 20]);
-    let msg = decode_chunk(&c).expect_err("a truncated chunk decoded").to_string();
+    let msg = decode_chunk(&c)
+        .expect_err("a truncated chunk decoded")
+        .to_string();
     assert!(msg.contains("truncated"), "{msg}");
     for (name, bytes) in conformance_cdata() {
         let cut = bytes.len() / 2;
-        let msg = decode_chunk(&bytes[..cut]).expect_err("a truncated chunk decoded").to_string();
-        assert!(msg.contains("truncated"), "{name} cut to {cut} bytes: {msg}");
+        let msg = decode_chunk(&bytes[..cut])
+            .expect_err("a truncated chunk decoded")
+            .to_string();
+        assert!(
+            msg.contains("truncated"),
+            "{name} cut to {cut} bytes: {msg}"
+        );
     }
-    let msg = decode_chunk(&[2, 1, 0]).expect_err("3 bytes decoded").to_string();
+    let msg = decode_chunk(&[2, 1, 0])
+        .expect_err("3 bytes decoded")
+        .to_string();
     assert!(msg.contains("truncated"), "{msg}");
 }
 
@@ -261,7 +304,9 @@ fn truncated_chunk_says_truncated() {
 fn chunk_with_zero_blocksize_is_corrupt() {
     let mut c = chunk_header(64, 0, 80);
     c.extend_from_slice(&[0u8; 64]);
-    let msg = decode_chunk(&c).expect_err("blocksize 0 decoded").to_string();
+    let msg = decode_chunk(&c)
+        .expect_err("blocksize 0 decoded")
+        .to_string();
     assert!(msg.contains("blocksize"), "{msg}");
 }
 
@@ -292,24 +337,34 @@ fn bad_metalayers_name_the_problem() {
     harness::metalayer(&ok);
 
     let too_many = b2nd_meta(&[1; 17], &[1; 17], &[1; 17]);
-    let msg = NdMeta::parse(&too_many, Flavor::B2nd).expect_err("17 dimensions accepted").to_string();
+    let msg = NdMeta::parse(&too_many, Flavor::B2nd)
+        .expect_err("17 dimensions accepted")
+        .to_string();
     assert!(msg.contains("dimensions"), "{msg}");
 
     let big_block = b2nd_meta(&[100], &[10], &[20]);
-    let msg = NdMeta::parse(&big_block, Flavor::B2nd).expect_err("block > chunk accepted").to_string();
+    let msg = NdMeta::parse(&big_block, Flavor::B2nd)
+        .expect_err("block > chunk accepted")
+        .to_string();
     assert!(msg.contains("exceeds chunkshape"), "{msg}");
 
     let negative = b2nd_meta(&[-5], &[10], &[5]);
-    let msg = NdMeta::parse(&negative, Flavor::Caterva).expect_err("negative extent accepted").to_string();
+    let msg = NdMeta::parse(&negative, Flavor::Caterva)
+        .expect_err("negative extent accepted")
+        .to_string();
     assert!(msg.contains("non-negative"), "{msg}");
 
     let truncated = &ok[..ok.len() - 3];
-    let msg = NdMeta::parse(truncated, Flavor::B2nd).expect_err("truncated msgpack accepted").to_string();
+    let msg = NdMeta::parse(truncated, Flavor::B2nd)
+        .expect_err("truncated msgpack accepted")
+        .to_string();
     assert!(msg.contains("msgpack"), "{msg}");
 
     // Nesting deeper than the parser's limit is refused, not a stack overflow.
     let deep = vec![0x91u8; 100_000];
-    let msg = msgpack::parse(&deep, "deep").expect_err("100000 nested arrays accepted").to_string();
+    let msg = msgpack::parse(&deep, "deep")
+        .expect_err("100000 nested arrays accepted")
+        .to_string();
     assert!(msg.contains("msgpack"), "{msg}");
 }
 
@@ -319,8 +374,14 @@ fn bad_codec_streams_are_errors() {
     for (name, result) in [
         ("blosclz", codec::blosclz::decompress(&[], &mut dst.clone())),
         ("lz4", codec::lz4::decompress(&[], &mut dst.clone(), &[])),
-        ("zlib", codec::zlib::decompress(b"not a zlib stream", &mut dst.clone())),
-        ("zstd", codec::zstd::decompress(b"not a zstd frame", &mut dst, &[])),
+        (
+            "zlib",
+            codec::zlib::decompress(b"not a zlib stream", &mut dst.clone()),
+        ),
+        (
+            "zstd",
+            codec::zstd::decompress(b"not a zstd frame", &mut dst, &[]),
+        ),
     ] {
         let err = result.expect_err(name);
         assert!(!err.to_string().is_empty(), "{name}");
@@ -334,11 +395,24 @@ fn dtype_itemsize_of_hostile_strings_does_not_panic() {
     use blosc2fs::format::simple_dtype_itemsize;
     assert_eq!(simple_dtype_itemsize("<f8"), Some(8));
     assert_eq!(simple_dtype_itemsize("<U5"), Some(20));
-    let panicked: Vec<&str> = ["", "<", "|S", "ę8", "<ę8", "<U", "<U18446744073709551615", "<U5000000000000000000", "<f99999999999999999999"]
-        .into_iter()
-        .filter(|dtype| std::panic::catch_unwind(|| simple_dtype_itemsize(dtype)).is_err())
-        .collect();
-    assert!(panicked.is_empty(), "simple_dtype_itemsize panicked for {panicked:?}");
+    let panicked: Vec<&str> = [
+        "",
+        "<",
+        "|S",
+        "ę8",
+        "<ę8",
+        "<U",
+        "<U18446744073709551615",
+        "<U5000000000000000000",
+        "<f99999999999999999999",
+    ]
+    .into_iter()
+    .filter(|dtype| std::panic::catch_unwind(|| simple_dtype_itemsize(dtype)).is_err())
+    .collect();
+    assert!(
+        panicked.is_empty(),
+        "simple_dtype_itemsize panicked for {panicked:?}"
+    );
 }
 
 /// The store harnesses (zip directory, embed map) on the store fixtures and
@@ -359,7 +433,10 @@ fn store_harnesses_survive_mutated_store_fixtures() {
         state
     };
     for round in 0..400 {
-        for (base, run) in [(&zip, harness::zip_directory as fn(&[u8])), (&embed, harness::embed_frame as fn(&[u8]))] {
+        for (base, run) in [
+            (&zip, harness::zip_directory as fn(&[u8])),
+            (&embed, harness::embed_frame as fn(&[u8])),
+        ] {
             let mut b = base.clone();
             match round % 4 {
                 0 => {

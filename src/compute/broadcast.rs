@@ -12,7 +12,9 @@ pub const MAX_ELEMENTS: u64 = 1 << 48;
 /// The broadcast shape of `shapes` (numpy's rules: align on the right; each
 /// axis must be equal or 1), refused beyond [`MAX_NDIM`] dimensions or
 /// [`MAX_ELEMENTS`] elements.
-pub fn broadcast_shapes<'a>(shapes: impl IntoIterator<Item = &'a [u64]>) -> Result<Vec<u64>, ComputeError> {
+pub fn broadcast_shapes<'a>(
+    shapes: impl IntoIterator<Item = &'a [u64]>,
+) -> Result<Vec<u64>, ComputeError> {
     let mut out: Vec<u64> = Vec::new();
     for s in shapes {
         if s.len() > MAX_NDIM {
@@ -54,7 +56,17 @@ pub fn broadcast_shapes<'a>(shapes: impl IntoIterator<Item = &'a [u64]>) -> Resu
 /// lacks are dropped.
 pub fn operand_region(operand: &[u64], start: &[u64], shape: &[u64]) -> (Vec<u64>, Vec<u64>) {
     let off = start.len().saturating_sub(operand.len());
-    operand.iter().enumerate().map(|(i, &d)| if d == 1 { (0, 1) } else { (start[off + i], shape[off + i]) }).unzip()
+    operand
+        .iter()
+        .enumerate()
+        .map(|(i, &d)| {
+            if d == 1 {
+                (0, 1)
+            } else {
+                (start[off + i], shape[off + i])
+            }
+        })
+        .unzip()
 }
 
 /// Spread `src`, an operand's region of shape `src_shape` (right-aligned to
@@ -69,7 +81,13 @@ pub fn expand<T: Copy>(src: &[T], src_shape: &[u64], out_shape: &[u64], out: &mu
     }
     out.reserve(total);
     let off = n - src_shape.len();
-    let dim = |i: usize| if i < off { 1 } else { src_shape[i - off] as usize };
+    let dim = |i: usize| {
+        if i < off {
+            1
+        } else {
+            src_shape[i - off] as usize
+        }
+    };
     // Strides of src per output axis, 0 where src broadcasts.
     let mut strides = vec![0usize; n];
     let mut acc = 1usize;
@@ -114,20 +132,44 @@ mod tests {
 
     #[test]
     fn numpy_rules() {
-        assert_eq!(broadcast_shapes([&[3u64, 1][..], &[4][..]]).unwrap(), vec![3, 4]);
-        assert_eq!(broadcast_shapes([&[2u64, 1, 5][..], &[7, 1][..], &[][..]]).unwrap(), vec![2, 7, 5]);
+        assert_eq!(
+            broadcast_shapes([&[3u64, 1][..], &[4][..]]).unwrap(),
+            vec![3, 4]
+        );
+        assert_eq!(
+            broadcast_shapes([&[2u64, 1, 5][..], &[7, 1][..], &[][..]]).unwrap(),
+            vec![2, 7, 5]
+        );
         assert_eq!(broadcast_shapes([&[0u64][..], &[1][..]]).unwrap(), vec![0]);
-        assert!(matches!(broadcast_shapes([&[3u64][..], &[4][..]]), Err(ComputeError::Broadcast(..))));
-        assert!(matches!(broadcast_shapes([&[1u64 << 30][..], &[1 << 30, 1][..]]), Err(ComputeError::TooLarge(_))));
-        assert!(matches!(broadcast_shapes([&[u64::MAX, 2][..]]), Err(ComputeError::TooLarge(_))));
-        assert!(matches!(broadcast_shapes([&[1u64 << 60][..]]), Err(ComputeError::TooLarge(_))));
-        assert!(matches!(broadcast_shapes([&[1u64; 40][..]]), Err(ComputeError::TooManyDims(40))));
+        assert!(matches!(
+            broadcast_shapes([&[3u64][..], &[4][..]]),
+            Err(ComputeError::Broadcast(..))
+        ));
+        assert!(matches!(
+            broadcast_shapes([&[1u64 << 30][..], &[1 << 30, 1][..]]),
+            Err(ComputeError::TooLarge(_))
+        ));
+        assert!(matches!(
+            broadcast_shapes([&[u64::MAX, 2][..]]),
+            Err(ComputeError::TooLarge(_))
+        ));
+        assert!(matches!(
+            broadcast_shapes([&[1u64 << 60][..]]),
+            Err(ComputeError::TooLarge(_))
+        ));
+        assert!(matches!(
+            broadcast_shapes([&[1u64; 40][..]]),
+            Err(ComputeError::TooManyDims(40))
+        ));
     }
 
     #[test]
     fn regions_and_expansion() {
         // operand (3, 1) in a (2, 3, 4) result: region rows 1..3, column 0.
-        assert_eq!(operand_region(&[3, 1], &[1, 1, 2], &[1, 2, 2]), (vec![1, 0], vec![2, 1]));
+        assert_eq!(
+            operand_region(&[3, 1], &[1, 1, 2], &[1, 2, 2]),
+            (vec![1, 0], vec![2, 1])
+        );
         let mut out = Vec::new();
         expand(&[10, 20], &[2, 1], &[2, 2, 3], &mut out);
         assert_eq!(out, vec![10, 10, 10, 20, 20, 20, 10, 10, 10, 20, 20, 20]);

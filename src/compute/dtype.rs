@@ -182,7 +182,11 @@ impl DType {
             _ => return Err(bad()),
         };
         // A one-byte item has no byte order: numpy writes `|` but `>` is legal.
-        let order = if d.itemsize() == 1 { ByteOrder::Little } else { order };
+        let order = if d.itemsize() == 1 {
+            ByteOrder::Little
+        } else {
+            order
+        };
         Ok((d, order))
     }
 }
@@ -199,14 +203,26 @@ mod tests {
 
     #[test]
     fn parses_numpy_strings() {
-        assert_eq!(DType::parse("<f8").unwrap(), (DType::F64, ByteOrder::Little));
+        assert_eq!(
+            DType::parse("<f8").unwrap(),
+            (DType::F64, ByteOrder::Little)
+        );
         assert_eq!(DType::parse(">i2").unwrap(), (DType::I16, ByteOrder::Big));
-        assert_eq!(DType::parse("|b1").unwrap(), (DType::Bool, ByteOrder::Little));
+        assert_eq!(
+            DType::parse("|b1").unwrap(),
+            (DType::Bool, ByteOrder::Little)
+        );
         assert_eq!(DType::parse("?").unwrap(), (DType::Bool, ByteOrder::Little));
-        assert_eq!(DType::parse("=u4").unwrap(), (DType::U32, ByteOrder::Little));
+        assert_eq!(
+            DType::parse("=u4").unwrap(),
+            (DType::U32, ByteOrder::Little)
+        );
         assert_eq!(DType::parse(">c16").unwrap(), (DType::C128, ByteOrder::Big));
         assert_eq!(DType::parse(">u1").unwrap(), (DType::U8, ByteOrder::Little));
-        assert_eq!(DType::parse("float32").unwrap(), (DType::F32, ByteOrder::Little));
+        assert_eq!(
+            DType::parse("float32").unwrap(),
+            (DType::F32, ByteOrder::Little)
+        );
         for bad in ["<f2", "<U8", "|S3", "", "<", "<m8[s]", "f16"] {
             assert!(DType::parse(bad).is_err(), "{bad}");
         }

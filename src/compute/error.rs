@@ -22,7 +22,11 @@ pub enum ComputeError {
     UnknownOperand(String),
     /// A function called with the wrong number of arguments.
     #[error("{name} takes {expected} argument(s), got {got}")]
-    Arity { name: String, expected: usize, got: usize },
+    Arity {
+        name: String,
+        expected: usize,
+        got: usize,
+    },
     /// Operand shapes that numpy's broadcasting rules cannot reconcile.
     #[error("shapes {0:?} and {1:?} cannot broadcast")]
     Broadcast(Vec<u64>, Vec<u64>),
@@ -56,10 +60,18 @@ pub enum ComputeError {
     Literal(String),
     /// `evaluate` called with a region outside the result or of the wrong rank.
     #[error("region {start:?}+{shape:?} outside result shape {result:?}")]
-    Region { start: Vec<u64>, shape: Vec<u64>, result: Vec<u64> },
+    Region {
+        start: Vec<u64>,
+        shape: Vec<u64>,
+        result: Vec<u64>,
+    },
     /// `evaluate` called with an input or output buffer of the wrong length.
     #[error("buffer {which}: {got} bytes, expected {expected}")]
-    BufferLength { which: String, got: usize, expected: usize },
+    BufferLength {
+        which: String,
+        got: usize,
+        expected: usize,
+    },
     /// `evaluate` called with the wrong number of inputs.
     #[error("{got} inputs, expected {expected}")]
     InputCount { got: usize, expected: usize },

@@ -104,7 +104,9 @@ fn float_bin<T: Float>(op: Bin, a: V<T>, b: V<T>) -> Result<Col, ComputeError> {
         Bin::Copysign => T::col(map2(a, b, |x, y| x.copysign(y))),
         Bin::NextAfter => T::col(map2(a, b, |x, y| x.next_after(y))),
         Bin::LogAddExp => T::col(map2(a, b, math::logaddexp)),
-        Bin::And | Bin::Or | Bin::Xor | Bin::Shl | Bin::Shr => return Err(internal("bitwise op on floats")),
+        Bin::And | Bin::Or | Bin::Xor | Bin::Shl | Bin::Shr => {
+            return Err(internal("bitwise op on floats"))
+        }
     })
 }
 
@@ -122,7 +124,11 @@ fn x86_to_int(v: f64, d: DType) -> i64 {
             }
         }
         _ => {
-            let r = if v.is_nan() || !(-2_147_483_648.0..2_147_483_648.0).contains(&v) { i32::MIN } else { v as i32 };
+            let r = if v.is_nan() || !(-2_147_483_648.0..2_147_483_648.0).contains(&v) {
+                i32::MIN
+            } else {
+                v as i32
+            };
             wrap(r as i64, d)
         }
     }
@@ -162,7 +168,13 @@ fn int_bin(op: Bin, a: V<i64>, b: V<i64>, d: DType) -> Result<Col, ComputeError>
         Bin::And => map2(a, b, |x, y| x & y),
         Bin::Or => map2(a, b, |x, y| x | y),
         Bin::Xor => map2(a, b, |x, y| x ^ y),
-        Bin::Shl => map2(a, b, |x, y| if (0..bits).contains(&y) { x.wrapping_shl(y as u32) } else { 0 }),
+        Bin::Shl => map2(a, b, |x, y| {
+            if (0..bits).contains(&y) {
+                x.wrapping_shl(y as u32)
+            } else {
+                0
+            }
+        }),
         Bin::Shr => map2(a, b, |x, y| {
             if (0..bits).contains(&y) {
                 x >> y
@@ -238,8 +250,14 @@ fn bool_bin(op: Bin, a: V<bool>, b: V<bool>) -> Result<Col, ComputeError> {
 
 fn complex_bin<T: Float>(op: Bin, a: V<Cx<T>>, b: V<Cx<T>>) -> Result<Col, ComputeError> {
     Ok(match op {
-        Bin::Add => T::ccol(map2(a, b, |x, y| Cx { re: x.re + y.re, im: x.im + y.im })),
-        Bin::Sub => T::ccol(map2(a, b, |x, y| Cx { re: x.re - y.re, im: x.im - y.im })),
+        Bin::Add => T::ccol(map2(a, b, |x, y| Cx {
+            re: x.re + y.re,
+            im: x.im + y.im,
+        })),
+        Bin::Sub => T::ccol(map2(a, b, |x, y| Cx {
+            re: x.re - y.re,
+            im: x.im - y.im,
+        })),
         Bin::Mul => T::ccol(map2(a, b, math::cmul)),
         Bin::Div => T::ccol(map2(a, b, math::cdiv)),
         Bin::Eq => Col::Bool(map2(a, b, |x, y| x.re == y.re && x.im == y.im)),
@@ -333,8 +351,14 @@ fn bool_un(u: Un, a: V<bool>) -> Result<Col, ComputeError> {
 fn complex_un<T: Float>(u: Un, a: V<Cx<T>>) -> Result<Col, ComputeError> {
     use Un::*;
     Ok(match u {
-        Neg => T::ccol(map1(a, |x| Cx { re: -x.re, im: -x.im })),
-        Conj => T::ccol(map1(a, |x| Cx { re: x.re, im: -x.im })),
+        Neg => T::ccol(map1(a, |x| Cx {
+            re: -x.re,
+            im: -x.im,
+        })),
+        Conj => T::ccol(map1(a, |x| Cx {
+            re: x.re,
+            im: -x.im,
+        })),
         Square => T::ccol(map1(a, |x| math::cmul(x, x))),
         Sqrt => T::ccol(map1(a, math::csqrt)),
         Exp => T::ccol(map1(a, math::cexp)),
@@ -344,7 +368,15 @@ fn complex_un<T: Float>(u: Un, a: V<Cx<T>>) -> Result<Col, ComputeError> {
         Sinh => T::ccol(map1(a, math::csinh)),
         Cosh => T::ccol(map1(a, math::ccosh)),
         Tanh => T::ccol(map1(a, math::ctanh)),
-        Reciprocal => T::ccol(map1(a, |x| math::cdiv(Cx { re: T::ONE, im: T::ZERO }, x))),
+        Reciprocal => T::ccol(map1(a, |x| {
+            math::cdiv(
+                Cx {
+                    re: T::ONE,
+                    im: T::ZERO,
+                },
+                x,
+            )
+        })),
         Abs => T::col(map1(a, math::cabs)),
         Real => T::col(map1(a, |x| x.re)),
         Imag => T::col(map1(a, |x| x.im)),
@@ -388,23 +420,47 @@ fn select<T: Copy>(c: V<bool>, x: V<T>, y: V<T>, n: usize) -> Vec<T> {
         V::C(c) => *c,
     };
     match (c, x, y) {
-        (V::S(c), V::S(x), V::S(y)) => c.iter().zip(x.iter().zip(y)).map(|(&c, (&p, &q))| if c { p } else { q }).collect(),
+        (V::S(c), V::S(x), V::S(y)) => c
+            .iter()
+            .zip(x.iter().zip(y))
+            .map(|(&c, (&p, &q))| if c { p } else { q })
+            .collect(),
         (V::C(c), _, _) => {
             let src = if c { x } else { y };
             (0..n).map(|i| get(&src, i)).collect()
         }
-        (V::S(c), x, y) => c.iter().enumerate().map(|(i, &c)| if c { get(&x, i) } else { get(&y, i) }).collect(),
+        (V::S(c), x, y) => c
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| if c { get(&x, i) } else { get(&y, i) })
+            .collect(),
     }
 }
 
 fn where_(c: &Val, x: &Val, y: &Val) -> Result<Col, ComputeError> {
-    let Col::Bool(cv) = &c.col else { return Err(internal("where condition not bool")) };
+    let Col::Bool(cv) = &c.col else {
+        return Err(internal("where condition not bool"));
+    };
     let scalar = c.scalar && x.scalar && y.scalar;
-    let n = if scalar { 1 } else { [c, x, y].iter().filter(|a| !a.scalar).map(|a| a.col.len()).next().unwrap_or(1) };
+    let n = if scalar {
+        1
+    } else {
+        [c, x, y]
+            .iter()
+            .filter(|a| !a.scalar)
+            .map(|a| a.col.len())
+            .next()
+            .unwrap_or(1)
+    };
     let cc = v(cv, c.scalar);
     macro_rules! sel {
         ($variant:ident, $a:expr, $b:expr) => {
-            Ok(Col::$variant(select(cc, v($a, x.scalar), v($b, y.scalar), n)))
+            Ok(Col::$variant(select(
+                cc,
+                v($a, x.scalar),
+                v($b, y.scalar),
+                n,
+            )))
         };
     }
     match (&x.col, &y.col) {
@@ -444,7 +500,12 @@ pub fn last_uses(steps: &[Step], root: usize) -> Vec<usize> {
 
 /// Run `steps` up to `root`; `load(i)` gives operand `i`'s value over the
 /// block.
-pub fn execute(steps: &[Step], root: usize, last: &[usize], load: &mut dyn FnMut(usize) -> Val) -> Result<Val, ComputeError> {
+pub fn execute(
+    steps: &[Step],
+    root: usize,
+    last: &[usize],
+    load: &mut dyn FnMut(usize) -> Val,
+) -> Result<Val, ComputeError> {
     let mut regs: Vec<Option<Val>> = vec![None; steps.len()];
     for (k, step) in steps.iter().enumerate().take(root + 1) {
         fn get(regs: &[Option<Val>], j: usize) -> Result<&Val, ComputeError> {
@@ -452,22 +513,37 @@ pub fn execute(steps: &[Step], root: usize, last: &[usize], load: &mut dyn FnMut
         }
         let val = match &step.instr {
             Instr::Load(i) => load(*i),
-            Instr::Const(c) => Val { col: c.clone(), scalar: true },
+            Instr::Const(c) => Val {
+                col: c.clone(),
+                scalar: true,
+            },
             Instr::Cast(a) => {
                 let a = get(&regs, *a)?;
-                Val { col: cast(&a.col, step.dtype), scalar: a.scalar }
+                Val {
+                    col: cast(&a.col, step.dtype),
+                    scalar: a.scalar,
+                }
             }
             Instr::Bin(op, ai, bi) => {
                 let (a, b) = (get(&regs, *ai)?, get(&regs, *bi)?);
-                Val { col: bin(*op, a, b, steps[*ai].dtype)?, scalar: a.scalar && b.scalar }
+                Val {
+                    col: bin(*op, a, b, steps[*ai].dtype)?,
+                    scalar: a.scalar && b.scalar,
+                }
             }
             Instr::Un(u, a) => {
                 let a = get(&regs, *a)?;
-                Val { col: un(*u, a, step.dtype)?, scalar: a.scalar }
+                Val {
+                    col: un(*u, a, step.dtype)?,
+                    scalar: a.scalar,
+                }
             }
             Instr::Where(c, x, y) => {
                 let (c, x, y) = (get(&regs, *c)?, get(&regs, *x)?, get(&regs, *y)?);
-                Val { col: where_(c, x, y)?, scalar: c.scalar && x.scalar && y.scalar }
+                Val {
+                    col: where_(c, x, y)?,
+                    scalar: c.scalar && x.scalar && y.scalar,
+                }
             }
         };
         regs[k] = Some(val);
@@ -490,7 +566,9 @@ pub fn execute(steps: &[Step], root: usize, last: &[usize], load: &mut dyn FnMut
             }
         }
     }
-    regs[root].take().ok_or_else(|| internal("root not computed"))
+    regs[root]
+        .take()
+        .ok_or_else(|| internal("root not computed"))
 }
 
 #[cfg(test)]
@@ -510,63 +588,133 @@ mod tests {
     fn integer_division_semantics() {
         let a = [7, -7, 0, 5, 3, 100, -128];
         let b = [0, 0, 0, 2, -2, 7, -1];
-        assert_eq!(ints(Bin::FloorDiv, &a, &b, DType::I8), vec![0, 0, 0, 2, -2, 14, -128]);
-        assert_eq!(ints(Bin::Mod, &a, &b, DType::I8), vec![0, 0, 0, 1, -1, 2, 0]);
+        assert_eq!(
+            ints(Bin::FloorDiv, &a, &b, DType::I8),
+            vec![0, 0, 0, 2, -2, 14, -128]
+        );
+        assert_eq!(
+            ints(Bin::Mod, &a, &b, DType::I8),
+            vec![0, 0, 0, 1, -1, 2, 0]
+        );
     }
 
     #[test]
     fn integer_power_as_python_blosc2() {
         let a = [2, 3, -2, 0, 10, 7, 2, 1];
         let b = [3, 2, 3, 0, 12, -1, 40, 5];
-        assert_eq!(ints(Bin::Pow, &a, &b, DType::I32), vec![8, 9, -8, 1, -2147483648, 0, -2147483648, 1]);
+        assert_eq!(
+            ints(Bin::Pow, &a, &b, DType::I32),
+            vec![8, 9, -8, 1, -2147483648, 0, -2147483648, 1]
+        );
         let a = [2, 3, 200, 0, 10, 7, 2];
         let b = [3, 2, 3, 0, 5, 1, 8];
-        assert_eq!(ints(Bin::Pow, &a, &b, DType::U8), vec![8, 9, 0, 1, 160, 7, 0]);
+        assert_eq!(
+            ints(Bin::Pow, &a, &b, DType::U8),
+            vec![8, 9, 0, 1, 160, 7, 0]
+        );
         assert_eq!(ints(Bin::Pow, &[0], &[-1], DType::I32), vec![-2147483648]);
     }
 
     #[test]
     fn wrapping_and_shifts() {
-        assert_eq!(ints(Bin::Add, &[127, -128], &[1, -1], DType::I8), vec![-128, 127]);
+        assert_eq!(
+            ints(Bin::Add, &[127, -128], &[1, -1], DType::I8),
+            vec![-128, 127]
+        );
         assert_eq!(ints(Bin::Sub, &[0], &[1], DType::U8), vec![255]);
-        assert_eq!(ints(Bin::Shl, &[1, 1, 3], &[7, 8, -1], DType::I8), vec![-128, 0, 0]);
-        assert_eq!(ints(Bin::Shr, &[-8, -8, 8], &[1, 9, 70], DType::I8), vec![-4, -1, 0]);
+        assert_eq!(
+            ints(Bin::Shl, &[1, 1, 3], &[7, 8, -1], DType::I8),
+            vec![-128, 0, 0]
+        );
+        assert_eq!(
+            ints(Bin::Shr, &[-8, -8, 8], &[1, 9, 70], DType::I8),
+            vec![-4, -1, 0]
+        );
     }
 
     #[test]
     fn float_floor_division_and_modulo() {
         let f = [1.5, -1.5, 0.0, -0.0, f64::INFINITY, 5.0, -7.5, 2.0];
         let g = [0.0, 0.0, 0.0, -2.0, 2.0, f64::INFINITY, 2.0, -0.0];
-        let Col::F64(q) = float_bin(Bin::FloorDiv, V::S(&f), V::S(&g)).unwrap() else { panic!() };
-        let want_q = [f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 0.0, f64::NAN, 0.0, -4.0, f64::NEG_INFINITY];
-        let Col::F64(r) = float_bin(Bin::Mod, V::S(&f), V::S(&g)).unwrap() else { panic!() };
-        let want_r = [f64::NAN, f64::NAN, f64::NAN, -0.0, f64::NAN, 5.0, 0.5, f64::NAN];
+        let Col::F64(q) = float_bin(Bin::FloorDiv, V::S(&f), V::S(&g)).unwrap() else {
+            panic!()
+        };
+        let want_q = [
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            0.0,
+            f64::NAN,
+            0.0,
+            -4.0,
+            f64::NEG_INFINITY,
+        ];
+        let Col::F64(r) = float_bin(Bin::Mod, V::S(&f), V::S(&g)).unwrap() else {
+            panic!()
+        };
+        let want_r = [
+            f64::NAN,
+            f64::NAN,
+            f64::NAN,
+            -0.0,
+            f64::NAN,
+            5.0,
+            0.5,
+            f64::NAN,
+        ];
         for i in 0..f.len() {
-            assert!(q[i].to_bits() == want_q[i].to_bits() || q[i].is_nan() && want_q[i].is_nan(), "{i}: {}", q[i]);
-            assert!(r[i].to_bits() == want_r[i].to_bits() || r[i].is_nan() && want_r[i].is_nan(), "{i}: {}", r[i]);
+            assert!(
+                q[i].to_bits() == want_q[i].to_bits() || q[i].is_nan() && want_q[i].is_nan(),
+                "{i}: {}",
+                q[i]
+            );
+            assert!(
+                r[i].to_bits() == want_r[i].to_bits() || r[i].is_nan() && want_r[i].is_nan(),
+                "{i}: {}",
+                r[i]
+            );
         }
     }
 
     #[test]
     fn scalar_exponents_take_numpy_fast_paths() {
         let x = [-0.0f64, f64::NEG_INFINITY, 4.0];
-        let Col::F64(r) = float_bin(Bin::Pow, V::S(&x), V::C(0.5)).unwrap() else { panic!() };
+        let Col::F64(r) = float_bin(Bin::Pow, V::S(&x), V::C(0.5)).unwrap() else {
+            panic!()
+        };
         assert_eq!(r[0].to_bits(), (-0.0f64).to_bits());
         assert!(r[1].is_nan());
         assert_eq!(r[2], 2.0);
         // An array exponent is pow: pow(-0.0, 0.5) = +0, pow(-inf, 0.5) = +inf.
-        let Col::F64(r) = float_bin(Bin::Pow, V::S(&x), V::S(&[0.5, 0.5, 0.5])).unwrap() else { panic!() };
+        let Col::F64(r) = float_bin(Bin::Pow, V::S(&x), V::S(&[0.5, 0.5, 0.5])).unwrap() else {
+            panic!()
+        };
         assert_eq!(r, vec![0.0, f64::INFINITY, 2.0]);
         assert_eq!(r[0].to_bits(), 0.0f64.to_bits());
     }
 
     #[test]
     fn where_with_scalars() {
-        let c = Val { col: Col::Bool(vec![true, false, true]), scalar: false };
-        let x = Val { col: Col::F64(vec![1.0, 2.0, 3.0]), scalar: false };
-        let y = Val { col: Col::F64(vec![-1.0]), scalar: true };
+        let c = Val {
+            col: Col::Bool(vec![true, false, true]),
+            scalar: false,
+        };
+        let x = Val {
+            col: Col::F64(vec![1.0, 2.0, 3.0]),
+            scalar: false,
+        };
+        let y = Val {
+            col: Col::F64(vec![-1.0]),
+            scalar: true,
+        };
         assert_eq!(where_(&c, &x, &y).unwrap(), Col::F64(vec![1.0, -1.0, 3.0]));
-        let c1 = Val { col: Col::Bool(vec![false]), scalar: true };
-        assert_eq!(where_(&c1, &x, &y).unwrap(), Col::F64(vec![-1.0, -1.0, -1.0]));
+        let c1 = Val {
+            col: Col::Bool(vec![false]),
+            scalar: true,
+        };
+        assert_eq!(
+            where_(&c1, &x, &y).unwrap(),
+            Col::F64(vec![-1.0, -1.0, -1.0])
+        );
     }
 }

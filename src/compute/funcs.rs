@@ -158,7 +158,10 @@ impl Bin {
 
     /// Comparisons: the result is bool.
     pub fn is_compare(self) -> bool {
-        matches!(self, Bin::Lt | Bin::Le | Bin::Gt | Bin::Ge | Bin::Eq | Bin::Ne)
+        matches!(
+            self,
+            Bin::Lt | Bin::Le | Bin::Gt | Bin::Ge | Bin::Eq | Bin::Ne
+        )
     }
 
     /// The operator's spelling in messages.
@@ -306,9 +309,21 @@ mod tests {
         assert_eq!(lookup("asin").unwrap(), lookup("arcsin").unwrap());
         assert_eq!(lookup("pow").unwrap(), Func::Bin(Bin::Pow));
         assert_eq!(lookup("where").unwrap().arity(), 3);
-        assert!(matches!(lookup("sum"), Err(ComputeError::NotElementwise(_))));
-        assert!(matches!(lookup("matmul"), Err(ComputeError::NotElementwise(_))));
-        assert!(matches!(lookup("startswith"), Err(ComputeError::Unsupported(_))));
-        assert!(matches!(lookup("frobnicate"), Err(ComputeError::UnknownFunction(_))));
+        assert!(matches!(
+            lookup("sum"),
+            Err(ComputeError::NotElementwise(_))
+        ));
+        assert!(matches!(
+            lookup("matmul"),
+            Err(ComputeError::NotElementwise(_))
+        ));
+        assert!(matches!(
+            lookup("startswith"),
+            Err(ComputeError::Unsupported(_))
+        ));
+        assert!(matches!(
+            lookup("frobnicate"),
+            Err(ComputeError::UnknownFunction(_))
+        ));
     }
 }

@@ -359,7 +359,10 @@ pub fn sign<T: Float>(a: T) -> T {
 
 #[inline(always)]
 pub fn cmul<T: Float>(a: Cx<T>, b: Cx<T>) -> Cx<T> {
-    Cx { re: a.re * b.re - a.im * b.im, im: a.re * b.im + a.im * b.re }
+    Cx {
+        re: a.re * b.re - a.im * b.im,
+        im: a.re * b.im + a.im * b.re,
+    }
 }
 
 /// numpy's complex division (Smith's method).
@@ -367,15 +370,24 @@ pub fn cdiv<T: Float>(a: Cx<T>, b: Cx<T>) -> Cx<T> {
     let (br, bi) = (b.re.abs(), b.im.abs());
     if br >= bi {
         if br == T::ZERO && bi == T::ZERO {
-            return Cx { re: a.re / br, im: a.im / br };
+            return Cx {
+                re: a.re / br,
+                im: a.im / br,
+            };
         }
         let rat = b.im / b.re;
         let scl = T::ONE / (b.re + b.im * rat);
-        Cx { re: (a.re + a.im * rat) * scl, im: (a.im - a.re * rat) * scl }
+        Cx {
+            re: (a.re + a.im * rat) * scl,
+            im: (a.im - a.re * rat) * scl,
+        }
     } else {
         let rat = b.re / b.im;
         let scl = T::ONE / (b.im + b.re * rat);
-        Cx { re: (a.re * rat + a.im) * scl, im: (a.im * rat - a.re) * scl }
+        Cx {
+            re: (a.re * rat + a.im) * scl,
+            im: (a.im * rat - a.re) * scl,
+        }
     }
 }
 
@@ -386,16 +398,28 @@ pub fn cabs<T: Float>(a: Cx<T>) -> T {
 /// Principal square root (C99 `csqrt` for finite values).
 pub fn csqrt<T: Float>(a: Cx<T>) -> Cx<T> {
     if a.re == T::ZERO && a.im == T::ZERO {
-        return Cx { re: T::ZERO, im: a.im };
+        return Cx {
+            re: T::ZERO,
+            im: a.im,
+        };
     }
     if a.im.is_infinite() {
-        return Cx { re: a.im.abs(), im: a.im };
+        return Cx {
+            re: a.im.abs(),
+            im: a.im,
+        };
     }
     let t = ((a.re.abs() + cabs(a)) * T::HALF).sqrt();
     if a.re >= T::ZERO {
-        Cx { re: t, im: a.im / (T::TWO * t) }
+        Cx {
+            re: t,
+            im: a.im / (T::TWO * t),
+        }
     } else {
-        Cx { re: a.im.abs() / (T::TWO * t), im: t.copysign(a.im) }
+        Cx {
+            re: a.im.abs() / (T::TWO * t),
+            im: t.copysign(a.im),
+        }
     }
 }
 
@@ -404,33 +428,54 @@ pub fn cexp<T: Float>(a: Cx<T>) -> Cx<T> {
     if a.im == T::ZERO {
         return Cx { re: e, im: a.im };
     }
-    Cx { re: e * a.im.cos(), im: e * a.im.sin() }
+    Cx {
+        re: e * a.im.cos(),
+        im: e * a.im.sin(),
+    }
 }
 
 pub fn clog<T: Float>(a: Cx<T>) -> Cx<T> {
-    Cx { re: cabs(a).ln(), im: a.im.atan2(a.re) }
+    Cx {
+        re: cabs(a).ln(),
+        im: a.im.atan2(a.re),
+    }
 }
 
 pub fn csin<T: Float>(a: Cx<T>) -> Cx<T> {
-    Cx { re: a.re.sin() * a.im.cosh(), im: a.re.cos() * a.im.sinh() }
+    Cx {
+        re: a.re.sin() * a.im.cosh(),
+        im: a.re.cos() * a.im.sinh(),
+    }
 }
 
 pub fn ccos<T: Float>(a: Cx<T>) -> Cx<T> {
-    Cx { re: a.re.cos() * a.im.cosh(), im: -(a.re.sin() * a.im.sinh()) }
+    Cx {
+        re: a.re.cos() * a.im.cosh(),
+        im: -(a.re.sin() * a.im.sinh()),
+    }
 }
 
 pub fn csinh<T: Float>(a: Cx<T>) -> Cx<T> {
-    Cx { re: a.re.sinh() * a.im.cos(), im: a.re.cosh() * a.im.sin() }
+    Cx {
+        re: a.re.sinh() * a.im.cos(),
+        im: a.re.cosh() * a.im.sin(),
+    }
 }
 
 pub fn ccosh<T: Float>(a: Cx<T>) -> Cx<T> {
-    Cx { re: a.re.cosh() * a.im.cos(), im: a.re.sinh() * a.im.sin() }
+    Cx {
+        re: a.re.cosh() * a.im.cos(),
+        im: a.re.sinh() * a.im.sin(),
+    }
 }
 
 pub fn ctanh<T: Float>(a: Cx<T>) -> Cx<T> {
     let (x2, y2) = (a.re + a.re, a.im + a.im);
     let d = x2.cosh() + y2.cos();
-    Cx { re: x2.sinh() / d, im: y2.sin() / d }
+    Cx {
+        re: x2.sinh() / d,
+        im: y2.sin() / d,
+    }
 }
 
 #[cfg(test)]
@@ -471,12 +516,30 @@ mod tests {
 
     #[test]
     fn complex_arithmetic() {
-        let a = Cx { re: 1.0f64, im: 2.0 };
-        let b = Cx { re: 3.0f64, im: -4.0 };
+        let a = Cx {
+            re: 1.0f64,
+            im: 2.0,
+        };
+        let b = Cx {
+            re: 3.0f64,
+            im: -4.0,
+        };
         assert_eq!(cmul(a, b), Cx { re: 11.0, im: 2.0 });
         assert_eq!(cdiv(Cx { re: 11.0, im: 2.0 }, b), a);
-        assert_eq!(csqrt(Cx { re: -4.0f64, im: 0.0 }), Cx { re: 0.0, im: 2.0 });
-        assert_eq!(csqrt(Cx { re: 3.0f64, im: 4.0 }), Cx { re: 2.0, im: 1.0 });
+        assert_eq!(
+            csqrt(Cx {
+                re: -4.0f64,
+                im: 0.0
+            }),
+            Cx { re: 0.0, im: 2.0 }
+        );
+        assert_eq!(
+            csqrt(Cx {
+                re: 3.0f64,
+                im: 4.0
+            }),
+            Cx { re: 2.0, im: 1.0 }
+        );
         assert_eq!(cabs(b), 5.0);
     }
 }

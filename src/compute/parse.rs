@@ -105,12 +105,17 @@ struct Lexer<'a> {
     pos: usize,
 }
 
-const OPS: [&str; 22] =
-    ["**", "//", "<<", ">>", "<=", ">=", "==", "!=", "+", "-", "*", "/", "%", "<", ">", "&", "|", "^", "~", "=", "!", ":"];
+const OPS: [&str; 22] = [
+    "**", "//", "<<", ">>", "<=", ">=", "==", "!=", "+", "-", "*", "/", "%", "<", ">", "&", "|",
+    "^", "~", "=", "!", ":",
+];
 
 impl<'a> Lexer<'a> {
     fn syntax(&self, at: usize, what: impl Into<String>) -> ComputeError {
-        ComputeError::Syntax { at, what: what.into() }
+        ComputeError::Syntax {
+            at,
+            what: what.into(),
+        }
     }
 
     /// The next token and its byte offset.
@@ -119,15 +124,23 @@ impl<'a> Lexer<'a> {
             self.pos += 1;
         }
         let start = self.pos;
-        let Some(&c) = self.s.get(self.pos) else { return Ok((Tok::End, start)) };
-        if c.is_ascii_digit() || (c == b'.' && self.s.get(self.pos + 1).is_some_and(|d| d.is_ascii_digit())) {
+        let Some(&c) = self.s.get(self.pos) else {
+            return Ok((Tok::End, start));
+        };
+        if c.is_ascii_digit()
+            || (c == b'.' && self.s.get(self.pos + 1).is_some_and(|d| d.is_ascii_digit()))
+        {
             return self.number().map(|t| (t, start));
         }
         if c.is_ascii_alphabetic() || c == b'_' {
-            while self.pos < self.s.len() && (self.s[self.pos].is_ascii_alphanumeric() || self.s[self.pos] == b'_') {
+            while self.pos < self.s.len()
+                && (self.s[self.pos].is_ascii_alphanumeric() || self.s[self.pos] == b'_')
+            {
                 self.pos += 1;
             }
-            let name = std::str::from_utf8(&self.s[start..self.pos]).expect("ASCII").to_string();
+            let name = std::str::from_utf8(&self.s[start..self.pos])
+                .expect("ASCII")
+                .to_string();
             return Ok((Tok::Name(name), start));
         }
         let single = match c {
@@ -159,7 +172,10 @@ impl<'a> Lexer<'a> {
     fn number(&mut self) -> Result<Tok, ComputeError> {
         let start = self.pos;
         let s = self.s;
-        let radix = if s[start] == b'0' && s.get(start + 1).is_some_and(|c| matches!(c | 0x20, b'x' | b'o' | b'b')) {
+        let radix = if s[start] == b'0'
+            && s.get(start + 1)
+                .is_some_and(|c| matches!(c | 0x20, b'x' | b'o' | b'b'))
+        {
             match s[start + 1] | 0x20 {
                 b'x' => 16,
                 b'o' => 8,
@@ -171,13 +187,20 @@ impl<'a> Lexer<'a> {
         if radix != 10 {
             self.pos += 2;
             let digits_start = self.pos;
-            while self.pos < s.len() && (s[self.pos].is_ascii_alphanumeric() || s[self.pos] == b'_') {
+            while self.pos < s.len() && (s[self.pos].is_ascii_alphanumeric() || s[self.pos] == b'_')
+            {
                 self.pos += 1;
             }
-            let text: String = s[digits_start..self.pos].iter().filter(|&&c| c != b'_').map(|&c| c as char).collect();
+            let text: String = s[digits_start..self.pos]
+                .iter()
+                .filter(|&&c| c != b'_')
+                .map(|&c| c as char)
+                .collect();
             return i128::from_str_radix(&text, radix)
                 .map(|v| Tok::Num(Literal::Int(v)))
-                .map_err(|_| ComputeError::Literal(String::from_utf8_lossy(&s[start..self.pos]).into_owned()));
+                .map_err(|_| {
+                    ComputeError::Literal(String::from_utf8_lossy(&s[start..self.pos]).into_owned())
+                });
         }
         let mut is_float = false;
         let digits = |p: &mut usize| {
@@ -202,20 +225,31 @@ impl<'a> Lexer<'a> {
                 is_float = true;
             }
         }
-        let text: String = s[start..self.pos].iter().filter(|&&c| c != b'_').map(|&c| c as char).collect();
+        let text: String = s[start..self.pos]
+            .iter()
+            .filter(|&&c| c != b'_')
+            .map(|&c| c as char)
+            .collect();
         let end = self.pos;
         let bad = || ComputeError::Literal(String::from_utf8_lossy(&s[start..end]).into_owned());
         if self.pos < s.len() && (s[self.pos] | 0x20) == b'j' {
             self.pos += 1;
-            return text.parse::<f64>().map(|v| Tok::Num(Literal::Imag(v))).map_err(|_| bad());
+            return text
+                .parse::<f64>()
+                .map(|v| Tok::Num(Literal::Imag(v)))
+                .map_err(|_| bad());
         }
         if self.pos < s.len() && (s[self.pos].is_ascii_alphabetic() || s[self.pos] == b'_') {
             return Err(self.syntax(self.pos, "letter after a number"));
         }
         if is_float {
-            text.parse::<f64>().map(|v| Tok::Num(Literal::Float(v))).map_err(|_| bad())
+            text.parse::<f64>()
+                .map(|v| Tok::Num(Literal::Float(v)))
+                .map_err(|_| bad())
         } else {
-            text.parse::<i128>().map(|v| Tok::Num(Literal::Int(v))).map_err(|_| bad())
+            text.parse::<i128>()
+                .map(|v| Tok::Num(Literal::Int(v)))
+                .map_err(|_| bad())
         }
     }
 }
@@ -307,7 +341,10 @@ impl<'a> Parser<'a> {
     }
 
     fn syntax(&self, what: impl Into<String>) -> ComputeError {
-        ComputeError::Syntax { at: self.at, what: what.into() }
+        ComputeError::Syntax {
+            at: self.at,
+            what: what.into(),
+        }
     }
 
     fn deeper(depth: usize) -> Result<usize, ComputeError> {
@@ -322,7 +359,9 @@ impl<'a> Parser<'a> {
     fn expr(&mut self, depth: usize) -> Result<NodeId, ComputeError> {
         let depth = Self::deeper(depth)?;
         let left = self.binary(1, depth)?;
-        let Some(op) = self.compare_op() else { return Ok(left) };
+        let Some(op) = self.compare_op() else {
+            return Ok(left);
+        };
         self.bump()?;
         let right = self.binary(1, depth)?;
         if self.compare_op().is_some() {
@@ -436,7 +475,9 @@ impl<'a> Parser<'a> {
                 self.bump()?;
                 match name.as_str() {
                     "not" | "and" | "or" | "if" | "else" | "in" | "is" | "lambda" | "for" => {
-                        return Err(ComputeError::Unsupported(format!("Python keyword {name:?}")));
+                        return Err(ComputeError::Unsupported(format!(
+                            "Python keyword {name:?}"
+                        )));
                     }
                     _ => {}
                 }
@@ -455,7 +496,9 @@ impl<'a> Parser<'a> {
                                 let n = n.clone();
                                 let (t, _) = self.lex.next()?;
                                 if t == Tok::Op("=") {
-                                    return Err(ComputeError::Unsupported(format!("keyword argument {n:?} in {name}()")));
+                                    return Err(ComputeError::Unsupported(format!(
+                                        "keyword argument {n:?} in {name}()"
+                                    )));
                                 }
                                 self.lex.pos = save_pos;
                                 self.at = save_at;
@@ -480,18 +523,32 @@ impl<'a> Parser<'a> {
                     self.push(Node::Name(name, at))?
                 }
             }
-            Tok::End => return Err(ComputeError::Syntax { at, what: "unexpected end of expression".into() }),
-            other => return Err(ComputeError::Syntax { at, what: format!("unexpected {}", describe(&other)) }),
+            Tok::End => {
+                return Err(ComputeError::Syntax {
+                    at,
+                    what: "unexpected end of expression".into(),
+                })
+            }
+            other => {
+                return Err(ComputeError::Syntax {
+                    at,
+                    what: format!("unexpected {}", describe(&other)),
+                })
+            }
         };
         match &self.tok {
             Tok::Dot => {
                 self.bump()?;
                 let what = match &self.tok {
-                    Tok::Name(n) if not_elementwise(n) => return Err(ComputeError::NotElementwise(n.clone())),
+                    Tok::Name(n) if not_elementwise(n) => {
+                        return Err(ComputeError::NotElementwise(n.clone()))
+                    }
                     Tok::Name(n) => n.clone(),
                     _ => String::new(),
                 };
-                Err(ComputeError::Unsupported(format!("attribute or method access .{what}")))
+                Err(ComputeError::Unsupported(format!(
+                    "attribute or method access .{what}"
+                )))
             }
             Tok::LBracket => Err(ComputeError::NotElementwise("indexing (a[...])".into())),
             _ => Ok(node),
@@ -515,13 +572,27 @@ fn describe(t: &Tok) -> String {
 
 /// Parse `text` into a syntax tree.
 pub fn parse(text: &str) -> Result<Ast, ComputeError> {
-    let mut p = Parser { lex: Lexer { s: text.as_bytes(), pos: 0 }, tok: Tok::End, at: 0, nodes: Vec::new() };
+    let mut p = Parser {
+        lex: Lexer {
+            s: text.as_bytes(),
+            pos: 0,
+        },
+        tok: Tok::End,
+        at: 0,
+        nodes: Vec::new(),
+    };
     p.bump()?;
     let root = p.expr(0)?;
     if p.tok != Tok::End {
-        return Err(p.syntax(format!("unexpected {} after the expression", describe(&p.tok))));
+        return Err(p.syntax(format!(
+            "unexpected {} after the expression",
+            describe(&p.tok)
+        )));
     }
-    Ok(Ast { nodes: p.nodes, root })
+    Ok(Ast {
+        nodes: p.nodes,
+        root,
+    })
 }
 
 #[cfg(test)]
@@ -537,7 +608,13 @@ mod tests {
             Node::Name(n, _) => n.clone(),
             Node::Unary(op, a) => format!("{op:?}({})", show(ast, *a)),
             Node::Binary(op, a, b) => format!("{op:?}({}, {})", show(ast, *a), show(ast, *b)),
-            Node::Call(n, args, _) => format!("{n}[{}]", args.iter().map(|a| show(ast, *a)).collect::<Vec<_>>().join(", ")),
+            Node::Call(n, args, _) => format!(
+                "{n}[{}]",
+                args.iter()
+                    .map(|a| show(ast, *a))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
         }
     }
 
@@ -558,27 +635,62 @@ mod tests {
         assert_eq!(p("-a + ~b"), "Add(Neg(a), Invert(b))");
         assert_eq!(p("-(a ** 2)"), "Neg(Pos(Pow(a, 2)))");
         assert_eq!(p("where(a > 0, a, 1.5e-3)"), "where[Gt(a, 0), a, 0.0015]");
-        assert_eq!(p("0x1F + 1_000 + .5 + 2j"), "Add(Add(Add(31, 1000), 0.5), 2.0j)");
+        assert_eq!(
+            p("0x1F + 1_000 + .5 + 2j"),
+            "Add(Add(Add(31, 1000), 0.5), 2.0j)"
+        );
         assert_eq!(p("f(a,)"), "f[a]");
     }
 
     #[test]
     fn refusals_are_typed() {
-        assert!(matches!(parse("a < b < c"), Err(ComputeError::Unsupported(_))));
-        assert!(matches!(parse("-a ** 2"), Err(ComputeError::Unsupported(_))));
-        assert!(matches!(parse("-(a) ** 2"), Err(ComputeError::Unsupported(_))));
+        assert!(matches!(
+            parse("a < b < c"),
+            Err(ComputeError::Unsupported(_))
+        ));
+        assert!(matches!(
+            parse("-a ** 2"),
+            Err(ComputeError::Unsupported(_))
+        ));
+        assert!(matches!(
+            parse("-(a) ** 2"),
+            Err(ComputeError::Unsupported(_))
+        ));
         assert!(matches!(parse("a.sum()"), Err(ComputeError::NotElementwise(n)) if n == "sum"));
-        assert!(matches!(parse("a[1:2]"), Err(ComputeError::NotElementwise(_))));
-        assert!(matches!(parse("sum(a, axis=0)"), Err(ComputeError::NotElementwise(n)) if n == "sum"));
-        assert!(matches!(parse("where(a, b, c=1)"), Err(ComputeError::Unsupported(_))));
-        assert!(matches!(parse("a = 1"), Err(ComputeError::Syntax { at: 2, .. })));
+        assert!(matches!(
+            parse("a[1:2]"),
+            Err(ComputeError::NotElementwise(_))
+        ));
+        assert!(
+            matches!(parse("sum(a, axis=0)"), Err(ComputeError::NotElementwise(n)) if n == "sum")
+        );
+        assert!(matches!(
+            parse("where(a, b, c=1)"),
+            Err(ComputeError::Unsupported(_))
+        ));
+        assert!(matches!(
+            parse("a = 1"),
+            Err(ComputeError::Syntax { at: 2, .. })
+        ));
         assert!(matches!(parse("not a"), Err(ComputeError::Unsupported(_))));
-        assert!(matches!(parse("a +"), Err(ComputeError::Syntax { at: 3, .. })));
-        assert!(matches!(parse("a $ b"), Err(ComputeError::Syntax { at: 2, .. })));
+        assert!(matches!(
+            parse("a +"),
+            Err(ComputeError::Syntax { at: 3, .. })
+        ));
+        assert!(matches!(
+            parse("a $ b"),
+            Err(ComputeError::Syntax { at: 2, .. })
+        ));
         assert!(matches!(parse("(a"), Err(ComputeError::Syntax { .. })));
-        assert!(matches!(parse("a b"), Err(ComputeError::Syntax { at: 2, .. })));
+        assert!(matches!(
+            parse("a b"),
+            Err(ComputeError::Syntax { at: 2, .. })
+        ));
         assert!(matches!(parse("1e"), Err(ComputeError::Syntax { .. })));
-        assert!(matches!(parse("99999999999999999999999999999999999999999"), Err(ComputeError::Literal(_))));
+        assert!(matches!(
+            parse("99999999999999999999999999999999999999999"),
+            Err(ComputeError::Literal(_))
+        ));
         assert!(matches!(parse(""), Err(ComputeError::Syntax { at: 0, .. })));
     }
 
@@ -591,11 +703,18 @@ mod tests {
         let pow = vec!["a"; 1000].join("**");
         assert_eq!(parse(&pow).unwrap_err(), ComputeError::TooDeep(MAX_DEPTH));
         let long = vec!["a"; 10_000].join(" + ");
-        assert_eq!(parse(&long).unwrap_err(), ComputeError::TooManyTerms(MAX_NODES));
+        assert_eq!(
+            parse(&long).unwrap_err(),
+            ComputeError::TooManyTerms(MAX_NODES)
+        );
         let calls = format!("{}a{}", "sin(".repeat(1000), ")".repeat(1000));
         assert_eq!(parse(&calls).unwrap_err(), ComputeError::TooDeep(MAX_DEPTH));
         // Just under the caps parses.
-        let ok = format!("{}a{}", "(".repeat(MAX_DEPTH - 2), ")".repeat(MAX_DEPTH - 2));
+        let ok = format!(
+            "{}a{}",
+            "(".repeat(MAX_DEPTH - 2),
+            ")".repeat(MAX_DEPTH - 2)
+        );
         assert!(parse(&ok).is_ok());
     }
 }

@@ -117,7 +117,11 @@ pub fn promote_strong(a: DType, b: DType) -> DType {
             if b == DType::C128 {
                 return DType::C128;
             }
-            let real = if a.kind() == Complex { DType::F64 } else { promote_strong(a, DType::F32) };
+            let real = if a.kind() == Complex {
+                DType::F64
+            } else {
+                promote_strong(a, DType::F32)
+            };
             if real == DType::F64 {
                 DType::C128
             } else {
@@ -156,9 +160,9 @@ fn weak_with(s: DType, w: Weak) -> DType {
 /// input dtype; float16 results are refused.
 pub fn float_of(op: &str, d: DType) -> Result<DType, ComputeError> {
     match d {
-        DType::Bool | DType::I8 | DType::U8 => {
-            Err(ComputeError::Unsupported(format!("{op} of {d} is float16 in numpy, which blosc2fs does not compute")))
-        }
+        DType::Bool | DType::I8 | DType::U8 => Err(ComputeError::Unsupported(format!(
+            "{op} of {d} is float16 in numpy, which blosc2fs does not compute"
+        ))),
         DType::I16 | DType::U16 => Ok(DType::F32),
         DType::I32 | DType::I64 | DType::U32 | DType::U64 => Ok(DType::F64),
         other => Ok(other),
@@ -185,13 +189,20 @@ pub fn float_of_pair(op: &str, a: Ty, b: Ty) -> Result<DType, ComputeError> {
 
 /// The dtype of `a / b` (python-blosc2's `check_dtype` for `/`).
 pub fn true_divide(a: Ty, b: Ty) -> Result<Ty, ComputeError> {
-    let integral = |t: Ty| matches!(t, Ty::Weak(Weak::Int)) || matches!(t, Ty::Strong(d) if d.is_integer());
+    let integral =
+        |t: Ty| matches!(t, Ty::Weak(Weak::Int)) || matches!(t, Ty::Strong(d) if d.is_integer());
     let boolean = |t: Ty| t.kind() == Kind::Bool;
     if let (Ty::Weak(x), Ty::Weak(y)) = (a, b) {
         return Ok(Ty::Weak(x.max(y).max(Weak::Float)));
     }
     if integral(a) && integral(b) {
-        return Ok(Ty::Strong(if a == Ty::Strong(DType::I32) && b == Ty::Strong(DType::I32) { DType::F32 } else { DType::F64 }));
+        return Ok(Ty::Strong(
+            if a == Ty::Strong(DType::I32) && b == Ty::Strong(DType::I32) {
+                DType::F32
+            } else {
+                DType::F64
+            },
+        ));
     }
     let p = promote(a, b);
     if p.kind() < Kind::Float || boolean(a) && boolean(b) {
@@ -208,7 +219,10 @@ pub fn true_divide(a: Ty, b: Ty) -> Result<Ty, ComputeError> {
 pub fn check_logical(op: &str, t: Ty) -> Result<(), ComputeError> {
     match t.concrete() {
         DType::Bool | DType::I32 | DType::I64 => Ok(()),
-        d => Err(ComputeError::Type { op: op.to_string(), dtype: d.name().to_string() }),
+        d => Err(ComputeError::Type {
+            op: op.to_string(),
+            dtype: d.name().to_string(),
+        }),
     }
 }
 
@@ -221,13 +235,40 @@ mod tests {
     /// for a few rows of the 13 × 13 table.
     #[test]
     fn strong_table_rows() {
-        let cols = [Bool, I8, I16, I32, I64, U8, U16, U32, U64, F32, F64, C64, C128];
+        let cols = [
+            Bool, I8, I16, I32, I64, U8, U16, U32, U64, F32, F64, C64, C128,
+        ];
         let rows: [(DType, [DType; 13]); 5] = [
-            (I8, [I8, I8, I16, I32, I64, I16, I32, I64, F64, F32, F64, C64, C128]),
-            (U16, [U16, I32, I32, I32, I64, U16, U16, U32, U64, F32, F64, C64, C128]),
-            (U64, [U64, F64, F64, F64, F64, U64, U64, U64, U64, F64, F64, C128, C128]),
-            (F32, [F32, F32, F32, F64, F64, F32, F32, F64, F64, F32, F64, C64, C128]),
-            (C64, [C64, C64, C64, C128, C128, C64, C64, C128, C128, C64, C128, C64, C128]),
+            (
+                I8,
+                [
+                    I8, I8, I16, I32, I64, I16, I32, I64, F64, F32, F64, C64, C128,
+                ],
+            ),
+            (
+                U16,
+                [
+                    U16, I32, I32, I32, I64, U16, U16, U32, U64, F32, F64, C64, C128,
+                ],
+            ),
+            (
+                U64,
+                [
+                    U64, F64, F64, F64, F64, U64, U64, U64, U64, F64, F64, C128, C128,
+                ],
+            ),
+            (
+                F32,
+                [
+                    F32, F32, F32, F64, F64, F32, F32, F64, F64, F32, F64, C64, C128,
+                ],
+            ),
+            (
+                C64,
+                [
+                    C64, C64, C64, C128, C128, C64, C64, C128, C128, C64, C128, C64, C128,
+                ],
+            ),
         ];
         for (row, expected) in rows {
             for (col, want) in cols.iter().zip(expected) {
@@ -240,12 +281,30 @@ mod tests {
     #[test]
     fn weak_literals() {
         assert_eq!(promote(Ty::Strong(I8), Ty::Weak(Weak::Int)), Ty::Strong(I8));
-        assert_eq!(promote(Ty::Strong(Bool), Ty::Weak(Weak::Int)), Ty::Strong(I64));
-        assert_eq!(promote(Ty::Strong(I16), Ty::Weak(Weak::Float)), Ty::Strong(F64));
-        assert_eq!(promote(Ty::Strong(F32), Ty::Weak(Weak::Float)), Ty::Strong(F32));
-        assert_eq!(promote(Ty::Strong(F32), Ty::Weak(Weak::Complex)), Ty::Strong(C64));
-        assert_eq!(promote(Ty::Strong(I8), Ty::Weak(Weak::Bool)), Ty::Strong(I8));
-        assert_eq!(promote(Ty::Weak(Weak::Int), Ty::Weak(Weak::Float)), Ty::Weak(Weak::Float));
+        assert_eq!(
+            promote(Ty::Strong(Bool), Ty::Weak(Weak::Int)),
+            Ty::Strong(I64)
+        );
+        assert_eq!(
+            promote(Ty::Strong(I16), Ty::Weak(Weak::Float)),
+            Ty::Strong(F64)
+        );
+        assert_eq!(
+            promote(Ty::Strong(F32), Ty::Weak(Weak::Float)),
+            Ty::Strong(F32)
+        );
+        assert_eq!(
+            promote(Ty::Strong(F32), Ty::Weak(Weak::Complex)),
+            Ty::Strong(C64)
+        );
+        assert_eq!(
+            promote(Ty::Strong(I8), Ty::Weak(Weak::Bool)),
+            Ty::Strong(I8)
+        );
+        assert_eq!(
+            promote(Ty::Weak(Weak::Int), Ty::Weak(Weak::Float)),
+            Ty::Weak(Weak::Float)
+        );
     }
 
     #[test]
@@ -271,6 +330,9 @@ mod tests {
         assert_eq!(float_of_pair("arctan2", s(Bool), s(I16)).unwrap(), F32);
         assert_eq!(float_of_pair("arctan2", s(I32), s(F32)).unwrap(), F64);
         assert!(float_of_pair("arctan2", s(I8), s(U8)).is_err());
-        assert_eq!(float_of_pair("arctan2", s(F32), Ty::Weak(Weak::Int)).unwrap(), F32);
+        assert_eq!(
+            float_of_pair("arctan2", s(F32), Ty::Weak(Weak::Int)).unwrap(),
+            F32
+        );
     }
 }

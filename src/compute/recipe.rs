@@ -69,7 +69,10 @@ pub enum RecipeError {
 }
 
 fn string(v: &Value, field: &str, what: &str) -> Result<String, RecipeError> {
-    v.get(field).and_then(Value::as_str).map(str::to_string).ok_or_else(|| RecipeError::Malformed(format!("{what}: no string {field:?}")))
+    v.get(field)
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .ok_or_else(|| RecipeError::Malformed(format!("{what}: no string {field:?}")))
 }
 
 impl Recipe {
@@ -90,12 +93,17 @@ impl Recipe {
         let kind = string(b2o, "kind", "b2o")?;
         let version = b2o.get("version").and_then(Value::as_i64);
         if version != Some(1) {
-            return Err(RecipeError::Unsupported(format!("{kind} version {version:?}")));
+            return Err(RecipeError::Unsupported(format!(
+                "{kind} version {version:?}"
+            )));
         }
         match kind.as_str() {
             "lazyexpr" => {}
             "lazyudf" => {
-                let fk = b2o.get("function_kind").and_then(Value::as_str).unwrap_or("python");
+                let fk = b2o
+                    .get("function_kind")
+                    .and_then(Value::as_str)
+                    .unwrap_or("python");
                 let name = b2o.get("name").and_then(Value::as_str).unwrap_or("?");
                 return Err(RecipeError::NotEvaluated(format!(
                     "a user-defined function ({fk} kernel {name:?}); blosc2fs evaluates expressions, not code"
@@ -104,24 +112,36 @@ impl Recipe {
             other => return Err(RecipeError::Unsupported(format!("kind {other:?}"))),
         }
         let expression = string(b2o, "expression", "lazyexpr")?;
-        let ops =
-            b2o.get("operands").and_then(Value::as_object).ok_or_else(|| RecipeError::Malformed("lazyexpr: no operands object".into()))?;
+        let ops = b2o
+            .get("operands")
+            .and_then(Value::as_object)
+            .ok_or_else(|| RecipeError::Malformed("lazyexpr: no operands object".into()))?;
         let mut operands = Vec::with_capacity(ops.len());
         for (name, r) in ops {
             let what = format!("operand {name}");
             let kind = string(r, "kind", &what)?;
             let reference = match kind.as_str() {
                 "urlpath" => OperandRef::UrlPath(string(r, "urlpath", &what)?),
-                "dictstore_key" => OperandRef::DictStoreKey { urlpath: string(r, "urlpath", &what)?, key: string(r, "key", &what)? },
+                "dictstore_key" => OperandRef::DictStoreKey {
+                    urlpath: string(r, "urlpath", &what)?,
+                    key: string(r, "key", &what)?,
+                },
                 "c2array" => OperandRef::C2Array {
                     path: string(r, "path", &what)?,
                     urlbase: r.get("urlbase").and_then(Value::as_str).map(str::to_string),
                 },
-                other => return Err(RecipeError::Unsupported(format!("{what} of kind {other:?}"))),
+                other => {
+                    return Err(RecipeError::Unsupported(format!(
+                        "{what} of kind {other:?}"
+                    )))
+                }
             };
             operands.push((name.clone(), reference));
         }
-        Ok(Recipe { expression, operands })
+        Ok(Recipe {
+            expression,
+            operands,
+        })
     }
 
     /// The legacy form: the value of vlmeta `_LazyArray`.
@@ -146,11 +166,18 @@ impl Recipe {
                     path: string(r, "path", &format!("operand {name}"))?,
                     urlbase: r.get("urlbase").and_then(Value::as_str).map(str::to_string),
                 },
-                _ => return Err(RecipeError::Malformed(format!("operand {name}: neither a path nor an object"))),
+                _ => {
+                    return Err(RecipeError::Malformed(format!(
+                        "operand {name}: neither a path nor an object"
+                    )))
+                }
             };
             operands.push((name.clone(), reference));
         }
-        Ok(Recipe { expression, operands })
+        Ok(Recipe {
+            expression,
+            operands,
+        })
     }
 }
 
@@ -173,8 +200,20 @@ mod tests {
             r.operands,
             vec![
                 ("a".to_string(), OperandRef::UrlPath("ops/a.b2nd".into())),
-                ("b".to_string(), OperandRef::DictStoreKey { urlpath: "/abs/run.b2z".into(), key: "/x".into() }),
-                ("c".to_string(), OperandRef::C2Array { path: "@public/ds.b2nd".into(), urlbase: Some("https://cat2.example/".into()) }),
+                (
+                    "b".to_string(),
+                    OperandRef::DictStoreKey {
+                        urlpath: "/abs/run.b2z".into(),
+                        key: "/x".into()
+                    }
+                ),
+                (
+                    "c".to_string(),
+                    OperandRef::C2Array {
+                        path: "@public/ds.b2nd".into(),
+                        urlbase: Some("https://cat2.example/".into())
+                    }
+                ),
             ]
         );
     }
@@ -182,16 +221,32 @@ mod tests {
     #[test]
     fn udfs_and_oddities_are_typed() {
         let udf = json!({"b2o": {"kind": "lazyudf", "version": 1, "function_kind": "dsl", "name": "k", "udf_source": "def k(x): ..."}});
-        assert!(matches!(Recipe::from_vlmeta(&udf), Err(RecipeError::NotEvaluated(_))));
+        assert!(matches!(
+            Recipe::from_vlmeta(&udf),
+            Err(RecipeError::NotEvaluated(_))
+        ));
         let legacy_udf = json!({"_LazyArray": {"UDF": "def f(inputs, output, offset): ...", "operands": {}, "name": "f"}});
-        assert!(matches!(Recipe::from_vlmeta(&legacy_udf), Err(RecipeError::NotEvaluated(_))));
+        assert!(matches!(
+            Recipe::from_vlmeta(&legacy_udf),
+            Err(RecipeError::NotEvaluated(_))
+        ));
         assert_eq!(Recipe::from_vlmeta(&json!({})), Err(RecipeError::Absent));
         let v2 = json!({"b2o": {"kind": "lazyexpr", "version": 2}});
-        assert!(matches!(Recipe::from_vlmeta(&v2), Err(RecipeError::Unsupported(_))));
+        assert!(matches!(
+            Recipe::from_vlmeta(&v2),
+            Err(RecipeError::Unsupported(_))
+        ));
         let remote = json!({"b2o": {"kind": "lazyexpr", "version": 1, "expression": "a", "operands": {"a": {"kind": "zarr", "version": 1, "urlpath": "s3://x"}}}});
-        assert!(matches!(Recipe::from_vlmeta(&remote), Err(RecipeError::Unsupported(_))));
-        let bad = json!({"b2o": {"kind": "lazyexpr", "version": 1, "expression": 3, "operands": {}}});
-        assert!(matches!(Recipe::from_vlmeta(&bad), Err(RecipeError::Malformed(_))));
+        assert!(matches!(
+            Recipe::from_vlmeta(&remote),
+            Err(RecipeError::Unsupported(_))
+        ));
+        let bad =
+            json!({"b2o": {"kind": "lazyexpr", "version": 1, "expression": 3, "operands": {}}});
+        assert!(matches!(
+            Recipe::from_vlmeta(&bad),
+            Err(RecipeError::Malformed(_))
+        ));
     }
 
     #[test]
@@ -200,10 +255,19 @@ mod tests {
             "operands": {"o0": "a.b2nd", "o1": {"path": "@public/x.b2nd", "urlbase": "https://h/"}}}});
         let r = Recipe::from_vlmeta(&vl).unwrap();
         assert_eq!(r.expression, "o0 + o1");
-        assert_eq!(r.operands[0], ("o0".to_string(), OperandRef::UrlPath("a.b2nd".into())));
+        assert_eq!(
+            r.operands[0],
+            ("o0".to_string(), OperandRef::UrlPath("a.b2nd".into()))
+        );
         assert_eq!(
             r.operands[1],
-            ("o1".to_string(), OperandRef::C2Array { path: "@public/x.b2nd".into(), urlbase: Some("https://h/".into()) })
+            (
+                "o1".to_string(),
+                OperandRef::C2Array {
+                    path: "@public/x.b2nd".into(),
+                    urlbase: Some("https://h/".into())
+                }
+            )
         );
     }
 }

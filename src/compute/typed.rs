@@ -76,7 +76,10 @@ impl WeakVal {
                 _ => re as f32,
             }]),
             DType::F64 => Col::F64(vec![re]),
-            DType::C64 => Col::C64(vec![Cx { re: re as f32, im: im as f32 }]),
+            DType::C64 => Col::C64(vec![Cx {
+                re: re as f32,
+                im: im as f32,
+            }]),
             DType::C128 => Col::C128(vec![Cx { re, im }]),
             d => Col::Int(vec![wrap(int as i64, d)]),
         }
@@ -150,11 +153,18 @@ pub struct Typing {
 
 impl Typing {
     /// numpy's types, node by node: the reported dtype.
-    pub const NUMPY: Typing = Typing { widen: false, narrow: false, widen_int: false };
+    pub const NUMPY: Typing = Typing {
+        widen: false,
+        narrow: false,
+        widen_int: false,
+    };
 }
 
 fn type_err(op: &str, d: DType) -> ComputeError {
-    ComputeError::Type { op: op.to_string(), dtype: d.name().to_string() }
+    ComputeError::Type {
+        op: op.to_string(),
+        dtype: d.name().to_string(),
+    }
 }
 
 impl<'a> Typer<'a> {
@@ -175,7 +185,12 @@ impl<'a> Typer<'a> {
         }
         let low = |t: Ty| matches!(t, Ty::Strong(d) if matches!(d.kind(), Kind::Bool | Kind::Int | Kind::UInt));
         match (a, b) {
-            (Ty::Strong(d @ (DType::F32 | DType::C64)), other) | (other, Ty::Strong(d @ (DType::F32 | DType::C64))) if low(other) => Some(d),
+            (Ty::Strong(d @ (DType::F32 | DType::C64)), other)
+            | (other, Ty::Strong(d @ (DType::F32 | DType::C64)))
+                if low(other) =>
+            {
+                Some(d)
+            }
             _ => None,
         }
     }
@@ -184,7 +199,9 @@ impl<'a> Typer<'a> {
     /// computed: of integers only, widened under [`Typer::widen_int`]; else
     /// under [`Typer::widen`].
     fn wide_for<const N: usize>(&self, d: DType, args: [DType; N]) -> DType {
-        let ints = args.iter().all(|a| matches!(a.kind(), Kind::Bool | Kind::Int | Kind::UInt));
+        let ints = args
+            .iter()
+            .all(|a| matches!(a.kind(), Kind::Bool | Kind::Int | Kind::UInt));
         if ints && self.widen_int {
             return match d {
                 DType::F32 => DType::F64,
@@ -206,7 +223,9 @@ impl<'a> Typer<'a> {
     fn reg(&mut self, t: T, d: DType) -> Result<usize, ComputeError> {
         Ok(match t {
             T::Weak(WeakVal::Int(v)) if d.is_integer() && !fits(v, d) => {
-                return Err(ComputeError::Unsupported(format!("integer literal {v} out of the range of {d} (numpy refuses it)")))
+                return Err(ComputeError::Unsupported(format!(
+                    "integer literal {v} out of the range of {d} (numpy refuses it)"
+                )))
             }
             T::Weak(w) => self.push(Instr::Const(w.to_col(d)), d),
             T::Reg(r, rd) if rd == d => r,
@@ -255,7 +274,9 @@ impl<'a> Typer<'a> {
         }
         let T::Reg(r, d) = a else { unreachable!() };
         match op {
-            UnOp::Pos | UnOp::Neg if d == DType::Bool => Err(ComputeError::Unsupported("unary - or + of a boolean (numpy refuses)".into())),
+            UnOp::Pos | UnOp::Neg if d == DType::Bool => Err(ComputeError::Unsupported(
+                "unary - or + of a boolean (numpy refuses)".into(),
+            )),
             UnOp::Pos => Ok(a),
             UnOp::Neg => Ok(T::Reg(self.push(Instr::Un(Un::Neg, r), d), d)),
             UnOp::Invert => {
@@ -281,7 +302,9 @@ impl<'a> Typer<'a> {
                 }
             }
         }
-        let narrowed = self.narrowed(ta, tb).filter(|_| matches!(op, Bin::Add | Bin::Sub | Bin::Mul | Bin::Div));
+        let narrowed = self
+            .narrowed(ta, tb)
+            .filter(|_| matches!(op, Bin::Add | Bin::Sub | Bin::Mul | Bin::Div));
         if let Some(d) = narrowed {
             let (x, y) = (self.reg(a, d)?, self.reg(b, d)?);
             return Ok(T::Reg(self.push(Instr::Bin(op, x, y), d), d));
@@ -289,7 +312,9 @@ impl<'a> Typer<'a> {
         let p = promote(ta, tb).concrete();
         let refuse_bool = |what: &str| {
             if p == DType::Bool {
-                Err(ComputeError::Unsupported(format!("{what} of booleans (python-blosc2 reports bool and computes no defined value)")))
+                Err(ComputeError::Unsupported(format!(
+                    "{what} of booleans (python-blosc2 reports bool and computes no defined value)"
+                )))
             } else {
                 Ok(())
             }
@@ -299,7 +324,9 @@ impl<'a> Typer<'a> {
             Bin::Add | Bin::Mul => (p, p),
             Bin::Sub => {
                 if p == DType::Bool {
-                    return Err(ComputeError::Unsupported("boolean subtraction (numpy refuses)".into()));
+                    return Err(ComputeError::Unsupported(
+                        "boolean subtraction (numpy refuses)".into(),
+                    ));
                 }
                 (p, p)
             }
@@ -313,7 +340,10 @@ impl<'a> Typer<'a> {
             Bin::Pow => {
                 refuse_bool(sym)?;
                 if ta.concrete() == DType::Bool {
-                    return Err(ComputeError::Unsupported("a boolean base of ** (python-blosc2 reports int8 where numpy gives int64)".into()));
+                    return Err(ComputeError::Unsupported(
+                        "a boolean base of ** (python-blosc2 reports int8 where numpy gives int64)"
+                            .into(),
+                    ));
                 }
                 if p.kind() == Kind::Complex {
                     return Err(ComputeError::Unsupported("complex power".into()));
@@ -323,7 +353,10 @@ impl<'a> Typer<'a> {
             Bin::Div => {
                 // int32 / int32 is float32 to python-blosc2, taken in float64
                 // under a float64 result, like a float function of integers.
-                let d = self.wide_for(true_divide(ta, tb)?.concrete(), [ta.concrete(), tb.concrete()]);
+                let d = self.wide_for(
+                    true_divide(ta, tb)?.concrete(),
+                    [ta.concrete(), tb.concrete()],
+                );
                 (d, d)
             }
             Bin::Eq | Bin::Ne => (p, DType::Bool),
@@ -365,7 +398,10 @@ impl<'a> Typer<'a> {
                 }
                 let f = float_of_pair(sym, ta, tb)?;
                 if op == Bin::NextAfter && f == DType::F32 {
-                    return Err(ComputeError::Unsupported("nextafter in float32 (python-blosc2 steps in float64 and rounds back)".into()));
+                    return Err(ComputeError::Unsupported(
+                        "nextafter in float32 (python-blosc2 steps in float64 and rounds back)"
+                            .into(),
+                    ));
                 }
                 (f, f)
             }
@@ -397,10 +433,18 @@ impl<'a> Typer<'a> {
             DType::C64 => DType::F32,
             _ => DType::F64,
         };
-        let refuse_complex = || if complex { Err(type_err(name, d)) } else { Ok(()) };
+        let refuse_complex = || {
+            if complex {
+                Err(type_err(name, d))
+            } else {
+                Ok(())
+            }
+        };
         let refuse_bool = || {
             if d == DType::Bool {
-                Err(ComputeError::Unsupported(format!("{name} of booleans (python-blosc2's dtype differs from numpy's)")))
+                Err(ComputeError::Unsupported(format!(
+                    "{name} of booleans (python-blosc2's dtype differs from numpy's)"
+                )))
             } else {
                 Ok(())
             }
@@ -479,14 +523,20 @@ impl<'a> Typer<'a> {
     fn call(&mut self, name: &str, args: &[T]) -> Result<T, ComputeError> {
         let f = lookup(name)?;
         if args.len() != f.arity() {
-            return Err(ComputeError::Arity { name: name.to_string(), expected: f.arity(), got: args.len() });
+            return Err(ComputeError::Arity {
+                name: name.to_string(),
+                expected: f.arity(),
+                got: args.len(),
+            });
         }
         // python-blosc2 4.14.1 types `f32 - square(0)` float32 but
         // `f32 + sin(1.0)` float64 and `i8 + abs(-3)` int64: the result of
         // a function of literals is a Python number for some functions, a
         // numpy scalar for others.
         if args.iter().all(|a| matches!(a, T::Weak(_))) {
-            return Err(ComputeError::Unsupported(format!("{name}() of literals only (python-blosc2 types its result inconsistently)")));
+            return Err(ComputeError::Unsupported(format!(
+                "{name}() of literals only (python-blosc2 types its result inconsistently)"
+            )));
         }
         let args = args.to_vec();
         match f {
@@ -503,7 +553,9 @@ impl<'a> Typer<'a> {
             }
             Func::Where => {
                 let c = self.reg(args[0], DType::Bool)?;
-                let d = self.narrowed(args[1].ty(), args[2].ty()).unwrap_or_else(|| promote(args[1].ty(), args[2].ty()).concrete());
+                let d = self
+                    .narrowed(args[1].ty(), args[2].ty())
+                    .unwrap_or_else(|| promote(args[1].ty(), args[2].ty()).concrete());
                 let (x, y) = (self.reg(args[1], d)?, self.reg(args[2], d)?);
                 Ok(T::Reg(self.push(Instr::Where(c, x, y), d), d))
             }
@@ -512,7 +564,10 @@ impl<'a> Typer<'a> {
                 if d.kind() == Kind::Complex {
                     return Err(type_err(name, d));
                 }
-                let regs = args.iter().map(|&a| self.reg(a, d)).collect::<Result<Vec<usize>, _>>()?;
+                let regs = args
+                    .iter()
+                    .map(|&a| self.reg(a, d))
+                    .collect::<Result<Vec<usize>, _>>()?;
                 let lo = self.push(Instr::Bin(Bin::Max, regs[0], regs[1]), d);
                 Ok(T::Reg(self.push(Instr::Bin(Bin::Min, lo, regs[2]), d), d))
             }
@@ -563,14 +618,24 @@ fn fold_binary(op: Bin, a: WeakVal, b: WeakVal) -> Result<WeakVal, ComputeError>
             Bin::Div => Float(x as f64 / y as f64),
             Bin::FloorDiv | Bin::Mod if y == 0 => return Err(zero()),
             Bin::FloorDiv => {
-                let (q, r) = (x.checked_div(y).ok_or_else(overflow)?, x.checked_rem(y).ok_or_else(overflow)?);
+                let (q, r) = (
+                    x.checked_div(y).ok_or_else(overflow)?,
+                    x.checked_rem(y).ok_or_else(overflow)?,
+                );
                 Int(q - if r != 0 && (x < 0) != (y < 0) { 1 } else { 0 })
             }
             Bin::Mod => {
                 let r = x.checked_rem(y).ok_or_else(overflow)?;
-                Int(if r != 0 && (r < 0) != (y < 0) { r + y } else { r })
+                Int(if r != 0 && (r < 0) != (y < 0) {
+                    r + y
+                } else {
+                    r
+                })
             }
-            Bin::Pow if y >= 0 => Int(u32::try_from(y).ok().and_then(|e| x.checked_pow(e)).ok_or_else(overflow)?),
+            Bin::Pow if y >= 0 => Int(u32::try_from(y)
+                .ok()
+                .and_then(|e| x.checked_pow(e))
+                .ok_or_else(overflow)?),
             Bin::Pow if x == 0 => return Err(zero()),
             Bin::Pow => Float((x as f64).powf(y as f64)),
             Bin::And => Int(x & y),
@@ -578,7 +643,10 @@ fn fold_binary(op: Bin, a: WeakVal, b: WeakVal) -> Result<WeakVal, ComputeError>
             Bin::Xor => Int(x ^ y),
             Bin::Shl if y < 0 => return Err(ComputeError::Literal("negative shift count".into())),
             Bin::Shl => {
-                let s = u32::try_from(y).ok().filter(|&s| s < 127).ok_or_else(overflow)?;
+                let s = u32::try_from(y)
+                    .ok()
+                    .filter(|&s| s < 127)
+                    .ok_or_else(overflow)?;
                 let v = x << s;
                 if v >> s != x {
                     return Err(overflow());
@@ -594,7 +662,12 @@ fn fold_binary(op: Bin, a: WeakVal, b: WeakVal) -> Result<WeakVal, ComputeError>
             Bin::Eq => Bool(x == y),
             Bin::Ne => Bool(x != y),
             // Functions of literals only are refused before they get here.
-            _ => return Err(ComputeError::Unsupported(format!("{}() of literals only", op.symbol()))),
+            _ => {
+                return Err(ComputeError::Unsupported(format!(
+                    "{}() of literals only",
+                    op.symbol()
+                )))
+            }
         }),
         (Complex(..), _) | (_, Complex(..)) => {
             let c = |v: WeakVal| match v {
@@ -610,7 +683,12 @@ fn fold_binary(op: Bin, a: WeakVal, b: WeakVal) -> Result<WeakVal, ComputeError>
                 Bin::Mul => Complex(ar * br - ai * bi, ar * bi + ai * br),
                 Bin::Eq => Bool(ar == br && ai == bi),
                 Bin::Ne => Bool(ar != br || ai != bi),
-                _ => return Err(ComputeError::Unsupported(format!("complex constant {}", op.symbol()))),
+                _ => {
+                    return Err(ComputeError::Unsupported(format!(
+                        "complex constant {}",
+                        op.symbol()
+                    )))
+                }
             })
         }
         (x, y) => {
@@ -638,7 +716,9 @@ fn fold_binary(op: Bin, a: WeakVal, b: WeakVal) -> Result<WeakVal, ComputeError>
                     })
                 }
                 Bin::Pow if x < 0.0 && y.fract() != 0.0 => {
-                    return Err(ComputeError::Unsupported("negative constant to a fractional power (complex in Python)".into()))
+                    return Err(ComputeError::Unsupported(
+                        "negative constant to a fractional power (complex in Python)".into(),
+                    ))
                 }
                 Bin::Pow if x == 0.0 && y < 0.0 => return Err(zero()),
                 Bin::Pow => Float(x.powf(y)),
@@ -648,7 +728,12 @@ fn fold_binary(op: Bin, a: WeakVal, b: WeakVal) -> Result<WeakVal, ComputeError>
                 Bin::Ge => Bool(x >= y),
                 Bin::Eq => Bool(x == y),
                 Bin::Ne => Bool(x != y),
-                _ => return Err(ComputeError::Type { op: op.symbol().to_string(), dtype: "float".into() }),
+                _ => {
+                    return Err(ComputeError::Type {
+                        op: op.symbol().to_string(),
+                        dtype: "float".into(),
+                    })
+                }
             })
         }
     }
@@ -660,12 +745,19 @@ fn fold_unary(op: UnOp, a: WeakVal) -> Result<WeakVal, ComputeError> {
         (UnOp::Pos, Bool(b)) => Int(b as i128),
         (UnOp::Pos, v) => v,
         (UnOp::Neg, Bool(b)) => Int(-(b as i128)),
-        (UnOp::Neg, Int(i)) => Int(i.checked_neg().ok_or_else(|| ComputeError::Literal("integer constant out of range".into()))?),
+        (UnOp::Neg, Int(i)) => Int(i
+            .checked_neg()
+            .ok_or_else(|| ComputeError::Literal("integer constant out of range".into()))?),
         (UnOp::Neg, Float(f)) => Float(-f),
         (UnOp::Neg, Complex(r, i)) => Complex(-r, -i),
         (UnOp::Invert, Bool(b)) => Int(!(b as i128)),
         (UnOp::Invert, Int(i)) => Int(!i),
-        (UnOp::Invert, _) => return Err(ComputeError::Type { op: "~".into(), dtype: "float".into() }),
+        (UnOp::Invert, _) => {
+            return Err(ComputeError::Type {
+                op: "~".into(),
+                dtype: "float".into(),
+            })
+        }
     })
 }
 
@@ -674,15 +766,29 @@ impl Typed {
     /// another (a narrowed float32 expression).
     pub fn cast_to(&mut self, d: DType) {
         if self.steps[self.root].dtype != d {
-            self.steps.push(Step { instr: Instr::Cast(self.root), dtype: d });
+            self.steps.push(Step {
+                instr: Instr::Cast(self.root),
+                dtype: d,
+            });
             self.root = self.steps.len() - 1;
         }
     }
 }
 
 /// Type `ast` against `operands` (name, dtype or `None` if unsupported).
-pub fn type_ast(ast: &Ast, operands: &[(&str, Option<DType>)], typing: Typing) -> Result<Typed, ComputeError> {
-    let mut t = Typer { steps: Vec::new(), operands, loads: vec![None; operands.len()], widen: typing.widen, narrow: typing.narrow, widen_int: typing.widen_int };
+pub fn type_ast(
+    ast: &Ast,
+    operands: &[(&str, Option<DType>)],
+    typing: Typing,
+) -> Result<Typed, ComputeError> {
+    let mut t = Typer {
+        steps: Vec::new(),
+        operands,
+        loads: vec![None; operands.len()],
+        widen: typing.widen,
+        narrow: typing.narrow,
+        widen_int: typing.widen_int,
+    };
     let mut vals: Vec<T> = Vec::with_capacity(ast.nodes.len());
     for node in &ast.nodes {
         let v = match node {
@@ -701,10 +807,18 @@ pub fn type_ast(ast: &Ast, operands: &[(&str, Option<DType>)], typing: Typing) -
     }
     let root = match vals[ast.root] {
         T::Reg(r, _) => r,
-        T::Weak(_) => return Err(ComputeError::Unsupported("expression uses no operand".into())),
+        T::Weak(_) => {
+            return Err(ComputeError::Unsupported(
+                "expression uses no operand".into(),
+            ))
+        }
     };
     let used = t.loads.iter().map(|l| l.is_some()).collect();
-    Ok(Typed { steps: t.steps, root, used })
+    Ok(Typed {
+        steps: t.steps,
+        root,
+        used,
+    })
 }
 
 #[cfg(test)]
@@ -722,7 +836,10 @@ mod tests {
     #[test]
     fn dtypes_as_python_blosc2_reports() {
         use DType::*;
-        assert_eq!(dtype_of("a * 2 + sin(b) - c", &[("a", F64), ("b", F32), ("c", I32)]).unwrap(), F64);
+        assert_eq!(
+            dtype_of("a * 2 + sin(b) - c", &[("a", F64), ("b", F32), ("c", I32)]).unwrap(),
+            F64
+        );
         assert_eq!(dtype_of("a / b", &[("a", I32), ("b", I32)]).unwrap(), F32);
         assert_eq!(dtype_of("a / b", &[("a", I8), ("b", I8)]).unwrap(), F64);
         assert_eq!(dtype_of("a / 2", &[("a", I32)]).unwrap(), F64);
@@ -732,9 +849,15 @@ mod tests {
         assert_eq!(dtype_of("a + 1.5", &[("a", I16)]).unwrap(), F64);
         assert_eq!(dtype_of("b * 2.5", &[("b", F32)]).unwrap(), F32);
         assert_eq!(dtype_of("sin(a)", &[("a", I16)]).unwrap(), F32);
-        assert_eq!(dtype_of("where(a > 0, 1, b)", &[("a", I32), ("b", F32)]).unwrap(), F32);
+        assert_eq!(
+            dtype_of("where(a > 0, 1, b)", &[("a", I32), ("b", F32)]).unwrap(),
+            F32
+        );
         assert_eq!(dtype_of("abs(a)", &[("a", C64)]).unwrap(), F32);
-        assert_eq!(dtype_of("arctan2(a, b)", &[("a", I16), ("b", U16)]).unwrap(), F32);
+        assert_eq!(
+            dtype_of("arctan2(a, b)", &[("a", I16), ("b", U16)]).unwrap(),
+            F32
+        );
         assert_eq!(dtype_of("a + 1j", &[("a", F32)]).unwrap(), C64);
         assert_eq!(dtype_of("7 / 2 + a", &[("a", I32)]).unwrap(), F64);
         assert_eq!(dtype_of("2 * 3 + a", &[("a", I32)]).unwrap(), I32);
@@ -745,48 +868,132 @@ mod tests {
     #[test]
     fn typed_refusals() {
         use DType::*;
-        assert!(matches!(dtype_of("sin(a)", &[("a", I8)]), Err(ComputeError::Unsupported(_))));
-        assert!(matches!(dtype_of("a & b", &[("a", I8), ("b", I8)]), Err(ComputeError::Type { .. })));
-        assert!(matches!(dtype_of("a & 1.5", &[("a", I32)]), Err(ComputeError::Type { .. })));
-        assert!(matches!(dtype_of("a < b", &[("a", C128), ("b", F64)]), Err(ComputeError::Type { .. })));
-        assert!(matches!(dtype_of("a - b", &[("a", Bool), ("b", Bool)]), Err(ComputeError::Unsupported(_))));
-        assert!(matches!(dtype_of("x + 1", &[("a", F64)]), Err(ComputeError::UnknownOperand(n)) if n == "x"));
-        assert!(matches!(dtype_of("sin(a, a)", &[("a", F64)]), Err(ComputeError::Arity { expected: 1, got: 2, .. })));
-        assert!(matches!(dtype_of("1 + 2", &[("a", F64)]), Err(ComputeError::Unsupported(_))));
-        assert!(matches!(dtype_of("b + sin(1.0)", &[("b", F32)]), Err(ComputeError::Unsupported(_))));
-        assert!(matches!(dtype_of("-1 <= a", &[("a", U8)]), Err(ComputeError::Unsupported(_))));
-        assert!(matches!(dtype_of("a >= 7", &[("a", Bool)]), Err(ComputeError::Unsupported(_))));
+        assert!(matches!(
+            dtype_of("sin(a)", &[("a", I8)]),
+            Err(ComputeError::Unsupported(_))
+        ));
+        assert!(matches!(
+            dtype_of("a & b", &[("a", I8), ("b", I8)]),
+            Err(ComputeError::Type { .. })
+        ));
+        assert!(matches!(
+            dtype_of("a & 1.5", &[("a", I32)]),
+            Err(ComputeError::Type { .. })
+        ));
+        assert!(matches!(
+            dtype_of("a < b", &[("a", C128), ("b", F64)]),
+            Err(ComputeError::Type { .. })
+        ));
+        assert!(matches!(
+            dtype_of("a - b", &[("a", Bool), ("b", Bool)]),
+            Err(ComputeError::Unsupported(_))
+        ));
+        assert!(
+            matches!(dtype_of("x + 1", &[("a", F64)]), Err(ComputeError::UnknownOperand(n)) if n == "x")
+        );
+        assert!(matches!(
+            dtype_of("sin(a, a)", &[("a", F64)]),
+            Err(ComputeError::Arity {
+                expected: 1,
+                got: 2,
+                ..
+            })
+        ));
+        assert!(matches!(
+            dtype_of("1 + 2", &[("a", F64)]),
+            Err(ComputeError::Unsupported(_))
+        ));
+        assert!(matches!(
+            dtype_of("b + sin(1.0)", &[("b", F32)]),
+            Err(ComputeError::Unsupported(_))
+        ));
+        assert!(matches!(
+            dtype_of("-1 <= a", &[("a", U8)]),
+            Err(ComputeError::Unsupported(_))
+        ));
+        assert!(matches!(
+            dtype_of("a >= 7", &[("a", Bool)]),
+            Err(ComputeError::Unsupported(_))
+        ));
         assert_eq!(dtype_of("a >= 1", &[("a", Bool)]).unwrap(), Bool);
         assert_eq!(dtype_of("a < 1000", &[("a", I16)]).unwrap(), Bool);
-        assert!(matches!(dtype_of("a + 300", &[("a", I8)]), Err(ComputeError::Unsupported(_))));
-        assert!(matches!(dtype_of("a // -1", &[("a", U8)]), Err(ComputeError::Unsupported(_))));
-        assert!(matches!(dtype_of("a + 1 // 0", &[("a", F64)]), Err(ComputeError::Literal(_))));
-        assert!(matches!(dtype_of("a + 2 ** 200", &[("a", F64)]), Err(ComputeError::Literal(_))));
+        assert!(matches!(
+            dtype_of("a + 300", &[("a", I8)]),
+            Err(ComputeError::Unsupported(_))
+        ));
+        assert!(matches!(
+            dtype_of("a // -1", &[("a", U8)]),
+            Err(ComputeError::Unsupported(_))
+        ));
+        assert!(matches!(
+            dtype_of("a + 1 // 0", &[("a", F64)]),
+            Err(ComputeError::Literal(_))
+        ));
+        assert!(matches!(
+            dtype_of("a + 2 ** 200", &[("a", F64)]),
+            Err(ComputeError::Literal(_))
+        ));
         // python-blosc2 gives hypot(1, 1) = 1 for int32 and types
         // arctan2(f, 1) float32 but arctan2(f + 0, 1) float64.
-        assert!(matches!(dtype_of("hypot(a, a)", &[("a", I32)]), Err(ComputeError::Unsupported(_))));
-        assert!(matches!(dtype_of("arctan2(a, 1)", &[("a", F32)]), Err(ComputeError::Unsupported(_))));
+        assert!(matches!(
+            dtype_of("hypot(a, a)", &[("a", I32)]),
+            Err(ComputeError::Unsupported(_))
+        ));
+        assert!(matches!(
+            dtype_of("arctan2(a, 1)", &[("a", F32)]),
+            Err(ComputeError::Unsupported(_))
+        ));
         assert_eq!(dtype_of("hypot(a, a + 0)", &[("a", F32)]).unwrap(), F32);
     }
 
     #[test]
     fn literals_fold_like_python() {
-        assert_eq!(fold_binary(Bin::FloorDiv, WeakVal::Int(-7), WeakVal::Int(2)).unwrap(), WeakVal::Int(-4));
-        assert_eq!(fold_binary(Bin::FloorDiv, WeakVal::Int(7), WeakVal::Int(-2)).unwrap(), WeakVal::Int(-4));
-        assert_eq!(fold_binary(Bin::Mod, WeakVal::Int(-7), WeakVal::Int(2)).unwrap(), WeakVal::Int(1));
-        assert_eq!(fold_binary(Bin::Mod, WeakVal::Int(7), WeakVal::Int(-2)).unwrap(), WeakVal::Int(-1));
-        assert_eq!(fold_binary(Bin::Pow, WeakVal::Int(2), WeakVal::Int(-1)).unwrap(), WeakVal::Float(0.5));
-        assert_eq!(fold_binary(Bin::Add, WeakVal::Bool(true), WeakVal::Bool(true)).unwrap(), WeakVal::Int(2));
-        assert_eq!(fold_binary(Bin::Mod, WeakVal::Float(-7.5), WeakVal::Float(2.0)).unwrap(), WeakVal::Float(0.5));
-        assert_eq!(fold_unary(UnOp::Invert, WeakVal::Int(5)).unwrap(), WeakVal::Int(-6));
+        assert_eq!(
+            fold_binary(Bin::FloorDiv, WeakVal::Int(-7), WeakVal::Int(2)).unwrap(),
+            WeakVal::Int(-4)
+        );
+        assert_eq!(
+            fold_binary(Bin::FloorDiv, WeakVal::Int(7), WeakVal::Int(-2)).unwrap(),
+            WeakVal::Int(-4)
+        );
+        assert_eq!(
+            fold_binary(Bin::Mod, WeakVal::Int(-7), WeakVal::Int(2)).unwrap(),
+            WeakVal::Int(1)
+        );
+        assert_eq!(
+            fold_binary(Bin::Mod, WeakVal::Int(7), WeakVal::Int(-2)).unwrap(),
+            WeakVal::Int(-1)
+        );
+        assert_eq!(
+            fold_binary(Bin::Pow, WeakVal::Int(2), WeakVal::Int(-1)).unwrap(),
+            WeakVal::Float(0.5)
+        );
+        assert_eq!(
+            fold_binary(Bin::Add, WeakVal::Bool(true), WeakVal::Bool(true)).unwrap(),
+            WeakVal::Int(2)
+        );
+        assert_eq!(
+            fold_binary(Bin::Mod, WeakVal::Float(-7.5), WeakVal::Float(2.0)).unwrap(),
+            WeakVal::Float(0.5)
+        );
+        assert_eq!(
+            fold_unary(UnOp::Invert, WeakVal::Int(5)).unwrap(),
+            WeakVal::Int(-6)
+        );
         // i128::MIN // -1 and -i128::MIN overflow: errors, not panics.
         let min = WeakVal::Int(i128::MIN);
         assert!(fold_binary(Bin::FloorDiv, min, WeakVal::Int(-1)).is_err());
-        assert!(fold_binary(Bin::Mod, min, WeakVal::Int(-1)).is_err() || fold_binary(Bin::Mod, min, WeakVal::Int(-1)).is_ok());
+        assert!(
+            fold_binary(Bin::Mod, min, WeakVal::Int(-1)).is_err()
+                || fold_binary(Bin::Mod, min, WeakVal::Int(-1)).is_ok()
+        );
         assert!(fold_unary(UnOp::Neg, min).is_err());
         let ops = [("a", Some(DType::F64))];
         let text = "a + (-170141183460469231731687303715884105727 - 1) // -1";
-        assert!(matches!(type_ast(&parse(text).unwrap(), &ops, Typing::NUMPY), Err(ComputeError::Literal(_))));
+        assert!(matches!(
+            type_ast(&parse(text).unwrap(), &ops, Typing::NUMPY),
+            Err(ComputeError::Literal(_))
+        ));
         assert_eq!(WeakVal::Int(300).to_col(DType::I8), Col::Int(vec![44]));
         assert_eq!(WeakVal::Int(-1).to_col(DType::U8), Col::Int(vec![255]));
     }

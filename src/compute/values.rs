@@ -72,7 +72,9 @@ pub fn wrap_all(v: &mut [i64], d: DType) {
 }
 
 fn decode<const N: usize, T>(bytes: &[u8], order: ByteOrder, f: impl Fn([u8; N]) -> T) -> Vec<T> {
-    let it = bytes.chunks_exact(N).map(|c| <[u8; N]>::try_from(c).expect("chunk of N"));
+    let it = bytes
+        .chunks_exact(N)
+        .map(|c| <[u8; N]>::try_from(c).expect("chunk of N"));
     match order {
         ByteOrder::Little => it.map(f).collect(),
         ByteOrder::Big => it
@@ -102,11 +104,21 @@ pub fn load(bytes: &[u8], d: DType, order: ByteOrder) -> Col {
         // A big-endian complex swaps each component on its own.
         C64 => {
             let parts = decode(bytes, order, f32::from_le_bytes);
-            Col::C64(parts.chunks_exact(2).map(|p| Cx { re: p[0], im: p[1] }).collect())
+            Col::C64(
+                parts
+                    .chunks_exact(2)
+                    .map(|p| Cx { re: p[0], im: p[1] })
+                    .collect(),
+            )
         }
         C128 => {
             let parts = decode(bytes, order, f64::from_le_bytes);
-            Col::C128(parts.chunks_exact(2).map(|p| Cx { re: p[0], im: p[1] }).collect())
+            Col::C128(
+                parts
+                    .chunks_exact(2)
+                    .map(|p| Cx { re: p[0], im: p[1] })
+                    .collect(),
+            )
         }
     }
 }
@@ -169,49 +181,79 @@ pub fn cast(col: &Col, to: DType) -> Col {
         (Col::Bool(v), U64) => Col::U64(map(v, |b| b as u64)),
         (Col::Bool(v), F32) => Col::F32(map(v, |b| b as u8 as f32)),
         (Col::Bool(v), F64) => Col::F64(map(v, |b| b as u8 as f64)),
-        (Col::Bool(v), C64) => Col::C64(map(v, |b| Cx { re: b as u8 as f32, im: 0.0 })),
-        (Col::Bool(v), C128) => Col::C128(map(v, |b| Cx { re: b as u8 as f64, im: 0.0 })),
+        (Col::Bool(v), C64) => Col::C64(map(v, |b| Cx {
+            re: b as u8 as f32,
+            im: 0.0,
+        })),
+        (Col::Bool(v), C128) => Col::C128(map(v, |b| Cx {
+            re: b as u8 as f64,
+            im: 0.0,
+        })),
         (Col::Bool(v), _) => Col::Int(map(v, |b| b as i64)),
 
         (Col::Int(v), Bool) => Col::Bool(map(v, |x| x != 0)),
         (Col::Int(v), U64) => Col::U64(map(v, |x| x as u64)),
         (Col::Int(v), F32) => Col::F32(map(v, |x| x as f32)),
         (Col::Int(v), F64) => Col::F64(map(v, |x| x as f64)),
-        (Col::Int(v), C64) => Col::C64(map(v, |x| Cx { re: x as f32, im: 0.0 })),
-        (Col::Int(v), C128) => Col::C128(map(v, |x| Cx { re: x as f64, im: 0.0 })),
+        (Col::Int(v), C64) => Col::C64(map(v, |x| Cx {
+            re: x as f32,
+            im: 0.0,
+        })),
+        (Col::Int(v), C128) => Col::C128(map(v, |x| Cx {
+            re: x as f64,
+            im: 0.0,
+        })),
         (Col::Int(v), d) => Col::Int(map(v, |x| wrap(x, d))),
 
         (Col::U64(v), Bool) => Col::Bool(map(v, |x| x != 0)),
         (Col::U64(v), U64) => Col::U64(v.clone()),
         (Col::U64(v), F32) => Col::F32(map(v, |x| x as f32)),
         (Col::U64(v), F64) => Col::F64(map(v, |x| x as f64)),
-        (Col::U64(v), C64) => Col::C64(map(v, |x| Cx { re: x as f32, im: 0.0 })),
-        (Col::U64(v), C128) => Col::C128(map(v, |x| Cx { re: x as f64, im: 0.0 })),
+        (Col::U64(v), C64) => Col::C64(map(v, |x| Cx {
+            re: x as f32,
+            im: 0.0,
+        })),
+        (Col::U64(v), C128) => Col::C128(map(v, |x| Cx {
+            re: x as f64,
+            im: 0.0,
+        })),
         (Col::U64(v), d) => Col::Int(map(v, |x| wrap(x as i64, d))),
 
         (Col::F32(v), Bool) => Col::Bool(map(v, |x| x != 0.0)),
         (Col::F32(v), F32) => Col::F32(v.clone()),
         (Col::F32(v), F64) => Col::F64(map(v, |x| x as f64)),
         (Col::F32(v), C64) => Col::C64(map(v, |x| Cx { re: x, im: 0.0 })),
-        (Col::F32(v), C128) => Col::C128(map(v, |x| Cx { re: x as f64, im: 0.0 })),
+        (Col::F32(v), C128) => Col::C128(map(v, |x| Cx {
+            re: x as f64,
+            im: 0.0,
+        })),
         (Col::F32(v), U64) => Col::U64(map(v, |x| x as u64)),
         (Col::F32(v), d) => Col::Int(map(v, |x| wrap(x as i64, d))),
 
         (Col::F64(v), Bool) => Col::Bool(map(v, |x| x != 0.0)),
         (Col::F64(v), F32) => Col::F32(map(v, |x| x as f32)),
         (Col::F64(v), F64) => Col::F64(v.clone()),
-        (Col::F64(v), C64) => Col::C64(map(v, |x| Cx { re: x as f32, im: 0.0 })),
+        (Col::F64(v), C64) => Col::C64(map(v, |x| Cx {
+            re: x as f32,
+            im: 0.0,
+        })),
         (Col::F64(v), C128) => Col::C128(map(v, |x| Cx { re: x, im: 0.0 })),
         (Col::F64(v), U64) => Col::U64(map(v, |x| x as u64)),
         (Col::F64(v), d) => Col::Int(map(v, |x| wrap(x as i64, d))),
 
         (Col::C64(v), Bool) => Col::Bool(map(v, |x| x.re != 0.0 || x.im != 0.0)),
         (Col::C64(v), C64) => Col::C64(v.clone()),
-        (Col::C64(v), C128) => Col::C128(map(v, |x| Cx { re: x.re as f64, im: x.im as f64 })),
+        (Col::C64(v), C128) => Col::C128(map(v, |x| Cx {
+            re: x.re as f64,
+            im: x.im as f64,
+        })),
         (Col::C64(v), d) => cast(&Col::F32(map(v, |x| x.re)), d),
 
         (Col::C128(v), Bool) => Col::Bool(map(v, |x| x.re != 0.0 || x.im != 0.0)),
-        (Col::C128(v), C64) => Col::C64(map(v, |x| Cx { re: x.re as f32, im: x.im as f32 })),
+        (Col::C128(v), C64) => Col::C64(map(v, |x| Cx {
+            re: x.re as f32,
+            im: x.im as f32,
+        })),
         (Col::C128(v), C128) => Col::C128(v.clone()),
         (Col::C128(v), d) => cast(&Col::F64(map(v, |x| x.re)), d),
     }
@@ -223,16 +265,37 @@ mod tests {
 
     #[test]
     fn load_both_byte_orders() {
-        assert_eq!(load(&[0x01, 0x02, 0xff, 0xff], DType::I16, ByteOrder::Big), Col::Int(vec![0x0102, -1]));
-        assert_eq!(load(&[0x01, 0x02], DType::U16, ByteOrder::Little), Col::Int(vec![0x0201]));
-        assert_eq!(load(&1.5f64.to_be_bytes(), DType::F64, ByteOrder::Big), Col::F64(vec![1.5]));
+        assert_eq!(
+            load(&[0x01, 0x02, 0xff, 0xff], DType::I16, ByteOrder::Big),
+            Col::Int(vec![0x0102, -1])
+        );
+        assert_eq!(
+            load(&[0x01, 0x02], DType::U16, ByteOrder::Little),
+            Col::Int(vec![0x0201])
+        );
+        assert_eq!(
+            load(&1.5f64.to_be_bytes(), DType::F64, ByteOrder::Big),
+            Col::F64(vec![1.5])
+        );
         let mut c = Vec::new();
         c.extend_from_slice(&2.0f32.to_be_bytes());
         c.extend_from_slice(&(-3.0f32).to_be_bytes());
-        assert_eq!(load(&c, DType::C64, ByteOrder::Big), Col::C64(vec![Cx { re: 2.0, im: -3.0 }]));
-        assert_eq!(load(&[0, 1, 2], DType::Bool, ByteOrder::Little), Col::Bool(vec![false, true, true]));
-        assert_eq!(load(&[0xff], DType::I8, ByteOrder::Little), Col::Int(vec![-1]));
-        assert_eq!(load(&[0xff], DType::U8, ByteOrder::Little), Col::Int(vec![255]));
+        assert_eq!(
+            load(&c, DType::C64, ByteOrder::Big),
+            Col::C64(vec![Cx { re: 2.0, im: -3.0 }])
+        );
+        assert_eq!(
+            load(&[0, 1, 2], DType::Bool, ByteOrder::Little),
+            Col::Bool(vec![false, true, true])
+        );
+        assert_eq!(
+            load(&[0xff], DType::I8, ByteOrder::Little),
+            Col::Int(vec![-1])
+        );
+        assert_eq!(
+            load(&[0xff], DType::U8, ByteOrder::Little),
+            Col::Int(vec![255])
+        );
     }
 
     #[test]
@@ -247,11 +310,26 @@ mod tests {
 
     #[test]
     fn casts_wrap_and_round() {
-        assert_eq!(cast(&Col::Int(vec![300, -1]), DType::I8), Col::Int(vec![44, -1]));
-        assert_eq!(cast(&Col::Int(vec![-1]), DType::U64), Col::U64(vec![u64::MAX]));
-        assert_eq!(cast(&Col::Int(vec![16_777_217]), DType::F32), Col::F32(vec![16_777_216.0]));
-        assert_eq!(cast(&Col::F64(vec![0.1]), DType::F32), Col::F32(vec![0.1f32]));
-        assert_eq!(cast(&Col::F64(vec![f64::NAN, 0.0]), DType::Bool), Col::Bool(vec![true, false]));
+        assert_eq!(
+            cast(&Col::Int(vec![300, -1]), DType::I8),
+            Col::Int(vec![44, -1])
+        );
+        assert_eq!(
+            cast(&Col::Int(vec![-1]), DType::U64),
+            Col::U64(vec![u64::MAX])
+        );
+        assert_eq!(
+            cast(&Col::Int(vec![16_777_217]), DType::F32),
+            Col::F32(vec![16_777_216.0])
+        );
+        assert_eq!(
+            cast(&Col::F64(vec![0.1]), DType::F32),
+            Col::F32(vec![0.1f32])
+        );
+        assert_eq!(
+            cast(&Col::F64(vec![f64::NAN, 0.0]), DType::Bool),
+            Col::Bool(vec![true, false])
+        );
         assert_eq!(wrap(-129, DType::I8), 127);
         assert_eq!(wrap(-1, DType::U32), 4_294_967_295);
     }

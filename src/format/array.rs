@@ -14,14 +14,14 @@
 //! once [`Array::accept_growth`] has checked that the chunks it knows are
 //! where and what they were.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::chunk::header::{ChunkHeader, EXTENDED_HEADER_LEN};
-use super::chunk::{decode_chunk_into, BlockContext, ChunkLayout, ChunkRegion, Fork, Storage};
 use super::chunk::Special;
+use super::chunk::{decode_chunk_into, BlockContext, ChunkLayout, ChunkRegion, Fork, Storage};
 use super::elsewhere::Elsewhere;
 use super::error::{Error, PResult, Problem};
 use super::frame::{ChunkOffset, Frame};
@@ -45,7 +45,10 @@ enum Container {
     /// One source holds the whole frame.
     Contiguous(Arc<dyn ByteSource>),
     /// A sparse frame: the index frame and a way to open its chunk files.
-    Sparse { index: Arc<dyn ByteSource>, chunks: Arc<dyn SparseChunks> },
+    Sparse {
+        index: Arc<dyn ByteSource>,
+        chunks: Arc<dyn SparseChunks>,
+    },
 }
 
 /// How the array's bytes map onto chunks.
@@ -128,14 +131,23 @@ impl Array {
     }
 
     /// Open a sparse frame from its index source and its chunk files.
-    pub fn from_sparse(name: &Path, index: Arc<dyn ByteSource>, chunks: Arc<dyn SparseChunks>) -> Result<Array, Error> {
-        Self::from_container(name, Container::Sparse { index, chunks }).map_err(|p| Error::new(name, p))
+    pub fn from_sparse(
+        name: &Path,
+        index: Arc<dyn ByteSource>,
+        chunks: Arc<dyn SparseChunks>,
+    ) -> Result<Array, Error> {
+        Self::from_container(name, Container::Sparse { index, chunks })
+            .map_err(|p| Error::new(name, p))
     }
 
     fn from_container(name: &Path, container: Container) -> PResult<Array> {
         let (frame, trusted) = match &container {
-            Container::Contiguous(source) => (Frame::read(&**source, false)?, source.opened_version()),
-            Container::Sparse { index, .. } => (Frame::read(&**index, true)?, index.opened_version()),
+            Container::Contiguous(source) => {
+                (Frame::read(&**source, false)?, source.opened_version())
+            }
+            Container::Sparse { index, .. } => {
+                (Frame::read(&**index, true)?, index.opened_version())
+            }
         };
         let nd = if let Some(bytes) = frame.metalayer("b2nd") {
             Some(NdMeta::parse(bytes, Flavor::B2nd)?)
@@ -150,14 +162,24 @@ impl Array {
             container,
             elsewhere: Elsewhere::of(&frame),
             frame,
-            shape: Shape::Plain { chunk_starts: Vec::new() },
-            trusted: Mutex::new(Trust { version: trusted, rewritten: BTreeSet::new() }),
+            shape: Shape::Plain {
+                chunk_starts: Vec::new(),
+            },
+            trusted: Mutex::new(Trust {
+                version: trusted,
+                rewritten: BTreeSet::new(),
+            }),
             stored_order: OnceLock::new(),
             producer: None,
         };
         array.shape = match nd {
             Some(meta) => {
-                let geometry = Geometry::new(&meta.shape, &meta.chunkshape, &meta.blockshape, array.frame.typesize as u64)?;
+                let geometry = Geometry::new(
+                    &meta.shape,
+                    &meta.chunkshape,
+                    &meta.blockshape,
+                    array.frame.typesize as u64,
+                )?;
                 let nchunks = array.frame.nchunks() as u64;
                 if geometry.nchunks() != nchunks && !(geometry.nbytes() == 0 && nchunks == 0) {
                     return Err(Problem::corrupt(
@@ -165,15 +187,26 @@ impl Array {
                         format!("shape {:?} / chunkshape {:?} imply {} chunks, the frame holds {nchunks}", meta.shape, meta.chunkshape, geometry.nchunks()),
                     ));
                 }
-                if nchunks > 0 && array.frame.chunksize != 0 && array.frame.chunksize != geometry.chunk_nbytes() {
+                if nchunks > 0
+                    && array.frame.chunksize != 0
+                    && array.frame.chunksize != geometry.chunk_nbytes()
+                {
                     return Err(Problem::corrupt(
                         "b2nd metalayer",
-                        format!("chunks of {} bytes, the frame says {}", geometry.chunk_nbytes(), array.frame.chunksize),
+                        format!(
+                            "chunks of {} bytes, the frame says {}",
+                            geometry.chunk_nbytes(),
+                            array.frame.chunksize
+                        ),
                     ));
                 }
                 Shape::Nd { geometry, meta }
             }
-            None => Shape::Plain { chunk_starts: plain::chunk_starts(&array.frame, |c| Ok(array.read_layout(c)?.nbytes() as u64))? },
+            None => Shape::Plain {
+                chunk_starts: plain::chunk_starts(&array.frame, |c| {
+                    Ok(array.read_layout(c)?.nbytes() as u64)
+                })?,
+            },
         };
         Ok(array)
     }
@@ -183,13 +216,21 @@ impl Array {
     /// from (its version is the array's, [`ByteSource::may_wait`] says
     /// whether reading waits on a network). Its values are marked as kept
     /// elsewhere ([`Elsewhere::ServedRegions`]).
-    pub fn described(name: &Path, description: &super::described::Description, source: Arc<dyn ByteSource>, producer: Arc<dyn BlockProducer>) -> Result<Array, Error> {
+    pub fn described(
+        name: &Path,
+        description: &super::described::Description,
+        source: Arc<dyn ByteSource>,
+        producer: Arc<dyn BlockProducer>,
+    ) -> Result<Array, Error> {
         let (geometry, meta) = description.nd().map_err(|p| Error::new(name, p))?;
         let frame = description.frame(&geometry);
         Ok(Array {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             name: name.to_path_buf(),
-            trusted: Mutex::new(Trust { version: source.opened_version(), rewritten: BTreeSet::new() }),
+            trusted: Mutex::new(Trust {
+                version: source.opened_version(),
+                rewritten: BTreeSet::new(),
+            }),
             container: Container::Contiguous(source),
             elsewhere: Some(Elsewhere::ServedRegions),
             frame,
@@ -203,26 +244,49 @@ impl Array {
     /// small frame held in memory (a region a server built), never for a
     /// mounted array (the read layer serves those).
     pub fn read_all(&self) -> PResult<Vec<u8>> {
-        let len = usize::try_from(self.data_len()).map_err(|_| Problem::Limit("array too large to read whole".into()))?;
+        let len = usize::try_from(self.data_len())
+            .map_err(|_| Problem::Limit("array too large to read whole".into()))?;
         let mut out = vec![0u8; len];
         let mut decoded: Option<(u64, Vec<u8>)> = None;
         for piece in self.pieces(Region::Data, 0, len as u64)? {
             let (chunk, at) = match piece.source {
                 PieceSource::Zeros => continue,
-                PieceSource::Block { chunk, block, offset } => {
+                PieceSource::Block {
+                    chunk,
+                    block,
+                    offset,
+                } => {
                     let block_len = self.geometry().map_or(0, Geometry::block_nbytes);
-                    (chunk, block.saturating_mul(block_len).saturating_add(offset))
+                    (
+                        chunk,
+                        block.saturating_mul(block_len).saturating_add(offset),
+                    )
                 }
                 PieceSource::ChunkBytes { chunk, offset } => (chunk, offset),
             };
             if decoded.as_ref().is_none_or(|(c, _)| *c != chunk) {
                 decoded = Some((chunk, self.decode_chunk(chunk)?));
             }
-            let bytes = decoded.as_ref().map(|(_, d)| d.as_slice()).unwrap_or_default();
+            let bytes = decoded
+                .as_ref()
+                .map(|(_, d)| d.as_slice())
+                .unwrap_or_default();
             let from = usize::try_from(at).unwrap_or(usize::MAX);
-            let src = from.checked_add(piece.len as usize).and_then(|end| bytes.get(from..end));
-            let src = src.ok_or_else(|| Problem::corrupt("chunk", format!("chunk {chunk} decodes to {} bytes, a piece needs {at}+{}", bytes.len(), piece.len)))?;
-            out[piece.out_offset as usize..piece.out_offset as usize + src.len()].copy_from_slice(src);
+            let src = from
+                .checked_add(piece.len as usize)
+                .and_then(|end| bytes.get(from..end));
+            let src = src.ok_or_else(|| {
+                Problem::corrupt(
+                    "chunk",
+                    format!(
+                        "chunk {chunk} decodes to {} bytes, a piece needs {at}+{}",
+                        bytes.len(),
+                        piece.len
+                    ),
+                )
+            })?;
+            out[piece.out_offset as usize..piece.out_offset as usize + src.len()]
+                .copy_from_slice(src);
         }
         Ok(out)
     }
@@ -243,16 +307,30 @@ impl Array {
     /// starts of a plain frame): what a cache of opened arrays charges.
     pub fn held_bytes(&self) -> usize {
         let frame = &self.frame;
-        let metalayers: usize = frame.metalayers.iter().map(|(n, v)| 64 + n.len() + v.len()).sum();
+        let metalayers: usize = frame
+            .metalayers
+            .iter()
+            .map(|(n, v)| 64 + n.len() + v.len())
+            .sum();
         // A JSON value takes a few times its text in memory.
-        let vlmeta: usize = frame.vlmeta.iter().map(|(n, v)| 64 + n.len() + 4 * v.to_string().len()).sum();
+        let vlmeta: usize = frame
+            .vlmeta
+            .iter()
+            .map(|(n, v)| 64 + n.len() + 4 * v.to_string().len())
+            .sum();
         let starts = match &self.shape {
             Shape::Plain { chunk_starts } => chunk_starts.len() * 8,
             Shape::Nd { geometry, .. } => 64 * geometry.shape.len(),
         };
         let order = self.stored_order.get().map_or(0, |o| o.len() * 8);
         let producer = self.producer.as_ref().map_or(0, |p| p.held_bytes());
-        producer + 1024 + frame.offsets.len() * std::mem::size_of::<ChunkOffset>() + metalayers + vlmeta + starts + order
+        producer
+            + 1024
+            + frame.offsets.len() * std::mem::size_of::<ChunkOffset>()
+            + metalayers
+            + vlmeta
+            + starts
+            + order
     }
 
     /// Keep the source's descriptor open while the pin lives (an open file
@@ -287,14 +365,21 @@ impl Array {
     /// they read as zeros, like holes in a sparse file. Chunks whose own
     /// header says so are found only when read.
     pub fn uninitialized_chunks(&self) -> u64 {
-        self.frame.offsets.iter().filter(|o| matches!(o, ChunkOffset::Special(Special::Uninit))).count() as u64
+        self.frame
+            .offsets
+            .iter()
+            .filter(|o| matches!(o, ChunkOffset::Special(Special::Uninit)))
+            .count() as u64
     }
 
     /// This array (an N-d frame whose values live elsewhere), its blocks
     /// produced by `producer` from now on: reads no longer fail, and no
     /// block is decoded from the frame.
     pub fn produced_by(self, producer: Arc<dyn BlockProducer>) -> Array {
-        Array { producer: Some(producer), ..self }
+        Array {
+            producer: Some(producer),
+            ..self
+        }
     }
 
     /// Whether the values are produced ([`Self::produced_by`]), not stored.
@@ -307,8 +392,16 @@ impl Array {
     pub fn box_pieces(&self, origin: &[u64], extent: &[u64]) -> PResult<Vec<Piece>> {
         self.refuse_made_up()?;
         match &self.shape {
-            Shape::Nd { geometry, .. } if origin.len() == geometry.ndim() && extent.len() == geometry.ndim() => Ok(geometry.box_pieces(origin, extent)),
-            _ => Err(Problem::OutOfRange(format!("a box of {} dimensions in an array of shape {:?}", extent.len(), self.shape_dims()))),
+            Shape::Nd { geometry, .. }
+                if origin.len() == geometry.ndim() && extent.len() == geometry.ndim() =>
+            {
+                Ok(geometry.box_pieces(origin, extent))
+            }
+            _ => Err(Problem::OutOfRange(format!(
+                "a box of {} dimensions in an array of shape {:?}",
+                extent.len(),
+                self.shape_dims()
+            ))),
         }
     }
 
@@ -342,7 +435,9 @@ impl Array {
 
     /// The block shape the decode pipeline is given (empty for a plain frame).
     fn blockshape(&self) -> &[u64] {
-        self.geometry().map(|g| g.blockshape.as_slice()).unwrap_or(&[])
+        self.geometry()
+            .map(|g| g.blockshape.as_slice())
+            .unwrap_or(&[])
     }
 
     /// Number of chunks.
@@ -362,9 +457,14 @@ impl Array {
     pub fn region_len(&self, region: Region) -> PResult<u64> {
         match (region, &self.shape) {
             (Region::Data, _) => Ok(self.data_len()),
-            (Region::Chunk(c), _) if c >= self.nchunks() => Err(Problem::OutOfRange(format!("chunk {c} of {}", self.nchunks()))),
+            (Region::Chunk(c), _) if c >= self.nchunks() => Err(Problem::OutOfRange(format!(
+                "chunk {c} of {}",
+                self.nchunks()
+            ))),
             (Region::Chunk(_), Shape::Nd { geometry, .. }) => Ok(geometry.chunk_view_nbytes()),
-            (Region::Chunk(c), Shape::Plain { chunk_starts }) => Ok(chunk_starts[c as usize + 1] - chunk_starts[c as usize]),
+            (Region::Chunk(c), Shape::Plain { chunk_starts }) => {
+                Ok(chunk_starts[c as usize + 1] - chunk_starts[c as usize])
+            }
         }
     }
 
@@ -378,9 +478,15 @@ impl Array {
         let len = end.saturating_sub(start);
         Ok(match (&self.shape, region) {
             (Shape::Nd { geometry, .. }, Region::Data) => geometry.pieces(start, len),
-            (Shape::Nd { geometry, .. }, Region::Chunk(c)) => geometry.chunk_view_pieces(c, start, len),
-            (Shape::Plain { chunk_starts }, Region::Data) => plain::pieces(chunk_starts, start, len),
-            (Shape::Plain { chunk_starts }, Region::Chunk(c)) => plain::pieces(chunk_starts, chunk_starts[c as usize] + start, len),
+            (Shape::Nd { geometry, .. }, Region::Chunk(c)) => {
+                geometry.chunk_view_pieces(c, start, len)
+            }
+            (Shape::Plain { chunk_starts }, Region::Data) => {
+                plain::pieces(chunk_starts, start, len)
+            }
+            (Shape::Plain { chunk_starts }, Region::Chunk(c)) => {
+                plain::pieces(chunk_starts, chunk_starts[c as usize] + start, len)
+            }
         })
     }
 
@@ -393,11 +499,17 @@ impl Array {
     fn expected_chunk_nbytes(&self, c: u64) -> Option<u64> {
         match &self.shape {
             Shape::Nd { geometry, .. } => Some(geometry.chunk_nbytes()),
-            Shape::Plain { chunk_starts } if !chunk_starts.is_empty() => Some(chunk_starts[c as usize + 1] - chunk_starts[c as usize]),
+            Shape::Plain { chunk_starts } if !chunk_starts.is_empty() => {
+                Some(chunk_starts[c as usize + 1] - chunk_starts[c as usize])
+            }
             Shape::Plain { .. } => {
                 if self.frame.chunksize > 0 {
                     let start = c * self.frame.chunksize;
-                    Some(self.frame.chunksize.min(self.frame.nbytes.saturating_sub(start)))
+                    Some(
+                        self.frame
+                            .chunksize
+                            .min(self.frame.nbytes.saturating_sub(start)),
+                    )
                 } else {
                     None
                 }
@@ -435,10 +547,16 @@ impl Array {
     }
 
     fn read_layout_inner(&self, c: u64) -> PResult<ChunkLayout> {
-        let offset = *self.frame.offsets.get(c as usize).ok_or_else(|| Problem::OutOfRange(format!("chunk {c} of {}", self.nchunks())))?;
+        let offset = *self
+            .frame
+            .offsets
+            .get(c as usize)
+            .ok_or_else(|| Problem::OutOfRange(format!("chunk {c} of {}", self.nchunks())))?;
         let layout = match offset {
             ChunkOffset::Special(kind) => {
-                let nbytes = self.expected_chunk_nbytes(c).unwrap_or(self.frame.chunksize) as usize;
+                let nbytes = self
+                    .expected_chunk_nbytes(c)
+                    .unwrap_or(self.frame.chunksize) as usize;
                 // Blocks must match the geometry's; a plain frame's special
                 // chunk is cut in blocks of at least 1 MiB whatever the header
                 // says, so a tiny declared blocksize cannot explode the work.
@@ -446,29 +564,60 @@ impl Array {
                     Shape::Nd { geometry, .. } => geometry.block_nbytes() as usize,
                     Shape::Plain { .. } => (self.frame.blocksize.max(0) as usize).max(1 << 20),
                 };
-                return Ok(ChunkLayout::special(kind, nbytes, blocksize, self.frame.typesize));
+                return Ok(ChunkLayout::special(
+                    kind,
+                    nbytes,
+                    blocksize,
+                    self.frame.typesize,
+                ));
             }
             ChunkOffset::Stored(pos) => {
                 let (source, start, available) = self.chunk_home(c, pos)?;
-                let layout = ChunkLayout::read_sized(&ChunkRegion { source: &*source, start, available }, self.layout_guess())?;
+                let layout = ChunkLayout::read_sized(
+                    &ChunkRegion {
+                        source: &*source,
+                        start,
+                        available,
+                    },
+                    self.layout_guess(),
+                )?;
                 self.confirm_trusted(c)?;
                 layout
             }
         };
         if let Some(expected) = self.expected_chunk_nbytes(c) {
             if layout.nbytes() as u64 != expected {
-                return Err(Problem::corrupt("chunk", format!("decodes to {} bytes, the frame expects {expected}", layout.nbytes())));
+                return Err(Problem::corrupt(
+                    "chunk",
+                    format!(
+                        "decodes to {} bytes, the frame expects {expected}",
+                        layout.nbytes()
+                    ),
+                ));
             }
         }
         if let Shape::Nd { geometry, .. } = &self.shape {
             let h = &layout.header;
-            if layout.nbytes() > 0 && h.special.is_none() && !h.is_vlblocks() && h.blocksize as u64 != geometry.block_nbytes().min(layout.nbytes() as u64) {
-                return Err(Problem::corrupt("chunk", format!("blocks of {} bytes, the blockshape implies {}", h.blocksize, geometry.block_nbytes())));
+            if layout.nbytes() > 0
+                && h.special.is_none()
+                && !h.is_vlblocks()
+                && h.blocksize as u64 != geometry.block_nbytes().min(layout.nbytes() as u64)
+            {
+                return Err(Problem::corrupt(
+                    "chunk",
+                    format!(
+                        "blocks of {} bytes, the blockshape implies {}",
+                        h.blocksize,
+                        geometry.block_nbytes()
+                    ),
+                ));
             }
         }
         for b in 0..layout.nblocks() {
             if layout.block_range(b).len() > MAX_BLOCK_BYTES {
-                return Err(Problem::Limit(format!("block {b} is larger than {MAX_BLOCK_BYTES} bytes")));
+                return Err(Problem::Limit(format!(
+                    "block {b} is larger than {MAX_BLOCK_BYTES} bytes"
+                )));
             }
         }
         Ok(layout)
@@ -477,27 +626,62 @@ impl Array {
     /// Decode block `b` of chunk `c` (whose layout is `layout`) into `out`
     /// (exactly the block's decoded length). `block0` must be the decoded
     /// block 0 of the chunk when `layout.needs_block0()` and b > 0.
-    pub fn decode_block(&self, layout: &ChunkLayout, c: u64, b: u64, block0: Option<&[u8]>, out: &mut [u8]) -> PResult<()> {
+    pub fn decode_block(
+        &self,
+        layout: &ChunkLayout,
+        c: u64,
+        b: u64,
+        block0: Option<&[u8]>,
+        out: &mut [u8],
+    ) -> PResult<()> {
         self.decode_block_forked(layout, c, b, block0, None, out)
     }
 
     /// [`Array::decode_block`], with half of a split block's streams
     /// decoded through `fork` at the same time (for a reader waiting on
     /// this one block).
-    pub fn decode_block_forked(&self, layout: &ChunkLayout, c: u64, b: u64, block0: Option<&[u8]>, fork: Option<&dyn Fork>, out: &mut [u8]) -> PResult<()> {
+    pub fn decode_block_forked(
+        &self,
+        layout: &ChunkLayout,
+        c: u64,
+        b: u64,
+        block0: Option<&[u8]>,
+        fork: Option<&dyn Fork>,
+        out: &mut [u8],
+    ) -> PResult<()> {
         self.refuse_made_up()?;
         if let Some(producer) = &self.producer {
             if b >= layout.nblocks() as u64 || out.len() != layout.block_range(b as usize).len() {
-                return Err(Problem::OutOfRange(format!("block {b} of {} ({} bytes asked)", layout.nblocks(), out.len())).in_chunk(c));
+                return Err(Problem::OutOfRange(format!(
+                    "block {b} of {} ({} bytes asked)",
+                    layout.nblocks(),
+                    out.len()
+                ))
+                .in_chunk(c));
             }
             return producer.produce_block(c, b, out).map_err(|p| p.in_chunk(c));
         }
-        self.decode_block_inner(layout, c, b as usize, block0, fork, out).map_err(|p| p.in_chunk(c))
+        self.decode_block_inner(layout, c, b as usize, block0, fork, out)
+            .map_err(|p| p.in_chunk(c))
     }
 
-    fn decode_block_inner(&self, layout: &ChunkLayout, c: u64, b: usize, block0: Option<&[u8]>, fork: Option<&dyn Fork>, out: &mut [u8]) -> PResult<()> {
-        let context = BlockContext { block0, blockshape: self.blockshape(), fork };
-        self.with_stored_block(layout, c, b, |stored| layout.decode_block(b, stored, &context, out))
+    fn decode_block_inner(
+        &self,
+        layout: &ChunkLayout,
+        c: u64,
+        b: usize,
+        block0: Option<&[u8]>,
+        fork: Option<&dyn Fork>,
+        out: &mut [u8],
+    ) -> PResult<()> {
+        let context = BlockContext {
+            block0,
+            blockshape: self.blockshape(),
+            fork,
+        };
+        self.with_stored_block(layout, c, b, |stored| {
+            layout.decode_block(b, stored, &context, out)
+        })
     }
 
     /// Decoded bytes `[offset, offset + out.len())` of block `b` of chunk
@@ -505,41 +689,90 @@ impl Array {
     /// ([`ChunkLayout::decode_block_part`]), with half of the streams
     /// decoded through `fork`. `Ok(false)`, with nothing written, for a
     /// block that must be decoded whole ([`Array::decode_block_forked`]).
-    pub fn decode_block_part_forked(&self, layout: &ChunkLayout, c: u64, b: u64, fork: Option<&dyn Fork>, offset: u64, out: &mut [u8]) -> PResult<bool> {
+    pub fn decode_block_part_forked(
+        &self,
+        layout: &ChunkLayout,
+        c: u64,
+        b: u64,
+        fork: Option<&dyn Fork>,
+        offset: u64,
+        out: &mut [u8],
+    ) -> PResult<bool> {
         self.refuse_made_up()?;
         let b = b as usize;
-        let offset = usize::try_from(offset).map_err(|_| Problem::OutOfRange(format!("offset {offset} in block {b}")).in_chunk(c))?;
+        let offset = usize::try_from(offset).map_err(|_| {
+            Problem::OutOfRange(format!("offset {offset} in block {b}")).in_chunk(c)
+        })?;
         // Known before the stored bytes are read: a block decoded whole
         // reads them once, in the caller's whole decode (a produced block
         // is always made whole).
         if self.producer.is_some() || !layout.decodes_in_part(b) {
             return Ok(false);
         }
-        let context = BlockContext { block0: None, blockshape: self.blockshape(), fork };
-        self.with_stored_block(layout, c, b, |stored| layout.decode_block_part(b, stored, &context, offset, out)).map_err(|p| p.in_chunk(c))
+        let context = BlockContext {
+            block0: None,
+            blockshape: self.blockshape(),
+            fork,
+        };
+        self.with_stored_block(layout, c, b, |stored| {
+            layout.decode_block_part(b, stored, &context, offset, out)
+        })
+        .map_err(|p| p.in_chunk(c))
     }
 
     /// `decode` run on the stored bytes of block `b` of chunk `c` (none for
     /// a special chunk), read through the chunk's source.
-    fn with_stored_block<T>(&self, layout: &ChunkLayout, c: u64, b: usize, decode: impl FnOnce(&[u8]) -> PResult<T>) -> PResult<T> {
+    fn with_stored_block<T>(
+        &self,
+        layout: &ChunkLayout,
+        c: u64,
+        b: usize,
+        decode: impl FnOnce(&[u8]) -> PResult<T>,
+    ) -> PResult<T> {
         if b >= layout.nblocks() {
-            return Err(Problem::OutOfRange(format!("block {b} of {}", layout.nblocks())));
+            return Err(Problem::OutOfRange(format!(
+                "block {b} of {}",
+                layout.nblocks()
+            )));
         }
         let range = layout.block_source_range(b);
         let stored = match (&layout.storage, self.frame.offsets.get(c as usize)) {
             (Storage::Special { .. }, _) | (_, Some(ChunkOffset::Special(_))) => None,
             (_, Some(ChunkOffset::Stored(pos))) => Some(*pos),
-            (_, None) => return Err(Problem::OutOfRange(format!("chunk {c} of {}", self.nchunks()))),
+            (_, None) => {
+                return Err(Problem::OutOfRange(format!(
+                    "chunk {c} of {}",
+                    self.nchunks()
+                )))
+            }
         };
         let Some(pos) = stored else {
             return decode(&[]);
         };
         let (source, start, available) = self.chunk_home(c, pos)?;
         if range.end > available {
-            return Err(Problem::truncated("block", range.start, range.end, available));
+            return Err(Problem::truncated(
+                "block",
+                range.start,
+                range.end,
+                available,
+            ));
         }
         let contiguous = matches!(self.container, Container::Contiguous(_));
-        read_and_decode(&*source, start, layout, b, || if contiguous { self.confirm_trusted(c) } else { Ok(()) }, decode)
+        read_and_decode(
+            &*source,
+            start,
+            layout,
+            b,
+            || {
+                if contiguous {
+                    self.confirm_trusted(c)
+                } else {
+                    Ok(())
+                }
+            },
+            decode,
+        )
     }
 
     /// Decoded bytes `[offset, offset + out.len())` of block `b` of chunk
@@ -547,23 +780,47 @@ impl Array {
     /// raw (memcpyed: decoding would be a copy). `Ok(false)`, with nothing
     /// read, for any other chunk. A small read of such a block reads only
     /// its own bytes.
-    pub fn read_raw_block_part(&self, layout: &ChunkLayout, c: u64, b: u64, offset: u64, out: &mut [u8]) -> PResult<bool> {
+    pub fn read_raw_block_part(
+        &self,
+        layout: &ChunkLayout,
+        c: u64,
+        b: u64,
+        offset: u64,
+        out: &mut [u8],
+    ) -> PResult<bool> {
         self.refuse_made_up()?;
-        let Some(ChunkOffset::Stored(pos)) = self.frame.offsets.get(c as usize) else { return Ok(false) };
+        let Some(ChunkOffset::Stored(pos)) = self.frame.offsets.get(c as usize) else {
+            return Ok(false);
+        };
         if !layout.stored_raw() || self.producer.is_some() {
             return Ok(false);
         }
         let mut read = || -> PResult<()> {
             if b as usize >= layout.nblocks() {
-                return Err(Problem::OutOfRange(format!("block {b} of {}", layout.nblocks())));
+                return Err(Problem::OutOfRange(format!(
+                    "block {b} of {}",
+                    layout.nblocks()
+                )));
             }
             let range = layout.block_source_range(b as usize);
-            if !offset.checked_add(out.len() as u64).is_some_and(|e| e <= range.end - range.start) {
-                return Err(Problem::OutOfRange(format!("bytes {offset}+{} of block {b} ({} bytes)", out.len(), range.end - range.start)));
+            if !offset
+                .checked_add(out.len() as u64)
+                .is_some_and(|e| e <= range.end - range.start)
+            {
+                return Err(Problem::OutOfRange(format!(
+                    "bytes {offset}+{} of block {b} ({} bytes)",
+                    out.len(),
+                    range.end - range.start
+                )));
             }
             let (source, start, available) = self.chunk_home(c, *pos)?;
             if range.end > available {
-                return Err(Problem::truncated("block", range.start, range.end, available));
+                return Err(Problem::truncated(
+                    "block",
+                    range.start,
+                    range.end,
+                    available,
+                ));
             }
             source.read_needed(start + range.start + offset, out)?;
             match self.container {
@@ -580,15 +837,22 @@ impl Array {
     pub fn decode_chunk(&self, c: u64) -> PResult<Vec<u8>> {
         self.refuse_made_up()?;
         if self.producer.is_some() {
-            return Err(Problem::Unsupported { what: "chunk of a computed array".into(), detail: "it stores no bytes; read its blocks".into() });
+            return Err(Problem::Unsupported {
+                what: "chunk of a computed array".into(),
+                detail: "it stores no bytes; read its blocks".into(),
+            });
         }
         let layout = self.read_layout(c)?;
         let mut out = vec![0u8; layout.nbytes()];
         let stored = match self.frame.offsets.get(c as usize) {
-            Some(ChunkOffset::Stored(pos)) if !matches!(layout.storage, Storage::Special { .. }) => {
+            Some(ChunkOffset::Stored(pos))
+                if !matches!(layout.storage, Storage::Special { .. }) =>
+            {
                 let (source, start, _) = self.chunk_home(c, *pos)?;
                 let mut bytes = vec![0u8; layout.header.cbytes];
-                source.read_needed(start, &mut bytes).map_err(|p| p.in_chunk(c))?;
+                source
+                    .read_needed(start, &mut bytes)
+                    .map_err(|p| p.in_chunk(c))?;
                 if matches!(self.container, Container::Contiguous(_)) {
                     self.confirm_trusted(c).map_err(|p| p.in_chunk(c))?;
                 }
@@ -596,7 +860,8 @@ impl Array {
             }
             _ => Vec::new(),
         };
-        decode_chunk_into(&layout, &stored, self.blockshape(), &mut out).map_err(|p| p.in_chunk(c))?;
+        decode_chunk_into(&layout, &stored, self.blockshape(), &mut out)
+            .map_err(|p| p.in_chunk(c))?;
         Ok(out)
     }
 
@@ -606,7 +871,12 @@ impl Array {
         match &self.shape {
             Shape::Nd { geometry, .. } if geometry.block_nbytes() > 0 => {
                 let nblocks = geometry.chunk_nbytes().div_ceil(geometry.block_nbytes());
-                usize::try_from(nblocks.saturating_mul(4).saturating_add(EXTENDED_HEADER_LEN as u64 + 4)).unwrap_or(usize::MAX)
+                usize::try_from(
+                    nblocks
+                        .saturating_mul(4)
+                        .saturating_add(EXTENDED_HEADER_LEN as u64 + 4),
+                )
+                .unwrap_or(usize::MAX)
             }
             _ => 0,
         }
@@ -630,14 +900,30 @@ impl Array {
     /// The stored bytes of chunk `c` in the frame's source: from its offset
     /// to the next chunk's (in file order) or the end of the chunks.
     fn chunk_stored_range(&self, c: u64) -> Option<std::ops::Range<u64>> {
-        let Some(ChunkOffset::Stored(pos)) = self.frame.offsets.get(c as usize) else { return None };
+        let Some(ChunkOffset::Stored(pos)) = self.frame.offsets.get(c as usize) else {
+            return None;
+        };
         let order = self.stored_order.get_or_init(|| {
-            let mut v: Vec<u64> = self.frame.offsets.iter().filter_map(|o| if let ChunkOffset::Stored(p) = o { Some(*p) } else { None }).collect();
+            let mut v: Vec<u64> = self
+                .frame
+                .offsets
+                .iter()
+                .filter_map(|o| {
+                    if let ChunkOffset::Stored(p) = o {
+                        Some(*p)
+                    } else {
+                        None
+                    }
+                })
+                .collect();
             v.sort_unstable();
             v.dedup();
             v
         });
-        let next = order.get(order.partition_point(|&p| p <= *pos)).copied().unwrap_or(self.frame.cbytes);
+        let next = order
+            .get(order.partition_point(|&p| p <= *pos))
+            .copied()
+            .unwrap_or(self.frame.cbytes);
         let limit = (self.frame.header_len + self.frame.cbytes).min(self.frame.frame_len);
         let start = self.frame.header_len + pos;
         let end = (self.frame.header_len + next.max(*pos)).min(limit);
@@ -652,7 +938,10 @@ impl Array {
         if !self.takes_hints() {
             return;
         }
-        let ranges: Vec<_> = chunks.iter().filter_map(|&c| self.chunk_stored_range(c)).collect();
+        let ranges: Vec<_> = chunks
+            .iter()
+            .filter_map(|&c| self.chunk_stored_range(c))
+            .collect();
         if !ranges.is_empty() {
             self.frame_source().will_need(&ranges, need);
         }
@@ -664,7 +953,9 @@ impl Array {
         if !self.takes_hints() || matches!(layout.storage, Storage::Special { .. }) {
             return;
         }
-        let Some(chunk) = self.chunk_stored_range(c) else { return };
+        let Some(chunk) = self.chunk_stored_range(c) else {
+            return;
+        };
         let ranges: Vec<_> = blocks
             .iter()
             .filter(|&&b| (b as usize) < layout.nblocks())
@@ -692,10 +983,16 @@ impl Array {
         let now = source.version()?;
         let trust = self.trusted.lock().unwrap_or_else(|e| e.into_inner());
         if now != trust.version {
-            return Err(Problem::SourceChanged(format!("{} is no longer the version opened", source.describe())));
+            return Err(Problem::SourceChanged(format!(
+                "{} is no longer the version opened",
+                source.describe()
+            )));
         }
         if trust.rewritten.contains(&c) {
-            return Err(Problem::SourceChanged(format!("{} was rewritten where chunk {c} was", source.describe())));
+            return Err(Problem::SourceChanged(format!(
+                "{} was rewritten where chunk {c} was",
+                source.describe()
+            )));
         }
         Ok(())
     }
@@ -712,26 +1009,47 @@ impl Array {
     /// that kept every header is caught.
     /// Otherwise a [`Problem::SourceChanged`]. Metalayers may change (a b2nd
     /// array's shape grows); this array keeps presenting the shape it opened.
-    pub fn accept_growth(&self, known: &[(u64, Arc<ChunkLayout>)], seen: &[Seen<'_>]) -> PResult<()> {
+    pub fn accept_growth(
+        &self,
+        known: &[(u64, Arc<ChunkLayout>)],
+        seen: &[Seen<'_>],
+    ) -> PResult<()> {
         let source = self.frame_source();
-        let changed = |why: String| Problem::SourceChanged(format!("{} was rewritten: {why}", source.describe()));
-        let current = source.current()?.ok_or_else(|| changed("this source cannot be re-read".into()))?;
+        let changed = |why: String| {
+            Problem::SourceChanged(format!("{} was rewritten: {why}", source.describe()))
+        };
+        let current = source
+            .current()?
+            .ok_or_else(|| changed("this source cannot be re-read".into()))?;
         let now = current.opened_version();
-        if now == self.trusted.lock().unwrap_or_else(|e| e.into_inner()).version {
+        if now
+            == self
+                .trusted
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .version
+        {
             return Ok(());
         }
         if let Container::Sparse { .. } = self.container {
             // The chunks live in their own files (checked as they are read):
             // a rewritten index moves none of them.
-            self.trusted.lock().unwrap_or_else(|e| e.into_inner()).version = now;
+            self.trusted
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .version = now;
             return Ok(());
         }
         let old = &self.frame;
         let chunks_end = old.header_len + old.cbytes;
         if now.len < chunks_end {
-            return Err(changed(format!("it is now {} bytes, its chunks ended at {chunks_end}", now.len)));
+            return Err(changed(format!(
+                "it is now {} bytes, its chunks ended at {chunks_end}",
+                now.len
+            )));
         }
-        let new = Frame::read(&*current, false).map_err(|p| changed(format!("its frame cannot be read now ({p})")))?;
+        let new = Frame::read(&*current, false)
+            .map_err(|p| changed(format!("its frame cannot be read now ({p})")))?;
         if new.header_len != old.header_len || new.typesize != old.typesize {
             return Err(changed("its header is not the one opened".into()));
         }
@@ -751,30 +1069,75 @@ impl Array {
         }
         let rewritten = self.rewritten_chunks(&*current, known)?;
         if let Some((c, b)) = self.first_changed_block(&*current, known, &rewritten, seen) {
-            return Err(changed(format!("block {b} of chunk {c} now holds other values")));
+            return Err(changed(format!(
+                "block {b} of chunk {c} now holds other values"
+            )));
         }
         if !rewritten.is_empty() {
-            log::warn!("{}: chunks {rewritten:?} were rewritten in place; open files get errors for them", source.describe());
+            log::warn!(
+                "{}: chunks {rewritten:?} were rewritten in place; open files get errors for them",
+                source.describe()
+            );
         }
-        log::info!("{} grew to {} chunks; open files keep reading their {} chunks", source.describe(), new.offsets.len(), old.offsets.len());
-        *self.trusted.lock().unwrap_or_else(|e| e.into_inner()) = Trust { version: now, rewritten };
+        log::info!(
+            "{} grew to {} chunks; open files keep reading their {} chunks",
+            source.describe(),
+            new.offsets.len(),
+            old.offsets.len()
+        );
+        *self.trusted.lock().unwrap_or_else(|e| e.into_inner()) = Trust {
+            version: now,
+            rewritten,
+        };
         Ok(())
     }
 
     /// The first block of `seen` (of chunks not `rewritten`) whose bytes
     /// decode differently from `current`, or that cannot be decoded alone.
-    fn first_changed_block(&self, current: &dyn ByteSource, known: &[(u64, Arc<ChunkLayout>)], rewritten: &BTreeSet<u64>, seen: &[Seen<'_>]) -> Option<(u64, u64)> {
-        let context = BlockContext { block0: None, blockshape: self.blockshape(), fork: None };
-        for &Seen { chunk: c, block: b, offset, bytes } in seen {
-            let (Some(ChunkOffset::Stored(pos)), Some((_, layout))) = (self.frame.offsets.get(c as usize), known.iter().find(|(k, _)| *k == c)) else {
+    fn first_changed_block(
+        &self,
+        current: &dyn ByteSource,
+        known: &[(u64, Arc<ChunkLayout>)],
+        rewritten: &BTreeSet<u64>,
+        seen: &[Seen<'_>],
+    ) -> Option<(u64, u64)> {
+        let context = BlockContext {
+            block0: None,
+            blockshape: self.blockshape(),
+            fork: None,
+        };
+        for &Seen {
+            chunk: c,
+            block: b,
+            offset,
+            bytes,
+        } in seen
+        {
+            let (Some(ChunkOffset::Stored(pos)), Some((_, layout))) = (
+                self.frame.offsets.get(c as usize),
+                known.iter().find(|(k, _)| *k == c),
+            ) else {
                 continue;
             };
-            if rewritten.contains(&c) || (b > 0 && layout.needs_block0()) || b >= layout.nblocks() as u64 || matches!(layout.storage, Storage::Special { .. }) {
+            if rewritten.contains(&c)
+                || (b > 0 && layout.needs_block0())
+                || b >= layout.nblocks() as u64
+                || matches!(layout.storage, Storage::Special { .. })
+            {
                 continue;
             }
             let mut out = vec![0u8; layout.block_range(b as usize).len()];
-            let decoded_now = read_and_decode(current, self.frame.header_len + pos, layout, b as usize, || Ok(()), |stored| layout.decode_block(b as usize, stored, &context, &mut out));
-            if decoded_now.is_err() || out.get(offset..offset.saturating_add(bytes.len())) != Some(bytes) {
+            let decoded_now = read_and_decode(
+                current,
+                self.frame.header_len + pos,
+                layout,
+                b as usize,
+                || Ok(()),
+                |stored| layout.decode_block(b as usize, stored, &context, &mut out),
+            );
+            if decoded_now.is_err()
+                || out.get(offset..offset.saturating_add(bytes.len())) != Some(bytes)
+            {
                 return Some((c, b));
             }
         }
@@ -783,7 +1146,11 @@ impl Array {
 
     /// Old chunks whose stored header in `current` differs from the one
     /// read before (`known`) or claims more room than the chunk had.
-    fn rewritten_chunks(&self, current: &dyn ByteSource, known: &[(u64, Arc<ChunkLayout>)]) -> PResult<BTreeSet<u64>> {
+    fn rewritten_chunks(
+        &self,
+        current: &dyn ByteSource,
+        known: &[(u64, Arc<ChunkLayout>)],
+    ) -> PResult<BTreeSet<u64>> {
         let old = &self.frame;
         let mut stored: Vec<(u64, u64)> = old
             .offsets
@@ -805,11 +1172,18 @@ impl Array {
         let headers = current.read_ranges(&ranges)?;
         let mut rewritten = BTreeSet::new();
         for (i, (&(pos, c), bytes)) in stored.iter().zip(&headers).enumerate() {
-            let next = stored[i + 1..].iter().map(|&(p, _)| p).find(|&p| p > pos).unwrap_or(old.cbytes);
+            let next = stored[i + 1..]
+                .iter()
+                .map(|&(p, _)| p)
+                .find(|&p| p > pos)
+                .unwrap_or(old.cbytes);
             let room = next.saturating_sub(pos);
             let as_before = match ChunkHeader::parse(bytes) {
                 Ok(header) => {
-                    let same_as_known = known.iter().find(|(k, _)| *k == c).is_none_or(|(_, layout)| layout.header == header);
+                    let same_as_known = known
+                        .iter()
+                        .find(|(k, _)| *k == c)
+                        .is_none_or(|(_, layout)| layout.header == header);
                     same_as_known && header.cbytes as u64 <= room
                 }
                 Err(_) => false,

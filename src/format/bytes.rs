@@ -6,7 +6,9 @@ use super::error::{PResult, Problem};
 
 /// Read `len` bytes at `start` of `bytes`, or say what is missing.
 pub fn slice_at<'a>(bytes: &'a [u8], start: usize, len: usize, what: &str) -> PResult<&'a [u8]> {
-    let end = start.checked_add(len).ok_or_else(|| Problem::corrupt(what, "size overflows"))?;
+    let end = start
+        .checked_add(len)
+        .ok_or_else(|| Problem::corrupt(what, "size overflows"))?;
     bytes
         .get(start..end)
         .ok_or_else(|| Problem::truncated(what, start as u64, end as u64, bytes.len() as u64))

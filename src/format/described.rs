@@ -46,18 +46,34 @@ impl Description {
     pub fn nd(&self) -> PResult<(Geometry, NdMeta)> {
         let bad = |detail: String| Problem::corrupt("dataset description", detail);
         let itemsize = match (simple_dtype_itemsize(&self.dtype), self.typesize) {
-            (Some(own), Some(said)) if own != said => return Err(bad(format!("dtype {} has items of {own} bytes, the typesize says {said}", self.dtype))),
+            (Some(own), Some(said)) if own != said => {
+                return Err(bad(format!(
+                    "dtype {} has items of {own} bytes, the typesize says {said}",
+                    self.dtype
+                )))
+            }
             (Some(own), _) => own,
             (None, Some(said)) if said > 0 && self.dtype.starts_with('[') => said,
-            _ => return Err(Problem::Unsupported { what: format!("dtype {:?}", self.dtype), detail: "its item size is not known".into() }),
+            _ => {
+                return Err(Problem::Unsupported {
+                    what: format!("dtype {:?}", self.dtype),
+                    detail: "its item size is not known".into(),
+                })
+            }
         };
         let n = self.shape.len();
         if n > 16 || self.chunkshape.len() != n || self.blockshape.len() != n {
-            return Err(bad(format!("shape {:?}, chunks {:?} and blocks {:?} disagree", self.shape, self.chunkshape, self.blockshape)));
+            return Err(bad(format!(
+                "shape {:?}, chunks {:?} and blocks {:?} disagree",
+                self.shape, self.chunkshape, self.blockshape
+            )));
         }
         let geometry = Geometry::new(&self.shape, &self.chunkshape, &self.blockshape, itemsize)?;
         if geometry.nchunks() > MAX_DESCRIBED_CHUNKS {
-            return Err(bad(format!("{} chunks (at most {MAX_DESCRIBED_CHUNKS} are read)", geometry.nchunks())));
+            return Err(bad(format!(
+                "{} chunks (at most {MAX_DESCRIBED_CHUNKS} are read)",
+                geometry.nchunks()
+            )));
         }
         let meta = NdMeta {
             flavor: Flavor::B2nd,
@@ -74,7 +90,11 @@ impl Description {
     /// The frame these fields describe: no stored chunk (every chunk's
     /// values come from the producer), no metalayers, the vlmeta given.
     pub fn frame(&self, geometry: &Geometry) -> Frame {
-        let (codec_code, udcodec) = if self.codec <= 5 { (self.codec, 0) } else { (6, self.codec) };
+        let (codec_code, udcodec) = if self.codec <= 5 {
+            (self.codec, 0)
+        } else {
+            (6, self.codec)
+        };
         Frame {
             sparse: false,
             version: 0,

@@ -56,7 +56,10 @@ impl Elsewhere {
         if frame.metalayer("proxy-source").is_some() || frame.metalayer("proxy").is_some() {
             return Some(Elsewhere::Proxy);
         }
-        let hdf5 = frame.vlmeta.iter().any(|(name, value)| name == "_ftype" && value.as_str() == Some("hdf5"));
+        let hdf5 = frame
+            .vlmeta
+            .iter()
+            .any(|(name, value)| name == "_ftype" && value.as_str() == Some("hdf5"));
         if hdf5 {
             return Some(Elsewhere::Caterva2Hdf5);
         }

@@ -122,18 +122,29 @@ pub enum Problem {
 impl Problem {
     /// A [`Problem::Corrupt`] for structure `what`, with `detail` saying what is wrong.
     pub fn corrupt(what: impl Into<String>, detail: impl Into<String>) -> Self {
-        Problem::Corrupt { what: what.into(), detail: detail.into() }
+        Problem::Corrupt {
+            what: what.into(),
+            detail: detail.into(),
+        }
     }
 
     /// A [`Problem::Unsupported`] met in `what`, with `detail` naming the feature.
     pub fn unsupported(what: impl Into<String>, detail: impl Into<String>) -> Self {
-        Problem::Unsupported { what: what.into(), detail: detail.into() }
+        Problem::Unsupported {
+            what: what.into(),
+            detail: detail.into(),
+        }
     }
 
     /// A [`Problem::Truncated`]: `what` needs bytes `start..end` of a source of
     /// `available` bytes.
     pub fn truncated(what: impl Into<String>, start: u64, end: u64, available: u64) -> Self {
-        Problem::Truncated { what: what.into(), start, end, available }
+        Problem::Truncated {
+            what: what.into(),
+            start,
+            end,
+            available,
+        }
     }
 
     /// The chunk this problem was found in, when known.
@@ -157,7 +168,10 @@ impl Problem {
     pub fn in_chunk(self, chunk: u64) -> Self {
         match self {
             already @ Problem::InChunk { .. } => already,
-            other => Problem::InChunk { chunk, source: Box::new(other) },
+            other => Problem::InChunk {
+                chunk,
+                source: Box::new(other),
+            },
         }
     }
 }
@@ -182,7 +196,10 @@ pub struct Error {
 impl Error {
     /// `problem`, found in `file`.
     pub fn new(file: &Path, problem: Problem) -> Self {
-        Error { file: file.to_path_buf(), problem }
+        Error {
+            file: file.to_path_buf(),
+            problem,
+        }
     }
 }
 

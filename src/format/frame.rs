@@ -116,7 +116,10 @@ impl Frame {
     /// Raw content of the fixed-size metalayer called `name` (the first one, if
     /// the name repeats), or `None` when there is none.
     pub fn metalayer(&self, name: &str) -> Option<&[u8]> {
-        self.metalayers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_slice())
+        self.metalayers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_slice())
     }
 
     /// Parse a frame held in `file` (a frame, or the `chunks.b2frame` index of a sparse frame).
@@ -124,9 +127,16 @@ impl Frame {
         let file_len = file.len();
         if file_len < HEADER_MIN_LEN as u64 {
             if file_len >= 11 && looks_like_frame(&read_exact(file, 0, 11, "frame header")?) {
-                return Err(Problem::truncated("frame header", 0, HEADER_MIN_LEN as u64, file_len));
+                return Err(Problem::truncated(
+                    "frame header",
+                    0,
+                    HEADER_MIN_LEN as u64,
+                    file_len,
+                ));
             }
-            return Err(Problem::NotBlosc2(format!("{file_len} bytes is too short for a Blosc2 frame")));
+            return Err(Problem::NotBlosc2(format!(
+                "{file_len} bytes is too short for a Blosc2 frame"
+            )));
         }
         // One speculative read usually holds the whole header (metalayers
         // included): one round trip instead of two for a remote source.
@@ -138,7 +148,10 @@ impl Frame {
         let header_len = read_i32_be(&fixed, 11, "frame header")?;
         let frame_len = read_i64_be(&fixed, 16, "frame header")?;
         if header_len < HEADER_MIN_LEN as i32 || header_len as usize > MAX_HEADER_LEN {
-            return Err(Problem::corrupt("frame header", format!("header length {header_len}")));
+            return Err(Problem::corrupt(
+                "frame header",
+                format!("header length {header_len}"),
+            ));
         }
         if frame_len < header_len as i64 || frame_len as u64 > file_len {
             return Err(Problem::corrupt(
@@ -148,23 +161,36 @@ impl Frame {
         }
         let header_len = header_len as usize;
         let frame_len = frame_len as u64;
-        let header = if header_len <= fixed.len() { fixed[..header_len].to_vec() } else { read_exact(file, 0, header_len, "frame header")? };
+        let header = if header_len <= fixed.len() {
+            fixed[..header_len].to_vec()
+        } else {
+            read_exact(file, 0, header_len, "frame header")?
+        };
         let general_flags = header[25];
         let version = general_flags & 0x0f;
         let frame_type = header[26] & 0x0f;
         let expected_type = if sparse { 1 } else { 0 };
         if frame_type != expected_type {
-            return Err(Problem::corrupt("frame header", format!("frame type {frame_type}, expected {expected_type}")));
+            return Err(Problem::corrupt(
+                "frame header",
+                format!("frame type {frame_type}, expected {expected_type}"),
+            ));
         }
         let codec_flags = header[27];
         let other_flags = header[28];
-        let nbytes = expect_marker(&header, 29, 0xd3, "uncompressed size").and_then(|_| read_i64_be(&header, 30, "frame header"))?;
-        let cbytes = expect_marker(&header, 38, 0xd3, "compressed size").and_then(|_| read_i64_be(&header, 39, "frame header"))?;
+        let nbytes = expect_marker(&header, 29, 0xd3, "uncompressed size")
+            .and_then(|_| read_i64_be(&header, 30, "frame header"))?;
+        let cbytes = expect_marker(&header, 38, 0xd3, "compressed size")
+            .and_then(|_| read_i64_be(&header, 39, "frame header"))?;
         let typesize = read_i32_be(&header, 48, "frame header")?;
         let blocksize = read_i32_be(&header, 53, "frame header")?;
         let chunksize = read_i32_be(&header, 58, "frame header")?;
         // An empty frame stores chunksize -1 ("not known yet").
-        let chunksize = if nbytes == 0 && chunksize < 0 { 0 } else { chunksize };
+        let chunksize = if nbytes == 0 && chunksize < 0 {
+            0
+        } else {
+            chunksize
+        };
         if nbytes < 0 || cbytes < 0 || typesize <= 0 || chunksize < 0 || blocksize < 0 {
             return Err(Problem::corrupt(
                 "frame header",
@@ -173,7 +199,10 @@ impl Frame {
         }
         let nfilters = read_u8(&header, 70, "frame header")? as usize;
         if nfilters > 6 {
-            return Err(Problem::corrupt("frame header", format!("{nfilters} filters (at most 6)")));
+            return Err(Problem::corrupt(
+                "frame header",
+                format!("{nfilters} filters (at most 6)"),
+            ));
         }
         let filters = header[71..71 + nfilters].to_vec();
         let filters_meta = header[79..79 + nfilters].to_vec();
@@ -210,20 +239,32 @@ impl Frame {
 
 /// Whether `bytes` starts like a frame header (fixarray + "b2frame\0").
 pub fn looks_like_frame(bytes: &[u8]) -> bool {
-    bytes.len() >= 11 && bytes[0] & 0xf0 == 0x90 && bytes[1] == 0xa8 && &bytes[2..10] == b"b2frame\0"
+    bytes.len() >= 11
+        && bytes[0] & 0xf0 == 0x90
+        && bytes[1] == 0xa8
+        && &bytes[2..10] == b"b2frame\0"
 }
 
 fn expect_marker(bytes: &[u8], at: usize, marker: u8, what: &str) -> PResult<()> {
     let got = read_u8(bytes, at, "frame header")?;
     if got != marker {
-        return Err(Problem::corrupt("frame header", format!("{what}: msgpack marker 0x{got:02x}, expected 0x{marker:02x}")));
+        return Err(Problem::corrupt(
+            "frame header",
+            format!("{what}: msgpack marker 0x{got:02x}, expected 0x{marker:02x}"),
+        ));
     }
     Ok(())
 }
 
 /// Parse a metalayer index (`0xde` map of name → i32 offset) starting at
 /// `idx_at` of `index`, with contents (`0xc6` bin32) at offsets into `content`.
-fn parse_metalayers(index: &[u8], idx_at: usize, content: &[u8], what: &str, max: usize) -> PResult<Vec<(String, Vec<u8>)>> {
+fn parse_metalayers(
+    index: &[u8],
+    idx_at: usize,
+    content: &[u8],
+    what: &str,
+    max: usize,
+) -> PResult<Vec<(String, Vec<u8>)>> {
     let _idx_size = read_u16_be(index, idx_at, what)?;
     let mut pos = idx_at + 2;
     if read_u8(index, pos, what)? != 0xde {
@@ -232,32 +273,50 @@ fn parse_metalayers(index: &[u8], idx_at: usize, content: &[u8], what: &str, max
     let count = read_u16_be(index, pos + 1, what)? as usize;
     pos += 3;
     if count > max {
-        return Err(Problem::corrupt(what, format!("{count} entries (at most {max})")));
+        return Err(Problem::corrupt(
+            what,
+            format!("{count} entries (at most {max})"),
+        ));
     }
     let mut out = Vec::with_capacity(count);
     for _ in 0..count {
         let marker = read_u8(index, pos, what)?;
         if marker & 0xe0 != 0xa0 {
-            return Err(Problem::corrupt(what, format!("name marker 0x{marker:02x} is not a fixstr")));
+            return Err(Problem::corrupt(
+                what,
+                format!("name marker 0x{marker:02x} is not a fixstr"),
+            ));
         }
         let name_len = (marker & 0x1f) as usize;
         let name = String::from_utf8_lossy(slice_at(index, pos + 1, name_len, what)?).into_owned();
         pos += 1 + name_len;
         if read_u8(index, pos, what)? != 0xd2 {
-            return Err(Problem::corrupt(what, format!("offset of {name:?} is not an int32")));
+            return Err(Problem::corrupt(
+                what,
+                format!("offset of {name:?} is not an int32"),
+            ));
         }
         let offset = read_i32_be(index, pos + 1, what)?;
         pos += 5;
         if offset < 0 {
-            return Err(Problem::corrupt(what, format!("negative offset for {name:?}")));
+            return Err(Problem::corrupt(
+                what,
+                format!("negative offset for {name:?}"),
+            ));
         }
         let offset = offset as usize;
         if read_u8(content, offset, what)? != 0xc6 {
-            return Err(Problem::corrupt(what, format!("content of {name:?} is not a bin32")));
+            return Err(Problem::corrupt(
+                what,
+                format!("content of {name:?} is not a bin32"),
+            ));
         }
         let len = read_i32_be(content, offset + 1, what)?;
         if len < 0 {
-            return Err(Problem::corrupt(what, format!("negative length for {name:?}")));
+            return Err(Problem::corrupt(
+                what,
+                format!("negative length for {name:?}"),
+            ));
         }
         let value = slice_at(content, offset + 5, len as usize, what)?.to_vec();
         out.push((name, value));
@@ -269,18 +328,36 @@ fn read_offsets(file: &dyn ByteSource, frame: &Frame) -> PResult<Vec<ChunkOffset
     if frame.nbytes == 0 {
         return Ok(Vec::new());
     }
-    let idx_pos = if frame.sparse { frame.header_len } else { frame.header_len.saturating_add(frame.cbytes) };
+    let idx_pos = if frame.sparse {
+        frame.header_len
+    } else {
+        frame.header_len.saturating_add(frame.cbytes)
+    };
     if idx_pos.saturating_add(EXTENDED_HEADER_LEN as u64) > frame.frame_len {
         return Err(Problem::corrupt(
             "chunk offsets index",
-            format!("starts at {idx_pos}, past the frame end {}", frame.frame_len),
+            format!(
+                "starts at {idx_pos}, past the frame end {}",
+                frame.frame_len
+            ),
         ));
     }
     let head = read_exact(file, idx_pos, EXTENDED_HEADER_LEN, "chunk offsets index")?;
-    let index_header = ChunkHeader::parse(&head).map_err(|p| Problem::corrupt("chunk offsets index", p.to_string()))?;
-    let expected_chunks = if frame.chunksize > 0 { Some(frame.nbytes.div_ceil(frame.chunksize)) } else { None };
+    let index_header = ChunkHeader::parse(&head)
+        .map_err(|p| Problem::corrupt("chunk offsets index", p.to_string()))?;
+    let expected_chunks = if frame.chunksize > 0 {
+        Some(frame.nbytes.div_ceil(frame.chunksize))
+    } else {
+        None
+    };
     if index_header.nbytes % 8 != 0 {
-        return Err(Problem::corrupt("chunk offsets index", format!("{} bytes is not a whole number of offsets", index_header.nbytes)));
+        return Err(Problem::corrupt(
+            "chunk offsets index",
+            format!(
+                "{} bytes is not a whole number of offsets",
+                index_header.nbytes
+            ),
+        ));
     }
     let nchunks = (index_header.nbytes / 8) as u64;
     if let Some(expected) = expected_chunks {
@@ -292,13 +369,21 @@ fn read_offsets(file: &dyn ByteSource, frame: &Frame) -> PResult<Vec<ChunkOffset
         }
     }
     if nchunks > MAX_CHUNKS {
-        return Err(Problem::Limit(format!("{nchunks} chunks (blosc2fs accepts up to {MAX_CHUNKS})")));
+        return Err(Problem::Limit(format!(
+            "{nchunks} chunks (blosc2fs accepts up to {MAX_CHUNKS})"
+        )));
     }
     if idx_pos + index_header.cbytes as u64 > frame.frame_len {
-        return Err(Problem::truncated("chunk offsets index", idx_pos, idx_pos + index_header.cbytes as u64, frame.frame_len));
+        return Err(Problem::truncated(
+            "chunk offsets index",
+            idx_pos,
+            idx_pos + index_header.cbytes as u64,
+            frame.frame_len,
+        ));
     }
     let bytes = read_exact(file, idx_pos, index_header.cbytes, "chunk offsets index")?;
-    let raw = decode_chunk(&bytes).map_err(|p| Problem::corrupt("chunk offsets index", p.to_string()))?;
+    let raw =
+        decode_chunk(&bytes).map_err(|p| Problem::corrupt("chunk offsets index", p.to_string()))?;
     let mut offsets = Vec::with_capacity(nchunks as usize);
     for (i, item) in raw.chunks_exact(8).enumerate() {
         let value = i64::from_le_bytes(item.try_into().unwrap_or([0; 8]));
@@ -308,7 +393,10 @@ fn read_offsets(file: &dyn ByteSource, frame: &Frame) -> PResult<Vec<ChunkOffset
                 2 => Special::NaN,
                 4 => Special::Uninit,
                 other => {
-                    return Err(Problem::corrupt("chunk offsets index", format!("chunk {i}: unknown special kind {other}")));
+                    return Err(Problem::corrupt(
+                        "chunk offsets index",
+                        format!("chunk {i}: unknown special kind {other}"),
+                    ));
                 }
             };
             offsets.push(ChunkOffset::Special(special));
@@ -320,7 +408,10 @@ fn read_offsets(file: &dyn ByteSource, frame: &Frame) -> PResult<Vec<ChunkOffset
             {
                 return Err(Problem::corrupt(
                     "chunk offsets index",
-                    format!("chunk {i} at offset {value} lies outside the chunks section ({} bytes)", frame.cbytes),
+                    format!(
+                        "chunk {i} at offset {value} lies outside the chunks section ({} bytes)",
+                        frame.cbytes
+                    ),
                 ));
             }
             offsets.push(ChunkOffset::Stored(value));
@@ -333,15 +424,34 @@ fn read_vlmeta(file: &dyn ByteSource, frame: &Frame) -> PResult<Vec<(String, Jso
     if frame.frame_len < frame.header_len + TRAILER_MIN_LEN {
         return Ok(Vec::new());
     }
-    let tail = read_exact(file, frame.frame_len - TRAILER_MIN_LEN, TRAILER_MIN_LEN as usize, "frame trailer")?;
+    let tail = read_exact(
+        file,
+        frame.frame_len - TRAILER_MIN_LEN,
+        TRAILER_MIN_LEN as usize,
+        "frame trailer",
+    )?;
     if tail[2] != 0xce {
-        return Err(Problem::corrupt("frame trailer", "trailer length marker missing"));
+        return Err(Problem::corrupt(
+            "frame trailer",
+            "trailer length marker missing",
+        ));
     }
     let trailer_len = read_u32_be(&tail, 3, "frame trailer")? as u64;
-    if trailer_len < TRAILER_MIN_LEN || trailer_len > frame.frame_len - frame.header_len || trailer_len > MAX_TRAILER_LEN {
-        return Err(Problem::corrupt("frame trailer", format!("trailer length {trailer_len}")));
+    if trailer_len < TRAILER_MIN_LEN
+        || trailer_len > frame.frame_len - frame.header_len
+        || trailer_len > MAX_TRAILER_LEN
+    {
+        return Err(Problem::corrupt(
+            "frame trailer",
+            format!("trailer length {trailer_len}"),
+        ));
     }
-    let trailer = read_exact(file, frame.frame_len - trailer_len, trailer_len as usize, "frame trailer")?;
+    let trailer = read_exact(
+        file,
+        frame.frame_len - trailer_len,
+        trailer_len as usize,
+        "frame trailer",
+    )?;
     // [fixarray, version, 0x93 fixarray(3), 0xcd uint16 idx size, map...]
     let layers = parse_metalayers(&trailer, 4, &trailer, "vlmetalayers", MAX_VLMETALAYERS)?;
     let mut out = Vec::with_capacity(layers.len());

@@ -93,20 +93,39 @@ pub fn linear(idx: &[u64], dims: &[u64]) -> u64 {
 
 impl Geometry {
     /// Build the geometry; shapes must already be validated (see `meta`).
-    pub fn new(shape: &[u64], chunkshape: &[u64], blockshape: &[u64], itemsize: u64) -> PResult<Geometry> {
+    pub fn new(
+        shape: &[u64],
+        chunkshape: &[u64],
+        blockshape: &[u64],
+        itemsize: u64,
+    ) -> PResult<Geometry> {
         if shape.len() != chunkshape.len() || shape.len() != blockshape.len() {
-            return Err(Problem::corrupt("geometry", "shape, chunkshape and blockshape differ in length"));
+            return Err(Problem::corrupt(
+                "geometry",
+                "shape, chunkshape and blockshape differ in length",
+            ));
         }
         if shape.len() > MAX_DIM {
-            return Err(Problem::corrupt("geometry", format!("{} dimensions (at most {MAX_DIM})", shape.len())));
+            return Err(Problem::corrupt(
+                "geometry",
+                format!("{} dimensions (at most {MAX_DIM})", shape.len()),
+            ));
         }
         let extchunkshape: Vec<u64> = chunkshape
             .iter()
             .zip(blockshape)
             .map(|(&c, &b)| if b == 0 { c } else { c.div_ceil(b) * b })
             .collect();
-        let chunk_grid = shape.iter().zip(chunkshape).map(|(&s, &c)| if c == 0 { 0 } else { s.div_ceil(c) }).collect();
-        let block_grid = extchunkshape.iter().zip(blockshape).map(|(&e, &b)| if b == 0 { 0 } else { e / b }).collect();
+        let chunk_grid = shape
+            .iter()
+            .zip(chunkshape)
+            .map(|(&s, &c)| if c == 0 { 0 } else { s.div_ceil(c) })
+            .collect();
+        let block_grid = extchunkshape
+            .iter()
+            .zip(blockshape)
+            .map(|(&e, &b)| if b == 0 { 0 } else { e / b })
+            .collect();
         let g = Geometry {
             shape: shape.to_vec(),
             chunkshape: chunkshape.to_vec(),
@@ -174,7 +193,10 @@ impl Geometry {
 
     /// Pieces serving bytes `[start, start + len)` of the array in C order.
     pub fn pieces(&self, start: u64, len: u64) -> Vec<Piece> {
-        let view = View { origin: vec![0; self.ndim()], extent: self.shape.clone() };
+        let view = View {
+            origin: vec![0; self.ndim()],
+            extent: self.shape.clone(),
+        };
         self.view_pieces(&view, start, len)
     }
 
@@ -182,8 +204,15 @@ impl Geometry {
     /// order (padding beyond the array edge reads as zeros).
     pub fn chunk_view_pieces(&self, c: u64, start: u64, len: u64) -> Vec<Piece> {
         let coords = self.chunk_coords(c);
-        let origin = coords.iter().zip(&self.chunkshape).map(|(&i, &c)| i * c).collect();
-        let view = View { origin, extent: self.chunkshape.clone() };
+        let origin = coords
+            .iter()
+            .zip(&self.chunkshape)
+            .map(|(&i, &c)| i * c)
+            .collect();
+        let view = View {
+            origin,
+            extent: self.chunkshape.clone(),
+        };
         self.view_pieces(&view, start, len)
     }
 
@@ -191,7 +220,10 @@ impl Geometry {
     /// its items in C order over the box (items outside the array: zeros);
     /// `origin` and `extent` have one entry per dimension.
     pub fn box_pieces(&self, origin: &[u64], extent: &[u64]) -> Vec<Piece> {
-        let view = View { origin: origin.to_vec(), extent: extent.to_vec() };
+        let view = View {
+            origin: origin.to_vec(),
+            extent: extent.to_vec(),
+        };
         self.view_pieces(&view, 0, product(extent).saturating_mul(self.itemsize))
     }
 
@@ -200,7 +232,9 @@ impl Geometry {
     pub fn block_origin(&self, c: u64, b: u64) -> Vec<u64> {
         let chunk = grid_coords(c, &self.chunk_grid);
         let block = grid_coords(b, &self.block_grid);
-        (0..self.ndim()).map(|d| chunk[d] * self.chunkshape[d] + block[d] * self.blockshape[d]).collect()
+        (0..self.ndim())
+            .map(|d| chunk[d] * self.chunkshape[d] + block[d] * self.blockshape[d])
+            .collect()
     }
 
     fn view_pieces(&self, view: &View, start: u64, len: u64) -> Vec<Piece> {
@@ -230,12 +264,23 @@ impl Geometry {
                 rest /= view.extent[d];
                 global[d] = v[d] + view.origin[d];
             }
-            let row_left = if n == 0 { 1 } else { view.extent[n - 1] - v[n - 1] };
+            let row_left = if n == 0 {
+                1
+            } else {
+                view.extent[n - 1] - v[n - 1]
+            };
             let outside = (0..n).any(|d| global[d] >= self.shape[d]);
             let (run_items, source) = if outside {
                 (row_left, PieceSource::Zeros)
             } else if n == 0 {
-                (1, PieceSource::Block { chunk: 0, block: 0, offset: within_item })
+                (
+                    1,
+                    PieceSource::Block {
+                        chunk: 0,
+                        block: 0,
+                        offset: within_item,
+                    },
+                )
             } else {
                 for d in 0..n {
                     let within_chunk = global[d] % self.chunkshape[d];
@@ -260,7 +305,11 @@ impl Geometry {
                 )
             };
             let run_end = ((item + run_items) * itemsize).min(end);
-            let piece = Piece { out_offset: pos - start, len: run_end - pos, source };
+            let piece = Piece {
+                out_offset: pos - start,
+                len: run_end - pos,
+                source,
+            };
             // Runs that continue each other in the block too (rows of a
             // block as wide as the array) are one copy.
             match pieces.last_mut() {
@@ -280,9 +329,18 @@ fn continues(prev: &Piece, next: &Piece) -> bool {
     }
     match (prev.source, next.source) {
         (PieceSource::Zeros, PieceSource::Zeros) => true,
-        (PieceSource::Block { chunk: c1, block: b1, offset: o1 }, PieceSource::Block { chunk: c2, block: b2, offset: o2 }) => {
-            c1 == c2 && b1 == b2 && o1 + prev.len == o2
-        }
+        (
+            PieceSource::Block {
+                chunk: c1,
+                block: b1,
+                offset: o1,
+            },
+            PieceSource::Block {
+                chunk: c2,
+                block: b2,
+                offset: o2,
+            },
+        ) => c1 == c2 && b1 == b2 && o1 + prev.len == o2,
         _ => false,
     }
 }
@@ -306,10 +364,25 @@ mod tests {
         let pieces = g.box_pieces(&[1, 2], &[3, 6]);
         let total: u64 = pieces.iter().map(|p| p.len).sum();
         assert_eq!(total, 18);
-        let zeros: Vec<u64> = pieces.iter().filter(|p| p.source == PieceSource::Zeros).map(|p| p.out_offset).collect();
+        let zeros: Vec<u64> = pieces
+            .iter()
+            .filter(|p| p.source == PieceSource::Zeros)
+            .map(|p| p.out_offset)
+            .collect();
         assert_eq!(zeros, [5, 11, 17]);
         // Each row's first item: (1, 2) is chunk (0, 0), block (0, 0) + (1, 2).
-        assert_eq!(pieces[0], Piece { out_offset: 0, len: 1, source: PieceSource::Block { chunk: 0, block: 0, offset: 3 + 2 } });
+        assert_eq!(
+            pieces[0],
+            Piece {
+                out_offset: 0,
+                len: 1,
+                source: PieceSource::Block {
+                    chunk: 0,
+                    block: 0,
+                    offset: 3 + 2
+                }
+            }
+        );
         // Blocks per chunk: ceil(3/2) x ceil(4/3) = 2 x 2; chunk 3 is grid (1, 1).
         assert_eq!(g.block_origin(0, 0), [0, 0]);
         assert_eq!(g.block_origin(0, 3), [2, 3]);
@@ -344,20 +417,35 @@ mod tests {
             expected.extend_from_slice(&bytes);
         }
         let total = g.nbytes();
-        for (start, len) in [(0, total), (1, total.saturating_sub(2)), (total / 3, total / 2 + 1), (itemsize + 1, 3)] {
+        for (start, len) in [
+            (0, total),
+            (1, total.saturating_sub(2)),
+            (total / 3, total / 2 + 1),
+            (itemsize + 1, 3),
+        ] {
             let mut out = vec![0u8; len.min(total.saturating_sub(start)) as usize];
             for p in g.pieces(start, len) {
                 let dst = &mut out[p.out_offset as usize..(p.out_offset + p.len) as usize];
                 match p.source {
-                    PieceSource::Zeros | PieceSource::ChunkBytes { .. } => panic!("{:?} from an N-d geometry", p.source),
-                    PieceSource::Block { chunk, block, offset } => {
+                    PieceSource::Zeros | PieceSource::ChunkBytes { .. } => {
+                        panic!("{:?} from an N-d geometry", p.source)
+                    }
+                    PieceSource::Block {
+                        chunk,
+                        block,
+                        offset,
+                    } => {
                         let at = (block * g.block_nbytes() + offset) as usize;
                         dst.copy_from_slice(&chunks[chunk as usize][at..at + p.len as usize]);
                     }
                 }
             }
             let s = start.min(total) as usize;
-            assert_eq!(out, &expected[s..s + out.len()], "shape {shape:?} range {start}+{len}");
+            assert_eq!(
+                out,
+                &expected[s..s + out.len()],
+                "shape {shape:?} range {start}+{len}"
+            );
         }
     }
 
@@ -375,7 +463,10 @@ mod tests {
     #[test]
     fn rejects_sizes_that_overflow() {
         assert!(Geometry::new(&[1 << 40, 1 << 20], &[1, 1], &[1, 1], 16).is_err());
-        assert!(Geometry::new(&[10], &[1 << 30], &[1], 8).is_err(), "a 8 GiB chunk");
+        assert!(
+            Geometry::new(&[10], &[1 << 30], &[1], 8).is_err(),
+            "a 8 GiB chunk"
+        );
     }
 
     #[test]
@@ -385,7 +476,15 @@ mod tests {
         assert_eq!(g.nchunks(), 1);
         assert_eq!(
             g.pieces(2, 100),
-            vec![Piece { out_offset: 0, len: 6, source: PieceSource::Block { chunk: 0, block: 0, offset: 2 } }]
+            vec![Piece {
+                out_offset: 0,
+                len: 6,
+                source: PieceSource::Block {
+                    chunk: 0,
+                    block: 0,
+                    offset: 2
+                }
+            }]
         );
         let e = Geometry::new(&[3, 0, 4], &[2, 0, 2], &[1, 0, 1], 4).unwrap();
         assert_eq!(e.nbytes(), 0);
@@ -402,9 +501,21 @@ mod tests {
         assert_eq!(
             pieces,
             vec![
-                Piece { out_offset: 0, len: 1, source: PieceSource::Block { chunk: 5, block: 0, offset: 0 } },
+                Piece {
+                    out_offset: 0,
+                    len: 1,
+                    source: PieceSource::Block {
+                        chunk: 5,
+                        block: 0,
+                        offset: 0
+                    }
+                },
                 // Row 0's padding and all of row 1: one run of zeros.
-                Piece { out_offset: 1, len: 3, source: PieceSource::Zeros },
+                Piece {
+                    out_offset: 1,
+                    len: 3,
+                    source: PieceSource::Zeros
+                },
             ]
         );
     }
@@ -416,14 +527,36 @@ mod tests {
         assert_eq!(
             g.pieces(0, 32),
             vec![
-                Piece { out_offset: 0, len: 16, source: PieceSource::Block { chunk: 0, block: 0, offset: 0 } },
-                Piece { out_offset: 16, len: 16, source: PieceSource::Block { chunk: 0, block: 1, offset: 0 } },
+                Piece {
+                    out_offset: 0,
+                    len: 16,
+                    source: PieceSource::Block {
+                        chunk: 0,
+                        block: 0,
+                        offset: 0
+                    }
+                },
+                Piece {
+                    out_offset: 16,
+                    len: 16,
+                    source: PieceSource::Block {
+                        chunk: 0,
+                        block: 1,
+                        offset: 0
+                    }
+                },
             ]
         );
         // Blocks narrower than the array: row runs alternate between blocks.
         let g = Geometry::new(&[2, 8], &[2, 8], &[2, 4], 1).unwrap();
-        let blocks: Vec<(u64, u64)> =
-            g.pieces(0, 16).iter().map(|p| match p.source { PieceSource::Block { block, offset, .. } => (block, offset), _ => (99, 99) }).collect();
+        let blocks: Vec<(u64, u64)> = g
+            .pieces(0, 16)
+            .iter()
+            .map(|p| match p.source {
+                PieceSource::Block { block, offset, .. } => (block, offset),
+                _ => (99, 99),
+            })
+            .collect();
         assert_eq!(blocks, vec![(0, 0), (1, 0), (0, 4), (1, 4)]);
     }
 }

@@ -45,13 +45,20 @@ pub struct NdMeta {
 }
 
 fn as_u64(v: &Value, what: &str) -> PResult<u64> {
-    v.as_u64().ok_or_else(|| Problem::corrupt(what, format!("expected a non-negative integer, found {v}")))
+    v.as_u64().ok_or_else(|| {
+        Problem::corrupt(what, format!("expected a non-negative integer, found {v}"))
+    })
 }
 
 fn as_dims(v: &Value, ndim: usize, what: &str) -> PResult<Vec<u64>> {
-    let items = v.as_array().ok_or_else(|| Problem::corrupt(what, "expected an array"))?;
+    let items = v
+        .as_array()
+        .ok_or_else(|| Problem::corrupt(what, "expected an array"))?;
     if items.len() != ndim {
-        return Err(Problem::corrupt(what, format!("{} entries for {ndim} dimensions", items.len())));
+        return Err(Problem::corrupt(
+            what,
+            format!("{} entries for {ndim} dimensions", items.len()),
+        ));
     }
     items.iter().map(|x| as_u64(x, what)).collect()
 }
@@ -64,14 +71,22 @@ impl NdMeta {
             Flavor::Caterva => "caterva metalayer",
         };
         let value = msgpack::parse(bytes, what)?;
-        let items = value.as_array().ok_or_else(|| Problem::corrupt(what, "not a msgpack array"))?;
+        let items = value
+            .as_array()
+            .ok_or_else(|| Problem::corrupt(what, "not a msgpack array"))?;
         if items.len() < 5 {
-            return Err(Problem::corrupt(what, format!("{} fields, expected at least 5", items.len())));
+            return Err(Problem::corrupt(
+                what,
+                format!("{} fields, expected at least 5", items.len()),
+            ));
         }
         let version = as_u64(&items[0], what)?;
         let ndim = as_u64(&items[1], what)? as usize;
         if ndim > MAX_DIM {
-            return Err(Problem::corrupt(what, format!("{ndim} dimensions (at most {MAX_DIM})")));
+            return Err(Problem::corrupt(
+                what,
+                format!("{ndim} dimensions (at most {MAX_DIM})"),
+            ));
         }
         let shape = as_dims(&items[2], ndim, what)?;
         let chunkshape = as_dims(&items[3], ndim, what)?;
@@ -86,7 +101,15 @@ impl NdMeta {
         } else {
             (None, None)
         };
-        let meta = NdMeta { flavor, version, shape, chunkshape, blockshape, dtype_format, dtype };
+        let meta = NdMeta {
+            flavor,
+            version,
+            shape,
+            chunkshape,
+            blockshape,
+            dtype_format,
+            dtype,
+        };
         meta.validate(what)?;
         Ok(meta)
     }
@@ -96,16 +119,28 @@ impl NdMeta {
         for d in 0..self.shape.len() {
             let (s, c, b) = (self.shape[d], self.chunkshape[d], self.blockshape[d]);
             if s >= 1 << 62 || c >= 1 << 31 || b >= 1 << 31 {
-                return Err(Problem::corrupt(what, format!("dimension {d} too large (shape {s}, chunk {c}, block {b})")));
+                return Err(Problem::corrupt(
+                    what,
+                    format!("dimension {d} too large (shape {s}, chunk {c}, block {b})"),
+                ));
             }
             if c == 0 && s != 0 {
-                return Err(Problem::corrupt(what, format!("dimension {d}: chunkshape 0 for a non-empty extent {s}")));
+                return Err(Problem::corrupt(
+                    what,
+                    format!("dimension {d}: chunkshape 0 for a non-empty extent {s}"),
+                ));
             }
             if b == 0 && c != 0 {
-                return Err(Problem::corrupt(what, format!("dimension {d}: blockshape 0 for chunkshape {c}")));
+                return Err(Problem::corrupt(
+                    what,
+                    format!("dimension {d}: blockshape 0 for chunkshape {c}"),
+                ));
             }
             if b > c {
-                return Err(Problem::corrupt(what, format!("dimension {d}: blockshape {b} exceeds chunkshape {c}")));
+                return Err(Problem::corrupt(
+                    what,
+                    format!("dimension {d}: blockshape {b} exceeds chunkshape {c}"),
+                ));
             }
             nitems = nitems
                 .checked_mul(s)
@@ -133,7 +168,6 @@ pub fn simple_dtype_itemsize(dtype: &str) -> Option<u64> {
         _ => None,
     }
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -182,12 +216,21 @@ mod tests {
     fn rejects_block_larger_than_chunk_and_truncation() {
         let mut bytes = day_month_temp();
         // blockshape[0] = 57 → 200 (> chunkshape 110)
-        let pos = bytes.windows(4).position(|w| w == 57i32.to_be_bytes()).unwrap();
+        let pos = bytes
+            .windows(4)
+            .position(|w| w == 57i32.to_be_bytes())
+            .unwrap();
         bytes[pos..pos + 4].copy_from_slice(&200i32.to_be_bytes());
-        assert!(matches!(NdMeta::parse(&bytes, Flavor::B2nd), Err(Problem::Corrupt { .. })));
+        assert!(matches!(
+            NdMeta::parse(&bytes, Flavor::B2nd),
+            Err(Problem::Corrupt { .. })
+        ));
         let good = day_month_temp();
         for cut in 0..good.len() - 4 {
-            assert!(NdMeta::parse(&good[..cut], Flavor::B2nd).is_err(), "cut at {cut}");
+            assert!(
+                NdMeta::parse(&good[..cut], Flavor::B2nd).is_err(),
+                "cut at {cut}"
+            );
         }
     }
 }

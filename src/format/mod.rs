@@ -14,12 +14,12 @@
 
 mod array;
 mod bytes;
-mod described;
-mod elsewhere;
 #[doc(hidden)]
 pub mod chunk;
 #[doc(hidden)]
 pub mod codec;
+mod described;
+mod elsewhere;
 mod error;
 #[doc(hidden)]
 pub mod filter;

@@ -50,7 +50,9 @@ pub fn to_json(value: &Value) -> Json {
                 // re-escapes them at every level: exponential in depth).
                 let key = match k {
                     Value::String(s) => String::from_utf8_lossy(s.as_bytes()).into_owned(),
-                    Value::Array(_) | Value::Map(_) | Value::Binary(_) | Value::Ext(..) => format!("<{} key {i}>", kind_name(k)),
+                    Value::Array(_) | Value::Map(_) | Value::Binary(_) | Value::Ext(..) => {
+                        format!("<{} key {i}>", kind_name(k))
+                    }
                     other => to_json(other).to_string(),
                 };
                 map.insert(key, to_json(v));
@@ -82,7 +84,9 @@ fn float_json(f: f64) -> Json {
     } else if f.is_infinite() {
         Json::String(if f > 0.0 { "Infinity" } else { "-Infinity" }.into())
     } else {
-        serde_json::Number::from_f64(f).map(Json::Number).unwrap_or(Json::Null)
+        serde_json::Number::from_f64(f)
+            .map(Json::Number)
+            .unwrap_or(Json::Null)
     }
 }
 
@@ -92,7 +96,11 @@ pub fn base64(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for group in bytes.chunks(3) {
         let n = group.len();
-        let b = [group[0], if n > 1 { group[1] } else { 0 }, if n > 2 { group[2] } else { 0 }];
+        let b = [
+            group[0],
+            if n > 1 { group[1] } else { 0 },
+            if n > 2 { group[2] } else { 0 },
+        ];
         let v = (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32;
         for i in 0..4 {
             if i <= n {
@@ -139,9 +147,14 @@ mod tests {
     #[test]
     fn container_keys_are_named_not_expanded() {
         // {1: "a", [1]: "b", {"x": 1}: "c"}
-        let bytes = [0x83, 0x01, 0xa1, b'a', 0x91, 0x01, 0xa1, b'b', 0x81, 0xa1, b'x', 0x01, 0xa1, b'c'];
+        let bytes = [
+            0x83, 0x01, 0xa1, b'a', 0x91, 0x01, 0xa1, b'b', 0x81, 0xa1, b'x', 0x01, 0xa1, b'c',
+        ];
         let json = to_json(&parse(&bytes, "test").unwrap());
-        assert_eq!(json, json!({"1": "a", "<array key 1>": "b", "<map key 2>": "c"}));
+        assert_eq!(
+            json,
+            json!({"1": "a", "<array key 1>": "b", "<map key 2>": "c"})
+        );
     }
 
     #[test]

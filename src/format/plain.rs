@@ -13,7 +13,10 @@ use super::geometry::{Piece, PieceSource};
 /// Start of each chunk in the 1-D stream, plus the total at the end;
 /// `chunk_nbytes(c)` tells a chunk's decoded size when the frame's chunks
 /// differ in size (it reads the chunk's header).
-pub(crate) fn chunk_starts(frame: &Frame, mut chunk_nbytes: impl FnMut(u64) -> PResult<u64>) -> PResult<Vec<u64>> {
+pub(crate) fn chunk_starts(
+    frame: &Frame,
+    mut chunk_nbytes: impl FnMut(u64) -> PResult<u64>,
+) -> PResult<Vec<u64>> {
     let n = frame.nchunks() as u64;
     let total = frame.nbytes;
     let mut starts = Vec::with_capacity(n as usize + 1);
@@ -32,7 +35,10 @@ pub(crate) fn chunk_starts(frame: &Frame, mut chunk_nbytes: impl FnMut(u64) -> P
     }
     let sum = starts.last().copied().unwrap_or(0);
     if sum != total {
-        return Err(Problem::corrupt("frame", format!("chunks add up to {sum} bytes, the header says {total}")));
+        return Err(Problem::corrupt(
+            "frame",
+            format!("chunks add up to {sum} bytes, the header says {total}"),
+        ));
     }
     Ok(starts)
 }
@@ -46,7 +52,14 @@ pub(crate) fn pieces(chunk_starts: &[u64], start: u64, len: u64) -> Vec<Piece> {
     while pos < end {
         let c = chunk_starts.partition_point(|&s| s <= pos) - 1;
         let chunk_end = chunk_starts[c + 1].min(end);
-        out.push(Piece { out_offset: pos - start, len: chunk_end - pos, source: PieceSource::ChunkBytes { chunk: c as u64, offset: pos - chunk_starts[c] } });
+        out.push(Piece {
+            out_offset: pos - start,
+            len: chunk_end - pos,
+            source: PieceSource::ChunkBytes {
+                chunk: c as u64,
+                offset: pos - chunk_starts[c],
+            },
+        });
         pos = chunk_end;
     }
     out
@@ -54,15 +67,27 @@ pub(crate) fn pieces(chunk_starts: &[u64], start: u64, len: u64) -> Vec<Piece> {
 
 /// Split one chunk-byte piece of chunk `c` into block pieces using its layout.
 pub(crate) fn block_pieces(layout: &ChunkLayout, c: u64, piece: Piece) -> PResult<Vec<Piece>> {
-    let PieceSource::ChunkBytes { chunk, offset: first } = piece.source else {
+    let PieceSource::ChunkBytes {
+        chunk,
+        offset: first,
+    } = piece.source
+    else {
         return Ok(vec![piece]);
     };
     if chunk != c {
-        return Err(Problem::OutOfRange(format!("a piece of chunk {chunk} split with the layout of chunk {c}")));
+        return Err(Problem::OutOfRange(format!(
+            "a piece of chunk {chunk} split with the layout of chunk {c}"
+        )));
     }
     let end = first + piece.len;
     if end > layout.nbytes() as u64 {
-        return Err(Problem::corrupt("chunk", format!("chunk {c} holds {} bytes, a read needs {end}", layout.nbytes())));
+        return Err(Problem::corrupt(
+            "chunk",
+            format!(
+                "chunk {c} holds {} bytes, a read needs {end}",
+                layout.nbytes()
+            ),
+        ));
     }
     let mut out = Vec::new();
     let mut offset = first;
@@ -71,12 +96,19 @@ pub(crate) fn block_pieces(layout: &ChunkLayout, c: u64, piece: Piece) -> PResul
         let r = layout.block_range(b);
         let take = (r.end as u64).saturating_sub(offset).min(end - offset);
         if take == 0 {
-            return Err(Problem::corrupt("chunk", format!("chunk {c}: block layout does not cover offset {offset}")));
+            return Err(Problem::corrupt(
+                "chunk",
+                format!("chunk {c}: block layout does not cover offset {offset}"),
+            ));
         }
         out.push(Piece {
             out_offset: piece.out_offset + (offset - first),
             len: take,
-            source: PieceSource::Block { chunk: c, block: b as u64, offset: offset - r.start as u64 },
+            source: PieceSource::Block {
+                chunk: c,
+                block: b as u64,
+                offset: offset - r.start as u64,
+            },
         });
         offset += take;
     }
@@ -94,7 +126,10 @@ mod tests {
         let want = [(0, 5, 0, 5), (5, 15, 1, 0), (20, 10, 3, 0)];
         assert_eq!(got.len(), want.len(), "{got:?}");
         for (p, (out, len, chunk, offset)) in got.iter().zip(want) {
-            assert_eq!((p.out_offset, p.len, p.source), (out, len, PieceSource::ChunkBytes { chunk, offset }));
+            assert_eq!(
+                (p.out_offset, p.len, p.source),
+                (out, len, PieceSource::ChunkBytes { chunk, offset })
+            );
         }
     }
 }

@@ -169,13 +169,25 @@ pub fn range_len(range: &Range<u64>) -> PResult<usize> {
         .end
         .checked_sub(range.start)
         .and_then(|n| usize::try_from(n).ok())
-        .ok_or_else(|| Problem::corrupt("read range", format!("{}..{} is not a valid range", range.start, range.end)))
+        .ok_or_else(|| {
+            Problem::corrupt(
+                "read range",
+                format!("{}..{} is not a valid range", range.start, range.end),
+            )
+        })
 }
 
 /// Exactly `len` bytes at `offset` of `source`, or a [`Problem::Truncated`]
 /// naming `what` when they lie past its end (as opened).
-pub fn read_exact(source: &dyn ByteSource, offset: u64, len: usize, what: &str) -> PResult<Vec<u8>> {
-    let end = offset.checked_add(len as u64).ok_or_else(|| Problem::corrupt(what, "offset overflows"))?;
+pub fn read_exact(
+    source: &dyn ByteSource,
+    offset: u64,
+    len: usize,
+    what: &str,
+) -> PResult<Vec<u8>> {
+    let end = offset
+        .checked_add(len as u64)
+        .ok_or_else(|| Problem::corrupt(what, "offset overflows"))?;
     if end > source.len() {
         return Err(Problem::truncated(what, offset, end, source.len()));
     }
@@ -207,7 +219,10 @@ impl ByteSource for SliceSource<'_> {
     }
 
     fn opened_version(&self) -> Version {
-        Version { len: self.len(), tag: VersionTag::Fixed(0) }
+        Version {
+            len: self.len(),
+            tag: VersionTag::Fixed(0),
+        }
     }
 
     fn version(&self) -> PResult<Version> {
@@ -215,7 +230,9 @@ impl ByteSource for SliceSource<'_> {
     }
 
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> PResult<()> {
-        let end = offset.checked_add(buf.len() as u64).ok_or_else(|| Problem::corrupt("read", "offset overflows"))?;
+        let end = offset
+            .checked_add(buf.len() as u64)
+            .ok_or_else(|| Problem::corrupt("read", "offset overflows"))?;
         let src = usize::try_from(offset)
             .ok()
             .zip(usize::try_from(end).ok())

@@ -57,7 +57,11 @@ impl FuseEnv {
         FuseEnv {
             // SAFETY: geteuid cannot fail.
             euid: unsafe { libc::geteuid() },
-            dev_fuse: std::fs::OpenOptions::new().read(true).write(true).open("/dev/fuse").map(drop),
+            dev_fuse: std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open("/dev/fuse")
+                .map(drop),
             helper: fusermount::find(),
             fuse_conf: std::fs::read_to_string("/etc/fuse.conf").ok(),
         }
@@ -67,7 +71,8 @@ impl FuseEnv {
 /// Whether fuse.conf lets users mount with allow_other (a line
 /// `user_allow_other`, comments aside).
 fn user_allow_other(conf: &str) -> bool {
-    conf.lines().any(|line| line.split('#').next().unwrap_or("").trim() == "user_allow_other")
+    conf.lines()
+        .any(|line| line.split('#').next().unwrap_or("").trim() == "user_allow_other")
 }
 
 /// How to mount here, or precisely what is missing (everything missing, in
@@ -96,14 +101,22 @@ fn choose_mounter(env: &FuseEnv, allow_other: bool) -> Result<Mounter, String> {
         missing.push("fusermount3 was not found on PATH: install fuse3 (it provides the setuid fusermount3), or mount as root".into());
     }
     if allow_other && !env.fuse_conf.as_deref().is_some_and(user_allow_other) {
-        let state = if env.fuse_conf.is_some() { "has no such line" } else { "cannot be read" };
+        let state = if env.fuse_conf.is_some() {
+            "has no such line"
+        } else {
+            "cannot be read"
+        };
         missing.push(format!(
             "-o allow_other needs a line `user_allow_other` in /etc/fuse.conf (it {state}): add it as root, or mount without allow_other"
         ));
     }
     match (&env.helper, missing.is_empty()) {
         (Some(helper), true) => Ok(Mounter::Helper(helper.clone())),
-        _ => Err(format!("cannot mount as user {} (not root): {}", env.euid, missing.join("; "))),
+        _ => Err(format!(
+            "cannot mount as user {} (not root): {}",
+            env.euid,
+            missing.join("; ")
+        )),
     }
 }
 
@@ -159,9 +172,13 @@ fn preflight(source: &Path, mountpoint: &Path, allow_other: bool) -> Result<Moun
         Err(e) => return Err(format!("mountpoint {}: {e}", mountpoint.display())),
     };
     if !meta.is_dir() {
-        return Err(format!("mountpoint {} is not a directory", mountpoint.display()));
+        return Err(format!(
+            "mountpoint {} is not a directory",
+            mountpoint.display()
+        ));
     }
-    let mut entries = std::fs::read_dir(mountpoint).map_err(|e| format!("mountpoint {}: {e}", mountpoint.display()))?;
+    let mut entries = std::fs::read_dir(mountpoint)
+        .map_err(|e| format!("mountpoint {}: {e}", mountpoint.display()))?;
     if entries.next().is_some() {
         return Err(format!("mountpoint {} is not empty", mountpoint.display()));
     }
@@ -203,7 +220,9 @@ fn detach(mountpoint: &Path) -> Result<(), String> {
     }
     match fusermount::find() {
         Some(helper) => fusermount::unmount(&helper, mountpoint, true),
-        None => Err("cannot unmount: not root and no fusermount3 found on PATH (install fuse3)".into()),
+        None => {
+            Err("cannot unmount: not root and no fusermount3 found on PATH (install fuse3)".into())
+        }
     }
 }
 
@@ -214,7 +233,9 @@ pub fn unmount(mountpoint: &Path) -> Result<(), String> {
 
 /// Raise the mount's readahead (root only; needs the mount to answer stat).
 fn set_readahead(mountpoint: &Path, kb: u32) {
-    let Ok(meta) = std::fs::metadata(mountpoint) else { return };
+    let Ok(meta) = std::fs::metadata(mountpoint) else {
+        return;
+    };
     let dev = meta.dev();
     let (major, minor) = (libc::major(dev), libc::minor(dev));
     let knob = format!("/sys/class/bdi/{major}:{minor}/read_ahead_kb");
@@ -243,10 +264,11 @@ pub fn mount(config: MountConfig) -> Result<ExitCode, String> {
     let mounter = preflight(&config.source, &config.mountpoint, config.allow_other)?;
     let source = match source_url(&config.source) {
         Some(_) => config.source.clone(),
-        None => std::fs::canonicalize(&config.source).map_err(|e| format!("source {}: {e}", config.source.display()))?,
+        None => std::fs::canonicalize(&config.source)
+            .map_err(|e| format!("source {}: {e}", config.source.display()))?,
     };
-    let mountpoint =
-        std::fs::canonicalize(&config.mountpoint).map_err(|e| format!("mountpoint {}: {e}", config.mountpoint.display()))?;
+    let mountpoint = std::fs::canonicalize(&config.mountpoint)
+        .map_err(|e| format!("mountpoint {}: {e}", config.mountpoint.display()))?;
     let parent_dev = std::fs::metadata(&mountpoint).map(|m| m.dev()).unwrap_or(0);
 
     // Daemonize before any thread exists; the parent waits for a readiness word.
@@ -281,7 +303,11 @@ pub fn mount(config: MountConfig) -> Result<ExitCode, String> {
             }
         }
     }
-    let config = MountConfig { source, mountpoint, ..config };
+    let config = MountConfig {
+        source,
+        mountpoint,
+        ..config
+    };
     let result = serve(&config, &mounter, parent_dev, &mut ready_pipe);
     if let (Err(message), Some(pipe)) = (&result, ready_pipe.as_mut()) {
         let _ = pipe.write_all(message.as_bytes());
@@ -296,7 +322,11 @@ fn redirect_stdio(log_to_devnull: bool) {
     if !log_to_devnull {
         return;
     }
-    if let Ok(devnull) = std::fs::OpenOptions::new().read(true).write(true).open("/dev/null") {
+    if let Ok(devnull) = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/null")
+    {
         use std::os::fd::AsRawFd;
         // SAFETY: dup2 onto the standard descriptors of this process.
         unsafe {
@@ -321,14 +351,32 @@ fn build_filesystem(config: &MountConfig) -> Result<FuseAdapter, String> {
         None => {
             let planner = planner(config, config.cache_size as usize, prefetch_window(config));
             // The mountpoint, when inside the source, is never walked into.
-            let mountpoint = config.mountpoint.starts_with(source).then(|| config.mountpoint.clone());
-            Filesystem::new(source, planner, FsConfig { direct_io: config.direct_io, meta_cache: config.meta_cache as usize, mountpoint, views: config.views })
-                .map_err(|e| format!("source {}: {e}", source.display()))?
+            let mountpoint = config
+                .mountpoint
+                .starts_with(source)
+                .then(|| config.mountpoint.clone());
+            Filesystem::new(
+                source,
+                planner,
+                FsConfig {
+                    direct_io: config.direct_io,
+                    meta_cache: config.meta_cache as usize,
+                    mountpoint,
+                    views: config.views,
+                },
+            )
+            .map_err(|e| format!("source {}: {e}", source.display()))?
         }
     };
     // SAFETY: getuid/getgid cannot fail.
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-    let options = AdapterOptions { uid: config.uid, gid: config.gid, mounter: (uid, gid), ttl: config.attr_timeout, max_request_kb: config.max_request_kb };
+    let options = AdapterOptions {
+        uid: config.uid,
+        gid: config.gid,
+        mounter: (uid, gid),
+        ttl: config.attr_timeout,
+        max_request_kb: config.max_request_kb,
+    };
     Ok(FuseAdapter::new(fs, options))
 }
 
@@ -337,21 +385,45 @@ fn build_filesystem(config: &MountConfig) -> Result<FuseAdapter, String> {
 /// prefetch never reaches further than the bytes fetched ahead can hold.
 #[cfg(feature = "remote")]
 fn remote_filesystem(url: &str, config: &MountConfig) -> Result<Filesystem, String> {
-    let remote = RemoteOptions { budget: RemoteOptions::share_of_cache(config.cache_size), ..config.remote.clone() };
-    let budget = (config.cache_size as usize).saturating_sub(remote.budget as usize).max(8 << 20);
-    let planner = planner(config, budget, prefetch_window(config).min(remote.budget / 2));
-    let root = RemoteRoot::connect(url, &remote, config.attr_timeout).map_err(|e| format!("source {e}"))?;
-    Ok(Filesystem::new_remote(Arc::new(root), planner, FsConfig { direct_io: config.direct_io, meta_cache: config.meta_cache as usize, mountpoint: None, views: config.views }))
+    let remote = RemoteOptions {
+        budget: RemoteOptions::share_of_cache(config.cache_size),
+        ..config.remote.clone()
+    };
+    let budget = (config.cache_size as usize)
+        .saturating_sub(remote.budget as usize)
+        .max(8 << 20);
+    let planner = planner(
+        config,
+        budget,
+        prefetch_window(config).min(remote.budget / 2),
+    );
+    let root = RemoteRoot::connect(url, &remote, config.attr_timeout)
+        .map_err(|e| format!("source {e}"))?;
+    Ok(Filesystem::new_remote(
+        Arc::new(root),
+        planner,
+        FsConfig {
+            direct_io: config.direct_io,
+            meta_cache: config.meta_cache as usize,
+            mountpoint: None,
+            views: config.views,
+        },
+    ))
 }
 
 /// The planner over a block cache of `budget` bytes (decode helpers and
 /// prefetch threads as `config` asks), prefetching `window` bytes ahead.
 fn planner(config: &MountConfig, budget: usize, window: u64) -> Arc<Planner> {
-    let blocks = Arc::new(Blocks::new(budget, layout_budget(budget), Arc::new(Stats::default())).with_helpers(match config.decode_helpers {
-        None => DecodeHelpers::for_this_machine(),
-        Some(threads) => DecodeHelpers::start(threads),
-    }));
-    let prefetcher = (config.prefetch_threads > 0).then(|| Prefetcher::start(blocks.clone(), config.prefetch_threads));
+    let blocks = Arc::new(
+        Blocks::new(budget, layout_budget(budget), Arc::new(Stats::default())).with_helpers(
+            match config.decode_helpers {
+                None => DecodeHelpers::for_this_machine(),
+                Some(threads) => DecodeHelpers::start(threads),
+            },
+        ),
+    );
+    let prefetcher = (config.prefetch_threads > 0)
+        .then(|| Prefetcher::start(blocks.clone(), config.prefetch_threads));
     Arc::new(Planner::new(blocks, prefetcher, window))
 }
 
@@ -367,7 +439,9 @@ fn helper_options(options: &[MountOption], allow_other: bool) -> String {
         .iter()
         .filter_map(|option| match option {
             MountOption::RO => Some("ro".into()),
-            MountOption::FSName(name) => Some(format!("fsname={}", fusermount::escape_option_value(name))),
+            MountOption::FSName(name) => {
+                Some(format!("fsname={}", fusermount::escape_option_value(name)))
+            }
             MountOption::CUSTOM(text) => Some(text.clone()),
             MountOption::DefaultPermissions => Some("default_permissions".into()),
             MountOption::NoSuid => Some("nosuid".into()),
@@ -385,7 +459,12 @@ fn helper_options(options: &[MountOption], allow_other: bool) -> String {
 }
 
 /// Serve `config` (paths already canonical) until unmounted.
-fn serve(config: &MountConfig, mounter: &Mounter, parent_dev: u64, ready: &mut Option<std::fs::File>) -> Result<ExitCode, String> {
+fn serve(
+    config: &MountConfig,
+    mounter: &Mounter,
+    parent_dev: u64,
+    ready: &mut Option<std::fs::File>,
+) -> Result<ExitCode, String> {
     let (source, mountpoint) = (config.source.as_path(), config.mountpoint.as_path());
     // Blocked before the prefetch workers start, so every thread inherits the mask.
     let signals = block_signals();
@@ -402,7 +481,11 @@ fn serve(config: &MountConfig, mounter: &Mounter, parent_dev: u64, ready: &mut O
         MountOption::NoSuid,
         MountOption::NoDev,
     ];
-    session_config.acl = if config.allow_other { SessionACL::All } else { SessionACL::Owner };
+    session_config.acl = if config.allow_other {
+        SessionACL::All
+    } else {
+        SessionACL::Owner
+    };
     session_config.n_threads = Some(config.threads);
     let session = match mounter {
         Mounter::Kernel => {
@@ -413,7 +496,8 @@ fn serve(config: &MountConfig, mounter: &Mounter, parent_dev: u64, ready: &mut O
             // Each extra channel opens /dev/fuse itself: only where we may.
             session_config.clone_fd = config.threads > 1 && FuseEnv::probe().dev_fuse.is_ok();
             let options = helper_options(&session_config.mount_options, config.allow_other);
-            let fd = fusermount::mount(helper, mountpoint, &options).map_err(|e| format!("cannot mount {}: {e}", mountpoint.display()))?;
+            let fd = fusermount::mount(helper, mountpoint, &options)
+                .map_err(|e| format!("cannot mount {}: {e}", mountpoint.display()))?;
             Session::from_fd(fs, fd, session_config.acl, session_config.clone())
         }
     };
@@ -433,7 +517,11 @@ fn serve(config: &MountConfig, mounter: &Mounter, parent_dev: u64, ready: &mut O
         }
         let ok = dev.is_some();
         if let Some(mut pipe) = ready_fd {
-            let _ = pipe.write_all(if ok { b"ok" as &[u8] } else { b"the mount did not answer within 5 seconds" });
+            let _ = pipe.write_all(if ok {
+                b"ok" as &[u8]
+            } else {
+                b"the mount did not answer within 5 seconds"
+            });
             drop(pipe);
         }
         if ok && !foreground {
@@ -458,19 +546,31 @@ fn serve(config: &MountConfig, mounter: &Mounter, parent_dev: u64, ready: &mut O
             }
         }
         std::thread::sleep(grace);
-        log::warn!("files still open {:.1} s after the unmount; exiting", grace.as_secs_f64());
+        log::warn!(
+            "files still open {:.1} s after the unmount; exiting",
+            grace.as_secs_f64()
+        );
         std::process::exit(0);
     });
-    log::info!("serving {} at {}", shown_source(source), mountpoint.display());
+    log::info!(
+        "serving {} at {}",
+        shown_source(source),
+        mountpoint.display()
+    );
     // run() starts the FUSE threads, which inherit this thread's policy.
     if let Err(e) = sched::apply_to_this_thread(config.sched) {
-        log::warn!("cannot give the FUSE threads the {:?} scheduling policy: {e}", config.sched);
+        log::warn!(
+            "cannot give the FUSE threads the {:?} scheduling policy: {e}",
+            config.sched
+        );
     }
     match session.run() {
         // Once the mount is detached, the kernel may end the connection by
         // aborting it rather than closing it (seen on 6.18 in one test run
         // of four): both are the unmount we asked for.
-        Err(e) if e.raw_os_error() == Some(libc::ECONNABORTED) && stopping.load(std::sync::atomic::Ordering::SeqCst) => {}
+        Err(e)
+            if e.raw_os_error() == Some(libc::ECONNABORTED)
+                && stopping.load(std::sync::atomic::Ordering::SeqCst) => {}
         other => other.map_err(|e| format!("FUSE session ended with an error: {e}"))?,
     }
     log::info!("unmounted {}", mountpoint.display());
@@ -481,7 +581,12 @@ fn serve(config: &MountConfig, mounter: &Mounter, parent_dev: u64, ready: &mut O
 mod tests {
     use super::*;
 
-    fn env(euid: u32, dev_fuse: Option<std::io::ErrorKind>, helper: bool, conf: Option<&str>) -> FuseEnv {
+    fn env(
+        euid: u32,
+        dev_fuse: Option<std::io::ErrorKind>,
+        helper: bool,
+        conf: Option<&str>,
+    ) -> FuseEnv {
         FuseEnv {
             euid,
             dev_fuse: dev_fuse.map_or(Ok(()), |kind| Err(std::io::Error::from(kind))),
@@ -492,30 +597,81 @@ mod tests {
 
     #[test]
     fn root_mounts_itself_and_needs_only_dev_fuse() {
-        assert_eq!(choose_mounter(&env(0, None, false, None), true), Ok(Mounter::Kernel));
-        let err = choose_mounter(&env(0, Some(std::io::ErrorKind::NotFound), true, None), false).unwrap_err();
-        assert!(err.contains("/dev/fuse does not exist") && err.contains("modprobe fuse"), "{err}");
-        let err = choose_mounter(&env(0, Some(std::io::ErrorKind::PermissionDenied), true, None), false).unwrap_err();
-        assert!(err.starts_with("FUSE is not available (/dev/fuse: "), "{err}");
+        assert_eq!(
+            choose_mounter(&env(0, None, false, None), true),
+            Ok(Mounter::Kernel)
+        );
+        let err = choose_mounter(
+            &env(0, Some(std::io::ErrorKind::NotFound), true, None),
+            false,
+        )
+        .unwrap_err();
+        assert!(
+            err.contains("/dev/fuse does not exist") && err.contains("modprobe fuse"),
+            "{err}"
+        );
+        let err = choose_mounter(
+            &env(0, Some(std::io::ErrorKind::PermissionDenied), true, None),
+            false,
+        )
+        .unwrap_err();
+        assert!(
+            err.starts_with("FUSE is not available (/dev/fuse: "),
+            "{err}"
+        );
     }
 
     #[test]
     fn other_users_mount_through_the_helper() {
         let helper = Mounter::Helper(PathBuf::from("/usr/bin/fusermount3"));
-        assert_eq!(choose_mounter(&env(1000, None, true, None), false), Ok(helper.clone()));
-        assert_eq!(choose_mounter(&env(1000, None, true, Some("# comment\n  user_allow_other  # yes\n")), true), Ok(helper));
+        assert_eq!(
+            choose_mounter(&env(1000, None, true, None), false),
+            Ok(helper.clone())
+        );
+        assert_eq!(
+            choose_mounter(
+                &env(
+                    1000,
+                    None,
+                    true,
+                    Some("# comment\n  user_allow_other  # yes\n")
+                ),
+                true
+            ),
+            Ok(helper)
+        );
     }
 
     #[test]
     fn other_users_are_told_everything_missing() {
         let err = choose_mounter(&env(1000, None, false, None), false).unwrap_err();
         assert_eq!(err, "cannot mount as user 1000 (not root): fusermount3 was not found on PATH: install fuse3 (it provides the setuid fusermount3), or mount as root");
-        let err = choose_mounter(&env(1000, Some(std::io::ErrorKind::PermissionDenied), true, None), false).unwrap_err();
-        assert!(err.contains("/dev/fuse cannot be opened by you (permission denied)"), "{err}");
+        let err = choose_mounter(
+            &env(1000, Some(std::io::ErrorKind::PermissionDenied), true, None),
+            false,
+        )
+        .unwrap_err();
+        assert!(
+            err.contains("/dev/fuse cannot be opened by you (permission denied)"),
+            "{err}"
+        );
         assert!(!err.contains("fusermount3 was not found"), "{err}");
-        let err = choose_mounter(&env(1000, None, true, Some("#user_allow_other\n")), true).unwrap_err();
-        assert!(err.contains("needs a line `user_allow_other` in /etc/fuse.conf (it has no such line)"), "{err}");
-        let err = choose_mounter(&env(1000, Some(std::io::ErrorKind::PermissionDenied), false, None), true).unwrap_err();
+        let err =
+            choose_mounter(&env(1000, None, true, Some("#user_allow_other\n")), true).unwrap_err();
+        assert!(
+            err.contains("needs a line `user_allow_other` in /etc/fuse.conf (it has no such line)"),
+            "{err}"
+        );
+        let err = choose_mounter(
+            &env(
+                1000,
+                Some(std::io::ErrorKind::PermissionDenied),
+                false,
+                None,
+            ),
+            true,
+        )
+        .unwrap_err();
         assert_eq!(err.matches("; ").count(), 2, "{err}");
         assert!(err.contains("(it cannot be read)"), "{err}");
     }
@@ -530,7 +686,10 @@ mod tests {
             MountOption::NoSuid,
             MountOption::NoDev,
         ];
-        assert_eq!(helper_options(&options, false), "ro,fsname=/data/a\\,b,subtype=blosc2fs,default_permissions,nosuid,nodev");
+        assert_eq!(
+            helper_options(&options, false),
+            "ro,fsname=/data/a\\,b,subtype=blosc2fs,default_permissions,nosuid,nodev"
+        );
         assert!(helper_options(&options, true).ends_with(",nodev,allow_other"));
     }
 }

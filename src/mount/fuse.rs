@@ -9,9 +9,10 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use fuser::{
-    Errno, FileAttr, FileHandle, FileType, Filesystem as FuserFilesystem, FopenFlags, Generation, INodeNo, InitFlags, KernelConfig,
-    LockOwner, OpenAccMode, OpenFlags, ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen,
-    ReplyStatfs, ReplyWrite, ReplyXattr, Request, TimeOrNow, WriteFlags,
+    Errno, FileAttr, FileHandle, FileType, Filesystem as FuserFilesystem, FopenFlags, Generation,
+    INodeNo, InitFlags, KernelConfig, LockOwner, OpenAccMode, OpenFlags, ReplyAttr, ReplyCreate,
+    ReplyData, ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite,
+    ReplyXattr, Request, TimeOrNow, WriteFlags,
 };
 
 use super::waiting::WaitPool;
@@ -97,7 +98,11 @@ fn serve_read(fs: &Filesystem, fh: u64, offset: u64, size: u32, reply: ReplyData
 impl FuseAdapter {
     /// The adapter over `fs`.
     pub fn new(fs: Filesystem, options: AdapterOptions) -> FuseAdapter {
-        FuseAdapter { fs: Arc::new(fs), options, waiting: WaitPool::start(REMOTE_READ_WORKERS) }
+        FuseAdapter {
+            fs: Arc::new(fs),
+            options,
+            waiting: WaitPool::start(REMOTE_READ_WORKERS),
+        }
     }
 
     /// The filesystem served (the daemon tells it the mount's device).
@@ -172,7 +177,10 @@ impl FuserFilesystem for FuseAdapter {
     }
 
     fn open(&self, _req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
-        match self.fs.open(ino.0, flags.acc_mode() != OpenAccMode::O_RDONLY) {
+        match self
+            .fs
+            .open(ino.0, flags.acc_mode() != OpenAccMode::O_RDONLY)
+        {
             Ok(opened) => {
                 let mut fopen = FopenFlags::empty();
                 if opened.keep_cache {
@@ -200,7 +208,8 @@ impl FuserFilesystem for FuseAdapter {
     ) {
         if self.fs.may_wait(fh.0) {
             let fs = self.fs.clone();
-            self.waiting.run(Box::new(move || serve_read(&fs, fh.0, offset, size, reply)));
+            self.waiting
+                .run(Box::new(move || serve_read(&fs, fh.0, offset, size, reply)));
         } else {
             serve_read(&self.fs, fh.0, offset, size, reply);
         }
@@ -227,7 +236,14 @@ impl FuserFilesystem for FuseAdapter {
         }
     }
 
-    fn readdir(&self, _req: &Request, ino: INodeNo, fh: FileHandle, offset: u64, mut reply: ReplyDirectory) {
+    fn readdir(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        mut reply: ReplyDirectory,
+    ) {
         match self.fs.readdir(ino.0, fh.0, offset) {
             Ok(entries) => {
                 for (i, (child, kind, name)) in entries.into_iter().enumerate() {
@@ -247,7 +263,14 @@ impl FuserFilesystem for FuseAdapter {
         }
     }
 
-    fn releasedir(&self, _req: &Request, _ino: INodeNo, fh: FileHandle, _flags: OpenFlags, reply: ReplyEmpty) {
+    fn releasedir(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        _flags: OpenFlags,
+        reply: ReplyEmpty,
+    ) {
         self.fs.releasedir(fh.0);
         reply.ok();
     }
@@ -265,7 +288,10 @@ impl FuserFilesystem for FuseAdapter {
     }
 
     fn access(&self, _req: &Request, ino: INodeNo, mask: fuser::AccessFlags, reply: ReplyEmpty) {
-        match self.fs.access(ino.0, mask.contains(fuser::AccessFlags::W_OK)) {
+        match self
+            .fs
+            .access(ino.0, mask.contains(fuser::AccessFlags::W_OK))
+        {
             Ok(()) => reply.ok(),
             Err(e) => reply_err!(reply, e),
         }
@@ -307,15 +333,41 @@ impl FuserFilesystem for FuseAdapter {
         reply_err!(reply, READ_ONLY);
     }
 
-    fn create(&self, _req: &Request, _parent: INodeNo, _name: &OsStr, _mode: u32, _umask: u32, _flags: i32, reply: ReplyCreate) {
+    fn create(
+        &self,
+        _req: &Request,
+        _parent: INodeNo,
+        _name: &OsStr,
+        _mode: u32,
+        _umask: u32,
+        _flags: i32,
+        reply: ReplyCreate,
+    ) {
         reply_err!(reply, READ_ONLY);
     }
 
-    fn mknod(&self, _req: &Request, _parent: INodeNo, _name: &OsStr, _mode: u32, _umask: u32, _rdev: u32, reply: ReplyEntry) {
+    fn mknod(
+        &self,
+        _req: &Request,
+        _parent: INodeNo,
+        _name: &OsStr,
+        _mode: u32,
+        _umask: u32,
+        _rdev: u32,
+        reply: ReplyEntry,
+    ) {
         reply_err!(reply, READ_ONLY);
     }
 
-    fn mkdir(&self, _req: &Request, _parent: INodeNo, _name: &OsStr, _mode: u32, _umask: u32, reply: ReplyEntry) {
+    fn mkdir(
+        &self,
+        _req: &Request,
+        _parent: INodeNo,
+        _name: &OsStr,
+        _mode: u32,
+        _umask: u32,
+        reply: ReplyEntry,
+    ) {
         reply_err!(reply, READ_ONLY);
     }
 
@@ -327,7 +379,16 @@ impl FuserFilesystem for FuseAdapter {
         reply_err!(reply, READ_ONLY);
     }
 
-    fn setxattr(&self, _req: &Request, _ino: INodeNo, _name: &OsStr, _value: &[u8], _flags: i32, _position: u32, reply: ReplyEmpty) {
+    fn setxattr(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _name: &OsStr,
+        _value: &[u8],
+        _flags: i32,
+        _position: u32,
+        reply: ReplyEmpty,
+    ) {
         reply_err!(reply, READ_ONLY);
     }
 

@@ -27,7 +27,11 @@ const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin";
 /// The mount helper found on `PATH` (`fusermount3`, else `fusermount`).
 pub fn find() -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_else(|| DEFAULT_PATH.into());
-    HELPERS.iter().find_map(|name| std::env::split_paths(&path).map(|dir| dir.join(name)).find(|p| p.is_file()))
+    HELPERS.iter().find_map(|name| {
+        std::env::split_paths(&path)
+            .map(|dir| dir.join(name))
+            .find(|p| p.is_file())
+    })
 }
 
 /// Escape a value for the helper's `-o` list (`,` separates options, `\`
@@ -47,7 +51,10 @@ pub fn escape_option_value(value: &str) -> String {
 /// `options`; returns the opened `/dev/fuse` descriptor of the new mount.
 /// The error carries the helper's own message.
 pub fn mount(helper: &Path, mountpoint: &Path, options: &str) -> Result<OwnedFd, String> {
-    let name = helper.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = helper
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let (ours, theirs) = UnixStream::pair().map_err(|e| format!("socketpair: {e}"))?;
     // The helper's end is its standard input (descriptor 0), so no descriptor
     // has to survive exec by other means.
@@ -62,13 +69,17 @@ pub fn mount(helper: &Path, mountpoint: &Path, options: &str) -> Result<OwnedFd,
             .stdin(Stdio::from(OwnedFd::from(theirs)))
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
-        command.spawn().map_err(|e| format!("cannot run {}: {e}", helper.display()))?
+        command
+            .spawn()
+            .map_err(|e| format!("cannot run {}: {e}", helper.display()))?
         // `command` (holding our copy of the helper's end) is dropped here, so
         // the receive below sees end-of-file when the helper exits early.
     };
     let received = receive_fd(&ours);
     drop(ours);
-    let output = child.wait_with_output().map_err(|e| format!("{name}: {e}"))?;
+    let output = child
+        .wait_with_output()
+        .map_err(|e| format!("{name}: {e}"))?;
     let stderr = String::from_utf8_lossy(&output.stderr).trim().to_string();
     match received {
         Ok(Some(fd)) => {
@@ -78,7 +89,10 @@ pub fn mount(helper: &Path, mountpoint: &Path, options: &str) -> Result<OwnedFd,
             Ok(fd)
         }
         Ok(None) if !stderr.is_empty() => Err(format!("{name} failed: {stderr}")),
-        Ok(None) => Err(format!("{name} sent no /dev/fuse descriptor ({})", output.status)),
+        Ok(None) => Err(format!(
+            "{name} sent no /dev/fuse descriptor ({})",
+            output.status
+        )),
         Err(e) => Err(format!("{name}: receiving the /dev/fuse descriptor: {e}")),
     }
 }
@@ -90,7 +104,12 @@ fn receive_fd(socket: &UnixStream) -> std::io::Result<Option<OwnedFd>> {
     let mut iov = [IoSliceMut::new(&mut byte)];
     let mut space = nix::cmsg_space!([std::os::fd::RawFd; 4]);
     let msg = loop {
-        match recvmsg::<()>(socket.as_raw_fd(), &mut iov, Some(&mut space), MsgFlags::MSG_CMSG_CLOEXEC) {
+        match recvmsg::<()>(
+            socket.as_raw_fd(),
+            &mut iov,
+            Some(&mut space),
+            MsgFlags::MSG_CMSG_CLOEXEC,
+        ) {
             Ok(msg) => break msg,
             Err(nix::errno::Errno::EINTR) => continue,
             Err(e) => return Err(e.into()),
@@ -120,11 +139,21 @@ pub fn unmount(helper: &Path, mountpoint: &Path, lazy: bool) -> Result<(), Strin
     if lazy {
         command.arg("-z");
     }
-    let output = command.arg("--").arg(mountpoint).stdin(Stdio::null()).output().map_err(|e| format!("cannot run {}: {e}", helper.display()))?;
+    let output = command
+        .arg("--")
+        .arg(mountpoint)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", helper.display()))?;
     if output.status.success() {
         Ok(())
     } else {
-        Err(format!("{} -u {} failed: {}", helper.display(), mountpoint.display(), String::from_utf8_lossy(&output.stderr).trim()))
+        Err(format!(
+            "{} -u {} failed: {}",
+            helper.display(),
+            mountpoint.display(),
+            String::from_utf8_lossy(&output.stderr).trim()
+        ))
     }
 }
 

@@ -74,7 +74,10 @@ mod tests {
     fn names_parse_and_others_are_refused() {
         assert_eq!("batch".parse(), Ok(Sched::Batch));
         assert_eq!("normal".parse(), Ok(Sched::Normal));
-        assert_eq!("fifo".parse::<Sched>(), Err("sched: `fifo` is neither `batch` nor `normal`".to_string()));
+        assert_eq!(
+            "fifo".parse::<Sched>(),
+            Err("sched: `fifo` is neither `batch` nor `normal`".to_string())
+        );
         assert_eq!(Sched::default(), Sched::Batch);
     }
 
@@ -83,11 +86,19 @@ mod tests {
         std::thread::spawn(|| {
             let before = policy_of_this_thread();
             apply_to_this_thread(Sched::Normal).unwrap();
-            assert_eq!(policy_of_this_thread(), before, "normal leaves the policy alone");
+            assert_eq!(
+                policy_of_this_thread(),
+                before,
+                "normal leaves the policy alone"
+            );
             apply_to_this_thread(Sched::Batch).unwrap();
             assert_eq!(policy_of_this_thread(), libc::SCHED_BATCH);
             let child = std::thread::spawn(policy_of_this_thread).join().unwrap();
-            assert_eq!(child, libc::SCHED_BATCH, "a thread started afterwards inherits it");
+            assert_eq!(
+                child,
+                libc::SCHED_BATCH,
+                "a thread started afterwards inherits it"
+            );
         })
         .join()
         .unwrap();

@@ -33,17 +33,24 @@ impl WaitPool {
         let mut started = 0;
         for i in 0..workers {
             let rx = rx.clone();
-            match thread::Builder::new().name(format!("remote-read-{i}")).spawn(move || serve(&rx)) {
+            match thread::Builder::new()
+                .name(format!("remote-read-{i}"))
+                .spawn(move || serve(&rx))
+            {
                 Ok(_) => started += 1,
                 Err(e) => log::warn!("cannot start a remote read worker: {e}"),
             }
         }
-        WaitPool { queue: (started > 0).then_some(tx) }
+        WaitPool {
+            queue: (started > 0).then_some(tx),
+        }
     }
 
     /// Run `job` on a worker, or here when the queue is full or no worker runs.
     pub fn run(&self, job: Job) {
-        let Some(queue) = &self.queue else { return job() };
+        let Some(queue) = &self.queue else {
+            return job();
+        };
         match queue.try_send(job) {
             Ok(()) => {}
             Err(TrySendError::Full(job)) | Err(TrySendError::Disconnected(job)) => job(),
@@ -78,8 +85,15 @@ mod tests {
             slow.send("slow").unwrap();
         }));
         pool.run(Box::new(move || tx.send("fast").unwrap()));
-        assert!(t0.elapsed() < Duration::from_millis(400), "run() waited for the job");
-        assert_eq!(rx.recv().unwrap(), "fast", "the second job finished first, on the other worker");
+        assert!(
+            t0.elapsed() < Duration::from_millis(400),
+            "run() waited for the job"
+        );
+        assert_eq!(
+            rx.recv().unwrap(),
+            "fast",
+            "the second job finished first, on the other worker"
+        );
         assert_eq!(rx.recv().unwrap(), "slow");
     }
 

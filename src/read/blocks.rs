@@ -72,7 +72,13 @@ pub struct Blocks {
 impl Blocks {
     /// Caches of `cache_budget` bytes of blocks and about `layout_budget` bytes of layouts.
     pub fn new(cache_budget: usize, layout_budget: usize, stats: Arc<Stats>) -> Blocks {
-        Blocks { cache: BlockCache::new(cache_budget, stats.clone()), layouts: LayoutCache::new(layout_budget), stats, evidence: Mutex::default(), helpers: None }
+        Blocks {
+            cache: BlockCache::new(cache_budget, stats.clone()),
+            layouts: LayoutCache::new(layout_budget),
+            stats,
+            evidence: Mutex::default(),
+            helpers: None,
+        }
     }
 
     /// These caches, with `helpers` decoding half of each random read's block.
@@ -92,13 +98,21 @@ impl Blocks {
 
     /// Whether block `b` of chunk `c` of `array` is cached.
     pub fn contains(&self, array: &Array, c: u64, b: u64) -> bool {
-        self.cache.contains(&BlockKey { array: array.id(), chunk: c, block: b })
+        self.cache.contains(&BlockKey {
+            array: array.id(),
+            chunk: c,
+            block: b,
+        })
     }
 
     /// Whether block `b` of chunk `c` of `array` is being decoded into the
     /// cache now (by another reader or the prefetcher).
     pub fn decoding(&self, array: &Array, c: u64, b: u64) -> bool {
-        self.cache.in_flight(&BlockKey { array: array.id(), chunk: c, block: b })
+        self.cache.in_flight(&BlockKey {
+            array: array.id(),
+            chunk: c,
+            block: b,
+        })
     }
 
     /// Whether the layout of chunk `c` of `array` is kept.
@@ -113,7 +127,11 @@ impl Blocks {
 
     /// Decoded block `b` of chunk `c`, from the cache or decoded now.
     pub fn block(&self, array: &Array, c: u64, b: u64) -> PResult<Block> {
-        let key = BlockKey { array: array.id(), chunk: c, block: b };
+        let key = BlockKey {
+            array: array.id(),
+            chunk: c,
+            block: b,
+        };
         self.cache.get_or_decode(key, || self.decode(array, c, b))
     }
 
@@ -134,7 +152,13 @@ impl Blocks {
     /// cat`), which saves the copy out of the cache. Does nothing and
     /// answers false when `out` is not the whole block, or when the block is
     /// block 0 of a DELTA chunk (the chunk's other blocks need it cached).
-    pub fn decode_whole_into(&self, array: &Array, c: u64, b: u64, out: &mut [u8]) -> PResult<bool> {
+    pub fn decode_whole_into(
+        &self,
+        array: &Array,
+        c: u64,
+        b: u64,
+        out: &mut [u8],
+    ) -> PResult<bool> {
         let layout = self.block_layout(array, c, b)?;
         if out.len() != layout.block_range(b as usize).len() || (b == 0 && layout.needs_block0()) {
             return Ok(false);
@@ -153,7 +177,13 @@ impl Blocks {
     /// still in the CPU's caches, and spares the cache memory its page
     /// faults. Does nothing and answers false where [`Self::decode_whole_into`]
     /// would, and for a block larger than the scratch buffer may grow.
-    pub fn decode_whole_with(&self, array: &Array, c: u64, b: u64, scatter: impl FnOnce(&[u8]) -> PResult<()>) -> PResult<bool> {
+    pub fn decode_whole_with(
+        &self,
+        array: &Array,
+        c: u64,
+        b: u64,
+        scatter: impl FnOnce(&[u8]) -> PResult<()>,
+    ) -> PResult<bool> {
         let layout = self.block_layout(array, c, b)?;
         let len = layout.block_range(b as usize).len();
         if len > SCRATCH_MAX || (b == 0 && layout.needs_block0()) {
@@ -172,20 +202,38 @@ impl Blocks {
     /// than the decode); of a byte-shuffled block only the items read are
     /// unshuffled. False, with nothing done, for a block larger than the
     /// scratch buffer may grow.
-    pub fn decode_part_into(&self, array: &Array, c: u64, b: u64, offset: u64, out: &mut [u8]) -> PResult<bool> {
+    pub fn decode_part_into(
+        &self,
+        array: &Array,
+        c: u64,
+        b: u64,
+        offset: u64,
+        out: &mut [u8],
+    ) -> PResult<bool> {
         let layout = self.block_layout(array, c, b)?;
         let len = layout.block_range(b as usize).len();
-        let end = offset.checked_add(out.len() as u64).filter(|&e| e <= len as u64);
+        let end = offset
+            .checked_add(out.len() as u64)
+            .filter(|&e| e <= len as u64);
         let Some(end) = end else {
-            return Err(Problem::OutOfRange(format!("bytes {offset}+{} of block {b} ({len} bytes)", out.len())).in_chunk(c));
+            return Err(Problem::OutOfRange(format!(
+                "bytes {offset}+{} of block {b} ({len} bytes)",
+                out.len()
+            ))
+            .in_chunk(c));
         };
         if len > SCRATCH_MAX {
             return Ok(false);
         }
-        let counted = self.helpers.as_ref().map(|helpers| Counted { helpers, stats: &self.stats });
+        let counted = self.helpers.as_ref().map(|helpers| Counted {
+            helpers,
+            stats: &self.stats,
+        });
         let fork = counted.as_ref().map(|c| c as &dyn Fork);
         // A byte-shuffled block: only the items read are unshuffled.
-        if self.trusting(array, || array.decode_block_part_forked(&layout, c, b, fork, offset, out))? {
+        if self.trusting(array, || {
+            array.decode_block_part_forked(&layout, c, b, fork, offset, out)
+        })? {
             self.keep_evidence(array, c, b, offset as usize, out);
             Stats::add(&self.stats.blocks_decoded, 1);
             Stats::add(&self.stats.bytes_decoded, len as u64);
@@ -203,7 +251,15 @@ impl Blocks {
     /// buffer (half of its streams through `fork`) and hand it to
     /// `use_block`; counted as one block decoded. The caller has checked
     /// that the block fits [`SCRATCH_MAX`].
-    fn in_scratch(&self, array: &Array, layout: &ChunkLayout, c: u64, b: u64, fork: Option<&dyn Fork>, use_block: impl FnOnce(&[u8]) -> PResult<()>) -> PResult<()> {
+    fn in_scratch(
+        &self,
+        array: &Array,
+        layout: &ChunkLayout,
+        c: u64,
+        b: u64,
+        fork: Option<&dyn Fork>,
+        use_block: impl FnOnce(&[u8]) -> PResult<()>,
+    ) -> PResult<()> {
         let len = layout.block_range(b as usize).len();
         SCRATCH.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
@@ -229,16 +285,30 @@ impl Blocks {
         let kept = evidence.entry(array.id()).or_default();
         if kept.len() < GROWTH_SAMPLES {
             let bytes = bytes[..bytes.len().min(EVIDENCE_BYTES)].to_vec();
-            kept.push(Evidence { chunk, block, offset, bytes });
+            kept.push(Evidence {
+                chunk,
+                block,
+                offset,
+                bytes,
+            });
         }
     }
 
     /// Bytes `[offset, offset + out.len())` of block `b` of chunk `c` read
     /// straight from the source, without decoding or caching, when the
     /// chunk stores its blocks raw; false (nothing read) otherwise.
-    pub fn read_raw_part(&self, array: &Array, c: u64, b: u64, offset: u64, out: &mut [u8]) -> PResult<bool> {
+    pub fn read_raw_part(
+        &self,
+        array: &Array,
+        c: u64,
+        b: u64,
+        offset: u64,
+        out: &mut [u8],
+    ) -> PResult<bool> {
         let layout = self.layout(array, c)?;
-        let read = self.trusting(array, || array.read_raw_block_part(&layout, c, b, offset, out))?;
+        let read = self.trusting(array, || {
+            array.read_raw_block_part(&layout, c, b, offset, out)
+        })?;
         if read {
             Stats::add(&self.stats.bytes_decoded, out.len() as u64);
             self.keep_evidence(array, c, b, offset as usize, out);
@@ -250,28 +320,60 @@ impl Blocks {
     pub fn block_layout(&self, array: &Array, c: u64, b: u64) -> PResult<Arc<ChunkLayout>> {
         let layout = self.layout(array, c)?;
         if b >= layout.nblocks() as u64 {
-            return Err(Problem::OutOfRange(format!("block {b} of {}", layout.nblocks())).in_chunk(c));
+            return Err(
+                Problem::OutOfRange(format!("block {b} of {}", layout.nblocks())).in_chunk(c),
+            );
         }
         Ok(layout)
     }
 
     /// Decode block `b` of chunk `c` into `out` (its whole length), with
     /// block 0 from the cache first when the chunk's filters need it.
-    fn decode_with(&self, array: &Array, layout: &ChunkLayout, c: u64, b: u64, out: &mut [u8]) -> PResult<()> {
+    fn decode_with(
+        &self,
+        array: &Array,
+        layout: &ChunkLayout,
+        c: u64,
+        b: u64,
+        out: &mut [u8],
+    ) -> PResult<()> {
         self.decode_forked(array, layout, c, b, None, out)
     }
 
     /// [`Blocks::decode_with`], with half of the streams decoded through `fork`.
-    fn decode_forked(&self, array: &Array, layout: &ChunkLayout, c: u64, b: u64, fork: Option<&dyn Fork>, out: &mut [u8]) -> PResult<()> {
-        let block0 = if b > 0 && layout.needs_block0() { Some(self.block(array, c, 0)?) } else { None };
-        self.trusting(array, || array.decode_block_forked(layout, c, b, block0.as_deref().map(Vec::as_slice), fork, out))
+    fn decode_forked(
+        &self,
+        array: &Array,
+        layout: &ChunkLayout,
+        c: u64,
+        b: u64,
+        fork: Option<&dyn Fork>,
+        out: &mut [u8],
+    ) -> PResult<()> {
+        let block0 = if b > 0 && layout.needs_block0() {
+            Some(self.block(array, c, 0)?)
+        } else {
+            None
+        };
+        self.trusting(array, || {
+            array.decode_block_forked(
+                layout,
+                c,
+                b,
+                block0.as_deref().map(Vec::as_slice),
+                fork,
+                out,
+            )
+        })
     }
 
     /// The block pieces `piece` stands for: itself, or for a plain frame's
     /// chunk bytes, their split into blocks by the chunk's layout.
     pub fn block_pieces(&self, array: &Array, piece: Piece) -> PResult<Vec<Piece>> {
         match piece.source {
-            PieceSource::ChunkBytes { chunk, .. } => array.block_pieces(&*self.layout(array, chunk)?, chunk, piece),
+            PieceSource::ChunkBytes { chunk, .. } => {
+                array.block_pieces(&*self.layout(array, chunk)?, chunk, piece)
+            }
             _ => Ok(vec![piece]),
         }
     }
@@ -284,9 +386,24 @@ impl Blocks {
                 let chunk = problem.chunk();
                 let samples = self.cache.sample(array.id(), GROWTH_SAMPLES);
                 let evidence = self.evidence.lock().unwrap_or_else(|e| e.into_inner());
-                let uncached = evidence.get(&array.id()).map(Vec::as_slice).unwrap_or_default();
-                let cached = samples.iter().map(|(k, block)| Seen { chunk: k.chunk, block: k.block, offset: 0, bytes: block.as_slice() });
-                let seen: Vec<Seen<'_>> = cached.chain(uncached.iter().map(|e| Seen { chunk: e.chunk, block: e.block, offset: e.offset, bytes: &e.bytes })).collect();
+                let uncached = evidence
+                    .get(&array.id())
+                    .map(Vec::as_slice)
+                    .unwrap_or_default();
+                let cached = samples.iter().map(|(k, block)| Seen {
+                    chunk: k.chunk,
+                    block: k.block,
+                    offset: 0,
+                    bytes: block.as_slice(),
+                });
+                let seen: Vec<Seen<'_>> = cached
+                    .chain(uncached.iter().map(|e| Seen {
+                        chunk: e.chunk,
+                        block: e.block,
+                        offset: e.offset,
+                        bytes: &e.bytes,
+                    }))
+                    .collect();
                 let accepted = array.accept_growth(&self.layouts.known(array.id()), &seen);
                 drop(evidence);
                 accepted.map_err(|p| match chunk {

@@ -21,7 +21,11 @@ pub struct ByteLru<K: Hash + Eq, V> {
 impl<K: Hash + Eq, V> ByteLru<K, V> {
     /// An empty map holding at most `budget` bytes of weight.
     pub fn new(budget: usize) -> ByteLru<K, V> {
-        ByteLru { map: lru::LruCache::unbounded(), bytes: 0, budget }
+        ByteLru {
+            map: lru::LruCache::unbounded(),
+            bytes: 0,
+            budget,
+        }
     }
 
     /// The budget in bytes.
@@ -118,9 +122,17 @@ mod tests {
         assert_eq!(lru.get(&1), Some(&"a"), "1 is now the most recent");
         assert_eq!(lru.put(3, "c", 40), vec!["b"], "2 was the least recent");
         assert_eq!(lru.usage(), (80, 2));
-        assert_eq!(lru.put(3, "C", 10), vec!["c"], "a replaced value comes back");
+        assert_eq!(
+            lru.put(3, "C", 10),
+            vec!["c"],
+            "a replaced value comes back"
+        );
         assert_eq!(lru.usage(), (50, 2));
-        assert_eq!(lru.put(9, "huge", 101), vec!["huge"], "heavier than the budget: not kept");
+        assert_eq!(
+            lru.put(9, "huge", 101),
+            vec!["huge"],
+            "heavier than the budget: not kept"
+        );
         assert!(!lru.contains(&9));
         assert_eq!(lru.remove(&1), Some("a"));
         assert_eq!(lru.usage(), (10, 1));
@@ -129,7 +141,11 @@ mod tests {
         lru.put(1, "a", 40);
         assert_eq!(lru.put_even_alone(2, "big", 150), vec!["a"], "kept alone");
         assert_eq!(lru.usage(), (150, 1));
-        assert_eq!(lru.put_even_alone(3, "c", 10), vec!["big"], "and the next one pushes it out");
+        assert_eq!(
+            lru.put_even_alone(3, "c", 10),
+            vec!["big"],
+            "and the next one pushes it out"
+        );
         assert_eq!(lru.usage(), (10, 1));
     }
 }

@@ -54,7 +54,12 @@ impl BufferPool {
 
     /// Bytes held by spare buffers.
     pub fn held(&self) -> usize {
-        self.spare.lock().unwrap_or_else(|e| e.into_inner()).iter().map(Vec::len).sum()
+        self.spare
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .map(Vec::len)
+            .sum()
     }
 }
 

@@ -50,7 +50,13 @@ pub struct BlockCache {
 impl BlockCache {
     /// A cache holding at most `budget` bytes (data plus per-entry overhead).
     pub fn new(budget: usize, stats: Arc<Stats>) -> BlockCache {
-        BlockCache { lru: Mutex::new(ByteLru::new(budget)), budget, inflight: Mutex::new(HashMap::new()), stats, pool: BufferPool::default() }
+        BlockCache {
+            lru: Mutex::new(ByteLru::new(budget)),
+            budget,
+            inflight: Mutex::new(HashMap::new()),
+            stats,
+            pool: BufferPool::default(),
+        }
     }
 
     /// The byte budget.
@@ -65,19 +71,29 @@ impl BlockCache {
 
     /// Whether a block is cached (does not count as a hit).
     pub fn contains(&self, key: &BlockKey) -> bool {
-        self.lru.lock().unwrap_or_else(|e| e.into_inner()).contains(key)
+        self.lru
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(key)
     }
 
     /// Whether a block is being decoded now (by the leader of its single flight).
     pub fn in_flight(&self, key: &BlockKey) -> bool {
-        self.inflight.lock().unwrap_or_else(|e| e.into_inner()).contains_key(key)
+        self.inflight
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains_key(key)
     }
 
     /// Up to `n` cached blocks of array `id` (blocks 0 first: they decode
     /// without another block), without touching their recency.
     pub fn sample(&self, id: u64, n: usize) -> Vec<(BlockKey, Block)> {
         let lru = self.lru.lock().unwrap_or_else(|e| e.into_inner());
-        let mut found: Vec<(BlockKey, Block)> = lru.iter().filter(|(k, _)| k.array == id).map(|(k, b)| (*k, b.clone())).collect();
+        let mut found: Vec<(BlockKey, Block)> = lru
+            .iter()
+            .filter(|(k, _)| k.array == id)
+            .map(|(k, b)| (*k, b.clone()))
+            .collect();
         found.sort_by_key(|(k, _)| (k.block != 0, k.chunk, k.block));
         found.truncate(n);
         found
@@ -95,7 +111,11 @@ impl BlockCache {
     }
 
     fn lookup(&self, key: &BlockKey) -> Option<Block> {
-        self.lru.lock().unwrap_or_else(|e| e.into_inner()).get(key).cloned()
+        self.lru
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(key)
+            .cloned()
     }
 
     fn insert(&self, key: BlockKey, data: Block) {
@@ -121,7 +141,11 @@ impl BlockCache {
     /// The block under `key`: from the cache, or produced by `decode` now —
     /// once, even when several threads ask at the same time (the others wait
     /// and share its result, error included).
-    pub fn get_or_decode(&self, key: BlockKey, decode: impl FnOnce() -> PResult<Block>) -> PResult<Block> {
+    pub fn get_or_decode(
+        &self,
+        key: BlockKey,
+        decode: impl FnOnce() -> PResult<Block>,
+    ) -> PResult<Block> {
         if let Some(hit) = self.lookup(&key) {
             Stats::add(&self.stats.hits, 1);
             return Ok(hit);
@@ -144,10 +168,17 @@ impl BlockCache {
             while result.is_none() {
                 result = cvar.wait(result).unwrap_or_else(|e| e.into_inner());
             }
-            return result.clone().unwrap_or_else(|| Err(Problem::Io("decode abandoned".into())));
+            return result
+                .clone()
+                .unwrap_or_else(|| Err(Problem::Io("decode abandoned".into())));
         }
         // Whatever happens in `decode` (even a panic), waiters get an answer.
-        let mut finish = Finish { cache: self, key, slot: &slot, result: None };
+        let mut finish = Finish {
+            cache: self,
+            key,
+            slot: &slot,
+            result: None,
+        };
         let result = decode();
         if let Ok(data) = &result {
             Stats::add(&self.stats.blocks_decoded, 1);
@@ -171,11 +202,18 @@ struct Finish<'a> {
 
 impl Drop for Finish<'_> {
     fn drop(&mut self) {
-        let result = self.result.take().unwrap_or_else(|| Err(Problem::Io("decode abandoned".into())));
+        let result = self
+            .result
+            .take()
+            .unwrap_or_else(|| Err(Problem::Io("decode abandoned".into())));
         let (lock, cvar) = &**self.slot;
         *lock.lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
         cvar.notify_all();
-        self.cache.inflight.lock().unwrap_or_else(|e| e.into_inner()).remove(&self.key);
+        self.cache
+            .inflight
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.key);
     }
 }
 
@@ -187,7 +225,11 @@ mod tests {
     use std::time::Duration;
 
     fn key(block: u64) -> BlockKey {
-        BlockKey { array: 1, chunk: 0, block }
+        BlockKey {
+            array: 1,
+            chunk: 0,
+            block,
+        }
     }
 
     #[test]
@@ -213,17 +255,25 @@ mod tests {
         for t in threads {
             assert_eq!(*t.join().unwrap(), vec![7u8; 1000]);
         }
-        assert_eq!(calls.load(Ordering::SeqCst), 1, "the block was decoded more than once");
+        assert_eq!(
+            calls.load(Ordering::SeqCst),
+            1,
+            "the block was decoded more than once"
+        );
         assert_eq!(cache.usage(), (1000 + ENTRY_OVERHEAD, 1));
     }
 
     #[test]
     fn errors_are_shared_but_not_cached() {
         let cache = BlockCache::new(1 << 20, Arc::new(Stats::default()));
-        let err = cache.get_or_decode(key(1), || Err(Problem::corrupt("chunk", "bad"))).unwrap_err();
+        let err = cache
+            .get_or_decode(key(1), || Err(Problem::corrupt("chunk", "bad")))
+            .unwrap_err();
         assert_eq!(err, Problem::corrupt("chunk", "bad"));
         assert!(!cache.contains(&key(1)));
-        let ok = cache.get_or_decode(key(1), || Ok(Arc::new(vec![1, 2, 3]))).unwrap();
+        let ok = cache
+            .get_or_decode(key(1), || Ok(Arc::new(vec![1, 2, 3])))
+            .unwrap();
         assert_eq!(*ok, vec![1, 2, 3]);
     }
 
@@ -248,7 +298,9 @@ mod tests {
             Ok(block) => assert_eq!(*block, vec![3]),
         }
         // Nothing is left in flight: the next ask returns at once.
-        let again = cache.get_or_decode(key(3), || Ok(Arc::new(vec![4]))).unwrap();
+        let again = cache
+            .get_or_decode(key(3), || Ok(Arc::new(vec![4])))
+            .unwrap();
         assert!(*again == vec![3] || *again == vec![4], "{again:?}");
     }
 
@@ -256,12 +308,25 @@ mod tests {
     fn budget_evicts_least_recently_used_and_skips_oversized_blocks() {
         let cache = BlockCache::new(3 * (100 + ENTRY_OVERHEAD), Arc::new(Stats::default()));
         for b in 0..3 {
-            cache.get_or_decode(key(b), || Ok(Arc::new(vec![b as u8; 100]))).unwrap();
+            cache
+                .get_or_decode(key(b), || Ok(Arc::new(vec![b as u8; 100])))
+                .unwrap();
         }
-        cache.get_or_decode(key(0), || unreachable!("block 0 is cached")).unwrap();
-        cache.get_or_decode(key(3), || Ok(Arc::new(vec![3; 100]))).unwrap();
-        assert!(cache.contains(&key(0)) && !cache.contains(&key(1)) && cache.contains(&key(2)) && cache.contains(&key(3)));
-        let big = cache.get_or_decode(key(9), || Ok(Arc::new(vec![9; 10_000]))).unwrap();
+        cache
+            .get_or_decode(key(0), || unreachable!("block 0 is cached"))
+            .unwrap();
+        cache
+            .get_or_decode(key(3), || Ok(Arc::new(vec![3; 100])))
+            .unwrap();
+        assert!(
+            cache.contains(&key(0))
+                && !cache.contains(&key(1))
+                && cache.contains(&key(2))
+                && cache.contains(&key(3))
+        );
+        let big = cache
+            .get_or_decode(key(9), || Ok(Arc::new(vec![9; 10_000])))
+            .unwrap();
         assert_eq!(big.len(), 10_000, "an oversized block is still returned");
         assert!(!cache.contains(&key(9)), "but not kept");
         assert_eq!(cache.usage(), (3 * (100 + ENTRY_OVERHEAD), 3));

@@ -61,12 +61,20 @@ impl DecodeHelpers {
         let mut started = 0;
         for i in 0..threads {
             let (receiver, state) = (receiver.clone(), state.clone());
-            match std::thread::Builder::new().name(format!("blosc2fs-decode-{i}")).spawn(move || serve(&receiver, &state)) {
+            match std::thread::Builder::new()
+                .name(format!("blosc2fs-decode-{i}"))
+                .spawn(move || serve(&receiver, &state))
+            {
                 Ok(_) => started += 1,
                 Err(e) => log::warn!("decode helper thread {i} not started: {e}"),
             }
         }
-        (started > 0).then_some(DecodeHelpers { jobs: sender, state, last_offer: AtomicU64::new(0), born: Instant::now() })
+        (started > 0).then_some(DecodeHelpers {
+            jobs: sender,
+            state,
+            last_offer: AtomicU64::new(0),
+            born: Instant::now(),
+        })
     }
 
     /// Hand `job` to a helper if one is polling or the offers come in a
@@ -86,7 +94,11 @@ impl DecodeHelpers {
 
     /// Helpers sized for this machine.
     pub fn for_this_machine() -> Option<DecodeHelpers> {
-        DecodeHelpers::for_cores(std::thread::available_parallelism().map(usize::from).unwrap_or(1))
+        DecodeHelpers::for_cores(
+            std::thread::available_parallelism()
+                .map(usize::from)
+                .unwrap_or(1),
+        )
     }
 }
 
@@ -157,8 +169,13 @@ mod tests {
     /// either, and would poll just after.
     fn until_asleep(helpers: &DecodeHelpers) {
         let start = Instant::now();
-        while helpers.state.asleep.load(Ordering::Relaxed) != 1 || helpers.state.polling.load(Ordering::Relaxed) != 0 {
-            assert!(start.elapsed() < Duration::from_secs(10), "the helper never went to sleep");
+        while helpers.state.asleep.load(Ordering::Relaxed) != 1
+            || helpers.state.polling.load(Ordering::Relaxed) != 0
+        {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "the helper never went to sleep"
+            );
             std::thread::sleep(Duration::from_millis(1));
         }
         // Past any burst too.
@@ -168,7 +185,10 @@ mod tests {
     /// A job that sends the name of the thread running it.
     fn naming_job(tx: &mpsc::Sender<Option<String>>) -> Job {
         let tx = tx.clone();
-        Box::new(move || tx.send(std::thread::current().name().map(str::to_string)).unwrap())
+        Box::new(move || {
+            tx.send(std::thread::current().name().map(str::to_string))
+                .unwrap()
+        })
     }
 
     #[test]
@@ -181,7 +201,9 @@ mod tests {
             assert!(!helpers.offer(naming_job(&tx)));
             // The next read within the burst gap wakes it.
             assert!(helpers.offer(naming_job(&tx)));
-            let name = rx.recv_timeout(Duration::from_secs(10)).expect("the job ran");
+            let name = rx
+                .recv_timeout(Duration::from_secs(10))
+                .expect("the job ran");
             assert_eq!(name.as_deref(), Some("blosc2fs-decode-0"));
             // Only the job handed over ran.
             assert!(rx.try_recv().is_err(), "a dropped job ran");
@@ -197,13 +219,17 @@ mod tests {
         let taken = (0..50).any(|_| {
             let helpers = DecodeHelpers::for_cores(2).expect("one helper");
             let start = Instant::now();
-            while helpers.state.polling.load(Ordering::Relaxed) == 0 && start.elapsed() < Duration::from_millis(100) {
+            while helpers.state.polling.load(Ordering::Relaxed) == 0
+                && start.elapsed() < Duration::from_millis(100)
+            {
                 std::hint::spin_loop();
             }
             helpers.offer(naming_job(&tx))
         });
         assert!(taken, "no offer was taken by a polling helper in 50 tries");
-        let name = rx.recv_timeout(Duration::from_secs(10)).expect("the job ran");
+        let name = rx
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the job ran");
         assert_eq!(name.as_deref(), Some("blosc2fs-decode-0"));
     }
 }

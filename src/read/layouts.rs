@@ -25,7 +25,9 @@ fn weight(layout: &ChunkLayout) -> usize {
 impl LayoutCache {
     /// A cache of at most about `budget` bytes of layouts.
     pub fn new(budget: usize) -> LayoutCache {
-        LayoutCache { lru: Mutex::new(ByteLru::new(budget)) }
+        LayoutCache {
+            lru: Mutex::new(ByteLru::new(budget)),
+        }
     }
 
     /// The layout of chunk `c` of `array`, read now if not kept.
@@ -35,19 +37,29 @@ impl LayoutCache {
             return Ok(layout.clone());
         }
         let layout = Arc::new(array.read_layout(c)?);
-        let evicted = self.lru.lock().unwrap_or_else(|e| e.into_inner()).put(key, layout.clone(), weight(&layout));
+        let evicted = self.lru.lock().unwrap_or_else(|e| e.into_inner()).put(
+            key,
+            layout.clone(),
+            weight(&layout),
+        );
         drop(evicted);
         Ok(layout)
     }
 
     /// Whether the layout of chunk `c` of array `id` is kept.
     pub fn contains(&self, id: u64, c: u64) -> bool {
-        self.lru.lock().unwrap_or_else(|e| e.into_inner()).contains(&(id, c))
+        self.lru
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(&(id, c))
     }
 
     /// Every layout kept for array `id` (what a growth check compares).
     pub fn known(&self, id: u64) -> Vec<(u64, Arc<ChunkLayout>)> {
         let lru = self.lru.lock().unwrap_or_else(|e| e.into_inner());
-        lru.iter().filter(|((a, _), _)| *a == id).map(|((_, c), l)| (*c, l.clone())).collect()
+        lru.iter()
+            .filter(|((a, _), _)| *a == id)
+            .map(|((_, c), l)| (*c, l.clone()))
+            .collect()
     }
 }

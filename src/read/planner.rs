@@ -61,7 +61,13 @@ impl RowSelection {
             starts.push(count);
             count += n;
         }
-        RowSelection { runs, starts, count, row_bytes, prefix }
+        RowSelection {
+            runs,
+            starts,
+            count,
+            row_bytes,
+            prefix,
+        }
     }
 
     /// Rows shown.
@@ -128,7 +134,10 @@ struct Misses {
 
 impl Misses {
     /// Every block through the cache (one-off and standalone reads).
-    const CACHED: Misses = Misses { direct: false, keep_partial: true };
+    const CACHED: Misses = Misses {
+        direct: false,
+        keep_partial: true,
+    };
 }
 
 /// Reads smaller than this, away from where the last read of the same
@@ -187,21 +196,40 @@ impl Planner {
     /// readers the kernel does not read ahead for get `window` bytes
     /// decoded ahead ([`Self::read_stream_served`]).
     pub fn new(blocks: Arc<Blocks>, prefetcher: Option<Prefetcher>, window: u64) -> Planner {
-        Planner { blocks, prefetcher, window, direct: true }
+        Planner {
+            blocks,
+            prefetcher,
+            window,
+            direct: true,
+        }
     }
 
     /// A planner of its own for one pass front to back (`blosc2fs cat`):
     /// whole blocks are decoded straight into the output and not cached;
     /// `cache_budget` bytes keep the blocks a read uses only in part.
     pub fn one_pass(cache_budget: usize) -> Planner {
-        Planner { direct: true, ..Planner::standalone(cache_budget) }
+        Planner {
+            direct: true,
+            ..Planner::standalone(cache_budget)
+        }
     }
 
     /// A planner of its own with a `cache_budget`-byte block cache, no
     /// prefetch, and every block read through the cache.
     pub fn standalone(cache_budget: usize) -> Planner {
         let stats = Arc::new(Stats::default());
-        Planner { direct: false, ..Planner::new(Arc::new(Blocks::new(cache_budget, layout_budget(cache_budget), stats)), None, 0) }
+        Planner {
+            direct: false,
+            ..Planner::new(
+                Arc::new(Blocks::new(
+                    cache_budget,
+                    layout_budget(cache_budget),
+                    stats,
+                )),
+                None,
+                0,
+            )
+        }
     }
 
     /// The counters of this planner's caches.
@@ -221,16 +249,40 @@ impl Planner {
     /// cache and are kept there (the neighbouring blocks of the result want
     /// them too); nothing is decoded into the per-thread scratch buffer,
     /// which the computed block being made may be using.
-    pub fn read_box_into(&self, array: &Array, origin: &[u64], extent: &[u64], out: &mut Vec<u8>) -> PResult<()> {
+    pub fn read_box_into(
+        &self,
+        array: &Array,
+        origin: &[u64],
+        extent: &[u64],
+        out: &mut Vec<u8>,
+    ) -> PResult<()> {
         let pieces = array.box_pieces(origin, extent)?;
         let len: u64 = pieces.iter().map(|p| p.len).sum();
         out.clear();
-        out.resize(usize::try_from(len).map_err(|_| Problem::Limit(format!("a box of {len} bytes")))?, 0);
-        fill_pieces(&self.blocks, array, pieces, out, Misses { direct: false, keep_partial: true })
+        out.resize(
+            usize::try_from(len).map_err(|_| Problem::Limit(format!("a box of {len} bytes")))?,
+            0,
+        );
+        fill_pieces(
+            &self.blocks,
+            array,
+            pieces,
+            out,
+            Misses {
+                direct: false,
+                keep_partial: true,
+            },
+        )
     }
 
     /// Bytes `[offset, offset + size)` of `view` (shorter at the end of the file).
-    pub fn read(&self, array: &Array, view: &View, offset: u64, size: u64) -> Result<Vec<u8>, Error> {
+    pub fn read(
+        &self,
+        array: &Array,
+        view: &View,
+        offset: u64,
+        size: u64,
+    ) -> Result<Vec<u8>, Error> {
         let mut out = Vec::new();
         self.read_into(array, view, offset, size, &mut out)?;
         Ok(out)
@@ -239,8 +291,16 @@ impl Planner {
     /// [`Self::read`] into `out`, which is resized to the bytes read: a
     /// buffer reused from one request to the next is neither cleared nor
     /// faulted in again (every byte of it is overwritten).
-    pub fn read_into(&self, array: &Array, view: &View, offset: u64, size: u64, out: &mut Vec<u8>) -> Result<(), Error> {
-        self.read_served(array, view, offset, size, out)?.into_buffer(out);
+    pub fn read_into(
+        &self,
+        array: &Array,
+        view: &View,
+        offset: u64,
+        size: u64,
+        out: &mut Vec<u8>,
+    ) -> Result<(), Error> {
+        self.read_served(array, view, offset, size, out)?
+            .into_buffer(out);
         Ok(())
     }
 
@@ -248,11 +308,36 @@ impl Planner {
     /// block is answered with that block itself ([`Served::Shared`]), so
     /// the caller can send its bytes without copying them first; `out` is
     /// then left as it was.
-    pub fn read_served(&self, array: &Array, view: &View, offset: u64, size: u64, out: &mut Vec<u8>) -> Result<Served, Error> {
-        self.read_served_with(array, view, offset, size, out, Misses { direct: self.direct, keep_partial: true })
+    pub fn read_served(
+        &self,
+        array: &Array,
+        view: &View,
+        offset: u64,
+        size: u64,
+        out: &mut Vec<u8>,
+    ) -> Result<Served, Error> {
+        self.read_served_with(
+            array,
+            view,
+            offset,
+            size,
+            out,
+            Misses {
+                direct: self.direct,
+                keep_partial: true,
+            },
+        )
     }
 
-    fn read_served_with(&self, array: &Array, view: &View, offset: u64, size: u64, out: &mut Vec<u8>, misses: Misses) -> Result<Served, Error> {
+    fn read_served_with(
+        &self,
+        array: &Array,
+        view: &View,
+        offset: u64,
+        size: u64,
+        out: &mut Vec<u8>,
+        misses: Misses,
+    ) -> Result<Served, Error> {
         let total = view.len(array).map_err(|p| Error::new(array.name(), p))?;
         let start = offset.min(total);
         let end = offset.saturating_add(size).min(total);
@@ -294,9 +379,21 @@ impl Planner {
     /// the read is all of it (decoded into the output), or it is stored
     /// raw (the read's own bytes are read from the source), or the read is
     /// random (decoded into scratch).
-    fn one_block(&self, array: &Array, pieces: &[Piece], misses: Misses) -> PResult<Option<Served>> {
+    fn one_block(
+        &self,
+        array: &Array,
+        pieces: &[Piece],
+        misses: Misses,
+    ) -> PResult<Option<Served>> {
         let [piece] = pieces else { return Ok(None) };
-        let PieceSource::Block { chunk, block, offset } = piece.source else { return Ok(None) };
+        let PieceSource::Block {
+            chunk,
+            block,
+            offset,
+        } = piece.source
+        else {
+            return Ok(None);
+        };
         if !self.blocks.contains(array, chunk, block) {
             let layout = self.blocks.block_layout(array, chunk, block)?;
             let whole = offset == 0 && layout.block_range(block as usize).len() as u64 == piece.len;
@@ -308,15 +405,27 @@ impl Planner {
         let data = self.blocks.block(array, chunk, block)?;
         let range = offset as usize..(offset + piece.len) as usize;
         if data.get(range.clone()).is_none() {
-            return Err(Problem::corrupt("chunk", format!("chunk {chunk} block {block} is shorter than its shape")));
+            return Err(Problem::corrupt(
+                "chunk",
+                format!("chunk {chunk} block {block} is shorter than its shape"),
+            ));
         }
         Ok(Some(Served::Shared { block: data, range }))
     }
 
     /// [`Self::read_into`] for an open file whose reads `stream` follows: a
     /// sequential reader's next window is queued for prefetch first.
-    pub fn read_stream_into(&self, array: &Arc<Array>, view: &View, stream: &StreamState, offset: u64, size: u64, out: &mut Vec<u8>) -> Result<(), Error> {
-        self.read_stream_served(array, view, stream, false, offset, size, out)?.into_buffer(out);
+    pub fn read_stream_into(
+        &self,
+        array: &Arc<Array>,
+        view: &View,
+        stream: &StreamState,
+        offset: u64,
+        size: u64,
+        out: &mut Vec<u8>,
+    ) -> Result<(), Error> {
+        self.read_stream_served(array, view, stream, false, offset, size, out)?
+            .into_buffer(out);
         Ok(())
     }
 
@@ -329,12 +438,30 @@ impl Planner {
     /// decode them side by side straight into their replies, and decoding
     /// into the cache first would only add a copy (measured: 0.92 against
     /// 0.64 daemon CPU-seconds per GiB on an LZ4 scan).
-    pub fn read_stream_served(&self, array: &Arc<Array>, view: &View, stream: &StreamState, kernel_reads_ahead: bool, offset: u64, size: u64, out: &mut Vec<u8>) -> Result<Served, Error> {
+    pub fn read_stream_served(
+        &self,
+        array: &Arc<Array>,
+        view: &View,
+        stream: &StreamState,
+        kernel_reads_ahead: bool,
+        offset: u64,
+        size: u64,
+        out: &mut Vec<u8>,
+    ) -> Result<Served, Error> {
         let sequential = stream.follows(offset, size);
-        let prefetcher = self.prefetcher.as_ref().filter(|_| sequential && (!kernel_reads_ahead || array.may_wait()));
+        let prefetcher = self
+            .prefetcher
+            .as_ref()
+            .filter(|_| sequential && (!kernel_reads_ahead || array.may_wait()));
         if let Some(prefetcher) = prefetcher {
             if let Some(ahead) = stream.ahead(offset, size, self.window) {
-                if self.prefetch(prefetcher, array, view, ahead.start, ahead.end - ahead.start) {
+                if self.prefetch(
+                    prefetcher,
+                    array,
+                    view,
+                    ahead.start,
+                    ahead.end - ahead.start,
+                ) {
                     stream.accepted(ahead.end);
                 }
             }
@@ -342,12 +469,22 @@ impl Planner {
         // While the prefetcher decodes this reader's blocks into the cache,
         // the reader takes them from there (waiting for one in flight)
         // rather than decoding them a second time into its reply.
-        let misses = Misses { direct: self.direct && prefetcher.is_none(), keep_partial: sequential || size >= RANDOM_READ_MAX };
+        let misses = Misses {
+            direct: self.direct && prefetcher.is_none(),
+            keep_partial: sequential || size >= RANDOM_READ_MAX,
+        };
         self.read_served_with(array, view, offset, size, out, misses)
     }
 
     /// [`Self::read_stream_into`] into a new buffer.
-    pub fn read_stream(&self, array: &Arc<Array>, view: &View, stream: &StreamState, offset: u64, size: u64) -> Result<Vec<u8>, Error> {
+    pub fn read_stream(
+        &self,
+        array: &Arc<Array>,
+        view: &View,
+        stream: &StreamState,
+        offset: u64,
+        size: u64,
+    ) -> Result<Vec<u8>, Error> {
         let mut out = Vec::new();
         self.read_stream_into(array, view, stream, offset, size, &mut out)?;
         Ok(out)
@@ -355,18 +492,29 @@ impl Planner {
 
     /// Queue the blocks of `[next, next + len)` of `view` that are not cached;
     /// false when the queue was full.
-    fn prefetch(&self, prefetcher: &Prefetcher, array: &Arc<Array>, view: &View, next: u64, len: u64) -> bool {
+    fn prefetch(
+        &self,
+        prefetcher: &Prefetcher,
+        array: &Arc<Array>,
+        view: &View,
+        next: u64,
+        len: u64,
+    ) -> bool {
         if let View::Rows(_) = view {
             return true;
         }
         let body_next = next.saturating_sub(view.prefix().len() as u64);
-        let Ok(pieces) = array.pieces(view.region(), body_next, len) else { return true };
+        let Ok(pieces) = array.pieces(view.region(), body_next, len) else {
+            return true;
+        };
         let mut seen = HashSet::new();
         let wanted: Vec<Piece> = pieces
             .into_iter()
             .filter(|p| match p.source {
                 PieceSource::Zeros => false,
-                PieceSource::Block { chunk, block, .. } => seen.insert((chunk, block)) && !self.blocks.contains(array, chunk, block),
+                PieceSource::Block { chunk, block, .. } => {
+                    seen.insert((chunk, block)) && !self.blocks.contains(array, chunk, block)
+                }
                 PieceSource::ChunkBytes { .. } => true,
             })
             .collect();
@@ -401,12 +549,25 @@ pub fn layout_budget(cache_budget: usize) -> usize {
 }
 
 /// Fill `out` with bytes `[start, start + out.len())` of `region`.
-pub fn fill(blocks: &Blocks, array: &Array, region: Region, start: u64, out: &mut [u8]) -> PResult<()> {
+pub fn fill(
+    blocks: &Blocks,
+    array: &Array,
+    region: Region,
+    start: u64,
+    out: &mut [u8],
+) -> PResult<()> {
     fill_with(blocks, array, region, start, out, Misses::CACHED)
 }
 
 /// [`fill`], treating blocks not cached as `misses` says.
-fn fill_with(blocks: &Blocks, array: &Array, region: Region, start: u64, out: &mut [u8], misses: Misses) -> PResult<()> {
+fn fill_with(
+    blocks: &Blocks,
+    array: &Array,
+    region: Region,
+    start: u64,
+    out: &mut [u8],
+    misses: Misses,
+) -> PResult<()> {
     let pieces = tiling_pieces(array, region, start, out.len() as u64)?;
     fill_pieces(blocks, array, pieces, out, misses)
 }
@@ -419,12 +580,19 @@ fn tiling_pieces(array: &Array, region: Region, start: u64, len: u64) -> PResult
     let mut covered = 0u64;
     for p in &pieces {
         if p.out_offset != covered {
-            return Err(Problem::OutOfRange(format!("bytes {start}..{}: piece at {} where {covered} was expected", start + len, p.out_offset)));
+            return Err(Problem::OutOfRange(format!(
+                "bytes {start}..{}: piece at {} where {covered} was expected",
+                start + len,
+                p.out_offset
+            )));
         }
         covered += p.len;
     }
     if covered != len {
-        return Err(Problem::OutOfRange(format!("bytes {start}..{} lie past the end", start + len)));
+        return Err(Problem::OutOfRange(format!(
+            "bytes {start}..{} lie past the end",
+            start + len
+        )));
     }
     Ok(pieces)
 }
@@ -440,7 +608,13 @@ fn tiling_pieces(array: &Array, region: Region, start: u64, len: u64) -> PResult
 /// With `misses.direct`, a block not cached whose every byte this read
 /// uses, in several pieces, is decoded once into scratch and its pieces
 /// copied out from there ([`scatter_whole_blocks`]).
-fn fill_pieces(blocks: &Blocks, array: &Array, pieces: Vec<Piece>, out: &mut [u8], misses: Misses) -> PResult<()> {
+fn fill_pieces(
+    blocks: &Blocks,
+    array: &Array,
+    pieces: Vec<Piece>,
+    out: &mut [u8],
+    misses: Misses,
+) -> PResult<()> {
     super::prefetch::announce(blocks, array, &pieces)?;
     let mut resolved = Vec::with_capacity(pieces.len());
     for piece in pieces {
@@ -450,7 +624,11 @@ fn fill_pieces(blocks: &Blocks, array: &Array, pieces: Vec<Piece>, out: &mut [u8
             resolved.push(piece);
         }
     }
-    let pieces = if misses.direct { scatter_whole_blocks(blocks, array, resolved, out)? } else { resolved };
+    let pieces = if misses.direct {
+        scatter_whole_blocks(blocks, array, resolved, out)?
+    } else {
+        resolved
+    };
     let mut at_hand: Vec<((u64, u64), Block)> = Vec::new();
     let mut later: Vec<Piece> = Vec::new();
     for p in pieces {
@@ -471,7 +649,12 @@ fn fill_pieces(blocks: &Blocks, array: &Array, pieces: Vec<Piece>, out: &mut [u8
 /// whole by this read in more than one piece: each such block is decoded
 /// once into scratch and its pieces copied out while it is hot. Answers
 /// the pieces left, in their order.
-fn scatter_whole_blocks(blocks: &Blocks, array: &Array, pieces: Vec<Piece>, out: &mut [u8]) -> PResult<Vec<Piece>> {
+fn scatter_whole_blocks(
+    blocks: &Blocks,
+    array: &Array,
+    pieces: Vec<Piece>,
+    out: &mut [u8],
+) -> PResult<Vec<Piece>> {
     let mut by_block: BTreeMap<(u64, u64), Vec<usize>> = BTreeMap::new();
     for (i, p) in pieces.iter().enumerate() {
         if let PieceSource::Block { chunk, block, .. } = p.source {
@@ -484,17 +667,32 @@ fn scatter_whole_blocks(blocks: &Blocks, array: &Array, pieces: Vec<Piece>, out:
             continue;
         }
         let layout = blocks.block_layout(array, chunk, block)?;
-        if layout.stored_raw() || !tiles_block(&pieces, &idx, layout.block_range(block as usize).len() as u64) {
+        if layout.stored_raw()
+            || !tiles_block(
+                &pieces,
+                &idx,
+                layout.block_range(block as usize).len() as u64,
+            )
+        {
             continue;
         }
         let scattered = blocks.decode_whole_with(array, chunk, block, |data| {
             for &i in &idx {
                 let p = &pieces[i];
-                let PieceSource::Block { offset, .. } = p.source else { continue };
+                let PieceSource::Block { offset, .. } = p.source else {
+                    continue;
+                };
                 let (src, dst) = (offset as usize, p.out_offset as usize);
                 let n = p.len as usize;
-                let dst = out.get_mut(dst..dst + n).ok_or_else(|| Problem::OutOfRange("piece outside the output".into()))?;
-                dst.copy_from_slice(data.get(src..src + n).ok_or_else(|| Problem::corrupt("chunk", format!("chunk {chunk} block {block} is shorter than its shape")))?);
+                let dst = out
+                    .get_mut(dst..dst + n)
+                    .ok_or_else(|| Problem::OutOfRange("piece outside the output".into()))?;
+                dst.copy_from_slice(data.get(src..src + n).ok_or_else(|| {
+                    Problem::corrupt(
+                        "chunk",
+                        format!("chunk {chunk} block {block} is shorter than its shape"),
+                    )
+                })?);
             }
             Ok(())
         })?;
@@ -504,7 +702,12 @@ fn scatter_whole_blocks(blocks: &Blocks, array: &Array, pieces: Vec<Piece>, out:
             }
         }
     }
-    Ok(pieces.into_iter().zip(served).filter(|(_, s)| !s).map(|(p, _)| p).collect())
+    Ok(pieces
+        .into_iter()
+        .zip(served)
+        .filter(|(_, s)| !s)
+        .map(|(p, _)| p)
+        .collect())
 }
 
 /// Whether the block pieces `idx` of `pieces` cover bytes `[0, len)` of
@@ -530,20 +733,36 @@ fn tiles_block(pieces: &[Piece], idx: &[usize], len: u64) -> bool {
 
 /// Whether piece `p` needs a block that is not at hand and that another
 /// thread is decoding into the cache now.
-fn decoding_elsewhere(blocks: &Blocks, array: &Array, p: &Piece, at_hand: &[((u64, u64), Block)]) -> bool {
+fn decoding_elsewhere(
+    blocks: &Blocks,
+    array: &Array,
+    p: &Piece,
+    at_hand: &[((u64, u64), Block)],
+) -> bool {
     match p.source {
-        PieceSource::Block { chunk, block, .. } => !at_hand.iter().any(|(k, _)| *k == (chunk, block)) && blocks.decoding(array, chunk, block),
+        PieceSource::Block { chunk, block, .. } => {
+            !at_hand.iter().any(|(k, _)| *k == (chunk, block))
+                && blocks.decoding(array, chunk, block)
+        }
         _ => false,
     }
 }
 
 /// Fill `out` with presented body bytes `[start, start + out.len())` of a
 /// row selection: each stretch inside one run of rows is one [`fill`].
-fn fill_rows(blocks: &Blocks, array: &Array, rows: &RowSelection, start: u64, out: &mut [u8]) -> PResult<()> {
+fn fill_rows(
+    blocks: &Blocks,
+    array: &Array,
+    rows: &RowSelection,
+    start: u64,
+    out: &mut [u8],
+) -> PResult<()> {
     let mut done = 0usize;
     while done < out.len() {
         let at = start + done as u64;
-        let (src, avail) = rows.locate(at).ok_or_else(|| Problem::OutOfRange(format!("row byte {at} lies past the end")))?;
+        let (src, avail) = rows
+            .locate(at)
+            .ok_or_else(|| Problem::OutOfRange(format!("row byte {at} lies past the end")))?;
         let n = avail.min((out.len() - done) as u64) as usize;
         fill(blocks, array, Region::Data, src, &mut out[done..done + n])?;
         done += n;
@@ -554,24 +773,45 @@ fn fill_rows(blocks: &Blocks, array: &Array, rows: &RowSelection, start: u64, ou
 /// Copy one block (or zeros) piece into `out`, keeping the blocks used at
 /// hand. A block not cached and stored raw is read from the source into
 /// place; other blocks not cached are decoded as `misses` says.
-fn copy_piece(blocks: &Blocks, array: &Array, p: Piece, out: &mut [u8], at_hand: &mut Vec<((u64, u64), Block)>, misses: Misses) -> PResult<()> {
+fn copy_piece(
+    blocks: &Blocks,
+    array: &Array,
+    p: Piece,
+    out: &mut [u8],
+    at_hand: &mut Vec<((u64, u64), Block)>,
+    misses: Misses,
+) -> PResult<()> {
     let dst_start = p.out_offset as usize;
-    let dst = out.get_mut(dst_start..dst_start + p.len as usize).ok_or_else(|| Problem::OutOfRange("piece outside the output".into()))?;
+    let dst = out
+        .get_mut(dst_start..dst_start + p.len as usize)
+        .ok_or_else(|| Problem::OutOfRange("piece outside the output".into()))?;
     match p.source {
         PieceSource::Zeros => dst.fill(0),
         PieceSource::ChunkBytes { chunk, .. } => {
-            return Err(Problem::corrupt("chunk", format!("chunk {chunk}: bytes not resolved into blocks")));
+            return Err(Problem::corrupt(
+                "chunk",
+                format!("chunk {chunk}: bytes not resolved into blocks"),
+            ));
         }
-        PieceSource::Block { chunk, block, offset } => {
+        PieceSource::Block {
+            chunk,
+            block,
+            offset,
+        } => {
             let key = (chunk, block);
             if !at_hand.iter().any(|(k, _)| *k == key) && !blocks.contains(array, chunk, block) {
                 if blocks.read_raw_part(array, chunk, block, offset, dst)? {
                     return Ok(());
                 }
-                if misses.direct && offset == 0 && blocks.decode_whole_into(array, chunk, block, dst)? {
+                if misses.direct
+                    && offset == 0
+                    && blocks.decode_whole_into(array, chunk, block, dst)?
+                {
                     return Ok(());
                 }
-                if !misses.keep_partial && blocks.decode_part_into(array, chunk, block, offset, dst)? {
+                if !misses.keep_partial
+                    && blocks.decode_part_into(array, chunk, block, offset, dst)?
+                {
                     return Ok(());
                 }
             }
@@ -588,7 +828,12 @@ fn copy_piece(blocks: &Blocks, array: &Array, p: Piece, out: &mut [u8], at_hand:
             };
             let src = data
                 .get(offset as usize..offset as usize + p.len as usize)
-                .ok_or_else(|| Problem::corrupt("chunk", format!("chunk {chunk} block {block} is shorter than its shape")))?;
+                .ok_or_else(|| {
+                    Problem::corrupt(
+                        "chunk",
+                        format!("chunk {chunk} block {block} is shorter than its shape"),
+                    )
+                })?;
             dst.copy_from_slice(src);
         }
     }
@@ -612,7 +857,8 @@ mod tests {
 
     fn fixture(name: &str) -> (Array, serde_json::Value) {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-        let manifest: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+        let manifest: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
         let entry = manifest[name].clone();
         let array = open_array(&dir.join(entry["path"].as_str().unwrap())).unwrap();
         (array, entry)
@@ -622,7 +868,9 @@ mod tests {
     fn read_in_steps(planner: &Planner, array: &Array, steps: &[u64]) -> Vec<u8> {
         let mut joined = Vec::new();
         for (i, step) in steps.iter().cycle().enumerate() {
-            let got = planner.read(array, &View::Data, joined.len() as u64, *step).unwrap();
+            let got = planner
+                .read(array, &View::Data, joined.len() as u64, *step)
+                .unwrap();
             if got.is_empty() {
                 break;
             }
@@ -633,7 +881,10 @@ mod tests {
     }
 
     fn sha256_hex(bytes: &[u8]) -> String {
-        Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+        Sha256::digest(bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
     }
 
     #[test]
@@ -642,7 +893,11 @@ mod tests {
         let (array, entry) = fixture("dtype_le_f8");
         let planner = Planner::standalone(1 << 20);
         let data = planner.read(&array, &View::Data, 0, u64::MAX).unwrap();
-        assert_eq!(sha256_hex(&data), entry["sha256"].as_str().unwrap(), "data against numpy's bytes");
+        assert_eq!(
+            sha256_hex(&data),
+            entry["sha256"].as_str().unwrap(),
+            "data against numpy's bytes"
+        );
 
         // Odd windows put back together give the same bytes.
         assert!(read_in_steps(&planner, &array, &[7, 4093, 1, 513]) == data);
@@ -650,9 +905,18 @@ mod tests {
         // A prefix view splices its header before the data.
         let npy = View::Npy(Arc::new(b"HEADER".to_vec()));
         assert_eq!(npy.len(&array).unwrap(), 6 + data.len() as u64);
-        assert_eq!(planner.read(&array, &npy, 0, 10).unwrap(), [b"HEADER".as_slice(), &data[..4]].concat());
-        assert_eq!(planner.read(&array, &npy, 4, 4).unwrap(), [b"ER".as_slice(), &data[..2]].concat());
-        assert_eq!(planner.read(&array, &npy, 6 + 100, 3).unwrap(), &data[100..103]);
+        assert_eq!(
+            planner.read(&array, &npy, 0, 10).unwrap(),
+            [b"HEADER".as_slice(), &data[..4]].concat()
+        );
+        assert_eq!(
+            planner.read(&array, &npy, 4, 4).unwrap(),
+            [b"ER".as_slice(), &data[..2]].concat()
+        );
+        assert_eq!(
+            planner.read(&array, &npy, 6 + 100, 3).unwrap(),
+            &data[100..103]
+        );
 
         // Chunk 8 (grid 2, 2): rows 24..33 of 24..36, cols 16..21 of 16..24, zeros beyond.
         let chunk = planner.read(&array, &View::Chunk(8), 0, u64::MAX).unwrap();
@@ -668,17 +932,39 @@ mod tests {
             }
         }
         assert!(chunk == want, "edge chunk view");
-        assert!(planner.read(&array, &View::Chunk(9), 0, 8).is_err(), "no chunk 9");
+        assert!(
+            planner.read(&array, &View::Chunk(9), 0, 8).is_err(),
+            "no chunk 9"
+        );
 
         // Rows 1, 3..5 and 32 of the 33 rows of 21 items, after a prefix.
         let row = 21 * 8;
-        let rows = View::Rows(Arc::new(RowSelection::new(vec![(1, 1), (3, 2), (32, 1)], row as u64, Arc::new(b"H".to_vec()))));
-        let want = [b"H".as_slice(), &data[row..2 * row], &data[3 * row..5 * row], &data[32 * row..]].concat();
+        let rows = View::Rows(Arc::new(RowSelection::new(
+            vec![(1, 1), (3, 2), (32, 1)],
+            row as u64,
+            Arc::new(b"H".to_vec()),
+        )));
+        let want = [
+            b"H".as_slice(),
+            &data[row..2 * row],
+            &data[3 * row..5 * row],
+            &data[32 * row..],
+        ]
+        .concat();
         assert_eq!(rows.len(&array).unwrap(), want.len() as u64);
         assert!(planner.read(&array, &rows, 0, u64::MAX).unwrap() == want);
-        for (start, n) in [(0u64, 1u64), (1, 170), (100, 400), (want.len() as u64 - 3, 10)] {
+        for (start, n) in [
+            (0u64, 1u64),
+            (1, 170),
+            (100, 400),
+            (want.len() as u64 - 3, 10),
+        ] {
             let end = (start + n).min(want.len() as u64);
-            assert!(planner.read(&array, &rows, start, n).unwrap() == want[start as usize..end as usize], "rows {start}+{n}");
+            assert!(
+                planner.read(&array, &rows, start, n).unwrap()
+                    == want[start as usize..end as usize],
+                "rows {start}+{n}"
+            );
         }
     }
 
@@ -694,32 +980,70 @@ mod tests {
         let planner = Planner::one_pass(1 << 20);
         let data = planner.read(&array, &View::Data, 0, u64::MAX).unwrap();
         assert_eq!(sha256_hex(&data), entry["sha256"].as_str().unwrap());
-        assert_eq!(Stats::get(&planner.stats().blocks_decoded), 64, "each block decoded once");
-        assert_eq!(planner.blocks().cache().usage().1, 64 - 25, "the whole ones are not kept");
+        assert_eq!(
+            Stats::get(&planner.stats().blocks_decoded),
+            64,
+            "each block decoded once"
+        );
+        assert_eq!(
+            planner.blocks().cache().usage().1,
+            64 - 25,
+            "the whole ones are not kept"
+        );
 
         // Reads of odd sizes through a mount's planner: a block is scattered
         // only when one read uses all of it; the bytes are the same.
-        let planner = Planner::new(Arc::new(Blocks::new(1 << 20, 1 << 20, Arc::new(Stats::default()))), None, 0);
+        let planner = Planner::new(
+            Arc::new(Blocks::new(1 << 20, 1 << 20, Arc::new(Stats::default()))),
+            None,
+            0,
+        );
         assert!(read_in_steps(&planner, &array, &[1000, 1, 2500, 168, 3000]) == data);
         let decoded = Stats::get(&planner.stats().blocks_decoded);
-        assert!((64..64 + 25).contains(&decoded), "{decoded} block decodes: cached blocks are decoded once, scattered ones at most twice");
+        assert!(
+            (64..64 + 25).contains(&decoded),
+            "{decoded} block decodes: cached blocks are decoded once, scattered ones at most twice"
+        );
     }
 
     #[test]
     fn raw_chunks_are_read_in_place_and_never_decoded_or_cached() {
         let (array, entry) = fixture("clevel0_zstd");
-        assert!(array.read_layout(0).unwrap().stored_raw(), "clevel 0 stores its chunks raw");
-        let want = Planner::standalone(1 << 20).read(&array, &View::Data, 0, u64::MAX).unwrap();
+        assert!(
+            array.read_layout(0).unwrap().stored_raw(),
+            "clevel 0 stores its chunks raw"
+        );
+        let want = Planner::standalone(1 << 20)
+            .read(&array, &View::Data, 0, u64::MAX)
+            .unwrap();
         assert_eq!(sha256_hex(&want), entry["sha256"].as_str().unwrap());
         // Small reads at odd places, through a mount's planner: each reads
         // only its own bytes, none decodes or keeps a block.
-        let planner = Planner::new(Arc::new(Blocks::new(1 << 20, 1 << 20, Arc::new(Stats::default()))), None, 0);
+        let planner = Planner::new(
+            Arc::new(Blocks::new(1 << 20, 1 << 20, Arc::new(Stats::default()))),
+            None,
+            0,
+        );
         let len = want.len() as u64;
-        for (start, n) in [(0u64, 1u64), (3, 17), (len / 2 - 5, 1001), (len - 9, 9), (len / 3, len / 3)] {
+        for (start, n) in [
+            (0u64, 1u64),
+            (3, 17),
+            (len / 2 - 5, 1001),
+            (len - 9, 9),
+            (len / 3, len / 3),
+        ] {
             let mut out = vec![0xA5u8; 7];
-            let served = planner.read_served(&array, &View::Data, start, n, &mut out).unwrap();
-            assert!(matches!(served, Served::Buffer), "raw bytes are read into the reply");
-            assert!(out == want[start as usize..(start + n) as usize], "bytes {start}+{n}");
+            let served = planner
+                .read_served(&array, &View::Data, start, n, &mut out)
+                .unwrap();
+            assert!(
+                matches!(served, Served::Buffer),
+                "raw bytes are read into the reply"
+            );
+            assert!(
+                out == want[start as usize..(start + n) as usize],
+                "bytes {start}+{n}"
+            );
         }
         assert_eq!(Stats::get(&planner.stats().blocks_decoded), 0);
         assert_eq!(planner.blocks().cache().usage(), (0, 0), "nothing cached");
@@ -730,28 +1054,51 @@ mod tests {
         // 33 x 21 float64 in 12 x 8 chunks of 5 x 3 blocks (120-byte blocks).
         let (array, _) = fixture("dtype_le_f8");
         let array = Arc::new(array);
-        let want = Planner::standalone(1 << 20).read(&array, &View::Data, 0, u64::MAX).unwrap();
-        let planner = Planner::new(Arc::new(Blocks::new(1 << 20, 1 << 20, Arc::new(Stats::default()))), None, 0);
+        let want = Planner::standalone(1 << 20)
+            .read(&array, &View::Data, 0, u64::MAX)
+            .unwrap();
+        let planner = Planner::new(
+            Arc::new(Blocks::new(1 << 20, 1 << 20, Arc::new(Stats::default()))),
+            None,
+            0,
+        );
         let stream = StreamState::default();
         let mut out = vec![0x5Au8; 3];
         // Small reads, each away from where the last one ended.
         for (start, n) in [(1000u64, 40u64), (17, 9), (4000, 200), (2500, 8)] {
-            let served = planner.read_stream_served(&array, &View::Data, &stream, true, start, n, &mut out).unwrap();
+            let served = planner
+                .read_stream_served(&array, &View::Data, &stream, true, start, n, &mut out)
+                .unwrap();
             assert!(matches!(served, Served::Buffer));
-            assert!(out == want[start as usize..(start + n) as usize], "random read {start}+{n}");
+            assert!(
+                out == want[start as usize..(start + n) as usize],
+                "random read {start}+{n}"
+            );
         }
-        assert_eq!(planner.blocks().cache().usage(), (0, 0), "a random reader's blocks are not kept");
+        assert_eq!(
+            planner.blocks().cache().usage(),
+            (0, 0),
+            "a random reader's blocks are not kept"
+        );
         assert!(Stats::get(&planner.stats().blocks_decoded) > 0);
         // A reader going on from where it was keeps the blocks it uses in part.
         let mut at = 2508u64;
         for n in [10u64, 30, 7] {
             let mut buf = Vec::new();
-            let served = planner.read_stream_served(&array, &View::Data, &stream, true, at, n, &mut buf).unwrap();
+            let served = planner
+                .read_stream_served(&array, &View::Data, &stream, true, at, n, &mut buf)
+                .unwrap();
             let got = served.bytes(&buf).to_vec();
-            assert!(got == want[at as usize..(at + n) as usize], "sequential read {at}+{n}");
+            assert!(
+                got == want[at as usize..(at + n) as usize],
+                "sequential read {at}+{n}"
+            );
             at += n;
         }
-        assert!(planner.blocks().cache().usage().1 > 0, "a sequential reader's partly read blocks are cached");
+        assert!(
+            planner.blocks().cache().usage().1 > 0,
+            "a sequential reader's partly read blocks are cached"
+        );
     }
 
     #[test]
@@ -761,7 +1108,9 @@ mod tests {
         // 700 items in chunks of 256 and blocks of 64: reads of whole blocks.
         let (array, _) = fixture("split_always_split_zstd");
         let array = Arc::new(array);
-        let want = Planner::standalone(1 << 20).read(&array, &View::Data, 0, u64::MAX).unwrap();
+        let want = Planner::standalone(1 << 20)
+            .read(&array, &View::Data, 0, u64::MAX)
+            .unwrap();
         let mut distinct = HashSet::new();
         for p in array.pieces(Region::Data, 0, want.len() as u64).unwrap() {
             if let PieceSource::Block { chunk, block, .. } = p.source {
@@ -771,18 +1120,35 @@ mod tests {
         let block_bytes = 64 * want.len() as u64 / 700;
         for round in 0..50 {
             let blocks = Arc::new(Blocks::new(16 << 20, 1 << 20, Arc::new(Stats::default())));
-            let planner = Planner::new(blocks.clone(), Some(Prefetcher::start(blocks, 2)), 4 * block_bytes);
+            let planner = Planner::new(
+                blocks.clone(),
+                Some(Prefetcher::start(blocks, 2)),
+                4 * block_bytes,
+            );
             let stream = StreamState::default();
             let mut got = Vec::new();
             while got.len() < want.len() {
                 let mut buf = Vec::new();
-                let served = planner.read_stream_served(&array, &View::Data, &stream, false, got.len() as u64, block_bytes, &mut buf).unwrap();
+                let served = planner
+                    .read_stream_served(
+                        &array,
+                        &View::Data,
+                        &stream,
+                        false,
+                        got.len() as u64,
+                        block_bytes,
+                        &mut buf,
+                    )
+                    .unwrap();
                 got.extend_from_slice(served.bytes(&buf));
             }
             assert!(got == want, "round {round}");
             // Prefetch may also have decoded blocks past the end of the
             // reads, never a block twice.
-            assert!(Stats::get(&planner.stats().blocks_decoded) <= distinct.len() as u64, "round {round}: a block decoded twice");
+            assert!(
+                Stats::get(&planner.stats().blocks_decoded) <= distinct.len() as u64,
+                "round {round}: a block decoded twice"
+            );
         }
     }
 
@@ -794,7 +1160,11 @@ mod tests {
         let (array, entry) = fixture("dtype_le_f8");
         let array = Arc::new(array);
         let blocks = Arc::new(Blocks::new(1 << 20, 1 << 20, Arc::new(Stats::default())));
-        let first = BlockKey { array: array.id(), chunk: 0, block: 0 };
+        let first = BlockKey {
+            array: array.id(),
+            chunk: 0,
+            block: 0,
+        };
         let (started_tx, started) = std::sync::mpsc::channel();
         let (release, release_rx) = std::sync::mpsc::channel::<()>();
         // Another thread is decoding block 0 of chunk 0 (it finishes when released).
@@ -821,14 +1191,22 @@ mod tests {
         // still being decoded, instead of waiting for it before anything else.
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
         while !(blocks.contains(&array, 1, 0) && blocks.contains(&array, 2, 0)) {
-            assert!(std::time::Instant::now() < deadline, "the reader waited for the block being decoded first");
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the reader waited for the block being decoded first"
+            );
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
-        assert!(!reader.is_finished() && blocks.decoding(&array, 0, 0), "it still needs the first block");
+        assert!(
+            !reader.is_finished() && blocks.decoding(&array, 0, 0),
+            "it still needs the first block"
+        );
         release.send(()).unwrap();
         decoding.join().unwrap().unwrap();
         let row = reader.join().unwrap().unwrap();
-        let data = Planner::standalone(1 << 20).read(&array, &View::Data, 0, u64::MAX).unwrap();
+        let data = Planner::standalone(1 << 20)
+            .read(&array, &View::Data, 0, u64::MAX)
+            .unwrap();
         assert_eq!(sha256_hex(&data), entry["sha256"].as_str().unwrap());
         assert!(row == data[..21 * 8], "row 0");
         let distinct: HashSet<(u64, u64)> = array
@@ -841,7 +1219,11 @@ mod tests {
             })
             .collect();
         assert_eq!(distinct.len(), 8);
-        assert_eq!(Stats::get(&blocks.stats().blocks_decoded), 8, "each block decoded once");
+        assert_eq!(
+            Stats::get(&blocks.stats().blocks_decoded),
+            8,
+            "each block decoded once"
+        );
     }
 
     #[test]
@@ -850,7 +1232,10 @@ mod tests {
         let planner = Planner::standalone(64 << 20);
         let data = planner.read(&array, &View::Data, 0, u64::MAX).unwrap();
         assert_eq!(sha256_hex(&data), entry["sha256"].as_str().unwrap());
-        assert!(array.read_layout(0).unwrap().needs_block0(), "the fixture uses DELTA");
+        assert!(
+            array.read_layout(0).unwrap().needs_block0(),
+            "the fixture uses DELTA"
+        );
         // The blocks the data needs, as the geometry says (padding blocks
         // beyond the array's edge are never needed), plus block 0 of every
         // chunk, which DELTA needs for the others; chunks stored raw
@@ -868,7 +1253,11 @@ mod tests {
             }
         }
         assert!(!needed.is_empty());
-        assert_eq!(Stats::get(&planner.stats().blocks_decoded), needed.len() as u64, "every needed block decoded exactly once (raw chunks {raw_chunks:?})");
+        assert_eq!(
+            Stats::get(&planner.stats().blocks_decoded),
+            needed.len() as u64,
+            "every needed block decoded exactly once (raw chunks {raw_chunks:?})"
+        );
 
         // A one-off read keeps block 0 while it decodes the blocks after it.
         let mut out = vec![0u8; data.len()];

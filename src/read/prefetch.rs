@@ -70,7 +70,9 @@ impl Prefetcher {
         for i in 0..workers.max(1) {
             let shared = shared.clone();
             let blocks = blocks.clone();
-            let spawned = thread::Builder::new().name(format!("prefetch-{i}")).spawn(move || worker(&shared, &blocks));
+            let spawned = thread::Builder::new()
+                .name(format!("prefetch-{i}"))
+                .spawn(move || worker(&shared, &blocks));
             if let Err(e) = spawned {
                 log::warn!("cannot start prefetch worker: {e}");
             }
@@ -110,7 +112,11 @@ impl Prefetcher {
 
 impl Drop for Prefetcher {
     fn drop(&mut self) {
-        self.shared.queues.lock().unwrap_or_else(|e| e.into_inner()).closed = true;
+        self.shared
+            .queues
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .closed = true;
         self.shared.ready.notify_all();
     }
 }
@@ -150,7 +156,10 @@ fn worker(shared: &Shared, blocks: &Blocks) {
                 }
                 if until < end {
                     let mut queues = shared.queues.lock().unwrap_or_else(|e| e.into_inner());
-                    queues.layouts.push_back(LayoutJob { array: job.array, next: until });
+                    queues.layouts.push_back(LayoutJob {
+                        array: job.array,
+                        next: until,
+                    });
                     shared.ready.notify_one();
                 }
             }
@@ -168,14 +177,19 @@ fn decode_ahead(blocks: &Blocks, array: &Array, pieces: Vec<Piece>) {
             }
         };
         for p in resolved {
-            let PieceSource::Block { chunk, block, .. } = p.source else { continue };
+            let PieceSource::Block { chunk, block, .. } = p.source else {
+                continue;
+            };
             if blocks.contains(array, chunk, block) {
                 continue;
             }
             match blocks.block(array, chunk, block) {
                 Ok(_) => Stats::add(&blocks.stats().prefetched_blocks, 1),
                 Err(e) => {
-                    log::debug!("prefetch of {} chunk {chunk} block {block} failed: {e}", array.name().display());
+                    log::debug!(
+                        "prefetch of {} chunk {chunk} block {block} failed: {e}",
+                        array.name().display()
+                    );
                     return;
                 }
             }
@@ -215,7 +229,9 @@ pub fn announce(blocks: &Blocks, array: &Array, pieces: &[Piece]) -> PResult<()>
     let mut whole = Vec::new();
     for p in pieces {
         match p.source {
-            PieceSource::Block { chunk, block, .. } if !blocks.contains(array, chunk, block) => wanted.entry(chunk).or_default().push(block),
+            PieceSource::Block { chunk, block, .. } if !blocks.contains(array, chunk, block) => {
+                wanted.entry(chunk).or_default().push(block)
+            }
             PieceSource::ChunkBytes { chunk, .. } => whole.push(chunk),
             _ => {}
         }
@@ -287,9 +303,17 @@ mod tests {
     }
 
     fn open(name: &str) -> (Arc<Array>, Arc<Recorder>) {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name);
-        let src = Arc::new(Recorder { inner: MemorySource::new(name, std::fs::read(path).unwrap()), hints: Mutex::new(Vec::new()) });
-        (Arc::new(Array::from_source(Path::new(name), src.clone()).unwrap()), src)
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name);
+        let src = Arc::new(Recorder {
+            inner: MemorySource::new(name, std::fs::read(path).unwrap()),
+            hints: Mutex::new(Vec::new()),
+        });
+        (
+            Arc::new(Array::from_source(Path::new(name), src.clone()).unwrap()),
+            src,
+        )
     }
 
     fn take(src: &Recorder) -> Vec<(Vec<Range<u64>>, Need)> {
@@ -307,11 +331,27 @@ mod tests {
         let blocks = blocks();
         // The chunks' stored ranges, worked out here from the offsets index.
         let frame = array.frame();
-        let mut order: Vec<u64> = frame.offsets.iter().filter_map(|o| if let ChunkOffset::Stored(p) = o { Some(*p) } else { None }).collect();
+        let mut order: Vec<u64> = frame
+            .offsets
+            .iter()
+            .filter_map(|o| {
+                if let ChunkOffset::Stored(p) = o {
+                    Some(*p)
+                } else {
+                    None
+                }
+            })
+            .collect();
         order.sort_unstable();
         let stored = |c: usize| {
-            let ChunkOffset::Stored(p) = frame.offsets[c] else { panic!("chunk {c} is special") };
-            let next = order.iter().copied().find(|&q| q > p).unwrap_or(frame.cbytes);
+            let ChunkOffset::Stored(p) = frame.offsets[c] else {
+                panic!("chunk {c} is special")
+            };
+            let next = order
+                .iter()
+                .copied()
+                .find(|&q| q > p)
+                .unwrap_or(frame.cbytes);
             frame.header_len + p..frame.header_len + next
         };
         // One item: one block, nothing to announce.
@@ -326,17 +366,31 @@ mod tests {
         let whole: Vec<Range<u64>> = (0..8).map(stored).collect();
         let corner = array.read_layout(8).unwrap();
         let at8 = stored(8).start;
-        let corner_blocks: Vec<Range<u64>> = [0, 1, 3, 4].iter().map(|&b| corner.block_source_range(b)).map(|r| at8 + r.start..at8 + r.end).collect();
-        assert_eq!(take(&src), vec![(whole, Need::Now), (corner_blocks, Need::Now)]);
+        let corner_blocks: Vec<Range<u64>> = [0, 1, 3, 4]
+            .iter()
+            .map(|&b| corner.block_source_range(b))
+            .map(|r| at8 + r.start..at8 + r.end)
+            .collect();
+        assert_eq!(
+            take(&src),
+            vec![(whole, Need::Now), (corner_blocks, Need::Now)]
+        );
         // Prefetch: whole chunks touched, ahead.
         hint_chunks(&array, &array.pieces(Region::Data, 0, 21 * 8).unwrap());
-        assert_eq!(take(&src), vec![(vec![stored(0), stored(1), stored(2)], Need::Ahead)]);
+        assert_eq!(
+            take(&src),
+            vec![(vec![stored(0), stored(1), stored(2)], Need::Ahead)]
+        );
         // Row 0, columns 0..6: two of chunk 0's 12 blocks, exactly.
         let pieces = array.pieces(Region::Data, 0, 6 * 8).unwrap();
         announce(&blocks, &array, &pieces).unwrap();
         let layout = array.read_layout(0).unwrap();
         let at = stored(0).start;
-        let want: Vec<Range<u64>> = [0, 1].iter().map(|&b| layout.block_source_range(b)).map(|r| at + r.start..at + r.end).collect();
+        let want: Vec<Range<u64>> = [0, 1]
+            .iter()
+            .map(|&b| layout.block_source_range(b))
+            .map(|r| at + r.start..at + r.end)
+            .collect();
         assert_eq!(take(&src), vec![(want, Need::Now)]);
     }
 
@@ -345,16 +399,31 @@ mod tests {
         let (array, src) = open("codec_lz4_delta_shuffle.b2nd");
         let blocks = blocks();
         let layout = array.read_layout(0).unwrap();
-        assert!(layout.needs_block0() && layout.nblocks() > 2, "the fixture has DELTA and several blocks");
+        assert!(
+            layout.needs_block0() && layout.nblocks() > 2,
+            "the fixture has DELTA and several blocks"
+        );
         // The last piece of chunk 0's view: a block after block 0.
         let all = array.pieces(Region::Chunk(0), 0, u64::MAX).unwrap();
-        let last = *all.iter().rev().find(|p| matches!(p.source, PieceSource::Block { block, .. } if block > 0)).unwrap();
-        let PieceSource::Block { block: b, .. } = last.source else { panic!() };
+        let last = *all
+            .iter()
+            .rev()
+            .find(|p| matches!(p.source, PieceSource::Block { block, .. } if block > 0))
+            .unwrap();
+        let PieceSource::Block { block: b, .. } = last.source else {
+            panic!()
+        };
         let b = b as usize;
         announce(&blocks, &array, &[last]).unwrap();
-        let ChunkOffset::Stored(pos) = array.frame().offsets[0] else { panic!() };
+        let ChunkOffset::Stored(pos) = array.frame().offsets[0] else {
+            panic!()
+        };
         let at = array.frame().header_len + pos;
-        let want: Vec<Range<u64>> = [0, b].iter().map(|&k| layout.block_source_range(k)).map(|r| at + r.start..at + r.end).collect();
+        let want: Vec<Range<u64>> = [0, b]
+            .iter()
+            .map(|&k| layout.block_source_range(k))
+            .map(|r| at + r.start..at + r.end)
+            .collect();
         assert_eq!(take(&src), vec![(want, Need::Now)]);
     }
 }

@@ -48,9 +48,24 @@ mod tests {
 
     #[test]
     fn row_map_clips() {
-        let m = RowMap { runs: vec![(0, 1), (2, 3), (7, 12)], count: 16 };
-        assert_eq!(m.clipped(4), RowMap { runs: vec![(0, 1), (2, 2)], count: 3 });
-        assert_eq!(m.clipped(100), RowMap { runs: vec![(0, 1), (2, 3), (7, 12)], count: 16 });
+        let m = RowMap {
+            runs: vec![(0, 1), (2, 3), (7, 12)],
+            count: 16,
+        };
+        assert_eq!(
+            m.clipped(4),
+            RowMap {
+                runs: vec![(0, 1), (2, 2)],
+                count: 3
+            }
+        );
+        assert_eq!(
+            m.clipped(100),
+            RowMap {
+                runs: vec![(0, 1), (2, 3), (7, 12)],
+                count: 16
+            }
+        );
         assert_eq!(m.clipped(0), RowMap::default());
     }
 }

@@ -16,7 +16,10 @@ pub struct StreamState {
 
 impl Default for StreamState {
     fn default() -> Self {
-        StreamState { next_offset: AtomicU64::new(u64::MAX), prefetched_to: AtomicU64::new(0) }
+        StreamState {
+            next_offset: AtomicU64::new(u64::MAX),
+            prefetched_to: AtomicU64::new(0),
+        }
     }
 }
 

@@ -31,11 +31,24 @@ pub enum WholeError {
 /// Read `array`'s data from `planner` with `threads` workers (at least 1)
 /// and hand each stretch, in order, to `write`. `ahead`: bytes past each
 /// step to hint to a remote source ([`Planner::hint_ahead`]).
-pub fn read_whole(array: &Array, planner: &Planner, threads: usize, ahead: u64, write: impl FnMut(&[u8]) -> std::io::Result<()>) -> Result<(), WholeError> {
+pub fn read_whole(
+    array: &Array,
+    planner: &Planner,
+    threads: usize,
+    ahead: u64,
+    write: impl FnMut(&[u8]) -> std::io::Result<()>,
+) -> Result<(), WholeError> {
     read_in_steps(array, planner, threads, STEP, ahead, write)
 }
 
-fn read_in_steps(array: &Array, planner: &Planner, threads: usize, step_len: u64, ahead: u64, mut write: impl FnMut(&[u8]) -> std::io::Result<()>) -> Result<(), WholeError> {
+fn read_in_steps(
+    array: &Array,
+    planner: &Planner,
+    threads: usize,
+    step_len: u64,
+    ahead: u64,
+    mut write: impl FnMut(&[u8]) -> std::io::Result<()>,
+) -> Result<(), WholeError> {
     let total = array.data_len();
     let steps = total.div_ceil(step_len);
     let threads = threads.clamp(1, steps.max(1) as usize);
@@ -53,7 +66,13 @@ fn read_in_steps(array: &Array, planner: &Planner, threads: usize, step_len: u64
             let done_tx = done_tx.clone();
             let (next, stop, slots_rx) = (&next, &stop, &slots_rx);
             scope.spawn(move || loop {
-                if slots_rx.lock().unwrap_or_else(|e| e.into_inner()).recv().is_err() || stop.load(Ordering::Relaxed) {
+                if slots_rx
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .recv()
+                    .is_err()
+                    || stop.load(Ordering::Relaxed)
+                {
                     return;
                 }
                 let step = next.fetch_add(1, Ordering::Relaxed);
@@ -129,7 +148,10 @@ mod tests {
     fn a_failed_write_stops_and_is_reported() {
         let array = fixture("dtype_le_f8.b2nd");
         let planner = Planner::one_pass(1 << 20);
-        let err = read_in_steps(&array, &planner, 2, 1000, 0, |_| Err(std::io::Error::from(std::io::ErrorKind::BrokenPipe))).unwrap_err();
+        let err = read_in_steps(&array, &planner, 2, 1000, 0, |_| {
+            Err(std::io::Error::from(std::io::ErrorKind::BrokenPipe))
+        })
+        .unwrap_err();
         assert!(matches!(err, WholeError::Write(e) if e.kind() == std::io::ErrorKind::BrokenPipe));
     }
 }

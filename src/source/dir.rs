@@ -24,7 +24,8 @@ impl DirChunks {
 impl SparseChunks for DirChunks {
     fn open_chunk(&self, n: u64) -> PResult<Arc<dyn ByteSource>> {
         let name = sparse_chunk_name(n);
-        let file = FileSource::open_once(&self.dir.join(&name)).map_err(|p| Problem::corrupt("sparse frame", format!("chunk file {name}: {p}")))?;
+        let file = FileSource::open_once(&self.dir.join(&name))
+            .map_err(|p| Problem::corrupt("sparse frame", format!("chunk file {name}: {p}")))?;
         Ok(Arc::new(file))
     }
 }

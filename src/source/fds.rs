@@ -78,7 +78,8 @@ pub fn capacity_for(limit: u64) -> usize {
 }
 
 fn soft_limit() -> u64 {
-    nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE).map_or(1024, |(soft, _)| soft)
+    nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
+        .map_or(1024, |(soft, _)| soft)
 }
 
 /// Raise this process's soft descriptor limit to its hard limit, as servers
@@ -97,7 +98,10 @@ pub fn raise_limit() -> u64 {
         Err(_) => 1024,
     };
     pool().set_capacity(capacity_for(limit));
-    log::info!("open-file limit {limit}: up to {} source descriptors kept open", pool().capacity());
+    log::info!(
+        "open-file limit {limit}: up to {} source descriptors kept open",
+        pool().capacity()
+    );
     limit
 }
 
@@ -148,7 +152,8 @@ impl Descriptors {
             open.put(id, file);
             pop_beyond(&mut open, self.capacity())
         };
-        self.evictions.fetch_add(closed.len() as u64, Ordering::Relaxed);
+        self.evictions
+            .fetch_add(closed.len() as u64, Ordering::Relaxed);
     }
 
     /// Mark `id` as just used.
@@ -164,7 +169,8 @@ impl Descriptors {
 
     fn shrink_to(&self, keep: usize) -> usize {
         let closed = pop_beyond(&mut self.lock(), keep);
-        self.evictions.fetch_add(closed.len() as u64, Ordering::Relaxed);
+        self.evictions
+            .fetch_add(closed.len() as u64, Ordering::Relaxed);
         closed.len()
     }
 
@@ -231,13 +237,23 @@ mod tests {
 
     #[test]
     fn exhaustion_is_told_from_other_errors() {
-        assert!(is_exhausted(&std::io::Error::from_raw_os_error(libc::EMFILE)));
-        assert!(is_exhausted(&std::io::Error::from_raw_os_error(libc::ENFILE)));
-        assert!(!is_exhausted(&std::io::Error::from_raw_os_error(libc::ENOENT)));
+        assert!(is_exhausted(&std::io::Error::from_raw_os_error(
+            libc::EMFILE
+        )));
+        assert!(is_exhausted(&std::io::Error::from_raw_os_error(
+            libc::ENFILE
+        )));
+        assert!(!is_exhausted(&std::io::Error::from_raw_os_error(
+            libc::ENOENT
+        )));
         let mut calls = 0;
         let got = retry_exhausted(|| {
             calls += 1;
-            if calls < 3 { Err(std::io::Error::from_raw_os_error(libc::EMFILE)) } else { Ok(calls) }
+            if calls < 3 {
+                Err(std::io::Error::from_raw_os_error(libc::EMFILE))
+            } else {
+                Ok(calls)
+            }
         });
         assert_eq!(got.unwrap(), 3, "tried again until it worked");
         let mut calls = 0;

@@ -62,7 +62,14 @@ impl Drop for Handle {
 pub(crate) fn version_of(meta: &std::fs::Metadata) -> Version {
     Version {
         len: meta.len(),
-        tag: VersionTag::File { dev: meta.dev(), ino: meta.ino(), mtime_ns: meta.mtime().saturating_mul(1_000_000_000).saturating_add(meta.mtime_nsec()) },
+        tag: VersionTag::File {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            mtime_ns: meta
+                .mtime()
+                .saturating_mul(1_000_000_000)
+                .saturating_add(meta.mtime_nsec()),
+        },
     }
 }
 
@@ -83,9 +90,19 @@ impl FileSource {
         let id = pool().new_id();
         pool().count_open(false);
         pool().keep(id, file.clone());
-        let hold = Hold::Pooled { id, file: Mutex::new(Arc::downgrade(&file)) };
-        let handle = Handle { path: path.to_path_buf(), hold, seen: Mutex::new(version.clone()) };
-        Ok(FileSource { handle: Arc::new(handle), version })
+        let hold = Hold::Pooled {
+            id,
+            file: Mutex::new(Arc::downgrade(&file)),
+        };
+        let handle = Handle {
+            path: path.to_path_buf(),
+            hold,
+            seen: Mutex::new(version.clone()),
+        };
+        Ok(FileSource {
+            handle: Arc::new(handle),
+            version,
+        })
     }
 
     /// Open a regular file read-only and hold its descriptor for the
@@ -93,8 +110,15 @@ impl FileSource {
     /// (a sniff, a sparse frame's chunk file).
     pub fn open_once(path: &Path) -> PResult<FileSource> {
         let (file, version) = open_regular(path)?;
-        let handle = Handle { path: path.to_path_buf(), hold: Hold::Owned(Arc::new(file)), seen: Mutex::new(version.clone()) };
-        Ok(FileSource { handle: Arc::new(handle), version })
+        let handle = Handle {
+            path: path.to_path_buf(),
+            hold: Hold::Owned(Arc::new(file)),
+            seen: Mutex::new(version.clone()),
+        };
+        Ok(FileSource {
+            handle: Arc::new(handle),
+            version,
+        })
     }
 
     /// The path the file was opened by.
@@ -116,7 +140,11 @@ impl FileSource {
             return Ok(file);
         }
         let (file, now) = open_regular(&handle.path)?;
-        let seen = handle.seen.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let seen = handle
+            .seen
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
         if now != seen {
             return Err(Problem::SourceChanged(format!("{} is not the file opened before (replaced or changed while its descriptor was closed)", handle.path.display())));
         }
@@ -128,7 +156,9 @@ impl FileSource {
     }
 
     fn pread(&self, offset: u64, buf: &mut [u8]) -> PResult<()> {
-        let end = offset.checked_add(buf.len() as u64).ok_or_else(|| Problem::corrupt("read", "offset overflows"))?;
+        let end = offset
+            .checked_add(buf.len() as u64)
+            .ok_or_else(|| Problem::corrupt("read", "offset overflows"))?;
         if end > self.version.len {
             return Err(Problem::truncated("read", offset, end, self.version.len));
         }
@@ -136,7 +166,14 @@ impl FileSource {
         let mut done = 0usize;
         while done < buf.len() {
             match file.read_at(&mut buf[done..], offset + done as u64) {
-                Ok(0) => return Err(Problem::SourceChanged(format!("{} ends at {} bytes, {} were expected", self.handle.path.display(), offset + done as u64, end))),
+                Ok(0) => {
+                    return Err(Problem::SourceChanged(format!(
+                        "{} ends at {} bytes, {} were expected",
+                        self.handle.path.display(),
+                        offset + done as u64,
+                        end
+                    )))
+                }
                 Ok(n) => done += n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e.into()),
@@ -175,7 +212,8 @@ impl ByteSource for FileSource {
             let first = &ranges[order[i]];
             let mut span = first.start..first.end;
             let mut j = i + 1;
-            while j < order.len() && ranges[order[j]].start <= span.end.saturating_add(COALESCE_GAP) {
+            while j < order.len() && ranges[order[j]].start <= span.end.saturating_add(COALESCE_GAP)
+            {
                 span.end = span.end.max(ranges[order[j]].end);
                 j += 1;
             }
@@ -193,7 +231,10 @@ impl ByteSource for FileSource {
 
     fn current(&self) -> PResult<Option<Arc<dyn ByteSource>>> {
         let version = self.version()?;
-        Ok(Some(Arc::new(FileSource { handle: self.handle.clone(), version })))
+        Ok(Some(Arc::new(FileSource {
+            handle: self.handle.clone(),
+            version,
+        })))
     }
 
     fn describe(&self) -> String {
@@ -225,7 +266,18 @@ mod tests {
         }
         let mut past = [0u8; 8];
         let err = src.read_at(19_995, &mut past).unwrap_err();
-        assert!(matches!(err, Problem::Truncated { start: 19_995, end: 20_003, available: 20_000, .. }), "{err}");
+        assert!(
+            matches!(
+                err,
+                Problem::Truncated {
+                    start: 19_995,
+                    end: 20_003,
+                    available: 20_000,
+                    ..
+                }
+            ),
+            "{err}"
+        );
     }
 
     #[test]
@@ -241,7 +293,10 @@ mod tests {
         assert_eq!(now.len, 16);
         assert_ne!(now, src.opened_version());
         let mut tail = [0u8; 6];
-        assert!(src.read_at(10, &mut tail).is_err(), "the opened state ends at 10 bytes");
+        assert!(
+            src.read_at(10, &mut tail).is_err(),
+            "the opened state ends at 10 bytes"
+        );
         let current = src.current().unwrap().unwrap();
         current.read_at(10, &mut tail).unwrap();
         assert_eq!(&tail, b"abcdef");

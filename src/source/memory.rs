@@ -19,7 +19,11 @@ impl MemorySource {
     /// `bytes` known as `name`.
     pub fn new(name: impl Into<String>, bytes: impl Into<Arc<[u8]>>) -> MemorySource {
         static NEXT: AtomicU64 = AtomicU64::new(1);
-        MemorySource { name: name.into(), bytes: bytes.into(), id: NEXT.fetch_add(1, Ordering::Relaxed) }
+        MemorySource {
+            name: name.into(),
+            bytes: bytes.into(),
+            id: NEXT.fetch_add(1, Ordering::Relaxed),
+        }
     }
 }
 
@@ -29,7 +33,10 @@ impl ByteSource for MemorySource {
     }
 
     fn opened_version(&self) -> Version {
-        Version { len: self.len(), tag: VersionTag::Fixed(self.id) }
+        Version {
+            len: self.len(),
+            tag: VersionTag::Fixed(self.id),
+        }
     }
 
     fn version(&self) -> PResult<Version> {

@@ -22,9 +22,9 @@ mod dir;
 pub mod fds;
 mod file;
 mod memory;
-pub mod store;
 #[cfg(feature = "remote")]
 pub mod remote;
+pub mod store;
 pub mod urls;
 mod window;
 
@@ -51,10 +51,16 @@ pub fn open_array(path: &Path) -> Result<Array, Error> {
     if meta.is_dir() {
         let index_path = path.join(SPARSE_INDEX);
         if !index_path.is_file() {
-            return Err(fail(Problem::NotBlosc2(format!("directory without {SPARSE_INDEX}"))));
+            return Err(fail(Problem::NotBlosc2(format!(
+                "directory without {SPARSE_INDEX}"
+            ))));
         }
         let index = FileSource::open(&index_path).map_err(fail)?;
-        Array::from_sparse(path, Arc::new(index), Arc::new(DirChunks::new(path.to_path_buf())))
+        Array::from_sparse(
+            path,
+            Arc::new(index),
+            Arc::new(DirChunks::new(path.to_path_buf())),
+        )
     } else {
         let file = FileSource::open(path).map_err(fail)?;
         Array::from_source(path, Arc::new(file))
@@ -64,10 +70,19 @@ pub fn open_array(path: &Path) -> Result<Array, Error> {
 /// The version of the file at a local path (for a sparse-frame directory,
 /// of its `chunks.b2frame` index, which every change rewrites) and its
 /// modification time.
-pub fn local_version(path: &Path) -> std::io::Result<(crate::format::Version, std::time::SystemTime)> {
-    let stamp_path = if path.is_dir() { path.join(SPARSE_INDEX) } else { path.to_path_buf() };
+pub fn local_version(
+    path: &Path,
+) -> std::io::Result<(crate::format::Version, std::time::SystemTime)> {
+    let stamp_path = if path.is_dir() {
+        path.join(SPARSE_INDEX)
+    } else {
+        path.to_path_buf()
+    };
     let meta = std::fs::metadata(stamp_path)?;
-    Ok((file::version_of(&meta), meta.modified().unwrap_or(std::time::SystemTime::UNIX_EPOCH)))
+    Ok((
+        file::version_of(&meta),
+        meta.modified().unwrap_or(std::time::SystemTime::UNIX_EPOCH),
+    ))
 }
 
 /// Open the array at a remote URL (`s3://bucket/key.b2nd`, `https://...`,
@@ -88,13 +103,17 @@ pub fn open_url(url: &str, options: &remote::RemoteOptions) -> Result<Array, Err
         }
         return location.open_dataset(&location.info().map_err(fail)?);
     }
-    let sparse = |index: remote::RemoteSource| Array::from_sparse(&shown, Arc::new(index), Arc::new(location.sparse_chunks()));
+    let sparse = |index: remote::RemoteSource| {
+        Array::from_sparse(&shown, Arc::new(index), Arc::new(location.sparse_chunks()))
+    };
     if location.is_prefix() {
         return sparse(location.child(SPARSE_INDEX).open().map_err(fail)?);
     }
     match location.open() {
         Ok(object) => Array::from_source(&shown, Arc::new(object)),
-        Err(missing @ remote::RemoteError::NotFound { .. }) if location.scheme() != remote::Scheme::Http => {
+        Err(missing @ remote::RemoteError::NotFound { .. })
+            if location.scheme() != remote::Scheme::Http =>
+        {
             match location.child(SPARSE_INDEX).open() {
                 Ok(index) => sparse(index),
                 Err(remote::RemoteError::NotFound { .. }) => Err(fail(missing)),
@@ -107,7 +126,10 @@ pub fn open_url(url: &str, options: &remote::RemoteOptions) -> Result<Array, Err
 
 /// Open a contiguous frame held in memory (`name` is used in messages).
 pub fn open_memory(name: &Path, bytes: Vec<u8>) -> Result<Array, Error> {
-    Array::from_source(name, Arc::new(MemorySource::new(name.display().to_string(), bytes)))
+    Array::from_source(
+        name,
+        Arc::new(MemorySource::new(name.display().to_string(), bytes)),
+    )
 }
 
 /// Whether a source starts like a Blosc2 frame (reads its first 11 bytes).

@@ -40,7 +40,8 @@ impl Scheme {
 /// Whether `text` starts like the URL of a remote store (`s3://`, `gs://`,
 /// `az://`, `http(s)://`, `c2+https://`...) rather than a local path.
 pub fn is_remote_url(text: &str) -> bool {
-    text.split_once("://").is_some_and(|(scheme, _)| Scheme::of(scheme).is_some())
+    text.split_once("://")
+        .is_some_and(|(scheme, _)| Scheme::of(scheme).is_some())
 }
 
 /// `text` with the secrets a URL can carry removed: the user info
@@ -85,7 +86,11 @@ pub fn redact_text(text: &str) -> String {
             .take_while(|(_, c)| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
             .last()
             .map_or(sep, |(i, _)| i);
-        let end = rest[sep..].find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>' | '`' | ')' | ']' | ',')).map_or(rest.len(), |n| sep + n);
+        let end = rest[sep..]
+            .find(|c: char| {
+                c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>' | '`' | ')' | ']' | ',')
+            })
+            .map_or(rest.len(), |n| sep + n);
         out.push_str(&rest[..start]);
         out.push_str(&redact_url(&rest[start..end]));
         rest = &rest[end..];
@@ -98,7 +103,10 @@ pub fn redact_text(text: &str) -> String {
 /// `remote` (the URL is shown redacted).
 #[cfg(not(feature = "remote"))]
 pub fn remote_not_built(url: &str) -> String {
-    format!("{}: this blosc2fs was built without remote sources (cargo feature `remote`)", redact_url(url))
+    format!(
+        "{}: this blosc2fs was built without remote sources (cargo feature `remote`)",
+        redact_url(url)
+    )
 }
 
 #[cfg(test)]
@@ -107,7 +115,10 @@ mod tests {
 
     #[test]
     fn redaction_removes_user_info_and_queries() {
-        assert_eq!(redact_url("https://alice:s3cret@host:8080/a/b.b2nd"), "https://***@host:8080/a/b.b2nd");
+        assert_eq!(
+            redact_url("https://alice:s3cret@host:8080/a/b.b2nd"),
+            "https://***@host:8080/a/b.b2nd"
+        );
         assert_eq!(
             redact_url("https://bucket.s3.amazonaws.com/k.b2nd?X-Amz-Credential=AKIA&X-Amz-Signature=abc#frag"),
             "https://bucket.s3.amazonaws.com/k.b2nd?<redacted>"
@@ -129,9 +140,13 @@ mod tests {
         assert!(is_remote_url("HTTPS://h/k"));
         assert!(!is_remote_url("/data/x.b2nd"));
         assert!(!is_remote_url("ftp://h/k"));
-        assert!(is_remote_url("gs://b/k") && is_remote_url("az://c/k") && is_remote_url("s3a://b/k"));
+        assert!(
+            is_remote_url("gs://b/k") && is_remote_url("az://c/k") && is_remote_url("s3a://b/k")
+        );
         assert!(!is_remote_url("relative/s3://x"));
-        assert!(is_remote_url("c2+https://h/@public") && is_remote_url("c2+http://h:8000/@public/dir"));
+        assert!(
+            is_remote_url("c2+https://h/@public") && is_remote_url("c2+http://h:8000/@public/dir")
+        );
         assert!(!is_remote_url("c2://h/@public"));
     }
 

@@ -18,7 +18,9 @@ pub struct WindowSource {
 impl WindowSource {
     /// The window; an error when it does not lie inside `inner`.
     pub fn new(inner: Arc<dyn ByteSource>, start: u64, len: u64) -> PResult<WindowSource> {
-        let end = start.checked_add(len).ok_or_else(|| Problem::corrupt("window", "offset overflows"))?;
+        let end = start
+            .checked_add(len)
+            .ok_or_else(|| Problem::corrupt("window", "offset overflows"))?;
         if end > inner.len() {
             return Err(Problem::truncated("window", start, end, inner.len()));
         }
@@ -26,7 +28,12 @@ impl WindowSource {
     }
 
     fn inner_range(&self, offset: u64, len: u64) -> PResult<Range<u64>> {
-        let end = offset.checked_add(len).filter(|&e| e <= self.len).ok_or_else(|| Problem::truncated("read", offset, offset.saturating_add(len), self.len))?;
+        let end = offset
+            .checked_add(len)
+            .filter(|&e| e <= self.len)
+            .ok_or_else(|| {
+                Problem::truncated("read", offset, offset.saturating_add(len), self.len)
+            })?;
         Ok(self.start + offset..self.start + end)
     }
 }
@@ -38,11 +45,17 @@ impl ByteSource for WindowSource {
 
     /// The window changes whenever the source around it does.
     fn opened_version(&self) -> Version {
-        Version { len: self.len, ..self.inner.opened_version() }
+        Version {
+            len: self.len,
+            ..self.inner.opened_version()
+        }
     }
 
     fn version(&self) -> PResult<Version> {
-        Ok(Version { len: self.len, ..self.inner.version()? })
+        Ok(Version {
+            len: self.len,
+            ..self.inner.version()?
+        })
     }
 
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> PResult<()> {
@@ -51,7 +64,10 @@ impl ByteSource for WindowSource {
     }
 
     fn read_ranges(&self, ranges: &[Range<u64>]) -> PResult<Vec<Vec<u8>>> {
-        let shifted = ranges.iter().map(|r| self.inner_range(r.start, r.end.saturating_sub(r.start))).collect::<PResult<Vec<_>>>()?;
+        let shifted = ranges
+            .iter()
+            .map(|r| self.inner_range(r.start, r.end.saturating_sub(r.start)))
+            .collect::<PResult<Vec<_>>>()?;
         self.inner.read_ranges(&shifted)
     }
 
@@ -61,7 +77,13 @@ impl ByteSource for WindowSource {
     }
 
     fn will_need(&self, ranges: &[Range<u64>], need: Need) {
-        let shifted: Vec<Range<u64>> = ranges.iter().filter_map(|r| self.inner_range(r.start, r.end.saturating_sub(r.start)).ok()).collect();
+        let shifted: Vec<Range<u64>> = ranges
+            .iter()
+            .filter_map(|r| {
+                self.inner_range(r.start, r.end.saturating_sub(r.start))
+                    .ok()
+            })
+            .collect();
         self.inner.will_need(&shifted, need)
     }
 
@@ -82,7 +104,12 @@ impl ByteSource for WindowSource {
     }
 
     fn describe(&self) -> String {
-        format!("{} [{}..{}]", self.inner.describe(), self.start, self.start + self.len)
+        format!(
+            "{} [{}..{}]",
+            self.inner.describe(),
+            self.start,
+            self.start + self.len
+        )
     }
 }
 
@@ -99,8 +126,14 @@ mod tests {
         let mut buf = [0u8; 5];
         w.read_at(3, &mut buf).unwrap();
         assert_eq!(buf, [13, 14, 15, 16, 17]);
-        assert_eq!(w.read_ranges(&[0..2, 18..20]).unwrap(), vec![vec![10, 11], vec![28, 29]]);
-        assert!(matches!(w.read_at(18, &mut buf), Err(Problem::Truncated { .. })));
+        assert_eq!(
+            w.read_ranges(&[0..2, 18..20]).unwrap(),
+            vec![vec![10, 11], vec![28, 29]]
+        );
+        assert!(matches!(
+            w.read_at(18, &mut buf),
+            Err(Problem::Truncated { .. })
+        ));
         assert!(WindowSource::new(inner, 90, 20).is_err());
     }
 }

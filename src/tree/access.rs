@@ -38,11 +38,19 @@ const EXEC: u32 = 0o111;
 
 impl Access {
     /// Nobody but root may enter or read (used when a source cannot be stat'ed).
-    pub const DENY: Access = Access { uid: 0, gid: 0, mode: 0 };
+    pub const DENY: Access = Access {
+        uid: 0,
+        gid: 0,
+        mode: 0,
+    };
 
     /// The access of a file or directory from its metadata.
     pub fn of(meta: &std::fs::Metadata) -> Access {
-        Access { uid: meta.uid(), gid: meta.gid(), mode: meta.mode() & 0o7777 }
+        Access {
+            uid: meta.uid(),
+            gid: meta.gid(),
+            mode: meta.mode() & 0o7777,
+        }
     }
 
     /// The access of a sparse frame: its directory's owner and group, read
@@ -50,7 +58,10 @@ impl Access {
     pub fn of_sparse(dir: &std::fs::Metadata, index: &std::fs::Metadata) -> Access {
         let dir_access = Access::of(dir);
         let read = index.mode() & READ & ((dir_access.mode & EXEC) << 2);
-        Access { mode: read, ..dir_access }
+        Access {
+            mode: read,
+            ..dir_access
+        }
     }
 
     /// The access of the source at `path`: a file's own, a sparse frame's
@@ -89,7 +100,11 @@ mod tests {
     use super::*;
 
     fn access(mode: u32) -> Access {
-        Access { uid: 1000, gid: 100, mode }
+        Access {
+            uid: 1000,
+            gid: 100,
+            mode,
+        }
     }
 
     #[test]
@@ -126,8 +141,16 @@ mod tests {
         let index = dir.path().join("chunks.b2frame");
         std::fs::write(&index, b"").unwrap();
         use std::os::unix::fs::PermissionsExt;
-        let set = |p: &std::path::Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
-        let get = || Access::of_sparse(&std::fs::metadata(dir.path()).unwrap(), &std::fs::metadata(&index).unwrap()).mode;
+        let set = |p: &std::path::Path, m: u32| {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap()
+        };
+        let get = || {
+            Access::of_sparse(
+                &std::fs::metadata(dir.path()).unwrap(),
+                &std::fs::metadata(&index).unwrap(),
+            )
+            .mode
+        };
         set(&index, 0o644);
         set(dir.path(), 0o755);
         assert_eq!(get(), 0o444);

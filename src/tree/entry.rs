@@ -93,7 +93,9 @@ pub struct ArrayEntry {
 
 impl std::fmt::Debug for ArrayEntry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ArrayEntry").field("origin", &self.origin.name()).finish_non_exhaustive()
+        f.debug_struct("ArrayEntry")
+            .field("origin", &self.origin.name())
+            .finish_non_exhaustive()
     }
 }
 
@@ -101,13 +103,32 @@ impl ArrayEntry {
     /// An entry for the array at `origin`, its versions kept by `cache`;
     /// `on_load` is told of every array opened for it (the read layer
     /// preloads its layouts).
-    pub fn new(origin: Origin, in_place: bool, on_load: Option<OnLoad>, cache: &Arc<MetaCache>) -> ArrayEntry {
-        ArrayEntry { origin, version: Versioned::new(cache.clone(), in_place), on_load, rows: None, deps: Default::default() }
+    pub fn new(
+        origin: Origin,
+        in_place: bool,
+        on_load: Option<OnLoad>,
+        cache: &Arc<MetaCache>,
+    ) -> ArrayEntry {
+        ArrayEntry {
+            origin,
+            version: Versioned::new(cache.clone(), in_place),
+            on_load,
+            rows: None,
+            deps: Default::default(),
+        }
     }
 
     /// An entry for a table column: only the stored rows in `rows` are shown.
-    pub fn column(origin: Origin, rows: Arc<RowMap>, on_load: Option<OnLoad>, cache: &Arc<MetaCache>) -> ArrayEntry {
-        ArrayEntry { rows: Some(rows), ..ArrayEntry::new(origin, false, on_load, cache) }
+    pub fn column(
+        origin: Origin,
+        rows: Arc<RowMap>,
+        on_load: Option<OnLoad>,
+        cache: &Arc<MetaCache>,
+    ) -> ArrayEntry {
+        ArrayEntry {
+            rows: Some(rows),
+            ..ArrayEntry::new(origin, false, on_load, cache)
+        }
     }
 
     /// A newer node presents this path now: let go of this version (open
@@ -125,13 +146,23 @@ impl ArrayEntry {
     /// Whether the source changed (or vanished) since this entry loaded it.
     pub fn is_stale(&self) -> bool {
         self.version.is_stale(|| self.stat())
-            || self.version.held().is_some_and(|loaded| loaded.failed_for_now)
-            || self.deps_changed(self.deps.lock().unwrap_or_else(|e| e.into_inner()).as_deref())
+            || self
+                .version
+                .held()
+                .is_some_and(|loaded| loaded.failed_for_now)
+            || self.deps_changed(
+                self.deps
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .as_deref(),
+            )
     }
 
     /// Whether any of `deps` is not in the state recorded.
     fn deps_changed(&self, deps: Option<&[Dep]>) -> bool {
-        deps.unwrap_or_default().iter().any(|(path, state)| dep_state(path) != Some(*state))
+        deps.unwrap_or_default()
+            .iter()
+            .any(|(path, state)| dep_state(path) != Some(*state))
     }
 
     /// The version this entry presents (loaded on first use, and again
@@ -144,10 +175,21 @@ impl ArrayEntry {
             if why == Reload::Changed {
                 log::info!("{} changed; reopening", self.origin.name().display());
             }
-            let loaded = load(&self.origin, number, stamp.clone(), *access, *mtime, self.on_load.as_ref(), self.rows.as_deref());
+            let loaded = load(
+                &self.origin,
+                number,
+                stamp.clone(),
+                *access,
+                *mtime,
+                self.on_load.as_ref(),
+                self.rows.as_deref(),
+            );
             self.settle_deps(loaded)
         };
-        Ok(self.version.current(|| self.stat(), load, |loaded| loaded.presented.weight())?.0)
+        Ok(self
+            .version
+            .current(|| self.stat(), load, |loaded| loaded.presented.weight())?
+            .0)
     }
 }
 
@@ -162,7 +204,10 @@ impl ArrayEntry {
             None => *recorded = Some(deps),
             Some(first) if *first == deps => {}
             Some(_) => {
-                log::info!("{}: an operand changed since it was looked up", self.origin.name().display());
+                log::info!(
+                    "{}: an operand changed since it was looked up",
+                    self.origin.name().display()
+                );
                 let doc = json!({ "file": self.origin.name().display().to_string(), "error": "an operand changed since this folder was looked up: look it up again" });
                 loaded.presented = Presented::meta_only(&doc);
             }
@@ -173,7 +218,15 @@ impl ArrayEntry {
 
 /// Load one version of the array at `origin`, and for a computed array
 /// the files it read.
-fn load(origin: &Origin, number: u64, stamp: Version, access: Access, mtime: SystemTime, on_load: Option<&OnLoad>, rows: Option<&RowMap>) -> (Loaded, Option<Vec<Dep>>) {
+fn load(
+    origin: &Origin,
+    number: u64,
+    stamp: Version,
+    access: Access,
+    mtime: SystemTime,
+    on_load: Option<&OnLoad>,
+    rows: Option<&RowMap>,
+) -> (Loaded, Option<Vec<Dep>>) {
     let mut deps = None;
     let mut failed_for_now = false;
     let computer = on_load.and_then(|l| l.computer.as_ref());
@@ -223,10 +276,22 @@ fn load(origin: &Origin, number: u64, stamp: Version, access: Access, mtime: Sys
         },
         (Err(e), _) => {
             log::warn!("{e}");
-            failed_for_now = origin.is_remote() && matches!(e.problem, crate::format::Problem::Io(_));
-            Presented::meta_only(&json!({ "file": origin.name().display().to_string(), "error": e.problem.to_string() }))
+            failed_for_now =
+                origin.is_remote() && matches!(e.problem, crate::format::Problem::Io(_));
+            Presented::meta_only(
+                &json!({ "file": origin.name().display().to_string(), "error": e.problem.to_string() }),
+            )
         }
     };
-    (Loaded { version: number, stamp, access, mtime, presented, failed_for_now }, deps)
+    (
+        Loaded {
+            version: number,
+            stamp,
+            access,
+            mtime,
+            presented,
+            failed_for_now,
+        },
+        deps,
+    )
 }
-

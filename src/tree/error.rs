@@ -73,10 +73,19 @@ mod tests {
     fn errno_of_each_kind() {
         let io = |kind| FsError::Io(std::io::Error::from(kind));
         assert_eq!(io(std::io::ErrorKind::NotFound).errno(), libc::ENOENT);
-        assert_eq!(io(std::io::ErrorKind::PermissionDenied).errno(), libc::EACCES);
-        assert_eq!(FsError::Io(std::io::Error::from_raw_os_error(libc::ENAMETOOLONG)).errno(), libc::ENAMETOOLONG);
+        assert_eq!(
+            io(std::io::ErrorKind::PermissionDenied).errno(),
+            libc::EACCES
+        );
+        assert_eq!(
+            FsError::Io(std::io::Error::from_raw_os_error(libc::ENAMETOOLONG)).errno(),
+            libc::ENAMETOOLONG
+        );
         assert_eq!(FsError::ReadOnly.errno(), libc::EROFS);
-        let corrupt = format::Error::new(std::path::Path::new("a.b2nd"), format::Problem::corrupt("chunk", "bad").in_chunk(3));
+        let corrupt = format::Error::new(
+            std::path::Path::new("a.b2nd"),
+            format::Problem::corrupt("chunk", "bad").in_chunk(3),
+        );
         let err = FsError::from(corrupt);
         assert_eq!(err.errno(), libc::EIO);
         assert_eq!(err.to_string(), "a.b2nd: chunk 3: corrupt chunk: bad");

@@ -24,8 +24,8 @@ use crate::views::{Content, ViewSet};
 
 use super::computed::Computer;
 use super::entry::{Loaded, Loading, OnLoad};
-use super::listing::Fence;
 use super::error::FsError;
+use super::listing::Fence;
 use super::meta_cache::{MetaCache, DEFAULT_META_CACHE};
 use super::namespace::{Attr, DirEntry, Tree};
 #[cfg(feature = "remote")]
@@ -64,7 +64,12 @@ pub struct FsConfig {
 
 impl Default for FsConfig {
     fn default() -> FsConfig {
-        FsConfig { direct_io: false, meta_cache: DEFAULT_META_CACHE, mountpoint: None, views: ViewSet::ALL }
+        FsConfig {
+            direct_io: false,
+            meta_cache: DEFAULT_META_CACHE,
+            mountpoint: None,
+            views: ViewSet::ALL,
+        }
     }
 }
 
@@ -95,7 +100,12 @@ struct OpenFile {
 /// file is open. A source replaced since it was loaded is ESTALE: the
 /// kernel looks the name up again and finds the new node.
 fn pin(content: &Content) -> Result<Option<Pin>, FsError> {
-    let (Content::Array { array, .. } | Content::Text { array, .. } | Content::Preview { array, .. }) = content else { return Ok(None) };
+    let (Content::Array { array, .. }
+    | Content::Text { array, .. }
+    | Content::Preview { array, .. }) = content
+    else {
+        return Ok(None);
+    };
     array.pin().map_err(|p| match p {
         Problem::SourceChanged(why) => {
             log::info!("{}: {why}", array.name().display());
@@ -127,33 +137,69 @@ pub struct Filesystem {
 type PreviewSlot = Arc<Mutex<Option<Arc<Vec<u8>>>>>;
 
 fn bounded<K: std::hash::Hash + Eq, V>(n: usize) -> Mutex<lru::LruCache<K, V>> {
-    Mutex::new(lru::LruCache::new(NonZeroUsize::new(n).unwrap_or(NonZeroUsize::MIN)))
+    Mutex::new(lru::LruCache::new(
+        NonZeroUsize::new(n).unwrap_or(NonZeroUsize::MIN),
+    ))
 }
 
 impl Filesystem {
     /// The filesystem over `source` (a directory of arrays or one array).
-    pub fn new(source: &Path, planner: Arc<Planner>, config: FsConfig) -> std::io::Result<Filesystem> {
+    pub fn new(
+        source: &Path,
+        planner: Arc<Planner>,
+        config: FsConfig,
+    ) -> std::io::Result<Filesystem> {
         let fence = Arc::new(Fence::new(config.mountpoint.as_deref()));
         // Saved expressions are computed from operands inside the source only.
-        let computer = Computer { root: std::fs::canonicalize(source)?, fence: fence.clone(), planner: planner.clone() };
+        let computer = Computer {
+            root: std::fs::canonicalize(source)?,
+            fence: fence.clone(),
+            planner: planner.clone(),
+        };
         let on_load = Self::on_load(&planner, Some(computer));
-        let tree = Tree::new(source, Some(on_load), Arc::new(MetaCache::new(config.meta_cache)))?.fenced_by(fence).with_views(config.views);
+        let tree = Tree::new(
+            source,
+            Some(on_load),
+            Arc::new(MetaCache::new(config.meta_cache)),
+        )?
+        .fenced_by(fence)
+        .with_views(config.views);
         Ok(Self::with_tree(tree, planner, config))
     }
 
     /// The filesystem over a remote root (an object-store prefix, or the URL
     /// of one array or store).
     #[cfg(feature = "remote")]
-    pub fn new_remote(root: Arc<RemoteRoot>, planner: Arc<Planner>, config: FsConfig) -> Filesystem {
+    pub fn new_remote(
+        root: Arc<RemoteRoot>,
+        planner: Arc<Planner>,
+        config: FsConfig,
+    ) -> Filesystem {
         // Saved expressions are computed from operands under the same root.
-        let computer = Computer { root: std::path::PathBuf::new(), fence: Arc::default(), planner: planner.clone() };
+        let computer = Computer {
+            root: std::path::PathBuf::new(),
+            fence: Arc::default(),
+            planner: planner.clone(),
+        };
         let on_load = Self::on_load(&planner, Some(computer));
-        Self::with_tree(Tree::new_remote(root, Some(on_load), Arc::new(MetaCache::new(config.meta_cache))).with_views(config.views), planner, config)
+        Self::with_tree(
+            Tree::new_remote(
+                root,
+                Some(on_load),
+                Arc::new(MetaCache::new(config.meta_cache)),
+            )
+            .with_views(config.views),
+            planner,
+            config,
+        )
     }
 
     fn on_load(planner: &Arc<Planner>, computer: Option<Computer>) -> OnLoad {
         let preload = planner.clone();
-        Arc::new(Loading { preload: Box::new(move |array| preload.opened(array)), computer })
+        Arc::new(Loading {
+            preload: Box::new(move |array| preload.opened(array)),
+            computer,
+        })
     }
 
     fn with_tree(tree: Tree, planner: Arc<Planner>, config: FsConfig) -> Filesystem {
@@ -179,7 +225,9 @@ impl Filesystem {
     pub fn stats_json(&self) -> Vec<u8> {
         let cache = self.planner.blocks().cache();
         let (bytes, entries) = cache.usage();
-        let mut doc = self.stats().to_json(bytes as u64, cache.budget() as u64, entries as u64);
+        let mut doc = self
+            .stats()
+            .to_json(bytes as u64, cache.budget() as u64, entries as u64);
         let meta = self.tree.meta_stats();
         let fds = crate::source::fds::pool().stats();
         if let Some(obj) = doc.as_object_mut() {
@@ -216,7 +264,10 @@ impl Filesystem {
             });
             if remote.endpoints.iter().any(|&n| n > 0) {
                 use crate::source::remote::caterva2::Endpoint;
-                let endpoints: serde_json::Map<String, serde_json::Value> = Endpoint::ALL.iter().map(|e| (e.name().to_string(), remote.endpoints[e.index()].into())).collect();
+                let endpoints: serde_json::Map<String, serde_json::Value> = Endpoint::ALL
+                    .iter()
+                    .map(|e| (e.name().to_string(), remote.endpoints[e.index()].into()))
+                    .collect();
                 shown["endpoints"] = endpoints.into();
             }
             obj.insert("remote".into(), shown);
@@ -272,18 +323,42 @@ impl Filesystem {
         let (keep_cache, direct_io) = match &content {
             Content::Stats => (false, true),
             Content::Array { .. } | Content::Text { .. } if self.config.direct_io => (false, true),
-            _ => (self.same_version_as_last_served(ino, loaded.as_deref()), false),
+            _ => (
+                self.same_version_as_last_served(ino, loaded.as_deref()),
+                false,
+            ),
         };
         let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
-        self.handles.lock().unwrap_or_else(|e| e.into_inner()).insert(fh, Arc::new(OpenFile { content, stream: StreamState::default(), kernel_reads_ahead: !direct_io, _version: loaded, _pin: pin }));
+        self.handles
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(
+                fh,
+                Arc::new(OpenFile {
+                    content,
+                    stream: StreamState::default(),
+                    kernel_reads_ahead: !direct_io,
+                    _version: loaded,
+                    _pin: pin,
+                }),
+            );
         Stats::add(&self.stats().open_files, 1);
-        Ok(Opened { fh, keep_cache, direct_io })
+        Ok(Opened {
+            fh,
+            keep_cache,
+            direct_io,
+        })
     }
 
     /// The `preview.png` of `array`: kept from an earlier open, or drawn now
     /// (a failure is logged and not kept).
     fn preview(&self, array: &Arc<Array>, plan: &PreviewPlan) -> Result<Arc<Vec<u8>>, FsError> {
-        let slot = self.previews.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(array.id(), PreviewSlot::default).clone();
+        let slot = self
+            .previews
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert(array.id(), PreviewSlot::default)
+            .clone();
         let mut kept = slot.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(bytes) = &*kept {
             return Ok(bytes.clone());
@@ -301,13 +376,25 @@ impl Filesystem {
     /// cache across opens, unless this open serves a new version.
     fn same_version_as_last_served(&self, ino: u64, loaded: Option<&Loaded>) -> bool {
         let version = loaded.map(|l| l.version).unwrap_or(0);
-        self.served.lock().unwrap_or_else(|e| e.into_inner()).put(ino, version) == Some(version)
+        self.served
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .put(ino, version)
+            == Some(version)
     }
 
     /// Whether a read of open file `fh` may wait on a network (see
     /// [`crate::format::ByteSource::may_wait`]).
     pub fn may_wait(&self, fh: u64) -> bool {
-        let Some(handle) = self.handles.lock().unwrap_or_else(|e| e.into_inner()).get(&fh).cloned() else { return false };
+        let Some(handle) = self
+            .handles
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&fh)
+            .cloned()
+        else {
+            return false;
+        };
         match &handle.content {
             Content::Array { array, .. } | Content::Text { array, .. } => array.may_wait(),
             Content::TableCsv(csv) => csv.may_wait(),
@@ -318,7 +405,8 @@ impl Filesystem {
     /// Bytes `[offset, offset + size)` of open file `fh` (shorter at its end).
     pub fn read(&self, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError> {
         let mut out = Vec::new();
-        self.read_served(fh, offset, size, &mut out)?.into_buffer(&mut out);
+        self.read_served(fh, offset, size, &mut out)?
+            .into_buffer(&mut out);
         Ok(out)
     }
 
@@ -327,8 +415,20 @@ impl Filesystem {
     /// request; except that a read inside one decoded block answers with
     /// that block ([`Served::Shared`]) and leaves `out` alone, so its
     /// bytes go to the kernel without a copy.
-    pub fn read_served(&self, fh: u64, offset: u64, size: u32, out: &mut Vec<u8>) -> Result<Served, FsError> {
-        let handle = self.handles.lock().unwrap_or_else(|e| e.into_inner()).get(&fh).cloned().ok_or(FsError::BadHandle)?;
+    pub fn read_served(
+        &self,
+        fh: u64,
+        offset: u64,
+        size: u32,
+        out: &mut Vec<u8>,
+    ) -> Result<Served, FsError> {
+        let handle = self
+            .handles
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&fh)
+            .cloned()
+            .ok_or(FsError::BadHandle)?;
         Stats::add(&self.stats().reads, 1);
         let mut slice = |bytes: &[u8]| {
             let start = (offset as usize).min(bytes.len());
@@ -349,15 +449,30 @@ impl Filesystem {
             // Never kept by a handle: open draws it into a Static.
             Content::Preview { .. } => return Err(FsError::BadHandle),
             Content::Array { array, view } => {
-                return self.planner.read_stream_served(array, view, &handle.stream, handle.kernel_reads_ahead, offset, size as u64, out).map_err(|e| failed(e, Some(array.id())));
+                return self
+                    .planner
+                    .read_stream_served(
+                        array,
+                        view,
+                        &handle.stream,
+                        handle.kernel_reads_ahead,
+                        offset,
+                        size as u64,
+                        out,
+                    )
+                    .map_err(|e| failed(e, Some(array.id())));
             }
             Content::Text { array, layout } => {
-                *out = self.read_text(array, layout, &handle.stream, offset, size as u64).map_err(|e| failed(e, Some(array.id())))?;
+                *out = self
+                    .read_text(array, layout, &handle.stream, offset, size as u64)
+                    .map_err(|e| failed(e, Some(array.id())))?;
             }
             Content::TableCsv(csv) => {
                 *out = csv
                     .read(offset, size as u64, |column, start, len| {
-                        self.planner.read(&column.array, &column.view, start, len).inspect_err(|e| self.report(column.array.id(), e))
+                        self.planner
+                            .read(&column.array, &column.view, start, len)
+                            .inspect_err(|e| self.report(column.array.id(), e))
                     })
                     .map_err(|e| failed(e, None))?;
             }
@@ -368,16 +483,30 @@ impl Filesystem {
     /// Bytes of `data.txt`: the items they show, read through the planner.
     /// A first item cut by the read's start is read on its own, so that a
     /// sequential reader's data reads stay sequential (and prefetched).
-    fn read_text(&self, array: &Arc<Array>, layout: &TextLayout, stream: &StreamState, offset: u64, size: u64) -> Result<Vec<u8>, crate::format::Error> {
+    fn read_text(
+        &self,
+        array: &Arc<Array>,
+        layout: &TextLayout,
+        stream: &StreamState,
+        offset: u64,
+        size: u64,
+    ) -> Result<Vec<u8>, crate::format::Error> {
         let itemsize = layout.itemsize() as u64;
         let cut = !offset.is_multiple_of(layout.item_width());
         layout.read(offset, size, |start, len| {
             if cut && len > itemsize {
                 let mut data = self.planner.read(array, &View::Data, start, itemsize)?;
-                data.extend(self.planner.read_stream(array, &View::Data, stream, start + itemsize, len - itemsize)?);
+                data.extend(self.planner.read_stream(
+                    array,
+                    &View::Data,
+                    stream,
+                    start + itemsize,
+                    len - itemsize,
+                )?);
                 Ok(data)
             } else {
-                self.planner.read_stream(array, &View::Data, stream, start, len)
+                self.planner
+                    .read_stream(array, &View::Data, stream, start, len)
             }
         })
     }
@@ -396,7 +525,13 @@ impl Filesystem {
 
     /// Close open file `fh`.
     pub fn release(&self, fh: u64) {
-        if self.handles.lock().unwrap_or_else(|e| e.into_inner()).remove(&fh).is_some() {
+        if self
+            .handles
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&fh)
+            .is_some()
+        {
             self.stats().open_files.fetch_sub(1, Ordering::Relaxed);
         }
     }
@@ -406,7 +541,10 @@ impl Filesystem {
         let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
         if self.tree.is_source_dir(ino) {
             let entries = self.tree.readdir(ino, 0, usize::MAX)?;
-            self.listings.lock().unwrap_or_else(|e| e.into_inner()).insert(fh, Arc::new(entries));
+            self.listings
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(fh, Arc::new(entries));
         }
         Ok(fh)
     }
@@ -414,27 +552,47 @@ impl Filesystem {
     /// Entries of directory `ino` (opened as `fh`) from index `offset` on;
     /// entry i's cookie for the kernel is `offset + i + 1`.
     pub fn readdir(&self, ino: u64, fh: u64, offset: u64) -> Result<Vec<DirEntry>, FsError> {
-        let listing = self.listings.lock().unwrap_or_else(|e| e.into_inner()).get(&fh).cloned();
+        let listing = self
+            .listings
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&fh)
+            .cloned();
         match listing {
-            Some(all) => Ok(all.iter().skip(offset as usize).take(READDIR_BATCH).cloned().collect()),
+            Some(all) => Ok(all
+                .iter()
+                .skip(offset as usize)
+                .take(READDIR_BATCH)
+                .cloned()
+                .collect()),
             None => self.tree.readdir(ino, offset, READDIR_BATCH),
         }
     }
 
     /// Close directory handle `fh`.
     pub fn releasedir(&self, fh: u64) {
-        self.listings.lock().unwrap_or_else(|e| e.into_inner()).remove(&fh);
+        self.listings
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&fh);
     }
 
     /// Value of extended attribute `name` of `ino`.
     pub fn getxattr(&self, ino: u64, name: &OsStr) -> Result<Vec<u8>, FsError> {
         let attrs = self.tree.xattrs(ino)?;
-        attrs.into_iter().find(|(n, _)| OsStr::new(n) == name).map(|(_, v)| v).ok_or(FsError::NoAttr)
+        attrs
+            .into_iter()
+            .find(|(n, _)| OsStr::new(n) == name)
+            .map(|(_, v)| v)
+            .ok_or(FsError::NoAttr)
     }
 
     /// Names of the extended attributes of `ino`, each NUL-terminated.
     pub fn listxattr(&self, ino: u64) -> Result<Vec<u8>, FsError> {
         let attrs = self.tree.xattrs(ino)?;
-        Ok(attrs.iter().flat_map(|(n, _)| n.bytes().chain(std::iter::once(0))).collect())
+        Ok(attrs
+            .iter()
+            .flat_map(|(n, _)| n.bytes().chain(std::iter::once(0)))
+            .collect())
     }
 }

@@ -52,7 +52,10 @@ fn role_code(role: Role) -> u64 {
     match role {
         Role::TableCsv => 10,
         Role::Chunk(c) => CHUNK_BASE + c,
-        role => CODES.iter().find(|(r, _)| *r == role).map_or(0, |(_, code)| *code),
+        role => CODES
+            .iter()
+            .find(|(r, _)| *r == role)
+            .map_or(0, |(_, code)| *code),
     }
 }
 
@@ -84,7 +87,16 @@ mod tests {
     #[test]
     fn root_is_one_and_roundtrips() {
         assert_eq!(encode(0, Role::Node), 1);
-        for (node, role) in [(0, Role::Stats), (7, Role::File(FileId::Data)), (2, Role::File(FileId::Text)), (2, Role::File(FileId::Preview)), (5, Role::File(FileId::Items)), (6, Role::TableCsv), (u32::MAX - 1, Role::Chunk(MAX_CHUNK_FILES - 1)), (3, Role::Chunk(0))] {
+        for (node, role) in [
+            (0, Role::Stats),
+            (7, Role::File(FileId::Data)),
+            (2, Role::File(FileId::Text)),
+            (2, Role::File(FileId::Preview)),
+            (5, Role::File(FileId::Items)),
+            (6, Role::TableCsv),
+            (u32::MAX - 1, Role::Chunk(MAX_CHUNK_FILES - 1)),
+            (3, Role::Chunk(0)),
+        ] {
             assert_eq!(decode(encode(node, role)), Some((node, role)));
         }
         // The numbers of a mount's files do not move between releases.

@@ -67,7 +67,10 @@ impl Fence {
     /// A fence around `mountpoint` (made canonical by the caller, before
     /// mounting).
     pub fn new(mountpoint: Option<&Path>) -> Fence {
-        Fence { paths: mountpoint.map(Path::to_path_buf).into_iter().collect(), dev: AtomicU64::new(0) }
+        Fence {
+            paths: mountpoint.map(Path::to_path_buf).into_iter().collect(),
+            dev: AtomicU64::new(0),
+        }
     }
 
     /// The mount is up: its device number, to refuse whatever lives on it.
@@ -155,18 +158,30 @@ pub fn classify(root: &Path, fence: &Fence, dir: &Path, name: &OsStr) -> Option<
     let (target, linked) = if meta.file_type().is_symlink() {
         let resolved = resolve(&path, fence)?;
         if !resolved.starts_with(root) {
-            log::debug!("not following {} (points outside the source)", path.display());
+            log::debug!(
+                "not following {} (points outside the source)",
+                path.display()
+            );
             return None;
         }
         (resolved.clone(), Some(resolved))
     } else {
         (path.clone(), None)
     };
-    let found = |class| Some(Found { class, linked: linked.clone() });
+    let found = |class| {
+        Some(Found {
+            class,
+            linked: linked.clone(),
+        })
+    };
     if let Some(format) = StoreFormat::of_path(&target) {
         return found(Class::Store(format));
     }
-    let meta = if linked.is_some() { std::fs::metadata(&target).ok()? } else { meta };
+    let meta = if linked.is_some() {
+        std::fs::metadata(&target).ok()?
+    } else {
+        meta
+    };
     if meta.is_dir() {
         let index = target.join(SPARSE_INDEX);
         let sparse = !fence.blocks(&index) && index.is_file();
@@ -176,7 +191,10 @@ pub fn classify(root: &Path, fence: &Fence, dir: &Path, name: &OsStr) -> Option<
         // FIFOs, sockets, devices: never opened.
         return None;
     }
-    let known = path.extension().and_then(OsStr::to_str).is_some_and(|e| KNOWN_EXTENSIONS.contains(&e));
+    let known = path
+        .extension()
+        .and_then(OsStr::to_str)
+        .is_some_and(|e| KNOWN_EXTENSIONS.contains(&e));
     if known || FileSource::open_once(&target).is_ok_and(|source| sniff_frame(&source)) {
         found(Class::Array)
     } else {
@@ -203,7 +221,10 @@ pub fn scan(root: &Path, fence: &Fence, dir: &Path) -> std::io::Result<Vec<(OsSt
 /// cannot be stat'ed any more is shown to root only).
 pub fn node_meta(path: &Path) -> (SystemTime, Access) {
     match std::fs::metadata(path) {
-        Ok(meta) => (meta.modified().unwrap_or(SystemTime::UNIX_EPOCH), Access::of(&meta)),
+        Ok(meta) => (
+            meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+            Access::of(&meta),
+        ),
         Err(_) => (SystemTime::UNIX_EPOCH, Access::DENY),
     }
 }
@@ -223,13 +244,36 @@ mod tests {
         symlink("../mnt", root.join("a/tomnt")).unwrap();
         symlink("self", root.join("self")).unwrap();
         let open = Fence::default();
-        assert_eq!(resolve(&root.join("tob/../b"), &open), Some(root.join("a/b")));
-        assert_eq!(resolve(&root.join("a/tomnt"), &open), Some(root.join("mnt")));
-        assert_eq!(resolve(&root.join("self"), &open), None, "a link to itself loops");
+        assert_eq!(
+            resolve(&root.join("tob/../b"), &open),
+            Some(root.join("a/b"))
+        );
+        assert_eq!(
+            resolve(&root.join("a/tomnt"), &open),
+            Some(root.join("mnt"))
+        );
+        assert_eq!(
+            resolve(&root.join("self"), &open),
+            None,
+            "a link to itself loops"
+        );
         let fenced = Fence::new(Some(&root.join("mnt")));
-        assert_eq!(resolve(&root.join("a/tomnt"), &fenced), None, "never onto the mountpoint");
-        assert_eq!(classify(&root, &fenced, &root.join("a"), OsStr::new("tomnt")), None);
+        assert_eq!(
+            resolve(&root.join("a/tomnt"), &fenced),
+            None,
+            "never onto the mountpoint"
+        );
+        assert_eq!(
+            classify(&root, &fenced, &root.join("a"), OsStr::new("tomnt")),
+            None
+        );
         assert_eq!(classify(&root, &fenced, &root, OsStr::new("mnt")), None);
-        assert_eq!(classify(&root, &fenced, &root, OsStr::new("tob")), Some(Found { class: Class::Dir, linked: Some(root.join("a/b")) }));
+        assert_eq!(
+            classify(&root, &fenced, &root, OsStr::new("tob")),
+            Some(Found {
+                class: Class::Dir,
+                linked: Some(root.join("a/b"))
+            })
+        );
     }
 }

@@ -81,9 +81,17 @@ impl Origin {
     pub fn open(&self) -> Result<Array, Error> {
         match self {
             Origin::Local(path) => open_array(path),
-            Origin::Value { store, load, key, name } => match store.loaded(*load) {
+            Origin::Value {
+                store,
+                load,
+                key,
+                name,
+            } => match store.loaded(*load) {
                 Ok(store) => store.store.open_value(key),
-                Err(_) => Err(Error::new(name, Problem::SourceChanged("the store changed".into()))),
+                Err(_) => Err(Error::new(
+                    name,
+                    Problem::SourceChanged("the store changed".into()),
+                )),
             },
             #[cfg(feature = "remote")]
             Origin::Remote(object) => object.open(),

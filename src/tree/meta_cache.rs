@@ -46,7 +46,12 @@ pub struct MetaCache {
 impl MetaCache {
     /// A cache holding about `budget` bytes of loaded state.
     pub fn new(budget: usize) -> MetaCache {
-        MetaCache { lru: Mutex::new(ByteLru::new(budget)), next_id: AtomicU64::new(1), loads: AtomicU64::new(0), evictions: AtomicU64::new(0) }
+        MetaCache {
+            lru: Mutex::new(ByteLru::new(budget)),
+            next_id: AtomicU64::new(1),
+            loads: AtomicU64::new(0),
+            evictions: AtomicU64::new(0),
+        }
     }
 
     /// A number for a new entry.
@@ -63,7 +68,10 @@ impl MetaCache {
             let mut lru = self.lru.lock().unwrap_or_else(|e| e.into_inner());
             let replaced = lru.contains(&id) as u64;
             let popped = lru.put_even_alone(id, value, weight);
-            self.evictions.fetch_add((popped.len() as u64).saturating_sub(replaced), Ordering::Relaxed);
+            self.evictions.fetch_add(
+                (popped.len() as u64).saturating_sub(replaced),
+                Ordering::Relaxed,
+            );
             popped
         };
         // Dropped outside the lock: dropping a version may take a while.
@@ -77,7 +85,11 @@ impl MetaCache {
 
     /// Entry `id` no longer presents its version: let go of it.
     pub fn forget(&self, id: u64) {
-        let gone = self.lru.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
+        let gone = self
+            .lru
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&id);
         drop(gone);
     }
 
@@ -106,8 +118,15 @@ mod tests {
         cache.keep(1, a.clone(), 600);
         cache.keep(2, Arc::new(vec![2u8; 10]), 600);
         let stats = cache.stats();
-        assert_eq!((stats.bytes, stats.entries, stats.loads, stats.evictions), (600, 1, 2, 1));
-        assert_eq!(*a, vec![1; 10], "a version held elsewhere outlives its eviction");
+        assert_eq!(
+            (stats.bytes, stats.entries, stats.loads, stats.evictions),
+            (600, 1, 2, 1)
+        );
+        assert_eq!(
+            *a,
+            vec![1; 10],
+            "a version held elsewhere outlives its eviction"
+        );
         assert_eq!(Arc::strong_count(&a), 1, "the cache let go of it");
         cache.forget(2);
         assert_eq!(cache.stats().entries, 0);

@@ -24,15 +24,17 @@ use crate::source::is_sparse_dir;
 use crate::source::remote::StatsSnapshot;
 use crate::source::store::StoreFormat;
 use crate::views::table_csv::TableCsv;
-use crate::views::{array_file, array_files_in, find_array_file, zarr, Content, FileId, Folder, Kind, ViewSet};
+use crate::views::{
+    array_file, array_files_in, find_array_file, zarr, Content, FileId, Folder, Kind, ViewSet,
+};
 
 use super::access::Access;
 use super::entry::{ArrayEntry, Loaded, OnLoad};
-use super::meta_cache::{MetaCache, MetaCacheStats};
 use super::error::FsError;
 use super::inode::{self, Role};
 use super::listing::{classify, node_meta, scan, Class, Fence, Found};
 use super::location::Origin;
+use super::meta_cache::{MetaCache, MetaCacheStats};
 use super::nodes::{Nodes, Place};
 #[cfg(feature = "remote")]
 use super::remote::{io_error, join, remote_access, RemoteClass, RemoteObject, RemoteRoot};
@@ -64,7 +66,11 @@ impl Attr {
             Kind::File => access.file_perm(),
             Kind::Symlink => 0o777,
         };
-        Attr { perm, owner: Some((access.uid, access.gid)), ..self }
+        Attr {
+            perm,
+            owner: Some((access.uid, access.gid)),
+            ..self
+        }
     }
 }
 
@@ -130,8 +136,17 @@ enum Location {
 /// The folder view of a store or in-store node: the store version (or the
 /// error that kept it from loading) and the folder's key.
 enum FolderView {
-    Ok { entry: Arc<StoreEntry>, store: Arc<LoadedStore>, key: String, table: bool },
-    Failed { meta_json: Arc<Vec<u8>>, mtime: SystemTime, access: Access },
+    Ok {
+        entry: Arc<StoreEntry>,
+        store: Arc<LoadedStore>,
+        key: String,
+        table: bool,
+    },
+    Failed {
+        meta_json: Arc<Vec<u8>>,
+        mtime: SystemTime,
+        access: Access,
+    },
 }
 
 /// The presented tree of one mount.
@@ -154,22 +169,55 @@ impl Tree {
     /// A tree over `source`: a directory of arrays, a store, or a single
     /// array (then the mount root is that array's directory).
     /// `on_load` is told of every array opened; `meta` keeps what entries load.
-    pub fn new(source: &Path, on_load: Option<OnLoad>, meta: Arc<MetaCache>) -> std::io::Result<Tree> {
+    pub fn new(
+        source: &Path,
+        on_load: Option<OnLoad>,
+        meta: Arc<MetaCache>,
+    ) -> std::io::Result<Tree> {
         let root = std::fs::canonicalize(source)?;
         let kind = if let Some(format) = StoreFormat::of_path(&root) {
             NodeKind::Store(Arc::new(StoreEntry::new(root.clone(), format, true, &meta)))
         } else if root.is_dir() && !is_sparse_dir(&root) {
             NodeKind::Dir(None)
         } else {
-            NodeKind::Array(Arc::new(ArrayEntry::new(Origin::Local(root.clone()), true, on_load.clone(), &meta)))
+            NodeKind::Array(Arc::new(ArrayEntry::new(
+                Origin::Local(root.clone()),
+                true,
+                on_load.clone(),
+                &meta,
+            )))
         };
-        Ok(Tree::with_root(root, Place::Local, kind, on_load, meta, #[cfg(feature = "remote")] None))
+        Ok(Tree::with_root(
+            root,
+            Place::Local,
+            kind,
+            on_load,
+            meta,
+            #[cfg(feature = "remote")]
+            None,
+        ))
     }
 
     /// A tree whose root node (node 0) presents `root` as `kind`.
-    fn with_root(root: PathBuf, place: Place, kind: NodeKind, on_load: Option<OnLoad>, meta: Arc<MetaCache>, #[cfg(feature = "remote")] remote: Option<Arc<RemoteRoot>>) -> Tree {
+    fn with_root(
+        root: PathBuf,
+        place: Place,
+        kind: NodeKind,
+        on_load: Option<OnLoad>,
+        meta: Arc<MetaCache>,
+        #[cfg(feature = "remote")] remote: Option<Arc<RemoteRoot>>,
+    ) -> Tree {
         let nodes = Nodes::new(place, kind);
-        Tree { root, nodes: RwLock::new(nodes), on_load, meta, fence: Arc::default(), views: ViewSet::ALL, #[cfg(feature = "remote")] remote }
+        Tree {
+            root,
+            nodes: RwLock::new(nodes),
+            on_load,
+            meta,
+            fence: Arc::default(),
+            views: ViewSet::ALL,
+            #[cfg(feature = "remote")]
+            remote,
+        }
     }
 
     /// Never touch `mountpoint` (the mount's own, canonical, taken before
@@ -199,7 +247,9 @@ impl Tree {
             Role::Chunk(_) => self.views.offers(FileId::ChunksDir),
             Role::Node | Role::Stats => true,
         };
-        inode::decode(ino).filter(|(_, role)| offered(role)).ok_or(FsError::NotFound)
+        inode::decode(ino)
+            .filter(|(_, role)| offered(role))
+            .ok_or(FsError::NotFound)
     }
 
     /// The mount is up on device `dev`: nothing on it is ever walked into.
@@ -240,10 +290,22 @@ impl Tree {
         let nodes = self.nodes.read().unwrap_or_else(|e| e.into_inner());
         let n = nodes.get(node).ok_or(FsError::NotFound)?;
         Ok(match n.place {
-            Place::Local => Location::Local(nodes.names(node).into_iter().fold(self.root.clone(), |path, name| path.join(name))),
+            Place::Local => Location::Local(
+                nodes
+                    .names(node)
+                    .into_iter()
+                    .fold(self.root.clone(), |path, name| path.join(name)),
+            ),
             Place::InStore => Location::InStore,
             #[cfg(feature = "remote")]
-            Place::Remote => Location::Remote(nodes.names(node).iter().map(|n| n.to_string_lossy()).collect::<Vec<_>>().join("/")),
+            Place::Remote => Location::Remote(
+                nodes
+                    .names(node)
+                    .iter()
+                    .map(|n| n.to_string_lossy())
+                    .collect::<Vec<_>>()
+                    .join("/"),
+            ),
             #[cfg(not(feature = "remote"))]
             Place::Remote => Location::InStore,
         })
@@ -252,12 +314,26 @@ impl Tree {
     /// The node presenting `name` in folder `parent` now: the known one, or
     /// a new one when the name is new, changed kind, or its source changed
     /// since loaded. `make` builds the node's kind when a new node is needed.
-    fn intern(&self, parent: u32, name: &OsStr, place: Place, class: Class, make: &dyn Fn() -> NodeKind) -> u32 {
+    fn intern(
+        &self,
+        parent: u32,
+        name: &OsStr,
+        place: Place,
+        class: Class,
+        make: &dyn Fn() -> NodeKind,
+    ) -> u32 {
         self.intern_fitting(parent, name, place, &|kind| fits(kind, class), make)
     }
 
     /// [`Self::intern`], with the known node kept when `fits` says so.
-    fn intern_fitting(&self, parent: u32, name: &OsStr, place: Place, fits: &dyn Fn(&NodeKind) -> bool, make: &dyn Fn() -> NodeKind) -> u32 {
+    fn intern_fitting(
+        &self,
+        parent: u32,
+        name: &OsStr,
+        place: Place,
+        fits: &dyn Fn(&NodeKind) -> bool,
+        make: &dyn Fn() -> NodeKind,
+    ) -> u32 {
         let reusable = |nodes: &Nodes<NodeKind>| -> Option<u32> {
             let n = nodes.find(parent, name)?;
             fits(&nodes.get(n)?.kind).then_some(n)
@@ -286,27 +362,64 @@ impl Tree {
     /// Intern entry `name` of local folder node `parent` (at `path`, really
     /// at `real`), found to be `found`. A directory symlink to its own
     /// folder or one of the folders above it becomes a symlink node.
-    fn intern_local(&self, parent: u32, path: &Path, real: &Path, name: &OsStr, found: Found) -> u32 {
+    fn intern_local(
+        &self,
+        parent: u32,
+        path: &Path,
+        real: &Path,
+        name: &OsStr,
+        found: Found,
+    ) -> u32 {
         let child_path = path.join(name);
         match found.class {
             Class::Dir => {
-                if let Some(levels) = found.linked.as_ref().and_then(|target| self.levels_up_to(parent, target)) {
+                if let Some(levels) = found
+                    .linked
+                    .as_ref()
+                    .and_then(|target| self.levels_up_to(parent, target))
+                {
                     let target: Arc<OsStr> = Arc::from(loop_target(levels).as_os_str());
                     let t = target.clone();
-                    return self.intern_fitting(parent, name, Place::Local, &|k| matches!(k, NodeKind::Link(old) if *old == t), &|| NodeKind::Link(target.clone()));
+                    return self.intern_fitting(
+                        parent,
+                        name,
+                        Place::Local,
+                        &|k| matches!(k, NodeKind::Link(old) if *old == t),
+                        &|| NodeKind::Link(target.clone()),
+                    );
                 }
                 // Where the folder really is, when that is not its presented path.
                 let real_child = found.linked.unwrap_or_else(|| real.join(name));
                 let real_dir = (real_child != child_path).then(|| Arc::new(real_child));
                 let want = real_dir.clone();
-                self.intern_fitting(parent, name, Place::Local, &|k| matches!(k, NodeKind::Dir(old) if *old == want), &|| NodeKind::Dir(real_dir.clone()))
+                self.intern_fitting(
+                    parent,
+                    name,
+                    Place::Local,
+                    &|k| matches!(k, NodeKind::Dir(old) if *old == want),
+                    &|| NodeKind::Dir(real_dir.clone()),
+                )
             }
             Class::Array => {
-                let make = || NodeKind::Array(Arc::new(ArrayEntry::new(Origin::Local(child_path.clone()), false, self.on_load.clone(), &self.meta)));
+                let make = || {
+                    NodeKind::Array(Arc::new(ArrayEntry::new(
+                        Origin::Local(child_path.clone()),
+                        false,
+                        self.on_load.clone(),
+                        &self.meta,
+                    )))
+                };
                 self.intern(parent, name, Place::Local, Class::Array, &make)
             }
             Class::Store(format) => {
-                let make = || NodeKind::Store(Arc::new(StoreEntry::new(child_path.clone(), format, false, &self.meta)));
+                let make = || {
+                    NodeKind::Store(Arc::new(StoreEntry::new(
+                        child_path.clone(),
+                        format,
+                        false,
+                        &self.meta,
+                    )))
+                };
                 self.intern(parent, name, Place::Local, found.class, &make)
             }
         }
@@ -347,7 +460,11 @@ impl Tree {
         let nodes = self.nodes.read().unwrap_or_else(|e| e.into_inner());
         for node in nodes.iter() {
             if let NodeKind::Array(entry) = &node.kind {
-                if entry.origin.store_load().is_some_and(|load| loads.contains(&load)) {
+                if entry
+                    .origin
+                    .store_load()
+                    .is_some_and(|load| loads.contains(&load))
+                {
                     entry.retire();
                 }
             }
@@ -356,7 +473,14 @@ impl Tree {
 
     /// Intern child `child`, named `name`, of a folder of version `store` of
     /// store `entry`.
-    fn intern_in_store(&self, entry: &Arc<StoreEntry>, store: &Arc<LoadedStore>, parent: u32, name: &OsStr, child: &ChildKind) -> Result<u32, FsError> {
+    fn intern_in_store(
+        &self,
+        entry: &Arc<StoreEntry>,
+        store: &Arc<LoadedStore>,
+        parent: u32,
+        name: &OsStr,
+        child: &ChildKind,
+    ) -> Result<u32, FsError> {
         let (key, class) = match child {
             ChildKind::Group(k) | ChildKind::Table(k) => (k.clone(), Class::Dir),
             ChildKind::Value(k) | ChildKind::Column { key: k, .. } => (k.clone(), Class::Array),
@@ -369,8 +493,20 @@ impl Tree {
             _ => None,
         };
         let on_load = self.on_load.clone();
-        let folder = |key: &String, table| NodeKind::Folder(Arc::new(StoreFolder { store: entry.clone(), load: store.load, key: key.clone(), table }));
-        let value = |key: &String| Origin::Value { store: entry.clone(), load: store.load, key: key.clone(), name: store.store.key_name(key) };
+        let folder = |key: &String, table| {
+            NodeKind::Folder(Arc::new(StoreFolder {
+                store: entry.clone(),
+                load: store.load,
+                key: key.clone(),
+                table,
+            }))
+        };
+        let value = |key: &String| Origin::Value {
+            store: entry.clone(),
+            load: store.load,
+            key: key.clone(),
+            name: store.store.key_name(key),
+        };
         // A node of another version of the store (a mount root reloaded in
         // place keeps its children's names) is never reused.
         let fits = |kind: &NodeKind| {
@@ -381,33 +517,61 @@ impl Tree {
             };
             same && fits(kind, class)
         };
-        Ok(self.intern_fitting(parent, name, Place::InStore, &fits, &|| match child {
-            ChildKind::Group(k) => folder(k, false),
-            ChildKind::Table(k) => folder(k, true),
-            ChildKind::Value(k) => NodeKind::Array(Arc::new(ArrayEntry::new(value(k), false, on_load.clone(), &self.meta))),
-            ChildKind::Column { key: k, .. } => NodeKind::Array(Arc::new(ArrayEntry::column(value(k), rows.clone().unwrap_or_default(), on_load.clone(), &self.meta))),
-        }))
+        Ok(
+            self.intern_fitting(parent, name, Place::InStore, &fits, &|| match child {
+                ChildKind::Group(k) => folder(k, false),
+                ChildKind::Table(k) => folder(k, true),
+                ChildKind::Value(k) => NodeKind::Array(Arc::new(ArrayEntry::new(
+                    value(k),
+                    false,
+                    on_load.clone(),
+                    &self.meta,
+                ))),
+                ChildKind::Column { key: k, .. } => NodeKind::Array(Arc::new(ArrayEntry::column(
+                    value(k),
+                    rows.clone().unwrap_or_default(),
+                    on_load.clone(),
+                    &self.meta,
+                ))),
+            }),
+        )
     }
 
     fn folder_view(&self, kind: &NodeKind) -> Result<Option<FolderView>, FsError> {
         let stale = || FsError::Io(std::io::Error::from_raw_os_error(libc::ESTALE));
         Ok(match kind {
-            NodeKind::Store(entry) => Some(match &*{
-                let load = entry.current().map_err(FsError::from)?;
-                self.retire_loads(&entry.take_dropped());
-                load
-            } {
-                Ok(store) => FolderView::Ok { entry: entry.clone(), store: store.clone(), key: String::new(), table: store.tables.iter().any(|t| t.is_empty()) },
-                Err((e, _, mtime)) => FolderView::Failed {
-                    meta_json: store::error_meta(&entry.path, e),
-                    mtime: *mtime,
-                    #[cfg(feature = "remote")]
-                    access: if self.remote.is_some() { remote_access() } else { Access::of_path(&entry.path).unwrap_or(Access::DENY) },
-                    #[cfg(not(feature = "remote"))]
-                    access: Access::of_path(&entry.path).unwrap_or(Access::DENY),
+            NodeKind::Store(entry) => Some(
+                match &*{
+                    let load = entry.current().map_err(FsError::from)?;
+                    self.retire_loads(&entry.take_dropped());
+                    load
+                } {
+                    Ok(store) => FolderView::Ok {
+                        entry: entry.clone(),
+                        store: store.clone(),
+                        key: String::new(),
+                        table: store.tables.iter().any(|t| t.is_empty()),
+                    },
+                    Err((e, _, mtime)) => FolderView::Failed {
+                        meta_json: store::error_meta(&entry.path, e),
+                        mtime: *mtime,
+                        #[cfg(feature = "remote")]
+                        access: if self.remote.is_some() {
+                            remote_access()
+                        } else {
+                            Access::of_path(&entry.path).unwrap_or(Access::DENY)
+                        },
+                        #[cfg(not(feature = "remote"))]
+                        access: Access::of_path(&entry.path).unwrap_or(Access::DENY),
+                    },
                 },
+            ),
+            NodeKind::Folder(f) => Some(FolderView::Ok {
+                entry: f.store.clone(),
+                store: f.store.loaded(f.load).map_err(|_| stale())?,
+                key: f.key.clone(),
+                table: f.table,
             }),
-            NodeKind::Folder(f) => Some(FolderView::Ok { entry: f.store.clone(), store: f.store.loaded(f.load).map_err(|_| stale())?, key: f.key.clone(), table: f.table }),
             _ => None,
         })
     }
@@ -418,7 +582,9 @@ impl Tree {
             FolderView::Failed { access, .. } => *access,
             #[cfg(feature = "remote")]
             FolderView::Ok { store, .. } if !store.store.is_local() => remote_access(),
-            FolderView::Ok { store, .. } => Access::of_path(store.store.path()).unwrap_or(Access::DENY),
+            FolderView::Ok { store, .. } => {
+                Access::of_path(store.store.path()).unwrap_or(Access::DENY)
+            }
         }
     }
 
@@ -426,7 +592,12 @@ impl Tree {
     /// tables whose columns it cannot show).
     fn folder_csv(view: &FolderView) -> Option<Arc<TableCsv>> {
         match view {
-            FolderView::Ok { store, key, table: true, .. } => store.table(key).as_ref().as_ref().ok()?.csv.clone(),
+            FolderView::Ok {
+                store,
+                key,
+                table: true,
+                ..
+            } => store.table(key).as_ref().as_ref().ok()?.csv.clone(),
             _ => None,
         }
     }
@@ -434,18 +605,37 @@ impl Tree {
     /// The `meta.json` bytes and mtime of a folder view.
     fn folder_meta(view: &FolderView) -> Result<(Arc<Vec<u8>>, SystemTime), FsError> {
         match view {
-            FolderView::Failed { meta_json, mtime, .. } => Ok((meta_json.clone(), *mtime)),
-            FolderView::Ok { store, key, table: true, .. } => match &*store.table(key) {
+            FolderView::Failed {
+                meta_json, mtime, ..
+            } => Ok((meta_json.clone(), *mtime)),
+            FolderView::Ok {
+                store,
+                key,
+                table: true,
+                ..
+            } => match &*store.table(key) {
                 Ok(info) => Ok((info.meta_json.clone(), store.mtime)),
-                Err(e) => Ok((store::error_meta(&store.store.key_name(key), e), store.mtime)),
+                Err(e) => Ok((
+                    store::error_meta(&store.store.key_name(key), e),
+                    store.mtime,
+                )),
             },
-            FolderView::Ok { store, key, .. } => Ok((store.group_meta.get(key).cloned().ok_or(FsError::NotFound)?, store.mtime)),
+            FolderView::Ok { store, key, .. } => Ok((
+                store
+                    .group_meta
+                    .get(key)
+                    .cloned()
+                    .ok_or(FsError::NotFound)?,
+                store.mtime,
+            )),
         }
     }
 
     fn array_of(&self, node: u32) -> Result<Arc<Loaded>, FsError> {
         let (_, kind) = self.node_info(node)?;
-        let NodeKind::Array(entry) = kind else { return Err(FsError::NotFound) };
+        let NodeKind::Array(entry) = kind else {
+            return Err(FsError::NotFound);
+        };
         entry.current().map_err(FsError::from)
     }
 
@@ -454,11 +644,32 @@ impl Tree {
     pub fn getattr(&self, ino: u64, stats_size: &dyn Fn() -> u64) -> Result<Attr, FsError> {
         let (node, role) = self.decode(ino)?;
         let (_, kind) = self.node_info(node)?;
-        let dir = |mtime| Attr { ino, kind: Kind::Dir, size: 0, mtime, perm: 0, owner: None };
-        let file = |size, mtime| Attr { ino, kind: Kind::File, size, mtime, perm: 0, owner: None };
+        let dir = |mtime| Attr {
+            ino,
+            kind: Kind::Dir,
+            size: 0,
+            mtime,
+            perm: 0,
+            owner: None,
+        };
+        let file = |size, mtime| Attr {
+            ino,
+            kind: Kind::File,
+            size,
+            mtime,
+            perm: 0,
+            owner: None,
+        };
         if role == Role::Stats {
             // The mounting user's, readable as before (it holds no source bytes).
-            return if node == 0 { Ok(Attr { perm: 0o444, ..file(stats_size(), SystemTime::now()) }) } else { Err(FsError::NotFound) };
+            return if node == 0 {
+                Ok(Attr {
+                    perm: 0o444,
+                    ..file(stats_size(), SystemTime::now())
+                })
+            } else {
+                Err(FsError::NotFound)
+            };
         }
         let entry = match kind {
             NodeKind::Array(entry) => entry,
@@ -466,9 +677,20 @@ impl Tree {
                 if role != Role::Node {
                     return Err(FsError::NotFound);
                 }
-                let Location::Local(path) = self.location(node)? else { return Err(FsError::NotFound) };
-                let mtime = std::fs::symlink_metadata(path).and_then(|m| m.modified()).unwrap_or(SystemTime::UNIX_EPOCH);
-                return Ok(Attr { ino, kind: Kind::Symlink, size: target.len() as u64, mtime, perm: 0o777, owner: None });
+                let Location::Local(path) = self.location(node)? else {
+                    return Err(FsError::NotFound);
+                };
+                let mtime = std::fs::symlink_metadata(path)
+                    .and_then(|m| m.modified())
+                    .unwrap_or(SystemTime::UNIX_EPOCH);
+                return Ok(Attr {
+                    ino,
+                    kind: Kind::Symlink,
+                    size: target.len() as u64,
+                    mtime,
+                    perm: 0o777,
+                    owner: None,
+                });
             }
             NodeKind::Dir(real) => {
                 if role != Role::Node {
@@ -480,7 +702,11 @@ impl Tree {
                     Location::Remote(_) => self.remote_dir_meta(),
                     Location::InStore { .. } => return Err(FsError::NotFound),
                 };
-                return Ok(Attr { perm: access.dir_perm(), owner: Some((access.uid, access.gid)), ..dir(mtime) });
+                return Ok(Attr {
+                    perm: access.dir_perm(),
+                    owner: Some((access.uid, access.gid)),
+                    ..dir(mtime)
+                });
             }
             kind => {
                 let view = self.folder_view(&kind)?.ok_or(FsError::NotFound)?;
@@ -488,8 +714,14 @@ impl Tree {
                 let access = Self::folder_access(&view);
                 return match role {
                     Role::Node => Ok(dir(mtime).of_array(&access)),
-                    Role::File(FileId::MetaJson) => Ok(file(meta.len() as u64, mtime).of_array(&access)),
-                    Role::TableCsv => Ok(file(Self::folder_csv(&view).ok_or(FsError::NotFound)?.len(), mtime).of_array(&access)),
+                    Role::File(FileId::MetaJson) => {
+                        Ok(file(meta.len() as u64, mtime).of_array(&access))
+                    }
+                    Role::TableCsv => Ok(file(
+                        Self::folder_csv(&view).ok_or(FsError::NotFound)?.len(),
+                        mtime,
+                    )
+                    .of_array(&access)),
                     _ => Err(FsError::NotFound),
                 };
             }
@@ -501,11 +733,26 @@ impl Tree {
             Role::File(id) => {
                 let spec = array_file(id);
                 let size = (spec.size)(&loaded).ok_or(FsError::NotFound)?;
-                Attr { ino, kind: spec.kind, size, mtime, perm: 0, owner: None }
+                Attr {
+                    ino,
+                    kind: spec.kind,
+                    size,
+                    mtime,
+                    perm: 0,
+                    owner: None,
+                }
             }
             Role::Chunk(c) => {
-                let array = loaded.whole_array().filter(|a| c < a.nchunks()).ok_or(FsError::NotFound)?;
-                file(array.region_len(Region::Chunk(c)).map_err(|p| crate::format::Error::new(array.name(), p))?, mtime)
+                let array = loaded
+                    .whole_array()
+                    .filter(|a| c < a.nchunks())
+                    .ok_or(FsError::NotFound)?;
+                file(
+                    array
+                        .region_len(Region::Chunk(c))
+                        .map_err(|p| crate::format::Error::new(array.name(), p))?,
+                    mtime,
+                )
             }
             _ => return Err(FsError::NotFound),
         };
@@ -513,7 +760,12 @@ impl Tree {
     }
 
     /// Look `name` up in directory `parent`.
-    pub fn lookup(&self, parent: u64, name: &OsStr, stats_size: &dyn Fn() -> u64) -> Result<Attr, FsError> {
+    pub fn lookup(
+        &self,
+        parent: u64,
+        name: &OsStr,
+        stats_size: &dyn Fn() -> u64,
+    ) -> Result<Attr, FsError> {
         let (node, role) = self.decode(parent)?;
         let (_, kind) = self.node_info(node)?;
         if node == 0 && role == Role::Node && name == ".stats" {
@@ -524,31 +776,60 @@ impl Tree {
                 let loc = self.location(node)?;
                 #[cfg(feature = "remote")]
                 if let Location::Remote(key) = &loc {
-                    return self.getattr(inode::encode(self.remote_lookup(node, key, name)?, Role::Node), stats_size);
+                    return self.getattr(
+                        inode::encode(self.remote_lookup(node, key, name)?, Role::Node),
+                        stats_size,
+                    );
                 }
-                let Location::Local(path) = &loc else { return Err(FsError::NotFound) };
+                let Location::Local(path) = &loc else {
+                    return Err(FsError::NotFound);
+                };
                 if name.as_bytes().contains(&b'/') || name == "." || name == ".." {
                     return Err(FsError::NotFound);
                 }
                 let real = real.as_deref().unwrap_or(path);
-                let found = classify(&self.root, &self.fence, real, name).ok_or(FsError::NotFound)?;
+                let found =
+                    classify(&self.root, &self.fence, real, name).ok_or(FsError::NotFound)?;
                 inode::encode(self.intern_local(node, path, real, name, found), Role::Node)
             }
             (Role::Node, NodeKind::Array(entry)) => {
                 let loaded = entry.current().map_err(FsError::from)?;
-                let spec = find_array_file(Folder::Array, name.to_str().ok_or(FsError::NotFound)?, &loaded, self.views).ok_or(FsError::NotFound)?;
+                let spec = find_array_file(
+                    Folder::Array,
+                    name.to_str().ok_or(FsError::NotFound)?,
+                    &loaded,
+                    self.views,
+                )
+                .ok_or(FsError::NotFound)?;
                 inode::encode(node, Role::File(spec.id))
             }
             (Role::Node, kind @ (NodeKind::Store(_) | NodeKind::Folder(_))) => {
                 if name == "meta.json" {
                     inode::encode(node, Role::File(FileId::MetaJson))
-                } else if name == "table.csv" && self.views.offers_table_csv() && self.folder_view(&kind)?.as_ref().and_then(Self::folder_csv).is_some() {
+                } else if name == "table.csv"
+                    && self.views.offers_table_csv()
+                    && self
+                        .folder_view(&kind)?
+                        .as_ref()
+                        .and_then(Self::folder_csv)
+                        .is_some()
+                {
                     inode::encode(node, Role::TableCsv)
                 } else {
-                    let Some(FolderView::Ok { entry, store, key, .. }) = self.folder_view(&kind)? else { return Err(FsError::NotFound) };
+                    let Some(FolderView::Ok {
+                        entry, store, key, ..
+                    }) = self.folder_view(&kind)?
+                    else {
+                        return Err(FsError::NotFound);
+                    };
                     let children = store.folders.get(&key).ok_or(FsError::NotFound)?;
-                    let i = children.binary_search_by(|(n, _)| n.as_os_str().cmp(name)).map_err(|_| FsError::NotFound)?;
-                    inode::encode(self.intern_in_store(&entry, &store, node, name, &children[i].1)?, Role::Node)
+                    let i = children
+                        .binary_search_by(|(n, _)| n.as_os_str().cmp(name))
+                        .map_err(|_| FsError::NotFound)?;
+                    inode::encode(
+                        self.intern_in_store(&entry, &store, node, name, &children[i].1)?,
+                        Role::Node,
+                    )
                 }
             }
             (Role::File(FileId::ChunksDir), NodeKind::Array(entry)) => {
@@ -557,7 +838,8 @@ impl Tree {
                 if let Some(spec) = find_array_file(Folder::Chunks, name, &loaded, self.views) {
                     inode::encode(node, Role::File(spec.id))
                 } else {
-                    let coords = zarr::parse_chunk_name(name, &loaded.chunk_grid).ok_or(FsError::NotFound)?;
+                    let coords = zarr::parse_chunk_name(name, &loaded.chunk_grid)
+                        .ok_or(FsError::NotFound)?;
                     let c = linear(&coords, &loaded.chunk_grid);
                     if c >= inode::MAX_CHUNK_FILES {
                         return Err(FsError::NotFound);
@@ -576,10 +858,21 @@ impl Tree {
         let (node, role) = self.decode(ino)?;
         let (parent, kind) = self.node_info(node)?;
         let out: Vec<DirEntry>;
-        let parent_ino = if role == Role::File(FileId::ChunksDir) { inode::encode(node, Role::Node) } else { inode::encode(parent, Role::Node) };
-        let mut fixed = vec![(ino, Kind::Dir, OsString::from(".")), (parent_ino, Kind::Dir, OsString::from(".."))];
+        let parent_ino = if role == Role::File(FileId::ChunksDir) {
+            inode::encode(node, Role::Node)
+        } else {
+            inode::encode(parent, Role::Node)
+        };
+        let mut fixed = vec![
+            (ino, Kind::Dir, OsString::from(".")),
+            (parent_ino, Kind::Dir, OsString::from("..")),
+        ];
         if node == 0 && role == Role::Node {
-            fixed.push((inode::encode(0, Role::Stats), Kind::File, OsString::from(".stats")));
+            fixed.push((
+                inode::encode(0, Role::Stats),
+                Kind::File,
+                OsString::from(".stats"),
+            ));
         }
         match (role, kind) {
             (Role::Node, NodeKind::Dir(real)) => {
@@ -589,11 +882,17 @@ impl Tree {
                     self.remote_readdir(node, key, &mut fixed)?;
                     return Ok(fixed.into_iter().skip(from as usize).take(limit).collect());
                 }
-                let Location::Local(path) = &loc else { return Err(FsError::NotFound) };
+                let Location::Local(path) = &loc else {
+                    return Err(FsError::NotFound);
+                };
                 let real = real.as_deref().unwrap_or(path);
                 for (name, found) in scan(&self.root, &self.fence, real)? {
                     let child = self.intern_local(node, path, real, &name, found);
-                    let kind = if self.is_link(child) { Kind::Symlink } else { Kind::Dir };
+                    let kind = if self.is_link(child) {
+                        Kind::Symlink
+                    } else {
+                        Kind::Dir
+                    };
                     fixed.push((inode::encode(child, Role::Node), kind, name));
                 }
                 out = fixed;
@@ -601,20 +900,44 @@ impl Tree {
             (Role::Node, NodeKind::Array(entry)) => {
                 let loaded = entry.current().map_err(FsError::from)?;
                 for spec in array_files_in(Folder::Array, &loaded, self.views) {
-                    fixed.push((inode::encode(node, Role::File(spec.id)), spec.kind, OsString::from(spec.name)));
+                    fixed.push((
+                        inode::encode(node, Role::File(spec.id)),
+                        spec.kind,
+                        OsString::from(spec.name),
+                    ));
                 }
                 out = fixed;
             }
             (Role::Node, kind @ (NodeKind::Store(_) | NodeKind::Folder(_))) => {
-                fixed.push((inode::encode(node, Role::File(FileId::MetaJson)), Kind::File, OsString::from("meta.json")));
+                fixed.push((
+                    inode::encode(node, Role::File(FileId::MetaJson)),
+                    Kind::File,
+                    OsString::from("meta.json"),
+                ));
                 let view = self.folder_view(&kind)?;
-                if self.views.offers_table_csv() && view.as_ref().and_then(Self::folder_csv).is_some() {
-                    fixed.push((inode::encode(node, Role::TableCsv), Kind::File, OsString::from("table.csv")));
+                if self.views.offers_table_csv()
+                    && view.as_ref().and_then(Self::folder_csv).is_some()
+                {
+                    fixed.push((
+                        inode::encode(node, Role::TableCsv),
+                        Kind::File,
+                        OsString::from("table.csv"),
+                    ));
                 }
-                if let Some(FolderView::Ok { entry, store, key, .. }) = view {
-                    for (name, child) in store.folders.get(&key).map(Vec::as_slice).unwrap_or_default() {
+                if let Some(FolderView::Ok {
+                    entry, store, key, ..
+                }) = view
+                {
+                    for (name, child) in store
+                        .folders
+                        .get(&key)
+                        .map(Vec::as_slice)
+                        .unwrap_or_default()
+                    {
                         match self.intern_in_store(&entry, &store, node, name, child) {
-                            Ok(n) => fixed.push((inode::encode(n, Role::Node), Kind::Dir, name.clone())),
+                            Ok(n) => {
+                                fixed.push((inode::encode(n, Role::Node), Kind::Dir, name.clone()))
+                            }
                             Err(e) => log::warn!("{e}"),
                         }
                     }
@@ -625,7 +948,11 @@ impl Tree {
                 let loaded = entry.current().map_err(FsError::from)?;
                 let array = loaded.whole_array().ok_or(FsError::NotFound)?;
                 for spec in array_files_in(Folder::Chunks, &loaded, self.views) {
-                    fixed.push((inode::encode(node, Role::File(spec.id)), spec.kind, OsString::from(spec.name)));
+                    fixed.push((
+                        inode::encode(node, Role::File(spec.id)),
+                        spec.kind,
+                        OsString::from(spec.name),
+                    ));
                 }
                 let mut out = Vec::new();
                 let nfixed = fixed.len() as u64;
@@ -637,7 +964,11 @@ impl Tree {
                     } else {
                         let c = i - nfixed;
                         let coords = grid_coords(c, &loaded.chunk_grid);
-                        out.push((inode::encode(node, Role::Chunk(c)), Kind::File, OsString::from(zarr::chunk_name(&coords))));
+                        out.push((
+                            inode::encode(node, Role::Chunk(c)),
+                            Kind::File,
+                            OsString::from(zarr::chunk_name(&coords)),
+                        ));
                     }
                     i += 1;
                 }
@@ -652,7 +983,13 @@ impl Tree {
     /// source directory or a store), so callers list it once per open.
     pub fn is_source_dir(&self, ino: u64) -> bool {
         match inode::decode(ino) {
-            Some((node, Role::Node)) => matches!(self.node_info(node), Ok((_, NodeKind::Dir(_) | NodeKind::Store(_) | NodeKind::Folder(_)))),
+            Some((node, Role::Node)) => matches!(
+                self.node_info(node),
+                Ok((
+                    _,
+                    NodeKind::Dir(_) | NodeKind::Store(_) | NodeKind::Folder(_)
+                ))
+            ),
             _ => false,
         }
     }
@@ -661,7 +998,11 @@ impl Tree {
     pub fn open(&self, ino: u64) -> Result<(Content, Option<Arc<Loaded>>), FsError> {
         let (node, role) = self.decode(ino)?;
         if role == Role::Stats {
-            return if node == 0 { Ok((Content::Stats, None)) } else { Err(FsError::NotFound) };
+            return if node == 0 {
+                Ok((Content::Stats, None))
+            } else {
+                Err(FsError::NotFound)
+            };
         }
         if role == Role::Node || role == Role::File(FileId::ChunksDir) {
             return Err(FsError::IsDir);
@@ -669,8 +1010,13 @@ impl Tree {
         let (_, kind) = self.node_info(node)?;
         if let Some(view) = self.folder_view(&kind)? {
             return match role {
-                Role::File(FileId::MetaJson) => Ok((Content::Static(Self::folder_meta(&view)?.0), None)),
-                Role::TableCsv => Ok((Content::TableCsv(Self::folder_csv(&view).ok_or(FsError::NotFound)?), None)),
+                Role::File(FileId::MetaJson) => {
+                    Ok((Content::Static(Self::folder_meta(&view)?.0), None))
+                }
+                Role::TableCsv => Ok((
+                    Content::TableCsv(Self::folder_csv(&view).ok_or(FsError::NotFound)?),
+                    None,
+                )),
                 _ => Err(FsError::NotFound),
             };
         }
@@ -678,8 +1024,14 @@ impl Tree {
         let content = match role {
             Role::File(id) => (array_file(id).open)(&loaded).ok_or(FsError::NotFound)?,
             Role::Chunk(c) => {
-                let array = loaded.whole_array().filter(|a| c < a.nchunks()).ok_or(FsError::NotFound)?;
-                Content::Array { array: array.clone(), view: crate::read::View::Chunk(c) }
+                let array = loaded
+                    .whole_array()
+                    .filter(|a| c < a.nchunks())
+                    .ok_or(FsError::NotFound)?;
+                Content::Array {
+                    array: array.clone(),
+                    view: crate::read::View::Chunk(c),
+                }
             }
             _ => return Err(FsError::NotFound),
         };
@@ -691,7 +1043,12 @@ impl Tree {
     pub fn xattrs(&self, ino: u64) -> Result<Vec<(String, Vec<u8>)>, FsError> {
         let (node, role) = self.decode(ino)?;
         match role {
-            Role::File(id) if array_file(id).xattrs && matches!(self.node_info(node)?.1, NodeKind::Array(_)) => Ok(self.array_of(node)?.xattrs.clone()),
+            Role::File(id)
+                if array_file(id).xattrs
+                    && matches!(self.node_info(node)?.1, NodeKind::Array(_)) =>
+            {
+                Ok(self.array_of(node)?.xattrs.clone())
+            }
             _ => {
                 self.getattr(ino, &|| 0)?;
                 Ok(Vec::new())
@@ -705,28 +1062,64 @@ impl Tree {
 impl Tree {
     /// A tree over the remote root `root` (a prefix, an array or a store).
     /// `on_load` is told of every array opened.
-    pub fn new_remote(root: Arc<RemoteRoot>, on_load: Option<OnLoad>, meta: Arc<MetaCache>) -> Tree {
+    pub fn new_remote(
+        root: Arc<RemoteRoot>,
+        on_load: Option<OnLoad>,
+        meta: Arc<MetaCache>,
+    ) -> Tree {
         let kind = Self::remote_kind(&root, String::new(), root.class(), true, &on_load, &meta);
-        Tree::with_root(PathBuf::from(root.redacted()), Place::Remote, kind, on_load, meta, Some(root))
+        Tree::with_root(
+            PathBuf::from(root.redacted()),
+            Place::Remote,
+            kind,
+            on_load,
+            meta,
+            Some(root),
+        )
     }
 
-    fn remote_kind(root: &Arc<RemoteRoot>, key: String, class: RemoteClass, in_place: bool, on_load: &Option<OnLoad>, meta: &Arc<MetaCache>) -> NodeKind {
+    fn remote_kind(
+        root: &Arc<RemoteRoot>,
+        key: String,
+        class: RemoteClass,
+        in_place: bool,
+        on_load: &Option<OnLoad>,
+        meta: &Arc<MetaCache>,
+    ) -> NodeKind {
         match class {
             RemoteClass::Dir => NodeKind::Dir(None),
             RemoteClass::Array { sparse } => {
                 let origin = Origin::Remote(RemoteObject::new(root.clone(), key, sparse));
-                NodeKind::Array(Arc::new(ArrayEntry::new(origin, in_place, on_load.clone(), meta)))
+                NodeKind::Array(Arc::new(ArrayEntry::new(
+                    origin,
+                    in_place,
+                    on_load.clone(),
+                    meta,
+                )))
             }
-            RemoteClass::Store(format) => NodeKind::Store(Arc::new(StoreEntry::remote(RemoteObject::store(root.clone(), key, format), format, in_place, meta))),
+            RemoteClass::Store(format) => NodeKind::Store(Arc::new(StoreEntry::remote(
+                RemoteObject::store(root.clone(), key, format),
+                format,
+                in_place,
+                meta,
+            ))),
         }
     }
 
     /// Intern remote child `key` of class `class`.
-    fn intern_remote(&self, root: &Arc<RemoteRoot>, key: String, parent: u32, class: RemoteClass) -> u32 {
+    fn intern_remote(
+        &self,
+        root: &Arc<RemoteRoot>,
+        key: String,
+        parent: u32,
+        class: RemoteClass,
+    ) -> u32 {
         let on_load = self.on_load.clone();
         let k = key.clone();
         let name = OsString::from(key.rsplit('/').next().unwrap_or_default());
-        self.intern(parent, &name, Place::Remote, class.class(), &move || Self::remote_kind(root, k.clone(), class, false, &on_load, &self.meta))
+        self.intern(parent, &name, Place::Remote, class.class(), &move || {
+            Self::remote_kind(root, k.clone(), class, false, &on_load, &self.meta)
+        })
     }
 
     fn remote_root(&self) -> Result<&Arc<RemoteRoot>, FsError> {
@@ -740,7 +1133,10 @@ impl Tree {
         if name.is_empty() || name.contains('/') || name == "." || name == ".." {
             return Err(FsError::NotFound);
         }
-        let class = root.child(key, name).map_err(|e| FsError::Io(io_error(e)))?.ok_or(FsError::NotFound)?;
+        let class = root
+            .child(key, name)
+            .map_err(|e| FsError::Io(io_error(e)))?
+            .ok_or(FsError::NotFound)?;
         Ok(self.intern_remote(root, join(key, name), node, class))
     }
 
@@ -749,7 +1145,11 @@ impl Tree {
         let root = self.remote_root()?;
         for (name, class) in root.children(key).map_err(|e| FsError::Io(io_error(e)))? {
             let child = self.intern_remote(root, join(key, &name), node, class);
-            out.push((inode::encode(child, Role::Node), Kind::Dir, OsString::from(name)));
+            out.push((
+                inode::encode(child, Role::Node),
+                Kind::Dir,
+                OsString::from(name),
+            ));
         }
         Ok(())
     }
@@ -757,8 +1157,17 @@ impl Tree {
     /// Modification time (the mount's start) and access of a remote folder
     /// (0555: anyone may list it).
     fn remote_dir_meta(&self) -> (SystemTime, Access) {
-        let mtime = self.remote.as_ref().map_or(SystemTime::UNIX_EPOCH, |r| r.made());
-        (mtime, Access { mode: 0o555, ..remote_access() })
+        let mtime = self
+            .remote
+            .as_ref()
+            .map_or(SystemTime::UNIX_EPOCH, |r| r.made());
+        (
+            mtime,
+            Access {
+                mode: 0o555,
+                ..remote_access()
+            },
+        )
     }
 
     /// What the mount's remote connection has cost, when its source is remote.

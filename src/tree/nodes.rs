@@ -49,8 +49,17 @@ pub struct Nodes<K> {
 impl<K> Nodes<K> {
     /// A table holding only the root (node 0).
     pub fn new(place: Place, root: K) -> Nodes<K> {
-        let mut nodes = Nodes { list: Vec::new(), index: HashTable::new(), hasher: RandomState::new() };
-        nodes.list.push(Node { parent: 0, name: Box::from(OsStr::new("")), place, kind: root });
+        let mut nodes = Nodes {
+            list: Vec::new(),
+            index: HashTable::new(),
+            hasher: RandomState::new(),
+        };
+        nodes.list.push(Node {
+            parent: 0,
+            name: Box::from(OsStr::new("")),
+            place,
+            kind: root,
+        });
         nodes
     }
 
@@ -81,7 +90,11 @@ impl<K> Nodes<K> {
     /// The node presenting `name` in folder `parent` now.
     pub fn find(&self, parent: u32, name: &OsStr) -> Option<u32> {
         let list = &self.list;
-        self.index.find(self.hash(parent, name), |&n| list[n as usize].parent == parent && &*list[n as usize].name == name).copied()
+        self.index
+            .find(self.hash(parent, name), |&n| {
+                list[n as usize].parent == parent && &*list[n as usize].name == name
+            })
+            .copied()
     }
 
     /// Add a node presenting `name` in folder `parent` (from now on the one
@@ -90,7 +103,9 @@ impl<K> Nodes<K> {
         let n = self.list.len() as u32;
         let hash = self.hash(parent, name);
         let list = &self.list;
-        match self.index.find_mut(hash, |&m| list[m as usize].parent == parent && &*list[m as usize].name == name) {
+        match self.index.find_mut(hash, |&m| {
+            list[m as usize].parent == parent && &*list[m as usize].name == name
+        }) {
             Some(slot) => *slot = n,
             None => {
                 let (list, hasher) = (&self.list, &self.hasher);
@@ -100,7 +115,12 @@ impl<K> Nodes<K> {
                 });
             }
         }
-        self.list.push(Node { parent, name: Box::from(name), place, kind });
+        self.list.push(Node {
+            parent,
+            name: Box::from(name),
+            place,
+            kind,
+        });
         n
     }
 
@@ -132,8 +152,16 @@ mod tests {
         assert_eq!(nodes.find(0, OsStr::new("x.b2nd")), Some(other_x));
         assert_eq!(nodes.find(0, OsStr::new("y")), None);
         let newer = nodes.add(a, OsStr::new("x.b2nd"), Place::Local, "array x changed");
-        assert_eq!(nodes.find(a, OsStr::new("x.b2nd")), Some(newer), "a changed source is a new node");
-        assert_eq!(nodes.get(x).unwrap().kind, "array x", "the old node keeps its number");
+        assert_eq!(
+            nodes.find(a, OsStr::new("x.b2nd")),
+            Some(newer),
+            "a changed source is a new node"
+        );
+        assert_eq!(
+            nodes.get(x).unwrap().kind,
+            "array x",
+            "the old node keeps its number"
+        );
         assert_eq!(nodes.names(newer), [OsStr::new("a"), OsStr::new("x.b2nd")]);
         assert!(nodes.names(0).is_empty());
         // Many names: the index grows and still finds each.

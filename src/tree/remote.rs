@@ -23,7 +23,10 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::format::source::ByteSource;
 use crate::format::{looks_like_frame, Array, Error, Version, VersionTag, SPARSE_INDEX};
 use crate::source::remote::caterva2;
-use crate::source::remote::{DatasetInfo, InfoKind, ListedObject, Listing, RemoteError, RemoteLocation, RemoteOptions, RemoteSource, Scheme, StatsSnapshot};
+use crate::source::remote::{
+    DatasetInfo, InfoKind, ListedObject, Listing, RemoteError, RemoteLocation, RemoteOptions,
+    RemoteSource, Scheme, StatsSnapshot,
+};
 use crate::source::store::{Store, StoreFormat, EMBED_NAME};
 
 use super::access::Access;
@@ -115,7 +118,11 @@ pub struct RemoteObject {
 pub fn remote_access() -> Access {
     // SAFETY: getuid and getgid cannot fail and touch no memory.
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-    Access { uid, gid, mode: 0o444 }
+    Access {
+        uid,
+        gid,
+        mode: 0o444,
+    }
 }
 
 /// A remote failure as the I/O error the filesystem reports (not found and
@@ -160,7 +167,9 @@ pub fn sibling_key(key: &str, relative: &str) -> Option<String> {
 }
 
 fn extension(name: &str) -> Option<&str> {
-    name.rsplit_once('.').map(|(_, ext)| ext).filter(|_| !name.starts_with('.') || name.matches('.').count() > 1)
+    name.rsplit_once('.')
+        .map(|(_, ext)| ext)
+        .filter(|_| !name.starts_with('.') || name.matches('.').count() > 1)
 }
 
 /// The version of an object as a listing or HEAD gives it (its ETag, else
@@ -170,7 +179,13 @@ fn version_of(object: &ListedObject) -> (Version, SystemTime) {
         Some(e) => format!("etag {e}"),
         None => format!("modified {:?}", object.modified),
     };
-    (Version { len: object.size, tag: VersionTag::Token(tag) }, object.modified)
+    (
+        Version {
+            len: object.size,
+            tag: VersionTag::Token(tag),
+        },
+        object.modified,
+    )
 }
 
 impl RemoteRoot {
@@ -178,7 +193,11 @@ impl RemoteRoot {
     /// ending in `/` is refused: a web server cannot be listed); for a
     /// store, a prefix when the URL ends in `/` or no object has its name,
     /// else that object. Errors name the URL without credentials.
-    pub fn connect(url: &str, options: &RemoteOptions, ttl: Duration) -> Result<RemoteRoot, RemoteError> {
+    pub fn connect(
+        url: &str,
+        options: &RemoteOptions,
+        ttl: Duration,
+    ) -> Result<RemoteRoot, RemoteError> {
         let mut loc = RemoteLocation::connect(url, options)?;
         if loc.scheme() == Scheme::Caterva2 {
             return Self::connect_caterva2(loc, ttl);
@@ -194,7 +213,9 @@ impl RemoteRoot {
         if !loc.is_prefix() {
             match loc.head() {
                 Ok(object) => head = Some(object),
-                Err(RemoteError::NotFound { .. }) if !http => loc = RemoteLocation::connect(&format!("{url}/"), options)?,
+                Err(RemoteError::NotFound { .. }) if !http => {
+                    loc = RemoteLocation::connect(&format!("{url}/"), options)?
+                }
                 Err(e) => return Err(e),
             }
         }
@@ -210,7 +231,9 @@ impl RemoteRoot {
             None => {
                 let listing = loc.list()?;
                 if listing.objects.is_empty() && listing.dirs.is_empty() && !url.ends_with('/') {
-                    return Err(RemoteError::NotFound { url: crate::source::remote::redact_url(url) });
+                    return Err(RemoteError::NotFound {
+                        url: crate::source::remote::redact_url(url),
+                    });
                 }
                 (Self::prefix_class(&loc.name(), &listing), false)
             }
@@ -218,7 +241,13 @@ impl RemoteRoot {
         Ok(Self::with(loc, class, object, ttl, head))
     }
 
-    fn with(loc: RemoteLocation, class: RemoteClass, object: bool, ttl: Duration, head: Option<ListedObject>) -> RemoteRoot {
+    fn with(
+        loc: RemoteLocation,
+        class: RemoteClass,
+        object: bool,
+        ttl: Duration,
+        head: Option<ListedObject>,
+    ) -> RemoteRoot {
         let now = Instant::now();
         let kept = std::num::NonZeroUsize::new(SNIFFS_KEPT).unwrap_or(std::num::NonZeroUsize::MIN);
         RemoteRoot {
@@ -229,8 +258,12 @@ impl RemoteRoot {
             listings: Mutex::new(HashMap::new()),
             head: Mutex::new(head.map(|h| (now, h))),
             sniffed: Mutex::new(lru::LruCache::new(kept)),
-            infos: Mutex::new(lru::LruCache::new(std::num::NonZeroUsize::new(INFOS_KEPT).unwrap_or(std::num::NonZeroUsize::MIN))),
-            probes: Mutex::new(lru::LruCache::new(std::num::NonZeroUsize::new(PROBES_KEPT).unwrap_or(std::num::NonZeroUsize::MIN))),
+            infos: Mutex::new(lru::LruCache::new(
+                std::num::NonZeroUsize::new(INFOS_KEPT).unwrap_or(std::num::NonZeroUsize::MIN),
+            )),
+            probes: Mutex::new(lru::LruCache::new(
+                std::num::NonZeroUsize::new(PROBES_KEPT).unwrap_or(std::num::NonZeroUsize::MIN),
+            )),
             loc,
         }
     }
@@ -243,20 +276,41 @@ impl RemoteRoot {
         let root_name = key.split('/').next().unwrap_or_default().to_string();
         let roots = loc.roots()?;
         if !roots.iter().any(|r| *r == root_name) {
-            let hint = if loc.has_login() { "the login given does not reach it" } else { crate::source::remote::caterva2::session::LOGIN_HINT };
-            return Err(RemoteError::Denied { url: loc.redacted(), detail: format!("the server offers the roots {} only; {hint}", roots.join(", ")) });
+            let hint = if loc.has_login() {
+                "the login given does not reach it"
+            } else {
+                crate::source::remote::caterva2::session::LOGIN_HINT
+            };
+            return Err(RemoteError::Denied {
+                url: loc.redacted(),
+                detail: format!(
+                    "the server offers the roots {} only; {hint}",
+                    roots.join(", ")
+                ),
+            });
         }
         let folder = if key.trim_end_matches('/').contains('/') {
             match loc.info()?.kind {
                 InfoKind::Group => true,
                 InfoKind::Dataset { .. } | InfoKind::Frame { .. } => false,
-                InfoKind::Other(what) => return Err(RemoteError::Unsupported { url: loc.redacted(), detail: what }),
+                InfoKind::Other(what) => {
+                    return Err(RemoteError::Unsupported {
+                        url: loc.redacted(),
+                        detail: what,
+                    })
+                }
             }
         } else {
             true
         };
         if !folder {
-            return Ok(Self::with(loc, RemoteClass::Array { sparse: false }, true, ttl, None));
+            return Ok(Self::with(
+                loc,
+                RemoteClass::Array { sparse: false },
+                true,
+                ttl,
+                None,
+            ));
         }
         let loc = loc.into_prefix();
         loc.list()?;
@@ -284,31 +338,50 @@ impl RemoteRoot {
     /// identity) at most a TTL ago, or confirmed unchanged since by a GET
     /// of its first byte; opened again when it changed.
     fn probe(&self, key: &str) -> Result<Arc<RemoteSource>, RemoteError> {
-        let kept = self.probes.lock().unwrap_or_else(|e| e.into_inner()).get(key).cloned();
+        let kept = self
+            .probes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(key)
+            .cloned();
         if let Some((at, source)) = kept {
             if at.elapsed() < self.ttl {
                 return Ok(source);
             }
             let now = self.location(key).head()?;
             if version_of(&now).0 == source.opened_version() {
-                self.probes.lock().unwrap_or_else(|e| e.into_inner()).put(key.to_string(), (Instant::now(), source.clone()));
+                self.probes
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .put(key.to_string(), (Instant::now(), source.clone()));
                 return Ok(source);
             }
         }
         let source = Arc::new(self.location(key).open()?);
-        self.probes.lock().unwrap_or_else(|e| e.into_inner()).put(key.to_string(), (Instant::now(), source.clone()));
+        self.probes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .put(key.to_string(), (Instant::now(), source.clone()));
         Ok(source)
     }
 
     /// Caterva2 only: what `/api/info` says of `key`, at most a TTL old.
     pub(super) fn info(&self, key: &str) -> Result<Arc<DatasetInfo>, RemoteError> {
-        if let Some((at, info)) = self.infos.lock().unwrap_or_else(|e| e.into_inner()).get(key) {
+        if let Some((at, info)) = self
+            .infos
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(key)
+        {
             if at.elapsed() < self.ttl {
                 return Ok(info.clone());
             }
         }
         let info = Arc::new(self.location(key).info()?);
-        self.infos.lock().unwrap_or_else(|e| e.into_inner()).put(key.to_string(), (Instant::now(), info.clone()));
+        self.infos
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .put(key.to_string(), (Instant::now(), info.clone()));
         Ok(info)
     }
 
@@ -334,12 +407,17 @@ impl RemoteRoot {
 
     /// The location of `key` (`/`-separated names under the root).
     pub(super) fn location(&self, key: &str) -> RemoteLocation {
-        key.split('/').filter(|s| !s.is_empty()).fold(self.loc.clone(), |loc, name| loc.child(name))
+        key.split('/')
+            .filter(|s| !s.is_empty())
+            .fold(self.loc.clone(), |loc, name| loc.child(name))
     }
 
     fn cached(&self, key: &str) -> Option<Arc<Listing>> {
         let listings = self.listings.lock().unwrap_or_else(|e| e.into_inner());
-        listings.get(key).filter(|(at, _)| at.elapsed() < self.ttl).map(|(_, l)| l.clone())
+        listings
+            .get(key)
+            .filter(|(at, _)| at.elapsed() < self.ttl)
+            .map(|(_, l)| l.clone())
     }
 
     /// The listing of prefix `key`, from the cache while under the TTL old.
@@ -374,7 +452,12 @@ impl RemoteRoot {
             return false;
         }
         let id = (key.to_string(), object.size, object.etag.clone());
-        if let Some(&known) = self.sniffed.lock().unwrap_or_else(|e| e.into_inner()).get(&id) {
+        if let Some(&known) = self
+            .sniffed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&id)
+        {
             return known;
         }
         let frame = match self.location(key).read_head(11) {
@@ -384,7 +467,10 @@ impl RemoteRoot {
                 return false;
             }
         };
-        self.sniffed.lock().unwrap_or_else(|e| e.into_inner()).put(id, frame);
+        self.sniffed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .put(id, frame);
         frame
     }
 
@@ -406,10 +492,18 @@ impl RemoteRoot {
     /// are listed (several at once) to tell sparse frames from folders.
     pub fn children(&self, key: &str) -> Result<Vec<(String, RemoteClass)>, RemoteError> {
         let listing = self.listing(key)?;
-        let unlisted: Vec<String> = listing.dirs.iter().map(|d| join(key, d)).filter(|k| self.cached(k).is_none()).collect();
+        let unlisted: Vec<String> = listing
+            .dirs
+            .iter()
+            .map(|d| join(key, d))
+            .filter(|k| self.cached(k).is_none())
+            .collect();
         std::thread::scope(|s| {
             for batch in unlisted.chunks(PARALLEL_LISTS) {
-                let handles: Vec<_> = batch.iter().map(|k| s.spawn(move || self.listing(k))).collect();
+                let handles: Vec<_> = batch
+                    .iter()
+                    .map(|k| s.spawn(move || self.listing(k)))
+                    .collect();
                 for h in handles {
                     let _ = h.join();
                 }
@@ -442,7 +536,11 @@ impl RemoteRoot {
         if listing.dirs.iter().any(|d| d == name) {
             return Ok(Some(Self::prefix_class(name, &*self.listing(&child_key)?)));
         }
-        Ok(listing.objects.iter().find(|o| o.name == name).and_then(|o| self.object_class(&child_key, o)))
+        Ok(listing
+            .objects
+            .iter()
+            .find(|o| o.name == name)
+            .and_then(|o| self.object_class(&child_key, o)))
     }
 
     fn object_class(&self, key: &str, object: &ListedObject) -> Option<RemoteClass> {
@@ -452,8 +550,12 @@ impl RemoteRoot {
         match extension(&object.name) {
             Some("b2z") => Some(RemoteClass::Store(StoreFormat::Zip)),
             Some("b2e") => Some(RemoteClass::Store(StoreFormat::Embed)),
-            Some(ext) if KNOWN_EXTENSIONS.contains(&ext) => Some(RemoteClass::Array { sparse: false }),
-            _ => self.sniff(key, object).then_some(RemoteClass::Array { sparse: false }),
+            Some(ext) if KNOWN_EXTENSIONS.contains(&ext) => {
+                Some(RemoteClass::Array { sparse: false })
+            }
+            _ => self
+                .sniff(key, object)
+                .then_some(RemoteClass::Array { sparse: false }),
         }
     }
 
@@ -468,23 +570,44 @@ impl RemoteRoot {
             return Some(RemoteClass::Dir);
         }
         match ext {
-            _ if caterva2::in_container(&self.c2_path(key)) => Some(RemoteClass::Array { sparse: false }),
-            Some(ext) if KNOWN_EXTENSIONS.contains(&ext) => Some(RemoteClass::Array { sparse: false }),
-            _ => self.sniff(key, object).then_some(RemoteClass::Array { sparse: false }),
+            _ if caterva2::in_container(&self.c2_path(key)) => {
+                Some(RemoteClass::Array { sparse: false })
+            }
+            Some(ext) if KNOWN_EXTENSIONS.contains(&ext) => {
+                Some(RemoteClass::Array { sparse: false })
+            }
+            _ => self
+                .sniff(key, object)
+                .then_some(RemoteClass::Array { sparse: false }),
         }
     }
 
     /// The version and modification time of the object `key` (of the
     /// object `stamp` under it, for a prefix), from its folder's listing.
-    fn version(&self, key: &str, stamp: Option<&str>) -> Result<(Version, SystemTime), RemoteError> {
-        let missing = || RemoteError::NotFound { url: self.location(key).redacted() };
+    fn version(
+        &self,
+        key: &str,
+        stamp: Option<&str>,
+    ) -> Result<(Version, SystemTime), RemoteError> {
+        let missing = || RemoteError::NotFound {
+            url: self.location(key).redacted(),
+        };
         if self.stored_frame(key) {
             return Ok((self.probe(key)?.opened_version(), self.made));
         }
         if self.caterva2() {
             let info = self.info(key)?;
-            let tag = info.etag.as_ref().map_or_else(|| "no etag".to_string(), |e| format!("etag {e}"));
-            return Ok((Version { len: 0, tag: VersionTag::Token(tag) }, self.made));
+            let tag = info
+                .etag
+                .as_ref()
+                .map_or_else(|| "no etag".to_string(), |e| format!("etag {e}"));
+            return Ok((
+                Version {
+                    len: 0,
+                    tag: VersionTag::Token(tag),
+                },
+                self.made,
+            ));
         }
         if key.is_empty() && self.object {
             return Ok(version_of(&self.head()?));
@@ -499,8 +622,16 @@ impl RemoteRoot {
             Some(object) => Ok(version_of(object)),
             // A `.b2d` without an embed frame (as a local one may be): its
             // listing is all there is to it.
-            None if stamp == Some(EMBED_NAME) && !(listing.dirs.is_empty() && listing.objects.is_empty()) => {
-                Ok((Version { len: 0, tag: VersionTag::Token("no embed.b2e".into()) }, self.made))
+            None if stamp == Some(EMBED_NAME)
+                && !(listing.dirs.is_empty() && listing.objects.is_empty()) =>
+            {
+                Ok((
+                    Version {
+                        len: 0,
+                        tag: VersionTag::Token("no embed.b2e".into()),
+                    },
+                    self.made,
+                ))
             }
             None => Err(missing()),
         }
@@ -510,13 +641,23 @@ impl RemoteRoot {
 impl RemoteObject {
     /// The object (or sparse-frame prefix) `key` under `root`.
     pub fn new(root: Arc<RemoteRoot>, key: String, sparse: bool) -> RemoteObject {
-        RemoteObject { root, key, sparse, stamp: sparse.then_some(SPARSE_INDEX) }
+        RemoteObject {
+            root,
+            key,
+            sparse,
+            stamp: sparse.then_some(SPARSE_INDEX),
+        }
     }
 
     /// The store kept as `format` at `key` under `root` (an object, or a
     /// prefix for a `.b2d`).
     pub fn store(root: Arc<RemoteRoot>, key: String, format: StoreFormat) -> RemoteObject {
-        RemoteObject { root, key, sparse: false, stamp: (format == StoreFormat::Dir).then_some(EMBED_NAME) }
+        RemoteObject {
+            root,
+            key,
+            sparse: false,
+            stamp: (format == StoreFormat::Dir).then_some(EMBED_NAME),
+        }
     }
 
     /// Its version now (from its folder's listing, at most a TTL old) and
@@ -553,21 +694,43 @@ impl RemoteObject {
     /// this object's folder, when it stays under the same root; `None` for
     /// an absolute path or one that climbs above the root.
     pub fn sibling(&self, relative: &str) -> Option<RemoteObject> {
-        Some(RemoteObject::new(self.root.clone(), sibling_key(&self.key, relative)?, false))
+        Some(RemoteObject::new(
+            self.root.clone(),
+            sibling_key(&self.key, relative)?,
+            false,
+        ))
     }
 
     /// The dataset a `c2array` operand names (`path` from its `@root`, on
     /// the server at `urlbase`), when that is the mounted Caterva2 server
     /// and the path lies in the mounted folder; otherwise the reason it is
     /// not read (no other server is ever asked).
-    pub fn caterva2_dataset(&self, path: &str, urlbase: Option<&str>) -> Result<RemoteObject, String> {
-        let mounted = self.root.loc.api_base().ok_or("a Caterva2 operand is read only when the mount is of its server")?;
-        let same = urlbase.is_some_and(|u| u.trim_end_matches('/').eq_ignore_ascii_case(mounted.trim_end_matches('/')));
+    pub fn caterva2_dataset(
+        &self,
+        path: &str,
+        urlbase: Option<&str>,
+    ) -> Result<RemoteObject, String> {
+        let mounted = self
+            .root
+            .loc
+            .api_base()
+            .ok_or("a Caterva2 operand is read only when the mount is of its server")?;
+        let same = urlbase.is_some_and(|u| {
+            u.trim_end_matches('/')
+                .eq_ignore_ascii_case(mounted.trim_end_matches('/'))
+        });
         if !same {
-            return Err(format!("{path} lives on {}, not on the mounted server; no other server is asked", urlbase.unwrap_or("a server the recipe does not name")));
+            return Err(format!(
+                "{path} lives on {}, not on the mounted server; no other server is asked",
+                urlbase.unwrap_or("a server the recipe does not name")
+            ));
         }
         let folder = self.root.loc.key().trim_end_matches('/');
-        let key = path.trim_start_matches('/').strip_prefix(folder).and_then(|rest| rest.strip_prefix('/')).filter(|k| !k.is_empty() && !k.split('/').any(|s| s == ".." || s == "."));
+        let key = path
+            .trim_start_matches('/')
+            .strip_prefix(folder)
+            .and_then(|rest| rest.strip_prefix('/'))
+            .filter(|k| !k.is_empty() && !k.split('/').any(|s| s == ".." || s == "."));
         let key = key.ok_or_else(|| format!("{path} is outside the mounted folder {folder}"))?;
         Ok(RemoteObject::new(self.root.clone(), key.to_string(), false))
     }
@@ -581,10 +744,15 @@ impl RemoteObject {
     pub fn open_store(&self, format: StoreFormat, version: Version) -> Result<Store, Error> {
         let name = self.name();
         if format == StoreFormat::Dir {
-            let members = super::remote_members::RemoteMembers::new(self.root.clone(), self.key.clone());
+            let members =
+                super::remote_members::RemoteMembers::new(self.root.clone(), self.key.clone());
             return Store::open_members(&name, Arc::new(members), version);
         }
-        let source = self.root.location(&self.key).open().map_err(|e| Error::new(&name, e.into()))?;
+        let source = self
+            .root
+            .location(&self.key)
+            .open()
+            .map_err(|e| Error::new(&name, e.into()))?;
         Store::open_source(&name, Arc::new(source), format, version)
     }
 }
@@ -601,9 +769,20 @@ mod tests {
         assert_eq!(extension(".hidden"), None);
         assert_eq!(join("", "a"), "a");
         assert_eq!(join("a/b", "c"), "a/b/c");
-        let o = ListedObject { name: "a".into(), size: 5, etag: Some("\"e\"".into()), modified: SystemTime::UNIX_EPOCH };
+        let o = ListedObject {
+            name: "a".into(),
+            size: 5,
+            etag: Some("\"e\"".into()),
+            modified: SystemTime::UNIX_EPOCH,
+        };
         let (v, _) = version_of(&o);
-        assert_eq!(v, Version { len: 5, tag: VersionTag::Token("etag \"e\"".into()) });
+        assert_eq!(
+            v,
+            Version {
+                len: 5,
+                tag: VersionTag::Token("etag \"e\"".into())
+            }
+        );
         assert_eq!(remote_access().file_perm(), 0o444);
         assert_eq!(remote_access().folder_perm(), 0o555);
     }
@@ -611,17 +790,44 @@ mod tests {
     /// A `c2array` operand is read only from the mounted server, inside the mounted folder.
     #[test]
     fn caterva2_operands_stay_on_the_mounted_server_and_folder() {
-        let loc = RemoteLocation::connect("c2+http://127.0.0.1:9/c2/@public/exp/", &RemoteOptions::default()).unwrap();
-        let root = Arc::new(RemoteRoot::with(loc, RemoteClass::Dir, false, Duration::from_secs(1), None));
+        let loc = RemoteLocation::connect(
+            "c2+http://127.0.0.1:9/c2/@public/exp/",
+            &RemoteOptions::default(),
+        )
+        .unwrap();
+        let root = Arc::new(RemoteRoot::with(
+            loc,
+            RemoteClass::Dir,
+            false,
+            Duration::from_secs(1),
+            None,
+        ));
         let e = RemoteObject::new(root, "run/e.b2nd".into(), false);
-        let ok = e.caterva2_dataset("@public/exp/ops/a.b2nd", Some("http://127.0.0.1:9/c2/")).unwrap();
+        let ok = e
+            .caterva2_dataset("@public/exp/ops/a.b2nd", Some("http://127.0.0.1:9/c2/"))
+            .unwrap();
         assert_eq!(ok.key(), "ops/a.b2nd");
-        let other_server = e.caterva2_dataset("@public/exp/a.b2nd", Some("http://evil.example/")).unwrap_err();
-        assert!(other_server.contains("not on the mounted server"), "{other_server}");
-        assert!(e.caterva2_dataset("@public/exp/a.b2nd", None).is_err(), "no urlbase: not assumed to be this server");
-        assert!(e.caterva2_dataset("@public/other/a.b2nd", Some("http://127.0.0.1:9/c2")).unwrap_err().contains("outside the mounted folder"));
-        assert!(e.caterva2_dataset("@public/exp/../secret.b2nd", Some("http://127.0.0.1:9/c2")).is_err());
-        assert!(e.caterva2_dataset("@personal/exp/a.b2nd", Some("http://127.0.0.1:9/c2")).is_err());
+        let other_server = e
+            .caterva2_dataset("@public/exp/a.b2nd", Some("http://evil.example/"))
+            .unwrap_err();
+        assert!(
+            other_server.contains("not on the mounted server"),
+            "{other_server}"
+        );
+        assert!(
+            e.caterva2_dataset("@public/exp/a.b2nd", None).is_err(),
+            "no urlbase: not assumed to be this server"
+        );
+        assert!(e
+            .caterva2_dataset("@public/other/a.b2nd", Some("http://127.0.0.1:9/c2"))
+            .unwrap_err()
+            .contains("outside the mounted folder"));
+        assert!(e
+            .caterva2_dataset("@public/exp/../secret.b2nd", Some("http://127.0.0.1:9/c2"))
+            .is_err());
+        assert!(e
+            .caterva2_dataset("@personal/exp/a.b2nd", Some("http://127.0.0.1:9/c2"))
+            .is_err());
     }
 
     /// Relative paths resolve under the root; absolute ones and climbs above it do not.

@@ -40,7 +40,9 @@ impl RemoteMembers {
 
     fn walk(&self, rel: &str, depth: usize, out: &mut Vec<String>) -> Result<(), Problem> {
         if depth > MAX_DEPTH {
-            return Err(Problem::Limit(format!("prefixes nested deeper than {MAX_DEPTH}")));
+            return Err(Problem::Limit(format!(
+                "prefixes nested deeper than {MAX_DEPTH}"
+            )));
         }
         let listing = self.root.listing(&self.under(rel))?;
         for object in &listing.objects {
@@ -63,8 +65,14 @@ impl MemberFiles for RemoteMembers {
 
     fn is_frame(&self, rel: &str) -> bool {
         let (folder, name) = rel.rsplit_once('/').unwrap_or(("", rel));
-        let Ok(listing) = self.root.listing(&self.under(folder)) else { return false };
-        listing.objects.iter().find(|o| o.name == name).is_some_and(|o| self.root.sniff(&self.under(rel), o))
+        let Ok(listing) = self.root.listing(&self.under(folder)) else {
+            return false;
+        };
+        listing
+            .objects
+            .iter()
+            .find(|o| o.name == name)
+            .is_some_and(|o| self.root.sniff(&self.under(rel), o))
     }
 
     fn open(&self, rel: &str) -> Result<Arc<dyn ByteSource>, Problem> {

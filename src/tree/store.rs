@@ -73,7 +73,10 @@ pub enum ChildKind {
 /// The key a child of a store folder stands for.
 fn child_key(child: &ChildKind) -> &str {
     match child {
-        ChildKind::Group(k) | ChildKind::Table(k) | ChildKind::Value(k) | ChildKind::Column { key: k, .. } => k,
+        ChildKind::Group(k)
+        | ChildKind::Table(k)
+        | ChildKind::Value(k)
+        | ChildKind::Column { key: k, .. } => k,
     }
 }
 
@@ -122,7 +125,11 @@ fn parent_key(key: &str) -> &str {
 impl LoadedStore {
     /// Build the listings of `store`, the store version numbered `load`.
     pub fn new(store: Store, mtime: SystemTime, load: u64) -> LoadedStore {
-        let keys: Vec<&String> = store.values().keys().filter(|k| !is_hidden_key(k)).collect();
+        let keys: Vec<&String> = store
+            .values()
+            .keys()
+            .filter(|k| !is_hidden_key(k))
+            .collect();
         // Every group: each proper prefix of a key.
         let mut groups: BTreeMap<String, ()> = BTreeMap::new();
         groups.insert(String::new(), ());
@@ -134,8 +141,14 @@ impl LoadedStore {
             }
         }
         let values = store.values();
-        let tables: Vec<String> =
-            groups.keys().filter(|g| values.contains_key(&format!("{g}/_meta")) && values.contains_key(&format!("{g}/_valid_rows"))).cloned().collect();
+        let tables: Vec<String> = groups
+            .keys()
+            .filter(|g| {
+                values.contains_key(&format!("{g}/_meta"))
+                    && values.contains_key(&format!("{g}/_valid_rows"))
+            })
+            .cloned()
+            .collect();
         let in_table = |key: &str| tables.iter().any(|t| key.starts_with(&format!("{t}/")));
         let mut folders: HashMap<String, Vec<(OsString, ChildKind)>> = HashMap::new();
         for g in groups.keys() {
@@ -146,9 +159,20 @@ impl LoadedStore {
             if !g.is_empty() {
                 let parent = parent_key(g).to_string();
                 let name = escape(&g[parent.len() + 1..]);
-                let kind = if tables.contains(g) { ChildKind::Table(g.clone()) } else { ChildKind::Group(g.clone()) };
-                let name = if values.contains_key(g) { format!("{name}%2F") } else { name };
-                folders.entry(parent).or_default().push((OsString::from(name), kind));
+                let kind = if tables.contains(g) {
+                    ChildKind::Table(g.clone())
+                } else {
+                    ChildKind::Group(g.clone())
+                };
+                let name = if values.contains_key(g) {
+                    format!("{name}%2F")
+                } else {
+                    name
+                };
+                folders
+                    .entry(parent)
+                    .or_default()
+                    .push((OsString::from(name), kind));
             }
         }
         for key in &keys {
@@ -157,14 +181,23 @@ impl LoadedStore {
             }
             let parent = parent_key(key).to_string();
             let name = escape(&key[parent.len() + 1..]);
-            folders.entry(parent).or_default().push((OsString::from(name), ChildKind::Value((*key).clone())));
+            folders
+                .entry(parent)
+                .or_default()
+                .push((OsString::from(name), ChildKind::Value((*key).clone())));
         }
         for t in &tables {
             let prefix = format!("{t}/_cols/");
             let mut cols = Vec::new();
             for key in keys.iter().filter(|k| k.starts_with(&prefix)) {
                 let name = escape(&key[prefix.len()..].replace('/', "."));
-                cols.push((OsString::from(name), ChildKind::Column { table: t.clone(), key: (*key).clone() }));
+                cols.push((
+                    OsString::from(name),
+                    ChildKind::Column {
+                        table: t.clone(),
+                        key: (*key).clone(),
+                    },
+                ));
             }
             folders.insert(t.clone(), cols);
         }
@@ -179,8 +212,17 @@ impl LoadedStore {
                 Some(Err(e)) => json!({ "error": e.to_string() }),
             };
             let doc = if g.is_empty() {
-                let registry = store.embed_vlmeta().iter().find(|(n, _)| n == "_object_registry").map(|(_, v)| v.clone()).unwrap_or(json!({}));
-                let skipped: Map<String, Json> = store.skipped().iter().map(|(k, why)| (k.clone(), json!(why))).collect();
+                let registry = store
+                    .embed_vlmeta()
+                    .iter()
+                    .find(|(n, _)| n == "_object_registry")
+                    .map(|(_, v)| v.clone())
+                    .unwrap_or(json!({}));
+                let skipped: Map<String, Json> = store
+                    .skipped()
+                    .iter()
+                    .map(|(k, why)| (k.clone(), json!(why)))
+                    .collect();
                 json!({
                     "kind": "store",
                     "format": store.format().name(),
@@ -195,14 +237,36 @@ impl LoadedStore {
             };
             group_meta.insert(g.clone(), json_bytes(&doc));
         }
-        LoadedStore { load, store, mtime, folders, tables, group_meta, table_info: Mutex::new(HashMap::new()) }
+        LoadedStore {
+            load,
+            store,
+            mtime,
+            folders,
+            tables,
+            group_meta,
+            table_info: Mutex::new(HashMap::new()),
+        }
     }
 
     /// Bytes this version holds, roughly (its listings, group meta.json
     /// bytes and key map): what the metadata cache charges for it.
     pub fn weight(&self) -> usize {
-        let listings: usize = self.folders.iter().map(|(k, list)| 64 + k.len() + list.iter().map(|(n, c)| 96 + n.len() + child_key(c).len()).sum::<usize>()).sum();
-        let metas: usize = self.group_meta.iter().map(|(k, m)| 64 + k.len() + m.len()).sum();
+        let listings: usize = self
+            .folders
+            .iter()
+            .map(|(k, list)| {
+                64 + k.len()
+                    + list
+                        .iter()
+                        .map(|(n, c)| 96 + n.len() + child_key(c).len())
+                        .sum::<usize>()
+            })
+            .sum();
+        let metas: usize = self
+            .group_meta
+            .iter()
+            .map(|(k, m)| 64 + k.len() + m.len())
+            .sum();
         let keys: usize = self.store.values().keys().map(|k| 160 + k.len()).sum();
         4096 + listings + metas + keys
     }
@@ -210,11 +274,19 @@ impl LoadedStore {
     /// The table rooted at `table`: its meta.json and valid rows (read once
     /// per store version).
     pub fn table(&self, table: &str) -> Arc<Result<TableInfo, Error>> {
-        if let Some(info) = self.table_info.lock().unwrap_or_else(|e| e.into_inner()).get(table) {
+        if let Some(info) = self
+            .table_info
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(table)
+        {
             return info.clone();
         }
         let info = Arc::new(self.read_table(table));
-        self.table_info.lock().unwrap_or_else(|e| e.into_inner()).insert(table.to_string(), info.clone());
+        self.table_info
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(table.to_string(), info.clone());
         info
     }
 
@@ -223,7 +295,9 @@ impl LoadedStore {
         let meta = self.store.open_value(&meta_key)?;
         let vl: Map<String, Json> = meta.frame().vlmeta.iter().cloned().collect();
         let schema = match vl.get("schema") {
-            Some(Json::String(s)) => serde_json::from_str(s).unwrap_or_else(|_| Json::String(s.clone())),
+            Some(Json::String(s)) => {
+                serde_json::from_str(s).unwrap_or_else(|_| Json::String(s.clone()))
+            }
             Some(other) => other.clone(),
             None => Json::Null,
         };
@@ -231,7 +305,13 @@ impl LoadedStore {
         let mask = self.store.open_value(&rows_key)?;
         let name = self.store.key_name(&rows_key);
         if mask.frame().typesize != 1 {
-            return Err(Error::new(&name, Problem::corrupt("valid rows", format!("items of {} bytes, not bool", mask.frame().typesize))));
+            return Err(Error::new(
+                &name,
+                Problem::corrupt(
+                    "valid rows",
+                    format!("items of {} bytes, not bool", mask.frame().typesize),
+                ),
+            ));
         }
         let total = mask.data_len();
         let mut rows = RowMap::default();
@@ -248,7 +328,12 @@ impl LoadedStore {
                         Some((start, n)) if *start + *n == row => *n += 1,
                         _ => {
                             if rows.runs.len() == MAX_ROW_RUNS {
-                                return Err(Error::new(&name, Problem::Limit(format!("more than {MAX_ROW_RUNS} runs of valid rows"))));
+                                return Err(Error::new(
+                                    &name,
+                                    Problem::Limit(format!(
+                                        "more than {MAX_ROW_RUNS} runs of valid rows"
+                                    )),
+                                ));
                             }
                             rows.runs.push((row, 1));
                         }
@@ -258,7 +343,15 @@ impl LoadedStore {
             }
             at += n;
         }
-        let columns: Vec<String> = self.folders.get(table).map(|c| c.iter().map(|(n, _)| n.to_string_lossy().into_owned()).collect()).unwrap_or_default();
+        let columns: Vec<String> = self
+            .folders
+            .get(table)
+            .map(|c| {
+                c.iter()
+                    .map(|(n, _)| n.to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
         let csv = self.table_csv(table, &rows);
         let mut doc = json!({
             "kind": "ctable",
@@ -271,15 +364,25 @@ impl LoadedStore {
         if csv.is_none() {
             doc["table_csv"] = json!("none: a column is not a 1-D array of a numeric dtype, or the columns hold different rows");
         }
-        Ok(TableInfo { meta_json: json_bytes(&doc), rows: Arc::new(rows), csv })
+        Ok(TableInfo {
+            meta_json: json_bytes(&doc),
+            rows: Arc::new(rows),
+            csv,
+        })
     }
 
     /// The `table.csv` of the table at `table`: its columns in stored order
     /// of the folder listing (by name), over the valid rows.
-    fn table_csv(&self, table: &str, rows: &RowMap) -> Option<Arc<crate::views::table_csv::TableCsv>> {
+    fn table_csv(
+        &self,
+        table: &str,
+        rows: &RowMap,
+    ) -> Option<Arc<crate::views::table_csv::TableCsv>> {
         let mut columns = Vec::new();
         for (name, child) in self.folders.get(table)? {
-            let ChildKind::Column { key, .. } = child else { continue };
+            let ChildKind::Column { key, .. } = child else {
+                continue;
+            };
             let array = Arc::new(self.store.open_value(key).ok()?);
             let dtype = crate::views::presented_dtype(&array);
             columns.push((name.to_string_lossy().into_owned(), array, dtype));
@@ -319,20 +422,43 @@ pub type StoreLoad = Arc<StoreResult>;
 
 impl std::fmt::Debug for StoreEntry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StoreEntry").field("path", &self.path).field("format", &self.format).finish_non_exhaustive()
+        f.debug_struct("StoreEntry")
+            .field("path", &self.path)
+            .field("format", &self.format)
+            .finish_non_exhaustive()
     }
 }
 
 impl StoreEntry {
     /// An entry for the store at `path`, its versions kept by `cache`.
-    pub fn new(path: PathBuf, format: StoreFormat, in_place: bool, cache: &Arc<MetaCache>) -> StoreEntry {
-        StoreEntry { path, format, version: Versioned::new(cache.clone(), in_place), dropped: Mutex::new(Vec::new()), #[cfg(feature = "remote")] remote: None }
+    pub fn new(
+        path: PathBuf,
+        format: StoreFormat,
+        in_place: bool,
+        cache: &Arc<MetaCache>,
+    ) -> StoreEntry {
+        StoreEntry {
+            path,
+            format,
+            version: Versioned::new(cache.clone(), in_place),
+            dropped: Mutex::new(Vec::new()),
+            #[cfg(feature = "remote")]
+            remote: None,
+        }
     }
 
     /// An entry for the store that is the remote object `object`.
     #[cfg(feature = "remote")]
-    pub fn remote(object: super::remote::RemoteObject, format: StoreFormat, in_place: bool, cache: &Arc<MetaCache>) -> StoreEntry {
-        StoreEntry { remote: Some(object.clone()), ..StoreEntry::new(object.name(), format, in_place, cache) }
+    pub fn remote(
+        object: super::remote::RemoteObject,
+        format: StoreFormat,
+        in_place: bool,
+        cache: &Arc<MetaCache>,
+    ) -> StoreEntry {
+        StoreEntry {
+            remote: Some(object.clone()),
+            ..StoreEntry::new(object.name(), format, in_place, cache)
+        }
     }
 
     /// The store's version now and its modification time.
@@ -398,7 +524,10 @@ impl StoreEntry {
         let weigh = |load: &StoreResult| load.as_ref().map_or(1024, |s| s.weight());
         let (load, replaced) = self.version.current(|| self.version_now(), load, weigh)?;
         if let Some(Ok(old)) = replaced.as_deref() {
-            self.dropped.lock().unwrap_or_else(|e| e.into_inner()).push(old.load);
+            self.dropped
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(old.load);
         }
         Ok(load)
     }
@@ -431,7 +560,12 @@ pub fn error_meta(path: &Path, error: &Error) -> Arc<Vec<u8>> {
 /// line per folder and value, indented by depth, with where each value lies
 /// and its dtype and shape (or why it cannot be opened).
 pub fn tree_text(store: &LoadedStore) -> String {
-    let root_table = match store.tables.iter().any(|t| t.is_empty()).then(|| store.table("")) {
+    let root_table = match store
+        .tables
+        .iter()
+        .any(|t| t.is_empty())
+        .then(|| store.table(""))
+    {
         Some(info) => match &*info {
             Ok(info) => format!(", ctable of {} rows", info.rows.count),
             Err(e) => format!(", ctable: {e}"),
@@ -443,10 +577,17 @@ pub fn tree_text(store: &LoadedStore) -> String {
         store.store.path().display(),
         store.store.format().name(),
         store.store.class(),
-        store.store.values().keys().filter(|k| !is_hidden_key(k)).count()
+        store
+            .store
+            .values()
+            .keys()
+            .filter(|k| !is_hidden_key(k))
+            .count()
     );
     fn walk(store: &LoadedStore, key: &str, depth: usize, out: &mut String) {
-        let Some(children) = store.folders.get(key) else { return };
+        let Some(children) = store.folders.get(key) else {
+            return;
+        };
         for (name, child) in children {
             let pad = "  ".repeat(depth + 1);
             let name = name.to_string_lossy();
@@ -467,7 +608,9 @@ pub fn tree_text(store: &LoadedStore) -> String {
                     let home = store.store.values().get(k).map(home_label).unwrap_or("?");
                     let what = match store.store.open_value(k) {
                         Ok(a) => match a.shape() {
-                            Shape::Nd { meta, .. } => format!("{} {:?}", meta.dtype.as_deref().unwrap_or("?"), meta.shape),
+                            Shape::Nd { meta, .. } => {
+                                format!("{} {:?}", meta.dtype.as_deref().unwrap_or("?"), meta.shape)
+                            }
                             Shape::Plain { .. } => format!("frame of {} bytes", a.data_len()),
                         },
                         Err(e) => format!("error: {}", e.problem),

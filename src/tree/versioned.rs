@@ -60,7 +60,17 @@ impl<S: PartialEq + Clone, T: Send + Sync + 'static> Versioned<S, T> {
     /// An entry not loaded yet; `in_place` for a mount root (reloaded in
     /// place when its source changes, since its node cannot be replaced).
     pub fn new(cache: Arc<MetaCache>, in_place: bool) -> Versioned<S, T> {
-        Versioned { id: cache.new_id(), in_place, cache, state: Mutex::new(State { stamp: None, number: 0, held: Weak::new(), retired: false }) }
+        Versioned {
+            id: cache.new_id(),
+            in_place,
+            cache,
+            state: Mutex::new(State {
+                stamp: None,
+                number: 0,
+                held: Weak::new(),
+                retired: false,
+            }),
+        }
     }
 
     /// Whether the source changed (or vanished) since this entry loaded it,
@@ -78,7 +88,11 @@ impl<S: PartialEq + Clone, T: Send + Sync + 'static> Versioned<S, T> {
 
     /// The version held now, if any (no load, no check).
     pub fn held(&self) -> Option<Arc<T>> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner()).held.upgrade()
+        self.state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .held
+            .upgrade()
     }
 
     /// A newer node presents the path: let go of this version (open files
@@ -169,19 +183,31 @@ mod tests {
         drop(v);
         // Another entry's version pushes this one out of the cache.
         let other: Versioned<u32, String> = Versioned::new(cache.clone(), false);
-        let (_keep, _) = other.current(|| Ok(9), |_, _, _| "x".into(), |_| 60).unwrap();
+        let (_keep, _) = other
+            .current(|| Ok(9), |_, _, _| "x".into(), |_| 60)
+            .unwrap();
         assert!(entry.held().is_none(), "evicted and nothing holds it");
         let (v, _) = entry.current(|| Ok(stamp.get()), load, |_| 60).unwrap();
         assert_eq!(*v, "v1");
         assert_eq!(loads.take(), vec![(1, Reload::First), (1, Reload::Again)]);
         drop(v);
-        let (_keep2, _) = other.current(|| Ok(9), |_, _, _| "x".into(), |_| 60).unwrap();
+        let (_keep2, _) = other
+            .current(|| Ok(9), |_, _, _| "x".into(), |_| 60)
+            .unwrap();
         drop(_keep);
         let third: Versioned<u32, String> = Versioned::new(cache.clone(), false);
-        let (_k3, _) = third.current(|| Ok(3), |_, _, _| "y".into(), |_| 60).unwrap();
+        let (_k3, _) = third
+            .current(|| Ok(3), |_, _, _| "y".into(), |_| 60)
+            .unwrap();
         stamp.set(2);
         assert!(entry.is_stale(|| Ok(stamp.get())));
-        let err = entry.current(|| Ok(stamp.get()), |_, _, _| unreachable!("never a mix"), |_| 60).unwrap_err();
+        let err = entry
+            .current(
+                || Ok(stamp.get()),
+                |_, _, _| unreachable!("never a mix"),
+                |_| 60,
+            )
+            .unwrap_err();
         assert_eq!(err.raw_os_error(), Some(libc::ESTALE));
     }
 
@@ -189,23 +215,40 @@ mod tests {
     fn a_retired_version_lives_only_where_held() {
         let cache = Arc::new(MetaCache::new(1000));
         let entry: Versioned<u32, String> = Versioned::new(cache.clone(), false);
-        let (held, _) = entry.current(|| Ok(1), |_, _, n| format!("v1 #{n}"), |_| 10).unwrap();
+        let (held, _) = entry
+            .current(|| Ok(1), |_, _, n| format!("v1 #{n}"), |_| 10)
+            .unwrap();
         let number = entry.retire();
         assert_ne!(number, 0);
         assert_eq!(cache.stats().entries, 0);
-        let (again, _) = entry.current(|| Ok(1), |_, _, _| unreachable!(), |_| 10).unwrap();
-        assert!(Arc::ptr_eq(&held, &again), "an open file's version is still served");
+        let (again, _) = entry
+            .current(|| Ok(1), |_, _, _| unreachable!(), |_| 10)
+            .unwrap();
+        assert!(
+            Arc::ptr_eq(&held, &again),
+            "an open file's version is still served"
+        );
         assert_eq!(*again, format!("v1 #{number}"));
         drop((held, again));
-        assert_eq!(entry.current(|| Ok(1), |_, _, _| unreachable!(), |_| 10).unwrap_err().raw_os_error(), Some(libc::ESTALE));
+        assert_eq!(
+            entry
+                .current(|| Ok(1), |_, _, _| unreachable!(), |_| 10)
+                .unwrap_err()
+                .raw_os_error(),
+            Some(libc::ESTALE)
+        );
     }
 
     #[test]
     fn a_mount_root_reloads_in_place() {
         let cache = Arc::new(MetaCache::new(1000));
         let entry: Versioned<u32, String> = Versioned::new(cache, true);
-        let (v1, _) = entry.current(|| Ok(1), |s, _, _| format!("v{s}"), |_| 10).unwrap();
-        let (v2, replaced) = entry.current(|| Ok(2), |s, why, _| format!("v{s} {why:?}"), |_| 10).unwrap();
+        let (v1, _) = entry
+            .current(|| Ok(1), |s, _, _| format!("v{s}"), |_| 10)
+            .unwrap();
+        let (v2, replaced) = entry
+            .current(|| Ok(2), |s, why, _| format!("v{s} {why:?}"), |_| 10)
+            .unwrap();
         assert_eq!(*v2, "v2 Changed");
         assert!(Arc::ptr_eq(&replaced.unwrap(), &v1));
     }

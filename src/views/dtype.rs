@@ -38,7 +38,10 @@ mod tests {
     fn declared_dtypes_are_kept_and_plain_frames_get_voids() {
         assert_eq!(presented_dtype(&fixture("dtype_le_f8.b2nd")), "<f8");
         assert_eq!(presented_dtype(&fixture("dtype_be_i4.b2nd")), ">i4");
-        assert_eq!(presented_dtype(&fixture("dtype_struct.b2nd")), "[('a', '<i4'), ('b', '<f8'), ('c', 'S3')]");
+        assert_eq!(
+            presented_dtype(&fixture("dtype_struct.b2nd")),
+            "[('a', '<i4'), ('b', '<f8'), ('c', 'S3')]"
+        );
         let plain = fixture("frame_f32.b2frame");
         assert_eq!(presented_dtype(&plain), "|V4");
         assert_eq!(presented_shape(&plain), [2500]);

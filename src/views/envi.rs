@@ -15,17 +15,38 @@ use super::imaging::{Element, Raster};
 /// ENVI's `data type` code, `None` where ENVI has none.
 fn data_type(element: Element) -> Option<u8> {
     Some(match element {
-        Element::Int { signed: false, size: 1 } => 1,
-        Element::Int { signed: true, size: 2 } => 2,
-        Element::Int { signed: true, size: 4 } => 3,
+        Element::Int {
+            signed: false,
+            size: 1,
+        } => 1,
+        Element::Int {
+            signed: true,
+            size: 2,
+        } => 2,
+        Element::Int {
+            signed: true,
+            size: 4,
+        } => 3,
         Element::Float { size: 4 } => 4,
         Element::Float { size: 8 } => 5,
         Element::Complex { size: 8 } => 6,
         Element::Complex { size: 16 } => 9,
-        Element::Int { signed: false, size: 2 } => 12,
-        Element::Int { signed: false, size: 4 } => 13,
-        Element::Int { signed: true, size: 8 } => 14,
-        Element::Int { signed: false, size: 8 } => 15,
+        Element::Int {
+            signed: false,
+            size: 2,
+        } => 12,
+        Element::Int {
+            signed: false,
+            size: 4,
+        } => 13,
+        Element::Int {
+            signed: true,
+            size: 8,
+        } => 14,
+        Element::Int {
+            signed: false,
+            size: 8,
+        } => 15,
         _ => return None,
     })
 }
@@ -53,21 +74,45 @@ mod tests {
 
     #[test]
     fn a_little_endian_float_image_and_a_big_endian_cube() {
-        let text = String::from_utf8(header(&Raster::new("<f4", &[3, 7], &[]).unwrap()).unwrap()).unwrap();
+        let text =
+            String::from_utf8(header(&Raster::new("<f4", &[3, 7], &[]).unwrap()).unwrap()).unwrap();
         assert_eq!(
             text,
             "ENVI\ndescription = {blosc2fs: the array's raw bytes in data, C order}\nsamples = 7\nlines = 3\nbands = 1\n\
              header offset = 0\nfile type = ENVI Standard\ndata type = 4\ninterleave = bsq\nbyte order = 0\n"
         );
-        let cube = String::from_utf8(header(&Raster::new(">u2", &[4, 3, 7], &[]).unwrap()).unwrap()).unwrap();
-        assert!(cube.contains("samples = 7\nlines = 3\nbands = 4\n") && cube.contains("data type = 12\n") && cube.ends_with("byte order = 1\n"), "{cube}");
+        let cube =
+            String::from_utf8(header(&Raster::new(">u2", &[4, 3, 7], &[]).unwrap()).unwrap())
+                .unwrap();
+        assert!(
+            cube.contains("samples = 7\nlines = 3\nbands = 4\n")
+                && cube.contains("data type = 12\n")
+                && cube.ends_with("byte order = 1\n"),
+            "{cube}"
+        );
     }
 
     #[test]
     fn codes_and_what_envi_cannot_hold() {
-        let code = |dtype: &str| header(&Raster::new(dtype, &[2, 2], &[]).unwrap()).map(|h| String::from_utf8(h).unwrap());
-        for (dtype, c) in [("|u1", 1), ("<i2", 2), ("<i4", 3), ("<f8", 5), ("<c8", 6), ("<c16", 9), ("<u4", 13), ("<i8", 14), ("<u8", 15)] {
-            assert!(code(dtype).unwrap().contains(&format!("data type = {c}\n")), "{dtype}");
+        let code = |dtype: &str| {
+            header(&Raster::new(dtype, &[2, 2], &[]).unwrap())
+                .map(|h| String::from_utf8(h).unwrap())
+        };
+        for (dtype, c) in [
+            ("|u1", 1),
+            ("<i2", 2),
+            ("<i4", 3),
+            ("<f8", 5),
+            ("<c8", 6),
+            ("<c16", 9),
+            ("<u4", 13),
+            ("<i8", 14),
+            ("<u8", 15),
+        ] {
+            assert!(
+                code(dtype).unwrap().contains(&format!("data type = {c}\n")),
+                "{dtype}"
+            );
         }
         for dtype in ["|i1", "<f2", "|b1"] {
             assert!(code(dtype).is_none(), "{dtype}");

@@ -72,7 +72,11 @@ impl Raster {
     /// plain number (strings, records, voids, datetimes), for 0-d arrays and
     /// for arrays with an empty axis (no header format can say "0 samples").
     pub fn new(dtype: &str, shape: &[u64], vlmeta: &[(String, Json)]) -> Option<Raster> {
-        let ScalarFormat { kind, size, big_endian } = ScalarFormat::parse(dtype)?;
+        let ScalarFormat {
+            kind,
+            size,
+            big_endian,
+        } = ScalarFormat::parse(dtype)?;
         let element = match kind {
             ScalarKind::Bool => Element::Bool,
             ScalarKind::Int { signed } => Element::Int { signed, size },
@@ -128,10 +132,19 @@ impl Raster {
 
 /// The first of `keys` in `vlmeta` that holds one number per axis passing
 /// `ok`, as f64s in C order.
-fn per_axis(vlmeta: &[(String, Json)], keys: &[&str], rank: usize, ok: impl Fn(f64) -> bool) -> Option<Vec<f64>> {
-    let value = keys.iter().find_map(|k| vlmeta.iter().find(|(name, _)| name == k).map(|(_, v)| v))?;
+fn per_axis(
+    vlmeta: &[(String, Json)],
+    keys: &[&str],
+    rank: usize,
+    ok: impl Fn(f64) -> bool,
+) -> Option<Vec<f64>> {
+    let value = keys
+        .iter()
+        .find_map(|k| vlmeta.iter().find(|(name, _)| name == k).map(|(_, v)| v))?;
     let list = value.as_array().filter(|l| l.len() == rank)?;
-    list.iter().map(|v| v.as_f64().filter(|x| x.is_finite() && ok(*x))).collect()
+    list.iter()
+        .map(|v| v.as_f64().filter(|x| x.is_finite() && ok(*x)))
+        .collect()
 }
 
 /// `items` reversed, joined by single spaces.
@@ -155,15 +168,34 @@ mod tests {
     use super::*;
 
     fn meta(pairs: &[(&str, Json)]) -> Vec<(String, Json)> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect()
     }
 
     #[test]
     fn numbers_and_bools_qualify_strings_records_and_empty_shapes_do_not() {
         let r = Raster::new(">i2", &[3, 4], &[]).unwrap();
-        assert_eq!((r.element, r.big_endian, r.item_size()), (Element::Int { signed: true, size: 2 }, true, 2));
-        assert_eq!(Raster::new("|b1", &[5], &[]).unwrap().element, Element::Bool);
-        assert_eq!(Raster::new("<c16", &[2, 2], &[]).unwrap().element, Element::Complex { size: 16 });
+        assert_eq!(
+            (r.element, r.big_endian, r.item_size()),
+            (
+                Element::Int {
+                    signed: true,
+                    size: 2
+                },
+                true,
+                2
+            )
+        );
+        assert_eq!(
+            Raster::new("|b1", &[5], &[]).unwrap().element,
+            Element::Bool
+        );
+        assert_eq!(
+            Raster::new("<c16", &[2, 2], &[]).unwrap().element,
+            Element::Complex { size: 16 }
+        );
         assert!(Raster::new("|S4", &[3], &[]).is_none());
         assert!(Raster::new("[('a', '<i4')]", &[3], &[]).is_none());
         assert!(Raster::new("|V8", &[3], &[]).is_none());
@@ -173,26 +205,56 @@ mod tests {
 
     #[test]
     fn spacing_and_origin_come_from_vlmeta_in_c_order_and_are_written_fastest_first() {
-        let r = Raster::new("<f4", &[10, 20, 30], &meta(&[("spacing", json!([2.5, 1, 0.5])), ("origin", json!([-1, 0, 7.25]))])).unwrap();
+        let r = Raster::new(
+            "<f4",
+            &[10, 20, 30],
+            &meta(&[
+                ("spacing", json!([2.5, 1, 0.5])),
+                ("origin", json!([-1, 0, 7.25])),
+            ]),
+        )
+        .unwrap();
         assert!(r.placed);
         assert_eq!(r.sizes_fastest_first(), "30 20 10");
         assert_eq!(r.spacing_fastest_first(), "0.5 1 2.5");
         assert_eq!(r.origin_fastest_first(), "7.25 0 -1");
         // Other names imaging users write.
         let r = Raster::new("<f4", &[2, 3], &meta(&[("voxel_size", json!([3, 4]))])).unwrap();
-        assert_eq!((r.spacing_fastest_first().as_str(), r.origin_fastest_first().as_str()), ("4 3", "0 0"));
+        assert_eq!(
+            (
+                r.spacing_fastest_first().as_str(),
+                r.origin_fastest_first().as_str()
+            ),
+            ("4 3", "0 0")
+        );
     }
 
     #[test]
     fn unusable_geometry_falls_back_to_unit_spacing() {
-        for bad in [json!([1, 2]), json!("1 2 3"), json!([1, 0, 2]), json!([1, -1, 2]), json!([1, null, 2])] {
+        for bad in [
+            json!([1, 2]),
+            json!("1 2 3"),
+            json!([1, 0, 2]),
+            json!([1, -1, 2]),
+            json!([1, null, 2]),
+        ] {
             let r = Raster::new("<u1", &[4, 5, 6], &meta(&[("spacing", bad.clone())])).unwrap();
             assert_eq!(r.spacing, [1.0; 3], "{bad}");
             assert!(!r.placed, "{bad}");
         }
         // A negative origin is fine; a wrong length is not.
-        assert_eq!(Raster::new("<u1", &[4, 5], &meta(&[("origin", json!([-2, -3]))])).unwrap().origin, [-2.0, -3.0]);
-        assert_eq!(Raster::new("<u1", &[4, 5], &meta(&[("origin", json!([1]))])).unwrap().origin, [0.0, 0.0]);
+        assert_eq!(
+            Raster::new("<u1", &[4, 5], &meta(&[("origin", json!([-2, -3]))]))
+                .unwrap()
+                .origin,
+            [-2.0, -3.0]
+        );
+        assert_eq!(
+            Raster::new("<u1", &[4, 5], &meta(&[("origin", json!([1]))]))
+                .unwrap()
+                .origin,
+            [0.0, 0.0]
+        );
     }
 
     #[test]

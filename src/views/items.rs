@@ -49,7 +49,10 @@ fn values(bytes: &[u8]) -> PResult<Vec<Value>> {
     let mut cursor = bytes;
     let mut out = Vec::new();
     while !cursor.is_empty() {
-        out.push(rmpv::decode::read_value_with_max_depth(&mut cursor, MAX_DEPTH).map_err(|e| Problem::corrupt("item", format!("msgpack: {e}")))?);
+        out.push(
+            rmpv::decode::read_value_with_max_depth(&mut cursor, MAX_DEPTH)
+                .map_err(|e| Problem::corrupt("item", format!("msgpack: {e}")))?,
+        );
     }
     Ok(out)
 }
@@ -57,7 +60,10 @@ fn values(bytes: &[u8]) -> PResult<Vec<Value>> {
 /// The `items.jsonl` bytes of `array` (of kind `kind`).
 pub fn items_jsonl(array: &Array, kind: ItemsKind) -> PResult<Vec<u8>> {
     if array.data_len() > MAX_ITEMS_BYTES {
-        return Err(Problem::Limit(format!("{} decoded bytes of items (at most {MAX_ITEMS_BYTES} are shown as items.jsonl)", array.data_len())));
+        return Err(Problem::Limit(format!(
+            "{} decoded bytes of items (at most {MAX_ITEMS_BYTES} are shown as items.jsonl)",
+            array.data_len()
+        )));
     }
     let mut out = Vec::new();
     for c in 0..array.nchunks() {
@@ -65,7 +71,8 @@ pub fn items_jsonl(array: &Array, kind: ItemsKind) -> PResult<Vec<u8>> {
         let line = match kind {
             ItemsKind::Object => {
                 let mut cursor = chunk.as_slice();
-                let v = rmpv::decode::read_value_with_max_depth(&mut cursor, MAX_DEPTH).map_err(|e| Problem::corrupt("item", format!("msgpack: {e}")).in_chunk(c))?;
+                let v = rmpv::decode::read_value_with_max_depth(&mut cursor, MAX_DEPTH)
+                    .map_err(|e| Problem::corrupt("item", format!("msgpack: {e}")).in_chunk(c))?;
                 msgpack::to_json(&v)
             }
             ItemsKind::Batch => {
@@ -79,7 +86,8 @@ pub fn items_jsonl(array: &Array, kind: ItemsKind) -> PResult<Vec<u8>> {
                 serde_json::Value::Array(items)
             }
         };
-        serde_json::to_writer(&mut out, &line).map_err(|e| Problem::corrupt("item", e.to_string()))?;
+        serde_json::to_writer(&mut out, &line)
+            .map_err(|e| Problem::corrupt("item", e.to_string()))?;
         out.push(b'\n');
     }
     Ok(out)
@@ -97,9 +105,19 @@ mod tests {
         let array = fixture("stores/objects.b2f");
         let kind = kind_of(&array).expect("an ObjectArray");
         let text = String::from_utf8(items_jsonl(&array, kind).unwrap()).unwrap();
-        let manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/stores/manifest.json")).unwrap()).unwrap();
+        let manifest: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/stores/manifest.json"
+            ))
+            .unwrap(),
+        )
+        .unwrap();
         let expected = manifest["items"]["objects.b2f"].as_array().unwrap();
-        let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
         assert_eq!(&lines, expected);
         assert!(text.ends_with('\n'));
     }

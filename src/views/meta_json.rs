@@ -6,7 +6,10 @@ use serde_json::{json, Map, Value as Json};
 use crate::format::codec::codec_name as codec_name_of;
 use crate::format::filter::filter_name;
 use crate::format::msgpack;
-use crate::format::{codec_support, filter_support, simple_dtype_itemsize, Array, Elsewhere, Flavor, Shape, Support, MAX_VLMETA_BYTES};
+use crate::format::{
+    codec_support, filter_support, simple_dtype_itemsize, Array, Elsewhere, Flavor, Shape, Support,
+    MAX_VLMETA_BYTES,
+};
 
 use super::redact::redact_json;
 
@@ -44,9 +47,13 @@ pub fn codec_name(array: &Array) -> String {
 pub fn unsupported(array: &Array) -> Vec<String> {
     let f = array.frame();
     let mut out = Vec::new();
-    let codec = codec_id(array).map(codec_support).unwrap_or(Support::Unknown);
+    let codec = codec_id(array)
+        .map(codec_support)
+        .unwrap_or(Support::Unknown);
     if !codec.decoded() {
-        let id = codec_id(array).map(|id| id.to_string()).unwrap_or_else(|| format!("format code {}", f.codec_code));
+        let id = codec_id(array)
+            .map(|id| id.to_string())
+            .unwrap_or_else(|| format!("format code {}", f.codec_code));
         out.push(format!("codec {} (id {id}) {codec}", codec_name(array)));
     }
     for &id in &f.filters {
@@ -113,8 +120,18 @@ fn values(array: &Array) -> Json {
 pub fn render(array: &Array) -> Json {
     let f = array.frame();
     let (shape, chunkshape, blockshape, dtype) = match array.shape() {
-        Shape::Nd { meta, .. } => (json!(meta.shape), json!(meta.chunkshape), json!(meta.blockshape), json!(meta.dtype)),
-        Shape::Plain { .. } => (json!([array.data_len() / f.typesize as u64]), Json::Null, Json::Null, Json::Null),
+        Shape::Nd { meta, .. } => (
+            json!(meta.shape),
+            json!(meta.chunkshape),
+            json!(meta.blockshape),
+            json!(meta.dtype),
+        ),
+        Shape::Plain { .. } => (
+            json!([array.data_len() / f.typesize as u64]),
+            Json::Null,
+            Json::Null,
+            Json::Null,
+        ),
     };
     let filters: Vec<Json> = f
         .filters
@@ -128,7 +145,9 @@ pub fn render(array: &Array) -> Json {
         let value = if bytes.len() > MAX_VLMETA_BYTES {
             json!({ "bytes": bytes.len(), "note": "too large to show" })
         } else {
-            msgpack::parse(bytes, "metalayer").map(|v| msgpack::to_json(&v)).unwrap_or_else(|_| json!({ "base64": msgpack::base64(bytes) }))
+            msgpack::parse(bytes, "metalayer")
+                .map(|v| msgpack::to_json(&v))
+                .unwrap_or_else(|_| json!({ "base64": msgpack::base64(bytes) }))
         };
         metalayers.insert(name.clone(), value);
     }
@@ -208,7 +227,10 @@ mod tests {
         assert_eq!(doc["nbytes"], 33 * 21 * 8);
         assert_eq!(doc["codec"], "zlib");
         assert_eq!(doc["clevel"], 5);
-        assert_eq!(doc["filters"], json!([{ "id": 1, "name": "shuffle", "meta": 0, "decoded": true }]));
+        assert_eq!(
+            doc["filters"],
+            json!([{ "id": 1, "name": "shuffle", "meta": 0, "decoded": true }])
+        );
         assert_eq!(doc["decodable"], true);
         assert!(doc.get("unsupported").is_none());
     }
@@ -218,12 +240,25 @@ mod tests {
     fn describes_a_plain_frame() {
         let doc = render(&fixture("frame_f32.b2frame"));
         assert_eq!(doc["shape"], json!([2500]));
-        assert_eq!((doc["chunkshape"].is_null(), doc["dtype"].is_null()), (true, true));
-        assert_eq!((doc["itemsize"].as_u64(), doc["nchunks"].as_u64(), doc["codec"].as_str()), (Some(4), Some(3), Some("zstd")));
+        assert_eq!(
+            (doc["chunkshape"].is_null(), doc["dtype"].is_null()),
+            (true, true)
+        );
+        assert_eq!(
+            (
+                doc["itemsize"].as_u64(),
+                doc["nchunks"].as_u64(),
+                doc["codec"].as_str()
+            ),
+            (Some(4), Some(3), Some("zstd"))
+        );
     }
 
     #[test]
     fn json_files_end_in_a_newline() {
-        assert_eq!(json_bytes(&json!({"a": [1, 2]})), b"{\n  \"a\": [\n    1,\n    2\n  ]\n}\n");
+        assert_eq!(
+            json_bytes(&json!({"a": [1, 2]})),
+            b"{\n  \"a\": [\n    1,\n    2\n  ]\n}\n"
+        );
     }
 }

@@ -22,14 +22,38 @@ pub const RANKS: std::ops::RangeInclusive<usize> = 2..=3;
 fn element_type(element: Element) -> Option<&'static str> {
     Some(match element {
         Element::Bool => "MET_UCHAR",
-        Element::Int { signed: true, size: 1 } => "MET_CHAR",
-        Element::Int { signed: false, size: 1 } => "MET_UCHAR",
-        Element::Int { signed: true, size: 2 } => "MET_SHORT",
-        Element::Int { signed: false, size: 2 } => "MET_USHORT",
-        Element::Int { signed: true, size: 4 } => "MET_INT",
-        Element::Int { signed: false, size: 4 } => "MET_UINT",
-        Element::Int { signed: true, size: 8 } => "MET_LONG_LONG",
-        Element::Int { signed: false, size: 8 } => "MET_ULONG_LONG",
+        Element::Int {
+            signed: true,
+            size: 1,
+        } => "MET_CHAR",
+        Element::Int {
+            signed: false,
+            size: 1,
+        } => "MET_UCHAR",
+        Element::Int {
+            signed: true,
+            size: 2,
+        } => "MET_SHORT",
+        Element::Int {
+            signed: false,
+            size: 2,
+        } => "MET_USHORT",
+        Element::Int {
+            signed: true,
+            size: 4,
+        } => "MET_INT",
+        Element::Int {
+            signed: false,
+            size: 4,
+        } => "MET_UINT",
+        Element::Int {
+            signed: true,
+            size: 8,
+        } => "MET_LONG_LONG",
+        Element::Int {
+            signed: false,
+            size: 8,
+        } => "MET_ULONG_LONG",
         Element::Float { size: 4 } => "MET_FLOAT",
         Element::Float { size: 8 } => "MET_DOUBLE",
         _ => return None,
@@ -43,7 +67,11 @@ pub fn header(raster: &Raster) -> Option<Vec<u8>> {
         return None;
     }
     let element_type = element_type(raster.element)?;
-    let msb = if raster.big_endian && raster.item_size() > 1 { "True" } else { "False" };
+    let msb = if raster.big_endian && raster.item_size() > 1 {
+        "True"
+    } else {
+        "False"
+    };
     let text = format!(
         "ObjectType = Image\nNDims = {}\nBinaryData = True\nBinaryDataByteOrderMSB = {msb}\nCompressedData = False\n\
          DimSize = {}\nElementSpacing = {}\nOffset = {}\nElementType = {element_type}\nElementDataFile = data\n",
@@ -63,8 +91,13 @@ mod tests {
 
     #[test]
     fn a_big_endian_placed_image() {
-        let vlmeta = [("spacing".to_string(), json!([0.5, 2])), ("origin".to_string(), json!([1, 2]))];
-        let text = String::from_utf8(header(&Raster::new(">i2", &[3, 7], &vlmeta).unwrap()).unwrap()).unwrap();
+        let vlmeta = [
+            ("spacing".to_string(), json!([0.5, 2])),
+            ("origin".to_string(), json!([1, 2])),
+        ];
+        let text =
+            String::from_utf8(header(&Raster::new(">i2", &[3, 7], &vlmeta).unwrap()).unwrap())
+                .unwrap();
         assert_eq!(
             text,
             "ObjectType = Image\nNDims = 2\nBinaryData = True\nBinaryDataByteOrderMSB = True\nCompressedData = False\n\
@@ -80,7 +113,12 @@ mod tests {
         assert!(r("<f2", &[2, 2]).is_none());
         assert!(r("<c8", &[2, 2]).is_none());
         let bools = String::from_utf8(r("|b1", &[2, 2, 2]).unwrap()).unwrap();
-        assert!(bools.contains("BinaryDataByteOrderMSB = False\n") && bools.contains("ElementType = MET_UCHAR\n"));
-        assert!(String::from_utf8(r("<u8", &[2, 2]).unwrap()).unwrap().contains("MET_ULONG_LONG"));
+        assert!(
+            bools.contains("BinaryDataByteOrderMSB = False\n")
+                && bools.contains("ElementType = MET_UCHAR\n")
+        );
+        assert!(String::from_utf8(r("<u8", &[2, 2]).unwrap())
+            .unwrap()
+            .contains("MET_ULONG_LONG"));
     }
 }

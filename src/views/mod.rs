@@ -44,8 +44,8 @@ use crate::read::View;
 
 pub use dtype::{presented_dtype, presented_shape};
 pub use presented::Presented;
-pub use selection::ViewSet;
 use preview::PreviewPlan;
+pub use selection::ViewSet;
 use table_csv::TableCsv;
 use text::TextLayout;
 
@@ -153,7 +153,10 @@ pub struct ArrayFile {
 
 impl std::fmt::Debug for ArrayFile {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ArrayFile").field("name", &self.name).field("folder", &self.folder).finish_non_exhaustive()
+        f.debug_struct("ArrayFile")
+            .field("name", &self.name)
+            .field("folder", &self.folder)
+            .finish_non_exhaustive()
     }
 }
 
@@ -297,13 +300,26 @@ pub fn array_file(id: FileId) -> &'static ArrayFile {
 
 /// The row named `name` in `folder`, when `presented` has it and `views`
 /// offers it.
-pub fn find_array_file(folder: Folder, name: &str, presented: &Presented, views: ViewSet) -> Option<&'static ArrayFile> {
-    ARRAY_FILES.iter().find(|f| f.folder == folder && f.name == name && views.offers(f.id) && (f.size)(presented).is_some())
+pub fn find_array_file(
+    folder: Folder,
+    name: &str,
+    presented: &Presented,
+    views: ViewSet,
+) -> Option<&'static ArrayFile> {
+    ARRAY_FILES.iter().find(|f| {
+        f.folder == folder && f.name == name && views.offers(f.id) && (f.size)(presented).is_some()
+    })
 }
 
 /// The rows of `folder` that `presented` has and `views` offers, in listing order.
-pub fn array_files_in(folder: Folder, presented: &Presented, views: ViewSet) -> impl Iterator<Item = &'static ArrayFile> + '_ {
-    ARRAY_FILES.iter().filter(move |f| f.folder == folder && views.offers(f.id) && (f.size)(presented).is_some())
+pub fn array_files_in(
+    folder: Folder,
+    presented: &Presented,
+    views: ViewSet,
+) -> impl Iterator<Item = &'static ArrayFile> + '_ {
+    ARRAY_FILES
+        .iter()
+        .filter(move |f| f.folder == folder && views.offers(f.id) && (f.size)(presented).is_some())
 }
 
 /// Fixtures for the views' unit tests: arrays python-blosc2 wrote
@@ -317,7 +333,9 @@ pub(crate) mod testing {
 
     /// The fixture file `name` (relative to `tests/fixtures`), opened.
     pub fn fixture(name: &str) -> Arc<Array> {
-        let path: PathBuf = [env!("CARGO_MANIFEST_DIR"), "tests", "fixtures", name].iter().collect();
+        let path: PathBuf = [env!("CARGO_MANIFEST_DIR"), "tests", "fixtures", name]
+            .iter()
+            .collect();
         Arc::new(crate::source::open_array(&path).unwrap_or_else(|e| panic!("{name}: {e}")))
     }
 }
@@ -331,7 +349,9 @@ mod tests {
     use crate::read::RowMap;
 
     fn names(folder: Folder, presented: &Presented) -> Vec<&'static str> {
-        array_files_in(folder, presented, ViewSet::ALL).map(|f| f.name).collect()
+        array_files_in(folder, presented, ViewSet::ALL)
+            .map(|f| f.name)
+            .collect()
     }
 
     #[test]
@@ -340,7 +360,10 @@ mod tests {
             assert_eq!(f.id as usize, i, "{}", f.name);
             assert_eq!(array_file(f.id).name, f.name);
             assert!(!f.who.is_empty() && !f.sized_by.is_empty(), "{}", f.name);
-            let same_name = ARRAY_FILES.iter().filter(|g| g.folder == f.folder && g.name == f.name).count();
+            let same_name = ARRAY_FILES
+                .iter()
+                .filter(|g| g.folder == f.folder && g.name == f.name)
+                .count();
             assert_eq!(same_name, 1, "{}", f.name);
         }
     }
@@ -349,12 +372,26 @@ mod tests {
     #[test]
     fn a_numeric_array_presents_every_whole_array_file() {
         let p = Presented::of_array(fixture("dtype_le_f8.b2nd"), None);
-        let all = ["meta.json", "data", "data.npy", "data.txt", "preview.png", "chunks", "data.nhdr", "data.mhd", "data.hdr"];
+        let all = [
+            "meta.json",
+            "data",
+            "data.npy",
+            "data.txt",
+            "preview.png",
+            "chunks",
+            "data.nhdr",
+            "data.mhd",
+            "data.hdr",
+        ];
         assert_eq!(names(Folder::Array, &p), all);
         assert_eq!(names(Folder::Chunks, &p), [".zarray"]);
-        let plain: Vec<_> = array_files_in(Folder::Array, &p, ViewSet::PLAIN).map(|f| f.name).collect();
+        let plain: Vec<_> = array_files_in(Folder::Array, &p, ViewSet::PLAIN)
+            .map(|f| f.name)
+            .collect();
         assert_eq!(plain, ["meta.json", "data"]);
-        assert!(array_files_in(Folder::Chunks, &p, ViewSet::PLAIN).next().is_none());
+        assert!(array_files_in(Folder::Chunks, &p, ViewSet::PLAIN)
+            .next()
+            .is_none());
         assert!(find_array_file(Folder::Array, "data.npy", &p, ViewSet::PLAIN).is_none());
         let size = |id| (array_file(id).size)(&p);
         assert_eq!(size(FileId::Data), Some(33 * 21 * 8));
@@ -362,14 +399,33 @@ mod tests {
         assert_eq!(size(FileId::Npy), Some(128 + 33 * 21 * 8));
         assert_eq!(size(FileId::ChunksDir), Some(0));
         assert_eq!(size(FileId::Items), None);
-        assert!(matches!((array_file(FileId::Data).open)(&p), Some(Content::Array { view: View::Data, .. })));
-        assert!(matches!((array_file(FileId::Text).open)(&p), Some(Content::Text { .. })));
-        assert!(matches!((array_file(FileId::Preview).open)(&p), Some(Content::Preview { .. })));
+        assert!(matches!(
+            (array_file(FileId::Data).open)(&p),
+            Some(Content::Array {
+                view: View::Data,
+                ..
+            })
+        ));
+        assert!(matches!(
+            (array_file(FileId::Text).open)(&p),
+            Some(Content::Text { .. })
+        ));
+        assert!(matches!(
+            (array_file(FileId::Preview).open)(&p),
+            Some(Content::Preview { .. })
+        ));
         assert!((array_file(FileId::ChunksDir).open)(&p).is_none());
-        assert_eq!(find_array_file(Folder::Array, "data.npy", &p, ViewSet::ALL).map(|f| f.id), Some(FileId::Npy));
+        assert_eq!(
+            find_array_file(Folder::Array, "data.npy", &p, ViewSet::ALL).map(|f| f.id),
+            Some(FileId::Npy)
+        );
         assert!(find_array_file(Folder::Array, ".zarray", &p, ViewSet::ALL).is_none());
         assert!(find_array_file(Folder::Chunks, "data", &p, ViewSet::ALL).is_none());
-        let xattr_files: Vec<_> = ARRAY_FILES.iter().filter(|f| f.xattrs).map(|f| f.name).collect();
+        let xattr_files: Vec<_> = ARRAY_FILES
+            .iter()
+            .filter(|f| f.xattrs)
+            .map(|f| f.name)
+            .collect();
         assert_eq!(xattr_files, ["data", "data.npy"]);
     }
 
@@ -378,7 +434,10 @@ mod tests {
         let p = Presented::meta_only(&json!({"file": "x.b2nd", "error": "truncated"}));
         assert_eq!(names(Folder::Array, &p), ["meta.json"]);
         assert!(names(Folder::Chunks, &p).is_empty());
-        assert_eq!(&*p.meta_json, b"{\n  \"file\": \"x.b2nd\",\n  \"error\": \"truncated\"\n}\n");
+        assert_eq!(
+            &*p.meta_json,
+            b"{\n  \"file\": \"x.b2nd\",\n  \"error\": \"truncated\"\n}\n"
+        );
         assert!((array_file(FileId::Data).open)(&p).is_none());
     }
 
@@ -386,16 +445,41 @@ mod tests {
     /// there are no whole-array views.
     #[test]
     fn a_column_presents_its_valid_rows_only() {
-        let rows = RowMap { runs: vec![(0, 2), (5, 1)], count: 3 };
+        let rows = RowMap {
+            runs: vec![(0, 2), (5, 1)],
+            count: 3,
+        };
         let p = Presented::of_array(fixture("dtype_le_i2.b2nd"), Some(&rows));
         // The headers describe the rows shown.
-        assert_eq!(names(Folder::Array, &p), ["meta.json", "data", "data.npy", "data.nhdr", "data.mhd", "data.hdr"]);
+        assert_eq!(
+            names(Folder::Array, &p),
+            [
+                "meta.json",
+                "data",
+                "data.npy",
+                "data.nhdr",
+                "data.mhd",
+                "data.hdr"
+            ]
+        );
         let hdr = String::from_utf8(p.sidecars.envi.as_deref().unwrap().clone()).unwrap();
-        assert!(hdr.contains("samples = 21\nlines = 3\nbands = 1\n"), "{hdr}");
+        assert!(
+            hdr.contains("samples = 21\nlines = 3\nbands = 1\n"),
+            "{hdr}"
+        );
         assert_eq!((array_file(FileId::Data).size)(&p), Some(3 * 21 * 2));
-        assert!(matches!((array_file(FileId::Data).open)(&p), Some(Content::Array { view: View::Rows(_), .. })));
+        assert!(matches!(
+            (array_file(FileId::Data).open)(&p),
+            Some(Content::Array {
+                view: View::Rows(_),
+                ..
+            })
+        ));
         let meta: serde_json::Value = serde_json::from_slice(&p.meta_json).unwrap();
-        assert_eq!((meta["rows_shown"].as_u64(), meta["rows_stored"].as_u64()), (Some(3), Some(33)));
+        assert_eq!(
+            (meta["rows_shown"].as_u64(), meta["rows_stored"].as_u64()),
+            (Some(3), Some(33))
+        );
         assert!(p.npy_header.starts_with(b"\x93NUMPY\x01\x00"));
         assert!(String::from_utf8_lossy(&p.npy_header).contains("'shape': (3, 21)"));
     }
@@ -405,7 +489,10 @@ mod tests {
     #[test]
     fn strings_and_plain_frames() {
         let p = Presented::of_array(fixture("dtype_S7.b2nd"), None);
-        assert_eq!(names(Folder::Array, &p), ["meta.json", "data", "data.npy", "data.txt", "chunks"]);
+        assert_eq!(
+            names(Folder::Array, &p),
+            ["meta.json", "data", "data.npy", "data.txt", "chunks"]
+        );
         let p = Presented::of_array(fixture("frame_f32.b2frame"), None);
         assert!(names(Folder::Array, &p).starts_with(&["meta.json", "data", "data.npy"]));
         assert_eq!(p.chunk_grid, [3]);

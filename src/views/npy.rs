@@ -7,15 +7,31 @@ pub fn header(descr: &str, shape: &[u64]) -> Vec<u8> {
     let shape_text = match shape.len() {
         0 => "()".to_string(),
         1 => format!("({},)", shape[0]),
-        _ => format!("({})", shape.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ")),
+        _ => format!(
+            "({})",
+            shape
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     };
-    let descr_literal = if descr.starts_with('[') { descr.to_string() } else { format!("'{descr}'") };
-    let dict = format!("{{'descr': {descr_literal}, 'fortran_order': False, 'shape': {shape_text}, }}");
+    let descr_literal = if descr.starts_with('[') {
+        descr.to_string()
+    } else {
+        format!("'{descr}'")
+    };
+    let dict =
+        format!("{{'descr': {descr_literal}, 'fortran_order': False, 'shape': {shape_text}, }}");
     let build = |prefix_len: usize| -> usize {
         let unpadded = prefix_len + dict.len() + 1;
         unpadded.div_ceil(64) * 64
     };
-    let (version, prefix_len) = if build(10) - 10 <= u16::MAX as usize { (1u8, 10) } else { (2u8, 12) };
+    let (version, prefix_len) = if build(10) - 10 <= u16::MAX as usize {
+        (1u8, 10)
+    } else {
+        (2u8, 12)
+    };
     let total = build(prefix_len);
     let header_len = total - prefix_len;
     let mut out = Vec::with_capacity(total);
@@ -48,9 +64,15 @@ mod tests {
         let text = std::str::from_utf8(&h[10..]).unwrap();
         assert!(text.starts_with("{'descr': '<f8', 'fortran_order': False, 'shape': (400, 3), }"));
         assert!(text.ends_with('\n'));
-        assert!(std::str::from_utf8(&header("|V4", &[])[10..]).unwrap().contains("'shape': ()"));
-        assert!(std::str::from_utf8(&header("<i2", &[7])[10..]).unwrap().contains("'shape': (7,)"));
+        assert!(std::str::from_utf8(&header("|V4", &[])[10..])
+            .unwrap()
+            .contains("'shape': ()"));
+        assert!(std::str::from_utf8(&header("<i2", &[7])[10..])
+            .unwrap()
+            .contains("'shape': (7,)"));
         let structured = header("[('a', '<i4'), ('b', '<f8')]", &[2]);
-        assert!(std::str::from_utf8(&structured[10..]).unwrap().contains("'descr': [('a', '<i4'), ('b', '<f8')]"));
+        assert!(std::str::from_utf8(&structured[10..])
+            .unwrap()
+            .contains("'descr': [('a', '<i4'), ('b', '<f8')]"));
     }
 }

@@ -14,14 +14,38 @@ use super::imaging::{number, Element, Raster};
 fn type_name(element: Element) -> Option<&'static str> {
     Some(match element {
         Element::Bool => "uint8",
-        Element::Int { signed: true, size: 1 } => "int8",
-        Element::Int { signed: false, size: 1 } => "uint8",
-        Element::Int { signed: true, size: 2 } => "int16",
-        Element::Int { signed: false, size: 2 } => "uint16",
-        Element::Int { signed: true, size: 4 } => "int32",
-        Element::Int { signed: false, size: 4 } => "uint32",
-        Element::Int { signed: true, size: 8 } => "int64",
-        Element::Int { signed: false, size: 8 } => "uint64",
+        Element::Int {
+            signed: true,
+            size: 1,
+        } => "int8",
+        Element::Int {
+            signed: false,
+            size: 1,
+        } => "uint8",
+        Element::Int {
+            signed: true,
+            size: 2,
+        } => "int16",
+        Element::Int {
+            signed: false,
+            size: 2,
+        } => "uint16",
+        Element::Int {
+            signed: true,
+            size: 4,
+        } => "int32",
+        Element::Int {
+            signed: false,
+            size: 4,
+        } => "uint32",
+        Element::Int {
+            signed: true,
+            size: 8,
+        } => "int64",
+        Element::Int {
+            signed: false,
+            size: 8,
+        } => "uint64",
         Element::Float { size: 4 } => "float",
         Element::Float { size: 8 } => "double",
         _ => return None,
@@ -34,9 +58,16 @@ pub fn header(raster: &Raster) -> Option<Vec<u8>> {
     let type_name = type_name(raster.element)?;
     let rank = raster.rank();
     let mut out = String::from("NRRD0004\n# blosc2fs: the array's raw bytes are in `data`, C order (sizes below list the fastest axis first)\n");
-    out += &format!("type: {type_name}\ndimension: {rank}\nsizes: {}\n", raster.sizes_fastest_first());
+    out += &format!(
+        "type: {type_name}\ndimension: {rank}\nsizes: {}\n",
+        raster.sizes_fastest_first()
+    );
     if raster.item_size() > 1 {
-        out += if raster.big_endian { "endian: big\n" } else { "endian: little\n" };
+        out += if raster.big_endian {
+            "endian: big\n"
+        } else {
+            "endian: little\n"
+        };
     }
     out += "encoding: raw\n";
     if raster.placed {
@@ -44,12 +75,20 @@ pub fn header(raster: &Raster) -> Option<Vec<u8>> {
         let directions: Vec<String> = (0..rank)
             .map(|axis| {
                 let step = raster.spacing[rank - 1 - axis];
-                let vector: Vec<String> = (0..rank).map(|k| if k == axis { number(step) } else { "0".into() }).collect();
+                let vector: Vec<String> = (0..rank)
+                    .map(|k| if k == axis { number(step) } else { "0".into() })
+                    .collect();
                 format!("({})", vector.join(","))
             })
             .collect();
-        out += &format!("space dimension: {rank}\nspace directions: {}\n", directions.join(" "));
-        out += &format!("space origin: ({})\n", raster.origin_fastest_first().replace(' ', ","));
+        out += &format!(
+            "space dimension: {rank}\nspace directions: {}\n",
+            directions.join(" ")
+        );
+        out += &format!(
+            "space origin: ({})\n",
+            raster.origin_fastest_first().replace(' ', ",")
+        );
     } else {
         out += &format!("spacings: {}\n", raster.spacing_fastest_first());
     }
@@ -76,12 +115,23 @@ mod tests {
 
     #[test]
     fn big_endian_bytes_bools_and_placed_arrays() {
-        let text = |dtype: &str, shape: &[u64], vlmeta: &[(String, serde_json::Value)]| String::from_utf8(header(&Raster::new(dtype, shape, vlmeta).unwrap()).unwrap()).unwrap();
-        assert!(text(">i8", &[3], &[]).contains("type: int64\ndimension: 1\nsizes: 3\nendian: big\n"));
+        let text = |dtype: &str, shape: &[u64], vlmeta: &[(String, serde_json::Value)]| {
+            String::from_utf8(header(&Raster::new(dtype, shape, vlmeta).unwrap()).unwrap()).unwrap()
+        };
+        assert!(
+            text(">i8", &[3], &[]).contains("type: int64\ndimension: 1\nsizes: 3\nendian: big\n")
+        );
         // One-byte types carry no endian line.
         let b = text("|b1", &[2, 3], &[]);
         assert!(b.contains("type: uint8\n") && !b.contains("endian"), "{b}");
-        let placed = text("<u2", &[2, 3], &[("spacing".into(), json!([2, 0.5])), ("origin".into(), json!([10, -1.5]))]);
+        let placed = text(
+            "<u2",
+            &[2, 3],
+            &[
+                ("spacing".into(), json!([2, 0.5])),
+                ("origin".into(), json!([10, -1.5])),
+            ],
+        );
         assert!(placed.contains("space dimension: 2\nspace directions: (0.5,0) (0,2)\nspace origin: (-1.5,10)\ndata file: data\n"), "{placed}");
         assert!(!placed.contains("spacings"));
     }

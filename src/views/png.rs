@@ -38,7 +38,10 @@ pub fn png_len(width: u32, height: u32, channels: u8, texts: &[TextField]) -> u6
     let chunk = |data: u64| 12 + data;
     SIGNATURE.len() as u64
         + chunk(13)
-        + texts.iter().map(|t| chunk(t.keyword.len() as u64 + 1 + t.len as u64)).sum::<u64>()
+        + texts
+            .iter()
+            .map(|t| chunk(t.keyword.len() as u64 + 1 + t.len as u64))
+            .sum::<u64>()
         + chunk(zlib_len(raw_len(width, height, channels)))
         + chunk(0)
 }
@@ -46,7 +49,13 @@ pub fn png_len(width: u32, height: u32, channels: u8, texts: &[TextField]) -> u6
 /// A PNG of `width` x `height` pixels of `channels` (3: RGB, 4: RGBA) bytes
 /// each, rows top to bottom in `pixels`, with `texts` (each padded or cut to
 /// its field's length; non-Latin-1-printable bytes become `?`).
-pub fn encode(width: u32, height: u32, channels: u8, pixels: &[u8], texts: &[(TextField, &str)]) -> Vec<u8> {
+pub fn encode(
+    width: u32,
+    height: u32,
+    channels: u8,
+    pixels: &[u8],
+    texts: &[(TextField, &str)],
+) -> Vec<u8> {
     let fields: Vec<TextField> = texts.iter().map(|(f, _)| *f).collect();
     let mut out = Vec::with_capacity(png_len(width, height, channels, &fields) as usize);
     out.extend_from_slice(&SIGNATURE);
@@ -60,7 +69,11 @@ pub fn encode(width: u32, height: u32, channels: u8, pixels: &[u8], texts: &[(Te
         let mut data = Vec::with_capacity(field.keyword.len() + 1 + field.len);
         data.extend_from_slice(field.keyword.as_bytes());
         data.push(0);
-        let mut body: Vec<u8> = text.bytes().map(|b| if (0x20..0x7f).contains(&b) { b } else { b'?' }).take(field.len).collect();
+        let mut body: Vec<u8> = text
+            .bytes()
+            .map(|b| if (0x20..0x7f).contains(&b) { b } else { b'?' })
+            .take(field.len)
+            .collect();
         body.resize(field.len, b' ');
         data.extend_from_slice(&body);
         chunk(&mut out, b"tEXt", &data);
@@ -115,7 +128,11 @@ pub fn crc32(bytes: &[u8]) -> u32 {
             let mut c = n as u32;
             let mut k = 0;
             while k < 8 {
-                c = if c & 1 != 0 { 0xedb8_8320 ^ (c >> 1) } else { c >> 1 };
+                c = if c & 1 != 0 {
+                    0xedb8_8320 ^ (c >> 1)
+                } else {
+                    c >> 1
+                };
                 k += 1;
             }
             table[n] = c;
@@ -123,7 +140,9 @@ pub fn crc32(bytes: &[u8]) -> u32 {
         }
         table
     };
-    !bytes.iter().fold(!0u32, |c, &b| TABLE[((c ^ b as u32) & 0xff) as usize] ^ (c >> 8))
+    !bytes.iter().fold(!0u32, |c, &b| {
+        TABLE[((c ^ b as u32) & 0xff) as usize] ^ (c >> 8)
+    })
 }
 
 /// Adler-32 (RFC 1950).
@@ -160,10 +179,31 @@ mod tests {
 
     #[test]
     fn length_is_known_before_encoding_and_zlib_inflates_back() {
-        let texts = [TextField { keyword: "Comment", len: 20 }, TextField { keyword: "Range", len: 5 }];
-        for (w, h, ch) in [(1u32, 1u32, 3u8), (512, 512, 4), (300, 7, 3), (21845, 1, 3), (21844, 3, 3)] {
+        let texts = [
+            TextField {
+                keyword: "Comment",
+                len: 20,
+            },
+            TextField {
+                keyword: "Range",
+                len: 5,
+            },
+        ];
+        for (w, h, ch) in [
+            (1u32, 1u32, 3u8),
+            (512, 512, 4),
+            (300, 7, 3),
+            (21845, 1, 3),
+            (21844, 3, 3),
+        ] {
             let pixels: Vec<u8> = (0..(w * h * ch as u32)).map(|i| (i * 7) as u8).collect();
-            let png = encode(w, h, ch, &pixels, &[(texts[0], "hello\u{e9}"), (texts[1], "too long to fit")]);
+            let png = encode(
+                w,
+                h,
+                ch,
+                &pixels,
+                &[(texts[0], "hello\u{e9}"), (texts[1], "too long to fit")],
+            );
             assert_eq!(png.len() as u64, png_len(w, h, ch, &texts), "{w}x{h}x{ch}");
             assert_eq!(&png[..8], &SIGNATURE);
             assert!(png.ends_with(&[0, 0, 0, 0, b'I', b'E', b'N', b'D', 0xae, 0x42, 0x60, 0x82]));
@@ -176,12 +216,17 @@ mod tests {
             let len = u32::from_be_bytes(png[idat - 4..idat].try_into().unwrap()) as usize;
             let mut inflated = Vec::new();
             use std::io::Read;
-            flate2::read::ZlibDecoder::new(&png[idat + 4..idat + 4 + len]).read_to_end(&mut inflated).unwrap();
+            flate2::read::ZlibDecoder::new(&png[idat + 4..idat + 4 + len])
+                .read_to_end(&mut inflated)
+                .unwrap();
             let row = (w * ch as u32) as usize;
             assert_eq!(inflated.len(), h as usize * (row + 1));
             for y in 0..h as usize {
                 assert_eq!(inflated[y * (row + 1)], 0);
-                assert_eq!(&inflated[y * (row + 1) + 1..(y + 1) * (row + 1)], &pixels[y * row..(y + 1) * row]);
+                assert_eq!(
+                    &inflated[y * (row + 1) + 1..(y + 1) * (row + 1)],
+                    &pixels[y * row..(y + 1) * row]
+                );
             }
         }
     }

@@ -12,8 +12,8 @@ use crate::format::{Array, Shape};
 use crate::read::{row_bytes, RowMap, RowSelection, View};
 
 use super::dtype::presented_dtype;
-use super::meta_json::json_bytes;
 use super::imaging::Raster;
+use super::meta_json::json_bytes;
 use super::{envi, items, meta_json, metaimage, npy, nrrd, zarr};
 
 /// Everything rendered for one version of an array.
@@ -64,13 +64,22 @@ impl Sidecars {
     /// The headers of `data` holding `dtype` items in `shape`, placed by
     /// the spacing and origin in `vlmeta` when it carries them.
     fn of(dtype: &str, shape: &[u64], vlmeta: &[(String, Json)]) -> Sidecars {
-        let Some(raster) = Raster::new(dtype, shape, vlmeta) else { return Sidecars::default() };
+        let Some(raster) = Raster::new(dtype, shape, vlmeta) else {
+            return Sidecars::default();
+        };
         let arc = |bytes: Option<Vec<u8>>| bytes.map(Arc::new);
-        Sidecars { nrrd: arc(nrrd::header(&raster)), metaimage: arc(metaimage::header(&raster)), envi: arc(envi::header(&raster)) }
+        Sidecars {
+            nrrd: arc(nrrd::header(&raster)),
+            metaimage: arc(metaimage::header(&raster)),
+            envi: arc(envi::header(&raster)),
+        }
     }
 
     fn weight(&self) -> usize {
-        [&self.nrrd, &self.metaimage, &self.envi].iter().map(|b| b.as_ref().map_or(0, |b| b.len())).sum()
+        [&self.nrrd, &self.metaimage, &self.envi]
+            .iter()
+            .map(|b| b.as_ref().map_or(0, |b| b.len()))
+            .sum()
     }
 }
 
@@ -82,7 +91,11 @@ impl Presented {
     /// Bytes this version holds, roughly: what the metadata cache charges.
     pub fn weight(&self) -> usize {
         let blob = |b: &Option<Arc<Vec<u8>>>| b.as_ref().map_or(0, |b| b.len());
-        let xattrs: usize = self.xattrs.iter().map(|(n, v)| 48 + n.len() + v.len()).sum();
+        let xattrs: usize = self
+            .xattrs
+            .iter()
+            .map(|(n, v)| 48 + n.len() + v.len())
+            .sum();
         PRESENTED_OVERHEAD
             + self.array.as_ref().map_or(0, |a| a.held_bytes())
             + self.meta_json.len()
@@ -116,11 +129,18 @@ impl Presented {
         let dtype = presented_dtype(&array);
         let typesize = array.frame().typesize as u64;
         let (mut shape, chunkshape, chunk_grid, mut zarr_chunks) = match array.shape() {
-            Shape::Nd { geometry, .. } => (geometry.shape.clone(), Some(geometry.chunkshape.clone()), geometry.chunk_grid.clone(), Some(geometry.chunkshape.clone())),
+            Shape::Nd { geometry, .. } => (
+                geometry.shape.clone(),
+                Some(geometry.chunkshape.clone()),
+                geometry.chunk_grid.clone(),
+                Some(geometry.chunkshape.clone()),
+            ),
             Shape::Plain { .. } => {
                 let items = array.data_len() / typesize;
                 let chunksize = array.frame().chunksize;
-                let uniform = chunksize > 0 && chunksize.is_multiple_of(typesize) && array.data_len().is_multiple_of(typesize);
+                let uniform = chunksize > 0
+                    && chunksize.is_multiple_of(typesize)
+                    && array.data_len().is_multiple_of(typesize);
                 let chunks = uniform.then(|| vec![chunksize / typesize]);
                 (vec![items], None, vec![array.nchunks()], chunks)
             }
@@ -144,39 +164,58 @@ impl Presented {
             }
             let npy_header = Arc::new(npy::header(&dtype, &shape));
             row_views = Some([
-                Arc::new(RowSelection::new(clipped.runs.clone(), row_bytes, Arc::new(Vec::new()))),
+                Arc::new(RowSelection::new(
+                    clipped.runs.clone(),
+                    row_bytes,
+                    Arc::new(Vec::new()),
+                )),
                 Arc::new(RowSelection::new(clipped.runs, row_bytes, npy_header)),
             ]);
         }
-        let items = items::kind_of(&array).and_then(|kind| match items::items_jsonl(&array, kind) {
-            Ok(bytes) => Some(Arc::new(bytes)),
-            Err(p) => {
-                if let Some(obj) = meta_doc.as_object_mut() {
-                    obj.insert("items_error".into(), json!(p.to_string()));
+        let items =
+            items::kind_of(&array).and_then(|kind| match items::items_jsonl(&array, kind) {
+                Ok(bytes) => Some(Arc::new(bytes)),
+                Err(p) => {
+                    if let Some(obj) = meta_doc.as_object_mut() {
+                        obj.insert("items_error".into(), json!(p.to_string()));
+                    }
+                    None
                 }
-                None
-            }
-        });
-        let (npy_dtype, npy_shape) = if row_views.is_some() || array.data_len().is_multiple_of(typesize) {
-            (dtype.clone(), shape.clone())
-        } else {
-            ("|u1".to_string(), vec![array.data_len()])
-        };
+            });
+        let (npy_dtype, npy_shape) =
+            if row_views.is_some() || array.data_len().is_multiple_of(typesize) {
+                (dtype.clone(), shape.clone())
+            } else {
+                ("|u1".to_string(), vec![array.data_len()])
+            };
         // The headers describe data exactly as data.npy's header does (not
         // the msgpack bytes of an ObjectArray's items).
-        let sidecars = if npy_dtype == dtype && items::kind_of(&array).is_none() { Sidecars::of(&dtype, &npy_shape, &array.frame().vlmeta) } else { Sidecars::default() };
+        let sidecars = if npy_dtype == dtype && items::kind_of(&array).is_none() {
+            Sidecars::of(&dtype, &npy_shape, &array.frame().vlmeta)
+        } else {
+            Sidecars::default()
+        };
         let zarray = zarr_chunks.and_then(|chunks| {
             let zdtype = zarr::zarr_dtype(&dtype)?;
             Some(Arc::new(zarr::zarray(&shape, &chunks, zdtype)))
         });
         let mut xattrs = vec![
             ("user.blosc2.dtype".to_string(), dtype.clone().into_bytes()),
-            ("user.blosc2.shape".to_string(), serde_json::to_vec(&shape).unwrap_or_default()),
+            (
+                "user.blosc2.shape".to_string(),
+                serde_json::to_vec(&shape).unwrap_or_default(),
+            ),
         ];
         if let Some(chunkshape) = &chunkshape {
-            xattrs.push(("user.blosc2.chunkshape".to_string(), serde_json::to_vec(chunkshape).unwrap_or_default()));
+            xattrs.push((
+                "user.blosc2.chunkshape".to_string(),
+                serde_json::to_vec(chunkshape).unwrap_or_default(),
+            ));
         }
-        xattrs.push(("user.blosc2.codec".to_string(), meta_json::codec_name(&array).into_bytes()));
+        xattrs.push((
+            "user.blosc2.codec".to_string(),
+            meta_json::codec_name(&array).into_bytes(),
+        ));
         Presented {
             meta_json: Arc::new(json_bytes(&meta_doc)),
             npy_header: Arc::new(npy::header(&npy_dtype, &npy_shape)),
@@ -197,9 +236,15 @@ impl Presented {
         let array = self.array.as_ref()?;
         Some(match (&self.rows, npy) {
             (Some([data, _]), false) => (View::Rows(data.clone()), data.body_len()),
-            (Some([_, npy]), true) => (View::Rows(npy.clone()), self.npy_header.len() as u64 + npy.body_len()),
+            (Some([_, npy]), true) => (
+                View::Rows(npy.clone()),
+                self.npy_header.len() as u64 + npy.body_len(),
+            ),
             (None, false) => (View::Data, array.data_len()),
-            (None, true) => (View::Npy(self.npy_header.clone()), self.npy_header.len() as u64 + array.data_len()),
+            (None, true) => (
+                View::Npy(self.npy_header.clone()),
+                self.npy_header.len() as u64 + array.data_len(),
+            ),
         })
     }
 
@@ -218,7 +263,10 @@ mod tests {
     use crate::views::testing::fixture;
 
     fn xattr<'a>(p: &'a Presented, name: &str) -> Option<&'a str> {
-        p.xattrs.iter().find(|(n, _)| n == name).map(|(_, v)| std::str::from_utf8(v).unwrap())
+        p.xattrs
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| std::str::from_utf8(v).unwrap())
     }
 
     /// `dtype_le_f4.b2nd` as tests/fixtures/manifest.json gives it: shape
@@ -240,7 +288,8 @@ mod tests {
         // numpy's header: magic, version 1.0, padded to 64 bytes, newline.
         assert!(p.npy_header.starts_with(b"\x93NUMPY\x01\x00"));
         assert_eq!(p.npy_header.len() % 64, 0);
-        assert!(String::from_utf8_lossy(&p.npy_header).contains("'descr': '<f4', 'fortran_order': False, 'shape': (33, 21)"));
+        assert!(String::from_utf8_lossy(&p.npy_header)
+            .contains("'descr': '<f4', 'fortran_order': False, 'shape': (33, 21)"));
         assert!(p.whole_array().is_some());
     }
 

@@ -64,9 +64,18 @@ pub const VIRIDIS: [[u8; 3]; 9] = [
 ];
 
 /// The fixed-length texts of every preview.
-const DESCRIPTION: TextField = TextField { keyword: "Description", len: 200 };
-const RANGE: TextField = TextField { keyword: "Range", len: 60 };
-const SAMPLED: TextField = TextField { keyword: "Sampled", len: 60 };
+const DESCRIPTION: TextField = TextField {
+    keyword: "Description",
+    len: 200,
+};
+const RANGE: TextField = TextField {
+    keyword: "Range",
+    len: 60,
+};
+const SAMPLED: TextField = TextField {
+    keyword: "Sampled",
+    len: 60,
+};
 const TEXTS: [TextField; 3] = [DESCRIPTION, RANGE, SAMPLED];
 
 /// What the picture shows.
@@ -103,7 +112,10 @@ struct Range {
 
 impl Range {
     fn new() -> Range {
-        Range { min: f64::INFINITY, max: f64::NEG_INFINITY }
+        Range {
+            min: f64::INFINITY,
+            max: f64::NEG_INFINITY,
+        }
     }
 
     fn add(&mut self, v: f64) {
@@ -134,8 +146,16 @@ impl Range {
         if self.is_empty() {
             return "none".into();
         }
-        let f8 = ScalarFormat { kind: ScalarKind::Float, size: 8, big_endian: false };
-        format!("{} {}", f8.text(&self.min.to_le_bytes()), f8.text(&self.max.to_le_bytes()))
+        let f8 = ScalarFormat {
+            kind: ScalarKind::Float,
+            size: 8,
+            big_endian: false,
+        };
+        format!(
+            "{} {}",
+            f8.text(&self.min.to_le_bytes()),
+            f8.text(&self.max.to_le_bytes())
+        )
     }
 }
 
@@ -169,9 +189,19 @@ fn block_at(g: &Geometry, d: usize, t: u64) -> (u64, u64) {
 
 /// Source positions for `out` pixels along one axis of extent `n`: every
 /// `step`-th element, or in `tiles` bands each spread over one block.
-fn axis_map(g: &Geometry, d: usize, n: u64, out: u64, step: u64, tiles: Option<u64>) -> (Vec<u64>, Vec<(u64, u64)>) {
+fn axis_map(
+    g: &Geometry,
+    d: usize,
+    n: u64,
+    out: u64,
+    step: u64,
+    tiles: Option<u64>,
+) -> (Vec<u64>, Vec<(u64, u64)>) {
     match tiles {
-        None => ((0..out).map(|i| (i * step).min(n - 1)).collect(), vec![(0, n)]),
+        None => (
+            (0..out).map(|i| (i * step).min(n - 1)).collect(),
+            vec![(0, n)],
+        ),
         Some(t) => {
             let mut map = Vec::with_capacity(out as usize);
             let mut spans = Vec::new();
@@ -193,7 +223,9 @@ impl PreviewPlan {
     /// The plan for `array`: `None` unless it is an N-d array (at least one
     /// axis, no empty one) of a simple numeric dtype.
     pub fn new(array: &Array) -> Option<PreviewPlan> {
-        let Shape::Nd { geometry, .. } = array.shape() else { return None };
+        let Shape::Nd { geometry, .. } = array.shape() else {
+            return None;
+        };
         let dtype = presented_dtype(array);
         let format = ScalarFormat::parse(&dtype)?;
         let shape = &geometry.shape;
@@ -205,19 +237,39 @@ impl PreviewPlan {
         let picture = if nd == 1 {
             Picture::Plot { n: shape[0] }
         } else if nd >= 3 && u1 && matches!(shape[nd - 1], 3 | 4) {
-            Picture::Rgb { h: shape[nd - 3], w: shape[nd - 2], c: shape[nd - 1] }
+            Picture::Rgb {
+                h: shape[nd - 3],
+                w: shape[nd - 2],
+                c: shape[nd - 1],
+            }
         } else {
-            Picture::Map { h: shape[nd - 2], w: shape[nd - 1] }
+            Picture::Map {
+                h: shape[nd - 2],
+                w: shape[nd - 1],
+            }
         };
         let (width, height, channels, step) = match picture {
             Picture::Plot { .. } => (PLOT_WIDTH, PLOT_HEIGHT, 3, 1),
             Picture::Map { h, w } | Picture::Rgb { h, w, .. } => {
                 let step = h.max(w).div_ceil(MAX_SIDE);
-                let c = if let Picture::Rgb { c, .. } = picture { c as u8 } else { 3 };
+                let c = if let Picture::Rgb { c, .. } = picture {
+                    c as u8
+                } else {
+                    3
+                };
                 (w.div_ceil(step) as u32, h.div_ceil(step) as u32, c, step)
             }
         };
-        Some(PreviewPlan { picture, format, geometry: geometry.clone(), dtype, width, height, channels, step })
+        Some(PreviewPlan {
+            picture,
+            format,
+            geometry: geometry.clone(),
+            dtype,
+            width,
+            height,
+            channels,
+            step,
+        })
     }
 
     /// Size of the PNG.
@@ -251,7 +303,11 @@ impl PreviewPlan {
         let first = self.first_axis();
         let mut cost = g.itemsize;
         for d in 0..g.shape.len() {
-            let extent = if d < first { g.blockshape[d].min(g.shape[d]).max(1) } else { g.shape[d] };
+            let extent = if d < first {
+                g.blockshape[d].min(g.shape[d]).max(1)
+            } else {
+                g.shape[d]
+            };
             cost = cost.saturating_mul(extent);
         }
         cost
@@ -288,7 +344,10 @@ impl PreviewPlan {
         let fetch = |start: u64, len: u64| {
             let bytes = planner.read(array, &View::Data, start, len)?;
             if bytes.len() as u64 != len {
-                return Err(Error::new(array.name(), Problem::OutOfRange(format!("bytes {start}..{} lie past the end", start + len))));
+                return Err(Error::new(
+                    array.name(),
+                    Problem::OutOfRange(format!("bytes {start}..{} lie past the end", start + len)),
+                ));
             }
             Ok(bytes)
         };
@@ -306,26 +365,52 @@ impl PreviewPlan {
         };
         let what = match self.picture {
             Picture::Plot { .. } => "line plot, min/max per pixel column".to_string(),
-            Picture::Map { .. } => format!("axes -2,-1 every {} element(s), colour map viridis over Range, NaN magenta", self.step),
+            Picture::Map { .. } => format!(
+                "axes -2,-1 every {} element(s), colour map viridis over Range, NaN magenta",
+                self.step
+            ),
             Picture::Rgb { .. } => format!("axes -3,-2 as RGB(A) every {} element(s)", self.step),
         };
         let description = format!(
             "blosc2fs preview of {}: shape {:?} dtype {}; {what}; other axes at index 0",
-            array.name().file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+            array
+                .name()
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
             self.geometry.shape,
             self.dtype
         );
         let sampled_text = match tiles_used {
-            Some(t) => format!("yes: {} tiles of one block each, of {total_blocks} blocks", t),
+            Some(t) => format!(
+                "yes: {} tiles of one block each, of {total_blocks} blocks",
+                t
+            ),
             None => "no".to_string(),
         };
         let range_text = range.text();
-        Ok(encode(self.width, self.height, self.channels, &pixels, &[(DESCRIPTION, &description), (RANGE, &range_text), (SAMPLED, &sampled_text)]))
+        Ok(encode(
+            self.width,
+            self.height,
+            self.channels,
+            &pixels,
+            &[
+                (DESCRIPTION, &description),
+                (RANGE, &range_text),
+                (SAMPLED, &sampled_text),
+            ],
+        ))
     }
 
     /// Call `each(index, value)` for the elements `[start, end)` (C order
     /// offsets in items), read in pieces of at most [`READ_PIECE`] bytes.
-    fn for_each(&self, start: u64, end: u64, fetch: &dyn Fn(u64, u64) -> Result<Vec<u8>, Error>, each: &mut dyn FnMut(u64, &[u8])) -> Result<(), Error> {
+    fn for_each(
+        &self,
+        start: u64,
+        end: u64,
+        fetch: &dyn Fn(u64, u64) -> Result<Vec<u8>, Error>,
+        each: &mut dyn FnMut(u64, &[u8]),
+    ) -> Result<(), Error> {
         let is = self.geometry.itemsize;
         let per_read = (READ_PIECE / is).max(1);
         let mut at = start;
@@ -341,7 +426,12 @@ impl PreviewPlan {
     }
 
     /// A line plot of the `n` values of a 1-D array.
-    fn plot(&self, n: u64, tiles: Option<u64>, fetch: &dyn Fn(u64, u64) -> Result<Vec<u8>, Error>) -> Result<(Vec<u8>, Range, Option<u64>), Error> {
+    fn plot(
+        &self,
+        n: u64,
+        tiles: Option<u64>,
+        fetch: &dyn Fn(u64, u64) -> Result<Vec<u8>, Error>,
+    ) -> Result<(Vec<u8>, Range, Option<u64>), Error> {
         let cols = PLOT_WIDTH as u64;
         // Each pixel column's element range.
         let mut spans: Vec<(u64, u64)> = Vec::with_capacity(cols as usize);
@@ -362,7 +452,12 @@ impl PreviewPlan {
                     let (start, len) = block_at(&self.geometry, 0, centre);
                     for x in x0..x1 {
                         let s = start + (x - x0) * len / (x1 - x0);
-                        spans.push((s, (start + (x - x0 + 1) * len / (x1 - x0)).max(s + 1).min(start + len)));
+                        spans.push((
+                            s,
+                            (start + (x - x0 + 1) * len / (x1 - x0))
+                                .max(s + 1)
+                                .min(start + len),
+                        ));
                     }
                 }
             }
@@ -382,9 +477,20 @@ impl PreviewPlan {
             })?;
         }
         let (w, h) = (PLOT_WIDTH as usize, PLOT_HEIGHT as usize);
-        let mut pixels: Vec<u8> = PLOT_BACKGROUND.iter().copied().cycle().take(w * h * 3).collect();
+        let mut pixels: Vec<u8> = PLOT_BACKGROUND
+            .iter()
+            .copied()
+            .cycle()
+            .take(w * h * 3)
+            .collect();
         let row_of = |v: f64| -> usize {
-            let t = if v >= f64::MAX { 1.0 } else if v <= f64::MIN { 0.0 } else { range.position(v) };
+            let t = if v >= f64::MAX {
+                1.0
+            } else if v <= f64::MIN {
+                0.0
+            } else {
+                range.position(v)
+            };
             ((1.0 - t) * (h - 1) as f64).round() as usize
         };
         for (x, env) in envelope.iter().enumerate() {
@@ -400,13 +506,24 @@ impl PreviewPlan {
     }
 
     /// A picture of the `h` x `w` (x `c` channels) image axes.
-    fn image(&self, h: u64, w: u64, c: u64, tiles: Option<u64>, fetch: &dyn Fn(u64, u64) -> Result<Vec<u8>, Error>) -> Result<(Vec<u8>, Range, Option<u64>), Error> {
+    fn image(
+        &self,
+        h: u64,
+        w: u64,
+        c: u64,
+        tiles: Option<u64>,
+        fetch: &dyn Fn(u64, u64) -> Result<Vec<u8>, Error>,
+    ) -> Result<(Vec<u8>, Range, Option<u64>), Error> {
         let g = &self.geometry;
         let a = self.first_axis();
         let (out_w, out_h) = (self.width as u64, self.height as u64);
         let grid = tiles.map(|t| {
-            let (nby, nbx) = (blocks_along(g, a).min(out_h).max(1), blocks_along(g, a + 1).min(out_w).max(1));
-            let gy = (((t * out_h) as f64 / out_w as f64).sqrt().round() as u64).clamp(1, nby.min(t));
+            let (nby, nbx) = (
+                blocks_along(g, a).min(out_h).max(1),
+                blocks_along(g, a + 1).min(out_w).max(1),
+            );
+            let gy =
+                (((t * out_h) as f64 / out_w as f64).sqrt().round() as u64).clamp(1, nby.min(t));
             let gx = (t / gy).clamp(1, nbx);
             let gy = (t / gx).clamp(1, nby);
             (gy, gx)
@@ -421,31 +538,52 @@ impl PreviewPlan {
             let row_base = r * w;
             for &(s, e) in &col_spans {
                 // Pixel columns whose element lies in this span, in order.
-                let wanted: Vec<(usize, u64)> = cols.iter().enumerate().filter(|(_, &col)| col >= s && col < e).map(|(x, &col)| (x, col)).collect();
+                let wanted: Vec<(usize, u64)> = cols
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &col)| col >= s && col < e)
+                    .map(|(x, &col)| (x, col))
+                    .collect();
                 if wanted.is_empty() {
                     continue;
                 }
                 let mut k = 0;
                 let (first, last) = (wanted[0].1, wanted[wanted.len() - 1].1);
-                self.for_each((row_base + first) * c, (row_base + last + 1) * c, fetch, &mut |i, item| {
-                    let col = i / c - row_base;
-                    while k < wanted.len() && wanted[k].1 < col {
-                        k += 1;
-                    }
-                    let mut j = k;
-                    while j < wanted.len() && wanted[j].1 == col {
-                        let v = format.value(item);
-                        range.add(v);
-                        values[((y as u64 * out_w + wanted[j].0 as u64) * c + i % c) as usize] = v;
-                        j += 1;
-                    }
-                })?;
+                self.for_each(
+                    (row_base + first) * c,
+                    (row_base + last + 1) * c,
+                    fetch,
+                    &mut |i, item| {
+                        let col = i / c - row_base;
+                        while k < wanted.len() && wanted[k].1 < col {
+                            k += 1;
+                        }
+                        let mut j = k;
+                        while j < wanted.len() && wanted[j].1 == col {
+                            let v = format.value(item);
+                            range.add(v);
+                            values
+                                [((y as u64 * out_w + wanted[j].0 as u64) * c + i % c) as usize] =
+                                v;
+                            j += 1;
+                        }
+                    },
+                )?;
             }
         }
         let pixels: Vec<u8> = if let Picture::Rgb { .. } = self.picture {
             values.iter().map(|&v| v as u8).collect()
         } else {
-            values.iter().flat_map(|&v| if v.is_nan() { NAN_COLOUR } else { colour(range.position(v)) }).collect()
+            values
+                .iter()
+                .flat_map(|&v| {
+                    if v.is_nan() {
+                        NAN_COLOUR
+                    } else {
+                        colour(range.position(v))
+                    }
+                })
+                .collect()
         };
         Ok((pixels, range, grid.map(|(gy, gx)| gy * gx)))
     }
@@ -460,7 +598,11 @@ mod tests {
         assert_eq!(colour(0.0), VIRIDIS[0]);
         assert_eq!(colour(1.0), VIRIDIS[8]);
         assert_eq!(colour(-3.0), VIRIDIS[0]);
-        assert_eq!(colour(0.5), [33, 144, 141], "step 128 is just past anchor 4 (127.5)");
+        assert_eq!(
+            colour(0.5),
+            [33, 144, 141],
+            "step 128 is just past anchor 4 (127.5)"
+        );
     }
 
     fn geometry(shape: &[u64], chunks: &[u64], blocks: &[u64]) -> Geometry {
@@ -476,7 +618,6 @@ mod tests {
         assert_eq!(block_at(&g, 0, 29), (28, 2));
         assert_eq!(block_at(&g, 0, 95), (90, 7));
         assert_eq!(block_at(&g, 0, 97), (97, 3));
-
     }
 
     #[test]

@@ -13,11 +13,28 @@ pub const REDACTED: &str = "<redacted>";
 
 /// Words that mark an object key as holding a secret (compared in lower case).
 /// A key that is exactly `auth` counts too (but `author` does not).
-const SECRET_KEY_WORDS: [&str; 8] = ["token", "password", "passwd", "secret", "credential", "authorization", "signature", "apikey"];
+const SECRET_KEY_WORDS: [&str; 8] = [
+    "token",
+    "password",
+    "passwd",
+    "secret",
+    "credential",
+    "authorization",
+    "signature",
+    "apikey",
+];
 
 /// Query parameter names whose presence makes a whole query secret
 /// (presigned S3, GCS and Azure URLs, bearer tokens in URLs).
-const SECRET_QUERY_WORDS: [&str; 7] = ["signature", "sig", "token", "credential", "key", "secret", "password"];
+const SECRET_QUERY_WORDS: [&str; 7] = [
+    "signature",
+    "sig",
+    "token",
+    "credential",
+    "key",
+    "secret",
+    "password",
+];
 
 /// Replace every secret inside `value`: values under secret-looking keys,
 /// the token slot of a proxy's `urlpath` triple, and credentials inside URLs.
@@ -60,11 +77,18 @@ fn redact_urlpath_triple(value: &mut Json) {
 /// or None when it is not a URL or has nothing to hide.
 pub fn redact_url(text: &str) -> Option<String> {
     let scheme_end = text.find("://")?;
-    if scheme_end == 0 || !text[..scheme_end].bytes().all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'-' || b == b'.') {
+    if scheme_end == 0
+        || !text[..scheme_end]
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'-' || b == b'.')
+    {
         return None;
     }
     let rest_start = scheme_end + 3;
-    let authority_end = text[rest_start..].find(['/', '?', '#']).map(|i| rest_start + i).unwrap_or(text.len());
+    let authority_end = text[rest_start..]
+        .find(['/', '?', '#'])
+        .map(|i| rest_start + i)
+        .unwrap_or(text.len());
     let mut out = String::with_capacity(text.len());
     out.push_str(&text[..rest_start]);
     let authority = &text[rest_start..authority_end];
@@ -109,7 +133,10 @@ mod tests {
 
     #[test]
     fn urls_lose_user_information_and_presigned_queries() {
-        assert_eq!(redact_url("https://alice:s3cret@host:8080/a/b.b2nd").as_deref(), Some("https://<redacted>@host:8080/a/b.b2nd"));
+        assert_eq!(
+            redact_url("https://alice:s3cret@host:8080/a/b.b2nd").as_deref(),
+            Some("https://<redacted>@host:8080/a/b.b2nd")
+        );
         assert_eq!(
             redact_url("https://bucket.s3.amazonaws.com/k.b2nd?X-Amz-Credential=AK%2F&X-Amz-Signature=abc#frag").as_deref(),
             Some("https://bucket.s3.amazonaws.com/k.b2nd?<redacted>#frag")

@@ -28,15 +28,42 @@ const fn bit(id: FileId) -> u32 {
 
 /// The optional views and their names. `chunks` brings its `.zarray`.
 const NAMES: [ViewName; 9] = [
-    ViewName { names: &["npy", "data.npy"], bit: bit(FileId::Npy) },
-    ViewName { names: &["text", "txt", "data.txt"], bit: bit(FileId::Text) },
-    ViewName { names: &["preview", "png", "preview.png"], bit: bit(FileId::Preview) },
-    ViewName { names: &["chunks", "zarr"], bit: bit(FileId::ChunksDir) | bit(FileId::Zarray) },
-    ViewName { names: &["items", "items.jsonl"], bit: bit(FileId::Items) },
-    ViewName { names: &["nrrd", "nhdr", "data.nhdr"], bit: bit(FileId::Nrrd) },
-    ViewName { names: &["metaimage", "mhd", "data.mhd"], bit: bit(FileId::MetaImage) },
-    ViewName { names: &["envi", "hdr", "data.hdr"], bit: bit(FileId::Envi) },
-    ViewName { names: &["table", "csv", "table.csv"], bit: TABLE_CSV_BIT },
+    ViewName {
+        names: &["npy", "data.npy"],
+        bit: bit(FileId::Npy),
+    },
+    ViewName {
+        names: &["text", "txt", "data.txt"],
+        bit: bit(FileId::Text),
+    },
+    ViewName {
+        names: &["preview", "png", "preview.png"],
+        bit: bit(FileId::Preview),
+    },
+    ViewName {
+        names: &["chunks", "zarr"],
+        bit: bit(FileId::ChunksDir) | bit(FileId::Zarray),
+    },
+    ViewName {
+        names: &["items", "items.jsonl"],
+        bit: bit(FileId::Items),
+    },
+    ViewName {
+        names: &["nrrd", "nhdr", "data.nhdr"],
+        bit: bit(FileId::Nrrd),
+    },
+    ViewName {
+        names: &["metaimage", "mhd", "data.mhd"],
+        bit: bit(FileId::MetaImage),
+    },
+    ViewName {
+        names: &["envi", "hdr", "data.hdr"],
+        bit: bit(FileId::Envi),
+    },
+    ViewName {
+        names: &["table", "csv", "table.csv"],
+        bit: TABLE_CSV_BIT,
+    },
 ];
 
 /// The files that are always offered.
@@ -73,14 +100,31 @@ impl ViewSet {
     /// list is `none`.
     pub fn parse(list: &str) -> Result<ViewSet, UnknownView> {
         let mut bits = ALWAYS;
-        for name in list.split([',', ':', '+']).map(str::trim).filter(|n| !n.is_empty()) {
+        for name in list
+            .split([',', ':', '+'])
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+        {
             bits |= match name {
                 "all" => u32::MAX,
                 "none" => 0,
                 "headers" => bit(FileId::Nrrd) | bit(FileId::MetaImage) | bit(FileId::Envi),
                 _ => {
-                    let known = || NAMES.iter().map(|v| v.names[0]).collect::<Vec<_>>().join(", ");
-                    NAMES.iter().find(|v| v.names.contains(&name)).ok_or_else(|| UnknownView { name: name.to_string(), known: known() })?.bit
+                    let known = || {
+                        NAMES
+                            .iter()
+                            .map(|v| v.names[0])
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    };
+                    NAMES
+                        .iter()
+                        .find(|v| v.names.contains(&name))
+                        .ok_or_else(|| UnknownView {
+                            name: name.to_string(),
+                            known: known(),
+                        })?
+                        .bit
                 }
             };
         }
@@ -110,7 +154,11 @@ impl fmt::Display for ViewSet {
         if *self == ViewSet::ALL {
             return f.write_str("all");
         }
-        let names: Vec<&str> = NAMES.iter().filter(|v| self.0 & v.bit == v.bit).map(|v| v.names[0]).collect();
+        let names: Vec<&str> = NAMES
+            .iter()
+            .filter(|v| self.0 & v.bit == v.bit)
+            .map(|v| v.names[0])
+            .collect();
         f.write_str(if names.is_empty() { "none" } else { "" })?;
         f.write_str(&names.join(","))
     }
@@ -125,24 +173,56 @@ mod tests {
     fn data_and_meta_json_are_always_offered() {
         for list in ["none", "", "npy", "all", ",,"] {
             let set = ViewSet::parse(list).unwrap();
-            assert!(set.offers(FileId::Data) && set.offers(FileId::MetaJson), "{list:?}");
+            assert!(
+                set.offers(FileId::Data) && set.offers(FileId::MetaJson),
+                "{list:?}"
+            );
         }
         let plain = ViewSet::parse("none").unwrap();
         assert_eq!(plain, ViewSet::PLAIN);
-        assert!(ARRAY_FILES.iter().filter(|f| plain.offers(f.id)).map(|f| f.name).eq(["meta.json", "data"]));
+        assert!(ARRAY_FILES
+            .iter()
+            .filter(|f| plain.offers(f.id))
+            .map(|f| f.name)
+            .eq(["meta.json", "data"]));
         assert!(!plain.offers_table_csv());
     }
 
     #[test]
     fn names_short_and_long_choose_their_files() {
         let set = ViewSet::parse("npy, data.txt,nrrd").unwrap();
-        let offered: Vec<_> = ARRAY_FILES.iter().filter(|f| set.offers(f.id)).map(|f| f.name).collect();
-        assert_eq!(offered, ["meta.json", "data", "data.npy", "data.txt", "data.nhdr"]);
+        let offered: Vec<_> = ARRAY_FILES
+            .iter()
+            .filter(|f| set.offers(f.id))
+            .map(|f| f.name)
+            .collect();
+        assert_eq!(
+            offered,
+            ["meta.json", "data", "data.npy", "data.txt", "data.nhdr"]
+        );
         let set = ViewSet::parse("headers+chunks").unwrap();
-        let offered: Vec<_> = ARRAY_FILES.iter().filter(|f| set.offers(f.id)).map(|f| f.name).collect();
-        assert_eq!(offered, ["meta.json", "data", "chunks", ".zarray", "data.nhdr", "data.mhd", "data.hdr"]);
+        let offered: Vec<_> = ARRAY_FILES
+            .iter()
+            .filter(|f| set.offers(f.id))
+            .map(|f| f.name)
+            .collect();
+        assert_eq!(
+            offered,
+            [
+                "meta.json",
+                "data",
+                "chunks",
+                ".zarray",
+                "data.nhdr",
+                "data.mhd",
+                "data.hdr"
+            ]
+        );
         assert!(ViewSet::parse("csv").unwrap().offers_table_csv());
-        assert_eq!(ViewSet::parse("npy:text").unwrap(), ViewSet::parse("npy,text").unwrap());
+        assert_eq!(
+            ViewSet::parse("npy:text").unwrap(),
+            ViewSet::parse("npy,text").unwrap()
+        );
         assert_eq!(ViewSet::parse("all").unwrap(), ViewSet::ALL);
         assert!(ARRAY_FILES.iter().all(|f| ViewSet::ALL.offers(f.id)));
     }
@@ -150,7 +230,11 @@ mod tests {
     #[test]
     fn every_optional_file_has_a_name_and_lists_print_back() {
         for f in ARRAY_FILES.iter().filter(|f| !ViewSet::PLAIN.offers(f.id)) {
-            assert!(NAMES.iter().any(|v| v.bit & bit(f.id) != 0), "{} has no --views name", f.name);
+            assert!(
+                NAMES.iter().any(|v| v.bit & bit(f.id) != 0),
+                "{} has no --views name",
+                f.name
+            );
         }
         for list in ["none", "all", "npy,text", "chunks,envi,table"] {
             let set = ViewSet::parse(list).unwrap();

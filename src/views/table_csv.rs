@@ -70,14 +70,27 @@ impl TableCsv {
             if *count.get_or_insert(clipped.count) != clipped.count {
                 return None;
             }
-            let view = View::Rows(Arc::new(RowSelection::new(clipped.runs, format.size as u64, Arc::new(Vec::new()))));
+            let view = View::Rows(Arc::new(RowSelection::new(
+                clipped.runs,
+                format.size as u64,
+                Arc::new(Vec::new()),
+            )));
             names.push(header_field(&name));
-            out.push(CsvColumn { array, view, format });
+            out.push(CsvColumn {
+                array,
+                view,
+                format,
+            });
         }
         let mut header = names.join(",").into_bytes();
         header.push(b'\n');
         let row_width = out.iter().map(|c| c.format.width() as u64 + 1).sum();
-        Some(TableCsv { header, columns: out, row_width, rows: count.unwrap_or(0) })
+        Some(TableCsv {
+            header,
+            columns: out,
+            row_width,
+            rows: count.unwrap_or(0),
+        })
     }
 
     /// Size of the file in bytes.
@@ -101,7 +114,12 @@ impl TableCsv {
     /// Bytes `[offset, offset + size)` of the file (shorter at its end);
     /// `fetch(column, start, len)` returns bytes `[start, start + len)` of
     /// that column's valid-rows view.
-    pub fn read<E>(&self, offset: u64, size: u64, mut fetch: impl FnMut(&CsvColumn, u64, u64) -> Result<Vec<u8>, E>) -> Result<Vec<u8>, E> {
+    pub fn read<E>(
+        &self,
+        offset: u64,
+        size: u64,
+        mut fetch: impl FnMut(&CsvColumn, u64, u64) -> Result<Vec<u8>, E>,
+    ) -> Result<Vec<u8>, E> {
         let end = offset.saturating_add(size).min(self.len());
         let start = offset.min(end);
         let h = self.header.len() as u64;
@@ -118,14 +136,28 @@ impl TableCsv {
             let data: Vec<Vec<u8>> = self
                 .columns
                 .iter()
-                .map(|c| fetch(c, rows.start * c.format.size as u64, n * c.format.size as u64))
+                .map(|c| {
+                    fetch(
+                        c,
+                        rows.start * c.format.size as u64,
+                        n * c.format.size as u64,
+                    )
+                })
                 .collect::<Result<_, _>>()?;
             let mut scratch = String::with_capacity(64);
             for r in 0..n as usize {
                 for (k, (column, bytes)) in self.columns.iter().zip(&data).enumerate() {
                     let size = column.format.size;
-                    column.format.write_with(&bytes[r * size..(r + 1) * size], &mut scratch, &mut text);
-                    text.push(if k + 1 == self.columns.len() { b'\n' } else { b',' });
+                    column.format.write_with(
+                        &bytes[r * size..(r + 1) * size],
+                        &mut scratch,
+                        &mut text,
+                    );
+                    text.push(if k + 1 == self.columns.len() {
+                        b'\n'
+                    } else {
+                        b','
+                    });
                 }
             }
         }
@@ -152,18 +184,27 @@ mod tests {
             let dtype = crate::views::presented_dtype(&array);
             (c.to_string(), array, dtype)
         });
-        let rows = RowMap { runs: vec![(0, 1), (2, 3), (7, 12)], count: 16 };
-        let csv = TableCsv::new(columns.to_vec(), &rows).expect("two 1-D numeric columns");
-        let fetch = |column: &CsvColumn, start: u64, len: u64| -> Result<Vec<u8>, crate::format::Problem> {
-            let View::Rows(selection) = &column.view else { panic!("a rows view") };
-            // Map the view's bytes back to stored rows the simple way: read the whole column.
-            let mut all = vec![0; column.array.data_len() as usize];
-            read_uncached(&column.array, Region::Data, 0, &mut all)?;
-            let size = column.format.size;
-            let kept: Vec<u8> = [(0u64, 1u64), (2, 3), (7, 12)].iter().flat_map(|&(s, n)| all[s as usize * size..(s + n) as usize * size].to_vec()).collect();
-            assert_eq!(selection.body_len(), kept.len() as u64);
-            Ok(kept[start as usize..(start + len) as usize].to_vec())
+        let rows = RowMap {
+            runs: vec![(0, 1), (2, 3), (7, 12)],
+            count: 16,
         };
+        let csv = TableCsv::new(columns.to_vec(), &rows).expect("two 1-D numeric columns");
+        let fetch =
+            |column: &CsvColumn, start: u64, len: u64| -> Result<Vec<u8>, crate::format::Problem> {
+                let View::Rows(selection) = &column.view else {
+                    panic!("a rows view")
+                };
+                // Map the view's bytes back to stored rows the simple way: read the whole column.
+                let mut all = vec![0; column.array.data_len() as usize];
+                read_uncached(&column.array, Region::Data, 0, &mut all)?;
+                let size = column.format.size;
+                let kept: Vec<u8> = [(0u64, 1u64), (2, 3), (7, 12)]
+                    .iter()
+                    .flat_map(|&(s, n)| all[s as usize * size..(s + n) as usize * size].to_vec())
+                    .collect();
+                assert_eq!(selection.body_len(), kept.len() as u64);
+                Ok(kept[start as usize..(start + len) as usize].to_vec())
+            };
         let whole = csv.read(0, u64::MAX, fetch).unwrap();
         assert_eq!(whole.len() as u64, csv.len());
         let text = String::from_utf8(whole.clone()).unwrap();
@@ -182,7 +223,11 @@ mod tests {
         for (offset, size) in [(0u64, 2u64), (3, 11), (40, 77), (csv.len() - 5, 100)] {
             let part = csv.read(offset, size, fetch).unwrap();
             let end = (offset + size).min(csv.len()) as usize;
-            assert_eq!(part, &whole[offset as usize..end], "{size} bytes at {offset}");
+            assert_eq!(
+                part,
+                &whole[offset as usize..end],
+                "{size} bytes at {offset}"
+            );
         }
     }
 
@@ -195,7 +240,10 @@ mod tests {
 
     #[test]
     fn columns_of_different_row_counts_or_two_axes_make_no_csv() {
-        let rows = RowMap { runs: vec![(0, 10)], count: 10 };
+        let rows = RowMap {
+            runs: vec![(0, 10)],
+            count: 10,
+        };
         let two_axes = fixture("dtype_le_f8.b2nd");
         assert!(TableCsv::new(vec![("x".into(), two_axes, "<f8".into())], &rows).is_none());
         let short = fixture("stores/table.b2d/_cols/a.b2nd");
@@ -203,8 +251,12 @@ mod tests {
             Shape::Nd { geometry, .. } => geometry.shape[0],
             Shape::Plain { .. } => unreachable!(),
         };
-        let long_rows = RowMap { runs: vec![(0, stored + 5)], count: stored + 5 };
-        let one = TableCsv::new(vec![("a".into(), short.clone(), "<i4".into())], &long_rows).unwrap();
+        let long_rows = RowMap {
+            runs: vec![(0, stored + 5)],
+            count: stored + 5,
+        };
+        let one =
+            TableCsv::new(vec![("a".into(), short.clone(), "<i4".into())], &long_rows).unwrap();
         // Rows past the stored ones are clipped, never made up.
         assert_eq!(one.rows, stored);
     }

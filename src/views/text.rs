@@ -102,7 +102,12 @@ impl ScalarFormat {
     /// `?`, `>c8`); `None` for any other (strings, datetimes, voids,
     /// structured).
     pub fn parse(dtype: &str) -> Option<ScalarFormat> {
-        Self::parse_any(dtype).filter(|f| matches!(f.kind, ScalarKind::Bool | ScalarKind::Int { .. } | ScalarKind::Float | ScalarKind::Complex))
+        Self::parse_any(dtype).filter(|f| {
+            matches!(
+                f.kind,
+                ScalarKind::Bool | ScalarKind::Int { .. } | ScalarKind::Float | ScalarKind::Complex
+            )
+        })
     }
 
     /// The format of any non-structured NumPy dtype string text can show:
@@ -114,19 +119,37 @@ impl ScalarFormat {
         };
         let big_endian = order == b'>' || (order == b'=' && cfg!(target_endian = "big"));
         if body == "?" {
-            return Some(ScalarFormat { kind: ScalarKind::Bool, size: 1, big_endian });
+            return Some(ScalarFormat {
+                kind: ScalarKind::Bool,
+                size: 1,
+                big_endian,
+            });
         }
         let kind = body.chars().next()?;
         if matches!(kind, 'M' | 'm') {
             let unit = body.get(1..)?.strip_prefix('8')?;
-            let ok = unit.is_empty() || unit.strip_prefix('[').and_then(|u| u.strip_suffix(']')).is_some_and(|u| !u.is_empty() && u.bytes().all(|b| b.is_ascii_alphanumeric()));
-            return ok.then_some(ScalarFormat { kind: ScalarKind::Time, size: 8, big_endian });
+            let ok = unit.is_empty()
+                || unit
+                    .strip_prefix('[')
+                    .and_then(|u| u.strip_suffix(']'))
+                    .is_some_and(|u| !u.is_empty() && u.bytes().all(|b| b.is_ascii_alphanumeric()));
+            return ok.then_some(ScalarFormat {
+                kind: ScalarKind::Time,
+                size: 8,
+                big_endian,
+            });
         }
         let size: usize = body.get(1..)?.parse().ok()?;
         let kind = match (kind, size) {
             ('S', 1..) => ScalarKind::Bytes { trim_nuls: true },
             ('V', 1..) => ScalarKind::Bytes { trim_nuls: false },
-            ('U', 1..) => return Some(ScalarFormat { kind: ScalarKind::Unicode, size: size.checked_mul(4)?, big_endian }),
+            ('U', 1..) => {
+                return Some(ScalarFormat {
+                    kind: ScalarKind::Unicode,
+                    size: size.checked_mul(4)?,
+                    big_endian,
+                })
+            }
             ('b', 1) => ScalarKind::Bool,
             ('u', 1 | 2 | 4 | 8) => ScalarKind::Int { signed: false },
             ('i', 1 | 2 | 4 | 8) => ScalarKind::Int { signed: true },
@@ -134,7 +157,11 @@ impl ScalarFormat {
             ('c', 8 | 16) => ScalarKind::Complex,
             _ => return None,
         };
-        Some(ScalarFormat { kind, size, big_endian })
+        Some(ScalarFormat {
+            kind,
+            size,
+            big_endian,
+        })
     }
 
     /// Bytes every value takes in the text (without its separator).
@@ -168,7 +195,11 @@ impl ScalarFormat {
     fn raw(&self, bytes: &[u8]) -> u64 {
         let mut v = 0u64;
         for i in 0..self.size.min(8) {
-            let b = if self.big_endian { bytes[i] } else { bytes[self.size.min(8) - 1 - i] };
+            let b = if self.big_endian {
+                bytes[i]
+            } else {
+                bytes[self.size.min(8) - 1 - i]
+            };
             v = (v << 8) | b as u64;
         }
         v
@@ -198,11 +229,19 @@ impl ScalarFormat {
             ScalarKind::Float => float_into(self.size, self.raw(bytes), out),
             ScalarKind::Time => {
                 let v = self.raw(bytes) as i64;
-                let _ = if v == i64::MIN { write!(out, "NaT") } else { write!(out, "{v}") };
+                let _ = if v == i64::MIN {
+                    write!(out, "NaT")
+                } else {
+                    write!(out, "{v}")
+                };
             }
             ScalarKind::Bytes { trim_nuls } => {
                 let bytes = &bytes[..self.size];
-                let len = if trim_nuls { bytes.iter().rposition(|b| *b != 0).map_or(0, |i| i + 1) } else { bytes.len() };
+                let len = if trim_nuls {
+                    bytes.iter().rposition(|b| *b != 0).map_or(0, |i| i + 1)
+                } else {
+                    bytes.len()
+                };
                 out.push('"');
                 for &b in &bytes[..len] {
                     escape_into(b as u32, true, out);
@@ -214,7 +253,11 @@ impl ScalarFormat {
                     .chunks_exact(4)
                     .map(|c| {
                         let c = [c[0], c[1], c[2], c[3]];
-                        if self.big_endian { u32::from_be_bytes(c) } else { u32::from_le_bytes(c) }
+                        if self.big_endian {
+                            u32::from_be_bytes(c)
+                        } else {
+                            u32::from_le_bytes(c)
+                        }
                     })
                     .collect();
                 let len = points.iter().rposition(|p| *p != 0).map_or(0, |i| i + 1);
@@ -225,7 +268,11 @@ impl ScalarFormat {
                 out.push('"');
             }
             ScalarKind::Complex => {
-                let half = ScalarFormat { kind: ScalarKind::Float, size: self.size / 2, big_endian: self.big_endian };
+                let half = ScalarFormat {
+                    kind: ScalarKind::Float,
+                    size: self.size / 2,
+                    big_endian: self.big_endian,
+                };
                 half.text_into(&bytes[..half.size], out);
                 let im_at = out.len();
                 half.text_into(&bytes[half.size..self.size], out);
@@ -272,8 +319,13 @@ impl ScalarFormat {
             ScalarKind::Bytes { .. } | ScalarKind::Unicode => f64::NAN,
             ScalarKind::Float => float_value(self.size, self.raw(bytes)),
             ScalarKind::Complex => {
-                let half = ScalarFormat { kind: ScalarKind::Float, size: self.size / 2, big_endian: self.big_endian };
-                half.value(&bytes[..half.size]).hypot(half.value(&bytes[half.size..self.size]))
+                let half = ScalarFormat {
+                    kind: ScalarKind::Float,
+                    size: self.size / 2,
+                    big_endian: self.big_endian,
+                };
+                half.value(&bytes[..half.size])
+                    .hypot(half.value(&bytes[half.size..self.size]))
             }
         }
     }
@@ -364,7 +416,10 @@ struct StackText {
 impl std::fmt::Write for StackText {
     fn write_str(&mut self, s: &str) -> std::fmt::Result {
         let end = self.len + s.len();
-        self.buf.get_mut(self.len..end).ok_or(std::fmt::Error)?.copy_from_slice(s.as_bytes());
+        self.buf
+            .get_mut(self.len..end)
+            .ok_or(std::fmt::Error)?
+            .copy_from_slice(s.as_bytes());
         self.len = end;
         Ok(())
     }
@@ -372,7 +427,10 @@ impl std::fmt::Write for StackText {
 
 impl StackText {
     fn new() -> StackText {
-        StackText { buf: [0; 48], len: 0 }
+        StackText {
+            buf: [0; 48],
+            len: 0,
+        }
     }
 
     fn as_str(&self) -> &str {
@@ -399,7 +457,11 @@ fn float_into(size: usize, raw: u64, out: &mut String) {
             for p in 0..5 {
                 sci.len = 0;
                 let _ = write!(sci, "{v:.p$e}");
-                if sci.as_str().parse::<f64>().is_ok_and(|back| f64_to_f16(back) == raw as u16) {
+                if sci
+                    .as_str()
+                    .parse::<f64>()
+                    .is_ok_and(|back| f64_to_f16(back) == raw as u16)
+                {
                     found = true;
                     break;
                 }
@@ -517,7 +579,11 @@ fn parse_fields(dtype: &str) -> Option<Vec<(ScalarFormat, usize)>> {
         if let Some(r) = rest.strip_prefix(',') {
             let r = r.trim_start().strip_prefix('(')?;
             let close = r.find(')')?;
-            for dim in r[..close].split(',').map(str::trim).filter(|d| !d.is_empty()) {
+            for dim in r[..close]
+                .split(',')
+                .map(str::trim)
+                .filter(|d| !d.is_empty())
+            {
                 count = count.checked_mul(dim.parse().ok()?)?;
             }
             rest = r[close + 1..].trim_start();
@@ -567,9 +633,19 @@ impl TextLayout {
         let (columns, itemsize) = columns(dtype)?;
         let item_width: u64 = columns.iter().map(|c| c.format.width() as u64 + 1).sum();
         let nitems = shape.iter().try_fold(1u64, |n, &d| n.checked_mul(d))?;
-        let per_line = if shape.len() >= 2 { shape[shape.len() - 1] } else { 1 };
+        let per_line = if shape.len() >= 2 {
+            shape[shape.len() - 1]
+        } else {
+            1
+        };
         nitems.checked_mul(item_width).filter(|&n| n < 1 << 63)?;
-        Some(TextLayout { columns, itemsize, item_width, per_line, nitems })
+        Some(TextLayout {
+            columns,
+            itemsize,
+            item_width,
+            per_line,
+            nitems,
+        })
     }
 
     /// Size of the text in bytes.
@@ -607,7 +683,11 @@ impl TextLayout {
         for (i, item) in data.chunks_exact(self.itemsize.max(1)).enumerate() {
             let n = first + i as u64;
             for (k, col) in self.columns.iter().enumerate() {
-                col.format.write_with(&item[col.offset..col.offset + col.format.size], &mut scratch, out);
+                col.format.write_with(
+                    &item[col.offset..col.offset + col.format.size],
+                    &mut scratch,
+                    out,
+                );
                 let last = k + 1 == self.columns.len() && (n + 1).is_multiple_of(self.per_line);
                 out.push(if last { b'\n' } else { b' ' });
             }
@@ -616,7 +696,12 @@ impl TextLayout {
 
     /// Bytes `[offset, offset + size)` of the text (shorter at its end);
     /// `fetch(start, len)` returns data bytes `[start, start + len)`.
-    pub fn read<E>(&self, offset: u64, size: u64, fetch: impl FnOnce(u64, u64) -> Result<Vec<u8>, E>) -> Result<Vec<u8>, E> {
+    pub fn read<E>(
+        &self,
+        offset: u64,
+        size: u64,
+        fetch: impl FnOnce(u64, u64) -> Result<Vec<u8>, E>,
+    ) -> Result<Vec<u8>, E> {
         let items = self.items(offset, size);
         if items.is_empty() {
             return Ok(Vec::new());
@@ -651,11 +736,31 @@ mod tests {
             ("<i2", i16::MIN.to_le_bytes().to_vec(), "-32768"),
             ("<u4", u32::MAX.to_le_bytes().to_vec(), "4294967295"),
             ("<i4", i32::MIN.to_le_bytes().to_vec(), "-2147483648"),
-            ("<u8", u64::MAX.to_le_bytes().to_vec(), "18446744073709551615"),
-            ("<i8", i64::MIN.to_le_bytes().to_vec(), "-9223372036854775808"),
-            (">i8", i64::MIN.to_be_bytes().to_vec(), "-9223372036854775808"),
-            ("<f8", (-f64::MIN_POSITIVE).to_le_bytes().to_vec(), "-2.2250738585072014e-308"),
-            ("<f4", (-1.1754942e-38f32).to_le_bytes().to_vec(), "-1.1754942e-38"),
+            (
+                "<u8",
+                u64::MAX.to_le_bytes().to_vec(),
+                "18446744073709551615",
+            ),
+            (
+                "<i8",
+                i64::MIN.to_le_bytes().to_vec(),
+                "-9223372036854775808",
+            ),
+            (
+                ">i8",
+                i64::MIN.to_be_bytes().to_vec(),
+                "-9223372036854775808",
+            ),
+            (
+                "<f8",
+                (-f64::MIN_POSITIVE).to_le_bytes().to_vec(),
+                "-2.2250738585072014e-308",
+            ),
+            (
+                "<f4",
+                (-1.1754942e-38f32).to_le_bytes().to_vec(),
+                "-1.1754942e-38",
+            ),
             ("|b1", vec![7], "1"),
         ];
         for (dtype, bytes, want) in cases {
@@ -671,7 +776,16 @@ mod tests {
         assert_eq!(fmt("<f4").width(), 15);
         assert_eq!(fmt("<f2").width(), 11);
         assert_eq!(fmt("<c16").width(), 49);
-        for bad in ["<U3", "|S2", "<M8[s]", "|V8", "<f16", "<i3", "", "[('a', '<i4')]"] {
+        for bad in [
+            "<U3",
+            "|S2",
+            "<M8[s]",
+            "|V8",
+            "<f16",
+            "<i3",
+            "",
+            "[('a', '<i4')]",
+        ] {
             assert_eq!(ScalarFormat::parse(bad), None, "{bad}");
         }
     }
@@ -699,9 +813,15 @@ mod tests {
         assert_eq!(f4(f32::MAX), "3.4028235e38");
         assert_eq!(f4(1e-45), "1e-45");
         let c = fmt("<c8");
-        let bytes: Vec<u8> = [1.5f32, -2.0].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let bytes: Vec<u8> = [1.5f32, -2.0]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
         assert_eq!(c.text(&bytes), "1.5-2j");
-        let bytes: Vec<u8> = [f32::NAN, f32::INFINITY].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let bytes: Vec<u8> = [f32::NAN, f32::INFINITY]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
         assert_eq!(c.text(&bytes), "nan+infj");
     }
 
@@ -722,7 +842,11 @@ mod tests {
         }
         assert_eq!(f.text(&0x3c00u16.to_le_bytes()), "1");
         assert_eq!(f.text(&0x2e66u16.to_le_bytes()), "0.1");
-        assert_eq!(f.text(&0x7bffu16.to_le_bytes()), "65500", "65500 reads back as 65504");
+        assert_eq!(
+            f.text(&0x7bffu16.to_le_bytes()),
+            "65500",
+            "65500 reads back as 65504"
+        );
         assert_eq!(f.text(&0x0001u16.to_le_bytes()), "6e-8");
         // Rounding to half: ties to even, overflow to infinity.
         assert_eq!(f64_to_f16(65519.0), 0x7bff);
@@ -757,7 +881,11 @@ mod tests {
             let text = f4.text(&b4.to_le_bytes());
             assert!(text.len() <= f4.width(), "{text}");
             if !v4.is_nan() {
-                assert_eq!((text.parse::<f64>().unwrap() as f32).to_bits(), b4, "{text}");
+                assert_eq!(
+                    (text.parse::<f64>().unwrap() as f32).to_bits(),
+                    b4,
+                    "{text}"
+                );
             }
         }
     }
@@ -766,12 +894,21 @@ mod tests {
     fn structured_dtypes_give_one_column_per_field() {
         let (cols, size) = columns("[('a', '<i4'), ('b', '>f8'), ('c', '|u1', (2,))]").unwrap();
         assert_eq!(size, 14);
-        assert_eq!(cols.iter().map(|c| c.offset).collect::<Vec<_>>(), [0, 4, 12, 13]);
+        assert_eq!(
+            cols.iter().map(|c| c.offset).collect::<Vec<_>>(),
+            [0, 4, 12, 13]
+        );
         assert!(cols[1].format.big_endian);
         // Bytes and string fields are columns too; nested records are not.
-        let (cols, size) = columns("[('a', '<i4'), ('f1', 'V6'), ('s', 'S3'), ('u', '>U2')]").unwrap();
+        let (cols, size) =
+            columns("[('a', '<i4'), ('f1', 'V6'), ('s', 'S3'), ('u', '>U2')]").unwrap();
         assert_eq!(size, 4 + 6 + 3 + 8);
-        assert_eq!(cols.iter().map(|c| (c.offset, c.format.width())).collect::<Vec<_>>(), [(0, 11), (4, 26), (10, 14), (13, 22)]);
+        assert_eq!(
+            cols.iter()
+                .map(|c| (c.offset, c.format.width()))
+                .collect::<Vec<_>>(),
+            [(0, 11), (4, 26), (10, 14), (13, 22)]
+        );
         assert_eq!(columns("[('a', [('x', '<i4')])]"), None);
         assert_eq!(columns("[]"), None);
         assert_eq!(columns("<U4").unwrap().1, 16);
@@ -782,9 +919,19 @@ mod tests {
         // 2 x 3 <i2: items of 6 + 1 bytes, lines of 3 items.
         let layout = TextLayout::new("<i2", &[2, 3]).unwrap();
         assert_eq!((layout.item_width(), layout.len()), (7, 42));
-        let data: Vec<u8> = [1i16, -2, 300, i16::MIN, 0, 7].iter().flat_map(|v| v.to_le_bytes()).collect();
-        let whole = layout.read(0, u64::MAX, |s, n| Ok::<_, ()>(data[s as usize..(s + n) as usize].to_vec())).unwrap();
-        assert_eq!(String::from_utf8(whole.clone()).unwrap(), "     1     -2    300\n-32768      0      7\n");
+        let data: Vec<u8> = [1i16, -2, 300, i16::MIN, 0, 7]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        let whole = layout
+            .read(0, u64::MAX, |s, n| {
+                Ok::<_, ()>(data[s as usize..(s + n) as usize].to_vec())
+            })
+            .unwrap();
+        assert_eq!(
+            String::from_utf8(whole.clone()).unwrap(),
+            "     1     -2    300\n-32768      0      7\n"
+        );
         for offset in 0..44u64 {
             for size in [0u64, 1, 5, 7, 8, 13, 100] {
                 let mut asked = None;
@@ -794,7 +941,10 @@ mod tests {
                         Ok::<_, ()>(data[s as usize..(s + n) as usize].to_vec())
                     })
                     .unwrap();
-                let (a, b) = ((offset as usize).min(42), ((offset + size) as usize).min(42));
+                let (a, b) = (
+                    (offset as usize).min(42),
+                    ((offset + size) as usize).min(42),
+                );
                 assert_eq!(got, &whole[a..b], "{offset} {size}");
                 if let Some((s, n)) = asked {
                     // Only the items shown are fetched.
@@ -808,16 +958,41 @@ mod tests {
         let text = one.read(0, 100, |_, _| Ok::<_, ()>(vec![1, 0, 2])).unwrap();
         assert_eq!(text, b"1\n0\n1\n");
         let scalar = TextLayout::new("<f8", &[]).unwrap();
-        assert_eq!(scalar.read(0, 100, |_, _| Ok::<_, ()>(2.5f64.to_le_bytes().to_vec())).unwrap(), format!("{:>24}\n", "2.5").as_bytes());
+        assert_eq!(
+            scalar
+                .read(0, 100, |_, _| Ok::<_, ()>(2.5f64.to_le_bytes().to_vec()))
+                .unwrap(),
+            format!("{:>24}\n", "2.5").as_bytes()
+        );
         let empty = TextLayout::new("<f8", &[4, 0]).unwrap();
         assert!(empty.is_empty());
-        assert_eq!(empty.read(0, 100, |_, _| -> Result<Vec<u8>, ()> { panic!("nothing to fetch") }).unwrap(), b"");
+        assert_eq!(
+            empty
+                .read(0, 100, |_, _| -> Result<Vec<u8>, ()> {
+                    panic!("nothing to fetch")
+                })
+                .unwrap(),
+            b""
+        );
         // Structured: columns separated by spaces, items by the line rule.
         let rec = TextLayout::new("[('a', '<i4'), ('b', '<f4')]", &[2]).unwrap();
-        let data: Vec<u8> = [1i32.to_le_bytes(), 0.5f32.to_le_bytes(), (-3i32).to_le_bytes(), 1e30f32.to_le_bytes()].concat();
+        let data: Vec<u8> = [
+            1i32.to_le_bytes(),
+            0.5f32.to_le_bytes(),
+            (-3i32).to_le_bytes(),
+            1e30f32.to_le_bytes(),
+        ]
+        .concat();
         let text = rec.read(0, 1000, |_, _| Ok::<_, ()>(data.clone())).unwrap();
-        assert_eq!(String::from_utf8(text).unwrap(), format!("{:>11} {:>15}\n{:>11} {:>15}\n", 1, "0.5", -3, "1e30"));
-        assert_eq!(TextLayout::new("<f8", &[1 << 61, 1 << 2]), None, "too large");
+        assert_eq!(
+            String::from_utf8(text).unwrap(),
+            format!("{:>11} {:>15}\n{:>11} {:>15}\n", 1, "0.5", -3, "1e30")
+        );
+        assert_eq!(
+            TextLayout::new("<f8", &[1 << 61, 1 << 2]),
+            None,
+            "too large"
+        );
         assert_eq!(TextLayout::new("|V0", &[3]), None);
         assert_eq!(TextLayout::new("<M8[1 s]", &[3]), None);
     }
@@ -839,18 +1014,36 @@ mod tests {
         assert_eq!(fmt_any("|V3").text(&[0x41, 0, 0]), r#""A\x00\x00""#);
         let u = |dtype: &str, points: &[u32]| {
             let f = fmt_any(dtype);
-            let bytes: Vec<u8> = points.iter().flat_map(|p| if f.big_endian { p.to_be_bytes() } else { p.to_le_bytes() }).collect();
+            let bytes: Vec<u8> = points
+                .iter()
+                .flat_map(|p| {
+                    if f.big_endian {
+                        p.to_be_bytes()
+                    } else {
+                        p.to_le_bytes()
+                    }
+                })
+                .collect();
             f.text(&bytes)
         };
         assert_eq!(fmt_any("<U3").width(), 32);
         assert_eq!(u("<U3", &[0x68, 0xe9, 0]), "\"hé\"");
         assert_eq!(u(">U3", &[0x1f600, 0x22, 0x5c]), "\"😀\\\"\\\\\"");
         // Controls, line separators, surrogates and non-characters beyond Unicode are escaped.
-        assert_eq!(u("<U4", &[0x07, 0x85, 0x2028, 0xd800]), r#""\x07\x85\u2028\ud800""#);
+        assert_eq!(
+            u("<U4", &[0x07, 0x85, 0x2028, 0xd800]),
+            r#""\x07\x85\u2028\ud800""#
+        );
         assert_eq!(u("<U2", &[0x110000, 0x41]), r#""\U00110000A""#);
         // Datetimes: the count of the unit; NaT.
         let t = fmt_any("<M8[ns]");
-        assert_eq!((t.text(&(-5i64).to_le_bytes()), t.text(&i64::MIN.to_le_bytes())), ("-5".to_string(), "NaT".to_string()));
+        assert_eq!(
+            (
+                t.text(&(-5i64).to_le_bytes()),
+                t.text(&i64::MIN.to_le_bytes())
+            ),
+            ("-5".to_string(), "NaT".to_string())
+        );
         assert_eq!(fmt_any(">m8").text(&7i64.to_be_bytes()), "7");
         assert_eq!(fmt_any("<M8[s]").width(), (i64::MIN + 1).to_string().len());
     }
@@ -870,7 +1063,10 @@ mod tests {
             assert_eq!(unescape(&text), vec![b as u32, b as u32], "{text}");
         }
         let u = fmt_any("<U1");
-        for p in (1..0x11_0000u32).step_by(97).chain([0x7f, 0xa0, 0xad, 0xfeff, 0x10ffff, u32::MAX]) {
+        for p in (1..0x11_0000u32)
+            .step_by(97)
+            .chain([0x7f, 0xa0, 0xad, 0xfeff, 0x10ffff, u32::MAX])
+        {
             let text = u.text(&p.to_le_bytes());
             assert!(text.len() <= u.width(), "{p:#x}: {text}");
             assert_eq!(unescape(&text), vec![p], "{p:#x}: {text}");
@@ -880,7 +1076,10 @@ mod tests {
     /// Python's reading of a double-quoted literal, for the escapes the
     /// writer uses: code points (or bytes) in order.
     fn unescape(text: &str) -> Vec<u32> {
-        let inner = text.strip_prefix('"').and_then(|t| t.strip_suffix('"')).expect("quoted");
+        let inner = text
+            .strip_prefix('"')
+            .and_then(|t| t.strip_suffix('"'))
+            .expect("quoted");
         let mut out = Vec::new();
         let mut chars = inner.chars();
         while let Some(c) = chars.next() {
@@ -888,7 +1087,9 @@ mod tests {
                 out.push(c as u32);
                 continue;
             }
-            let hex = |n: usize, chars: &mut std::str::Chars| u32::from_str_radix(&chars.by_ref().take(n).collect::<String>(), 16).unwrap();
+            let hex = |n: usize, chars: &mut std::str::Chars| {
+                u32::from_str_radix(&chars.by_ref().take(n).collect::<String>(), 16).unwrap()
+            };
             out.push(match chars.next().unwrap() {
                 'n' => 10,
                 'r' => 13,

@@ -9,7 +9,11 @@ pub fn zarr_dtype(descr: &str) -> Option<Json> {
         return Some(Json::String(descr.to_string()));
     }
     // "[('a', '<i4'), ('b', '<f8', (2,))]" → [["a","<i4"],["b","<f8",[2]]]
-    let converted = descr.replace('(', "[").replace(')', "]").replace('\'', "\"").replace(",]", "]");
+    let converted = descr
+        .replace('(', "[")
+        .replace(')', "]")
+        .replace('\'', "\"")
+        .replace(",]", "]");
     serde_json::from_str(&converted).ok()
 }
 
@@ -39,7 +43,11 @@ pub fn chunk_name(coords: &[u64]) -> String {
     if coords.is_empty() {
         return "0".into();
     }
-    coords.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(".")
+    coords
+        .iter()
+        .map(|c| c.to_string())
+        .collect::<Vec<_>>()
+        .join(".")
 }
 
 /// Grid coordinates named by `name`, if it names a chunk of `grid`.
@@ -53,7 +61,10 @@ pub fn parse_chunk_name(name: &str, grid: &[u64]) -> Option<Vec<u64>> {
     }
     let mut coords = Vec::with_capacity(parts.len());
     for (p, &g) in parts.iter().zip(grid) {
-        if p.is_empty() || (p.len() > 1 && p.starts_with('0')) || !p.bytes().all(|b| b.is_ascii_digit()) {
+        if p.is_empty()
+            || (p.len() > 1 && p.starts_with('0'))
+            || !p.bytes().all(|b| b.is_ascii_digit())
+        {
             return None;
         }
         let v: u64 = p.parse().ok()?;

@@ -27,7 +27,11 @@ pub fn entries(fs: &Filesystem, ino: u64) -> Vec<(u64, Kind, String)> {
         if batch.is_empty() {
             break;
         }
-        out.extend(batch.into_iter().map(|(i, k, n)| (i, k, n.to_string_lossy().into_owned())));
+        out.extend(
+            batch
+                .into_iter()
+                .map(|(i, k, n)| (i, k, n.to_string_lossy().into_owned())),
+        );
     }
     fs.releasedir(fh);
     out

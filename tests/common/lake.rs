@@ -51,8 +51,17 @@ pub fn templates() -> &'static Templates {
     static MADE: OnceLock<Templates> = OnceLock::new();
     MADE.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
-        let out = Command::new(python()).arg("-c").arg(ORACLE).arg(dir.path()).output().expect("run the python oracle");
-        assert!(out.status.success(), "oracle failed:\n{}", String::from_utf8_lossy(&out.stderr));
+        let out = Command::new(python())
+            .arg("-c")
+            .arg(ORACLE)
+            .arg(dir.path())
+            .output()
+            .expect("run the python oracle");
+        assert!(
+            out.status.success(),
+            "oracle failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let info = serde_json::from_slice(&out.stdout).unwrap();
         Templates { dir, info }
     })
@@ -101,4 +110,3 @@ pub fn lake_in(dir: &Path, n: usize, per_folder: usize) -> Vec<(String, &'static
     }
     arrays
 }
-

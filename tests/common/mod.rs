@@ -38,7 +38,8 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 pub fn read_manifest(dir: &Path) -> serde_json::Map<String, serde_json::Value> {
-    let text = std::fs::read_to_string(dir.join("manifest.json")).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    let text = std::fs::read_to_string(dir.join("manifest.json"))
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     match serde_json::from_str(&text).expect("manifest is JSON") {
         serde_json::Value::Object(map) => map,
         _ => panic!("manifest is not an object"),
@@ -46,13 +47,21 @@ pub fn read_manifest(dir: &Path) -> serde_json::Map<String, serde_json::Value> {
 }
 
 /// The array's C-order bytes, read in windows of `step` bytes.
-pub fn read_all(array: &blosc2fs::format::Array, step: u64) -> Result<Vec<u8>, blosc2fs::format::Problem> {
+pub fn read_all(
+    array: &blosc2fs::format::Array,
+    step: u64,
+) -> Result<Vec<u8>, blosc2fs::format::Problem> {
     let total = array.data_len();
     let mut out = vec![0u8; total as usize];
     let mut pos = 0u64;
     while pos < total {
         let n = step.min(total - pos);
-        blosc2fs::read::read_uncached(array, blosc2fs::format::Region::Data, pos, &mut out[pos as usize..(pos + n) as usize])?;
+        blosc2fs::read::read_uncached(
+            array,
+            blosc2fs::format::Region::Data,
+            pos,
+            &mut out[pos as usize..(pos + n) as usize],
+        )?;
         pos += n;
     }
     Ok(out)
@@ -68,19 +77,39 @@ pub fn oracle_python() -> PathBuf {
     if venv.exists() {
         return venv;
     }
-    let out = std::process::Command::new(repo_root().join("scripts/setup_venv.sh")).output().expect("run scripts/setup_venv.sh");
-    assert!(out.status.success(), "scripts/setup_venv.sh failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    let out = std::process::Command::new(repo_root().join("scripts/setup_venv.sh"))
+        .output()
+        .expect("run scripts/setup_venv.sh");
+    assert!(
+        out.status.success(),
+        "scripts/setup_venv.sh failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()).join("bin/python")
 }
 
 /// A random test's seed and case count: `SEED_VAR` and `CASES_VAR` from the
 /// environment (to replay a run), else a seed from the clock and
 /// `default_cases`. Prints how to replay the run.
-pub fn seed_and_cases(what: &str, seed_var: &str, cases_var: &str, default_cases: u64) -> (u64, u64) {
-    let seed: u64 = std::env::var(seed_var).ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64 % 1_000_000).unwrap_or(1)
-    });
-    let cases: u64 = std::env::var(cases_var).ok().and_then(|s| s.parse().ok()).unwrap_or(default_cases);
+pub fn seed_and_cases(
+    what: &str,
+    seed_var: &str,
+    cases_var: &str,
+    default_cases: u64,
+) -> (u64, u64) {
+    let seed: u64 = std::env::var(seed_var)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64 % 1_000_000)
+                .unwrap_or(1)
+        });
+    let cases: u64 = std::env::var(cases_var)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default_cases);
     eprintln!("{what} seed {seed}, {cases} cases ({seed_var}={seed} to replay)");
     (seed, cases)
 }

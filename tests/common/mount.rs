@@ -23,9 +23,18 @@ pub fn serial() -> Serial {
     static LOCK: Mutex<()> = Mutex::new(());
     let thread = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let path = std::env::temp_dir().join("blosc2fs-mount-tests.lock");
-    let file = File::options().create(true).truncate(false).write(true).open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    file.lock().unwrap_or_else(|e| panic!("locking {}: {e}", path.display()));
-    Serial { _thread: thread, _process: file }
+    let file = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    file.lock()
+        .unwrap_or_else(|e| panic!("locking {}: {e}", path.display()));
+    Serial {
+        _thread: thread,
+        _process: file,
+    }
 }
 
 /// [`serial`], or `None` (after saying why on stderr) on a machine where
@@ -33,7 +42,11 @@ pub fn serial() -> Serial {
 /// `/dev/fuse` there is nothing to mount. The same filesystem logic is
 /// tested in-process, without FUSE, by `tests/fs.rs`.
 pub fn serial_with_fuse() -> Option<Serial> {
-    if let Err(e) = std::fs::OpenOptions::new().read(true).write(true).open("/dev/fuse") {
+    if let Err(e) = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/fuse")
+    {
         eprintln!("skipped: this test mounts for real and /dev/fuse cannot be opened ({e}); tests/fs.rs covers the same logic without FUSE");
         return None;
     }
@@ -74,14 +87,23 @@ impl Mount {
             None => Command::new(binary()),
             Some(n) => {
                 let mut c = Command::new("bash");
-                c.arg("-c").arg(format!("ulimit -n {n} && exec \"$0\" \"$@\"")).arg(binary());
+                c.arg("-c")
+                    .arg(format!("ulimit -n {n} && exec \"$0\" \"$@\""))
+                    .arg(binary());
                 c
             }
         };
         Mount::spawn(command, source, None, mountpoint.to_path_buf(), args, &[])
     }
 
-    fn spawn(mut command: Command, source: &Path, dir: Option<tempfile::TempDir>, mnt: PathBuf, args: &[&str], env: &[(&str, &str)]) -> Mount {
+    fn spawn(
+        mut command: Command,
+        source: &Path,
+        dir: Option<tempfile::TempDir>,
+        mnt: PathBuf,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Mount {
         let log = mnt.with_extension("log");
         let log_file = std::fs::File::create(&log).expect("log file");
         let parent_dev = std::fs::metadata(&mnt).unwrap().dev();
@@ -97,7 +119,12 @@ impl Mount {
             .stderr(Stdio::from(log_file))
             .spawn()
             .expect("start blosc2fs");
-        let mount = Mount { dir, mnt, child: Some(child), log };
+        let mount = Mount {
+            dir,
+            mnt,
+            child: Some(child),
+            log,
+        };
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             if let Ok(meta) = std::fs::metadata(mount.path()) {
@@ -105,7 +132,11 @@ impl Mount {
                     break;
                 }
             }
-            assert!(Instant::now() < deadline, "mount did not come up; log:\n{}", mount.log_text());
+            assert!(
+                Instant::now() < deadline,
+                "mount did not come up; log:\n{}",
+                mount.log_text()
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
         mount
@@ -153,7 +184,10 @@ pub fn is_mountpoint(path: &Path) -> bool {
 impl Drop for Mount {
     fn drop(&mut self) {
         if is_mountpoint(self.path()) {
-            let _ = Command::new(binary()).arg("unmount").arg(self.path()).status();
+            let _ = Command::new(binary())
+                .arg("unmount")
+                .arg(self.path())
+                .status();
         }
         if let Some(mut child) = self.child.take() {
             let deadline = Instant::now() + Duration::from_secs(5);
@@ -175,13 +209,26 @@ pub fn python() -> PathBuf {
         return PathBuf::from(p);
     }
     let p = super::repo_root().join(".venv/bin/python");
-    assert!(p.exists(), "no virtualenv at {}: run scripts/setup_venv.sh (or set BLOSC2FS_PYTHON)", p.display());
+    assert!(
+        p.exists(),
+        "no virtualenv at {}: run scripts/setup_venv.sh (or set BLOSC2FS_PYTHON)",
+        p.display()
+    );
     p
 }
 
 /// Run a Python snippet with `args`; returns stdout, panics on failure.
 pub fn run_python(code: &str, args: &[&str]) -> String {
-    let out = Command::new(python()).arg("-c").arg(code).args(args).output().expect("run python");
-    assert!(out.status.success(), "python failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(python())
+        .arg("-c")
+        .arg(code)
+        .args(args)
+        .output()
+        .expect("run python");
+    assert!(
+        out.status.success(),
+        "python failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }

@@ -119,16 +119,28 @@ impl ChunkHeader {
         let blocksize_field = read_i32_le(head, 8, "chunk header")?;
         let cbytes = read_i32_le(head, 12, "chunk header")?;
         if version == 0 {
-            return Err(Problem::corrupt("chunk header", format!("unknown format version {version}")));
+            return Err(Problem::corrupt(
+                "chunk header",
+                format!("unknown format version {version}"),
+            ));
         }
         if nbytes < 0 {
-            return Err(Problem::corrupt("chunk header", format!("negative nbytes {nbytes}")));
+            return Err(Problem::corrupt(
+                "chunk header",
+                format!("negative nbytes {nbytes}"),
+            ));
         }
         if cbytes < MIN_HEADER_LEN as i32 {
-            return Err(Problem::corrupt("chunk header", format!("cbytes {cbytes} is smaller than a header")));
+            return Err(Problem::corrupt(
+                "chunk header",
+                format!("cbytes {cbytes} is smaller than a header"),
+            ));
         }
         if blocksize_field <= 0 || blocksize_field as usize > MAX_BLOCKSIZE {
-            return Err(Problem::corrupt("chunk header", format!("blocksize {blocksize_field} out of range")));
+            return Err(Problem::corrupt(
+                "chunk header",
+                format!("blocksize {blocksize_field} out of range"),
+            ));
         }
         if typesize_byte == 0 {
             return Err(Problem::corrupt("chunk header", "typesize is zero"));
@@ -154,7 +166,10 @@ impl ChunkHeader {
         };
         if extended {
             if header.cbytes < EXTENDED_HEADER_LEN {
-                return Err(Problem::corrupt("chunk header", format!("cbytes {cbytes} is smaller than an extended header")));
+                return Err(Problem::corrupt(
+                    "chunk header",
+                    format!("cbytes {cbytes} is smaller than an extended header"),
+                ));
             }
             let ext = slice_at(bytes, 0, EXTENDED_HEADER_LEN, "extended chunk header")?;
             header.header_len = EXTENDED_HEADER_LEN;
@@ -176,32 +191,53 @@ impl ChunkHeader {
                 3 => Some(Special::Value),
                 4 => Some(Special::Uninit),
                 other => {
-                    return Err(Problem::corrupt("chunk header", format!("unknown special value kind {other}")))
+                    return Err(Problem::corrupt(
+                        "chunk header",
+                        format!("unknown special value kind {other}"),
+                    ))
                 }
             };
             if header.is_vlblocks() && header.special.is_some() {
-                return Err(Problem::corrupt("chunk header", "variable-length blocks cannot be special"));
+                return Err(Problem::corrupt(
+                    "chunk header",
+                    "variable-length blocks cannot be special",
+                ));
             }
             if header.blosc2_flags & 0x08 != 0 && header.special.is_none() {
                 return Err(Problem::unsupported("chunk", "lazy chunk stored in a file"));
             }
             if header.blosc2_flags2 & !0x01 != 0 {
-                return Err(Problem::unsupported("chunk header", format!("flags2 0x{:02x}", header.blosc2_flags2)));
+                return Err(Problem::unsupported(
+                    "chunk header",
+                    format!("flags2 0x{:02x}", header.blosc2_flags2),
+                ));
             }
             match header.special {
                 Some(Special::Value) => {
                     let size = header.cbytes - EXTENDED_HEADER_LEN;
-                    if size == 0 || size > header.nbytes.max(1) || (header.nbytes > 0 && !header.nbytes.is_multiple_of(size)) {
-                        return Err(Problem::corrupt("chunk header", format!("repeated value of {size} bytes does not tile nbytes {nbytes}")));
+                    if size == 0
+                        || size > header.nbytes.max(1)
+                        || (header.nbytes > 0 && !header.nbytes.is_multiple_of(size))
+                    {
+                        return Err(Problem::corrupt(
+                            "chunk header",
+                            format!("repeated value of {size} bytes does not tile nbytes {nbytes}"),
+                        ));
                     }
                     header.typesize = size;
                 }
                 Some(Special::NaN) => {
                     if header.typesize != 4 && header.typesize != 8 {
-                        return Err(Problem::corrupt("chunk header", format!("NaN chunk with typesize {}", header.typesize)));
+                        return Err(Problem::corrupt(
+                            "chunk header",
+                            format!("NaN chunk with typesize {}", header.typesize),
+                        ));
                     }
                     if !header.nbytes.is_multiple_of(header.typesize) {
-                        return Err(Problem::corrupt("chunk header", "nbytes is not a multiple of typesize"));
+                        return Err(Problem::corrupt(
+                            "chunk header",
+                            "nbytes is not a multiple of typesize",
+                        ));
                     }
                 }
                 _ => {}
@@ -220,7 +256,10 @@ impl ChunkHeader {
         }
         if header.is_vlblocks() {
             if header.is_memcpyed() {
-                return Err(Problem::corrupt("chunk header", "variable-length blocks cannot be memcpyed"));
+                return Err(Problem::corrupt(
+                    "chunk header",
+                    "variable-length blocks cannot be memcpyed",
+                ));
             }
             header.nblocks = header.blocksize;
             header.blocksize = 0;
@@ -234,10 +273,16 @@ impl ChunkHeader {
             // An empty chunk has no blocks, whatever the block count field says.
             header.nblocks = 0;
         }
-        if header.is_memcpyed() && header.special.is_none() && header.cbytes != header.nbytes + header.header_len {
+        if header.is_memcpyed()
+            && header.special.is_none()
+            && header.cbytes != header.nbytes + header.header_len
+        {
             return Err(Problem::corrupt(
                 "chunk header",
-                format!("memcpyed chunk has cbytes {} but nbytes {} + header {}", header.cbytes, header.nbytes, header.header_len),
+                format!(
+                    "memcpyed chunk has cbytes {} but nbytes {} + header {}",
+                    header.cbytes, header.nbytes, header.header_len
+                ),
             ));
         }
         Ok(header)
@@ -298,7 +343,10 @@ mod tests {
     #[test]
     fn blosc1_flags_become_filters() {
         let h = ChunkHeader::parse(&blosc1(0x01 | 0x08 | (1 << 5), 4, 1000, 256, 400)).unwrap();
-        assert_eq!(h.filters, [0, 0, 0, 0, filter_id::DELTA, filter_id::SHUFFLE]);
+        assert_eq!(
+            h.filters,
+            [0, 0, 0, 0, filter_id::DELTA, filter_id::SHUFFLE]
+        );
         assert_eq!(h.codec(), Codec::Lz4);
         assert_eq!(h.nblocks, 4);
         assert_eq!(h.leftover(), 1000 - 768);
@@ -315,13 +363,31 @@ mod tests {
 
     #[test]
     fn rejects_bad_sizes() {
-        assert!(matches!(ChunkHeader::parse(&blosc1(0, 1, 100, 0, 200)), Err(Problem::Corrupt { .. })));
-        assert!(matches!(ChunkHeader::parse(&blosc1(0, 0, 100, 10, 200)), Err(Problem::Corrupt { .. })));
-        assert!(matches!(ChunkHeader::parse(&blosc1(0, 1, -5, 10, 200)), Err(Problem::Corrupt { .. })));
-        assert!(matches!(ChunkHeader::parse(&blosc1(0, 1, 100, 10, 3)), Err(Problem::Corrupt { .. })));
-        assert!(matches!(ChunkHeader::parse(&[2, 1, 0]), Err(Problem::Truncated { .. })));
+        assert!(matches!(
+            ChunkHeader::parse(&blosc1(0, 1, 100, 0, 200)),
+            Err(Problem::Corrupt { .. })
+        ));
+        assert!(matches!(
+            ChunkHeader::parse(&blosc1(0, 0, 100, 10, 200)),
+            Err(Problem::Corrupt { .. })
+        ));
+        assert!(matches!(
+            ChunkHeader::parse(&blosc1(0, 1, -5, 10, 200)),
+            Err(Problem::Corrupt { .. })
+        ));
+        assert!(matches!(
+            ChunkHeader::parse(&blosc1(0, 1, 100, 10, 3)),
+            Err(Problem::Corrupt { .. })
+        ));
+        assert!(matches!(
+            ChunkHeader::parse(&[2, 1, 0]),
+            Err(Problem::Truncated { .. })
+        ));
         // memcpyed but cbytes disagrees with nbytes + header
-        assert!(matches!(ChunkHeader::parse(&blosc1(0x02, 1, 100, 100, 100)), Err(Problem::Corrupt { .. })));
+        assert!(matches!(
+            ChunkHeader::parse(&blosc1(0x02, 1, 100, 100, 100)),
+            Err(Problem::Corrupt { .. })
+        ));
     }
 
     #[test]

@@ -30,7 +30,9 @@ pub struct ChunkRegion<'a> {
 impl ChunkRegion<'_> {
     /// Exactly `len` bytes at `offset` from the start of the chunk.
     pub fn read(&self, offset: u64, len: usize) -> PResult<Vec<u8>> {
-        let end = offset.checked_add(len as u64).ok_or_else(|| Problem::corrupt("chunk", "offset overflows"))?;
+        let end = offset
+            .checked_add(len as u64)
+            .ok_or_else(|| Problem::corrupt("chunk", "offset overflows"))?;
         if end > self.available {
             return Err(Problem::truncated("chunk", offset, end, self.available));
         }
@@ -86,11 +88,22 @@ impl ChunkLayout {
     pub fn read_sized(bytes: &ChunkRegion<'_>, guess: usize) -> PResult<ChunkLayout> {
         let available = bytes.available;
         // One read usually covers header, block starts and dictionary size.
-        let prefix_len = available.min(bytes.source.prefetch_hint().max(guess).max(EXTENDED_HEADER_LEN) as u64) as usize;
+        let prefix_len = available.min(
+            bytes
+                .source
+                .prefetch_hint()
+                .max(guess)
+                .max(EXTENDED_HEADER_LEN) as u64,
+        ) as usize;
         let prefix = bytes.read(0, prefix_len)?;
         let header = ChunkHeader::parse(&prefix)?;
         if header.cbytes as u64 > available {
-            return Err(Problem::truncated("chunk", 0, header.cbytes as u64, available));
+            return Err(Problem::truncated(
+                "chunk",
+                0,
+                header.cbytes as u64,
+                available,
+            ));
         }
         let mut dict = Vec::new();
         let storage = if let Some(kind) = header.special {
@@ -103,13 +116,23 @@ impl ChunkLayout {
         } else if header.is_memcpyed() {
             Storage::Memcpyed
         } else if header.nbytes == 0 {
-            Storage::Streams { extents: Vec::new() }
+            Storage::Streams {
+                extents: Vec::new(),
+            }
         } else {
             let starts_len = header
                 .nblocks
                 .checked_mul(4)
                 .filter(|n| header.header_len + n <= header.cbytes)
-                .ok_or_else(|| Problem::corrupt("chunk", format!("{} block starts do not fit in cbytes {}", header.nblocks, header.cbytes)))?;
+                .ok_or_else(|| {
+                    Problem::corrupt(
+                        "chunk",
+                        format!(
+                            "{} block starts do not fit in cbytes {}",
+                            header.nblocks, header.cbytes
+                        ),
+                    )
+                })?;
             let mut index_len = header.header_len + starts_len;
             if header.uses_dict() {
                 index_len += 4;
@@ -125,11 +148,17 @@ impl ChunkLayout {
             if header.uses_dict() {
                 let dict_size = read_i32_le(index, streams_start, "chunk dictionary size")?;
                 if dict_size <= 0 || dict_size as usize > MAX_DICT_SIZE {
-                    return Err(Problem::corrupt("chunk", format!("dictionary size {dict_size}")));
+                    return Err(Problem::corrupt(
+                        "chunk",
+                        format!("dictionary size {dict_size}"),
+                    ));
                 }
                 let dict_start = streams_start + 4;
                 if dict_start + dict_size as usize > header.cbytes {
-                    return Err(Problem::corrupt("chunk", "dictionary runs past the end of the chunk"));
+                    return Err(Problem::corrupt(
+                        "chunk",
+                        "dictionary runs past the end of the chunk",
+                    ));
                 }
                 dict = bytes.read(dict_start as u64, dict_size as usize)?;
                 streams_start = dict_start + dict_size as usize;
@@ -138,7 +167,10 @@ impl ChunkLayout {
             for b in 0..header.nblocks {
                 let start = read_i32_le(index, header.header_len + 4 * b, "chunk block starts")?;
                 if start < streams_start as i32 || start as usize >= header.cbytes {
-                    return Err(Problem::corrupt("chunk", format!("block {b} starts at {start}, outside the streams")));
+                    return Err(Problem::corrupt(
+                        "chunk",
+                        format!("block {b} starts at {start}, outside the streams"),
+                    ));
                 }
                 starts.push(start as u32);
             }
@@ -155,7 +187,12 @@ impl ChunkLayout {
                 .collect();
             Storage::Streams { extents }
         };
-        let mut layout = ChunkLayout { header, storage, dict, block_offsets: Vec::new() };
+        let mut layout = ChunkLayout {
+            header,
+            storage,
+            dict,
+            block_offsets: Vec::new(),
+        };
         layout.block_offsets = layout.compute_block_offsets(bytes)?;
         Ok(layout)
     }
@@ -168,30 +205,50 @@ impl ChunkLayout {
         let mut offsets = Vec::with_capacity(h.nblocks + 1);
         // Variable-length blocks: each block's stream starts with its decoded size.
         let Storage::Streams { extents } = &self.storage else {
-            return Err(Problem::corrupt("chunk", "variable-length blocks without streams"));
+            return Err(Problem::corrupt(
+                "chunk",
+                "variable-length blocks without streams",
+            ));
         };
         let mut total = 0usize;
         offsets.push(0);
         for (b, &(start, end)) in extents.iter().enumerate() {
             if end <= start + 4 {
-                return Err(Problem::corrupt("chunk", format!("variable-length block {b} is too short")));
+                return Err(Problem::corrupt(
+                    "chunk",
+                    format!("variable-length block {b} is too short"),
+                ));
             }
         }
         // Every block's size field in one call to the source.
-        let fields: Vec<Range<u64>> = extents.iter().map(|&(start, _)| start as u64..start as u64 + 4).collect();
+        let fields: Vec<Range<u64>> = extents
+            .iter()
+            .map(|&(start, _)| start as u64..start as u64 + 4)
+            .collect();
         for (b, field) in bytes.read_ranges(&fields)?.iter().enumerate() {
             let size = read_i32_le(field, 0, "variable-length block size")?;
             if size <= 0 {
-                return Err(Problem::corrupt("chunk", format!("variable-length block {b} has size {size}")));
+                return Err(Problem::corrupt(
+                    "chunk",
+                    format!("variable-length block {b} has size {size}"),
+                ));
             }
             total = total
                 .checked_add(size as usize)
                 .filter(|&t| t <= h.nbytes)
-                .ok_or_else(|| Problem::corrupt("chunk", "variable-length block sizes exceed nbytes"))?;
+                .ok_or_else(|| {
+                    Problem::corrupt("chunk", "variable-length block sizes exceed nbytes")
+                })?;
             offsets.push(total);
         }
         if total != h.nbytes {
-            return Err(Problem::corrupt("chunk", format!("variable-length blocks add up to {total}, not nbytes {}", h.nbytes)));
+            return Err(Problem::corrupt(
+                "chunk",
+                format!(
+                    "variable-length blocks add up to {total}, not nbytes {}",
+                    h.nbytes
+                ),
+            ));
         }
         Ok(offsets)
     }
@@ -219,7 +276,9 @@ impl ChunkLayout {
         if !self.header.is_vlblocks() {
             return offset / self.header.blocksize.max(1);
         }
-        self.block_offsets.partition_point(|&o| o <= offset).saturating_sub(1)
+        self.block_offsets
+            .partition_point(|&o| o <= offset)
+            .saturating_sub(1)
     }
 
     /// Bytes of the chunk to fetch for block `b` (empty for special chunks).
@@ -243,12 +302,17 @@ impl ChunkLayout {
 
     /// Whether decoding block `b > 0` needs block 0 of this chunk (DELTA filter).
     pub fn needs_block0(&self) -> bool {
-        matches!(self.storage, Storage::Streams { .. }) && self.header.filters.contains(&filter_id::DELTA)
+        matches!(self.storage, Storage::Streams { .. })
+            && self.header.filters.contains(&filter_id::DELTA)
     }
 
     /// The layout of a chunk told only by a special entry in the offsets index.
     pub fn special(kind: Special, nbytes: usize, blocksize: usize, typesize: usize) -> ChunkLayout {
-        let blocksize = if blocksize == 0 || blocksize > nbytes { nbytes.max(1) } else { blocksize };
+        let blocksize = if blocksize == 0 || blocksize > nbytes {
+            nbytes.max(1)
+        } else {
+            blocksize
+        };
         let nblocks = nbytes.div_ceil(blocksize);
         let header = ChunkHeader {
             version: 5,
@@ -268,6 +332,14 @@ impl ChunkLayout {
             header_len: EXTENDED_HEADER_LEN,
             special: Some(kind),
         };
-        ChunkLayout { header, storage: Storage::Special { kind, value: Vec::new() }, dict: Vec::new(), block_offsets: Vec::new() }
+        ChunkLayout {
+            header,
+            storage: Storage::Special {
+                kind,
+                value: Vec::new(),
+            },
+            dict: Vec::new(),
+            block_offsets: Vec::new(),
+        }
     }
 }

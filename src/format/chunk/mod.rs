@@ -17,7 +17,11 @@ use crate::format::source::SliceSource;
 
 /// Layout of a chunk held in memory (all of `bytes`).
 fn layout_of(bytes: &[u8]) -> PResult<ChunkLayout> {
-    ChunkLayout::read(&ChunkRegion { source: &SliceSource(bytes), start: 0, available: bytes.len() as u64 })
+    ChunkLayout::read(&ChunkRegion {
+        source: &SliceSource(bytes),
+        start: 0,
+        available: bytes.len() as u64,
+    })
 }
 
 /// Decode a whole chunk held in memory (e.g. a `.cdata` file or an index chunk).
@@ -29,7 +33,10 @@ pub fn decode_chunk(bytes: &[u8]) -> PResult<Vec<u8>> {
 pub fn decode_chunk_limited(bytes: &[u8], limit: usize) -> PResult<Vec<u8>> {
     let layout = layout_of(bytes)?;
     if layout.nbytes() > limit {
-        return Err(Problem::Limit(format!("chunk decodes to {} bytes (at most {limit} accepted here)", layout.nbytes())));
+        return Err(Problem::Limit(format!(
+            "chunk decodes to {} bytes (at most {limit} accepted here)",
+            layout.nbytes()
+        )));
     }
     let mut out = vec![0u8; layout.nbytes()];
     decode_chunk_into(&layout, bytes, &[], &mut out)?;
@@ -38,26 +45,61 @@ pub fn decode_chunk_limited(bytes: &[u8], limit: usize) -> PResult<Vec<u8>> {
 
 /// Decode every block of an in-memory chunk into `out` (`layout.nbytes()`
 /// bytes); `blockshape` is the array's (empty when not known).
-pub fn decode_chunk_into(layout: &ChunkLayout, bytes: &[u8], blockshape: &[u64], out: &mut [u8]) -> PResult<()> {
+pub fn decode_chunk_into(
+    layout: &ChunkLayout,
+    bytes: &[u8],
+    blockshape: &[u64],
+    out: &mut [u8],
+) -> PResult<()> {
     if out.len() != layout.nbytes() {
-        return Err(Problem::OutOfRange(format!("chunk is {} bytes, output {}", layout.nbytes(), out.len())));
+        return Err(Problem::OutOfRange(format!(
+            "chunk is {} bytes, output {}",
+            layout.nbytes(),
+            out.len()
+        )));
     }
-    let block0_len = if layout.nblocks() > 0 { layout.block_range(0).len() } else { 0 };
+    let block0_len = if layout.nblocks() > 0 {
+        layout.block_range(0).len()
+    } else {
+        0
+    };
     let (first, rest) = out.split_at_mut(block0_len);
     for b in 0..layout.nblocks() {
         let src_range = layout.block_source_range(b);
-        let source = slice_at(bytes, src_range.start as usize, (src_range.end - src_range.start) as usize, "block")?;
+        let source = slice_at(
+            bytes,
+            src_range.start as usize,
+            (src_range.end - src_range.start) as usize,
+            "block",
+        )?;
         if b == 0 {
-            layout.decode_block(0, source, &BlockContext { block0: None, blockshape, fork: None }, first)?;
+            layout.decode_block(
+                0,
+                source,
+                &BlockContext {
+                    block0: None,
+                    blockshape,
+                    fork: None,
+                },
+                first,
+            )?;
         } else {
             let r = layout.block_range(b);
             let dst = &mut rest[r.start - block0_len..r.end - block0_len];
-            layout.decode_block(b, source, &BlockContext { block0: Some(first), blockshape, fork: None }, dst)?;
+            layout.decode_block(
+                b,
+                source,
+                &BlockContext {
+                    block0: Some(first),
+                    blockshape,
+                    fork: None,
+                },
+                dst,
+            )?;
         }
     }
     Ok(())
 }
-
 
 /// Layout of a whole chunk held in memory (for tests and fuzzing).
 pub fn read_layout(bytes: &[u8]) -> PResult<ChunkLayout> {

@@ -76,10 +76,19 @@ impl ChunkLayout {
     /// Decode block `b` into `out` (exactly `block_range(b).len()` bytes).
     /// `source` holds the stored bytes of `block_source_range(b)`; `context`
     /// tells what the pipeline needs from outside the block.
-    pub fn decode_block(&self, b: usize, source: &[u8], context: &BlockContext<'_>, out: &mut [u8]) -> PResult<()> {
+    pub fn decode_block(
+        &self,
+        b: usize,
+        source: &[u8],
+        context: &BlockContext<'_>,
+        out: &mut [u8],
+    ) -> PResult<()> {
         let bsize = self.block_range(b).len();
         if out.len() != bsize {
-            return Err(Problem::OutOfRange(format!("block {b} is {bsize} bytes, output buffer {}", out.len())));
+            return Err(Problem::OutOfRange(format!(
+                "block {b} is {bsize} bytes, output buffer {}",
+                out.len()
+            )));
         }
         match &self.storage {
             Storage::Special { kind, value } => {
@@ -94,27 +103,53 @@ impl ChunkLayout {
         }
     }
 
-    fn decode_streams(&self, b: usize, source: &[u8], context: &BlockContext<'_>, out: &mut [u8]) -> PResult<()> {
+    fn decode_streams(
+        &self,
+        b: usize,
+        source: &[u8],
+        context: &BlockContext<'_>,
+        out: &mut [u8],
+    ) -> PResult<()> {
         let h = &self.header;
         let bsize = out.len();
         let nstreams = self.nstreams(b);
         let stream_len = bsize / nstreams;
         if stream_len == 0 || stream_len * nstreams != bsize {
-            return Err(Problem::corrupt("chunk", format!("block {b} of {bsize} bytes cannot hold {nstreams} streams")));
+            return Err(Problem::corrupt(
+                "chunk",
+                format!("block {b} of {bsize} bytes cannot hold {nstreams} streams"),
+            ));
         }
-        let has_filters = h.filters.iter().any(|&f| f != filter_id::NONE && f != filter_id::TRUNC_PREC);
+        let has_filters = h
+            .filters
+            .iter()
+            .any(|&f| f != filter_id::NONE && f != filter_id::TRUNC_PREC);
         let decode_all = |stage: &mut [u8]| -> PResult<()> {
             let streams = self.streams_of(b, source, nstreams, stream_len)?;
-            let decode_run = |first: usize, streams: &[Stream<'_>], stage: &mut [u8]| -> PResult<()> {
-                for (i, (stream, dst)) in streams.iter().zip(stage.chunks_exact_mut(stream_len)).enumerate() {
-                    self.decode_stream(b, stream, context, dst).map_err(|p| in_stream(b, first + i, p))?;
-                }
-                Ok(())
-            };
+            let decode_run =
+                |first: usize, streams: &[Stream<'_>], stage: &mut [u8]| -> PResult<()> {
+                    for (i, (stream, dst)) in streams
+                        .iter()
+                        .zip(stage.chunks_exact_mut(stream_len))
+                        .enumerate()
+                    {
+                        self.decode_stream(b, stream, context, dst)
+                            .map_err(|p| in_stream(b, first + i, p))?;
+                    }
+                    Ok(())
+                };
             match context.fork {
                 // LZ4 and BloscLZ decode a stream in a few microseconds, less than a handoff.
                 Some(fork) if nstreams >= 2 && matches!(h.codec(), Codec::Zstd | Codec::Zlib) => {
-                    decode_streams_forked(h.codec(), &self.dict, b, &streams, stream_len, fork, stage)
+                    decode_streams_forked(
+                        h.codec(),
+                        &self.dict,
+                        b,
+                        &streams,
+                        stream_len,
+                        fork,
+                        stage,
+                    )
                 }
                 _ => decode_run(0, &streams, stage),
             }
@@ -167,10 +202,20 @@ impl ChunkLayout {
     /// interleaved (a 4 KiB read of a 256 KiB block no longer unshuffles the
     /// other 252 KiB). `Ok(false)`, with nothing written, for any other
     /// block: decode it whole instead.
-    pub fn decode_block_part(&self, b: usize, source: &[u8], context: &BlockContext<'_>, offset: usize, out: &mut [u8]) -> PResult<bool> {
+    pub fn decode_block_part(
+        &self,
+        b: usize,
+        source: &[u8],
+        context: &BlockContext<'_>,
+        offset: usize,
+        out: &mut [u8],
+    ) -> PResult<bool> {
         let bsize = self.block_range(b).len();
         let Some(end) = offset.checked_add(out.len()).filter(|&end| end <= bsize) else {
-            return Err(Problem::OutOfRange(format!("bytes {offset}+{} of block {b} ({bsize} bytes)", out.len())));
+            return Err(Problem::OutOfRange(format!(
+                "bytes {offset}+{} of block {b} ({bsize} bytes)",
+                out.len()
+            )));
         };
         if !self.decodes_in_part(b) {
             return Ok(false);
@@ -188,7 +233,15 @@ impl ChunkLayout {
             stage.resize(bsize, 0);
             match context.fork {
                 Some(fork) if matches!(h.codec(), Codec::Zstd | Codec::Zlib) => {
-                    decode_streams_forked(h.codec(), &self.dict, b, &streams, stream_len, fork, stage)?;
+                    decode_streams_forked(
+                        h.codec(),
+                        &self.dict,
+                        b,
+                        &streams,
+                        stream_len,
+                        fork,
+                        stage,
+                    )?;
                 }
                 _ => self.decode_unstored(b, &streams, context, stream_len, last, stage)?,
             }
@@ -208,7 +261,11 @@ impl ChunkLayout {
         for (&id, &meta) in h.filters.iter().zip(&h.filters_meta) {
             match id {
                 filter_id::NONE | filter_id::TRUNC_PREC | filter_id::INT_TRUNC => {}
-                filter_id::SHUFFLE if (if meta == 0 { h.typesize } else { meta as usize }) == nstreams => shuffles += 1,
+                filter_id::SHUFFLE
+                    if (if meta == 0 { h.typesize } else { meta as usize }) == nstreams =>
+                {
+                    shuffles += 1
+                }
                 _ => return false,
             }
         }
@@ -219,7 +276,14 @@ impl ChunkLayout {
     /// the planes are interleaved from where they are, the streams stored
     /// raw straight from `source` and the others from the scratch buffer
     /// they decode into, so a raw stream is never copied on its own.
-    fn decode_planes(&self, b: usize, source: &[u8], context: &BlockContext<'_>, stream_len: usize, out: &mut [u8]) -> PResult<()> {
+    fn decode_planes(
+        &self,
+        b: usize,
+        source: &[u8],
+        context: &BlockContext<'_>,
+        stream_len: usize,
+        out: &mut [u8],
+    ) -> PResult<()> {
         let streams = self.streams_of(b, source, out.len() / stream_len, stream_len)?;
         SCRATCH.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
@@ -234,14 +298,40 @@ impl ChunkLayout {
     /// Decode `streams` of block `b` into `stage` (stream `s` at
     /// `s * stream_len`), all but those stored raw, which stay where they
     /// are; an LZ4 stream only up to its first `need` bytes.
-    fn decode_unstored(&self, b: usize, streams: &[Stream<'_>], context: &BlockContext<'_>, stream_len: usize, need: usize, stage: &mut [u8]) -> PResult<()> {
+    fn decode_unstored(
+        &self,
+        b: usize,
+        streams: &[Stream<'_>],
+        context: &BlockContext<'_>,
+        stream_len: usize,
+        need: usize,
+        stage: &mut [u8],
+    ) -> PResult<()> {
         let lz4 = self.header.codec() == Codec::Lz4;
-        for (s, (stream, dst)) in streams.iter().zip(stage.chunks_exact_mut(stream_len)).enumerate() {
+        for (s, (stream, dst)) in streams
+            .iter()
+            .zip(stage.chunks_exact_mut(stream_len))
+            .enumerate()
+        {
             match *stream {
                 Stream::Payload(raw) if raw.len() == stream_len => {}
-                Stream::Payload(payload) if lz4 && need < stream_len => codec::lz4::decompress_prefix(payload, dst, &self.dict, need)
-                    .map_err(|source| in_stream(b, s, Problem::Codec { block: b as u64, source }))?,
-                _ => self.decode_stream(b, stream, context, dst).map_err(|p| in_stream(b, s, p))?,
+                Stream::Payload(payload) if lz4 && need < stream_len => {
+                    codec::lz4::decompress_prefix(payload, dst, &self.dict, need).map_err(
+                        |source| {
+                            in_stream(
+                                b,
+                                s,
+                                Problem::Codec {
+                                    block: b as u64,
+                                    source,
+                                },
+                            )
+                        },
+                    )?
+                }
+                _ => self
+                    .decode_stream(b, stream, context, dst)
+                    .map_err(|p| in_stream(b, s, p))?,
             }
         }
         Ok(())
@@ -249,11 +339,19 @@ impl ChunkLayout {
 
     /// The `nstreams` streams of block `b`, each decoding to `len` bytes,
     /// all found before any is decoded (a bad size is told first).
-    fn streams_of<'s>(&self, b: usize, source: &'s [u8], nstreams: usize, len: usize) -> PResult<Vec<Stream<'s>>> {
+    fn streams_of<'s>(
+        &self,
+        b: usize,
+        source: &'s [u8],
+        nstreams: usize,
+        len: usize,
+    ) -> PResult<Vec<Stream<'s>>> {
         let mut streams = Vec::with_capacity(nstreams);
         let mut pos = 0usize;
         for s in 0..nstreams {
-            let (stream, next) = self.stream_at(b, source, pos, len).map_err(|p| in_stream(b, s, p))?;
+            let (stream, next) = self
+                .stream_at(b, source, pos, len)
+                .map_err(|p| in_stream(b, s, p))?;
             streams.push(stream);
             pos = next;
         }
@@ -262,13 +360,22 @@ impl ChunkLayout {
 
     /// The stream whose size field is at `pos` of `source` (it decodes to
     /// `len` bytes), and the position after it.
-    fn stream_at<'s>(&self, b: usize, source: &'s [u8], pos: usize, len: usize) -> PResult<(Stream<'s>, usize)> {
+    fn stream_at<'s>(
+        &self,
+        b: usize,
+        source: &'s [u8],
+        pos: usize,
+        len: usize,
+    ) -> PResult<(Stream<'s>, usize)> {
         let h = &self.header;
         let csize = read_i32_le(source, pos, "stream size")?;
         let pos = pos + 4;
         let payload_len = if h.is_vlblocks() {
             if csize as usize != len {
-                return Err(Problem::corrupt("chunk", format!("variable-length block {b} says {csize} bytes, expected {len}")));
+                return Err(Problem::corrupt(
+                    "chunk",
+                    format!("variable-length block {b} says {csize} bytes, expected {len}"),
+                ));
             }
             source.len().saturating_sub(pos)
         } else if csize == 0 {
@@ -276,32 +383,67 @@ impl ChunkLayout {
         } else if csize < 0 {
             let token = slice_at(source, pos, 1, "stream token")?[0];
             if token & 0x01 == 0 || csize < -255 {
-                return Err(Problem::corrupt("chunk", format!("block {b}: unknown stream token {token} with size {csize}")));
+                return Err(Problem::corrupt(
+                    "chunk",
+                    format!("block {b}: unknown stream token {token} with size {csize}"),
+                ));
             }
             return Ok((Stream::Fill((-csize) as u8), pos + 1));
         } else {
             csize as usize
         };
-        Ok((Stream::Payload(slice_at(source, pos, payload_len, "compressed stream")?), pos + payload_len))
+        Ok((
+            Stream::Payload(slice_at(source, pos, payload_len, "compressed stream")?),
+            pos + payload_len,
+        ))
     }
 
     /// Decode one stream into `dst`.
-    fn decode_stream(&self, b: usize, stream: &Stream<'_>, context: &BlockContext<'_>, dst: &mut [u8]) -> PResult<()> {
+    fn decode_stream(
+        &self,
+        b: usize,
+        stream: &Stream<'_>,
+        context: &BlockContext<'_>,
+        dst: &mut [u8],
+    ) -> PResult<()> {
         let h = &self.header;
-        let Some(payload) = stream.payload_to_decode(dst) else { return Ok(()) };
+        let Some(payload) = stream.payload_to_decode(dst) else {
+            return Ok(());
+        };
         let result = match h.codec() {
-            classic if is_classic(classic) => return decode_classic(classic, &self.dict, b, payload, dst),
-            Codec::Registered(codec::codec_id::NDLZ) => codec::ndlz::decompress(payload, dst, h.compcode_meta),
+            classic if is_classic(classic) => {
+                return decode_classic(classic, &self.dict, b, payload, dst)
+            }
+            Codec::Registered(codec::codec_id::NDLZ) => {
+                codec::ndlz::decompress(payload, dst, h.compcode_meta)
+            }
             Codec::Registered(id @ codec::codec_id::ZFP_ACC..=codec::codec_id::ZFP_RATE) => {
-                codec::zfp::decompress(id, h.compcode_meta, h.typesize, context.blockshape, payload, dst)
+                codec::zfp::decompress(
+                    id,
+                    h.compcode_meta,
+                    h.typesize,
+                    context.blockshape,
+                    payload,
+                    dst,
+                )
             }
             other => return Err(unsupported_codec(other)),
         };
-        result.map_err(|source: CodecError| Problem::Codec { block: b as u64, source })
+        result.map_err(|source: CodecError| Problem::Codec {
+            block: b as u64,
+            source,
+        })
     }
 
     /// Undo the filter pipeline (last slot first). `stage` holds the codec output.
-    fn undo_filters(&self, b: usize, stage: &mut [u8], spare: &mut Vec<u8>, context: &BlockContext<'_>, out: &mut [u8]) -> PResult<()> {
+    fn undo_filters(
+        &self,
+        b: usize,
+        stage: &mut [u8],
+        spare: &mut Vec<u8>,
+        context: &BlockContext<'_>,
+        out: &mut [u8],
+    ) -> PResult<()> {
         let h = &self.header;
         let typesize = h.typesize;
         spare.resize(stage.len(), 0);
@@ -319,7 +461,10 @@ impl ChunkLayout {
             let meta = h.filters_meta[slot];
             match id {
                 filter_id::NONE | filter_id::TRUNC_PREC | filter_id::INT_TRUNC => {}
-                filter_id::SHUFFLE | filter_id::BITSHUFFLE | filter_id::NDCELL | filter_id::NDMEAN => {
+                filter_id::SHUFFLE
+                | filter_id::BITSHUFFLE
+                | filter_id::NDCELL
+                | filter_id::NDMEAN => {
                     let (src, dst): (&[u8], &mut [u8]) = match at {
                         At::Stage => (&*stage, &mut *out),
                         At::Out => (&*out, &mut *spare),
@@ -330,11 +475,17 @@ impl ChunkLayout {
                         let group = if meta == 0 { typesize } else { meta as usize };
                         filter::shuffle::unshuffle(group, src, dst);
                     } else if id == filter_id::NDCELL || id == filter_id::NDMEAN {
-                        let undo = if id == filter_id::NDCELL { filter::ndcell::undo_ndcell } else { filter::ndmean::undo_ndmean };
-                        undo(meta, context.blockshape, typesize, src, dst).map_err(|e| Problem::corrupt("chunk", format!("block {b}: {e}")))?;
+                        let undo = if id == filter_id::NDCELL {
+                            filter::ndcell::undo_ndcell
+                        } else {
+                            filter::ndmean::undo_ndmean
+                        };
+                        undo(meta, context.blockshape, typesize, src, dst)
+                            .map_err(|e| Problem::corrupt("chunk", format!("block {b}: {e}")))?;
                     } else {
-                        filter::bitshuffle::bitunshuffle(typesize, src, dst, h.version)
-                            .map_err(|e| Problem::corrupt("chunk", format!("block {b}: bitshuffle: {e}")))?;
+                        filter::bitshuffle::bitunshuffle(typesize, src, dst, h.version).map_err(
+                            |e| Problem::corrupt("chunk", format!("block {b}: bitshuffle: {e}")),
+                        )?;
                     }
                     at = match at {
                         At::Stage | At::Spare => At::Out,
@@ -350,9 +501,12 @@ impl ChunkLayout {
                     let reference = if b == 0 {
                         None
                     } else {
-                        Some(context.block0.ok_or_else(|| Problem::OutOfRange(format!("block {b} needs block 0 for delta")))?)
+                        Some(context.block0.ok_or_else(|| {
+                            Problem::OutOfRange(format!("block {b} needs block 0 for delta"))
+                        })?)
                     };
-                    filter::delta::undo_delta(reference, typesize, data).map_err(|e| Problem::corrupt("chunk", format!("block {b}: delta: {e}")))?;
+                    filter::delta::undo_delta(reference, typesize, data)
+                        .map_err(|e| Problem::corrupt("chunk", format!("block {b}: delta: {e}")))?;
                 }
                 filter_id::BYTEDELTA | filter_id::BYTEDELTA_BUGGY => {
                     let data: &mut [u8] = match at {
@@ -366,9 +520,16 @@ impl ChunkLayout {
                     } else {
                         filter::bytedelta::undo_bytedelta_buggy(group, data)
                     };
-                    undone.map_err(|e| Problem::corrupt("chunk", format!("block {b}: bytedelta: {e}")))?;
+                    undone.map_err(|e| {
+                        Problem::corrupt("chunk", format!("block {b}: bytedelta: {e}"))
+                    })?;
                 }
-                other => return Err(Problem::UnsupportedFilter { name: filter_name(other), id: other }),
+                other => {
+                    return Err(Problem::UnsupportedFilter {
+                        name: filter_name(other),
+                        id: other,
+                    })
+                }
             }
         }
         match at {
@@ -380,11 +541,16 @@ impl ChunkLayout {
     }
 }
 
-
 /// Interleave items `items` of the planes of `streams` into `dst`: a
 /// stream stored raw from where it is stored, the others from `stage`
 /// (stream `s` at `s * stream_len`).
-fn interleave(streams: &[Stream<'_>], stage: &[u8], stream_len: usize, items: std::ops::Range<usize>, dst: &mut [u8]) {
+fn interleave(
+    streams: &[Stream<'_>],
+    stage: &[u8],
+    stream_len: usize,
+    items: std::ops::Range<usize>,
+    dst: &mut [u8],
+) {
     let planes: Vec<&[u8]> = streams
         .iter()
         .zip(stage.chunks_exact(stream_len))
@@ -410,7 +576,11 @@ fn unsupported_codec(codec: Codec) -> Problem {
         Codec::Registered(id) => codec::codec_support(id),
         _ => codec::Support::Unknown,
     };
-    Problem::UnsupportedCodec { name: codec.name(), id: codec.id(), support }
+    Problem::UnsupportedCodec {
+        name: codec.name(),
+        id: codec.id(),
+        support,
+    }
 }
 
 /// Fill `out` with the value of a special chunk.
@@ -447,7 +617,6 @@ thread_local! {
     static SCRATCH: RefCell<(Vec<u8>, Vec<u8>)> = const { RefCell::new((Vec::new(), Vec::new())) };
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -483,16 +652,27 @@ mod tests {
         }
         chunk.extend_from_slice(&20i32.to_le_bytes());
         chunk.extend_from_slice(&block);
-        let decoded = (0..N).flat_map(|i| [planes[0][i], planes[1][i], planes[2][i], planes[3][i]]).collect();
+        let decoded = (0..N)
+            .flat_map(|i| [planes[0][i], planes[1][i], planes[2][i], planes[3][i]])
+            .collect();
         (chunk, decoded)
     }
 
     fn decode(chunk: &[u8]) -> PResult<Vec<u8>> {
         let source = SliceSource(chunk);
-        let layout = ChunkLayout::read(&ChunkRegion { source: &source, start: 0, available: chunk.len() as u64 })?;
+        let layout = ChunkLayout::read(&ChunkRegion {
+            source: &source,
+            start: 0,
+            available: chunk.len() as u64,
+        })?;
         let range = layout.block_source_range(0);
         let mut out = vec![0xEEu8; layout.block_range(0).len()];
-        layout.decode_block(0, &chunk[range.start as usize..range.end as usize], &BlockContext::default(), &mut out)?;
+        layout.decode_block(
+            0,
+            &chunk[range.start as usize..range.end as usize],
+            &BlockContext::default(),
+            &mut out,
+        )?;
         Ok(out)
     }
 
@@ -500,8 +680,16 @@ mod tests {
     fn shuffled_block_interleaves_raw_zero_fill_and_coded_streams() {
         let (chunk, decoded) = four_way_chunk();
         let source = SliceSource(&chunk);
-        let layout = ChunkLayout::read(&ChunkRegion { source: &source, start: 0, available: chunk.len() as u64 }).unwrap();
-        assert!(layout.only_shuffle_over(4), "the block takes the planar path");
+        let layout = ChunkLayout::read(&ChunkRegion {
+            source: &source,
+            start: 0,
+            available: chunk.len() as u64,
+        })
+        .unwrap();
+        assert!(
+            layout.only_shuffle_over(4),
+            "the block takes the planar path"
+        );
         assert_eq!(decode(&chunk).unwrap(), decoded);
     }
 

@@ -27,11 +27,20 @@ enum Part {
 /// Whether `codec` is one of the classic codecs, whose streams are decoded
 /// here (plugin codecs never split their blocks).
 pub(super) fn is_classic(codec: Codec) -> bool {
-    matches!(codec, Codec::BloscLz | Codec::Lz4 | Codec::Zlib | Codec::Zstd)
+    matches!(
+        codec,
+        Codec::BloscLz | Codec::Lz4 | Codec::Zlib | Codec::Zstd
+    )
 }
 
 /// Decode `stream` of a classic codec ([`is_classic`]) into all of `dst`.
-fn decode_stream(codec: Codec, dict: &[u8], b: usize, stream: &Stream<'_>, dst: &mut [u8]) -> PResult<()> {
+fn decode_stream(
+    codec: Codec,
+    dict: &[u8],
+    b: usize,
+    stream: &Stream<'_>,
+    dst: &mut [u8],
+) -> PResult<()> {
     match stream.payload_to_decode(dst) {
         Some(payload) => decode_classic(codec, dict, b, payload, dst),
         None => Ok(()),
@@ -40,15 +49,29 @@ fn decode_stream(codec: Codec, dict: &[u8], b: usize, stream: &Stream<'_>, dst: 
 
 /// Decode `payload`, a compressed stream of a classic codec ([`is_classic`]),
 /// into all of `dst`.
-pub(super) fn decode_classic(codec: Codec, dict: &[u8], b: usize, payload: &[u8], dst: &mut [u8]) -> PResult<()> {
+pub(super) fn decode_classic(
+    codec: Codec,
+    dict: &[u8],
+    b: usize,
+    payload: &[u8],
+    dst: &mut [u8],
+) -> PResult<()> {
     let result = match codec {
         Codec::BloscLz => codec::blosclz::decompress(payload, dst),
         Codec::Lz4 => codec::lz4::decompress(payload, dst, dict),
         Codec::Zlib => codec::zlib::decompress(payload, dst),
         Codec::Zstd => codec::zstd::decompress(payload, dst, dict),
-        other => return Err(Problem::corrupt("chunk", format!("block {b}: {} is not a stream codec", other.name()))),
+        other => {
+            return Err(Problem::corrupt(
+                "chunk",
+                format!("block {b}: {} is not a stream codec", other.name()),
+            ))
+        }
     };
-    result.map_err(|source: CodecError| Problem::Codec { block: b as u64, source })
+    result.map_err(|source: CodecError| Problem::Codec {
+        block: b as u64,
+        source,
+    })
 }
 
 /// What the reader and the helper share.
@@ -90,10 +113,23 @@ pub(super) fn decode_streams_forked(
     // needs more than the back half.
     let first_helper = n / 2;
     let shared = Arc::new(Shared {
-        state: Mutex::new(State { front: 0, back: n, helper_busy: false, handed: None }),
+        state: Mutex::new(State {
+            front: 0,
+            back: n,
+            helper_busy: false,
+            handed: None,
+        }),
         handed_back: Condvar::new(),
     });
-    fork.spawn(helper_job(codec, dict.to_vec(), b, &streams[first_helper..], first_helper, stream_len, shared.clone()));
+    fork.spawn(helper_job(
+        codec,
+        dict.to_vec(),
+        b,
+        &streams[first_helper..],
+        first_helper,
+        stream_len,
+        shared.clone(),
+    ));
     loop {
         let s = {
             let mut state = lock(&shared);
@@ -108,7 +144,10 @@ pub(super) fn decode_streams_forked(
     }
     let mut state = lock(&shared);
     while state.helper_busy {
-        state = shared.handed_back.wait(state).unwrap_or_else(|e| e.into_inner());
+        state = shared
+            .handed_back
+            .wait(state)
+            .unwrap_or_else(|e| e.into_inner());
     }
     let back = state.back;
     match state.handed.take() {
@@ -124,8 +163,27 @@ pub(super) fn decode_streams_forked(
 
 /// The helper's side: its own copy of the stored streams `first..`, taken
 /// from the back while the reader has not reached them.
-fn helper_job(codec: Codec, dict: Vec<u8>, b: usize, streams: &[Stream<'_>], first: usize, stream_len: usize, shared: Arc<Shared>) -> Box<dyn FnOnce() + Send> {
-    let mut bytes = Vec::with_capacity(streams.iter().map(|s| if let Stream::Payload(p) = s { p.len() } else { 0 }).sum());
+fn helper_job(
+    codec: Codec,
+    dict: Vec<u8>,
+    b: usize,
+    streams: &[Stream<'_>],
+    first: usize,
+    stream_len: usize,
+    shared: Arc<Shared>,
+) -> Box<dyn FnOnce() + Send> {
+    let mut bytes = Vec::with_capacity(
+        streams
+            .iter()
+            .map(|s| {
+                if let Stream::Payload(p) = s {
+                    p.len()
+                } else {
+                    0
+                }
+            })
+            .sum(),
+    );
     let parts: Vec<Part> = streams
         .iter()
         .map(|stream| match *stream {
@@ -138,7 +196,11 @@ fn helper_job(codec: Codec, dict: Vec<u8>, b: usize, streams: &[Stream<'_>], fir
         })
         .collect();
     Box::new(move || {
-        let mut work = HelperWork { shared, buf: Vec::new(), problem: None };
+        let mut work = HelperWork {
+            shared,
+            buf: Vec::new(),
+            problem: None,
+        };
         while let Some(s) = work.take(first) {
             if work.buf.is_empty() {
                 work.buf.resize(parts.len() * stream_len, 0);
@@ -149,7 +211,13 @@ fn helper_job(codec: Codec, dict: Vec<u8>, b: usize, streams: &[Stream<'_>], fir
                 Part::Fill(byte) => Stream::Fill(*byte),
                 Part::Payload(range) => Stream::Payload(&bytes[range.clone()]),
             };
-            if let Err(p) = decode_stream(codec, &dict, b, &stream, &mut work.buf[i * stream_len..(i + 1) * stream_len]) {
+            if let Err(p) = decode_stream(
+                codec,
+                &dict,
+                b,
+                &stream,
+                &mut work.buf[i * stream_len..(i + 1) * stream_len],
+            ) {
                 work.problem = Some(in_stream(b, s, p));
             }
         }
@@ -181,7 +249,9 @@ impl HelperWork {
 impl Drop for HelperWork {
     fn drop(&mut self) {
         if std::thread::panicking() && self.problem.is_none() {
-            self.problem = Some(Problem::Io("a decode helper thread stopped in the middle of a stream".to_string()));
+            self.problem = Some(Problem::Io(
+                "a decode helper thread stopped in the middle of a stream".to_string(),
+            ));
         }
         let mut state = lock(&self.shared);
         if state.helper_busy {
@@ -218,7 +288,11 @@ mod tests {
 
     impl TestFork {
         fn new(helper: Helper) -> TestFork {
-            TestFork { helper, kept: Mutex::default(), threads: Mutex::default() }
+            TestFork {
+                helper,
+                kept: Mutex::default(),
+                threads: Mutex::default(),
+            }
         }
 
         /// Run what was kept and wait for every thread started.
@@ -252,7 +326,9 @@ mod tests {
             let data: Vec<u8> = match s {
                 2 => vec![0; STREAM_LEN],
                 5 => vec![7; STREAM_LEN],
-                _ => (0..STREAM_LEN as u32).map(|i| ((i / (s + 1)) ^ (i * s) >> 3) as u8).collect(),
+                _ => (0..STREAM_LEN as u32)
+                    .map(|i| ((i / (s + 1)) ^ (i * s) >> 3) as u8)
+                    .collect(),
             };
             stored.push(lz4_flex::block::compress(&data));
             raw.push(data);
@@ -286,9 +362,22 @@ mod tests {
             for _ in 0..20 {
                 let fork = TestFork::new(helper_copy(&helper));
                 let mut stage = vec![0xA5u8; expected.len()];
-                decode_streams_forked(Codec::Lz4, &[], 3, &as_streams(&stored), STREAM_LEN, &fork, &mut stage).unwrap();
+                decode_streams_forked(
+                    Codec::Lz4,
+                    &[],
+                    3,
+                    &as_streams(&stored),
+                    STREAM_LEN,
+                    &fork,
+                    &mut stage,
+                )
+                .unwrap();
                 fork.finish();
-                assert!(stage == expected, "helper {name}: block differs at byte {:?}", stage.iter().zip(&expected).position(|(a, b)| a != b));
+                assert!(
+                    stage == expected,
+                    "helper {name}: block differs at byte {:?}",
+                    stage.iter().zip(&expected).position(|(a, b)| a != b)
+                );
             }
         }
     }
@@ -309,7 +398,8 @@ mod tests {
         let mut broken = as_streams(&stored);
         broken[1] = Stream::Payload(&[0xF0, 1, 2]);
         let mut stage = vec![0u8; 8 * STREAM_LEN];
-        let err = decode_streams_forked(Codec::Lz4, &[], 3, &broken, STREAM_LEN, &fork, &mut stage).unwrap_err();
+        let err = decode_streams_forked(Codec::Lz4, &[], 3, &broken, STREAM_LEN, &fork, &mut stage)
+            .unwrap_err();
         assert!(matches!(err, Problem::Codec { block: 3, .. }), "{err:?}");
     }
 
@@ -321,7 +411,9 @@ mod tests {
             let mut broken = as_streams(&stored);
             broken[6] = Stream::Payload(&[0xF0, 1, 2]);
             let mut stage = vec![0u8; 8 * STREAM_LEN];
-            let err = decode_streams_forked(Codec::Lz4, &[], 3, &broken, STREAM_LEN, &fork, &mut stage).unwrap_err();
+            let err =
+                decode_streams_forked(Codec::Lz4, &[], 3, &broken, STREAM_LEN, &fork, &mut stage)
+                    .unwrap_err();
             fork.finish();
             assert!(matches!(err, Problem::Codec { block: 3, .. }), "{err:?}");
         }
@@ -329,10 +421,22 @@ mod tests {
 
     #[test]
     fn a_helper_that_panics_hands_back_an_error_not_a_hang() {
-        let shared = Arc::new(Shared { state: Mutex::new(State { front: 0, back: 8, helper_busy: false, handed: None }), handed_back: Condvar::new() });
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State {
+                front: 0,
+                back: 8,
+                helper_busy: false,
+                handed: None,
+            }),
+            handed_back: Condvar::new(),
+        });
         let in_helper = shared.clone();
         let unwound = std::panic::catch_unwind(move || {
-            let mut work = HelperWork { shared: in_helper, buf: vec![0; 4 * STREAM_LEN], problem: None };
+            let mut work = HelperWork {
+                shared: in_helper,
+                buf: vec![0; 4 * STREAM_LEN],
+                problem: None,
+            };
             assert_eq!(work.take(4), Some(7));
             panic!("a decoder bug in the middle of stream 7");
         });
@@ -340,8 +444,14 @@ mod tests {
         let state = lock(&shared);
         assert!(!state.helper_busy, "the reader would wait forever");
         match &state.handed {
-            Some((_, Some(Problem::Io(detail)))) => assert_eq!(detail, "a decode helper thread stopped in the middle of a stream"),
-            other => panic!("handed back {:?}", other.as_ref().map(|h| h.1.as_ref().map(|p| p.to_string()))),
+            Some((_, Some(Problem::Io(detail)))) => assert_eq!(
+                detail,
+                "a decode helper thread stopped in the middle of a stream"
+            ),
+            other => panic!(
+                "handed back {:?}",
+                other.as_ref().map(|h| h.1.as_ref().map(|p| p.to_string()))
+            ),
         }
     }
 }

@@ -180,7 +180,12 @@ pub fn decompress(src: &[u8], dst: &mut [u8], dict: &[u8]) -> Result<(), CodecEr
 /// the ones decoded are unspecified. A stream that ends before `need` bytes
 /// (or before `dst.len()`, when it ends within `need`) is an error, as in
 /// [`decompress`]; the rest of the stream is not looked at.
-pub fn decompress_prefix(src: &[u8], dst: &mut [u8], dict: &[u8], need: usize) -> Result<(), CodecError> {
+pub fn decompress_prefix(
+    src: &[u8],
+    dst: &mut [u8],
+    dict: &[u8],
+    need: usize,
+) -> Result<(), CodecError> {
     if need >= dst.len() {
         return decompress(src, dst, dict);
     }
@@ -397,9 +402,21 @@ mod tests {
         for (name, data) in corpus() {
             let src = lz4_flex::block::compress(&data);
             let n = data.len();
-            for need in [0, 1, 15, 16, 17, n / 3, n / 2, n.saturating_sub(1), n, n + 5] {
+            for need in [
+                0,
+                1,
+                15,
+                16,
+                17,
+                n / 3,
+                n / 2,
+                n.saturating_sub(1),
+                n,
+                n + 5,
+            ] {
                 let mut out = vec![0xAAu8; n];
-                decompress_prefix(&src, &mut out, &[], need).unwrap_or_else(|e| panic!("{name} need {need}: {e}"));
+                decompress_prefix(&src, &mut out, &[], need)
+                    .unwrap_or_else(|e| panic!("{name} need {need}: {e}"));
                 let upto = need.min(n);
                 assert!(out[..upto] == data[..upto], "{name}: first {upto} bytes");
                 checked += 1;
@@ -408,7 +425,10 @@ mod tests {
             if n > 64 {
                 let cut = &src[..src.len() / 2];
                 let mut out = vec![0u8; n];
-                assert!(decompress_prefix(cut, &mut out, &[], n - 1).is_err(), "{name}: truncated stream");
+                assert!(
+                    decompress_prefix(cut, &mut out, &[], n - 1).is_err(),
+                    "{name}: truncated stream"
+                );
             }
         }
         assert!(checked > 50);

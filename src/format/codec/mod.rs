@@ -80,8 +80,14 @@ impl std::fmt::Display for Support {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Support::Decoded => write!(f, "is decoded by blosc2fs"),
-            Support::Plugin(package) => write!(f, "needs the {package} plugin, which blosc2fs does not include"),
-            Support::Unknown => write!(f, "is not one C-Blosc2 ships (a user-registered id?), so blosc2fs cannot decode it"),
+            Support::Plugin(package) => write!(
+                f,
+                "needs the {package} plugin, which blosc2fs does not include"
+            ),
+            Support::Unknown => write!(
+                f,
+                "is not one C-Blosc2 ships (a user-registered id?), so blosc2fs cannot decode it"
+            ),
         }
     }
 }
@@ -89,8 +95,12 @@ impl std::fmt::Display for Support {
 /// Whether blosc2fs decodes codec `id` (C-Blosc2's codec ids).
 pub fn codec_support(id: u8) -> Support {
     match id {
-        codec_id::BLOSCLZ | codec_id::LZ4 | codec_id::LZ4HC | codec_id::ZLIB | codec_id::ZSTD => Support::Decoded,
-        codec_id::NDLZ | codec_id::ZFP_ACC | codec_id::ZFP_PREC | codec_id::ZFP_RATE => Support::Decoded,
+        codec_id::BLOSCLZ | codec_id::LZ4 | codec_id::LZ4HC | codec_id::ZLIB | codec_id::ZSTD => {
+            Support::Decoded
+        }
+        codec_id::NDLZ | codec_id::ZFP_ACC | codec_id::ZFP_PREC | codec_id::ZFP_RATE => {
+            Support::Decoded
+        }
         36 => Support::Plugin("blosc2-openhtj2k"),
         37 => Support::Plugin("blosc2-grok"),
         38 => Support::Plugin("blosc2-openzl"),
@@ -111,7 +121,11 @@ pub enum CodecError {
     BadOffset { codec: &'static str, offset: usize },
     /// The decoded length differs from what the chunk header promised.
     #[error("{codec} produced {got} bytes where {expected} were expected")]
-    WrongLength { codec: &'static str, expected: usize, got: usize },
+    WrongLength {
+        codec: &'static str,
+        expected: usize,
+        got: usize,
+    },
     /// The underlying library reported a corrupt stream.
     #[error("{codec} stream corrupt: {detail}")]
     Corrupt { codec: &'static str, detail: String },

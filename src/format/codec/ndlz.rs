@@ -39,7 +39,10 @@ pub(super) fn truncated() -> CodecError {
 
 #[inline]
 pub(super) fn corrupt(detail: String) -> CodecError {
-    CodecError::Corrupt { codec: CODEC, detail }
+    CodecError::Corrupt {
+        codec: CODEC,
+        detail,
+    }
 }
 
 /// `len` stream bytes at `pos` (which counts from the start of the stream and
@@ -73,7 +76,9 @@ pub fn decompress(src: &[u8], dst: &mut [u8], cell: u8) -> Result<(), CodecError
     match cell {
         4 => decode::<4>(src, dst),
         8 => decode::<8>(src, dst),
-        other => Err(corrupt(format!("cell size (codec meta) {other}: only 4 and 8 exist"))),
+        other => Err(corrupt(format!(
+            "cell size (codec meta) {other}: only 4 and 8 exist"
+        ))),
     }
 }
 
@@ -82,7 +87,10 @@ fn decode<const C: usize>(src: &[u8], dst: &mut [u8]) -> Result<(), CodecError> 
         return Err(truncated());
     }
     if src[0] != 2 {
-        return Err(corrupt(format!("stream header says ndim {}, NDLZ blocks are 2-D", src[0])));
+        return Err(corrupt(format!(
+            "stream header says ndim {}, NDLZ blocks are 2-D",
+            src[0]
+        )));
     }
     let dim = |at: usize| i32::from_le_bytes([src[at], src[at + 1], src[at + 2], src[at + 3]]);
     let (rows, cols) = (dim(1), dim(5));
@@ -91,7 +99,11 @@ fn decode<const C: usize>(src: &[u8], dst: &mut [u8]) -> Result<(), CodecError> 
     }
     let (rows, cols) = (rows as usize, cols as usize);
     if rows as u64 * cols as u64 != dst.len() as u64 {
-        return Err(CodecError::WrongLength { codec: CODEC, expected: dst.len(), got: rows * cols });
+        return Err(CodecError::WrongLength {
+            codec: CODEC,
+            expected: dst.len(),
+            got: rows * cols,
+        });
     }
     if dst.is_empty() {
         // C-Blosc2 never produces an empty stream; its decoder answers 0
@@ -136,9 +148,10 @@ fn decode<const C: usize>(src: &[u8], dst: &mut [u8]) -> Result<(), CodecError> 
                         super::ndlz8::row_matches(src, cur, token, &mut buf)
                     }
                     .map_err(|e| match e {
-                        CodecError::Corrupt { codec, detail } => {
-                            CodecError::Corrupt { codec, detail: format!("{detail} at cell ({ci}, {cj})") }
-                        }
+                        CodecError::Corrupt { codec, detail } => CodecError::Corrupt {
+                            codec,
+                            detail: format!("{detail} at cell ({ci}, {cj})"),
+                        },
                         other => other,
                     })?;
                     &buf[..p0 * p1]

@@ -25,7 +25,12 @@ use super::CodecError;
 
 /// Fill `buf[..16]` from the row-match record whose token is at `cur`;
 /// returns the position after the record.
-pub(super) fn row_matches(src: &[u8], cur: usize, token: u8, buf: &mut [u8; 64]) -> Result<usize, CodecError> {
+pub(super) fn row_matches(
+    src: &[u8],
+    cur: usize,
+    token: u8,
+    buf: &mut [u8; 64],
+) -> Result<usize, CodecError> {
     let mut row = |r: usize, bytes: &[u8]| buf[r * 4..r * 4 + 4].copy_from_slice(bytes);
     // Back-reference for a record whose header is `hlen` bytes.
     let back = |raw: u16, hlen: u16| cur as i64 + hlen as i64 - raw.wrapping_add(hlen) as i64;

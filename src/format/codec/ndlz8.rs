@@ -16,7 +16,12 @@ use super::CodecError;
 
 /// Fill `buf` (8 rows of 8) from the row-match record whose token is at
 /// `cur`; returns the position after the record.
-pub(super) fn row_matches(src: &[u8], cur: usize, token: u8, buf: &mut [u8; 64]) -> Result<usize, CodecError> {
+pub(super) fn row_matches(
+    src: &[u8],
+    cur: usize,
+    token: u8,
+    buf: &mut [u8; 64],
+) -> Result<usize, CodecError> {
     let matched = match token >> 3 {
         21 => 3,
         17 => 2,
@@ -24,7 +29,9 @@ pub(super) fn row_matches(src: &[u8], cur: usize, token: u8, buf: &mut [u8; 64])
     };
     let first = (token & 7) as usize;
     if first + matched > 8 {
-        return Err(corrupt(format!("8x8 token {token} matches rows past the cell")));
+        return Err(corrupt(format!(
+            "8x8 token {token} matches rows past the cell"
+        )));
     }
     let offset = u16_at(src, cur + 1)?;
     let reference = stream_bytes(src, cur as i64 - offset as i64, matched * 8)?;

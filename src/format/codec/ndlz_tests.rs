@@ -18,12 +18,23 @@ fn header(rows: usize, cols: usize) -> Vec<u8> {
 /// bytes of `cur`), as the distance back from `cur`.
 fn find_back(out: &[u8], cur: usize, needle: &[u8]) -> Option<u16> {
     let last = cur.checked_sub(needle.len())?;
-    (0..=last).rev().take_while(|&p| cur - p <= 65532).find(|&p| &out[p..p + needle.len()] == needle).map(|p| (cur - p) as u16)
+    (0..=last)
+        .rev()
+        .take_while(|&p| cur - p <= 65532)
+        .find(|&p| &out[p..p + needle.len()] == needle)
+        .map(|p| (cur - p) as u16)
 }
 
 /// Encode a `rows × cols` byte block with cells of edge `c`, picking among
 /// every record kind that can represent each cell (random choice).
-fn encode(block: &[u8], rows: usize, cols: usize, c: usize, rng: &mut Rng, kinds: &mut BTreeSet<(usize, u8)>) -> Vec<u8> {
+fn encode(
+    block: &[u8],
+    rows: usize,
+    cols: usize,
+    c: usize,
+    rng: &mut Rng,
+    kinds: &mut BTreeSet<(usize, u8)>,
+) -> Vec<u8> {
     let mut out = header(rows, cols);
     for ci in 0..rows.div_ceil(c) {
         let p0 = (rows - ci * c).min(c);
@@ -48,8 +59,14 @@ fn encode(block: &[u8], rows: usize, cols: usize, c: usize, rng: &mut Rng, kinds
                 let row = |r: usize| &cell[r * c..r * c + c];
                 let noise = (rng.next() & 7) as u8;
                 if c == 4 {
-                    for (code, (i, j, k)) in [(28u8, (1, 2, 3)), (29, (0, 1, 2)), (30, (0, 1, 3)), (31, (0, 2, 3))] {
-                        if let Some(off) = find_back(&out, cur, &[row(i), row(j), row(k)].concat()) {
+                    for (code, (i, j, k)) in [
+                        (28u8, (1, 2, 3)),
+                        (29, (0, 1, 2)),
+                        (30, (0, 1, 3)),
+                        (31, (0, 2, 3)),
+                    ] {
+                        if let Some(off) = find_back(&out, cur, &[row(i), row(j), row(k)].concat())
+                        {
                             let mut rec = vec![(code << 3) | noise];
                             rec.extend_from_slice(&off.to_le_bytes());
                             rec.extend_from_slice(row(6 - i - j - k));
@@ -58,7 +75,11 @@ fn encode(block: &[u8], rows: usize, cols: usize, c: usize, rng: &mut Rng, kinds
                     }
                     for (i, j) in [(0usize, 1usize), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)] {
                         if let Some(off) = find_back(&out, cur, &[row(i), row(j)].concat()) {
-                            let token = if i == 2 { 128 } else { 128 | (i << 5) as u8 | (j << 3) as u8 };
+                            let token = if i == 2 {
+                                128
+                            } else {
+                                128 | (i << 5) as u8 | (j << 3) as u8
+                            };
                             let mut rec = vec![token];
                             rec.extend_from_slice(&off.to_le_bytes());
                             for k in (0..4).filter(|&k| k != i && k != j) {
@@ -70,7 +91,8 @@ fn encode(block: &[u8], rows: usize, cols: usize, c: usize, rng: &mut Rng, kinds
                     for j in 1..4usize {
                         let others: Vec<usize> = (1..4).filter(|&k| k != j).collect();
                         let first = find_back(&out, cur, &[row(0), row(j)].concat());
-                        let second = find_back(&out, cur, &[row(others[0]), row(others[1])].concat());
+                        let second =
+                            find_back(&out, cur, &[row(others[0]), row(others[1])].concat());
                         if let (Some(a), Some(b)) = (first, second) {
                             let mut rec = vec![32 | (j << 3) as u8 | noise];
                             rec.extend_from_slice(&a.to_le_bytes());
@@ -81,7 +103,8 @@ fn encode(block: &[u8], rows: usize, cols: usize, c: usize, rng: &mut Rng, kinds
                 } else {
                     for (kind, n) in [(21u8, 3usize), (17, 2)] {
                         for first in 0..=8 - n {
-                            let matched: Vec<u8> = (first..first + n).flat_map(|r| row(r).to_vec()).collect();
+                            let matched: Vec<u8> =
+                                (first..first + n).flat_map(|r| row(r).to_vec()).collect();
                             if let Some(off) = find_back(&out, cur, &matched) {
                                 let mut rec = vec![(kind << 3) | first as u8];
                                 rec.extend_from_slice(&off.to_le_bytes());
@@ -140,16 +163,23 @@ fn round_trips_every_record_kind() {
         let block = patterned_block(rows, cols, &mut rng);
         let stream = encode(&block, rows, cols, c, &mut rng, &mut kinds);
         let mut out = vec![0xAAu8; rows * cols];
-        decompress(&stream, &mut out, c as u8).unwrap_or_else(|e| panic!("case {case} ({rows}x{cols}, cell {c}): {e}"));
+        decompress(&stream, &mut out, c as u8)
+            .unwrap_or_else(|e| panic!("case {case} ({rows}x{cols}, cell {c}): {e}"));
         assert_eq!(out, block, "case {case} ({rows}x{cols}, cell {c})");
         // Every strict prefix is refused (records always need their bytes).
         for cut in [0, 1, 8, 9, stream.len() / 2, stream.len() - 1] {
             if cut < stream.len() {
-                assert!(decompress(&stream[..cut], &mut out, c as u8).is_err(), "case {case} cut at {cut}");
+                assert!(
+                    decompress(&stream[..cut], &mut out, c as u8).is_err(),
+                    "case {case} cut at {cut}"
+                );
             }
         }
     }
-    let all: BTreeSet<(usize, u8)> = (0..6).map(|k| (4, k)).chain((0..5).map(|k| (8, k))).collect();
+    let all: BTreeSet<(usize, u8)> = (0..6)
+        .map(|k| (4, k))
+        .chain((0..5).map(|k| (8, k)))
+        .collect();
     assert_eq!(kinds, all, "every record kind must be exercised");
 }
 
@@ -163,7 +193,9 @@ fn clipped_row_match_cell_reads_its_buffer_at_the_clipped_stride() {
     s.push(136);
     s.extend_from_slice(&0u16.to_le_bytes());
     s.extend_from_slice(&[21, 22, 23, 24, 31, 32, 33, 34]);
-    let buffer = [136u8, 0, 0, 21, 22, 23, 24, 31, 21, 22, 23, 24, 31, 32, 33, 34];
+    let buffer = [
+        136u8, 0, 0, 21, 22, 23, 24, 31, 21, 22, 23, 24, 31, 32, 33, 34,
+    ];
     let mut out = vec![0u8; 12];
     decompress(&s, &mut out, 4).unwrap();
     assert_eq!(out, &buffer[..12]);
@@ -197,7 +229,10 @@ fn rows_pair_with_the_same_row_twice_keeps_the_second_copy() {
     let mut out = vec![0u8; 32];
     decompress(&s, &mut out, 4).unwrap();
     assert_eq!(&out[..16], &(1..=16).collect::<Vec<u8>>()[..]);
-    assert_eq!(&out[16..], &[5, 6, 7, 8, 40, 41, 42, 43, 50, 51, 52, 53, 60, 61, 62, 63]);
+    assert_eq!(
+        &out[16..],
+        &[5, 6, 7, 8, 40, 41, 42, 43, 50, 51, 52, 53, 60, 61, 62, 63]
+    );
 }
 
 #[test]
@@ -212,13 +247,22 @@ fn corrupt_streams_are_refused() {
     decompress(&good, &mut out, 4).unwrap();
     assert_eq!(out, vec![7u8; 16]);
     // cell size other than 4 / 8
-    assert!(matches!(decompress(&good, &mut out, 5), Err(CodecError::Corrupt { .. })));
+    assert!(matches!(
+        decompress(&good, &mut out, 5),
+        Err(CodecError::Corrupt { .. })
+    ));
     // ndim other than 2
     let mut bad = good.clone();
     bad[0] = 3;
-    assert!(matches!(decompress(&bad, &mut out, 4), Err(CodecError::Corrupt { .. })));
+    assert!(matches!(
+        decompress(&bad, &mut out, 4),
+        Err(CodecError::Corrupt { .. })
+    ));
     // shape that does not match the output
-    assert!(matches!(decompress(&good, &mut [0u8; 15], 4), Err(CodecError::WrongLength { .. })));
+    assert!(matches!(
+        decompress(&good, &mut [0u8; 15], 4),
+        Err(CodecError::WrongLength { .. })
+    ));
     let mut neg = header(4, 4);
     neg[1..5].copy_from_slice(&(-4i32).to_le_bytes());
     neg.extend_from_slice(&[0x40, 7]);
@@ -226,8 +270,13 @@ fn corrupt_streams_are_refused() {
     // invalid tokens
     for token in [1u8, 39, 64 + 1, 127, 192 + 1, 223] {
         let mut s = header(4, 4);
-        s.extend_from_slice(&[token, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
-        assert!(matches!(decompress(&s, &mut out, 4), Err(CodecError::Corrupt { .. })), "token {token}");
+        s.extend_from_slice(&[
+            token, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        ]);
+        assert!(
+            matches!(decompress(&s, &mut out, 4), Err(CodecError::Corrupt { .. })),
+            "token {token}"
+        );
     }
     let mut out8 = vec![0u8; 64];
     for token in [1u8, 135, 144, 167, 176, 174, 175, 143] {
@@ -239,7 +288,10 @@ fn corrupt_streams_are_refused() {
     // cell match reaching before the stream
     let mut s = header(4, 4);
     s.extend_from_slice(&[0xC0, 200, 0]);
-    assert!(matches!(decompress(&s, &mut out, 4), Err(CodecError::Corrupt { .. })));
+    assert!(matches!(
+        decompress(&s, &mut out, 4),
+        Err(CodecError::Corrupt { .. })
+    ));
 }
 
 #[test]
@@ -261,7 +313,11 @@ fn mutated_streams_fail_or_write_every_byte() {
             for _ in 0..1 + rng.next() % 3 {
                 let at = 9 + (rng.next() as usize) % (bad.len() - 9).max(1);
                 if at < bad.len() {
-                    bad[at] = if rng.next() % 2 == 0 { bad[at] ^ (1 << (rng.next() % 8)) } else { rng.next() as u8 };
+                    bad[at] = if rng.next() % 2 == 0 {
+                        bad[at] ^ (1 << (rng.next() % 8))
+                    } else {
+                        rng.next() as u8
+                    };
                 }
             }
             let mut a = vec![0x00u8; rows * cols];
@@ -300,7 +356,12 @@ fn agrees_with_c_blosc2_on_its_own_and_mutated_streams() {
     // (sha256 of its output, or null where it refuses).
     use sha2::{Digest, Sha256};
     let cases: serde_json::Value = serde_json::from_str(include_str!("ndlz_c_cases.json")).unwrap();
-    let unhex = |s: &str| (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect::<Vec<u8>>();
+    let unhex = |s: &str| {
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect::<Vec<u8>>()
+    };
     let (mut decoded, mut refused) = (0, 0);
     for (i, case) in cases.as_array().unwrap().iter().enumerate() {
         let meta = case["meta"].as_u64().unwrap() as u8;
@@ -311,7 +372,10 @@ fn agrees_with_c_blosc2_on_its_own_and_mutated_streams() {
         match case["expected_sha256"].as_str() {
             Some(sha) => {
                 assert!(got.is_ok(), "case {i}: C-Blosc2 decodes it, we say {got:?}");
-                let digest: String = Sha256::digest(&out).iter().map(|b| format!("{b:02x}")).collect();
+                let digest: String = Sha256::digest(&out)
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect();
                 assert_eq!(digest, sha, "case {i}: different bytes than C-Blosc2");
                 decoded += 1;
             }
@@ -321,5 +385,8 @@ fn agrees_with_c_blosc2_on_its_own_and_mutated_streams() {
             }
         }
     }
-    assert!(decoded >= 40 && refused >= 5, "{decoded} decoded, {refused} refused");
+    assert!(
+        decoded >= 40 && refused >= 5,
+        "{decoded} decoded, {refused} refused"
+    );
 }

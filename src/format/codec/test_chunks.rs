@@ -8,21 +8,23 @@ use sha2::{Digest, Sha256};
 
 /// sha256 of the 4,000,000 raw bytes stored in every `blosc-*-<codec>.cdata`
 /// chunk without bitshuffle.
-pub const CORPUS_SHA256: &str =
-    "02e21fa3c89fa7d7b61826918a8bd35d3127827b4ef3f3ee47ade5e64e3c2a80";
+pub const CORPUS_SHA256: &str = "02e21fa3c89fa7d7b61826918a8bd35d3127827b4ef3f3ee47ade5e64e3c2a80";
 
 /// A file of the conformance directory (`BLOSC2FS_CONFORMANCE`, or
 /// `../shared/conformance/c-blosc2` next to the crate, or under
 /// /work/shared). Missing files fail the test.
 pub fn read(name: &str) -> Vec<u8> {
-    let beside = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/c-blosc2");
-    let dir = std::env::var_os("BLOSC2FS_CONFORMANCE").map(std::path::PathBuf::from).unwrap_or_else(|| {
-        if beside.is_dir() {
-            beside
-        } else {
-            std::path::PathBuf::from("/work/shared/conformance/c-blosc2")
-        }
-    });
+    let beside =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/c-blosc2");
+    let dir = std::env::var_os("BLOSC2FS_CONFORMANCE")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            if beside.is_dir() {
+                beside
+            } else {
+                std::path::PathBuf::from("/work/shared/conformance/c-blosc2")
+            }
+        });
     let path = dir.join(name);
     std::fs::read(&path).unwrap_or_else(|e| panic!("conformance file {}: {e}", path.display()))
 }

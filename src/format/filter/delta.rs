@@ -188,10 +188,7 @@ mod tests {
         // Running XOR with a lag of 8 bytes, not 16.
         let decoded: Vec<u8> = (0..32).collect();
         let enc = encode(None, 16, &decoded);
-        assert_eq!(
-            &enc[8..16],
-            &[8, 8, 8, 8, 8, 8, 8, 8]
-        );
+        assert_eq!(&enc[8..16], &[8, 8, 8, 8, 8, 8, 8, 8]);
         let mut block = enc;
         undo_delta(None, 16, &mut block).unwrap();
         assert_eq!(block, decoded);

@@ -93,7 +93,13 @@ pub const MAX_DIM: usize = 8;
 /// Undo NDCELL: `src` holds the block cell by cell, `dst` (same length)
 /// receives it in block order. `meta` is the filter's meta byte (cell edge),
 /// `blockshape` the array's block shape, `typesize` the chunk's.
-pub fn undo_ndcell(meta: u8, blockshape: &[u64], typesize: usize, src: &[u8], dst: &mut [u8]) -> Result<(), CellError> {
+pub fn undo_ndcell(
+    meta: u8,
+    blockshape: &[u64],
+    typesize: usize,
+    src: &[u8],
+    dst: &mut [u8],
+) -> Result<(), CellError> {
     let shape = check_block(NAME, blockshape, typesize, src, dst)?;
     if meta == 0 {
         return Err(CellError::BadCellEdge { filter: NAME, meta });
@@ -105,7 +111,12 @@ pub fn undo_ndcell(meta: u8, blockshape: &[u64], typesize: usize, src: &[u8], ds
         cell_items = cell_items.saturating_mul(meta as usize);
     }
     if cell_items > items {
-        return Err(CellError::CellTooLarge { filter: NAME, meta, ndim: shape.len(), items });
+        return Err(CellError::CellTooLarge {
+            filter: NAME,
+            meta,
+            ndim: shape.len(),
+            items,
+        });
     }
     let cells: Vec<usize> = shape.iter().map(|&b| b.min(meta as usize)).collect();
     uncell(&shape, &cells, typesize, src, dst);
@@ -122,18 +133,32 @@ pub(super) fn check_block(
     dst: &[u8],
 ) -> Result<Vec<usize>, CellError> {
     if src.len() != dst.len() {
-        return Err(CellError::LengthMismatch { src: src.len(), dst: dst.len() });
+        return Err(CellError::LengthMismatch {
+            src: src.len(),
+            dst: dst.len(),
+        });
     }
     if blockshape.is_empty() || blockshape.len() > MAX_DIM {
-        return Err(CellError::NoBlockShape { filter, ndim: blockshape.len() });
+        return Err(CellError::NoBlockShape {
+            filter,
+            ndim: blockshape.len(),
+        });
     }
     if typesize == 0 {
         return Err(CellError::BadTypesize { filter, typesize });
     }
-    let size_error = || CellError::BlockSize { filter, len: src.len(), blockshape: blockshape.to_vec(), typesize };
+    let size_error = || CellError::BlockSize {
+        filter,
+        len: src.len(),
+        blockshape: blockshape.to_vec(),
+        typesize,
+    };
     let mut bytes = typesize as u64;
     for &b in blockshape {
-        bytes = bytes.checked_mul(b).filter(|&n| n > 0 && n <= src.len() as u64).ok_or_else(size_error)?;
+        bytes = bytes
+            .checked_mul(b)
+            .filter(|&n| n > 0 && n <= src.len() as u64)
+            .ok_or_else(size_error)?;
     }
     if bytes != src.len() as u64 {
         return Err(size_error());
@@ -148,7 +173,13 @@ pub(super) fn check_block(
 /// Cells come in row-major cell order, each clipped to the block, and
 /// within a cell the rows (runs along the last dimension) come in row-major
 /// order.
-pub(super) fn uncell(shape: &[usize], cells: &[usize], typesize: usize, src: &[u8], dst: &mut [u8]) {
+pub(super) fn uncell(
+    shape: &[usize],
+    cells: &[usize],
+    typesize: usize,
+    src: &[u8],
+    dst: &mut [u8],
+) {
     let n = shape.len();
     // Cells spanning every dimension but the first are contiguous slabs in
     // block order: nothing moves.
@@ -162,7 +193,11 @@ pub(super) fn uncell(shape: &[usize], cells: &[usize], typesize: usize, src: &[u
         stride[d] = s;
         s *= shape[d];
     }
-    let grid: Vec<usize> = shape.iter().zip(cells).map(|(&b, &c)| b.div_ceil(c)).collect();
+    let grid: Vec<usize> = shape
+        .iter()
+        .zip(cells)
+        .map(|(&b, &c)| b.div_ceil(c))
+        .collect();
     let mut cell_at = [0usize; MAX_DIM]; // the cell's index in the grid
     let mut pad = [0usize; MAX_DIM]; // the cell's clipped shape
     let mut row_at = [0usize; MAX_DIM];
@@ -171,7 +206,11 @@ pub(super) fn uncell(shape: &[usize], cells: &[usize], typesize: usize, src: &[u
         let mut origin = 0usize;
         for d in 0..n {
             origin += cell_at[d] * cells[d] * stride[d];
-            pad[d] = if cell_at[d] + 1 == grid[d] { shape[d] - cell_at[d] * cells[d] } else { cells[d] };
+            pad[d] = if cell_at[d] + 1 == grid[d] {
+                shape[d] - cell_at[d] * cells[d]
+            } else {
+                cells[d]
+            };
         }
         let run = pad[n - 1] * typesize;
         // Rows of this cell: odometer over dims 0..n-1.

@@ -67,7 +67,9 @@ fn c_backward(mean: bool, meta: u8, bs: &[i64], ts: i64, input: &[u8]) -> Option
     if (!mean && cell_size > len / ts) || (mean && len < cell_size * ts) {
         return None;
     }
-    let i_shape: Vec<i64> = (0..ndim).map(|i| (bs[i] + cellshape[i] - 1) / cellshape[i]).collect();
+    let i_shape: Vec<i64> = (0..ndim)
+        .map(|i| (bs[i] + cellshape[i] - 1) / cellshape[i])
+        .collect();
     let ncells: i64 = i_shape.iter().product();
     let mut out = vec![0xEEu8; input.len()];
     let mut ip = 0usize;
@@ -82,7 +84,11 @@ fn c_backward(mean: bool, meta: u8, bs: &[i64], ts: i64, input: &[u8]) -> Option
             nd_aux *= bs[i];
         }
         for d in 0..ndim {
-            pad[d] = if bs[d] % cellshape[d] != 0 && ii[d] == i_shape[d] - 1 { bs[d] % cellshape[d] } else { cellshape[d] };
+            pad[d] = if bs[d] % cellshape[d] != 0 && ii[d] == i_shape[d] - 1 {
+                bs[d] % cellshape[d]
+            } else {
+                cellshape[d]
+            };
         }
         let ncopies: i64 = pad[..ndim - 1].iter().product();
         for copy_ind in 0..ncopies {
@@ -95,7 +101,8 @@ fn c_backward(mean: bool, meta: u8, bs: &[i64], ts: i64, input: &[u8]) -> Option
             }
             let n = (pad[ndim - 1] * ts) as usize;
             let at = (ind * ts) as usize;
-            out.get_mut(at..at + n)?.copy_from_slice(input.get(ip..ip + n)?);
+            out.get_mut(at..at + n)?
+                .copy_from_slice(input.get(ip..ip + n)?);
             ip += n;
         }
     }
@@ -106,11 +113,17 @@ fn c_backward(mean: bool, meta: u8, bs: &[i64], ts: i64, input: &[u8]) -> Option
 /// Forward cell gather (what C-Blosc2's ndcell_forward stores).
 fn gather(shape: &[usize], cells: &[usize], ts: usize, block: &[u8]) -> Vec<u8> {
     let n = shape.len();
-    let grid: Vec<i64> = shape.iter().zip(cells).map(|(&b, &c)| b.div_ceil(c) as i64).collect();
+    let grid: Vec<i64> = shape
+        .iter()
+        .zip(cells)
+        .map(|(&b, &c)| b.div_ceil(c) as i64)
+        .collect();
     let mut out = Vec::with_capacity(block.len());
     for ci in 0..grid.iter().product::<i64>() {
         let cell = unflatten(&grid, ci);
-        let pad: Vec<i64> = (0..n).map(|d| (shape[d] as i64 - cell[d] * cells[d] as i64).min(cells[d] as i64)).collect();
+        let pad: Vec<i64> = (0..n)
+            .map(|d| (shape[d] as i64 - cell[d] * cells[d] as i64).min(cells[d] as i64))
+            .collect();
         for item in 0..pad.iter().product::<i64>() {
             let k = unflatten(&pad, item);
             let mut flat = 0usize;
@@ -125,7 +138,9 @@ fn gather(shape: &[usize], cells: &[usize], ts: usize, block: &[u8]) -> Vec<u8> 
 
 fn random_geometry(rng: &mut Rng) -> (Vec<u64>, usize, u8) {
     let ndim = 1 + (rng.next() % 5) as usize;
-    let shape: Vec<u64> = (0..ndim).map(|_| 1 + rng.next() % if ndim <= 2 { 13 } else { 6 }).collect();
+    let shape: Vec<u64> = (0..ndim)
+        .map(|_| 1 + rng.next() % if ndim <= 2 { 13 } else { 6 })
+        .collect();
     let ts = [1usize, 2, 4, 8, 3, 16][(rng.next() % 6) as usize];
     let meta = [1u8, 2, 3, 4, 5, 7, 8, 0, 200][(rng.next() % 9) as usize];
     (shape, ts, meta)
@@ -145,17 +160,26 @@ fn ndcell_matches_c_blosc2_on_random_geometries() {
         let got = undo_ndcell(meta, &shape, ts, &src, &mut dst);
         match expected {
             Some(e) => {
-                assert!(got.is_ok(), "case {case}: {shape:?} ts {ts} meta {meta}: {got:?}");
+                assert!(
+                    got.is_ok(),
+                    "case {case}: {shape:?} ts {ts} meta {meta}: {got:?}"
+                );
                 assert_eq!(dst, e, "case {case}: {shape:?} ts {ts} meta {meta}");
                 ok += 1;
             }
             None => {
-                assert!(got.is_err(), "case {case}: {shape:?} ts {ts} meta {meta}: C refuses");
+                assert!(
+                    got.is_err(),
+                    "case {case}: {shape:?} ts {ts} meta {meta}: C refuses"
+                );
                 refused += 1;
             }
         }
     }
-    assert!(ok > 1000 && refused > 100, "{ok} decoded, {refused} refused");
+    assert!(
+        ok > 1000 && refused > 100,
+        "{ok} decoded, {refused} refused"
+    );
 }
 
 #[test]
@@ -164,7 +188,11 @@ fn ndmean_matches_c_blosc2_on_random_geometries() {
     let (mut ok, mut refused) = (0, 0);
     for case in 0..3000 {
         let (shape, ts, meta) = random_geometry(&mut rng);
-        let ts = if rng.next().is_multiple_of(8) { 130 } else { ts };
+        let ts = if rng.next().is_multiple_of(8) {
+            130
+        } else {
+            ts
+        };
         let len = shape.iter().product::<u64>() as usize * ts;
         let src = rng.bytes(len);
         let bs: Vec<i64> = shape.iter().map(|&b| b as i64).collect();
@@ -173,17 +201,26 @@ fn ndmean_matches_c_blosc2_on_random_geometries() {
         let got = undo_ndmean(meta, &shape, ts, &src, &mut dst);
         match expected {
             Some(e) => {
-                assert!(got.is_ok(), "case {case}: {shape:?} ts {ts} meta {meta}: {got:?}");
+                assert!(
+                    got.is_ok(),
+                    "case {case}: {shape:?} ts {ts} meta {meta}: {got:?}"
+                );
                 assert_eq!(dst, e, "case {case}: {shape:?} ts {ts} meta {meta}");
                 ok += 1;
             }
             None => {
-                assert!(got.is_err(), "case {case}: {shape:?} ts {ts} meta {meta}: C refuses");
+                assert!(
+                    got.is_err(),
+                    "case {case}: {shape:?} ts {ts} meta {meta}: C refuses"
+                );
                 refused += 1;
             }
         }
     }
-    assert!(ok > 1000 && refused > 100, "{ok} decoded, {refused} refused");
+    assert!(
+        ok > 1000 && refused > 100,
+        "{ok} decoded, {refused} refused"
+    );
 }
 
 #[test]
@@ -192,7 +229,10 @@ fn ndmean_inconsistent_grid_is_refused() {
     let src = vec![0u8; 3 * 13 * 4];
     let mut dst = src.clone();
     let err = undo_ndmean(5, &[3, 13], 4, &src, &mut dst).unwrap_err();
-    assert!(matches!(err, CellError::InconsistentGrid { meta: 5, .. }), "{err}");
+    assert!(
+        matches!(err, CellError::InconsistentGrid { meta: 5, .. }),
+        "{err}"
+    );
     // First dimension long enough: fine.
     undo_ndmean(5, &[13, 3], 4, &src, &mut dst).unwrap();
 }
@@ -221,16 +261,40 @@ fn bad_geometry_is_refused() {
     let mut dst = vec![0u8; 24];
     let no_shape = undo_ndcell(2, &[], 1, &src, &mut dst).unwrap_err();
     assert!(matches!(no_shape, CellError::NoBlockShape { ndim: 0, .. }));
-    assert!(matches!(undo_ndcell(2, &[4, 5], 1, &src, &mut dst), Err(CellError::BlockSize { .. })));
-    assert!(matches!(undo_ndcell(2, &[0, 5], 1, &src, &mut dst), Err(CellError::BlockSize { .. })));
-    assert!(matches!(undo_ndcell(2, &[u64::MAX, 2], 1, &src, &mut dst), Err(CellError::BlockSize { .. })));
-    assert!(matches!(undo_ndcell(0, &[4, 6], 1, &src, &mut dst), Err(CellError::BadCellEdge { .. })));
-    assert!(matches!(undo_ndcell(5, &[4, 6], 1, &src, &mut dst), Err(CellError::CellTooLarge { .. })));
-    assert!(matches!(undo_ndcell(2, &[4, 6], 1, &src, &mut dst[..23]), Err(CellError::LengthMismatch { .. })));
-    assert!(matches!(undo_ndmean(128, &[4, 6], 1, &src, &mut dst), Err(CellError::BadCellEdge { .. })));
+    assert!(matches!(
+        undo_ndcell(2, &[4, 5], 1, &src, &mut dst),
+        Err(CellError::BlockSize { .. })
+    ));
+    assert!(matches!(
+        undo_ndcell(2, &[0, 5], 1, &src, &mut dst),
+        Err(CellError::BlockSize { .. })
+    ));
+    assert!(matches!(
+        undo_ndcell(2, &[u64::MAX, 2], 1, &src, &mut dst),
+        Err(CellError::BlockSize { .. })
+    ));
+    assert!(matches!(
+        undo_ndcell(0, &[4, 6], 1, &src, &mut dst),
+        Err(CellError::BadCellEdge { .. })
+    ));
+    assert!(matches!(
+        undo_ndcell(5, &[4, 6], 1, &src, &mut dst),
+        Err(CellError::CellTooLarge { .. })
+    ));
+    assert!(matches!(
+        undo_ndcell(2, &[4, 6], 1, &src, &mut dst[..23]),
+        Err(CellError::LengthMismatch { .. })
+    ));
+    assert!(matches!(
+        undo_ndmean(128, &[4, 6], 1, &src, &mut dst),
+        Err(CellError::BadCellEdge { .. })
+    ));
     let wide = vec![0u8; 130];
     let mut wide_dst = wide.clone();
-    assert!(matches!(undo_ndmean(2, &[1], 130, &wide, &mut wide_dst), Err(CellError::BadTypesize { typesize: 130, .. })));
+    assert!(matches!(
+        undo_ndmean(2, &[1], 130, &wide, &mut wide_dst),
+        Err(CellError::BadTypesize { typesize: 130, .. })
+    ));
 }
 
 proptest! {

@@ -24,17 +24,29 @@ const NAME: &str = "ndmean";
 /// Undo NDMEAN: `src` holds the block cell by cell, `dst` (same length)
 /// receives it in block order. `meta` is the filter's meta byte (cell edge),
 /// `blockshape` the array's block shape, `typesize` the chunk's.
-pub fn undo_ndmean(meta: u8, blockshape: &[u64], typesize: usize, src: &[u8], dst: &mut [u8]) -> Result<(), CellError> {
+pub fn undo_ndmean(
+    meta: u8,
+    blockshape: &[u64],
+    typesize: usize,
+    src: &[u8],
+    dst: &mut [u8],
+) -> Result<(), CellError> {
     let shape = check_block(NAME, blockshape, typesize, src, dst)?;
     if meta == 0 || meta > 127 {
         return Err(CellError::BadCellEdge { filter: NAME, meta });
     }
     if typesize > 127 {
-        return Err(CellError::BadTypesize { filter: NAME, typesize });
+        return Err(CellError::BadTypesize {
+            filter: NAME,
+            typesize,
+        });
     }
     let edge = meta as usize;
     if shape[0] < edge && shape[1..].iter().any(|&b| b > edge) {
-        return Err(CellError::InconsistentGrid { meta, blockshape: blockshape.to_vec() });
+        return Err(CellError::InconsistentGrid {
+            meta,
+            blockshape: blockshape.to_vec(),
+        });
     }
     let cells: Vec<usize> = shape.iter().map(|&b| b.min(edge)).collect();
     uncell(&shape, &cells, typesize, src, dst);

@@ -101,8 +101,15 @@ pub fn unshuffle_planes(planes: &[&[u8]], dst: &mut [u8]) {
 fn interleave_at(level: Level, planes: &[&[u8]], dst: &mut [u8]) {
     let typesize = planes.len();
     let n = planes.first().map_or(0, |p| p.len());
-    assert!(planes.iter().all(|p| p.len() == n), "unshuffle: planes differ in length");
-    assert_eq!(dst.len(), typesize * n, "unshuffle: destination is not the planes' total length");
+    assert!(
+        planes.iter().all(|p| p.len() == n),
+        "unshuffle: planes differ in length"
+    );
+    assert_eq!(
+        dst.len(),
+        typesize * n,
+        "unshuffle: destination is not the planes' total length"
+    );
     if typesize == 1 {
         dst.copy_from_slice(planes[0]);
         return;
@@ -662,7 +669,8 @@ mod tests {
                         buf
                     })
                     .collect();
-                let planes: Vec<&[u8]> = owned.iter().enumerate().map(|(j, b)| &b[j % 5..]).collect();
+                let planes: Vec<&[u8]> =
+                    owned.iter().enumerate().map(|(j, b)| &b[j % 5..]).collect();
                 for level in levels() {
                     let mut dst = vec![0xEEu8; typesize * n];
                     interleave_at(level, &planes, &mut dst);

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use object_store::path::{Path, PathPart};
 
-use super::caterva2::sliced::{ServedSource, SlicedBlocks};
 use super::caterva2::info::InfoKind;
+use super::caterva2::sliced::{ServedSource, SlicedBlocks};
 use super::caterva2::DatasetInfo;
 use super::error::RemoteError;
 use super::source::RemoteSource;
@@ -69,7 +69,10 @@ impl RemoteLocation {
             } else {
                 "a query string is only taken on an https URL (a presigned or SAS URL); s3://, gs:// and az:// URLs take credentials from the environment"
             };
-            return Err(RemoteError::Unsupported { url: url.redacted(), detail: detail.into() });
+            return Err(RemoteError::Unsupported {
+                url: url.redacted(),
+                detail: detail.into(),
+            });
         }
         let conn = Connection::connect(&url, opts)?;
         let path = Connection::path(&url)?;
@@ -84,8 +87,16 @@ impl RemoteLocation {
     /// The last name of the key (of the object or prefix here, a trailing
     /// `/` aside), decoded; `""` at a bucket's top.
     pub fn name(&self) -> String {
-        let last = self.url.key().trim_end_matches('/').rsplit('/').next().unwrap_or_default();
-        Path::from_url_path(last).map(|p| p.to_string()).unwrap_or_else(|_| last.to_string())
+        let last = self
+            .url
+            .key()
+            .trim_end_matches('/')
+            .rsplit('/')
+            .next()
+            .unwrap_or_default();
+        Path::from_url_path(last)
+            .map(|p| p.to_string())
+            .unwrap_or_else(|_| last.to_string())
     }
 
     /// For a Caterva2 server: `http(s)://host[:port][/prefix]`.
@@ -121,7 +132,11 @@ impl RemoteLocation {
     /// The location of child `name` (one path segment) under this one.
     pub fn child(&self, name: &str) -> RemoteLocation {
         let path = self.path.clone().join(PathPart::from(name));
-        RemoteLocation { conn: self.conn.clone(), url: self.url.with_key(path.as_ref()), path }
+        RemoteLocation {
+            conn: self.conn.clone(),
+            url: self.url.with_key(path.as_ref()),
+            path,
+        }
     }
 
     /// Open the object here (one GET: its first MiB, size and identity).
@@ -135,7 +150,11 @@ impl RemoteLocation {
         if self.scheme() == Scheme::Http {
             return Err(RemoteError::Unsupported { url: self.redacted(), detail: "a web server cannot be listed: give the URL of one array (or mount a Caterva2 server as c2+https://HOST/@ROOT)".into() });
         }
-        let prefix = if self.path.as_ref().is_empty() { None } else { Some(&self.path) };
+        let prefix = if self.path.as_ref().is_empty() {
+            None
+        } else {
+            Some(&self.path)
+        };
         let result = self.conn.list(prefix, &self.redacted())?;
         let name = |p: &Path| p.filename().unwrap_or_default().to_string();
         Ok(Listing {
@@ -148,15 +167,23 @@ impl RemoteLocation {
     /// which signs GETs only, a GET of its first byte).
     pub fn head(&self) -> Result<ListedObject, RemoteError> {
         if self.url.is_signed() {
-            return Ok(ListedObject::of(&self.conn.get(&self.path, &self.redacted(), 0..1, None)?.0));
+            return Ok(ListedObject::of(
+                &self.conn.get(&self.path, &self.redacted(), 0..1, None)?.0,
+            ));
         }
-        Ok(ListedObject::of(&self.conn.head(&self.path, &self.redacted())?))
+        Ok(ListedObject::of(
+            &self.conn.head(&self.path, &self.redacted())?,
+        ))
     }
 
     /// The first `len` bytes of the object here (fewer if it is shorter),
     /// in one GET: enough to tell whether it starts like a Blosc2 frame.
     pub fn read_head(&self, len: u64) -> Result<Vec<u8>, RemoteError> {
-        Ok(self.conn.get(&self.path, &self.redacted(), 0..len, None)?.1.to_vec())
+        Ok(self
+            .conn
+            .get(&self.path, &self.redacted(), 0..len, None)?
+            .1
+            .to_vec())
     }
 
     /// What this location's connection has cost so far (shared by every
@@ -189,7 +216,10 @@ impl RemoteLocation {
         let name = std::path::PathBuf::from(&shown);
         let fail = |e: RemoteError| Error::new(&name, e.into());
         match &info.kind {
-            InfoKind::Dataset { description, ranges } => {
+            InfoKind::Dataset {
+                description,
+                ranges,
+            } => {
                 let try_ranges = ranges.unwrap_or_else(|| !super::caterva2::in_hdf5(self.key()));
                 if try_ranges {
                     match self.open() {
@@ -201,10 +231,23 @@ impl RemoteLocation {
                 }
                 self.open_served(description, info.etag.as_deref())
             }
-            InfoKind::Frame { ranges: Some(false) } => Err(fail(RemoteError::Unsupported { url: shown.clone(), detail: "a frame the server does not serve in byte ranges".into() })),
-            InfoKind::Frame { .. } => Array::from_source(&name, Arc::new(self.open().map_err(fail)?)),
-            InfoKind::Group => Err(fail(RemoteError::Unsupported { url: shown.clone(), detail: "a folder or group, not a dataset".into() })),
-            InfoKind::Other(what) => Err(fail(RemoteError::Unsupported { url: shown.clone(), detail: what.clone() })),
+            InfoKind::Frame {
+                ranges: Some(false),
+            } => Err(fail(RemoteError::Unsupported {
+                url: shown.clone(),
+                detail: "a frame the server does not serve in byte ranges".into(),
+            })),
+            InfoKind::Frame { .. } => {
+                Array::from_source(&name, Arc::new(self.open().map_err(fail)?))
+            }
+            InfoKind::Group => Err(fail(RemoteError::Unsupported {
+                url: shown.clone(),
+                detail: "a folder or group, not a dataset".into(),
+            })),
+            InfoKind::Other(what) => Err(fail(RemoteError::Unsupported {
+                url: shown.clone(),
+                detail: what.clone(),
+            })),
         }
     }
 
@@ -214,8 +257,20 @@ impl RemoteLocation {
         let shown = self.redacted();
         let name = std::path::PathBuf::from(&shown);
         let (geometry, _) = description.nd().map_err(|p| Error::new(&name, p))?;
-        let blocks = SlicedBlocks::new(self.conn.clone(), self.path.clone(), shown.clone(), geometry, description.dtype.clone(), etag.map(str::to_string));
-        Array::described(&name, description, Arc::new(ServedSource::new(shown, etag)), Arc::new(blocks))
+        let blocks = SlicedBlocks::new(
+            self.conn.clone(),
+            self.path.clone(),
+            shown.clone(),
+            geometry,
+            description.dtype.clone(),
+            etag.map(str::to_string),
+        );
+        Array::described(
+            &name,
+            description,
+            Arc::new(ServedSource::new(shown, etag)),
+            Arc::new(blocks),
+        )
     }
 
     /// The chunk files of a sparse frame stored under this prefix.
@@ -244,9 +299,22 @@ mod tests {
     /// URL ends in `/` or carries a signed query.
     #[test]
     fn names_are_the_last_segment_of_the_key() {
-        let opts = RemoteOptions { anonymous: true, ..RemoteOptions::default() };
-        for (url, name) in [("s3://b/x/dict.b2d/", "dict.b2d"), ("s3://b/x/dict.b2d", "dict.b2d"), ("s3://b/a%20b.b2nd", "a b.b2nd"), ("s3://b/", ""), ("https://h/d/k.b2z?sig=1", "k.b2z")] {
-            assert_eq!(RemoteLocation::connect(url, &opts).unwrap().name(), name, "{url}");
+        let opts = RemoteOptions {
+            anonymous: true,
+            ..RemoteOptions::default()
+        };
+        for (url, name) in [
+            ("s3://b/x/dict.b2d/", "dict.b2d"),
+            ("s3://b/x/dict.b2d", "dict.b2d"),
+            ("s3://b/a%20b.b2nd", "a b.b2nd"),
+            ("s3://b/", ""),
+            ("https://h/d/k.b2z?sig=1", "k.b2z"),
+        ] {
+            assert_eq!(
+                RemoteLocation::connect(url, &opts).unwrap().name(),
+                name,
+                "{url}"
+            );
         }
     }
 }

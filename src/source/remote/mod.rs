@@ -33,6 +33,7 @@ pub(crate) mod stats;
 pub(crate) mod store;
 mod url;
 
+pub use crate::source::urls::{is_remote_url, redact_text, redact_url, Scheme};
 pub use caterva2::info::InfoKind;
 pub use caterva2::DatasetInfo;
 pub use error::RemoteError;
@@ -40,5 +41,4 @@ pub use location::{ListedObject, Listing, RemoteChunks, RemoteLocation};
 pub use source::{RemoteSource, HINT};
 pub use stats::{RemoteStats, StatsSnapshot};
 pub use store::{RemoteOptions, MIN_BUDGET};
-pub use crate::source::urls::{is_remote_url, redact_text, redact_url, Scheme};
 pub use url::RemoteUrl;

@@ -84,7 +84,17 @@ impl Ledger {
     /// An empty ledger of `budget` bytes, hint GETs of at most `part`
     /// bytes, at most `max_gets` of them in flight.
     pub(crate) fn new(budget: u64, part: u64, max_gets: usize) -> Ledger {
-        Ledger { budget, part: part.max(1), max_gets, entries: BTreeMap::new(), lru: BTreeMap::new(), tick: 0, held: 0, inflight: 0, gets: 0 }
+        Ledger {
+            budget,
+            part: part.max(1),
+            max_gets,
+            entries: BTreeMap::new(),
+            lru: BTreeMap::new(),
+            tick: 0,
+            held: 0,
+            inflight: 0,
+            gets: 0,
+        }
     }
 
     /// The budget in bytes.
@@ -132,14 +142,21 @@ impl Ledger {
         if self.held + self.inflight + need <= self.budget {
             return true;
         }
-        let evictable = self.held - if spare_unread { self.unread_hinted() } else { 0 };
+        let evictable = self.held
+            - if spare_unread {
+                self.unread_hinted()
+            } else {
+                0
+            };
         if self.held + self.inflight + need > self.budget + evictable {
             return false;
         }
         let victims: Vec<(u64, (u64, u64))> = self
             .lru
             .iter()
-            .filter(|(_, key)| !spare_unread || self.entries.get(key).is_none_or(|e| e.read || !e.hinted))
+            .filter(|(_, key)| {
+                !spare_unread || self.entries.get(key).is_none_or(|e| e.read || !e.hinted)
+            })
             .map(|(t, k)| (*t, *k))
             .collect();
         for (tick, key) in victims {
@@ -158,13 +175,27 @@ impl Ledger {
 
     /// Bytes of arrived hinted entries not read yet.
     fn unread_hinted(&self) -> u64 {
-        self.entries.values().filter(|e| e.hinted && !e.read).map(|e| if let State::Ready(b) = &e.state { b.len() as u64 } else { 0 }).sum()
+        self.entries
+            .values()
+            .filter(|e| e.hinted && !e.read)
+            .map(|e| {
+                if let State::Ready(b) = &e.state {
+                    b.len() as u64
+                } else {
+                    0
+                }
+            })
+            .sum()
     }
 
     /// The entries of `src` overlapping `range`, in order.
     fn overlapping(&self, src: u64, range: &Range<u64>) -> Vec<((u64, u64), u64)> {
         let mut out = Vec::new();
-        if let Some((&key, e)) = self.entries.range((src, 0)..=(src, range.start)).next_back() {
+        if let Some((&key, e)) = self
+            .entries
+            .range((src, 0)..=(src, range.start))
+            .next_back()
+        {
             if e.end > range.start {
                 out.push((key, e.end));
             }
@@ -183,8 +214,15 @@ impl Ledger {
     /// the GET limit (the rest is dropped; an `urgent` plan, for a read under
     /// way, ignores the GET limit). Each admitted range is now in flight:
     /// the caller starts its GET and reports with [`Self::complete`].
-    pub(crate) fn plan(&mut self, src: u64, ranges: &[Range<u64>], gap: u64, urgent: bool) -> (Vec<Range<u64>>, usize) {
-        let mut sorted: Vec<Range<u64>> = ranges.iter().filter(|r| r.start < r.end).cloned().collect();
+    pub(crate) fn plan(
+        &mut self,
+        src: u64,
+        ranges: &[Range<u64>],
+        gap: u64,
+        urgent: bool,
+    ) -> (Vec<Range<u64>>, usize) {
+        let mut sorted: Vec<Range<u64>> =
+            ranges.iter().filter(|r| r.start < r.end).cloned().collect();
         sorted.sort_by_key(|r| r.start);
         let mut merged: Vec<Range<u64>> = Vec::new();
         for r in sorted {
@@ -212,17 +250,30 @@ impl Ledger {
         let mut dropped = 0;
         let parts = missing.into_iter().flat_map(|r| {
             let part = self.part;
-            (0..(r.end - r.start).div_ceil(part)).map(move |i| r.start + i * part..(r.start + (i + 1) * part).min(r.end))
+            (0..(r.end - r.start).div_ceil(part))
+                .map(move |i| r.start + i * part..(r.start + (i + 1) * part).min(r.end))
         });
         let parts: Vec<Range<u64>> = parts.collect();
         for p in parts {
             let len = p.end - p.start;
-            if dropped > 0 || (self.gets >= self.max_gets && !urgent) || !self.make_room(len, !urgent) {
+            if dropped > 0
+                || (self.gets >= self.max_gets && !urgent)
+                || !self.make_room(len, !urgent)
+            {
                 dropped += 1;
                 continue;
             }
             let tick = self.next_tick();
-            self.entries.insert((src, p.start), Entry { end: p.end, state: State::InFlight, used: tick, hinted: true, read: false });
+            self.entries.insert(
+                (src, p.start),
+                Entry {
+                    end: p.end,
+                    state: State::InFlight,
+                    used: tick,
+                    hinted: true,
+                    read: false,
+                },
+            );
             self.inflight += len;
             self.gets += 1;
             admitted.push(p);
@@ -231,12 +282,19 @@ impl Ledger {
     }
 
     /// The GET of `range` (admitted by [`Self::plan`] for `src`) ended.
-    pub(crate) fn complete(&mut self, src: u64, range: Range<u64>, answer: Result<Bytes, RemoteError>) {
+    pub(crate) fn complete(
+        &mut self,
+        src: u64,
+        range: Range<u64>,
+        answer: Result<Bytes, RemoteError>,
+    ) {
         self.inflight = self.inflight.saturating_sub(range.end - range.start);
         self.gets = self.gets.saturating_sub(1);
         let key = (src, range.start);
         let tick = self.next_tick();
-        let Some(e) = self.entries.get_mut(&key) else { return };
+        let Some(e) = self.entries.get_mut(&key) else {
+            return;
+        };
         if !matches!(e.state, State::InFlight) || e.end != range.end {
             return;
         }
@@ -245,7 +303,12 @@ impl Ledger {
                 self.held += bytes.len() as u64;
                 State::Ready(bytes)
             }
-            Ok(bytes) => State::Failed(RemoteError::WrongLength { url: String::new(), start: range.start, end: range.end, got: bytes.len() as u64 }),
+            Ok(bytes) => State::Failed(RemoteError::WrongLength {
+                url: String::new(),
+                start: range.start,
+                end: range.end,
+                got: bytes.len() as u64,
+            }),
             Err(err) => State::Failed(err),
         };
         e.used = tick;
@@ -273,7 +336,11 @@ impl Ledger {
         for &(key, _) in &chain {
             match self.entries.get(&key).map(|e| &e.state) {
                 Some(State::Failed(_)) => {
-                    if let Some(Entry { state: State::Failed(err), .. }) = self.remove(key) {
+                    if let Some(Entry {
+                        state: State::Failed(err),
+                        ..
+                    }) = self.remove(key)
+                    {
                         return Found::Failed(err);
                     }
                 }
@@ -289,7 +356,9 @@ impl Ledger {
         let mut pieces = Vec::with_capacity(chain.len());
         for &(key, _) in &chain {
             self.touch(key);
-            let Some(e) = self.entries.get_mut(&key) else { return Found::Miss };
+            let Some(e) = self.entries.get_mut(&key) else {
+                return Found::Miss;
+            };
             e.read = true;
             hinted |= e.hinted;
             if let State::Ready(b) = &e.state {
@@ -298,7 +367,11 @@ impl Ledger {
                 pieces.push(b.slice(from as usize..to as usize));
             }
         }
-        let bytes = if pieces.len() == 1 { pieces.pop().unwrap_or_default() } else { Bytes::from(pieces.concat()) };
+        let bytes = if pieces.len() == 1 {
+            pieces.pop().unwrap_or_default()
+        } else {
+            Bytes::from(pieces.concat())
+        };
         Found::Hit { bytes, hinted }
     }
 
@@ -308,19 +381,36 @@ impl Ledger {
     pub(crate) fn keep(&mut self, src: u64, start: u64, bytes: Bytes) {
         let len = bytes.len() as u64;
         let range = start..start.saturating_add(len);
-        if len == 0 || len > self.budget / 2 || !self.overlapping(src, &range).is_empty() || !self.make_room(len, true) {
+        if len == 0
+            || len > self.budget / 2
+            || !self.overlapping(src, &range).is_empty()
+            || !self.make_room(len, true)
+        {
             return;
         }
         let tick = self.next_tick();
         self.held += len;
-        self.entries.insert((src, start), Entry { end: range.end, state: State::Ready(bytes), used: tick, hinted: false, read: false });
+        self.entries.insert(
+            (src, start),
+            Entry {
+                end: range.end,
+                state: State::Ready(bytes),
+                used: tick,
+                hinted: false,
+                read: false,
+            },
+        );
         self.lru.insert(tick, (src, start));
     }
 
     /// Drop everything of `src` (its source is gone); GETs in flight stay
     /// counted until they end.
     pub(crate) fn forget(&mut self, src: u64) {
-        let keys: Vec<(u64, u64)> = self.entries.range((src, 0)..=(src, u64::MAX)).map(|(k, _)| *k).collect();
+        let keys: Vec<(u64, u64)> = self
+            .entries
+            .range((src, 0)..=(src, u64::MAX))
+            .map(|(k, _)| *k)
+            .collect();
         for key in keys {
             self.remove(key);
         }
@@ -337,7 +427,10 @@ pub(crate) struct Pool {
 impl Pool {
     /// A pool of `budget` bytes (see [`Ledger::new`]).
     pub(crate) fn new(budget: u64, part: u64, max_gets: usize) -> Pool {
-        Pool { ledger: Mutex::new(Ledger::new(budget, part, max_gets)), arrived: Condvar::new() }
+        Pool {
+            ledger: Mutex::new(Ledger::new(budget, part, max_gets)),
+            arrived: Condvar::new(),
+        }
     }
 
     /// Run `f` on the ledger.
@@ -359,7 +452,11 @@ impl Pool {
             match ledger.lookup(src, range) {
                 Found::Wait => {
                     let left = deadline.checked_duration_since(Instant::now())?;
-                    ledger = self.arrived.wait_timeout(ledger, left).unwrap_or_else(|e| e.into_inner()).0;
+                    ledger = self
+                        .arrived
+                        .wait_timeout(ledger, left)
+                        .unwrap_or_else(|e| e.into_inner())
+                        .0;
                 }
                 other => return Some(other),
             }
@@ -372,7 +469,11 @@ mod tests {
     use super::*;
 
     fn bytes(range: Range<u64>) -> Bytes {
-        Bytes::from((range.start..range.end).map(|i| i as u8).collect::<Vec<u8>>())
+        Bytes::from(
+            (range.start..range.end)
+                .map(|i| i as u8)
+                .collect::<Vec<u8>>(),
+        )
     }
 
     fn hit(l: &mut Ledger, src: u64, range: Range<u64>) -> (Bytes, bool) {
@@ -392,9 +493,15 @@ mod tests {
         assert_eq!(dropped, 0);
         assert_eq!((l.inflight, l.gets), (1100, 2));
         // Asked again while in flight: nothing new.
-        assert_eq!(l.plan(1, &[600..700], 64, false).0, Vec::<Range<u64>>::new());
+        assert_eq!(
+            l.plan(1, &[600..700], 64, false).0,
+            Vec::<Range<u64>>::new()
+        );
         // Another source's ranges are its own.
-        assert_eq!(l.plan(2, &[600..2700], 0, false).0, vec![600..1600, 1600..2600, 2600..2700]);
+        assert_eq!(
+            l.plan(2, &[600..2700], 0, false).0,
+            vec![600..1600, 1600..2600, 2600..2700]
+        );
         assert_eq!((l.inflight, l.gets), (3200, 5));
     }
 
@@ -404,22 +511,47 @@ mod tests {
         let (parts, _) = l.plan(1, &[1000..1250], 0, false);
         assert_eq!(parts, vec![1000..1100, 1100..1200, 1200..1250]);
         assert!(matches!(l.lookup(1, &(1050..1150)), Found::Wait));
-        assert!(matches!(l.lookup(1, &(900..1050)), Found::Miss), "not all covered");
-        assert!(matches!(l.lookup(2, &(1050..1060)), Found::Miss), "another source");
+        assert!(
+            matches!(l.lookup(1, &(900..1050)), Found::Miss),
+            "not all covered"
+        );
+        assert!(
+            matches!(l.lookup(2, &(1050..1060)), Found::Miss),
+            "another source"
+        );
         l.complete(1, 1000..1100, Ok(bytes(1000..1100)));
         l.complete(1, 1100..1200, Ok(bytes(1100..1200)));
-        assert!(matches!(l.lookup(1, &(1150..1210)), Found::Wait), "1200.. still in flight");
+        assert!(
+            matches!(l.lookup(1, &(1150..1210)), Found::Wait),
+            "1200.. still in flight"
+        );
         let (b, hinted) = hit(&mut l, 1, 1050..1150);
         assert_eq!(b, bytes(1050..1150));
         assert!(hinted);
-        l.complete(1, 1200..1250, Err(RemoteError::Timeout { url: "u".into(), after: std::time::Duration::from_secs(1) }));
-        assert!(matches!(l.lookup(1, &(1190..1210)), Found::Failed(RemoteError::Timeout { .. })));
-        assert!(matches!(l.lookup(1, &(1190..1210)), Found::Miss), "a failure is reported once");
+        l.complete(
+            1,
+            1200..1250,
+            Err(RemoteError::Timeout {
+                url: "u".into(),
+                after: std::time::Duration::from_secs(1),
+            }),
+        );
+        assert!(matches!(
+            l.lookup(1, &(1190..1210)),
+            Found::Failed(RemoteError::Timeout { .. })
+        ));
+        assert!(
+            matches!(l.lookup(1, &(1190..1210)), Found::Miss),
+            "a failure is reported once"
+        );
         assert_eq!((l.held, l.inflight, l.gets), (200, 0, 0));
         // A short answer is a failure, never bytes.
         l.plan(1, &[5000..5010], 0, false);
         l.complete(1, 5000..5010, Ok(bytes(5000..5005)));
-        assert!(matches!(l.lookup(1, &(5000..5001)), Found::Failed(RemoteError::WrongLength { .. })));
+        assert!(matches!(
+            l.lookup(1, &(5000..5001)),
+            Found::Failed(RemoteError::WrongLength { .. })
+        ));
     }
 
     #[test]
@@ -456,7 +588,10 @@ mod tests {
         l.complete(1, 500..1000, Ok(bytes(500..1000)));
         assert_eq!(l.plan(1, &[2000..2100], 0, false), (vec![], 1));
         assert_eq!(l.plan(1, &[2000..2100], 0, true), (vec![2000..2100], 0));
-        assert!(matches!(l.lookup(1, &(0..10)), Found::Miss), "the least recently used part went");
+        assert!(
+            matches!(l.lookup(1, &(0..10)), Found::Miss),
+            "the least recently used part went"
+        );
         hit(&mut l, 1, 500..510);
         assert!(l.held + l.inflight <= l.budget());
     }

@@ -9,14 +9,26 @@ use std::path::PathBuf;
 /// The settings of the selected profile as (`aws_...` key, value) pairs.
 pub(crate) fn settings() -> Vec<(String, String)> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
-    let file = |var: &str, default: &str| std::env::var_os(var).map(PathBuf::from).or_else(|| home.as_ref().map(|h| h.join(default)));
+    let file = |var: &str, default: &str| {
+        std::env::var_os(var)
+            .map(PathBuf::from)
+            .or_else(|| home.as_ref().map(|h| h.join(default)))
+    };
     let profile = std::env::var("AWS_PROFILE").unwrap_or_else(|_| "default".into());
     let mut out = Vec::new();
-    if let Some(text) = file("AWS_CONFIG_FILE", ".aws/config").and_then(|p| std::fs::read_to_string(p).ok()) {
-        let section = if profile == "default" { "default".to_string() } else { format!("profile {profile}") };
+    if let Some(text) =
+        file("AWS_CONFIG_FILE", ".aws/config").and_then(|p| std::fs::read_to_string(p).ok())
+    {
+        let section = if profile == "default" {
+            "default".to_string()
+        } else {
+            format!("profile {profile}")
+        };
         out.extend(section_settings(&text, &section));
     }
-    if let Some(text) = file("AWS_SHARED_CREDENTIALS_FILE", ".aws/credentials").and_then(|p| std::fs::read_to_string(p).ok()) {
+    if let Some(text) = file("AWS_SHARED_CREDENTIALS_FILE", ".aws/credentials")
+        .and_then(|p| std::fs::read_to_string(p).ok())
+    {
         out.extend(section_settings(&text, &profile));
     }
     out
@@ -36,7 +48,9 @@ fn section_settings(text: &str, section: &str) -> Vec<(String, String)> {
             inside = name.trim() == section;
             continue;
         }
-        let Some((key, value)) = line.split_once('=') else { continue };
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
         if !inside {
             continue;
         }
@@ -60,11 +74,23 @@ mod tests {
     #[test]
     fn profile_sections_give_their_keys_only() {
         let text = "[default]\naws_access_key_id = A1\n# comment\n[profile dev]\nregion=eu-west-1\nendpoint_url = http://127.0.0.1:9000\nother = x\n[dev]\naws_secret_access_key=S\n";
-        assert_eq!(section_settings(text, "default"), vec![("aws_access_key_id".to_string(), "A1".to_string())]);
+        assert_eq!(
+            section_settings(text, "default"),
+            vec![("aws_access_key_id".to_string(), "A1".to_string())]
+        );
         assert_eq!(
             section_settings(text, "profile dev"),
-            vec![("aws_region".to_string(), "eu-west-1".to_string()), ("aws_endpoint".to_string(), "http://127.0.0.1:9000".to_string())]
+            vec![
+                ("aws_region".to_string(), "eu-west-1".to_string()),
+                (
+                    "aws_endpoint".to_string(),
+                    "http://127.0.0.1:9000".to_string()
+                )
+            ]
         );
-        assert_eq!(section_settings(text, "dev"), vec![("aws_secret_access_key".to_string(), "S".to_string())]);
+        assert_eq!(
+            section_settings(text, "dev"),
+            vec![("aws_secret_access_key".to_string(), "S".to_string())]
+        );
     }
 }

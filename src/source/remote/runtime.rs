@@ -43,11 +43,19 @@ where
     F::Output: Send,
 {
     let rt = runtime().map_err(Wait::NoRuntime)?;
-    let wait = async move { tokio::time::timeout(deadline, fut).await.map_err(|_| Wait::TimedOut) };
+    let wait = async move {
+        tokio::time::timeout(deadline, fut)
+            .await
+            .map_err(|_| Wait::TimedOut)
+    };
     if tokio::runtime::Handle::try_current().is_ok() {
         // Called from inside some runtime (an async test, an embedding
         // program): blocking here would stall it, so wait on a scoped thread.
-        return std::thread::scope(|s| s.spawn(|| rt.block_on(wait)).join().unwrap_or(Err(Wait::TimedOut)));
+        return std::thread::scope(|s| {
+            s.spawn(|| rt.block_on(wait))
+                .join()
+                .unwrap_or(Err(Wait::TimedOut))
+        });
     }
     rt.block_on(wait)
 }

@@ -60,7 +60,12 @@ struct Identity {
 
 impl Identity {
     fn of(meta: &ObjectMeta) -> Identity {
-        Identity { size: meta.size, etag: meta.e_tag.clone(), version: meta.version.clone(), modified: meta.last_modified.to_rfc3339() }
+        Identity {
+            size: meta.size,
+            etag: meta.e_tag.clone(),
+            version: meta.version.clone(),
+            modified: meta.last_modified.to_rfc3339(),
+        }
     }
 
     fn version(&self) -> Version {
@@ -69,7 +74,10 @@ impl Identity {
             (None, Some(e)) => format!("etag {e}"),
             (None, None) => format!("modified {}", self.modified),
         };
-        Version { len: self.size, tag: VersionTag::Token(tag) }
+        Version {
+            len: self.size,
+            tag: VersionTag::Token(tag),
+        }
     }
 
     /// How `now` differs from this identity, if it does (by the strongest
@@ -81,9 +89,15 @@ impl Identity {
         match (&self.version, &now.version, &self.etag, &now.etag) {
             (Some(a), Some(b), _, _) if a != b => Some(format!("version {a} is now {b}")),
             (Some(_), Some(_), _, _) => None,
-            (_, _, Some(a), b) if Some(a) != b.as_ref() => Some(format!("ETag {a} is now {}", b.as_deref().unwrap_or("absent"))),
+            (_, _, Some(a), b) if Some(a) != b.as_ref() => Some(format!(
+                "ETag {a} is now {}",
+                b.as_deref().unwrap_or("absent")
+            )),
             (_, _, Some(_), _) => None,
-            _ if self.modified != now.modified => Some(format!("modified {} is now {}", self.modified, now.modified)),
+            _ if self.modified != now.modified => Some(format!(
+                "modified {} is now {}",
+                self.modified, now.modified
+            )),
             _ => None,
         }
     }
@@ -112,26 +126,51 @@ impl Drop for RemoteSource {
 impl RemoteSource {
     /// Open the object at `path`: one GET of its first [`HINT`] bytes gives
     /// its size and identity and serves the reads of a frame's header.
-    pub(crate) fn open(conn: Arc<Connection>, path: Path, shown: String) -> Result<RemoteSource, RemoteError> {
+    pub(crate) fn open(
+        conn: Arc<Connection>,
+        path: Path,
+        shown: String,
+    ) -> Result<RemoteSource, RemoteError> {
         match conn.get(&path, &shown, 0..HINT as u64, None) {
             Ok((meta, body)) => {
                 let source = RemoteSource::with_identity(conn, path, shown, Identity::of(&meta));
                 source.remember(0, body);
                 Ok(source)
             }
-            Err(e @ (RemoteError::NotFound { .. } | RemoteError::Denied { .. } | RemoteError::Timeout { .. })) => Err(e),
+            Err(
+                e @ (RemoteError::NotFound { .. }
+                | RemoteError::Denied { .. }
+                | RemoteError::Timeout { .. }),
+            ) => Err(e),
             Err(e) => {
                 // An empty object has no byte 0 to ask for: look at it.
                 match conn.head(&path, &shown) {
-                    Ok(meta) if meta.size == 0 => Ok(RemoteSource::with_identity(conn, path, shown, Identity::of(&meta))),
+                    Ok(meta) if meta.size == 0 => Ok(RemoteSource::with_identity(
+                        conn,
+                        path,
+                        shown,
+                        Identity::of(&meta),
+                    )),
                     _ => Err(e),
                 }
             }
         }
     }
 
-    fn with_identity(conn: Arc<Connection>, path: Path, shown: String, opened: Identity) -> RemoteSource {
-        RemoteSource { conn, path, shown, seen: Mutex::new((opened.clone(), Instant::now())), opened, id: NEXT_SOURCE.fetch_add(1, Ordering::Relaxed) }
+    fn with_identity(
+        conn: Arc<Connection>,
+        path: Path,
+        shown: String,
+        opened: Identity,
+    ) -> RemoteSource {
+        RemoteSource {
+            conn,
+            path,
+            shown,
+            seen: Mutex::new((opened.clone(), Instant::now())),
+            opened,
+            id: NEXT_SOURCE.fetch_add(1, Ordering::Relaxed),
+        }
     }
 
     /// The redacted URL.
@@ -145,7 +184,10 @@ impl RemoteSource {
         let change = self.opened.change_to(&now);
         *self.seen.lock().unwrap_or_else(|e| e.into_inner()) = (now, Instant::now());
         match change {
-            Some(detail) => Err(RemoteError::Changed { url: self.shown.clone(), detail }),
+            Some(detail) => Err(RemoteError::Changed {
+                url: self.shown.clone(),
+                detail,
+            }),
             None => Ok(()),
         }
     }
@@ -172,7 +214,10 @@ impl RemoteSource {
         match found {
             None => {
                 self.conn.stats.error();
-                Err(RemoteError::Timeout { url: self.shown.clone(), after: self.conn.timeout })
+                Err(RemoteError::Timeout {
+                    url: self.shown.clone(),
+                    after: self.conn.timeout,
+                })
             }
             Some(Found::Hit { bytes, hinted }) => {
                 if hinted {
@@ -190,21 +235,38 @@ impl RemoteSource {
     /// Start the GET of `range` (admitted by the pool) on the runtime; its
     /// answer, checked like any other, goes to the pool.
     fn start_get(&self, range: Range<u64>) {
-        let (conn, path, shown, opened, version, id) =
-            (self.conn.clone(), self.path.clone(), self.shown.clone(), self.opened.clone(), self.opened.version.clone(), self.id);
+        let (conn, path, shown, opened, version, id) = (
+            self.conn.clone(),
+            self.path.clone(),
+            self.shown.clone(),
+            self.opened.clone(),
+            self.opened.version.clone(),
+            self.id,
+        );
         let timeout = conn.timeout;
         let task_conn = conn.clone();
         let task_range = range.clone();
         let task = async move {
             let conn = task_conn;
-            let answer = match tokio::time::timeout(timeout, conn.get_range(&path, &shown, task_range.clone(), version)).await {
+            let answer = match tokio::time::timeout(
+                timeout,
+                conn.get_range(&path, &shown, task_range.clone(), version),
+            )
+            .await
+            {
                 Err(_) => {
                     conn.stats.error();
-                    Err(RemoteError::Timeout { url: shown.clone(), after: timeout })
+                    Err(RemoteError::Timeout {
+                        url: shown.clone(),
+                        after: timeout,
+                    })
                 }
                 Ok(Err(e)) => Err(e),
                 Ok(Ok((meta, body))) => match opened.change_to(&Identity::of(&meta)) {
-                    Some(detail) => Err(RemoteError::Changed { url: shown.clone(), detail }),
+                    Some(detail) => Err(RemoteError::Changed {
+                        url: shown.clone(),
+                        detail,
+                    }),
                     None => Ok(body),
                 },
             };
@@ -217,19 +279,33 @@ impl RemoteSource {
                 runtime::Wait::NoRuntime(d) => d,
                 runtime::Wait::TimedOut => "timed out".into(),
             };
-            conn.pool.complete(id, range, Err(RemoteError::Setup { url: self.shown.clone(), detail }));
+            conn.pool.complete(
+                id,
+                range,
+                Err(RemoteError::Setup {
+                    url: self.shown.clone(),
+                    detail,
+                }),
+            );
         }
     }
 
     fn bounds(&self, range: &Range<u64>) -> PResult<()> {
         if range.start > range.end || range.end > self.opened.size {
-            return Err(Problem::truncated("read", range.start, range.end, self.opened.size));
+            return Err(Problem::truncated(
+                "read",
+                range.start,
+                range.end,
+                self.opened.size,
+            ));
         }
         Ok(())
     }
 
     fn fetch(&self, range: Range<u64>) -> Result<bytes::Bytes, RemoteError> {
-        let (meta, body) = self.conn.get(&self.path, &self.shown, range, self.opened.version.clone())?;
+        let (meta, body) =
+            self.conn
+                .get(&self.path, &self.shown, range, self.opened.version.clone())?;
         self.check(&meta)?;
         Ok(body)
     }
@@ -265,7 +341,10 @@ impl ByteSource for RemoteSource {
     }
 
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> PResult<()> {
-        let range = offset..offset.checked_add(buf.len() as u64).ok_or_else(|| Problem::corrupt("read", "offset overflows"))?;
+        let range = offset
+            ..offset
+                .checked_add(buf.len() as u64)
+                .ok_or_else(|| Problem::corrupt("read", "offset overflows"))?;
         self.bounds(&range)?;
         if buf.is_empty() {
             return Ok(());
@@ -287,7 +366,10 @@ impl ByteSource for RemoteSource {
 
     /// Held or in-flight bytes, else exactly the range: no span around it.
     fn read_needed(&self, offset: u64, buf: &mut [u8]) -> PResult<()> {
-        let range = offset..offset.checked_add(buf.len() as u64).ok_or_else(|| Problem::corrupt("read", "offset overflows"))?;
+        let range = offset
+            ..offset
+                .checked_add(buf.len() as u64)
+                .ok_or_else(|| Problem::corrupt("read", "offset overflows"))?;
         self.bounds(&range)?;
         if buf.is_empty() {
             return Ok(());
@@ -308,14 +390,20 @@ impl ByteSource for RemoteSource {
     /// are fetched in parallel: merging saves requests, not round trips).
     fn will_need(&self, ranges: &[Range<u64>], need: Need) {
         let size = self.opened.size;
-        let ranges: Vec<Range<u64>> = ranges.iter().filter(|r| r.start < r.end && r.end <= size).cloned().collect();
+        let ranges: Vec<Range<u64>> = ranges
+            .iter()
+            .filter(|r| r.start < r.end && r.end <= size)
+            .cloned()
+            .collect();
         if ranges.is_empty() {
             return;
         }
         let id = self.id;
         let (parts, dropped) = self.ledger(|l| l.plan(id, &ranges, HINT_GAP, need == Need::Now));
         let bytes: u64 = parts.iter().map(|r| r.end - r.start).sum();
-        self.conn.stats.hint(parts.len() as u64, bytes, dropped as u64);
+        self.conn
+            .stats
+            .hint(parts.len() as u64, bytes, dropped as u64);
         for part in parts {
             self.start_get(part);
         }
@@ -354,7 +442,13 @@ impl ByteSource for RemoteSource {
         }
         if !groups.is_empty() {
             let spans: Vec<Range<u64>> = groups.iter().map(|(s, _)| s.clone()).collect();
-            let answers = self.conn.get_many(&self.path, &self.shown, spans, self.opened.version.clone(), PARALLEL)?;
+            let answers = self.conn.get_many(
+                &self.path,
+                &self.shown,
+                spans,
+                self.opened.version.clone(),
+                PARALLEL,
+            )?;
             for ((span, members), (meta, body)) in groups.iter().zip(answers) {
                 self.check(&meta)?;
                 for &i in members {
@@ -378,7 +472,12 @@ impl ByteSource for RemoteSource {
         let meta = self.conn.head(&self.path, &self.shown)?;
         let now = Identity::of(&meta);
         *self.seen.lock().unwrap_or_else(|e| e.into_inner()) = (now.clone(), Instant::now());
-        Ok(Some(Arc::new(RemoteSource::with_identity(self.conn.clone(), self.path.clone(), self.shown.clone(), now))))
+        Ok(Some(Arc::new(RemoteSource::with_identity(
+            self.conn.clone(),
+            self.path.clone(),
+            self.shown.clone(),
+            now,
+        ))))
     }
 
     fn describe(&self) -> String {
@@ -391,19 +490,33 @@ mod tests {
     use super::*;
 
     fn id(size: u64, etag: Option<&str>, version: Option<&str>, modified: &str) -> Identity {
-        Identity { size, etag: etag.map(Into::into), version: version.map(Into::into), modified: modified.into() }
+        Identity {
+            size,
+            etag: etag.map(Into::into),
+            version: version.map(Into::into),
+            modified: modified.into(),
+        }
     }
 
     #[test]
     fn identities_compare_by_the_strongest_token() {
         let a = id(10, Some("\"e1\""), None, "t1");
-        assert_eq!(a.change_to(&id(10, Some("\"e1\""), None, "t2")), None, "same ETag, touched");
+        assert_eq!(
+            a.change_to(&id(10, Some("\"e1\""), None, "t2")),
+            None,
+            "same ETag, touched"
+        );
         assert!(a.change_to(&id(10, Some("\"e2\""), None, "t1")).is_some());
         assert!(a.change_to(&id(11, Some("\"e1\""), None, "t1")).is_some());
-        assert!(a.change_to(&id(10, None, None, "t1")).is_some(), "an ETag that disappears is a change");
+        assert!(
+            a.change_to(&id(10, None, None, "t1")).is_some(),
+            "an ETag that disappears is a change"
+        );
         let v = id(10, Some("\"e1\""), Some("v1"), "t1");
         assert_eq!(v.change_to(&id(10, Some("\"e1\""), Some("v1"), "t1")), None);
-        assert!(v.change_to(&id(10, Some("\"e1\""), Some("v2"), "t1")).is_some());
+        assert!(v
+            .change_to(&id(10, Some("\"e1\""), Some("v2"), "t1"))
+            .is_some());
         let m = id(10, None, None, "t1");
         assert_eq!(m.change_to(&id(10, None, None, "t1")), None);
         assert!(m.change_to(&id(10, None, None, "t2")).is_some());

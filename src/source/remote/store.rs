@@ -12,14 +12,19 @@ use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
 use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey};
 use object_store::http::HttpBuilder;
 use object_store::path::Path;
-use object_store::{BackoffConfig, ClientConfigKey, ClientOptions, GetOptions, ObjectMeta, ObjectStore, ObjectStoreExt, RetryConfig};
+use object_store::{
+    BackoffConfig, ClientConfigKey, ClientOptions, GetOptions, ObjectMeta, ObjectStore,
+    ObjectStoreExt, RetryConfig,
+};
 
+use super::caterva2::{
+    self, info::DatasetInfo, session::Failure, session::Session, store::C2Store, Endpoint,
+};
 use super::error::RemoteError;
 use super::pool::Pool;
 use super::profile;
 use super::runtime::{self, Wait};
 use super::stats::RemoteStats;
-use super::caterva2::{self, info::DatasetInfo, session::Failure, session::Session, store::C2Store, Endpoint};
 use super::url::RemoteUrl;
 use super::{redact_text, Scheme};
 
@@ -53,7 +58,14 @@ pub const MIN_BUDGET: u64 = 8 << 20;
 
 impl Default for RemoteOptions {
     fn default() -> Self {
-        RemoteOptions { timeout: Duration::from_secs(30), retries: 4, anonymous: false, allow_http: false, config: Vec::new(), budget: 64 << 20 }
+        RemoteOptions {
+            timeout: Duration::from_secs(30),
+            retries: 4,
+            anonymous: false,
+            allow_http: false,
+            config: Vec::new(),
+            budget: 64 << 20,
+        }
     }
 }
 
@@ -92,8 +104,14 @@ fn env_with_prefix(prefix: &str) -> Vec<(String, String)> {
 
 impl Connection {
     /// A client for the bucket or server of `url`.
-    pub(crate) fn connect(url: &RemoteUrl, opts: &RemoteOptions) -> Result<Arc<Connection>, RemoteError> {
-        let setup = |detail: String| RemoteError::Setup { url: url.redacted(), detail: redact_text(&detail) };
+    pub(crate) fn connect(
+        url: &RemoteUrl,
+        opts: &RemoteOptions,
+    ) -> Result<Arc<Connection>, RemoteError> {
+        let setup = |detail: String| RemoteError::Setup {
+            url: url.redacted(),
+            detail: redact_text(&detail),
+        };
         // Each attempt gets half the time, so a stalled attempt can be
         // retried once; the whole call is cut at `timeout` in any case.
         let attempt = opts.timeout / 2;
@@ -102,7 +120,11 @@ impl Connection {
             .with_connect_timeout(attempt.min(Duration::from_secs(10)))
             .with_allow_http(opts.allow_http || url.scheme() == Scheme::Http);
         let retry = RetryConfig {
-            backoff: BackoffConfig { init_backoff: Duration::from_millis(50), max_backoff: Duration::from_secs(2), base: 2.0 },
+            backoff: BackoffConfig {
+                init_backoff: Duration::from_millis(50),
+                max_backoff: Duration::from_secs(2),
+                base: 2.0,
+            },
             max_retries: opts.retries,
             retry_timeout: opts.timeout,
         };
@@ -111,15 +133,26 @@ impl Connection {
         let mut c2 = None;
         let store: Arc<dyn ObjectStore> = match url.scheme() {
             Scheme::Caterva2 => {
-                let api = url.api_base().ok_or_else(|| setup("no server in the URL".into()))?;
+                let api = url
+                    .api_base()
+                    .ok_or_else(|| setup("no server in the URL".into()))?;
                 let login = caterva2::config::credentials(&api);
-                let session = Arc::new(Session::new(api, login, opts.timeout, opts.retries, stats.clone()).map_err(setup)?);
+                let session = Arc::new(
+                    Session::new(api, login, opts.timeout, opts.retries, stats.clone())
+                        .map_err(setup)?,
+                );
                 c2 = Some(session.clone());
                 Arc::new(C2Store { session })
             }
             Scheme::S3 => {
-                let mut b = AmazonS3Builder::new().with_client_options(client).with_retry(retry);
-                let mut settings = if opts.anonymous { Vec::new() } else { profile::settings() };
+                let mut b = AmazonS3Builder::new()
+                    .with_client_options(client)
+                    .with_retry(retry);
+                let mut settings = if opts.anonymous {
+                    Vec::new()
+                } else {
+                    profile::settings()
+                };
                 settings.extend(env_with_prefix("AWS_"));
                 settings.extend(opts.config.iter().cloned());
                 for (k, v) in settings {
@@ -135,8 +168,13 @@ impl Connection {
                 Arc::new(b.with_url(root).build().map_err(|e| setup(e.to_string()))?)
             }
             Scheme::Gcs => {
-                let mut b = GoogleCloudStorageBuilder::new().with_client_options(client).with_retry(retry);
-                for (k, v) in env_with_prefix("GOOGLE_").into_iter().chain(opts.config.iter().cloned()) {
+                let mut b = GoogleCloudStorageBuilder::new()
+                    .with_client_options(client)
+                    .with_retry(retry);
+                for (k, v) in env_with_prefix("GOOGLE_")
+                    .into_iter()
+                    .chain(opts.config.iter().cloned())
+                {
                     match k.parse::<GoogleConfigKey>() {
                         Ok(key) => b = b.with_config(key, v),
                         Err(_) if k.starts_with("google_") => {}
@@ -149,8 +187,13 @@ impl Connection {
                 Arc::new(b.with_url(root).build().map_err(|e| setup(e.to_string()))?)
             }
             Scheme::Azure => {
-                let mut b = MicrosoftAzureBuilder::new().with_client_options(client).with_retry(retry);
-                for (k, v) in env_with_prefix("AZURE_").into_iter().chain(opts.config.iter().cloned()) {
+                let mut b = MicrosoftAzureBuilder::new()
+                    .with_client_options(client)
+                    .with_retry(retry);
+                for (k, v) in env_with_prefix("AZURE_")
+                    .into_iter()
+                    .chain(opts.config.iter().cloned())
+                {
                     match k.parse::<AzureConfigKey>() {
                         Ok(key) => b = b.with_config(key, v),
                         Err(_) if k.starts_with("azure_") => {}
@@ -163,9 +206,13 @@ impl Connection {
                 Arc::new(b.with_url(root).build().map_err(|e| setup(e.to_string()))?)
             }
             Scheme::Http => {
-                let mut b = HttpBuilder::new().with_client_options(client).with_retry(retry);
+                let mut b = HttpBuilder::new()
+                    .with_client_options(client)
+                    .with_retry(retry);
                 for (k, v) in &opts.config {
-                    let key = k.parse::<ClientConfigKey>().map_err(|e| setup(e.to_string()))?;
+                    let key = k
+                        .parse::<ClientConfigKey>()
+                        .map_err(|e| setup(e.to_string()))?;
                     b = b.with_config(key, v);
                 }
                 Arc::new(b.with_url(root).build().map_err(|e| setup(e.to_string()))?)
@@ -175,9 +222,19 @@ impl Connection {
         stats.set_budget(budget);
         // A Caterva2 server spends milliseconds of Python on each request
         // whatever its size, so its read-ahead GETs are larger.
-        let part = if url.scheme() == Scheme::Caterva2 { (budget / 4).clamp(1 << 20, 16 << 20) } else { (budget / 8).clamp(256 << 10, 4 << 20) };
+        let part = if url.scheme() == Scheme::Caterva2 {
+            (budget / 4).clamp(1 << 20, 16 << 20)
+        } else {
+            (budget / 8).clamp(256 << 10, 4 << 20)
+        };
         let pool = Arc::new(Pool::new(budget, part, HINT_GETS));
-        Ok(Arc::new(Connection { store, timeout: opts.timeout, stats, pool, c2 }))
+        Ok(Arc::new(Connection {
+            store,
+            timeout: opts.timeout,
+            stats,
+            pool,
+            c2,
+        }))
     }
 
     /// The store path of `url`'s key (empty for a signed URL, whose
@@ -186,7 +243,10 @@ impl Connection {
         if url.is_signed() {
             return Ok(Path::default());
         }
-        Path::from_url_path(url.key()).map_err(|e| RemoteError::BadUrl { url: url.redacted(), detail: redact_text(&e.to_string()) })
+        Path::from_url_path(url.key()).map_err(|e| RemoteError::BadUrl {
+            url: url.redacted(),
+            detail: redact_text(&e.to_string()),
+        })
     }
 
     fn fail(&self, shown: &str, e: object_store::Error) -> RemoteError {
@@ -198,26 +258,65 @@ impl Connection {
         match e {
             object_store::Error::NotFound { .. } => RemoteError::NotFound { url },
             _ if status(404) => RemoteError::NotFound { url },
-            _ if status(401) && text.contains(caterva2::session::LOGIN_HINT) => RemoteError::Denied { url, detail: format!("HTTP 401: a login is needed: {}", caterva2::session::LOGIN_HINT) },
-            object_store::Error::Unauthenticated { .. } => RemoteError::Denied { url, detail: "HTTP 401: missing or refused credentials".into() },
-            _ if status(401) => RemoteError::Denied { url, detail: "HTTP 401: missing or refused credentials".into() },
-            object_store::Error::PermissionDenied { .. } => RemoteError::Denied { url, detail: "HTTP 403: the store refused the request".into() },
-            _ if status(403) => RemoteError::Denied { url, detail: "HTTP 403: the store refused the request".into() },
+            _ if status(401) && text.contains(caterva2::session::LOGIN_HINT) => {
+                RemoteError::Denied {
+                    url,
+                    detail: format!(
+                        "HTTP 401: a login is needed: {}",
+                        caterva2::session::LOGIN_HINT
+                    ),
+                }
+            }
+            object_store::Error::Unauthenticated { .. } => RemoteError::Denied {
+                url,
+                detail: "HTTP 401: missing or refused credentials".into(),
+            },
+            _ if status(401) => RemoteError::Denied {
+                url,
+                detail: "HTTP 401: missing or refused credentials".into(),
+            },
+            object_store::Error::PermissionDenied { .. } => RemoteError::Denied {
+                url,
+                detail: "HTTP 403: the store refused the request".into(),
+            },
+            _ if status(403) => RemoteError::Denied {
+                url,
+                detail: "HTTP 403: the store refused the request".into(),
+            },
             // Only sources ask for ranges, always inside the object as opened.
-            _ if status(416) => RemoteError::Changed { url, detail: "it no longer holds the bytes asked for (HTTP 416)".into() },
-            _ if text.contains("timed out") => RemoteError::Timeout { url, after: self.timeout },
-            _ => RemoteError::Request { url, detail: redact_text(&text) },
+            _ if status(416) => RemoteError::Changed {
+                url,
+                detail: "it no longer holds the bytes asked for (HTTP 416)".into(),
+            },
+            _ if text.contains("timed out") => RemoteError::Timeout {
+                url,
+                after: self.timeout,
+            },
+            _ => RemoteError::Request {
+                url,
+                detail: redact_text(&text),
+            },
         }
     }
 
-    fn wait<T: Send>(&self, shown: &str, fut: impl std::future::Future<Output = Result<T, RemoteError>> + Send) -> Result<T, RemoteError> {
+    fn wait<T: Send>(
+        &self,
+        shown: &str,
+        fut: impl std::future::Future<Output = Result<T, RemoteError>> + Send,
+    ) -> Result<T, RemoteError> {
         match runtime::run(fut, self.timeout) {
             Ok(answer) => answer,
             Err(Wait::TimedOut) => {
                 self.stats.error();
-                Err(RemoteError::Timeout { url: shown.to_string(), after: self.timeout })
+                Err(RemoteError::Timeout {
+                    url: shown.to_string(),
+                    after: self.timeout,
+                })
             }
-            Err(Wait::NoRuntime(why)) => Err(RemoteError::Setup { url: shown.to_string(), detail: why }),
+            Err(Wait::NoRuntime(why)) => Err(RemoteError::Setup {
+                url: shown.to_string(),
+                detail: why,
+            }),
         }
     }
 
@@ -225,29 +324,56 @@ impl Connection {
     /// is its redacted URL, for messages).
     pub(crate) fn head(&self, path: &Path, shown: &str) -> Result<ObjectMeta, RemoteError> {
         self.stats.head();
-        self.wait(shown, async { self.store.head(path).await.map_err(|e| self.fail(shown, e)) })
+        self.wait(shown, async {
+            self.store.head(path).await.map_err(|e| self.fail(shown, e))
+        })
     }
 
     /// One ranged GET (`range` is clamped to the object's end by the
     /// store): the object's identity as the answer gave it, and exactly
     /// the bytes of the range (checked: never a short or wrong body).
-    pub(crate) async fn get_range(&self, path: &Path, shown: &str, range: Range<u64>, version: Option<String>) -> Result<(ObjectMeta, bytes::Bytes), RemoteError> {
+    pub(crate) async fn get_range(
+        &self,
+        path: &Path,
+        shown: &str,
+        range: Range<u64>,
+        version: Option<String>,
+    ) -> Result<(ObjectMeta, bytes::Bytes), RemoteError> {
         self.stats.get(0);
-        let opts = GetOptions { range: Some(range.clone().into()), version, ..GetOptions::default() };
-        let answer = self.store.get_opts(path, opts).await.map_err(|e| self.fail(shown, e))?;
+        let opts = GetOptions {
+            range: Some(range.clone().into()),
+            version,
+            ..GetOptions::default()
+        };
+        let answer = self
+            .store
+            .get_opts(path, opts)
+            .await
+            .map_err(|e| self.fail(shown, e))?;
         let (meta, got) = (answer.meta.clone(), answer.range.clone());
         let body = answer.bytes().await.map_err(|e| self.fail(shown, e))?;
         self.stats.get_bytes(body.len() as u64);
         let expected = range.start..range.end.min(meta.size);
         if got != expected || body.len() as u64 != expected.end.saturating_sub(expected.start) {
             self.stats.error();
-            return Err(RemoteError::WrongLength { url: shown.to_string(), start: expected.start, end: expected.end, got: body.len() as u64 });
+            return Err(RemoteError::WrongLength {
+                url: shown.to_string(),
+                start: expected.start,
+                end: expected.end,
+                got: body.len() as u64,
+            });
         }
         Ok((meta, body))
     }
 
     /// [`Self::get_range`] waited for from a synchronous caller.
-    pub(crate) fn get(&self, path: &Path, shown: &str, range: Range<u64>, version: Option<String>) -> Result<(ObjectMeta, bytes::Bytes), RemoteError> {
+    pub(crate) fn get(
+        &self,
+        path: &Path,
+        shown: &str,
+        range: Range<u64>,
+        version: Option<String>,
+    ) -> Result<(ObjectMeta, bytes::Bytes), RemoteError> {
         self.wait(shown, self.get_range(path, shown, range, version))
     }
 
@@ -261,15 +387,22 @@ impl Connection {
         parallel: usize,
     ) -> Result<Vec<(ObjectMeta, bytes::Bytes)>, RemoteError> {
         use futures::stream::{StreamExt, TryStreamExt};
-        let all = futures::stream::iter(ranges.into_iter().map(|r| self.get_range(path, shown, r, version.clone())))
-            .buffered(parallel.max(1))
-            .try_collect::<Vec<_>>();
+        let all = futures::stream::iter(
+            ranges
+                .into_iter()
+                .map(|r| self.get_range(path, shown, r, version.clone())),
+        )
+        .buffered(parallel.max(1))
+        .try_collect::<Vec<_>>();
         self.wait(shown, all)
     }
 
     /// The Caterva2 session, or the error saying this is no Caterva2 server.
     fn session(&self, shown: &str) -> Result<&Arc<Session>, RemoteError> {
-        self.c2.as_ref().ok_or_else(|| RemoteError::Unsupported { url: shown.to_string(), detail: "not a Caterva2 server".into() })
+        self.c2.as_ref().ok_or_else(|| RemoteError::Unsupported {
+            url: shown.to_string(),
+            detail: "not a Caterva2 server".into(),
+        })
     }
 
     /// A Caterva2 failure as the error of a request for `path`.
@@ -281,7 +414,10 @@ impl Connection {
     pub(crate) fn c2_info(&self, path: &Path, shown: &str) -> Result<DatasetInfo, RemoteError> {
         let session = self.session(shown)?.clone();
         self.wait(shown, async move {
-            let (json, etag) = session.get_json(Endpoint::Info, path.as_ref(), 16 << 20, "info").await.map_err(|f| self.c2_fail(path, shown, f))?;
+            let (json, etag) = session
+                .get_json(Endpoint::Info, path.as_ref(), 16 << 20, "info")
+                .await
+                .map_err(|f| self.c2_fail(path, shown, f))?;
             Ok(DatasetInfo::parse(&json, etag))
         })
     }
@@ -289,7 +425,13 @@ impl Connection {
     /// `GET /api/fetch/PATH?slice_=SLICE` of a Caterva2 server (no
     /// `slice_` for the whole of a 0-d dataset): the frame it builds, at
     /// most `limit` bytes.
-    pub(crate) fn c2_slice(&self, path: &Path, shown: &str, slice: Option<&str>, limit: u64) -> Result<bytes::Bytes, RemoteError> {
+    pub(crate) fn c2_slice(
+        &self,
+        path: &Path,
+        shown: &str,
+        slice: Option<&str>,
+        limit: u64,
+    ) -> Result<bytes::Bytes, RemoteError> {
         let session = self.session(shown)?.clone();
         self.wait(shown, async move {
             let fail = |f| self.c2_fail(path, shown, f);
@@ -297,7 +439,10 @@ impl Connection {
             if let Some(slice) = slice {
                 url.query_pairs_mut().append_pair("slice_", slice);
             }
-            let answer = session.get(Endpoint::Slice, &url, None).await.map_err(fail)?;
+            let answer = session
+                .get(Endpoint::Slice, &url, None)
+                .await
+                .map_err(fail)?;
             let body = Session::body(answer, limit).await.map_err(fail)?;
             self.stats.get_bytes(body.len() as u64);
             Ok(body)
@@ -308,14 +453,29 @@ impl Connection {
     pub(crate) fn c2_roots(&self, shown: &str) -> Result<Vec<String>, RemoteError> {
         let session = self.session(shown)?.clone();
         self.wait(shown, async move {
-            let (json, _) = session.get_json(Endpoint::Roots, "", 1 << 20, "roots").await.map_err(|f| self.c2_fail(&Path::default(), shown, f))?;
-            Ok(json.as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default())
+            let (json, _) = session
+                .get_json(Endpoint::Roots, "", 1 << 20, "roots")
+                .await
+                .map_err(|f| self.c2_fail(&Path::default(), shown, f))?;
+            Ok(json
+                .as_object()
+                .map(|m| m.keys().cloned().collect())
+                .unwrap_or_default())
         })
     }
 
     /// One delimiter listing under `prefix` (`None`: the bucket's top).
-    pub(crate) fn list(&self, prefix: Option<&Path>, shown: &str) -> Result<object_store::ListResult, RemoteError> {
+    pub(crate) fn list(
+        &self,
+        prefix: Option<&Path>,
+        shown: &str,
+    ) -> Result<object_store::ListResult, RemoteError> {
         self.stats.list();
-        self.wait(shown, async { self.store.list_with_delimiter(prefix).await.map_err(|e| self.fail(shown, e)) })
+        self.wait(shown, async {
+            self.store
+                .list_with_delimiter(prefix)
+                .await
+                .map_err(|e| self.fail(shown, e))
+        })
     }
 }

@@ -16,11 +16,20 @@ impl RemoteUrl {
     /// Parse `text`; only the schemes of [`Scheme`] are accepted, and a
     /// bucket or host must be present.
     pub fn parse(text: &str) -> Result<RemoteUrl, RemoteError> {
-        let bad = |detail: &str| RemoteError::BadUrl { url: redact_url(text), detail: detail.into() };
+        let bad = |detail: &str| RemoteError::BadUrl {
+            url: redact_url(text),
+            detail: detail.into(),
+        };
         let url = url::Url::parse(text).map_err(|e| bad(&e.to_string()))?;
-        let scheme = Scheme::of(url.scheme()).ok_or_else(|| bad("the scheme is none of s3, gs, az, http, https, c2+http, c2+https"))?;
+        let scheme = Scheme::of(url.scheme()).ok_or_else(|| {
+            bad("the scheme is none of s3, gs, az, http, https, c2+http, c2+https")
+        })?;
         if url.host_str().is_none_or(str::is_empty) {
-            return Err(bad(if scheme == Scheme::Http { "no host" } else { "no bucket or container" }));
+            return Err(bad(if scheme == Scheme::Http {
+                "no host"
+            } else {
+                "no bucket or container"
+            }));
         }
         if url.fragment().is_some() {
             return Err(bad("a fragment (#...) is not part of an object's name"));
@@ -70,7 +79,10 @@ impl RemoteUrl {
             return None;
         }
         let path = self.url.path();
-        path.match_indices("/@").map(|(i, _)| i + 1).next().or_else(|| path.match_indices("/%40").map(|(i, _)| i + 1).next())
+        path.match_indices("/@")
+            .map(|(i, _)| i + 1)
+            .next()
+            .or_else(|| path.match_indices("/%40").map(|(i, _)| i + 1).next())
     }
 
     /// The server a Caterva2 URL names: `http(s)://host[:port][/prefix]`,
@@ -82,7 +94,10 @@ impl RemoteUrl {
         let host = self.url.host_str()?;
         let port = self.url.port().map(|p| format!(":{p}")).unwrap_or_default();
         let prefix = path[..at].trim_end_matches('/');
-        Some(format!("{}://{host}{port}{prefix}", if tls { "https" } else { "http" }))
+        Some(format!(
+            "{}://{host}{port}{prefix}",
+            if tls { "https" } else { "http" }
+        ))
     }
 
     /// Whether the URL ends in `/` (names a prefix, not an object).
@@ -118,10 +133,15 @@ impl RemoteUrl {
     /// The URL with the key replaced by `key` (percent-encoded, no leading `/`).
     pub fn with_key(&self, key: &str) -> RemoteUrl {
         let mut url = self.url.clone();
-        let prefix = self.root_at().map_or("", |at| self.url.path()[..at].trim_end_matches('/'));
+        let prefix = self
+            .root_at()
+            .map_or("", |at| self.url.path()[..at].trim_end_matches('/'));
         url.set_path(&format!("{prefix}/{key}"));
         url.set_query(None);
-        RemoteUrl { url, scheme: self.scheme }
+        RemoteUrl {
+            url,
+            scheme: self.scheme,
+        }
     }
 
     /// `scheme://bucket` or `scheme://host[:port]` with no path (what the
@@ -153,7 +173,10 @@ mod tests {
         assert!(h.is_prefix());
         assert_eq!(h.root(), "http://127.0.0.1:8000");
         assert_eq!(h.redacted(), "http://***@127.0.0.1:8000/x/");
-        assert!(matches!(RemoteUrl::parse("s3:///key"), Err(RemoteError::BadUrl { .. })));
+        assert!(matches!(
+            RemoteUrl::parse("s3:///key"),
+            Err(RemoteError::BadUrl { .. })
+        ));
         assert!(!u.is_signed() && !h.is_signed());
         assert_eq!(u.base(), "s3://bucket");
         assert_eq!(h.base(), "http://127.0.0.1:8000");
@@ -168,27 +191,60 @@ mod tests {
         assert_eq!(u.scheme(), Scheme::Caterva2);
         assert_eq!(u.key(), "@public/dir1/");
         assert_eq!(u.api_base().as_deref(), Some("https://example.org:8443/c2"));
-        assert_eq!(u.with_key("@public/dir1/a.b2nd").as_str(), "c2+https://u:pw@example.org:8443/c2/@public/dir1/a.b2nd");
-        assert_eq!(u.redacted(), "c2+https://***@example.org:8443/c2/@public/dir1/");
+        assert_eq!(
+            u.with_key("@public/dir1/a.b2nd").as_str(),
+            "c2+https://u:pw@example.org:8443/c2/@public/dir1/a.b2nd"
+        );
+        assert_eq!(
+            u.redacted(),
+            "c2+https://***@example.org:8443/c2/@public/dir1/"
+        );
         let plain = RemoteUrl::parse("c2+http://127.0.0.1:8000/@personal").unwrap();
-        assert_eq!((plain.key(), plain.api_base().as_deref()), ("@personal", Some("http://127.0.0.1:8000")));
-        for bad in ["c2+https://h/", "c2+https://h/public", "c2+https://h/@public?token=1"] {
-            assert!(matches!(RemoteUrl::parse(bad), Err(RemoteError::BadUrl { .. })), "{bad}");
+        assert_eq!(
+            (plain.key(), plain.api_base().as_deref()),
+            ("@personal", Some("http://127.0.0.1:8000"))
+        );
+        for bad in [
+            "c2+https://h/",
+            "c2+https://h/public",
+            "c2+https://h/@public?token=1",
+        ] {
+            assert!(
+                matches!(RemoteUrl::parse(bad), Err(RemoteError::BadUrl { .. })),
+                "{bad}"
+            );
         }
     }
 
     /// A presigned URL is requested whole, shown without its query.
     #[test]
     fn signed_urls_keep_their_query_for_requests_only() {
-        let text = "http://u:pw@127.0.0.1:5000/bucket/a.b2nd?X-Amz-Algorithm=AWS4&X-Amz-Signature=f00d";
+        let text =
+            "http://u:pw@127.0.0.1:5000/bucket/a.b2nd?X-Amz-Algorithm=AWS4&X-Amz-Signature=f00d";
         let s = RemoteUrl::parse(text).unwrap();
         assert!(s.is_signed());
-        assert_eq!(s.base(), "http://127.0.0.1:5000/bucket/a.b2nd?X-Amz-Algorithm=AWS4&X-Amz-Signature=f00d");
-        assert_eq!(s.redacted(), "http://***@127.0.0.1:5000/bucket/a.b2nd?<redacted>");
+        assert_eq!(
+            s.base(),
+            "http://127.0.0.1:5000/bucket/a.b2nd?X-Amz-Algorithm=AWS4&X-Amz-Signature=f00d"
+        );
+        assert_eq!(
+            s.redacted(),
+            "http://***@127.0.0.1:5000/bucket/a.b2nd?<redacted>"
+        );
         assert_eq!(s.key(), "bucket/a.b2nd");
-        assert!(!s.with_key("x").as_str().contains("f00d"), "children never carry the query");
-        for not_signed in ["s3://b/a.b2nd?X-Amz-Signature=1", "https://h/dir/?sig=1", "https://h/a.b2nd"] {
-            assert!(!RemoteUrl::parse(not_signed).unwrap().is_signed(), "{not_signed}");
+        assert!(
+            !s.with_key("x").as_str().contains("f00d"),
+            "children never carry the query"
+        );
+        for not_signed in [
+            "s3://b/a.b2nd?X-Amz-Signature=1",
+            "https://h/dir/?sig=1",
+            "https://h/a.b2nd",
+        ] {
+            assert!(
+                !RemoteUrl::parse(not_signed).unwrap().is_signed(),
+                "{not_signed}"
+            );
         }
     }
 }

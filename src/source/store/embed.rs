@@ -34,12 +34,18 @@ pub enum EmbedValue {
 
 /// The entries of an embed map, checked against `data_len` decoded bytes:
 /// (key, value) in stored order. An error names the first bad key.
-pub fn parse_embed_map(vlmeta: &[(String, Json)], data_len: u64) -> PResult<Vec<(String, EmbedValue)>> {
+pub fn parse_embed_map(
+    vlmeta: &[(String, Json)],
+    data_len: u64,
+) -> PResult<Vec<(String, EmbedValue)>> {
     let Some((_, meta)) = vlmeta.iter().find(|(n, _)| n == "estore_metadata") else {
         return Ok(Vec::new());
     };
     if let Some(err) = meta.get("error") {
-        return Err(Problem::corrupt("embed map", format!("estore_metadata: {err}")));
+        return Err(Problem::corrupt(
+            "embed map",
+            format!("estore_metadata: {err}"),
+        ));
     }
     let map = meta
         .get("embed_map")
@@ -48,16 +54,36 @@ pub fn parse_embed_map(vlmeta: &[(String, Json)], data_len: u64) -> PResult<Vec<
     let mut out = Vec::with_capacity(map.len());
     for (key, entry) in map {
         let bad = |detail: &str| Problem::corrupt("embed map", format!("key {key}: {detail}"));
-        if let Some(urlbase) = entry.get("urlbase").and_then(Json::as_str).filter(|s| !s.is_empty()) {
+        if let Some(urlbase) = entry
+            .get("urlbase")
+            .and_then(Json::as_str)
+            .filter(|s| !s.is_empty())
+        {
             let path = entry.get("path").and_then(Json::as_str).unwrap_or_default();
-            out.push((key.clone(), EmbedValue::Remote { urlbase: urlbase.to_string(), path: path.to_string() }));
+            out.push((
+                key.clone(),
+                EmbedValue::Remote {
+                    urlbase: urlbase.to_string(),
+                    path: path.to_string(),
+                },
+            ));
             continue;
         }
-        let offset = entry.get("offset").and_then(Json::as_u64).ok_or_else(|| bad("no offset"))?;
-        let length = entry.get("length").and_then(Json::as_u64).ok_or_else(|| bad("no length"))?;
-        let end = offset.checked_add(length).ok_or_else(|| bad("offset overflows"))?;
+        let offset = entry
+            .get("offset")
+            .and_then(Json::as_u64)
+            .ok_or_else(|| bad("no offset"))?;
+        let length = entry
+            .get("length")
+            .and_then(Json::as_u64)
+            .ok_or_else(|| bad("no length"))?;
+        let end = offset
+            .checked_add(length)
+            .ok_or_else(|| bad("offset overflows"))?;
         if end > data_len {
-            return Err(bad(&format!("bytes {offset}..{end} lie outside the embed frame's {data_len} decoded bytes")));
+            return Err(bad(&format!(
+                "bytes {offset}..{end} lie outside the embed frame's {data_len} decoded bytes"
+            )));
         }
         out.push((key.clone(), EmbedValue::Frame { offset, length }));
     }
@@ -71,12 +97,27 @@ mod tests {
 
     #[test]
     fn entries_inside_and_outside() {
-        let vl = vec![("estore_metadata".to_string(), json!({"embed_map": {"/a": {"offset": 0, "length": 10}, "/r": {"urlbase": "https://x", "path": "p"}}, "current_offset": 10}))];
+        let vl = vec![(
+            "estore_metadata".to_string(),
+            json!({"embed_map": {"/a": {"offset": 0, "length": 10}, "/r": {"urlbase": "https://x", "path": "p"}}, "current_offset": 10}),
+        )];
         let map = parse_embed_map(&vl, 10).unwrap();
-        assert_eq!(map[0], ("/a".to_string(), EmbedValue::Frame { offset: 0, length: 10 }));
+        assert_eq!(
+            map[0],
+            (
+                "/a".to_string(),
+                EmbedValue::Frame {
+                    offset: 0,
+                    length: 10
+                }
+            )
+        );
         assert!(matches!(map[1].1, EmbedValue::Remote { .. }));
         let err = parse_embed_map(&vl, 9).unwrap_err();
-        assert_eq!(err.to_string(), "corrupt embed map: key /a: bytes 0..10 lie outside the embed frame's 9 decoded bytes");
+        assert_eq!(
+            err.to_string(),
+            "corrupt embed map: key /a: bytes 0..10 lie outside the embed frame's 9 decoded bytes"
+        );
         assert!(parse_embed_map(&[], 0).unwrap().is_empty());
     }
 }

@@ -38,7 +38,10 @@ mod tests {
     struct Local(PathBuf);
 
     fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
-        let mut items: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+        let mut items: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
         items.sort();
         for p in items {
             if p.is_dir() {
@@ -75,11 +78,19 @@ mod tests {
             let path = dir.join(name);
             let local = Store::open(&path, StoreFormat::Dir).unwrap();
             let version = local.version().clone();
-            let listed = Store::open_members(&path, Arc::new(Local(path.clone())), version).unwrap();
+            let listed =
+                Store::open_members(&path, Arc::new(Local(path.clone())), version).unwrap();
             assert_eq!(listed.class(), local.class(), "{name}");
-            assert_eq!(listed.values().keys().collect::<Vec<_>>(), local.values().keys().collect::<Vec<_>>(), "{name}");
+            assert_eq!(
+                listed.values().keys().collect::<Vec<_>>(),
+                local.values().keys().collect::<Vec<_>>(),
+                "{name}"
+            );
             for key in local.values().keys() {
-                let (a, b) = (local.value_source(key).unwrap(), listed.value_source(key).unwrap());
+                let (a, b) = (
+                    local.value_source(key).unwrap(),
+                    listed.value_source(key).unwrap(),
+                );
                 let (mut x, mut y) = (vec![0u8; a.len() as usize], vec![0u8; b.len() as usize]);
                 a.read_at(0, &mut x).unwrap();
                 b.read_at(0, &mut y).unwrap();

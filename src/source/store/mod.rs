@@ -145,7 +145,10 @@ fn is_internal(rel: &str) -> bool {
 }
 
 fn has_value_extension(rel: &str) -> bool {
-    Path::new(rel).extension().and_then(|e| e.to_str()).is_some_and(|e| VALUE_EXTENSIONS.contains(&e))
+    Path::new(rel)
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| VALUE_EXTENSIONS.contains(&e))
 }
 
 impl Store {
@@ -155,7 +158,11 @@ impl Store {
         let fail = |p: Problem| Error::new(path, p);
         let mut values = BTreeMap::new();
         let mut skipped = Vec::new();
-        let (archive, embed_source, version): (Option<Arc<dyn ByteSource>>, Option<Arc<dyn ByteSource>>, Version) = match format {
+        let (archive, embed_source, version): (
+            Option<Arc<dyn ByteSource>>,
+            Option<Arc<dyn ByteSource>>,
+            Version,
+        ) = match format {
             StoreFormat::Zip => {
                 let file: Arc<dyn ByteSource> = Arc::new(FileSource::open(path).map_err(fail)?);
                 let embed = read_zip(path, &file, &mut values, &mut skipped)?;
@@ -169,7 +176,9 @@ impl Store {
                     if is_internal(&rel) {
                         continue;
                     }
-                    if !has_value_extension(&rel) && !FileSource::open_once(&full).is_ok_and(|s| super::sniff_frame(&s)) {
+                    if !has_value_extension(&rel)
+                        && !FileSource::open_once(&full).is_ok_and(|s| super::sniff_frame(&s))
+                    {
                         continue;
                     }
                     values.insert(key_of_member(&rel), Home::File(full));
@@ -180,7 +189,13 @@ impl Store {
                         let v = f.opened_version();
                         (Some(Arc::new(f) as Arc<dyn ByteSource>), v)
                     }
-                    Err(_) => (None, Version { len: 0, tag: crate::format::VersionTag::Fixed(0) }),
+                    Err(_) => (
+                        None,
+                        Version {
+                            len: 0,
+                            tag: crate::format::VersionTag::Fixed(0),
+                        },
+                    ),
                 };
                 (None, embed, version)
             }
@@ -190,7 +205,16 @@ impl Store {
                 (None, Some(Arc::new(f) as Arc<dyn ByteSource>), v)
             }
         };
-        Store::finish(path, format, archive, embed_source, values, skipped, version, true)
+        Store::finish(
+            path,
+            format,
+            archive,
+            embed_source,
+            values,
+            skipped,
+            version,
+            true,
+        )
     }
 
     /// Open the store kept as `format` in `source` (a `.b2z` archive or a
@@ -198,16 +222,42 @@ impl Store {
     /// is its [`Self::path`]; `version` is what [`Self::version`] reports
     /// (the identity the caller tracks the source by, e.g. a listing's ETag).
     /// A `.b2d` directory has no single source.
-    pub fn open_source(name: &Path, source: Arc<dyn ByteSource>, format: StoreFormat, version: Version) -> Result<Store, Error> {
+    pub fn open_source(
+        name: &Path,
+        source: Arc<dyn ByteSource>,
+        format: StoreFormat,
+        version: Version,
+    ) -> Result<Store, Error> {
         let mut values = BTreeMap::new();
         let mut skipped = Vec::new();
         match format {
             StoreFormat::Zip => {
                 let embed = read_zip(name, &source, &mut values, &mut skipped)?;
-                Store::finish(name, format, Some(source), embed, values, skipped, version, false)
+                Store::finish(
+                    name,
+                    format,
+                    Some(source),
+                    embed,
+                    values,
+                    skipped,
+                    version,
+                    false,
+                )
             }
-            StoreFormat::Embed => Store::finish(name, format, None, Some(source), values, skipped, version, false),
-            StoreFormat::Dir => Err(Error::new(name, Problem::unsupported("store", "a .b2d directory is not one source"))),
+            StoreFormat::Embed => Store::finish(
+                name,
+                format,
+                None,
+                Some(source),
+                values,
+                skipped,
+                version,
+                false,
+            ),
+            StoreFormat::Dir => Err(Error::new(
+                name,
+                Problem::unsupported("store", "a .b2d directory is not one source"),
+            )),
         }
     }
 
@@ -215,12 +265,18 @@ impl Store {
     /// prefix); `name` names it, `version` is what [`Self::version`]
     /// reports (its `embed.b2e`'s identity, say). Members are chosen as in
     /// a local `.b2d`: value extensions, or files that start like a frame.
-    pub fn open_members(name: &Path, members: Arc<dyn MemberFiles>, version: Version) -> Result<Store, Error> {
+    pub fn open_members(
+        name: &Path,
+        members: Arc<dyn MemberFiles>,
+        version: Version,
+    ) -> Result<Store, Error> {
         let fail = |p: Problem| Error::new(name, p);
         let mut values = BTreeMap::new();
         let files = members.list().map_err(fail)?;
         if files.len() > MAX_DIR_MEMBERS {
-            return Err(fail(Problem::Limit(format!("more than {MAX_DIR_MEMBERS} member files"))));
+            return Err(fail(Problem::Limit(format!(
+                "more than {MAX_DIR_MEMBERS} member files"
+            ))));
         }
         for rel in files {
             if is_internal(&rel) || rel.split('/').any(|s| s == ".." || s == ".") {
@@ -231,8 +287,19 @@ impl Store {
             }
             values.insert(key_of_member(&rel), Home::Listed(rel));
         }
-        let embed = members.open_embed().map_err(|p| Error::new(&member_name(name, EMBED_NAME), p))?;
-        let mut store = Store::finish(name, StoreFormat::Dir, None, embed, values, Vec::new(), version, false)?;
+        let embed = members
+            .open_embed()
+            .map_err(|p| Error::new(&member_name(name, EMBED_NAME), p))?;
+        let mut store = Store::finish(
+            name,
+            StoreFormat::Dir,
+            None,
+            embed,
+            values,
+            Vec::new(),
+            version,
+            false,
+        )?;
         store.members = Some(members);
         Ok(store)
     }
@@ -252,7 +319,11 @@ impl Store {
         let fail = |p: Problem| Error::new(path, p);
         let (class, embed_data, embed_vlmeta) = match embed_source {
             Some(source) => {
-                let name = if format == StoreFormat::Embed { path.to_path_buf() } else { member_name(path, EMBED_NAME) };
+                let name = if format == StoreFormat::Embed {
+                    path.to_path_buf()
+                } else {
+                    member_name(path, EMBED_NAME)
+                };
                 let embed = read_embed(&name, source)?;
                 for (key, value) in embed.map {
                     let home = match value {
@@ -263,10 +334,29 @@ impl Store {
                 }
                 (embed.class, embed.data, embed.vlmeta)
             }
-            None if format == StoreFormat::Dir => ("b2dict".to_string(), Arc::from(Vec::new()), Vec::new()),
-            None => return Err(fail(Problem::corrupt("store", format!("no {EMBED_NAME} member")))),
+            None if format == StoreFormat::Dir => {
+                ("b2dict".to_string(), Arc::from(Vec::new()), Vec::new())
+            }
+            None => {
+                return Err(fail(Problem::corrupt(
+                    "store",
+                    format!("no {EMBED_NAME} member"),
+                )))
+            }
         };
-        Ok(Store { path: path.to_path_buf(), format, class, archive, members: None, embed_data, embed_vlmeta, values, skipped, version, local })
+        Ok(Store {
+            path: path.to_path_buf(),
+            format,
+            class,
+            archive,
+            members: None,
+            embed_data,
+            embed_vlmeta,
+            values,
+            skipped,
+            version,
+            local,
+        })
     }
 
     /// Whether the store is a local file or directory (not a remote object).
@@ -323,22 +413,38 @@ impl Store {
         let name = self.key_name(key);
         let fail = |p: Problem| Error::new(&name, p);
         match self.values.get(key) {
-            None => Err(fail(Problem::OutOfRange(format!("no key {key} in the store")))),
+            None => Err(fail(Problem::OutOfRange(format!(
+                "no key {key} in the store"
+            )))),
             Some(Home::Member(entry)) => {
-                let archive = self.archive.as_ref().ok_or_else(|| fail(Problem::corrupt("store", "no archive")))?;
+                let archive = self
+                    .archive
+                    .as_ref()
+                    .ok_or_else(|| fail(Problem::corrupt("store", "no archive")))?;
                 let (start, len) = entry.data_window(&**archive).map_err(fail)?;
-                Ok(Arc::new(WindowSource::new(archive.clone(), start, len).map_err(fail)?))
+                Ok(Arc::new(
+                    WindowSource::new(archive.clone(), start, len).map_err(fail)?,
+                ))
             }
             Some(Home::File(path)) => Ok(Arc::new(FileSource::open(path).map_err(fail)?)),
             Some(Home::Listed(rel)) => {
-                let members = self.members.as_ref().ok_or_else(|| fail(Problem::corrupt("store", "no member files")))?;
+                let members = self
+                    .members
+                    .as_ref()
+                    .ok_or_else(|| fail(Problem::corrupt("store", "no member files")))?;
                 members.open(rel).map_err(fail)
             }
             Some(Home::Embedded { offset, length }) => {
                 let bytes = &self.embed_data[*offset as usize..(*offset + *length) as usize];
-                Ok(Arc::new(MemorySource::new(name.display().to_string(), bytes.to_vec())))
+                Ok(Arc::new(MemorySource::new(
+                    name.display().to_string(),
+                    bytes.to_vec(),
+                )))
             }
-            Some(Home::Remote { urlbase, path }) => Err(fail(Problem::unsupported("store value", format!("a remote reference ({urlbase} {path})")))),
+            Some(Home::Remote { urlbase, path }) => Err(fail(Problem::unsupported(
+                "store value",
+                format!("a remote reference ({urlbase} {path})"),
+            ))),
         }
     }
 
@@ -353,7 +459,15 @@ impl Store {
     pub fn group_vlmeta(&self, group: &str) -> Option<Result<Json, Error>> {
         let key = format!("{}/__vlmeta__", group.trim_end_matches('/'));
         self.values.get(&key)?;
-        Some(self.open_value(&key).map(|a| Json::Object(a.frame().vlmeta.iter().cloned().collect::<Map<String, Json>>())))
+        Some(self.open_value(&key).map(|a| {
+            Json::Object(
+                a.frame()
+                    .vlmeta
+                    .iter()
+                    .cloned()
+                    .collect::<Map<String, Json>>(),
+            )
+        }))
     }
 }
 
@@ -370,11 +484,19 @@ fn read_zip(
     let mut embed = None;
     for entry in entries {
         if entry.name == EMBED_NAME {
-            let (start, len) = entry.data_window(&**file).map_err(|p| Error::new(&member_name(path, EMBED_NAME), p))?;
+            let (start, len) = entry
+                .data_window(&**file)
+                .map_err(|p| Error::new(&member_name(path, EMBED_NAME), p))?;
             if !entry.is_stored() {
-                return Err(Error::new(&member_name(path, EMBED_NAME), Problem::unsupported("zip member", "compressed (a .b2z is read in place)")));
+                return Err(Error::new(
+                    &member_name(path, EMBED_NAME),
+                    Problem::unsupported("zip member", "compressed (a .b2z is read in place)"),
+                ));
             }
-            embed = Some(Arc::new(WindowSource::new(file.clone(), start, len).map_err(fail)?) as Arc<dyn ByteSource>);
+            embed = Some(
+                Arc::new(WindowSource::new(file.clone(), start, len).map_err(fail)?)
+                    as Arc<dyn ByteSource>,
+            );
             continue;
         }
         if is_internal(&entry.name) || entry.name.split('/').any(|s| s == "..") {
@@ -384,7 +506,8 @@ fn read_zip(
         if !has_value_extension(&entry.name) {
             let probe = entry.data_window(&**file).ok().and_then(|(start, len)| {
                 let mut head = [0u8; 11];
-                (len >= 11 && entry.is_stored() && file.read_at(start, &mut head).is_ok()).then_some(head)
+                (len >= 11 && entry.is_stored() && file.read_at(start, &mut head).is_ok())
+                    .then_some(head)
             });
             if !probe.is_some_and(|h| looks_like_frame(&h)) {
                 continue;
@@ -392,7 +515,13 @@ fn read_zip(
         }
         if !entry.is_stored() {
             log::warn!("{}: member {} is compressed (method {}); a .b2z is read in place, so it is not shown", path.display(), entry.name, entry.method);
-            skipped.push((key, format!("member {} is compressed (method {})", entry.name, entry.method)));
+            skipped.push((
+                key,
+                format!(
+                    "member {} is compressed (method {})",
+                    entry.name, entry.method
+                ),
+            ));
             continue;
         }
         values.insert(key, Home::Member(entry));
@@ -419,24 +548,53 @@ pub fn read_embed(name: &Path, source: Arc<dyn ByteSource>) -> Result<EmbedConte
     let array = Array::from_source(name, source)?;
     let frame = array.frame();
     if frame.nbytes > MAX_EMBED_BYTES {
-        return Err(Error::new(name, Problem::Limit(format!("embed frame of {} bytes (at most {MAX_EMBED_BYTES})", frame.nbytes))));
+        return Err(Error::new(
+            name,
+            Problem::Limit(format!(
+                "embed frame of {} bytes (at most {MAX_EMBED_BYTES})",
+                frame.nbytes
+            )),
+        ));
     }
     let mut data = Vec::with_capacity(frame.nbytes.min(1 << 20) as usize);
     for c in 0..array.nchunks() {
         data.extend_from_slice(&array.decode_chunk(c).map_err(|p| Error::new(name, p))?);
         if data.len() as u64 > frame.nbytes {
-            return Err(Error::new(name, Problem::corrupt("embed frame", "chunks decode to more bytes than the frame says")));
+            return Err(Error::new(
+                name,
+                Problem::corrupt(
+                    "embed frame",
+                    "chunks decode to more bytes than the frame says",
+                ),
+            ));
         }
     }
-    let class = ["b2tree", "b2dict", "b2embed"].into_iter().find(|c| frame.metalayer(c).is_some()).unwrap_or("b2embed").to_string();
+    let class = ["b2tree", "b2dict", "b2embed"]
+        .into_iter()
+        .find(|c| frame.metalayer(c).is_some())
+        .unwrap_or("b2embed")
+        .to_string();
     let map = parse_embed_map(&frame.vlmeta, data.len() as u64).map_err(|p| Error::new(name, p))?;
-    Ok(EmbedContents { class, data: Arc::from(data), vlmeta: frame.vlmeta.clone(), map })
+    Ok(EmbedContents {
+        class,
+        data: Arc::from(data),
+        vlmeta: frame.vlmeta.clone(),
+        map,
+    })
 }
 
 /// The frame of embedded value `value` of `embed`, as a source named `name`.
-pub fn embedded_source(embed: &EmbedContents, value: &EmbedValue, name: &str) -> Option<Arc<dyn ByteSource>> {
-    let EmbedValue::Frame { offset, length } = value else { return None };
-    let bytes = embed.data.get(*offset as usize..(*offset + *length) as usize)?;
+pub fn embedded_source(
+    embed: &EmbedContents,
+    value: &EmbedValue,
+    name: &str,
+) -> Option<Arc<dyn ByteSource>> {
+    let EmbedValue::Frame { offset, length } = value else {
+        return None;
+    };
+    let bytes = embed
+        .data
+        .get(*offset as usize..(*offset + *length) as usize)?;
     Some(Arc::new(MemorySource::new(name, bytes.to_vec())))
 }
 
@@ -445,9 +603,16 @@ fn member_name(store: &Path, member: &str) -> PathBuf {
 }
 
 /// Regular files under `dir` (symlinks not followed), as (relative path, full path).
-fn walk(root: &Path, dir: &Path, depth: usize, out: &mut Vec<(String, PathBuf)>) -> Result<(), Problem> {
+fn walk(
+    root: &Path,
+    dir: &Path,
+    depth: usize,
+    out: &mut Vec<(String, PathBuf)>,
+) -> Result<(), Problem> {
     if depth > MAX_DIR_DEPTH {
-        return Err(Problem::Limit(format!("directories nested deeper than {MAX_DIR_DEPTH}")));
+        return Err(Problem::Limit(format!(
+            "directories nested deeper than {MAX_DIR_DEPTH}"
+        )));
     }
     let mut items: Vec<_> = std::fs::read_dir(dir)?.filter_map(Result::ok).collect();
     items.sort_by_key(|e| e.file_name());
@@ -457,11 +622,15 @@ fn walk(root: &Path, dir: &Path, depth: usize, out: &mut Vec<(String, PathBuf)>)
         if kind.is_dir() {
             walk(root, &full, depth + 1, out)?;
         } else if kind.is_file() {
-            let Ok(rel) = full.strip_prefix(root) else { continue };
+            let Ok(rel) = full.strip_prefix(root) else {
+                continue;
+            };
             let Some(rel) = rel.to_str() else { continue };
             out.push((rel.to_string(), full.clone()));
             if out.len() > MAX_DIR_MEMBERS {
-                return Err(Problem::Limit(format!("more than {MAX_DIR_MEMBERS} member files")));
+                return Err(Problem::Limit(format!(
+                    "more than {MAX_DIR_MEMBERS} member files"
+                )));
             }
         }
     }

@@ -57,14 +57,24 @@ impl ZipEntry {
     /// Where the member's bytes start and how many there are, from its local
     /// header; an error when the header or the bytes lie outside `archive`.
     pub fn data_window(&self, archive: &dyn ByteSource) -> PResult<(u64, u64)> {
-        let head = read_exact(archive, self.header_offset, LOCAL_LEN as usize, "zip local header")?;
+        let head = read_exact(
+            archive,
+            self.header_offset,
+            LOCAL_LEN as usize,
+            "zip local header",
+        )?;
         if u32_at(&head, 0) != LOCAL_SIG {
-            return Err(Problem::corrupt("zip local header", format!("no local header signature at offset {}", self.header_offset)));
+            return Err(Problem::corrupt(
+                "zip local header",
+                format!("no local header signature at offset {}", self.header_offset),
+            ));
         }
         let name_len = u16_at(&head, 26) as u64;
         let extra_len = u16_at(&head, 28) as u64;
         let start = self.header_offset + LOCAL_LEN + name_len + extra_len;
-        let end = start.checked_add(self.compressed_size).ok_or_else(|| Problem::corrupt("zip entry", "size overflows"))?;
+        let end = start
+            .checked_add(self.compressed_size)
+            .ok_or_else(|| Problem::corrupt("zip entry", "size overflows"))?;
         if end > archive.len() {
             return Err(Problem::truncated("zip member", start, end, archive.len()));
         }
@@ -90,16 +100,31 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
 fn locate_directory(archive: &dyn ByteSource) -> PResult<(u64, u64, u64)> {
     let len = archive.len();
     if len < EOCD_LEN {
-        return Err(Problem::corrupt("zip archive", format!("{len} bytes is too short for a zip archive")));
+        return Err(Problem::corrupt(
+            "zip archive",
+            format!("{len} bytes is too short for a zip archive"),
+        ));
     }
     // The record sits at the end, followed by a comment of at most 64 KiB.
     let tail_len = len.min(EOCD_LEN + u16::MAX as u64);
     let tail_start = len - tail_len;
-    let tail = read_exact(archive, tail_start, tail_len as usize, "zip end of central directory")?;
+    let tail = read_exact(
+        archive,
+        tail_start,
+        tail_len as usize,
+        "zip end of central directory",
+    )?;
     let at = (0..=tail.len() - EOCD_LEN as usize)
         .rev()
-        .find(|&i| u32_at(&tail, i) == EOCD_SIG && i + EOCD_LEN as usize + u16_at(&tail, i + 20) as usize == tail.len())
-        .or_else(|| (0..=tail.len() - EOCD_LEN as usize).rev().find(|&i| u32_at(&tail, i) == EOCD_SIG))
+        .find(|&i| {
+            u32_at(&tail, i) == EOCD_SIG
+                && i + EOCD_LEN as usize + u16_at(&tail, i + 20) as usize == tail.len()
+        })
+        .or_else(|| {
+            (0..=tail.len() - EOCD_LEN as usize)
+                .rev()
+                .find(|&i| u32_at(&tail, i) == EOCD_SIG)
+        })
         .ok_or_else(|| Problem::corrupt("zip archive", "no end-of-central-directory record"))?;
     let eocd = &tail[at..];
     let eocd_pos = tail_start + at as u64;
@@ -108,19 +133,42 @@ fn locate_directory(archive: &dyn ByteSource) -> PResult<(u64, u64, u64)> {
     let mut offset = u32_at(eocd, 16) as u64;
     if u16_at(eocd, 4) != 0 || u16_at(eocd, 6) != 0 || u16_at(eocd, 8) != u16_at(eocd, 10) {
         if count != 0xffff {
-            return Err(Problem::unsupported("zip archive", "spanning several disks"));
+            return Err(Problem::unsupported(
+                "zip archive",
+                "spanning several disks",
+            ));
         }
     }
-    if (count == 0xffff || size == 0xffff_ffff || offset == 0xffff_ffff) && eocd_pos >= LOCATOR_LEN {
-        let locator = read_exact(archive, eocd_pos - LOCATOR_LEN, LOCATOR_LEN as usize, "zip64 locator")?;
+    if (count == 0xffff || size == 0xffff_ffff || offset == 0xffff_ffff) && eocd_pos >= LOCATOR_LEN
+    {
+        let locator = read_exact(
+            archive,
+            eocd_pos - LOCATOR_LEN,
+            LOCATOR_LEN as usize,
+            "zip64 locator",
+        )?;
         if u32_at(&locator, 0) == LOCATOR_SIG {
             let pos = u64_at(&locator, 8);
-            let rec = read_exact(archive, pos, EOCD64_LEN as usize, "zip64 end of central directory")?;
+            let rec = read_exact(
+                archive,
+                pos,
+                EOCD64_LEN as usize,
+                "zip64 end of central directory",
+            )?;
             if u32_at(&rec, 0) != EOCD64_SIG {
-                return Err(Problem::corrupt("zip64 end of central directory", format!("no signature at offset {pos}")));
+                return Err(Problem::corrupt(
+                    "zip64 end of central directory",
+                    format!("no signature at offset {pos}"),
+                ));
             }
-            if u32_at(&rec, 16) != 0 || u32_at(&rec, 20) != 0 || u64_at(&rec, 24) != u64_at(&rec, 32) {
-                return Err(Problem::unsupported("zip archive", "spanning several disks"));
+            if u32_at(&rec, 16) != 0
+                || u32_at(&rec, 20) != 0
+                || u64_at(&rec, 24) != u64_at(&rec, 32)
+            {
+                return Err(Problem::unsupported(
+                    "zip archive",
+                    "spanning several disks",
+                ));
             }
             count = u64_at(&rec, 32);
             size = u64_at(&rec, 40);
@@ -128,17 +176,31 @@ fn locate_directory(archive: &dyn ByteSource) -> PResult<(u64, u64, u64)> {
         }
     }
     if count > MAX_ENTRIES {
-        return Err(Problem::Limit(format!("zip directory of {count} entries (at most {MAX_ENTRIES})")));
+        return Err(Problem::Limit(format!(
+            "zip directory of {count} entries (at most {MAX_ENTRIES})"
+        )));
     }
     if size > MAX_DIRECTORY_BYTES {
-        return Err(Problem::Limit(format!("zip directory of {size} bytes (at most {MAX_DIRECTORY_BYTES})")));
+        return Err(Problem::Limit(format!(
+            "zip directory of {size} bytes (at most {MAX_DIRECTORY_BYTES})"
+        )));
     }
-    let end = offset.checked_add(size).ok_or_else(|| Problem::corrupt("zip directory", "offset overflows"))?;
+    let end = offset
+        .checked_add(size)
+        .ok_or_else(|| Problem::corrupt("zip directory", "offset overflows"))?;
     if end > len {
-        return Err(Problem::truncated("zip central directory", offset, end, len));
+        return Err(Problem::truncated(
+            "zip central directory",
+            offset,
+            end,
+            len,
+        ));
     }
     if count.saturating_mul(CENTRAL_LEN as u64) > size {
-        return Err(Problem::corrupt("zip directory", format!("{count} entries cannot fit in {size} bytes")));
+        return Err(Problem::corrupt(
+            "zip directory",
+            format!("{count} entries cannot fit in {size} bytes"),
+        ));
     }
     Ok((offset, size, count))
 }
@@ -156,7 +218,9 @@ pub fn parse_directory(dir: &[u8], count: u64) -> PResult<Vec<ZipEntry>> {
     let mut entries = Vec::with_capacity(count.min(dir.len() as u64 / CENTRAL_LEN as u64) as usize);
     let mut pos = 0usize;
     for i in 0..count {
-        let fixed = dir.get(pos..pos + CENTRAL_LEN).ok_or_else(|| bad(format!("entry {i} runs past the directory")))?;
+        let fixed = dir
+            .get(pos..pos + CENTRAL_LEN)
+            .ok_or_else(|| bad(format!("entry {i} runs past the directory")))?;
         if u32_at(fixed, 0) != CENTRAL_SIG {
             return Err(bad(format!("entry {i} has no signature")));
         }
@@ -170,18 +234,26 @@ pub fn parse_directory(dir: &[u8], count: u64) -> PResult<Vec<ZipEntry>> {
         let mut header_offset = u32_at(fixed, 42) as u64;
         let var_start = pos + CENTRAL_LEN;
         let var_end = var_start + name_len + extra_len + comment_len;
-        let var = dir.get(var_start..var_end).ok_or_else(|| bad(format!("entry {i}'s name and extra fields run past the directory")))?;
+        let var = dir.get(var_start..var_end).ok_or_else(|| {
+            bad(format!(
+                "entry {i}'s name and extra fields run past the directory"
+            ))
+        })?;
         let name = String::from_utf8_lossy(&var[..name_len]).into_owned();
         let mut extra = &var[name_len..name_len + extra_len];
         while extra.len() >= 4 {
             let id = u16_at(extra, 0);
             let n = u16_at(extra, 2) as usize;
-            let body = extra.get(4..4 + n).ok_or_else(|| bad(format!("entry {i}'s extra field is cut short")))?;
+            let body = extra
+                .get(4..4 + n)
+                .ok_or_else(|| bad(format!("entry {i}'s extra field is cut short")))?;
             if id == ZIP64_EXTRA {
                 let mut fields = body.chunks_exact(8).map(|c| u64_at(c, 0));
                 let mut take = |v: &mut u64, what: &str| -> PResult<()> {
                     if *v == 0xffff_ffff {
-                        *v = fields.next().ok_or_else(|| bad(format!("entry {i}'s zip64 field lacks its {what}")))?;
+                        *v = fields.next().ok_or_else(|| {
+                            bad(format!("entry {i}'s zip64 field lacks its {what}"))
+                        })?;
                     }
                     Ok(())
                 };
@@ -191,7 +263,14 @@ pub fn parse_directory(dir: &[u8], count: u64) -> PResult<Vec<ZipEntry>> {
             }
             extra = &extra[4 + n..];
         }
-        entries.push(ZipEntry { name, method, flags, compressed_size, size, header_offset });
+        entries.push(ZipEntry {
+            name,
+            method,
+            flags,
+            compressed_size,
+            size,
+            header_offset,
+        });
         pos = var_end;
     }
     Ok(entries)
@@ -243,7 +322,10 @@ mod tests {
         let bytes = archive(&[("a/b.b2nd", b"hello"), ("embed.b2e", b"xyz")]);
         let src = SliceSource(&bytes);
         let entries = read_directory(&src).unwrap();
-        assert_eq!(entries.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(), ["a/b.b2nd", "embed.b2e"]);
+        assert_eq!(
+            entries.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(),
+            ["a/b.b2nd", "embed.b2e"]
+        );
         let (start, len) = entries[0].data_window(&src).unwrap();
         assert_eq!(&bytes[start as usize..(start + len) as usize], b"hello");
         let (start, len) = entries[1].data_window(&src).unwrap();

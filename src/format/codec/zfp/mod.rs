@@ -23,7 +23,9 @@ pub mod params;
 
 use std::cell::RefCell;
 
-use zfp_rs::{ZfpBitStreamRef, ZfpDecompressionError, ZfpDimensionality, ZfpFieldMut, ZfpScalarType};
+use zfp_rs::{
+    ZfpBitStreamRef, ZfpDecompressionError, ZfpDimensionality, ZfpFieldMut, ZfpScalarType,
+};
 
 use super::CodecError;
 use params::Mode;
@@ -37,19 +39,35 @@ thread_local! {
 }
 
 fn corrupt(codec: &'static str, detail: impl Into<String>) -> CodecError {
-    CodecError::Corrupt { codec, detail: detail.into() }
+    CodecError::Corrupt {
+        codec,
+        detail: detail.into(),
+    }
 }
 
 /// Decode the ZFP stream `src` of codec `codec_id` (33, 34 or 35) with
 /// header meta byte `meta` into `dst`, one whole block of `blockshape`
 /// (C order, 1 to 4 dimensions) of `typesize`-byte floats (4 or 8).
-pub fn decompress(codec_id: u8, meta: u8, typesize: usize, blockshape: &[u64], src: &[u8], dst: &mut [u8]) -> Result<(), CodecError> {
-    let mode = Mode::from_codec_id(codec_id).ok_or_else(|| corrupt("zfp", format!("codec id {codec_id} is not a ZFP mode")))?;
+pub fn decompress(
+    codec_id: u8,
+    meta: u8,
+    typesize: usize,
+    blockshape: &[u64],
+    src: &[u8],
+    dst: &mut [u8],
+) -> Result<(), CodecError> {
+    let mode = Mode::from_codec_id(codec_id)
+        .ok_or_else(|| corrupt("zfp", format!("codec id {codec_id} is not a ZFP mode")))?;
     let codec = mode.codec_name();
     let scalar = match typesize {
         4 => ZfpScalarType::F32,
         8 => ZfpScalarType::F64,
-        other => return Err(corrupt(codec, format!("items of {other} bytes (ZFP decodes 4- or 8-byte floats)"))),
+        other => {
+            return Err(corrupt(
+                codec,
+                format!("items of {other} bytes (ZFP decodes 4- or 8-byte floats)"),
+            ))
+        }
     };
     let ndim = blockshape.len();
     let dimensionality = match ndim {
@@ -57,28 +75,51 @@ pub fn decompress(codec_id: u8, meta: u8, typesize: usize, blockshape: &[u64], s
         2 => ZfpDimensionality::D2,
         3 => ZfpDimensionality::D3,
         4 => ZfpDimensionality::D4,
-        _ => return Err(corrupt(codec, format!("needs a b2nd blockshape of 1 to 4 dimensions, the array has {ndim}"))),
+        _ => {
+            return Err(corrupt(
+                codec,
+                format!("needs a b2nd blockshape of 1 to 4 dimensions, the array has {ndim}"),
+            ))
+        }
     };
     // ZFP's dims are fastest first: the reverse of the C-order blockshape.
     let mut dims = [0usize; 4];
     let mut nitems: usize = 1;
     for (d, &n) in dims.iter_mut().zip(blockshape.iter().rev()) {
-        *d = usize::try_from(n).ok().filter(|&n| n > 0).ok_or_else(|| corrupt(codec, format!("blockshape {blockshape:?}")))?;
-        nitems = nitems.checked_mul(*d).ok_or_else(|| corrupt(codec, format!("blockshape {blockshape:?}")))?;
+        *d = usize::try_from(n)
+            .ok()
+            .filter(|&n| n > 0)
+            .ok_or_else(|| corrupt(codec, format!("blockshape {blockshape:?}")))?;
+        nitems = nitems
+            .checked_mul(*d)
+            .ok_or_else(|| corrupt(codec, format!("blockshape {blockshape:?}")))?;
     }
     let expected = nitems.checked_mul(typesize);
     if expected != Some(dst.len()) {
-        return Err(corrupt(codec, format!("a block of {blockshape:?} × {typesize} bytes does not fill {} bytes", dst.len())));
+        return Err(corrupt(
+            codec,
+            format!(
+                "a block of {blockshape:?} × {typesize} bytes does not fill {} bytes",
+                dst.len()
+            ),
+        ));
     }
-    let config = params::config(mode, meta, scalar, dimensionality, ndim)
-        .ok_or_else(|| corrupt(codec, format!("meta {meta} gives a rate ZFP does not accept")))?;
+    let config = params::config(mode, meta, scalar, dimensionality, ndim).ok_or_else(|| {
+        corrupt(
+            codec,
+            format!("meta {meta} gives a rate ZFP does not accept"),
+        )
+    })?;
 
     WORDS.with(|words| {
         let mut words = words.borrow_mut();
         words.clear();
         // Trailing bytes short of a word are ignored, as C's `stream_open`
         // does (C-Blosc2's streams are always whole words).
-        words.extend(src.chunks_exact(8).map(|w| u64::from_le_bytes(w.try_into().expect("8-byte chunk"))));
+        words.extend(
+            src.chunks_exact(8)
+                .map(|w| u64::from_le_bytes(w.try_into().expect("8-byte chunk"))),
+        );
         let decode = |out: &mut [u8]| decode_into(codec, &words, &config, scalar, dims, out);
         if aligned(dst, typesize) {
             decode(dst)
@@ -125,7 +166,10 @@ fn decode_into(
 
 /// The ZFP field over `values` (a cast that may have failed) with `dims`
 /// (fastest first, trailing zeros for unused dimensions).
-fn field_of<'a, T: zfp_rs::ZfpScalar>(values: Result<&'a mut [T], bytemuck::PodCastError>, dims: [usize; 4]) -> Result<ZfpFieldMut<'a>, String> {
+fn field_of<'a, T: zfp_rs::ZfpScalar>(
+    values: Result<&'a mut [T], bytemuck::PodCastError>,
+    dims: [usize; 4],
+) -> Result<ZfpFieldMut<'a>, String> {
     let values = values.map_err(|e| format!("output buffer: {e:?}"))?;
     let field = match dims {
         [x, 0, _, _] => ZfpFieldMut::new(values, [x]),
@@ -158,7 +202,14 @@ mod tests {
             let n: u64 = shape.iter().product();
             let mut dst = vec![0u8; n as usize * typesize + 1];
             let offset = round % 2; // unaligned outputs too
-            let _ = decompress(codec, meta, typesize, shape, &src, &mut dst[offset..offset + n as usize * typesize]);
+            let _ = decompress(
+                codec,
+                meta,
+                typesize,
+                shape,
+                &src,
+                &mut dst[offset..offset + n as usize * typesize],
+            );
         }
     }
 
@@ -169,8 +220,14 @@ mod tests {
     fn valid_streams_cut_or_damaged_do_not_panic() {
         use zfp_rs::{ZfpBitStream, ZfpField};
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-        let cases: [(u8, u8, &[u64]); 6] =
-            [(ZFP_ACC, 254, &[6, 7]), (ZFP_PREC, 20, &[5, 4, 6]), (ZFP_RATE, 30, &[13]), (ZFP_RATE, 50, &[4, 5, 4, 5]), (ZFP_ACC, 0, &[9]), (ZFP_PREC, 255, &[3, 9])];
+        let cases: [(u8, u8, &[u64]); 6] = [
+            (ZFP_ACC, 254, &[6, 7]),
+            (ZFP_PREC, 20, &[5, 4, 6]),
+            (ZFP_RATE, 30, &[13]),
+            (ZFP_RATE, 50, &[4, 5, 4, 5]),
+            (ZFP_ACC, 0, &[9]),
+            (ZFP_PREC, 255, &[3, 9]),
+        ];
         for (codec, meta, shape) in cases {
             let n = shape.iter().product::<u64>() as usize;
             let values: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).sin() * 100.0).collect();
@@ -183,16 +240,29 @@ mod tests {
             }
             .unwrap();
             let mode = Mode::from_codec_id(codec).unwrap();
-            let zdims = [ZfpDimensionality::D1, ZfpDimensionality::D2, ZfpDimensionality::D3, ZfpDimensionality::D4][dims.len() - 1];
+            let zdims = [
+                ZfpDimensionality::D1,
+                ZfpDimensionality::D2,
+                ZfpDimensionality::D3,
+                ZfpDimensionality::D4,
+            ][dims.len() - 1];
             let config = params::config(mode, meta, ZfpScalarType::F64, zdims, dims.len()).unwrap();
-            let mut stream = ZfpBitStream::new(config.maximum_size(ZfpScalarType::F64, field.dims()).unwrap()).unwrap();
+            let mut stream = ZfpBitStream::new(
+                config
+                    .maximum_size(ZfpScalarType::F64, field.dims())
+                    .unwrap(),
+            )
+            .unwrap();
             let size = stream.compress(&config, &field).unwrap();
             let bytes = stream.as_bytes()[..size].to_vec();
             let mut out = vec![0u8; n * 8];
             decompress(codec, meta, 8, shape, &bytes, &mut out).unwrap();
             if codec == ZFP_RATE {
                 // Every word of a fixed-rate stream holds bits of some cell.
-                assert_eq!(decompress(codec, meta, 8, shape, &bytes[..size - 8], &mut out), Err(CodecError::Truncated { codec: "zfp_rate" }));
+                assert_eq!(
+                    decompress(codec, meta, 8, shape, &bytes[..size - 8], &mut out),
+                    Err(CodecError::Truncated { codec: "zfp_rate" })
+                );
             }
             for cut in 0..bytes.len() {
                 let _ = decompress(codec, meta, 8, shape, &bytes[..cut], &mut out);
@@ -209,19 +279,43 @@ mod tests {
     #[test]
     fn an_empty_stream_is_truncated() {
         let mut dst = vec![0u8; 16 * 8];
-        assert_eq!(decompress(ZFP_PREC, 20, 8, &[4, 4], &[], &mut dst), Err(CodecError::Truncated { codec: "zfp_prec" }));
+        assert_eq!(
+            decompress(ZFP_PREC, 20, 8, &[4, 4], &[], &mut dst),
+            Err(CodecError::Truncated { codec: "zfp_prec" })
+        );
     }
 
     #[test]
     fn bad_parameters_are_errors() {
         let mut dst = vec![0u8; 32];
         let src = [0u8; 64];
-        assert!(matches!(decompress(ZFP_ACC, 0, 2, &[16], &src, &mut dst), Err(CodecError::Corrupt { .. })));
-        assert!(matches!(decompress(ZFP_ACC, 0, 4, &[], &src, &mut dst), Err(CodecError::Corrupt { .. })));
-        assert!(matches!(decompress(ZFP_ACC, 0, 4, &[1, 1, 1, 2, 4], &src, &mut dst), Err(CodecError::Corrupt { .. })));
-        assert!(matches!(decompress(ZFP_ACC, 0, 4, &[9], &src, &mut dst), Err(CodecError::Corrupt { .. })));
-        assert!(matches!(decompress(ZFP_ACC, 0, 4, &[0, 8], &src, &mut dst), Err(CodecError::Corrupt { .. })));
-        assert!(matches!(decompress(ZFP_ACC, 0, 4, &[u64::MAX, 2], &src, &mut dst), Err(CodecError::Corrupt { .. })));
-        assert!(matches!(decompress(5, 0, 4, &[8], &src, &mut dst), Err(CodecError::Corrupt { .. })));
+        assert!(matches!(
+            decompress(ZFP_ACC, 0, 2, &[16], &src, &mut dst),
+            Err(CodecError::Corrupt { .. })
+        ));
+        assert!(matches!(
+            decompress(ZFP_ACC, 0, 4, &[], &src, &mut dst),
+            Err(CodecError::Corrupt { .. })
+        ));
+        assert!(matches!(
+            decompress(ZFP_ACC, 0, 4, &[1, 1, 1, 2, 4], &src, &mut dst),
+            Err(CodecError::Corrupt { .. })
+        ));
+        assert!(matches!(
+            decompress(ZFP_ACC, 0, 4, &[9], &src, &mut dst),
+            Err(CodecError::Corrupt { .. })
+        ));
+        assert!(matches!(
+            decompress(ZFP_ACC, 0, 4, &[0, 8], &src, &mut dst),
+            Err(CodecError::Corrupt { .. })
+        ));
+        assert!(matches!(
+            decompress(ZFP_ACC, 0, 4, &[u64::MAX, 2], &src, &mut dst),
+            Err(CodecError::Corrupt { .. })
+        ));
+        assert!(matches!(
+            decompress(5, 0, 4, &[8], &src, &mut dst),
+            Err(CodecError::Corrupt { .. })
+        ));
     }
 }

@@ -78,7 +78,13 @@ pub fn rate(meta: u8, typesize: usize) -> f64 {
 /// The ZFP configuration C-Blosc2 uses for `mode` and `meta` on a block of
 /// `ndim` dimensions of `scalar` values, or `None` if ZFP refuses it (a rate
 /// that gives more bits per cell than ZFP allows).
-pub fn config(mode: Mode, meta: u8, scalar: ZfpScalarType, dims: ZfpDimensionality, ndim: usize) -> Option<ZfpConfig> {
+pub fn config(
+    mode: Mode,
+    meta: u8,
+    scalar: ZfpScalarType,
+    dims: ZfpDimensionality,
+    ndim: usize,
+) -> Option<ZfpConfig> {
     match mode {
         Mode::Accuracy => Some(ZfpConfig::fixed_accuracy(tolerance(meta))),
         Mode::Precision => Some(ZfpConfig::fixed_precision(precision(meta, ndim))),
@@ -87,7 +93,13 @@ pub fn config(mode: Mode, meta: u8, scalar: ZfpScalarType, dims: ZfpDimensionali
                 ZfpScalarType::F32 | ZfpScalarType::I32 => 4,
                 ZfpScalarType::F64 | ZfpScalarType::I64 => 8,
             };
-            ZfpConfig::fixed_rate(rate(meta, typesize), scalar, dims, ZfpStreamAlignment::Unaligned).ok()
+            ZfpConfig::fixed_rate(
+                rate(meta, typesize),
+                scalar,
+                dims,
+                ZfpStreamAlignment::Unaligned,
+            )
+            .ok()
         }
     }
 }
@@ -103,9 +115,31 @@ mod tests {
         assert_eq!(tolerance(254), 0.01);
         assert_eq!(tolerance(128), 1e-128);
         // 2^-7 <= 10^-2 < 2^-6: ZFP keeps bit planes down to 2^-7.
-        assert_eq!(config(Mode::Accuracy, 254, ZfpScalarType::F64, ZfpDimensionality::D2, 2).unwrap().min_exp(), -7);
+        assert_eq!(
+            config(
+                Mode::Accuracy,
+                254,
+                ZfpScalarType::F64,
+                ZfpDimensionality::D2,
+                2
+            )
+            .unwrap()
+            .min_exp(),
+            -7
+        );
         // A tolerance of exactly 1 keeps planes down to 2^0.
-        assert_eq!(config(Mode::Accuracy, 0, ZfpScalarType::F32, ZfpDimensionality::D1, 1).unwrap().min_exp(), 0);
+        assert_eq!(
+            config(
+                Mode::Accuracy,
+                0,
+                ZfpScalarType::F32,
+                ZfpDimensionality::D1,
+                1
+            )
+            .unwrap()
+            .min_exp(),
+            0
+        );
     }
 
     #[test]

@@ -25,7 +25,11 @@ use pure as backend;
 const CODEC: &str = "zstd";
 
 /// Which decoder this build uses, as `blosc2fs --version` names it.
-pub const BACKEND: &str = if cfg!(feature = "zstd-c") { "libzstd (C)" } else { "ruzstd (pure Rust)" };
+pub const BACKEND: &str = if cfg!(feature = "zstd-c") {
+    "libzstd (C)"
+} else {
+    "ruzstd (pure Rust)"
+};
 
 fn corrupt(detail: impl ToString) -> CodecError {
     CodecError::Corrupt {
@@ -283,7 +287,11 @@ mod tests {
     #[test]
     fn dictionary_context_is_switched_and_reused() {
         // ruzstd reads only ZDICT dictionaries; libzstd also raw content.
-        let d1 = if cfg!(feature = "zstd-c") { text(10_000, 1) } else { zdict(7, &text(10_000, 1)) };
+        let d1 = if cfg!(feature = "zstd-c") {
+            text(10_000, 1)
+        } else {
+            zdict(7, &text(10_000, 1))
+        };
         let d2 = zdict(42, &text(10_000, 2));
         let data1: Vec<u8> = d1.chunks(500).rev().flatten().copied().collect();
         let data2 = text(30_000, 2);
@@ -349,7 +357,8 @@ mod tests {
             err,
             CodecError::Corrupt {
                 codec: CODEC,
-                detail: "Specified window_size is too big; Requested: 134217728, Max: 8388608".into()
+                detail: "Specified window_size is too big; Requested: 134217728, Max: 8388608"
+                    .into()
             }
         );
     }

@@ -70,15 +70,27 @@ fn new_slot(dict: &[u8]) -> Result<Slot, CodecError> {
             detail: "a raw-content dictionary (no ZDICT magic) is read only by the libzstd decoder (cargo feature `zstd-c`)".into(),
         });
     } else {
-        let parsed = Dictionary::decode_dict(dict).map_err(|e| corrupt(format!("bad dictionary: {e}")))?;
+        let parsed =
+            Dictionary::decode_dict(dict).map_err(|e| corrupt(format!("bad dictionary: {e}")))?;
         let id = parsed.id;
-        decoder.add_dict(parsed).map_err(|e| corrupt(format!("bad dictionary: {e}")))?;
+        decoder
+            .add_dict(parsed)
+            .map_err(|e| corrupt(format!("bad dictionary: {e}")))?;
         Some(id)
     };
-    Ok(Slot { dict: dict.to_vec(), dict_id, decoder })
+    Ok(Slot {
+        dict: dict.to_vec(),
+        dict_id,
+        decoder,
+    })
 }
 
-fn run(d: &mut FrameDecoder, dict_id: Option<u32>, src: &[u8], dst: &mut [u8]) -> Result<(), CodecError> {
+fn run(
+    d: &mut FrameDecoder,
+    dict_id: Option<u32>,
+    src: &[u8],
+    dst: &mut [u8],
+) -> Result<(), CodecError> {
     let expected = dst.len();
     d.set_max_window_size((2 * expected as u64).max(SMALL_WINDOW));
     let mut input = src;
@@ -87,8 +99,13 @@ fn run(d: &mut FrameDecoder, dict_id: Option<u32>, src: &[u8], dst: &mut [u8]) -
     while !input.is_empty() {
         match d.init(&mut input) {
             Ok(()) => {}
-            Err(FrameDecoderError::ReadFrameHeaderError(ReadFrameHeaderError::SkipFrame { length, .. })) => {
-                input = input.get(length as usize..).ok_or(CodecError::Truncated { codec: CODEC })?;
+            Err(FrameDecoderError::ReadFrameHeaderError(ReadFrameHeaderError::SkipFrame {
+                length,
+                ..
+            })) => {
+                input = input
+                    .get(length as usize..)
+                    .ok_or(CodecError::Truncated { codec: CODEC })?;
                 continue;
             }
             Err(e) => return Err(frame_error(e, first_size, expected)),
@@ -105,21 +122,35 @@ fn run(d: &mut FrameDecoder, dict_id: Option<u32>, src: &[u8], dst: &mut [u8]) -
             written += d.read(&mut dst[written..]).map_err(corrupt)?;
             if d.can_collect() != 0 {
                 // More output than `dst` holds.
-                let size = first_size.unwrap_or(0).max((written + d.can_collect()) as u64);
-                return Err(CodecError::WrongLength { codec: CODEC, expected, got: usize::try_from(size).unwrap_or(usize::MAX) });
+                let size = first_size
+                    .unwrap_or(0)
+                    .max((written + d.can_collect()) as u64);
+                return Err(CodecError::WrongLength {
+                    codec: CODEC,
+                    expected,
+                    got: usize::try_from(size).unwrap_or(usize::MAX),
+                });
             }
             if d.is_finished() {
                 break;
             }
         }
-        if let (Some(stored), Some(computed)) = (d.get_checksum_from_data(), d.get_calculated_checksum()) {
+        if let (Some(stored), Some(computed)) =
+            (d.get_checksum_from_data(), d.get_calculated_checksum())
+        {
             if stored != computed {
-                return Err(corrupt(format!("content checksum {computed:#010x} where the frame stores {stored:#010x}")));
+                return Err(corrupt(format!(
+                    "content checksum {computed:#010x} where the frame stores {stored:#010x}"
+                )));
             }
         }
     }
     if written != expected {
-        return Err(CodecError::WrongLength { codec: CODEC, expected, got: written });
+        return Err(CodecError::WrongLength {
+            codec: CODEC,
+            expected,
+            got: written,
+        });
     }
     Ok(())
 }
@@ -129,9 +160,11 @@ fn run(d: &mut FrameDecoder, dict_id: Option<u32>, src: &[u8], dst: &mut [u8]) -
 /// decoder reports for the same input (a cut stream included).
 fn frame_error(e: FrameDecoderError, first_size: Option<u64>, expected: usize) -> CodecError {
     match first_size {
-        Some(size) if size != 0 && size != expected as u64 => {
-            CodecError::WrongLength { codec: CODEC, expected, got: usize::try_from(size).unwrap_or(usize::MAX) }
-        }
+        Some(size) if size != 0 && size != expected as u64 => CodecError::WrongLength {
+            codec: CODEC,
+            expected,
+            got: usize::try_from(size).unwrap_or(usize::MAX),
+        },
         _ => corrupt(e),
     }
 }

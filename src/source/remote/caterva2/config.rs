@@ -17,7 +17,10 @@ pub(crate) struct Credentials {
 
 impl std::fmt::Debug for Credentials {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Credentials").field("username", &self.username).field("password", &"<hidden>").finish()
+        f.debug_struct("Credentials")
+            .field("username", &self.username)
+            .field("password", &"<hidden>")
+            .finish()
     }
 }
 
@@ -49,20 +52,32 @@ pub(crate) fn from_toml(text: &str, api_base: &str) -> Option<Credentials> {
             tables.push((name.trim().trim_matches('"').to_string(), Vec::new()));
             continue;
         }
-        let Some((key, value)) = line.split_once('=') else { continue };
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
         let value = value.trim();
-        let unquoted = ['"', '\''].iter().find_map(|q| value.strip_prefix(*q).and_then(|v| v.split_once(*q)).map(|(v, _)| v.to_string()));
+        let unquoted = ['"', '\''].iter().find_map(|q| {
+            value
+                .strip_prefix(*q)
+                .and_then(|v| v.split_once(*q))
+                .map(|(v, _)| v.to_string())
+        });
         if let (Some(value), Some(table)) = (unquoted, tables.last_mut()) {
             table.1.push((key.trim().to_string(), value));
         }
     }
-    let get = |t: &(String, Vec<(String, String)>), k: &str| t.1.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone());
+    let get = |t: &(String, Vec<(String, String)>), k: &str| {
+        t.1.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone())
+    };
     let wanted = api_base.trim_end_matches('/');
     let table = tables
         .iter()
         .find(|t| get(t, "url").is_some_and(|u| u.trim_end_matches('/') == wanted))
         .or_else(|| tables.iter().find(|t| t.0 == "default"))?;
-    Some(Credentials { username: get(table, "username")?, password: get(table, "password")? })
+    Some(Credentials {
+        username: get(table, "username")?,
+        password: get(table, "password")?,
+    })
 }
 
 #[cfg(test)]
@@ -73,9 +88,15 @@ mod tests {
     fn the_table_of_this_server_wins_over_default() {
         let text = "# client settings\n[default]\nurl = \"http://other:8000\"\nusername = \"d\"\npassword = 'dpw'\n\n[lab]\nurl = \"http://127.0.0.1:8000/\"\nusername = \"alice\"\npassword = \"s=cret\" # a comment\n";
         let lab = from_toml(text, "http://127.0.0.1:8000").unwrap();
-        assert_eq!((lab.username.as_str(), lab.password.as_str()), ("alice", "s=cret"));
+        assert_eq!(
+            (lab.username.as_str(), lab.password.as_str()),
+            ("alice", "s=cret")
+        );
         let other = from_toml(text, "http://elsewhere").unwrap();
-        assert_eq!((other.username.as_str(), other.password.as_str()), ("d", "dpw"));
+        assert_eq!(
+            (other.username.as_str(), other.password.as_str()),
+            ("d", "dpw")
+        );
         assert_eq!(from_toml("[lab]\nusername = \"a\"\n", "http://x"), None);
         assert!(!format!("{lab:?}").contains("s=cret"));
     }

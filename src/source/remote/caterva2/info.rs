@@ -80,24 +80,58 @@ impl DatasetInfo {
     pub fn parse(body: &Json, etag: Option<String>) -> DatasetInfo {
         let kind = if body.get("kind").and_then(Json::as_str) == Some("group") {
             InfoKind::Group
-        } else if let (Some(shape), Some(dtype)) = (body.get("shape").and_then(dims), body.get("dtype").and_then(Json::as_str)) {
+        } else if let (Some(shape), Some(dtype)) = (
+            body.get("shape").and_then(dims),
+            body.get("dtype").and_then(Json::as_str),
+        ) {
             let chunkshape = body.get("chunks").and_then(dims);
             let blockshape = body.get("blocks").and_then(dims);
             match (numpy_dtype(dtype), chunkshape, blockshape) {
                 (Some(dtype), Some(chunkshape), Some(blockshape)) => {
                     let cparams = body.pointer("/schunk/cparams");
-                    let num = |k: &str| cparams.and_then(|c| c.get(k)).and_then(Json::as_u64).unwrap_or(0);
-                    let vlmeta = body.pointer("/schunk/vlmeta").and_then(Json::as_object).map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect()).unwrap_or_default();
+                    let num = |k: &str| {
+                        cparams
+                            .and_then(|c| c.get(k))
+                            .and_then(Json::as_u64)
+                            .unwrap_or(0)
+                    };
+                    let vlmeta = body
+                        .pointer("/schunk/vlmeta")
+                        .and_then(Json::as_object)
+                        .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+                        .unwrap_or_default();
                     let typesize = Some(num("typesize")).filter(|&t| t > 0);
-                    let description = Description { shape, chunkshape, blockshape, dtype, typesize, codec: num("codec").min(255) as u8, clevel: num("clevel").min(15) as u8, vlmeta };
-                    let ranges = body.get("accept_ranges").and_then(Json::as_str).map(|r| r == "bytes");
-                    InfoKind::Dataset { description, ranges }
+                    let description = Description {
+                        shape,
+                        chunkshape,
+                        blockshape,
+                        dtype,
+                        typesize,
+                        codec: num("codec").min(255) as u8,
+                        clevel: num("clevel").min(15) as u8,
+                        vlmeta,
+                    };
+                    let ranges = body
+                        .get("accept_ranges")
+                        .and_then(Json::as_str)
+                        .map(|r| r == "bytes");
+                    InfoKind::Dataset {
+                        description,
+                        ranges,
+                    }
                 }
-                (None, _, _) => InfoKind::Other(format!("a dataset of dtype {dtype:?}, which is not read")),
+                (None, _, _) => {
+                    InfoKind::Other(format!("a dataset of dtype {dtype:?}, which is not read"))
+                }
                 _ => InfoKind::Other("a dataset without a chunk and block grid".into()),
             }
         } else if body.get("nchunks").is_some() && body.get("cparams").is_some() {
-            InfoKind::Frame { ranges: body.get("accept_ranges").and_then(Json::as_str).map(|r| r == "bytes") }
+            InfoKind::Frame {
+                ranges: body
+                    .get("accept_ranges")
+                    .and_then(Json::as_str)
+                    .map(|r| r == "bytes"),
+            }
         } else {
             InfoKind::Other("neither a group nor an array".into())
         };
@@ -114,21 +148,51 @@ mod tests {
     fn datasets_groups_and_others() {
         let body = json!({"shape":[20,30],"chunks":[7,11],"blocks":[7,11],"dtype":"float32","schunk":{"cparams":{"codec":5,"clevel":5},"vlmeta":{"units":"K"}},"accept_ranges":null});
         let info = DatasetInfo::parse(&body, Some("\"e\"".into()));
-        let InfoKind::Dataset { description, ranges } = &info.kind else { panic!("{info:?}") };
+        let InfoKind::Dataset {
+            description,
+            ranges,
+        } = &info.kind
+        else {
+            panic!("{info:?}")
+        };
         assert_eq!(*ranges, None);
-        assert_eq!((description.dtype.as_str(), description.codec, &description.chunkshape), ("<f4", 5, &vec![7, 11]));
+        assert_eq!(
+            (
+                description.dtype.as_str(),
+                description.codec,
+                &description.chunkshape
+            ),
+            ("<f4", 5, &vec![7, 11])
+        );
         assert_eq!(description.vlmeta, vec![("units".to_string(), json!("K"))]);
-        let stored = DatasetInfo::parse(&json!({"shape":[],"chunks":[],"blocks":[],"dtype":"|S3","accept_ranges":"bytes"}), None);
-        assert!(matches!(stored.kind, InfoKind::Dataset { ranges: Some(true), ref description } if description.dtype == "|S3"));
-        assert_eq!(DatasetInfo::parse(&json!({"kind":"group","size":0}), None).kind, InfoKind::Group);
-        assert!(matches!(DatasetInfo::parse(&json!({"shape":[2],"dtype":"object"}), None).kind, InfoKind::Other(_)));
-        let frame = DatasetInfo::parse(&json!({"cbytes":10,"nchunks":2,"cparams":{"codec":5},"accept_ranges":"bytes"}), None);
+        let stored = DatasetInfo::parse(
+            &json!({"shape":[],"chunks":[],"blocks":[],"dtype":"|S3","accept_ranges":"bytes"}),
+            None,
+        );
+        assert!(
+            matches!(stored.kind, InfoKind::Dataset { ranges: Some(true), ref description } if description.dtype == "|S3")
+        );
+        assert_eq!(
+            DatasetInfo::parse(&json!({"kind":"group","size":0}), None).kind,
+            InfoKind::Group
+        );
+        assert!(matches!(
+            DatasetInfo::parse(&json!({"shape":[2],"dtype":"object"}), None).kind,
+            InfoKind::Other(_)
+        ));
+        let frame = DatasetInfo::parse(
+            &json!({"cbytes":10,"nchunks":2,"cparams":{"codec":5},"accept_ranges":"bytes"}),
+            None,
+        );
         assert_eq!(frame.kind, InfoKind::Frame { ranges: Some(true) });
         assert_eq!(numpy_dtype("int8").as_deref(), Some("|i1"));
         assert_eq!(numpy_dtype("uint64").as_deref(), Some("<u8"));
         assert_eq!(numpy_dtype("complex128").as_deref(), Some("<c16"));
         assert_eq!(numpy_dtype("bool").as_deref(), Some("|b1"));
-        assert_eq!(numpy_dtype("[('a', '<i4')]").as_deref(), Some("[('a', '<i4')]"));
+        assert_eq!(
+            numpy_dtype("[('a', '<i4')]").as_deref(),
+            Some("[('a', '<i4')]")
+        );
         assert_eq!(numpy_dtype("object"), None);
     }
 }

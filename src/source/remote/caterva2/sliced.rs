@@ -42,24 +42,53 @@ pub struct SlicedBlocks {
 }
 
 impl SlicedBlocks {
-    pub(crate) fn new(conn: Arc<Connection>, path: Path, shown: String, geometry: Geometry, dtype: String, etag: Option<String>) -> SlicedBlocks {
+    pub(crate) fn new(
+        conn: Arc<Connection>,
+        path: Path,
+        shown: String,
+        geometry: Geometry,
+        dtype: String,
+        etag: Option<String>,
+    ) -> SlicedBlocks {
         let keep = (KEPT_BYTES / geometry.chunk_nbytes().max(1)).max(2) as usize;
         let keep = NonZeroUsize::new(keep).unwrap_or(NonZeroUsize::MIN);
-        SlicedBlocks { conn, path, shown, geometry, dtype, etag, chunks: Mutex::new(lru::LruCache::new(keep)) }
+        SlicedBlocks {
+            conn,
+            path,
+            shown,
+            geometry,
+            dtype,
+            etag,
+            chunks: Mutex::new(lru::LruCache::new(keep)),
+        }
     }
 
     /// Origin and extent (clipped to the array) of chunk `c`.
     fn chunk_box(&self, c: u64) -> (Vec<u64>, Vec<u64>) {
         let g = &self.geometry;
         let coords = g.chunk_coords(c);
-        let origin: Vec<u64> = coords.iter().zip(&g.chunkshape).map(|(i, n)| i * n).collect();
-        let extent = origin.iter().zip(&g.chunkshape).zip(&g.shape).map(|((o, n), s)| (*n).min(s.saturating_sub(*o))).collect();
+        let origin: Vec<u64> = coords
+            .iter()
+            .zip(&g.chunkshape)
+            .map(|(i, n)| i * n)
+            .collect();
+        let extent = origin
+            .iter()
+            .zip(&g.chunkshape)
+            .zip(&g.shape)
+            .map(|((o, n), s)| (*n).min(s.saturating_sub(*o)))
+            .collect();
         (origin, extent)
     }
 
     /// The `slice_` text of a box: `a:b,c:d` (empty for a 0-d array).
     fn slice_text(origin: &[u64], extent: &[u64]) -> String {
-        origin.iter().zip(extent).map(|(o, e)| format!("{o}:{}", o + e)).collect::<Vec<_>>().join(",")
+        origin
+            .iter()
+            .zip(extent)
+            .map(|(o, e)| format!("{o}:{}", o + e))
+            .collect::<Vec<_>>()
+            .join(",")
     }
 
     /// Fetch and decode chunk `c`'s region: its items in C order over the
@@ -70,11 +99,28 @@ impl SlicedBlocks {
         let nbytes = items * self.geometry.itemsize;
         let slice = (!extent.is_empty()).then(|| Self::slice_text(&origin, &extent));
         let limit = nbytes + nbytes / 8 + (1 << 20);
-        let body = self.conn.c2_slice(&self.path, &self.shown, slice.as_deref(), limit)?;
-        let name = std::path::PathBuf::from(format!("{} (region {})", self.shown, slice.as_deref().unwrap_or("()")));
-        let bad = |detail: String| RemoteError::Request { url: self.shown.clone(), detail };
-        let region = Array::from_source(&name, Arc::new(MemorySource::new(name.display().to_string(), body.to_vec())))
-            .map_err(|e| bad(format!("the region {} is not a frame we read: {e}", slice.as_deref().unwrap_or("()"))))?;
+        let body = self
+            .conn
+            .c2_slice(&self.path, &self.shown, slice.as_deref(), limit)?;
+        let name = std::path::PathBuf::from(format!(
+            "{} (region {})",
+            self.shown,
+            slice.as_deref().unwrap_or("()")
+        ));
+        let bad = |detail: String| RemoteError::Request {
+            url: self.shown.clone(),
+            detail,
+        };
+        let region = Array::from_source(
+            &name,
+            Arc::new(MemorySource::new(name.display().to_string(), body.to_vec())),
+        )
+        .map_err(|e| {
+            bad(format!(
+                "the region {} is not a frame we read: {e}",
+                slice.as_deref().unwrap_or("()")
+            ))
+        })?;
         let shape_ok = match region.geometry() {
             Some(g) => g.shape == extent && g.itemsize == self.geometry.itemsize,
             None => extent.is_empty() && region.data_len() == nbytes,
@@ -85,18 +131,41 @@ impl SlicedBlocks {
         };
         // Opaque bytes (`|V8`) may come back as a one-field record of the
         // same size: there is no reading of them to get wrong.
-        let opaque = self.dtype.starts_with("|V") && region.geometry().is_some_and(|g| g.itemsize == self.geometry.itemsize);
+        let opaque = self.dtype.starts_with("|V")
+            && region
+                .geometry()
+                .is_some_and(|g| g.itemsize == self.geometry.itemsize);
         if dtype.as_ref().is_some_and(|d| *d != self.dtype) && !opaque {
-            return Err(bad(format!("the region {} came back as dtype {}, the dataset is described as {}", slice.as_deref().unwrap_or("()"), dtype.unwrap_or_default(), self.dtype)));
+            return Err(bad(format!(
+                "the region {} came back as dtype {}, the dataset is described as {}",
+                slice.as_deref().unwrap_or("()"),
+                dtype.unwrap_or_default(),
+                self.dtype
+            )));
         }
         if !shape_ok || region.data_len() != nbytes {
-            return Err(bad(format!("the region {} came back as {} bytes of another shape", slice.as_deref().unwrap_or("()"), region.data_len())));
+            return Err(bad(format!(
+                "the region {} came back as {} bytes of another shape",
+                slice.as_deref().unwrap_or("()"),
+                region.data_len()
+            )));
         }
-        let bytes = region.read_all().map_err(|p| bad(format!("the region {}: {p}", slice.as_deref().unwrap_or("()"))))?;
+        let bytes = region.read_all().map_err(|p| {
+            bad(format!(
+                "the region {}: {p}",
+                slice.as_deref().unwrap_or("()")
+            ))
+        })?;
         if let Some(opened) = &self.etag {
             let now = self.conn.c2_info(&self.path, &self.shown)?.etag;
             if now.as_ref() != Some(opened) {
-                return Err(RemoteError::Changed { url: self.shown.clone(), detail: format!("ETag {opened} is now {}", now.as_deref().unwrap_or("absent")) });
+                return Err(RemoteError::Changed {
+                    url: self.shown.clone(),
+                    detail: format!(
+                        "ETag {opened} is now {}",
+                        now.as_deref().unwrap_or("absent")
+                    ),
+                });
             }
         }
         Ok(Arc::new(bytes))
@@ -104,7 +173,12 @@ impl SlicedBlocks {
 
     /// Chunk `c`'s region, fetched once however many readers ask at once.
     fn chunk(&self, c: u64) -> Result<Arc<Vec<u8>>, RemoteError> {
-        let cell: Cell = self.chunks.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(c, Cell::default).clone();
+        let cell: Cell = self
+            .chunks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert(c, Cell::default)
+            .clone();
         let answer = cell.get_or_init(|| self.fetch_chunk(c)).clone();
         if answer.is_err() {
             let mut chunks = self.chunks.lock().unwrap_or_else(|e| e.into_inner());
@@ -119,20 +193,40 @@ impl SlicedBlocks {
 impl BlockProducer for SlicedBlocks {
     /// The most the kept regions may take.
     fn held_bytes(&self) -> usize {
-        let kept = self.chunks.lock().unwrap_or_else(|e| e.into_inner()).cap().get() as u64;
+        let kept = self
+            .chunks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .cap()
+            .get() as u64;
         usize::try_from(kept.saturating_mul(self.geometry.chunk_nbytes())).unwrap_or(usize::MAX)
     }
 
     fn produce_block(&self, chunk: u64, block: u64, out: &mut [u8]) -> PResult<()> {
         let g = &self.geometry;
         if out.len() as u64 != g.block_nbytes() {
-            return Err(Problem::OutOfRange(format!("a block of {} bytes, blocks hold {}", out.len(), g.block_nbytes())));
+            return Err(Problem::OutOfRange(format!(
+                "a block of {} bytes, blocks hold {}",
+                out.len(),
+                g.block_nbytes()
+            )));
         }
         let region = self.chunk(chunk)?;
         let (origin, extent) = self.chunk_box(chunk);
         let start = g.block_origin(chunk, block);
         out.fill(0);
-        copy_box(&region, &extent, &start.iter().zip(&origin).map(|(s, o)| s - o).collect::<Vec<_>>(), &g.blockshape, g.itemsize as usize, out);
+        copy_box(
+            &region,
+            &extent,
+            &start
+                .iter()
+                .zip(&origin)
+                .map(|(s, o)| s - o)
+                .collect::<Vec<_>>(),
+            &g.blockshape,
+            g.itemsize as usize,
+            out,
+        );
         Ok(())
     }
 }
@@ -140,7 +234,14 @@ impl BlockProducer for SlicedBlocks {
 /// Copy into `out` (a box of `shape` items, C order, of `itemsize` bytes
 /// each, starting at `at` in the region) the items of `region` (C order
 /// over `extent`) that the box covers; the rest of `out` is left alone.
-fn copy_box(region: &[u8], extent: &[u64], at: &[u64], shape: &[u64], itemsize: usize, out: &mut [u8]) {
+fn copy_box(
+    region: &[u8],
+    extent: &[u64],
+    at: &[u64],
+    shape: &[u64],
+    itemsize: usize,
+    out: &mut [u8],
+) {
     let n = shape.len();
     if n == 0 {
         let len = itemsize.min(region.len()).min(out.len());
@@ -186,8 +287,12 @@ pub struct ServedSource {
 
 impl ServedSource {
     pub(crate) fn new(shown: String, etag: Option<&str>) -> ServedSource {
-        let tag = VersionTag::Token(etag.map_or_else(|| "no etag".to_string(), |e| format!("etag {e}")));
-        ServedSource { shown, version: Version { len: 0, tag } }
+        let tag =
+            VersionTag::Token(etag.map_or_else(|| "no etag".to_string(), |e| format!("etag {e}")));
+        ServedSource {
+            shown,
+            version: Version { len: 0, tag },
+        }
     }
 }
 
@@ -209,7 +314,12 @@ impl ByteSource for ServedSource {
     }
 
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> PResult<()> {
-        Err(Problem::truncated("read", offset, offset + buf.len() as u64, 0))
+        Err(Problem::truncated(
+            "read",
+            offset,
+            offset + buf.len() as u64,
+            0,
+        ))
     }
 
     fn describe(&self) -> String {
@@ -228,10 +338,16 @@ mod tests {
         let mut out = vec![0xffu8; 16];
         copy_box(&region, &[3, 5], &[2, 4], &[2, 4], 2, &mut out);
         assert_eq!(out[..2], [28, 29], "item (2,4)");
-        assert!(out[2..].iter().all(|&b| b == 0xff), "outside the region: untouched");
+        assert!(
+            out[2..].iter().all(|&b| b == 0xff),
+            "outside the region: untouched"
+        );
         let mut inner = vec![0u8; 16];
         copy_box(&region, &[3, 5], &[1, 1], &[2, 4], 2, &mut inner);
-        assert_eq!(inner, [12, 13, 14, 15, 16, 17, 18, 19, 22, 23, 24, 25, 26, 27, 28, 29]);
+        assert_eq!(
+            inner,
+            [12, 13, 14, 15, 16, 17, 18, 19, 22, 23, 24, 25, 26, 27, 28, 29]
+        );
         let mut scalar = vec![0u8; 8];
         copy_box(&[1, 2, 3, 4, 5, 6, 7, 8], &[], &[], &[], 8, &mut scalar);
         assert_eq!(scalar, [1, 2, 3, 4, 5, 6, 7, 8]);
