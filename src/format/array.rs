@@ -14,10 +14,11 @@
 //! once [`Array::accept_growth`] has checked that the chunks it knows are
 //! where and what they were.
 
+use parking_lot::Mutex;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use super::chunk::header::{ChunkHeader, EXTENDED_HEADER_LEN};
 use super::chunk::Special;
@@ -981,7 +982,7 @@ impl Array {
     fn confirm_trusted(&self, c: u64) -> PResult<()> {
         let source = self.frame_source();
         let now = source.version()?;
-        let trust = self.trusted.lock().unwrap_or_else(|e| e.into_inner());
+        let trust = self.trusted.lock();
         if now != trust.version {
             return Err(Problem::SourceChanged(format!(
                 "{} is no longer the version opened",
@@ -1022,22 +1023,13 @@ impl Array {
             .current()?
             .ok_or_else(|| changed("this source cannot be re-read".into()))?;
         let now = current.opened_version();
-        if now
-            == self
-                .trusted
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .version
-        {
+        if now == self.trusted.lock().version {
             return Ok(());
         }
         if let Container::Sparse { .. } = self.container {
             // The chunks live in their own files (checked as they are read):
             // a rewritten index moves none of them.
-            self.trusted
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .version = now;
+            self.trusted.lock().version = now;
             return Ok(());
         }
         let old = &self.frame;
@@ -1085,7 +1077,7 @@ impl Array {
             new.offsets.len(),
             old.offsets.len()
         );
-        *self.trusted.lock().unwrap_or_else(|e| e.into_inner()) = Trust {
+        *self.trusted.lock() = Trust {
             version: now,
             rewritten,
         };

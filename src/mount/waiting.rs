@@ -6,8 +6,9 @@
 //! behind it. Such reads are handed to this pool instead, and answered from
 //! there (fuser's replies may be sent from any thread).
 
+use parking_lot::Mutex;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::thread;
 
 /// A read to serve, reply included.
@@ -60,7 +61,7 @@ impl WaitPool {
 
 fn serve(rx: &Mutex<Receiver<Job>>) {
     loop {
-        let job = match rx.lock().unwrap_or_else(|e| e.into_inner()).recv() {
+        let job = match rx.lock().recv() {
             Ok(job) => job,
             Err(_) => return,
         };

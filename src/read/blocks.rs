@@ -7,8 +7,9 @@
 //! asks the array whether the change is an append-only growth (comparing
 //! the layouts kept here) and, if so, reads again.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use crate::format::{Array, ChunkLayout, Fork, PResult, Piece, PieceSource, Problem, Seen};
 
@@ -276,7 +277,7 @@ impl Blocks {
     /// Keep the start of a stretch served without caching, while the array
     /// has fewer than [`GROWTH_SAMPLES`] kept.
     fn keep_evidence(&self, array: &Array, chunk: u64, block: u64, offset: usize, bytes: &[u8]) {
-        let mut evidence = self.evidence.lock().unwrap_or_else(|e| e.into_inner());
+        let mut evidence = self.evidence.lock();
         if !evidence.contains_key(&array.id()) && evidence.len() >= EVIDENCE_ARRAYS {
             if let Some(&other) = evidence.keys().next() {
                 evidence.remove(&other);
@@ -385,7 +386,7 @@ impl Blocks {
             Err(problem) if problem.is_source_changed() => {
                 let chunk = problem.chunk();
                 let samples = self.cache.sample(array.id(), GROWTH_SAMPLES);
-                let evidence = self.evidence.lock().unwrap_or_else(|e| e.into_inner());
+                let evidence = self.evidence.lock();
                 let uncached = evidence
                     .get(&array.id())
                     .map(Vec::as_slice)

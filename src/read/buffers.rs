@@ -12,7 +12,7 @@
 //! overwrites every byte of it (the format layer's block decoders do; a
 //! test decodes every fixture into poisoned buffers to keep it so).
 
-use std::sync::Mutex;
+use parking_lot::Mutex;
 
 /// Buffers kept at most.
 const KEEP: usize = 16;
@@ -30,7 +30,7 @@ impl BufferPool {
     /// A buffer of exactly `len` bytes: a recycled one of that length when
     /// there is one (its contents are stale), else a new zeroed one.
     pub fn take(&self, len: usize) -> Vec<u8> {
-        let mut spare = self.spare.lock().unwrap_or_else(|e| e.into_inner());
+        let mut spare = self.spare.lock();
         match spare.iter().rposition(|b| b.len() == len) {
             Some(i) => spare.swap_remove(i),
             None => {
@@ -45,7 +45,7 @@ impl BufferPool {
         if buffer.is_empty() {
             return;
         }
-        let mut spare = self.spare.lock().unwrap_or_else(|e| e.into_inner());
+        let mut spare = self.spare.lock();
         let held: usize = spare.iter().map(Vec::len).sum();
         if spare.len() < KEEP && held + buffer.len() <= KEEP_BYTES {
             spare.push(buffer);
@@ -54,12 +54,7 @@ impl BufferPool {
 
     /// Bytes held by spare buffers.
     pub fn held(&self) -> usize {
-        self.spare
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .map(Vec::len)
-            .sum()
+        self.spare.lock().iter().map(Vec::len).sum()
     }
 }
 

@@ -6,8 +6,9 @@
 //! function that produces the block. Keys carry the array id, which changes
 //! whenever a source is reopened, so blocks of two versions never mix.
 
+use parking_lot::{Condvar, Mutex};
 use std::collections::HashMap;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::Arc;
 
 use crate::format::{PResult, Problem};
 
@@ -66,29 +67,23 @@ impl BlockCache {
 
     /// Bytes and entries held now.
     pub fn usage(&self) -> (usize, usize) {
-        self.lru.lock().unwrap_or_else(|e| e.into_inner()).usage()
+        self.lru.lock().usage()
     }
 
     /// Whether a block is cached (does not count as a hit).
     pub fn contains(&self, key: &BlockKey) -> bool {
-        self.lru
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .contains(key)
+        self.lru.lock().contains(key)
     }
 
     /// Whether a block is being decoded now (by the leader of its single flight).
     pub fn in_flight(&self, key: &BlockKey) -> bool {
-        self.inflight
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .contains_key(key)
+        self.inflight.lock().contains_key(key)
     }
 
     /// Up to `n` cached blocks of array `id` (blocks 0 first: they decode
     /// without another block), without touching their recency.
     pub fn sample(&self, id: u64, n: usize) -> Vec<(BlockKey, Block)> {
-        let lru = self.lru.lock().unwrap_or_else(|e| e.into_inner());
+        let lru = self.lru.lock();
         let mut found: Vec<(BlockKey, Block)> = lru
             .iter()
             .filter(|(k, _)| k.array == id)
@@ -111,11 +106,7 @@ impl BlockCache {
     }
 
     fn lookup(&self, key: &BlockKey) -> Option<Block> {
-        self.lru
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(key)
-            .cloned()
+        self.lru.lock().get(key).cloned()
     }
 
     fn insert(&self, key: BlockKey, data: Block) {
@@ -124,7 +115,7 @@ impl BlockCache {
             return;
         }
         let (evicted, replaced) = {
-            let mut lru = self.lru.lock().unwrap_or_else(|e| e.into_inner());
+            let mut lru = self.lru.lock();
             let replaced = lru.contains(&key);
             (lru.put(key, data, size), replaced as usize)
         };
@@ -152,7 +143,7 @@ impl BlockCache {
         }
         Stats::add(&self.stats.misses, 1);
         let (slot, leader) = {
-            let mut inflight = self.inflight.lock().unwrap_or_else(|e| e.into_inner());
+            let mut inflight = self.inflight.lock();
             match inflight.get(&key) {
                 Some(slot) => (slot.clone(), false),
                 None => {
@@ -164,9 +155,9 @@ impl BlockCache {
         };
         if !leader {
             let (lock, cvar) = &*slot;
-            let mut result = lock.lock().unwrap_or_else(|e| e.into_inner());
+            let mut result = lock.lock();
             while result.is_none() {
-                result = cvar.wait(result).unwrap_or_else(|e| e.into_inner());
+                cvar.wait(&mut result);
             }
             return result
                 .clone()
@@ -207,13 +198,9 @@ impl Drop for Finish<'_> {
             .take()
             .unwrap_or_else(|| Err(Problem::Io("decode abandoned".into())));
         let (lock, cvar) = &**self.slot;
-        *lock.lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
+        *lock.lock() = Some(result);
         cvar.notify_all();
-        self.cache
-            .inflight
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&self.key);
+        self.cache.inflight.lock().remove(&self.key);
     }
 }
 

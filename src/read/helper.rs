@@ -16,9 +16,10 @@
 //! burst ([`BURST_GAP`]); otherwise the reader decodes the whole block
 //! itself and the helpers stay asleep.
 
+use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::format::Fork;
@@ -118,7 +119,7 @@ struct HelperState {
 fn serve(jobs: &Mutex<Receiver<Job>>, state: &HelperState) {
     let polling = &state.polling;
     loop {
-        let Ok(receiver) = jobs.lock() else { return };
+        let receiver = jobs.lock();
         let deadline = Instant::now() + SPIN;
         polling.fetch_add(1, Ordering::Relaxed);
         let job = loop {

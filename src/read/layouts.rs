@@ -4,7 +4,8 @@
 //! Bounded by an approximate byte budget shared by every array of a mount;
 //! keyed like the block cache by array id, so versions never mix.
 
-use std::sync::{Arc, Mutex};
+use parking_lot::Mutex;
+use std::sync::Arc;
 
 use crate::format::{Array, ChunkLayout, PResult};
 
@@ -33,30 +34,23 @@ impl LayoutCache {
     /// The layout of chunk `c` of `array`, read now if not kept.
     pub fn get(&self, array: &Array, c: u64) -> PResult<Arc<ChunkLayout>> {
         let key = (array.id(), c);
-        if let Some(layout) = self.lru.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        if let Some(layout) = self.lru.lock().get(&key) {
             return Ok(layout.clone());
         }
         let layout = Arc::new(array.read_layout(c)?);
-        let evicted = self.lru.lock().unwrap_or_else(|e| e.into_inner()).put(
-            key,
-            layout.clone(),
-            weight(&layout),
-        );
+        let evicted = self.lru.lock().put(key, layout.clone(), weight(&layout));
         drop(evicted);
         Ok(layout)
     }
 
     /// Whether the layout of chunk `c` of array `id` is kept.
     pub fn contains(&self, id: u64, c: u64) -> bool {
-        self.lru
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .contains(&(id, c))
+        self.lru.lock().contains(&(id, c))
     }
 
     /// Every layout kept for array `id` (what a growth check compares).
     pub fn known(&self, id: u64) -> Vec<(u64, Arc<ChunkLayout>)> {
-        let lru = self.lru.lock().unwrap_or_else(|e| e.into_inner());
+        let lru = self.lru.lock();
         lru.iter()
             .filter(|((a, _), _)| *a == id)
             .map(|((_, c), l)| (*c, l.clone()))

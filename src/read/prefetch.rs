@@ -14,8 +14,9 @@
 //! ([`Prefetcher::request`]), and the blocks of each read ([`announce`]),
 //! so they arrive in few parallel GETs instead of one GET per block.
 
+use parking_lot::{Condvar, Mutex};
 use std::collections::{BTreeMap, VecDeque};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::Arc;
 use std::thread;
 
 use crate::format::{Array, Need, PResult, Piece, PieceSource};
@@ -84,7 +85,7 @@ impl Prefetcher {
     /// Their chunks' stored bytes are hinted to the source at once, whole.
     pub fn request(&self, array: Arc<Array>, pieces: Vec<Piece>) -> bool {
         hint_chunks(&array, &pieces);
-        let mut queues = self.shared.queues.lock().unwrap_or_else(|e| e.into_inner());
+        let mut queues = self.shared.queues.lock();
         if queues.blocks.len() >= QUEUE {
             return false;
         }
@@ -100,7 +101,7 @@ impl Prefetcher {
         if array.takes_hints() {
             return true;
         }
-        let mut queues = self.shared.queues.lock().unwrap_or_else(|e| e.into_inner());
+        let mut queues = self.shared.queues.lock();
         if queues.layouts.len() >= QUEUE {
             return false;
         }
@@ -112,11 +113,7 @@ impl Prefetcher {
 
 impl Drop for Prefetcher {
     fn drop(&mut self) {
-        self.shared
-            .queues
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .closed = true;
+        self.shared.queues.lock().closed = true;
         self.shared.ready.notify_all();
     }
 }
@@ -129,7 +126,7 @@ enum Work {
 fn worker(shared: &Shared, blocks: &Blocks) {
     loop {
         let work = {
-            let mut queues = shared.queues.lock().unwrap_or_else(|e| e.into_inner());
+            let mut queues = shared.queues.lock();
             loop {
                 if queues.closed {
                     return;
@@ -140,7 +137,7 @@ fn worker(shared: &Shared, blocks: &Blocks) {
                 if let Some(job) = queues.layouts.pop_front() {
                     break Work::Layouts(job);
                 }
-                queues = shared.ready.wait(queues).unwrap_or_else(|e| e.into_inner());
+                shared.ready.wait(&mut queues);
             }
         };
         match work {
@@ -155,7 +152,7 @@ fn worker(shared: &Shared, blocks: &Blocks) {
                     }
                 }
                 if until < end {
-                    let mut queues = shared.queues.lock().unwrap_or_else(|e| e.into_inner());
+                    let mut queues = shared.queues.lock();
                     queues.layouts.push_back(LayoutJob {
                         array: job.array,
                         next: until,
@@ -292,7 +289,7 @@ mod tests {
             self.inner.read_at(offset, buf)
         }
         fn will_need(&self, ranges: &[Range<u64>], need: Need) {
-            self.hints.lock().unwrap().push((ranges.to_vec(), need));
+            self.hints.lock().push((ranges.to_vec(), need));
         }
         fn takes_hints(&self) -> bool {
             true
@@ -317,7 +314,7 @@ mod tests {
     }
 
     fn take(src: &Recorder) -> Vec<(Vec<Range<u64>>, Need)> {
-        std::mem::take(&mut *src.hints.lock().unwrap())
+        std::mem::take(&mut *src.hints.lock())
     }
 
     fn blocks() -> Blocks {

@@ -56,7 +56,7 @@ fn read_in_steps(
     let stop = AtomicBool::new(false);
     // Workers wait for a free slot before reading a step: at most 2 per worker ahead.
     let (slots_tx, slots_rx) = mpsc::sync_channel::<()>(2 * threads);
-    let slots_rx = std::sync::Mutex::new(slots_rx);
+    let slots_rx = parking_lot::Mutex::new(slots_rx);
     for _ in 0..2 * threads {
         let _ = slots_tx.send(());
     }
@@ -66,13 +66,7 @@ fn read_in_steps(
             let done_tx = done_tx.clone();
             let (next, stop, slots_rx) = (&next, &stop, &slots_rx);
             scope.spawn(move || loop {
-                if slots_rx
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .recv()
-                    .is_err()
-                    || stop.load(Ordering::Relaxed)
-                {
+                if slots_rx.lock().recv().is_err() || stop.load(Ordering::Relaxed) {
                     return;
                 }
                 let step = next.fetch_add(1, Ordering::Relaxed);

@@ -15,10 +15,11 @@
 //! or `ENFILE` closes half of the pool and tries again, so running out of
 //! descriptors makes the mount slower, never unlistable.
 
+use parking_lot::Mutex;
 use std::fs::File;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 /// The share of the process's descriptor limit the pool may keep open:
 /// the rest is for the kernel connection, open handles, listings and
@@ -130,8 +131,8 @@ impl Descriptors {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, lru::LruCache<u64, Arc<File>>> {
-        self.open.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> parking_lot::MutexGuard<'_, lru::LruCache<u64, Arc<File>>> {
+        self.open.lock()
     }
 
     /// A number for a new source's descriptor.

@@ -10,11 +10,12 @@
 //! [`Problem::SourceChanged`], the path the tree already has for a changed
 //! source. A caller that needs the descriptor to stay holds a [`Pin`].
 
+use parking_lot::Mutex;
 use std::fs::File;
 use std::ops::Range;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 
 use crate::format::source::{range_len, ByteSource, Pin, Version, VersionTag};
 use crate::format::{PResult, Problem};
@@ -134,17 +135,13 @@ impl FileSource {
             Hold::Owned(file) => return Ok(file.clone()),
             Hold::Pooled { id, file } => (*id, file),
         };
-        let mut slot = slot.lock().unwrap_or_else(|e| e.into_inner());
+        let mut slot = slot.lock();
         if let Some(file) = slot.upgrade() {
             pool().touch(id);
             return Ok(file);
         }
         let (file, now) = open_regular(&handle.path)?;
-        let seen = handle
-            .seen
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
+        let seen = handle.seen.lock().clone();
         if now != seen {
             return Err(Problem::SourceChanged(format!("{} is not the file opened before (replaced or changed while its descriptor was closed)", handle.path.display())));
         }
@@ -194,7 +191,7 @@ impl ByteSource for FileSource {
 
     fn version(&self) -> PResult<Version> {
         let now = version_of(&self.file()?.metadata()?);
-        *self.handle.seen.lock().unwrap_or_else(|e| e.into_inner()) = now.clone();
+        *self.handle.seen.lock() = now.clone();
         Ok(now)
     }
 

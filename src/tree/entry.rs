@@ -88,7 +88,7 @@ pub struct ArrayEntry {
     rows: Option<Arc<RowMap>>,
     /// For a computed array: the files its first load read, and their state
     /// then; a change to any makes the entry stale like a change to its own file.
-    deps: std::sync::Mutex<Option<Vec<Dep>>>,
+    deps: parking_lot::Mutex<Option<Vec<Dep>>>,
 }
 
 impl std::fmt::Debug for ArrayEntry {
@@ -150,12 +150,7 @@ impl ArrayEntry {
                 .version
                 .held()
                 .is_some_and(|loaded| loaded.failed_for_now)
-            || self.deps_changed(
-                self.deps
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .as_deref(),
-            )
+            || self.deps_changed(self.deps.lock().as_deref())
     }
 
     /// Whether any of `deps` is not in the state recorded.
@@ -199,7 +194,7 @@ impl ArrayEntry {
     /// values, so a version never mixes old and new operands.
     fn settle_deps(&self, (mut loaded, deps): (Loaded, Option<Vec<Dep>>)) -> Loaded {
         let Some(deps) = deps else { return loaded };
-        let mut recorded = self.deps.lock().unwrap_or_else(|e| e.into_inner());
+        let mut recorded = self.deps.lock();
         match recorded.as_ref() {
             None => *recorded = Some(deps),
             Some(first) if *first == deps => {}

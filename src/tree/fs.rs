@@ -6,12 +6,13 @@
 //! Open files keep the array version they opened (an `Arc` of it) and their
 //! sequential-read state; reads go through the read layer's planner.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::num::NonZeroUsize;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use crate::format::source::Pin;
 use crate::format::{Array, Problem};
@@ -329,19 +330,16 @@ impl Filesystem {
             ),
         };
         let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
-        self.handles
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(
-                fh,
-                Arc::new(OpenFile {
-                    content,
-                    stream: StreamState::default(),
-                    kernel_reads_ahead: !direct_io,
-                    _version: loaded,
-                    _pin: pin,
-                }),
-            );
+        self.handles.lock().insert(
+            fh,
+            Arc::new(OpenFile {
+                content,
+                stream: StreamState::default(),
+                kernel_reads_ahead: !direct_io,
+                _version: loaded,
+                _pin: pin,
+            }),
+        );
         Stats::add(&self.stats().open_files, 1);
         Ok(Opened {
             fh,
@@ -356,10 +354,9 @@ impl Filesystem {
         let slot = self
             .previews
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
             .get_or_insert(array.id(), PreviewSlot::default)
             .clone();
-        let mut kept = slot.lock().unwrap_or_else(|e| e.into_inner());
+        let mut kept = slot.lock();
         if let Some(bytes) = &*kept {
             return Ok(bytes.clone());
         }
@@ -376,23 +373,13 @@ impl Filesystem {
     /// cache across opens, unless this open serves a new version.
     fn same_version_as_last_served(&self, ino: u64, loaded: Option<&Loaded>) -> bool {
         let version = loaded.map(|l| l.version).unwrap_or(0);
-        self.served
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .put(ino, version)
-            == Some(version)
+        self.served.lock().put(ino, version) == Some(version)
     }
 
     /// Whether a read of open file `fh` may wait on a network (see
     /// [`crate::format::ByteSource::may_wait`]).
     pub fn may_wait(&self, fh: u64) -> bool {
-        let Some(handle) = self
-            .handles
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&fh)
-            .cloned()
-        else {
+        let Some(handle) = self.handles.lock().get(&fh).cloned() else {
             return false;
         };
         match &handle.content {
@@ -425,7 +412,6 @@ impl Filesystem {
         let handle = self
             .handles
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
             .get(&fh)
             .cloned()
             .ok_or(FsError::BadHandle)?;
@@ -514,7 +500,7 @@ impl Filesystem {
     /// Log a read failure once per (array, chunk).
     fn report(&self, array_id: u64, error: &crate::format::Error) {
         let chunk = error.problem.chunk().unwrap_or(u64::MAX);
-        let mut reported = self.reported.lock().unwrap_or_else(|e| e.into_inner());
+        let mut reported = self.reported.lock();
         if reported.put((array_id, chunk), ()).is_none() {
             match &error.problem {
                 Problem::InChunk { .. } => log::error!("{error}"),
@@ -525,13 +511,7 @@ impl Filesystem {
 
     /// Close open file `fh`.
     pub fn release(&self, fh: u64) {
-        if self
-            .handles
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&fh)
-            .is_some()
-        {
+        if self.handles.lock().remove(&fh).is_some() {
             self.stats().open_files.fetch_sub(1, Ordering::Relaxed);
         }
     }
@@ -541,10 +521,7 @@ impl Filesystem {
         let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
         if self.tree.is_source_dir(ino) {
             let entries = self.tree.readdir(ino, 0, usize::MAX)?;
-            self.listings
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(fh, Arc::new(entries));
+            self.listings.lock().insert(fh, Arc::new(entries));
         }
         Ok(fh)
     }
@@ -552,12 +529,7 @@ impl Filesystem {
     /// Entries of directory `ino` (opened as `fh`) from index `offset` on;
     /// entry i's cookie for the kernel is `offset + i + 1`.
     pub fn readdir(&self, ino: u64, fh: u64, offset: u64) -> Result<Vec<DirEntry>, FsError> {
-        let listing = self
-            .listings
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&fh)
-            .cloned();
+        let listing = self.listings.lock().get(&fh).cloned();
         match listing {
             Some(all) => Ok(all
                 .iter()
@@ -571,10 +543,7 @@ impl Filesystem {
 
     /// Close directory handle `fh`.
     pub fn releasedir(&self, fh: u64) {
-        self.listings
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&fh);
+        self.listings.lock().remove(&fh);
     }
 
     /// Value of extended attribute `name` of `ino`.

@@ -8,9 +8,10 @@
 //! holds stays alive after the cache let go of it; one that nothing holds is
 //! dropped, and the entry loads it again on its next use.
 
+use parking_lot::Mutex;
 use std::any::Any;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use crate::read::ByteLru;
 
@@ -65,7 +66,7 @@ impl MetaCache {
     pub fn keep(&self, id: u64, value: Held, weight: usize) {
         self.loads.fetch_add(1, Ordering::Relaxed);
         let popped = {
-            let mut lru = self.lru.lock().unwrap_or_else(|e| e.into_inner());
+            let mut lru = self.lru.lock();
             let replaced = lru.contains(&id) as u64;
             let popped = lru.put_even_alone(id, value, weight);
             self.evictions.fetch_add(
@@ -80,22 +81,18 @@ impl MetaCache {
 
     /// Entry `id` was just used.
     pub fn touch(&self, id: u64) {
-        self.lru.lock().unwrap_or_else(|e| e.into_inner()).get(&id);
+        self.lru.lock().get(&id);
     }
 
     /// Entry `id` no longer presents its version: let go of it.
     pub fn forget(&self, id: u64) {
-        let gone = self
-            .lru
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&id);
+        let gone = self.lru.lock().remove(&id);
         drop(gone);
     }
 
     /// What the cache holds and has done.
     pub fn stats(&self) -> MetaCacheStats {
-        let lru = self.lru.lock().unwrap_or_else(|e| e.into_inner());
+        let lru = self.lru.lock();
         let (bytes, entries) = lru.usage();
         MetaCacheStats {
             budget: lru.budget() as u64,

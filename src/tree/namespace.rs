@@ -12,10 +12,11 @@
 //! [`remote`]: super::remote
 //! [`store`]: super::store
 
+use parking_lot::RwLock;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use crate::format::{grid_coords, linear, Region};
@@ -279,7 +280,7 @@ impl Tree {
 
     /// Node `node`'s parent and kind.
     fn node_info(&self, node: u32) -> Result<(u32, NodeKind), FsError> {
-        let nodes = self.nodes.read().unwrap_or_else(|e| e.into_inner());
+        let nodes = self.nodes.read();
         let n = nodes.get(node).ok_or(FsError::NotFound)?;
         Ok((n.parent, n.kind.clone()))
     }
@@ -287,7 +288,7 @@ impl Tree {
     /// Node `node`'s place: its local path or remote key, built by walking
     /// up (only folders and symlinks need one; arrays carry their origin).
     fn location(&self, node: u32) -> Result<Location, FsError> {
-        let nodes = self.nodes.read().unwrap_or_else(|e| e.into_inner());
+        let nodes = self.nodes.read();
         let n = nodes.get(node).ok_or(FsError::NotFound)?;
         Ok(match n.place {
             Place::Local => Location::Local(
@@ -338,10 +339,10 @@ impl Tree {
             let n = nodes.find(parent, name)?;
             fits(&nodes.get(n)?.kind).then_some(n)
         };
-        if let Some(n) = reusable(&self.nodes.read().unwrap_or_else(|e| e.into_inner())) {
+        if let Some(n) = reusable(&self.nodes.read()) {
             return n;
         }
-        let mut nodes = self.nodes.write().unwrap_or_else(|e| e.into_inner());
+        let mut nodes = self.nodes.write();
         if let Some(n) = reusable(&nodes) {
             return n;
         }
@@ -457,7 +458,7 @@ impl Tree {
         if loads.is_empty() {
             return;
         }
-        let nodes = self.nodes.read().unwrap_or_else(|e| e.into_inner());
+        let nodes = self.nodes.read();
         for node in nodes.iter() {
             if let NodeKind::Array(entry) = &node.kind {
                 if entry

@@ -15,9 +15,10 @@
 //! object). An http(s) URL names one object (the mount root), checked with
 //! a HEAD at most once per TTL.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::format::source::ByteSource;
@@ -338,12 +339,7 @@ impl RemoteRoot {
     /// identity) at most a TTL ago, or confirmed unchanged since by a GET
     /// of its first byte; opened again when it changed.
     fn probe(&self, key: &str) -> Result<Arc<RemoteSource>, RemoteError> {
-        let kept = self
-            .probes
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(key)
-            .cloned();
+        let kept = self.probes.lock().get(key).cloned();
         if let Some((at, source)) = kept {
             if at.elapsed() < self.ttl {
                 return Ok(source);
@@ -352,7 +348,6 @@ impl RemoteRoot {
             if version_of(&now).0 == source.opened_version() {
                 self.probes
                     .lock()
-                    .unwrap_or_else(|e| e.into_inner())
                     .put(key.to_string(), (Instant::now(), source.clone()));
                 return Ok(source);
             }
@@ -360,19 +355,13 @@ impl RemoteRoot {
         let source = Arc::new(self.location(key).open()?);
         self.probes
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
             .put(key.to_string(), (Instant::now(), source.clone()));
         Ok(source)
     }
 
     /// Caterva2 only: what `/api/info` says of `key`, at most a TTL old.
     pub(super) fn info(&self, key: &str) -> Result<Arc<DatasetInfo>, RemoteError> {
-        if let Some((at, info)) = self
-            .infos
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(key)
-        {
+        if let Some((at, info)) = self.infos.lock().get(key) {
             if at.elapsed() < self.ttl {
                 return Ok(info.clone());
             }
@@ -380,7 +369,6 @@ impl RemoteRoot {
         let info = Arc::new(self.location(key).info()?);
         self.infos
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
             .put(key.to_string(), (Instant::now(), info.clone()));
         Ok(info)
     }
@@ -413,7 +401,7 @@ impl RemoteRoot {
     }
 
     fn cached(&self, key: &str) -> Option<Arc<Listing>> {
-        let listings = self.listings.lock().unwrap_or_else(|e| e.into_inner());
+        let listings = self.listings.lock();
         listings
             .get(key)
             .filter(|(at, _)| at.elapsed() < self.ttl)
@@ -426,7 +414,7 @@ impl RemoteRoot {
             return Ok(l);
         }
         let listing = Arc::new(self.location(key).list()?);
-        let mut listings = self.listings.lock().unwrap_or_else(|e| e.into_inner());
+        let mut listings = self.listings.lock();
         listings.retain(|_, (at, _)| at.elapsed() < self.ttl);
         listings.insert(key.to_string(), (Instant::now(), listing.clone()));
         Ok(listing)
@@ -434,13 +422,13 @@ impl RemoteRoot {
 
     /// The root object as a HEAD gives it, at most once per TTL.
     fn head(&self) -> Result<ListedObject, RemoteError> {
-        if let Some((at, o)) = &*self.head.lock().unwrap_or_else(|e| e.into_inner()) {
+        if let Some((at, o)) = &*self.head.lock() {
             if at.elapsed() < self.ttl {
                 return Ok(o.clone());
             }
         }
         let o = self.loc.head()?;
-        *self.head.lock().unwrap_or_else(|e| e.into_inner()) = Some((Instant::now(), o.clone()));
+        *self.head.lock() = Some((Instant::now(), o.clone()));
         Ok(o)
     }
 
@@ -452,12 +440,7 @@ impl RemoteRoot {
             return false;
         }
         let id = (key.to_string(), object.size, object.etag.clone());
-        if let Some(&known) = self
-            .sniffed
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&id)
-        {
+        if let Some(&known) = self.sniffed.lock().get(&id) {
             return known;
         }
         let frame = match self.location(key).read_head(11) {
@@ -467,10 +450,7 @@ impl RemoteRoot {
                 return false;
             }
         };
-        self.sniffed
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .put(id, frame);
+        self.sniffed.lock().put(id, frame);
         frame
     }
 

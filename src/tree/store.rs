@@ -12,10 +12,11 @@
 //! reloads it in place), and everything inside is found under new
 //! locations, so open files keep the version they opened.
 
+use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use serde_json::{json, Map, Value as Json};
@@ -274,18 +275,12 @@ impl LoadedStore {
     /// The table rooted at `table`: its meta.json and valid rows (read once
     /// per store version).
     pub fn table(&self, table: &str) -> Arc<Result<TableInfo, Error>> {
-        if let Some(info) = self
-            .table_info
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(table)
-        {
+        if let Some(info) = self.table_info.lock().get(table) {
             return info.clone();
         }
         let info = Arc::new(self.read_table(table));
         self.table_info
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
             .insert(table.to_string(), info.clone());
         info
     }
@@ -496,7 +491,7 @@ impl StoreEntry {
 
     /// Load numbers dropped by reloads in place since last asked.
     pub fn take_dropped(&self) -> Vec<u64> {
-        std::mem::take(&mut *self.dropped.lock().unwrap_or_else(|e| e.into_inner()))
+        std::mem::take(&mut *self.dropped.lock())
     }
 
     /// Whether the store file changed (or vanished) since loaded.
@@ -524,10 +519,7 @@ impl StoreEntry {
         let weigh = |load: &StoreResult| load.as_ref().map_or(1024, |s| s.weight());
         let (load, replaced) = self.version.current(|| self.version_now(), load, weigh)?;
         if let Some(Ok(old)) = replaced.as_deref() {
-            self.dropped
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(old.load);
+            self.dropped.lock().push(old.load);
         }
         Ok(load)
     }

@@ -13,7 +13,8 @@
 //! - **retired** (a newer node presents the path): the version lives on
 //!   only in the open files holding it; otherwise ESTALE.
 
-use std::sync::{Arc, Mutex, Weak};
+use parking_lot::Mutex;
+use std::sync::{Arc, Weak};
 
 use super::meta_cache::MetaCache;
 
@@ -76,7 +77,7 @@ impl<S: PartialEq + Clone, T: Send + Sync + 'static> Versioned<S, T> {
     /// Whether the source changed (or vanished) since this entry loaded it,
     /// or the entry was retired. `now` stats the source.
     pub fn is_stale(&self, now: impl FnOnce() -> std::io::Result<S>) -> bool {
-        let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let state = self.state.lock();
         if state.retired {
             return true;
         }
@@ -88,17 +89,13 @@ impl<S: PartialEq + Clone, T: Send + Sync + 'static> Versioned<S, T> {
 
     /// The version held now, if any (no load, no check).
     pub fn held(&self) -> Option<Arc<T>> {
-        self.state
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .held
-            .upgrade()
+        self.state.lock().held.upgrade()
     }
 
     /// A newer node presents the path: let go of this version (open files
     /// keep it as long as they need it). Returns its number (0: never loaded).
     pub fn retire(&self) -> u64 {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut state = self.state.lock();
         state.retired = true;
         self.cache.forget(self.id);
         state.number
@@ -116,7 +113,7 @@ impl<S: PartialEq + Clone, T: Send + Sync + 'static> Versioned<S, T> {
         load: impl FnOnce(&S, Reload, u64) -> T,
         weigh: impl Fn(&T) -> usize,
     ) -> std::io::Result<(Arc<T>, Option<Arc<T>>)> {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut state = self.state.lock();
         let mut replaced = None;
         let (stamp, why) = match state.held.upgrade() {
             Some(held) if state.retired || !self.in_place => {

@@ -9,8 +9,9 @@
 //! helper's streams too, and waits only for a stream the helper is in the
 //! middle of. Nothing here owns threads; [`Fork`] hands the job to some.
 
+use parking_lot::{Condvar, Mutex, MutexGuard};
 use std::ops::Range;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::Arc;
 
 use super::header::Codec;
 use super::pipeline::{in_stream, Fork, Stream};
@@ -93,7 +94,7 @@ struct State {
 }
 
 fn lock(shared: &Shared) -> MutexGuard<'_, State> {
-    shared.state.lock().unwrap_or_else(|e| e.into_inner())
+    shared.state.lock()
 }
 
 /// Decode `streams` (each `stream_len` bytes of `stage`, in order) of block
@@ -144,10 +145,7 @@ pub(super) fn decode_streams_forked(
     }
     let mut state = lock(&shared);
     while state.helper_busy {
-        state = shared
-            .handed_back
-            .wait(state)
-            .unwrap_or_else(|e| e.into_inner());
+        shared.handed_back.wait(&mut state);
     }
     let back = state.back;
     match state.handed.take() {
@@ -297,10 +295,10 @@ mod tests {
 
         /// Run what was kept and wait for every thread started.
         fn finish(&self) {
-            for job in self.kept.lock().unwrap().drain(..) {
+            for job in self.kept.lock().drain(..) {
                 job();
             }
-            for thread in self.threads.lock().unwrap().drain(..) {
+            for thread in self.threads.lock().drain(..) {
                 thread.join().unwrap();
             }
         }
@@ -309,10 +307,10 @@ mod tests {
     impl Fork for TestFork {
         fn spawn(&self, job: Box<dyn FnOnce() + Send>) {
             match self.helper {
-                Helper::Thread => self.threads.lock().unwrap().push(std::thread::spawn(job)),
+                Helper::Thread => self.threads.lock().push(std::thread::spawn(job)),
                 Helper::Before => job(),
                 Helper::Never => drop(job),
-                Helper::Late => self.kept.lock().unwrap().push(job),
+                Helper::Late => self.kept.lock().push(job),
             }
         }
     }
@@ -431,7 +429,7 @@ mod tests {
             handed_back: Condvar::new(),
         });
         let in_helper = shared.clone();
-        let unwound = std::panic::catch_unwind(move || {
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
             let mut work = HelperWork {
                 shared: in_helper,
                 buf: vec![0; 4 * STREAM_LEN],
@@ -439,7 +437,7 @@ mod tests {
             };
             assert_eq!(work.take(4), Some(7));
             panic!("a decoder bug in the middle of stream 7");
-        });
+        }));
         assert!(unwound.is_err());
         let state = lock(&shared);
         assert!(!state.helper_busy, "the reader would wait forever");

@@ -14,9 +14,9 @@
 //! tested directly; [`Pool`] puts it behind a lock with a condition
 //! variable for the readers that wait.
 
+use parking_lot::{Condvar, Mutex};
 use std::collections::BTreeMap;
 use std::ops::Range;
-use std::sync::{Condvar, Mutex};
 use std::time::Instant;
 
 use bytes::Bytes;
@@ -435,7 +435,7 @@ impl Pool {
 
     /// Run `f` on the ledger.
     pub(crate) fn with<T>(&self, f: impl FnOnce(&mut Ledger) -> T) -> T {
-        f(&mut self.ledger.lock().unwrap_or_else(|e| e.into_inner()))
+        f(&mut self.ledger.lock())
     }
 
     /// [`Ledger::complete`], waking the readers that wait.
@@ -447,16 +447,12 @@ impl Pool {
     /// What a read of `range` finds, waiting (until `deadline`) for bytes
     /// in flight; `None` when the deadline passed first.
     pub(crate) fn find(&self, src: u64, range: &Range<u64>, deadline: Instant) -> Option<Found> {
-        let mut ledger = self.ledger.lock().unwrap_or_else(|e| e.into_inner());
+        let mut ledger = self.ledger.lock();
         loop {
             match ledger.lookup(src, range) {
                 Found::Wait => {
                     let left = deadline.checked_duration_since(Instant::now())?;
-                    ledger = self
-                        .arrived
-                        .wait_timeout(ledger, left)
-                        .unwrap_or_else(|e| e.into_inner())
-                        .0;
+                    self.arrived.wait_for(&mut ledger, left);
                 }
                 other => return Some(other),
             }

@@ -15,9 +15,10 @@
 //! whose budget bounds bytes held plus bytes in flight; a read finding its
 //! bytes in flight waits for them.
 
+use parking_lot::Mutex;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use object_store::path::Path;
@@ -182,7 +183,7 @@ impl RemoteSource {
     fn check(&self, meta: &ObjectMeta) -> Result<(), RemoteError> {
         let now = Identity::of(meta);
         let change = self.opened.change_to(&now);
-        *self.seen.lock().unwrap_or_else(|e| e.into_inner()) = (now, Instant::now());
+        *self.seen.lock() = (now, Instant::now());
         match change {
             Some(detail) => Err(RemoteError::Changed {
                 url: self.shown.clone(),
@@ -329,14 +330,14 @@ impl ByteSource for RemoteSource {
     /// a HEAD request's.
     fn version(&self) -> PResult<Version> {
         {
-            let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+            let seen = self.seen.lock();
             if seen.1.elapsed() < FRESH {
                 return Ok(seen.0.version());
             }
         }
         let meta = self.conn.head(&self.path, &self.shown)?;
         let now = Identity::of(&meta);
-        *self.seen.lock().unwrap_or_else(|e| e.into_inner()) = (now.clone(), Instant::now());
+        *self.seen.lock() = (now.clone(), Instant::now());
         Ok(now.version())
     }
 
@@ -471,7 +472,7 @@ impl ByteSource for RemoteSource {
     fn current(&self) -> PResult<Option<Arc<dyn ByteSource>>> {
         let meta = self.conn.head(&self.path, &self.shown)?;
         let now = Identity::of(&meta);
-        *self.seen.lock().unwrap_or_else(|e| e.into_inner()) = (now.clone(), Instant::now());
+        *self.seen.lock() = (now.clone(), Instant::now());
         Ok(Some(Arc::new(RemoteSource::with_identity(
             self.conn.clone(),
             self.path.clone(),

@@ -5,8 +5,9 @@
 //! request under its [`Endpoint`]. The password and the cookie live in
 //! this struct only: never in a URL, a message or [`std::fmt::Debug`].
 
+use parking_lot::Mutex;
 use std::ops::Range;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::config::Credentials;
@@ -154,10 +155,7 @@ impl Session {
     }
 
     fn cookie(&self) -> Option<String> {
-        self.cookie
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.cookie.lock().clone()
     }
 
     /// Log in (again): one `POST /auth/jwt/login`, keeping the `c2subauth`
@@ -211,7 +209,7 @@ impl Session {
             });
         let cookie =
             cookie.ok_or_else(|| Failure::Malformed("the login set no c2subauth cookie".into()))?;
-        *self.cookie.lock().unwrap_or_else(|e| e.into_inner()) = Some(cookie);
+        *self.cookie.lock() = Some(cookie);
         Ok(())
     }
 

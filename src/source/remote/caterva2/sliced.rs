@@ -9,8 +9,9 @@
 //! ETag is asked again (`/api/info`): a region read while the file was
 //! being replaced is refused as changed, never served.
 
+use parking_lot::Mutex;
 use std::num::NonZeroUsize;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use object_store::path::Path;
 
@@ -173,15 +174,10 @@ impl SlicedBlocks {
 
     /// Chunk `c`'s region, fetched once however many readers ask at once.
     fn chunk(&self, c: u64) -> Result<Arc<Vec<u8>>, RemoteError> {
-        let cell: Cell = self
-            .chunks
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get_or_insert(c, Cell::default)
-            .clone();
+        let cell: Cell = self.chunks.lock().get_or_insert(c, Cell::default).clone();
         let answer = cell.get_or_init(|| self.fetch_chunk(c)).clone();
         if answer.is_err() {
-            let mut chunks = self.chunks.lock().unwrap_or_else(|e| e.into_inner());
+            let mut chunks = self.chunks.lock();
             if chunks.peek(&c).is_some_and(|kept| Arc::ptr_eq(kept, &cell)) {
                 chunks.pop(&c);
             }
@@ -193,12 +189,7 @@ impl SlicedBlocks {
 impl BlockProducer for SlicedBlocks {
     /// The most the kept regions may take.
     fn held_bytes(&self) -> usize {
-        let kept = self
-            .chunks
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .cap()
-            .get() as u64;
+        let kept = self.chunks.lock().cap().get() as u64;
         usize::try_from(kept.saturating_mul(self.geometry.chunk_nbytes())).unwrap_or(usize::MAX)
     }
 
