@@ -9,16 +9,21 @@
 //! - [`views`]: one renderer per presented file (meta.json, the npy header,
 //!   zarr, data.txt, preview.png, table.csv, items.jsonl) and the table of
 //!   the files an array folder presents;
-//! - [`tree`]: the namespace: which folders and files exist, their sizes
-//!   and inodes, open handles, and the in-process filesystem the adapter
-//!   drives;
+//! - [`catalog`]: what each source (local folders, remote roots, Caterva2,
+//!   stores, computed operands) holds as folders, and their loaded versions;
+//! - [`tree`]: the namespace: which folders and files exist, their sizes,
+//!   inodes and errors;
+//! - [`fs`]: the filesystem core the adapter drives: open files, reads,
+//!   `.stats`;
 //! - [`mount`]: the fuser adapter, the daemon, signals, allocator tuning;
 //! - [`compute`]: saved lazy expressions (python-blosc2's `lazyexpr`):
 //!   their recipe, dtype rules and blockwise evaluation, pure (no files).
 
+pub mod catalog;
 pub mod cli;
 pub mod compute;
 pub mod format;
+pub mod fs;
 pub mod mount;
 pub mod read;
 pub mod source;

@@ -7,12 +7,12 @@ use std::sync::Arc;
 
 use clap::Parser;
 
+use blosc2fs::catalog::computed::{compute_alone, Computer};
+use blosc2fs::catalog::store::{self, LoadedStore};
 use blosc2fs::cli::{normalize_args, open_file, Cli, Command};
 use blosc2fs::read::whole::{read_whole, WholeError};
 use blosc2fs::read::Planner;
 use blosc2fs::source::store::{Store, StoreFormat};
-use blosc2fs::tree::computed::{compute_alone, Computer};
-use blosc2fs::tree::store::{self, LoadedStore};
 use blosc2fs::views::meta_json;
 
 fn main() -> ExitCode {

@@ -14,9 +14,9 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 
+use blosc2fs::fs::{Filesystem, FsConfig, FsError};
 use blosc2fs::read::planner::layout_budget;
 use blosc2fs::read::{Blocks, Planner, Stats};
-use blosc2fs::tree::{Filesystem, FsConfig, FsError};
 use common::inproc::*;
 use common::*;
 

@@ -16,10 +16,10 @@ use std::process::Command;
 use std::sync::Arc;
 
 use blosc2fs::format::Problem;
+use blosc2fs::fs::{Attr, Filesystem, FsConfig, FsError};
 use blosc2fs::read::planner::layout_budget;
 use blosc2fs::read::{Blocks, Planner, Stats};
 use blosc2fs::source::open_array;
-use blosc2fs::tree::{Attr, Filesystem, FsConfig, FsError};
 use common::mount::binary;
 use common::*;
 

@@ -1,5 +1,5 @@
 //! The filesystem logic driven in-process, with no FUSE and no `/dev/fuse`:
-//! `blosc2fs::tree::Filesystem` is called directly (lookup, getattr,
+//! `blosc2fs::fs::Filesystem` is called directly (lookup, getattr,
 //! readdir, open, read, release, access) the way the fuser adapter calls it.
 //!
 //! Covered here:
@@ -29,9 +29,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, OnceLock};
 
+use blosc2fs::fs::{Filesystem, FsConfig, FsError, Kind};
 use blosc2fs::read::planner::layout_budget;
 use blosc2fs::read::{Blocks, Planner, Prefetcher, Stats};
-use blosc2fs::tree::{Filesystem, FsConfig, FsError, Kind};
 use common::inproc::{entries as list, walk, ROOT};
 use common::*;
 

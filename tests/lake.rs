@@ -1,6 +1,6 @@
 //! A data lake in-process: many arrays, few descriptors, a small metadata
 //! budget, and the tree walk's safety (symlink loops, the mount's own
-//! mountpoint), driven through `blosc2fs::tree::Filesystem` without FUSE.
+//! mountpoint), driven through `blosc2fs::fs::Filesystem` without FUSE.
 //! The same limits under a real mount are in `tests/lake_mount.rs`.
 //!
 //! Expected bytes come from the python-blosc2 4.14.1 oracle: a few template
@@ -16,10 +16,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use blosc2fs::fs::{Filesystem, FsConfig, FsError, Kind};
 use blosc2fs::read::planner::layout_budget;
 use blosc2fs::read::{Blocks, Planner, Stats};
 use blosc2fs::source::fds;
-use blosc2fs::tree::{Filesystem, FsConfig, FsError, Kind};
 use common::inproc::*;
 use common::lake::*;
 

@@ -14,9 +14,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
+use blosc2fs::fs::{Filesystem, FsConfig, FsError, Kind};
 use blosc2fs::read::planner::layout_budget;
 use blosc2fs::read::{Blocks, Planner, Stats};
-use blosc2fs::tree::{Filesystem, FsConfig, FsError, Kind};
 use common::inproc::{children, walk};
 use common::mount::{run_python, serial_with_fuse, Mount};
 use common::*;

@@ -70,7 +70,7 @@ impl Default for MountConfig {
             mountpoint: PathBuf::new(),
             foreground: false,
             cache_size: 512 << 20,
-            meta_cache: crate::tree::meta_cache::DEFAULT_META_CACHE as u64,
+            meta_cache: crate::catalog::meta_cache::DEFAULT_META_CACHE as u64,
             views: ViewSet::ALL,
             threads: 2,
             prefetch_threads: 2,

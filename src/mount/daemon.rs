@@ -19,15 +19,15 @@ use super::fuse::{AdapterOptions, FuseAdapter};
 use super::fusermount;
 use super::sched;
 use super::MountConfig;
+#[cfg(feature = "remote")]
+use crate::catalog::remote::RemoteRoot;
+use crate::fs::{Filesystem, FsConfig};
 use crate::read::helper::DecodeHelpers;
 use crate::read::planner::layout_budget;
 use crate::read::{Blocks, Planner, Prefetcher, Stats};
 #[cfg(feature = "remote")]
 use crate::source::remote::{RemoteOptions, RemoteUrl, Scheme};
 use crate::source::urls::{is_remote_url, redact_url};
-#[cfg(feature = "remote")]
-use crate::tree::remote::RemoteRoot;
-use crate::tree::{Filesystem, FsConfig};
 
 /// How the mount is made.
 #[derive(Debug, Clone, PartialEq, Eq)]

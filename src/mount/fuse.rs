@@ -16,7 +16,7 @@ use fuser::{
 };
 
 use super::waiting::WaitPool;
-use crate::tree::{Attr, Filesystem, FsError, Kind};
+use crate::fs::{Attr, Filesystem, FsError, Kind};
 
 /// What the adapter adds to the filesystem's attributes.
 #[derive(Debug, Clone)]

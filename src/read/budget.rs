@@ -1,7 +1,7 @@
 //! One least-recently-used map bounded by a byte budget, for every cache
 //! of the daemon that holds things of different sizes: decoded blocks
 //! ([`super::cache`]), chunk layouts ([`super::layouts`]) and the state
-//! array and store entries build when they load (`tree::meta_cache`).
+//! array and store entries build when they load (`catalog::meta_cache`).
 //!
 //! Each value is put with its weight (its bytes plus whatever bookkeeping
 //! its owner charges); putting a value pops the least recently used ones

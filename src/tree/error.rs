@@ -34,6 +34,11 @@ pub enum FsError {
     /// Every attempt to change anything: the filesystem is read-only.
     #[error("read-only file system")]
     ReadOnly,
+    /// The inode presents a version of its source that is gone (the source
+    /// changed since it was looked up); the kernel looks the name up again
+    /// and finds the new node (ESTALE).
+    #[error("stale file handle")]
+    Stale,
     /// A file's bytes could not be read or decoded (names the file and, for
     /// data, the chunk).
     #[error(transparent)]
@@ -55,6 +60,7 @@ impl FsError {
             FsError::Range => libc::ERANGE,
             FsError::BadHandle => libc::EBADF,
             FsError::ReadOnly => libc::EROFS,
+            FsError::Stale => libc::ESTALE,
             FsError::Format(_) => libc::EIO,
             FsError::Io(e) => match e.kind() {
                 std::io::ErrorKind::NotFound => libc::ENOENT,
@@ -82,6 +88,7 @@ mod tests {
             libc::ENAMETOOLONG
         );
         assert_eq!(FsError::ReadOnly.errno(), libc::EROFS);
+        assert_eq!(FsError::Stale.errno(), libc::ESTALE);
         let corrupt = format::Error::new(
             std::path::Path::new("a.b2nd"),
             format::Problem::corrupt("chunk", "bad").in_chunk(3),

@@ -4,13 +4,14 @@
 //!
 //! A node is interned under its folder and name ([`super::nodes`]) the
 //! first time it is listed or looked up, and gets a new number when its
-//! source changes, so open files keep the version they opened. Local folders are listed by [`listing`],
-//! remote ones by [`remote`], stores by [`store`]; what an array folder
-//! holds is the views' table ([`crate::views::ARRAY_FILES`]).
+//! source changes, so open files keep the version they opened. Local
+//! folders are listed by the catalog's [`listing`], remote ones by its
+//! [`remote`], stores by its [`store`]; what an array folder holds is the
+//! views' table ([`crate::views::ARRAY_FILES`]).
 //!
-//! [`listing`]: super::listing
-//! [`remote`]: super::remote
-//! [`store`]: super::store
+//! [`listing`]: crate::catalog::listing
+//! [`remote`]: crate::catalog::remote
+//! [`store`]: crate::catalog::store
 
 use parking_lot::RwLock;
 use std::ffi::{OsStr, OsString};
@@ -29,17 +30,19 @@ use crate::views::{
     array_file, array_files_in, find_array_file, zarr, Content, FileId, Folder, Kind, ViewSet,
 };
 
-use super::access::Access;
-use super::entry::{ArrayEntry, Loaded, OnLoad};
 use super::error::FsError;
 use super::inode::{self, Role};
-use super::listing::{classify, node_meta, scan, Class, Fence, Found};
-use super::location::Origin;
-use super::meta_cache::{MetaCache, MetaCacheStats};
 use super::nodes::{Nodes, Place};
+use crate::catalog::access::Access;
+use crate::catalog::entry::{ArrayEntry, Loaded, OnLoad};
+use crate::catalog::listing::{classify, node_meta, scan, Class, Fence, Found};
+use crate::catalog::location::Origin;
+use crate::catalog::meta_cache::{MetaCache, MetaCacheStats};
 #[cfg(feature = "remote")]
-use super::remote::{io_error, join, remote_access, RemoteClass, RemoteObject, RemoteRoot};
-use super::store::{self, ChildKind, LoadedStore, StoreEntry};
+use crate::catalog::remote::{
+    io_error, join, remote_access, RemoteClass, RemoteObject, RemoteRoot,
+};
+use crate::catalog::store::{self, ChildKind, LoadedStore, StoreEntry};
 
 /// Attributes of a presented entry (`--uid`/`--gid` are applied by the adapter).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -539,7 +542,7 @@ impl Tree {
     }
 
     fn folder_view(&self, kind: &NodeKind) -> Result<Option<FolderView>, FsError> {
-        let stale = || FsError::Io(std::io::Error::from_raw_os_error(libc::ESTALE));
+        let stale = || FsError::Stale;
         Ok(match kind {
             NodeKind::Store(entry) => Some(
                 match &*{

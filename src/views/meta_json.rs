@@ -198,13 +198,6 @@ pub fn render(array: &Array) -> Json {
     doc
 }
 
-/// A JSON document as a presented file: pretty-printed, ending in a newline.
-pub fn json_bytes(doc: &Json) -> Vec<u8> {
-    let mut text = serde_json::to_vec_pretty(doc).unwrap_or_default();
-    text.push(b'\n');
-    text
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -251,14 +244,6 @@ mod tests {
                 doc["codec"].as_str()
             ),
             (Some(4), Some(3), Some("zstd"))
-        );
-    }
-
-    #[test]
-    fn json_files_end_in_a_newline() {
-        assert_eq!(
-            json_bytes(&json!({"a": [1, 2]})),
-            b"{\n  \"a\": [\n    1,\n    2\n  ]\n}\n"
         );
     }
 }

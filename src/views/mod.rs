@@ -24,6 +24,7 @@ pub mod dtype;
 pub mod envi;
 pub mod imaging;
 pub mod items;
+pub mod json;
 pub mod meta_json;
 pub mod metaimage;
 pub mod npy;

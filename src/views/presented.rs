@@ -13,7 +13,7 @@ use crate::read::{row_bytes, RowMap, RowSelection, View};
 
 use super::dtype::presented_dtype;
 use super::imaging::Raster;
-use super::meta_json::json_bytes;
+use super::json::json_bytes;
 use super::{envi, items, meta_json, metaimage, npy, nrrd, zarr};
 
 /// Everything rendered for one version of an array.

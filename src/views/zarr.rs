@@ -33,9 +33,7 @@ pub fn zarray(shape: &[u64], chunks: &[u64], dtype: Json) -> Vec<u8> {
         "filters": null,
         "dimension_separator": ".",
     });
-    let mut text = serde_json::to_vec_pretty(&doc).unwrap_or_default();
-    text.push(b'\n');
-    text
+    super::json::json_bytes(&doc)
 }
 
 /// File name of the chunk at grid `coords` (0-d: "0").

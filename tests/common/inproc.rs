@@ -1,9 +1,9 @@
-//! Driving `blosc2fs::tree::Filesystem` in-process, as the FUSE adapter
+//! Driving `blosc2fs::fs::Filesystem` in-process, as the FUSE adapter
 //! does: look a path up, list a folder, read a file whole.
 
 use std::ffi::OsStr;
 
-use blosc2fs::tree::{Attr, Filesystem, FsError, Kind};
+use blosc2fs::fs::{Attr, Filesystem, FsError, Kind};
 
 /// FUSE's root inode.
 pub const ROOT: u64 = 1;

@@ -14,23 +14,25 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::format::source::Pin;
 use crate::format::{Array, Problem};
 use crate::read::{Planner, Served, Stats, StreamState, View};
 
 use crate::views::preview::PreviewPlan;
 use crate::views::text::TextLayout;
 
-use crate::views::{Content, ViewSet};
+use crate::views::Content;
 
-use super::computed::Computer;
-use super::entry::{Loaded, Loading, OnLoad};
-use super::error::FsError;
-use super::listing::Fence;
-use super::meta_cache::{MetaCache, DEFAULT_META_CACHE};
-use super::namespace::{Attr, DirEntry, Tree};
+use crate::catalog::computed::Computer;
+use crate::catalog::entry::{Loaded, Loading, OnLoad};
+use crate::catalog::listing::Fence;
+use crate::catalog::meta_cache::MetaCache;
+use crate::tree::error::FsError;
+use crate::tree::namespace::{Attr, DirEntry, Tree};
+
+use super::config::FsConfig;
+use super::open_file::{pin, OpenFile, Opened};
 #[cfg(feature = "remote")]
-use super::remote::RemoteRoot;
+use crate::catalog::remote::RemoteRoot;
 
 /// Inodes whose last served array version is remembered (to keep the
 /// kernel's page cache across opens of an unchanged file). Forgetting one
@@ -46,75 +48,6 @@ const PREVIEWS: usize = 32;
 
 /// Directory entries a readdir call returns at most.
 const READDIR_BATCH: usize = 4096;
-
-/// Settings of the filesystem logic (ownership and timeouts are the adapter's).
-#[derive(Debug, Clone)]
-pub struct FsConfig {
-    /// Open array files with direct I/O (no kernel page cache).
-    pub direct_io: bool,
-    /// Byte budget of what entries load (`--meta-cache`): parsed headers and
-    /// chunk indexes, meta.json bytes, store listings.
-    pub meta_cache: usize,
-    /// The mount's own mountpoint, when it lies in the source tree: never
-    /// listed, looked up or opened (the daemon would wait on itself).
-    pub mountpoint: Option<std::path::PathBuf>,
-    /// The presented files the mount offers (`--views`; `data` and
-    /// `meta.json` always).
-    pub views: ViewSet,
-}
-
-impl Default for FsConfig {
-    fn default() -> FsConfig {
-        FsConfig {
-            direct_io: false,
-            meta_cache: DEFAULT_META_CACHE,
-            mountpoint: None,
-            views: ViewSet::ALL,
-        }
-    }
-}
-
-/// What an open answers besides the handle.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Opened {
-    /// The handle to pass to `read` and `release`.
-    pub fh: u64,
-    /// The kernel may keep the file's cached pages (same version as last time).
-    pub keep_cache: bool,
-    /// Bypass the page cache for this handle.
-    pub direct_io: bool,
-}
-
-struct OpenFile {
-    content: Content,
-    stream: StreamState,
-    /// Opened without direct_io: the kernel reads ahead for this file.
-    kernel_reads_ahead: bool,
-    /// Keeps the version opened alive (and its inodes answering) while open.
-    _version: Option<Arc<Loaded>>,
-    /// Keeps the source's descriptor open while open, so a file replaced
-    /// under it keeps reading the bytes it opened.
-    _pin: Option<Pin>,
-}
-
-/// Hold the descriptor of the array `content` reads, for as long as the
-/// file is open. A source replaced since it was loaded is ESTALE: the
-/// kernel looks the name up again and finds the new node.
-fn pin(content: &Content) -> Result<Option<Pin>, FsError> {
-    let (Content::Array { array, .. }
-    | Content::Text { array, .. }
-    | Content::Preview { array, .. }) = content
-    else {
-        return Ok(None);
-    };
-    array.pin().map_err(|p| match p {
-        Problem::SourceChanged(why) => {
-            log::info!("{}: {why}", array.name().display());
-            FsError::Io(std::io::Error::from_raw_os_error(libc::ESTALE))
-        }
-        p => FsError::Format(crate::format::Error::new(array.name(), p)),
-    })
-}
 
 /// The presented tree plus open files, read through the planner.
 pub struct Filesystem {
@@ -224,58 +157,7 @@ impl Filesystem {
 
     /// The `.stats` document.
     pub fn stats_json(&self) -> Vec<u8> {
-        let cache = self.planner.blocks().cache();
-        let (bytes, entries) = cache.usage();
-        let mut doc = self
-            .stats()
-            .to_json(bytes as u64, cache.budget() as u64, entries as u64);
-        let meta = self.tree.meta_stats();
-        let fds = crate::source::fds::pool().stats();
-        if let Some(obj) = doc.as_object_mut() {
-            obj.insert(
-                "meta_cache".into(),
-                serde_json::json!({ "budget": meta.budget, "bytes": meta.bytes, "entries": meta.entries, "loads": meta.loads, "evictions": meta.evictions }),
-            );
-            obj.insert(
-                "descriptors".into(),
-                serde_json::json!({
-                    "capacity": fds.capacity, "cached": fds.cached, "opens": fds.opens,
-                    "reopens": fds.reopens, "evictions": fds.evictions, "retries": fds.retries,
-                }),
-            );
-        }
-        #[cfg(feature = "remote")]
-        if let (Some(remote), Some(obj)) = (self.tree.remote_stats(), doc.as_object_mut()) {
-            let mut shown = serde_json::json!({
-                "requests": remote.requests(),
-                "gets": remote.gets,
-                "heads": remote.heads,
-                "lists": remote.lists,
-                "bytes_fetched": remote.bytes,
-                "errors": remote.errors,
-                "span_hits": remote.span_hits,
-                "hint_gets": remote.hint_gets,
-                "hint_bytes": remote.hint_bytes,
-                "hint_hits": remote.hint_hits,
-                "hints_dropped": remote.hints_dropped,
-                "bytes_in_flight": remote.inflight,
-                "bytes_in_flight_peak": remote.inflight_peak,
-                "bytes_held_and_in_flight_peak": remote.pool_peak,
-                "budget": remote.budget,
-            });
-            if remote.endpoints.iter().any(|&n| n > 0) {
-                use crate::source::remote::caterva2::Endpoint;
-                let endpoints: serde_json::Map<String, serde_json::Value> = Endpoint::ALL
-                    .iter()
-                    .map(|e| (e.name().to_string(), remote.endpoints[e.index()].into()))
-                    .collect();
-                shown["endpoints"] = endpoints.into();
-            }
-            obj.insert("remote".into(), shown);
-        }
-        let mut text = serde_json::to_vec_pretty(&doc).unwrap_or_default();
-        text.push(b'\n');
-        text
+        super::stats::document(&self.planner, &self.tree)
     }
 
     fn stats_size(&self) -> u64 {

@@ -53,7 +53,8 @@ fn next_number() -> u64 {
     NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
-fn stale() -> std::io::Error {
+/// The error of an entry whose version is gone (ESTALE: see `FsError::Stale`).
+pub(crate) fn stale() -> std::io::Error {
     std::io::Error::from_raw_os_error(libc::ESTALE)
 }
 

@@ -112,7 +112,7 @@ pub struct LoadedStore {
 }
 
 fn json_bytes(doc: &Json) -> Arc<Vec<u8>> {
-    Arc::new(crate::views::meta_json::json_bytes(doc))
+    Arc::new(crate::views::json::json_bytes(doc))
 }
 
 fn is_hidden_key(key: &str) -> bool {
@@ -529,7 +529,7 @@ impl StoreEntry {
     pub fn loaded(&self, load: u64) -> std::io::Result<Arc<LoadedStore>> {
         match &*self.current()? {
             Ok(store) if store.load == load => Ok(store.clone()),
-            _ => Err(std::io::Error::from_raw_os_error(libc::ESTALE)),
+            _ => Err(super::versioned::stale()),
         }
     }
 }

@@ -1,0 +1,29 @@
+//! What each kind of source holds as folders, and the loaded versions of
+//! what it holds: local folders ([`listing`]), remote roots ([`remote`],
+//! with the member files of remote `.b2d` stores in [`remote_members`]),
+//! stores and their groups and tables ([`store`]), where an array's bytes
+//! come from ([`location`]), which saved expressions are computed from
+//! which operands ([`computed`]), and who may read what ([`access`]).
+//! Loaded versions are kept within one byte budget ([`meta_cache`],
+//! [`versioned`]); [`entry`] is one array's loaded version.
+//!
+//! The namespace above ([`crate::tree`]) asks the catalog what a name is
+//! and opens what it names; the catalog knows nothing of inodes or FUSE.
+
+pub mod access;
+pub mod computed;
+pub mod entry;
+pub mod listing;
+pub mod location;
+pub mod meta_cache;
+#[cfg(feature = "remote")]
+pub mod remote;
+#[cfg(feature = "remote")]
+pub mod remote_members;
+pub mod store;
+pub mod versioned;
+
+pub use access::Access;
+pub use entry::{ArrayEntry, Loaded, Loading, OnLoad};
+pub use location::Origin;
+pub use meta_cache::{MetaCache, MetaCacheStats};

@@ -1,0 +1,33 @@
+//! What the filesystem core is told at start: direct I/O, the metadata
+//! budget, the mountpoint to fence off and the views to offer. Ownership and
+//! timeouts are the FUSE adapter's business (`crate::mount::config`).
+
+use crate::catalog::meta_cache::DEFAULT_META_CACHE;
+use crate::views::ViewSet;
+
+/// Settings of the filesystem logic (ownership and timeouts are the adapter's).
+#[derive(Debug, Clone)]
+pub struct FsConfig {
+    /// Open array files with direct I/O (no kernel page cache).
+    pub direct_io: bool,
+    /// Byte budget of what entries load (`--meta-cache`): parsed headers and
+    /// chunk indexes, meta.json bytes, store listings.
+    pub meta_cache: usize,
+    /// The mount's own mountpoint, when it lies in the source tree: never
+    /// listed, looked up or opened (the daemon would wait on itself).
+    pub mountpoint: Option<std::path::PathBuf>,
+    /// The presented files the mount offers (`--views`; `data` and
+    /// `meta.json` always).
+    pub views: ViewSet,
+}
+
+impl Default for FsConfig {
+    fn default() -> FsConfig {
+        FsConfig {
+            direct_io: false,
+            meta_cache: DEFAULT_META_CACHE,
+            mountpoint: None,
+            views: ViewSet::ALL,
+        }
+    }
+}

@@ -1,0 +1,61 @@
+//! The mount's `.stats` file: the counters of the block cache, the metadata
+//! cache, the descriptor pool and (for a remote mount) the connection, as one
+//! JSON document rendered afresh at each read.
+
+use crate::read::Planner;
+use crate::tree::namespace::Tree;
+use crate::views::json::json_bytes;
+
+/// The `.stats` document of the mount `tree` read through `planner`.
+pub(super) fn document(planner: &Planner, tree: &Tree) -> Vec<u8> {
+    let cache = planner.blocks().cache();
+    let (bytes, entries) = cache.usage();
+    let mut doc = planner
+        .stats()
+        .to_json(bytes as u64, cache.budget() as u64, entries as u64);
+    let meta = tree.meta_stats();
+    let fds = crate::source::fds::pool().stats();
+    if let Some(obj) = doc.as_object_mut() {
+        obj.insert(
+            "meta_cache".into(),
+            serde_json::json!({ "budget": meta.budget, "bytes": meta.bytes, "entries": meta.entries, "loads": meta.loads, "evictions": meta.evictions }),
+        );
+        obj.insert(
+            "descriptors".into(),
+            serde_json::json!({
+                "capacity": fds.capacity, "cached": fds.cached, "opens": fds.opens,
+                "reopens": fds.reopens, "evictions": fds.evictions, "retries": fds.retries,
+            }),
+        );
+    }
+    #[cfg(feature = "remote")]
+    if let (Some(remote), Some(obj)) = (tree.remote_stats(), doc.as_object_mut()) {
+        let mut shown = serde_json::json!({
+            "requests": remote.requests(),
+            "gets": remote.gets,
+            "heads": remote.heads,
+            "lists": remote.lists,
+            "bytes_fetched": remote.bytes,
+            "errors": remote.errors,
+            "span_hits": remote.span_hits,
+            "hint_gets": remote.hint_gets,
+            "hint_bytes": remote.hint_bytes,
+            "hint_hits": remote.hint_hits,
+            "hints_dropped": remote.hints_dropped,
+            "bytes_in_flight": remote.inflight,
+            "bytes_in_flight_peak": remote.inflight_peak,
+            "bytes_held_and_in_flight_peak": remote.pool_peak,
+            "budget": remote.budget,
+        });
+        if remote.endpoints.iter().any(|&n| n > 0) {
+            use crate::source::remote::caterva2::Endpoint;
+            let endpoints: serde_json::Map<String, serde_json::Value> = Endpoint::ALL
+                .iter()
+                .map(|e| (e.name().to_string(), remote.endpoints[e.index()].into()))
+                .collect();
+            shown["endpoints"] = endpoints.into();
+        }
+        obj.insert("remote".into(), shown);
+    }
+    json_bytes(&doc)
+}
