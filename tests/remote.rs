@@ -500,7 +500,7 @@ fn denied_and_missing_objects_name_the_url_without_credentials() {
     }
     // Through the CLI, with a presigned-looking query string.
     server.script(&[], Act::Status(403));
-    let out = blosc2fs(&["info", &format!("{url}")], &[]);
+    let out = blosc2fs(&["info", &url], &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(
@@ -785,6 +785,7 @@ fn every_fixture_cats_exactly_from_s3_and_prefixes_list() {
 }
 
 #[test]
+#[allow(clippy::single_range_in_vec_init)] // a list of one range is read_ranges' input here
 fn read_ranges_coalesce_neighbours_into_few_gets() {
     let bytes = pattern(8 << 20);
     let server = FaultServer::start(bytes.clone());
@@ -820,19 +821,18 @@ fn read_ranges_coalesce_neighbours_into_few_gets() {
 
 use common::mount::{serial_with_fuse, Mount};
 
+/// Environment variables given to a blosc2fs child: (name, value).
+type Env = Vec<(&'static str, String)>;
+
 /// A moto server holding every committed fixture in bucket `bucket` (keys
 /// are the paths under tests/fixtures), and the environment that reaches it.
-fn moto_with_fixtures(
-    bucket: &str,
-    test: &str,
-) -> Option<(Server, u16, Vec<(&'static str, String)>)> {
+fn moto_with_fixtures(bucket: &str, test: &str) -> Option<(Server, u16, Env)> {
     if !have_python_module("moto", test) || !have_python_module("boto3", test) {
         return None;
     }
     let (server, port) = start_moto();
     upload_dir(port, bucket, &fixtures_dir());
-    let mut env: Vec<(&'static str, String)> =
-        S3_ENV.iter().map(|(k, v)| (*k, v.to_string())).collect();
+    let mut env: Env = S3_ENV.iter().map(|(k, v)| (*k, v.to_string())).collect();
     env.push(("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{port}")));
     Some((server, port, env))
 }
@@ -1608,8 +1608,7 @@ fn saved_expressions_on_a_prefix_compute_from_operands_under_the_same_root() {
     );
     let (_server, port) = start_moto();
     upload_dir(port, "computed", &dir.path().join("src"));
-    let mut env: Vec<(&'static str, String)> =
-        S3_ENV.iter().map(|(k, v)| (*k, v.to_string())).collect();
+    let mut env: Env = S3_ENV.iter().map(|(k, v)| (*k, v.to_string())).collect();
     env.push(("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{port}")));
     let mount = Mount::start_with_env(Path::new("s3://computed/"), &[], &env_refs(&env));
     for (name, path) in [

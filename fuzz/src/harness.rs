@@ -233,10 +233,13 @@ pub fn metalayer(data: &[u8]) {
     }
 }
 
+/// A ZFP case: codec id, meta, typesize, blockshape and the stream.
+type ZfpCase<'a> = (u8, u8, usize, Vec<u64>, &'a [u8]);
+
 /// ZFP parameters from the fuzz input: byte 0 = mode (bits 0-1: 33, 34, 35),
 /// typesize (bit 2: 4 or 8) and ndim (bits 3-4: 1 to 4); byte 1 = meta;
 /// bytes 2..6 = the blockshape (each 1 to 16); the rest is the stream.
-fn zfp_case(rest: &[u8]) -> Option<(u8, u8, usize, Vec<u64>, &[u8])> {
+fn zfp_case(rest: &[u8]) -> Option<ZfpCase<'_>> {
     if rest.len() < 6 {
         return None;
     }

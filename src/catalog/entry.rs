@@ -23,10 +23,13 @@ use super::location::Origin;
 use super::meta_cache::MetaCache;
 use super::versioned::{Reload, Versioned};
 
+/// Told of every array an entry opens.
+pub type Preload = Box<dyn Fn(&Arc<Array>) + Send + Sync>;
+
 /// What entries do with each array they open.
 pub struct Loading {
     /// Told of every array opened (the read layer preloads its layouts).
-    pub preload: Box<dyn Fn(&Arc<Array>) + Send + Sync>,
+    pub preload: Preload,
     /// Turns saved expressions into computed arrays; without it they show
     /// `meta.json` only.
     pub computer: Option<Computer>,

@@ -276,7 +276,7 @@ impl RemoteRoot {
         let key = loc.key();
         let root_name = key.split('/').next().unwrap_or_default().to_string();
         let roots = loc.roots()?;
-        if !roots.iter().any(|r| *r == root_name) {
+        if !roots.contains(&root_name) {
             let hint = if loc.has_login() {
                 "the login given does not reach it"
             } else {

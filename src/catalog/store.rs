@@ -502,6 +502,9 @@ impl StoreEntry {
     /// The version presented (loaded on first use and after eviction; a
     /// mount root reloads when the file changed).
     pub fn current(&self) -> std::io::Result<StoreLoad> {
+        // The Err is a failed load kept as the entry's value (StoreResult),
+        // not an error passed up with `?`: its size costs nothing here.
+        #[allow(clippy::result_large_err)]
         let load = |(version, mtime): &(Version, SystemTime), why: Reload, number: u64| {
             if why == Reload::Changed {
                 log::info!("{} changed; reopening", self.path.display());

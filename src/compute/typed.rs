@@ -127,9 +127,9 @@ struct Typer<'a> {
 }
 
 /// How float32 parts of an expression are computed. python-blosc2 4.14.1
-/// (both engines, probed with integers too large for float32, e.g. int32
-/// + float32 near 1e8) differs from numpy's node-by-node types in two ways,
-/// and reports numpy's dtype for the result:
+/// (both engines, probed with integers too large for float32, e.g.
+/// int32 + float32 near 1e8) differs from numpy's node-by-node types in two
+/// ways, and reports numpy's dtype for the result:
 /// - an integer meeting float32 in `+ - * /` or `where` is cast to float32
 ///   and the operation done in float32 (`i + b`, `(u * i) + b`, `(i + b) *
 ///   d` with float64 `d` takes `i + b` in float32); `%` (`reciprocal(b) %

@@ -53,6 +53,10 @@ enum Container {
 }
 
 /// How the array's bytes map onto chunks.
+// One Shape per opened array, inside its Array (itself shared by Arc), and
+// most arrays are Nd: boxing it would add an allocation and a pointer to
+// follow on every read and save no memory.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum Shape {
     /// b2nd or caterva: an N-d array in chunks of blocks.
@@ -804,9 +808,9 @@ impl Array {
                 )));
             }
             let range = layout.block_source_range(b as usize);
-            if !offset
+            if offset
                 .checked_add(out.len() as u64)
-                .is_some_and(|e| e <= range.end - range.start)
+                .is_none_or(|e| e > range.end - range.start)
             {
                 return Err(Problem::OutOfRange(format!(
                     "bytes {offset}+{} of block {b} ({} bytes)",

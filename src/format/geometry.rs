@@ -124,7 +124,7 @@ impl Geometry {
         let block_grid = extchunkshape
             .iter()
             .zip(blockshape)
-            .map(|(&e, &b)| if b == 0 { 0 } else { e / b })
+            .map(|(&e, &b)| e.checked_div(b).unwrap_or(0))
             .collect();
         let g = Geometry {
             shape: shape.to_vec(),

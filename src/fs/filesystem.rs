@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::format::{Array, Problem};
-use crate::read::{Planner, Served, Stats, StreamState, View};
+use crate::read::{Planner, Served, Stats, StreamRead, StreamState, View};
 
 use crate::views::preview::PreviewPlan;
 use crate::views::text::TextLayout;
@@ -322,8 +322,10 @@ impl Filesystem {
                     .read_stream_served(
                         array,
                         view,
-                        &handle.stream,
-                        handle.kernel_reads_ahead,
+                        StreamRead {
+                            stream: &handle.stream,
+                            kernel_reads_ahead: handle.kernel_reads_ahead,
+                        },
                         offset,
                         size as u64,
                         out,

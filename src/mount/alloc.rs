@@ -8,6 +8,7 @@
 //! - blocks above the mmap threshold are mapped and unmapped, and a freed
 //!   heap top is trimmed: every decode then pays fresh page faults (about 15 %
 //!   of a random block read in `perf`).
+//!
 //! So: one arena, no mmap for block-sized allocations, and no trimming below
 //! 64 MiB of free heap.
 

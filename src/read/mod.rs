@@ -20,7 +20,7 @@ pub mod whole;
 pub use blocks::Blocks;
 pub use budget::ByteLru;
 pub use cache::BlockCache;
-pub use planner::{read_uncached, Planner, RowSelection, Served, View};
+pub use planner::{read_uncached, Planner, RowSelection, Served, StreamRead, View};
 pub use prefetch::Prefetcher;
 pub use rows::{row_bytes, RowMap};
 pub use stats::Stats;

@@ -177,6 +177,16 @@ impl Served {
     }
 }
 
+/// An open file's reads as [`Planner::read_stream_served`] takes them.
+#[derive(Debug, Clone, Copy)]
+pub struct StreamRead<'a> {
+    /// Where the file's reads have been going.
+    pub stream: &'a StreamState,
+    /// Whether the kernel reads ahead for the file (false for a direct_io
+    /// file).
+    pub kernel_reads_ahead: bool,
+}
+
 /// Reads presented files through the shared caches.
 pub struct Planner {
     blocks: Arc<Blocks>,
@@ -424,7 +434,11 @@ impl Planner {
         size: u64,
         out: &mut Vec<u8>,
     ) -> Result<(), Error> {
-        self.read_stream_served(array, view, stream, false, offset, size, out)?
+        let reads = StreamRead {
+            stream,
+            kernel_reads_ahead: false,
+        };
+        self.read_stream_served(array, view, reads, offset, size, out)?
             .into_buffer(out);
         Ok(())
     }
@@ -432,22 +446,25 @@ impl Planner {
     /// [`Self::read_stream_into`] answering like [`Self::read_served`].
     ///
     /// Blocks are prefetched for a sequential reader only when the kernel
-    /// does not read ahead for it (`kernel_reads_ahead` false: a direct_io
-    /// file) or the source may wait on a network. Otherwise the kernel's
-    /// readahead already sends several requests at once, the FUSE threads
-    /// decode them side by side straight into their replies, and decoding
-    /// into the cache first would only add a copy (measured: 0.92 against
-    /// 0.64 daemon CPU-seconds per GiB on an LZ4 scan).
+    /// does not read ahead for it ([`StreamRead::kernel_reads_ahead`] false:
+    /// a direct_io file) or the source may wait on a network. Otherwise the
+    /// kernel's readahead already sends several requests at once, the FUSE
+    /// threads decode them side by side straight into their replies, and
+    /// decoding into the cache first would only add a copy (measured: 0.92
+    /// against 0.64 daemon CPU-seconds per GiB on an LZ4 scan).
     pub fn read_stream_served(
         &self,
         array: &Arc<Array>,
         view: &View,
-        stream: &StreamState,
-        kernel_reads_ahead: bool,
+        reads: StreamRead<'_>,
         offset: u64,
         size: u64,
         out: &mut Vec<u8>,
     ) -> Result<Served, Error> {
+        let StreamRead {
+            stream,
+            kernel_reads_ahead,
+        } = reads;
         let sequential = stream.follows(offset, size);
         let prefetcher = self
             .prefetcher
@@ -1063,11 +1080,15 @@ mod tests {
             0,
         );
         let stream = StreamState::default();
+        let reads = StreamRead {
+            stream: &stream,
+            kernel_reads_ahead: true,
+        };
         let mut out = vec![0x5Au8; 3];
         // Small reads, each away from where the last one ended.
         for (start, n) in [(1000u64, 40u64), (17, 9), (4000, 200), (2500, 8)] {
             let served = planner
-                .read_stream_served(&array, &View::Data, &stream, true, start, n, &mut out)
+                .read_stream_served(&array, &View::Data, reads, start, n, &mut out)
                 .unwrap();
             assert!(matches!(served, Served::Buffer));
             assert!(
@@ -1086,7 +1107,7 @@ mod tests {
         for n in [10u64, 30, 7] {
             let mut buf = Vec::new();
             let served = planner
-                .read_stream_served(&array, &View::Data, &stream, true, at, n, &mut buf)
+                .read_stream_served(&array, &View::Data, reads, at, n, &mut buf)
                 .unwrap();
             let got = served.bytes(&buf).to_vec();
             assert!(
@@ -1133,8 +1154,10 @@ mod tests {
                     .read_stream_served(
                         &array,
                         &View::Data,
-                        &stream,
-                        false,
+                        StreamRead {
+                            stream: &stream,
+                            kernel_reads_ahead: false,
+                        },
                         got.len() as u64,
                         block_bytes,
                         &mut buf,

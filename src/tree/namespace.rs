@@ -704,7 +704,7 @@ impl Tree {
                     Location::Local(path) => node_meta(real.as_deref().unwrap_or(path)),
                     #[cfg(feature = "remote")]
                     Location::Remote(_) => self.remote_dir_meta(),
-                    Location::InStore { .. } => return Err(FsError::NotFound),
+                    Location::InStore => return Err(FsError::NotFound),
                 };
                 return Ok(Attr {
                     perm: access.dir_perm(),
@@ -861,7 +861,6 @@ impl Tree {
     pub fn readdir(&self, ino: u64, from: u64, limit: usize) -> Result<Vec<DirEntry>, FsError> {
         let (node, role) = self.decode(ino)?;
         let (parent, kind) = self.node_info(node)?;
-        let out: Vec<DirEntry>;
         let parent_ino = if role == Role::File(FileId::ChunksDir) {
             inode::encode(node, Role::Node)
         } else {
@@ -899,7 +898,6 @@ impl Tree {
                     };
                     fixed.push((inode::encode(child, Role::Node), kind, name));
                 }
-                out = fixed;
             }
             (Role::Node, NodeKind::Array(entry)) => {
                 let loaded = entry.current().map_err(FsError::from)?;
@@ -910,7 +908,6 @@ impl Tree {
                         OsString::from(spec.name),
                     ));
                 }
-                out = fixed;
             }
             (Role::Node, kind @ (NodeKind::Store(_) | NodeKind::Folder(_))) => {
                 fixed.push((
@@ -946,7 +943,6 @@ impl Tree {
                         }
                     }
                 }
-                out = fixed;
             }
             (Role::File(FileId::ChunksDir), NodeKind::Array(entry)) => {
                 let loaded = entry.current().map_err(FsError::from)?;
@@ -980,7 +976,7 @@ impl Tree {
             }
             _ => return Err(FsError::NotDir),
         }
-        Ok(out.into_iter().skip(from as usize).take(limit).collect())
+        Ok(fixed.into_iter().skip(from as usize).take(limit).collect())
     }
 
     /// Whether `ino` is a folder whose listing costs a scan (a mirrored

@@ -11,11 +11,11 @@
 //! - [`meta_json`] (+ [`redact`]): `meta.json`;
 //! - [`npy`]: the `.npy` header of `data.npy`;
 //! - [`zarr`]: `chunks/.zarray` and the chunk file names;
-//! - [`text`]: `data.txt`;
+//! - [`text`]: `data.txt`, the values as text;
 //! - [`preview`] (+ [`png`]): `preview.png`;
 //! - [`nrrd`], [`metaimage`], [`envi`] (+ [`imaging`]): the sidecar
 //!   headers `data.nhdr`, `data.mhd` and `data.hdr` that point at `data`;
-//! - [`items`]: `items.jsonl`;
+//! - [`items`]: `items.jsonl`, the items as JSON lines;
 //! - [`table_csv`]: a CTable folder's `table.csv`;
 //! - [`presented`]: what one array version renders when it is loaded;
 //! - [`selection`]: which of these files a mount offers (`--views`).

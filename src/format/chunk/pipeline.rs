@@ -190,7 +190,7 @@ impl ChunkLayout {
         b < self.nblocks()
             && matches!(self.storage, Storage::Streams { .. })
             && nstreams >= 2
-            && self.block_range(b).len() % nstreams == 0
+            && self.block_range(b).len().is_multiple_of(nstreams)
             && self.only_shuffle_over(nstreams)
     }
 

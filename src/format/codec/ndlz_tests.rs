@@ -313,7 +313,7 @@ fn mutated_streams_fail_or_write_every_byte() {
             for _ in 0..1 + rng.next() % 3 {
                 let at = 9 + (rng.next() as usize) % (bad.len() - 9).max(1);
                 if at < bad.len() {
-                    bad[at] = if rng.next() % 2 == 0 {
+                    bad[at] = if rng.next().is_multiple_of(2) {
                         bad[at] ^ (1 << (rng.next() % 8))
                     } else {
                         rng.next() as u8

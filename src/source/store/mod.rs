@@ -158,11 +158,7 @@ impl Store {
         let fail = |p: Problem| Error::new(path, p);
         let mut values = BTreeMap::new();
         let mut skipped = Vec::new();
-        let (archive, embed_source, version): (
-            Option<Arc<dyn ByteSource>>,
-            Option<Arc<dyn ByteSource>>,
-            Version,
-        ) = match format {
+        let (archive, embed_source, version) = match format {
             StoreFormat::Zip => {
                 let file: Arc<dyn ByteSource> = Arc::new(FileSource::open(path).map_err(fail)?);
                 let embed = read_zip(path, &file, &mut values, &mut skipped)?;

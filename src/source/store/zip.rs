@@ -131,13 +131,13 @@ fn locate_directory(archive: &dyn ByteSource) -> PResult<(u64, u64, u64)> {
     let mut count = u16_at(eocd, 10) as u64;
     let mut size = u32_at(eocd, 12) as u64;
     let mut offset = u32_at(eocd, 16) as u64;
-    if u16_at(eocd, 4) != 0 || u16_at(eocd, 6) != 0 || u16_at(eocd, 8) != u16_at(eocd, 10) {
-        if count != 0xffff {
-            return Err(Problem::unsupported(
-                "zip archive",
-                "spanning several disks",
-            ));
-        }
+    if (u16_at(eocd, 4) != 0 || u16_at(eocd, 6) != 0 || u16_at(eocd, 8) != u16_at(eocd, 10))
+        && count != 0xffff
+    {
+        return Err(Problem::unsupported(
+            "zip archive",
+            "spanning several disks",
+        ));
     }
     if (count == 0xffff || size == 0xffff_ffff || offset == 0xffff_ffff) && eocd_pos >= LOCATOR_LEN
     {

@@ -139,7 +139,7 @@ pub fn decompress(
 
 /// Whether `bytes` can be viewed as items of `typesize` bytes in place.
 fn aligned(bytes: &[u8], typesize: usize) -> bool {
-    (bytes.as_ptr() as usize) % typesize == 0
+    (bytes.as_ptr() as usize).is_multiple_of(typesize)
 }
 
 /// Decode `words` into `out` (aligned for the scalar type, exactly the field's size).

@@ -80,11 +80,9 @@ pub(crate) fn listing_of(prefix: &Path, names: &[String]) -> ListResult {
     for name in names {
         let name = name.trim_start_matches('/');
         match name.split_once('/') {
-            Some((dir, _)) if !dir.is_empty() => {
-                if !dirs.iter().any(|d| d == dir) {
-                    dirs.push(dir.to_string());
-                }
-            }
+            // A folder listed already (never the empty name).
+            Some((dir, _)) if dirs.iter().any(|d| d == dir) => {}
+            Some((dir, _)) if !dir.is_empty() => dirs.push(dir.to_string()),
             _ if !name.is_empty() => objects.push(ObjectMeta {
                 location: prefix.clone().join(name),
                 last_modified: chrono::DateTime::UNIX_EPOCH,
