@@ -1,6 +1,5 @@
 //! What each kind of source holds as folders, and the loaded versions of
-//! what it holds: local folders ([`listing`]), remote roots ([`remote`],
-//! with the member files of remote `.b2d` stores in [`remote_members`]),
+//! what it holds: local folders ([`listing`]), remote roots ([`remote`]),
 //! stores and their groups and tables ([`store`]), where an array's bytes
 //! come from ([`location`]), which saved expressions are computed from
 //! which operands ([`computed`]), and who may read what ([`access`]).
@@ -18,8 +17,6 @@ pub mod location;
 pub mod meta_cache;
 #[cfg(feature = "remote")]
 pub mod remote;
-#[cfg(feature = "remote")]
-pub mod remote_members;
 pub mod store;
 pub mod versioned;
 

@@ -15,7 +15,7 @@ use super::stats::StatsSnapshot;
 use super::store::{Connection, RemoteOptions};
 use super::url::RemoteUrl;
 use super::Scheme;
-use crate::format::source::{sparse_chunk_name, ByteSource, SparseChunks};
+use crate::format::source::{sparse_chunk_name, ByteSource, SparseChunks, Version, VersionTag};
 use crate::format::{Array, Description, Error, PResult};
 
 /// An object or prefix of a store, with the client to reach it.
@@ -46,6 +46,19 @@ impl ListedObject {
             size: meta.size,
             etag: meta.e_tag.clone(),
             modified: meta.last_modified.into(),
+        }
+    }
+
+    /// Its version as the listing or HEAD gave it: its ETag (else its
+    /// modification time) with its size.
+    pub fn version(&self) -> Version {
+        let tag = match &self.etag {
+            Some(e) => format!("etag {e}"),
+            None => format!("modified {:?}", self.modified),
+        };
+        Version {
+            len: self.size,
+            tag: VersionTag::Token(tag),
         }
     }
 }
@@ -137,6 +150,20 @@ impl RemoteLocation {
             url: self.url.with_key(path.as_ref()),
             path,
         }
+    }
+
+    /// The location of `key` (`/`-separated names, empty ones skipped)
+    /// under this one.
+    pub fn descendant(&self, key: &str) -> RemoteLocation {
+        key.split('/')
+            .filter(|s| !s.is_empty())
+            .fold(self.clone(), |loc, name| loc.child(name))
+    }
+
+    /// Whether this store's listings give each object's size (a Caterva2
+    /// server lists names only).
+    pub fn lists_sizes(&self) -> bool {
+        self.scheme() != Scheme::Caterva2
     }
 
     /// Open the object here (one GET: its first MiB, size and identity).

@@ -11,89 +11,23 @@
 //!   the delimiter listing, byte ranges of `/api/fetch` are the GETs.
 //! - [`info`]: what `/api/info` says of a dataset (shape, grid, dtype,
 //!   whether it is served in byte ranges, its ETag).
+//! - [`names`]: what a dataset path says by itself (a stored frame, a
+//!   leaf inside an HDF5 file or a store).
+//! - [`folder`]: a mounted root, folder or dataset: which listed names
+//!   are folders and which datasets, their versions, how each is opened,
+//!   and which `c2array` operands resolve to them.
 //! - [`sliced`]: datasets the server does not keep as a Blosc2 frame
 //!   (HDF5 leaves, proxies): each chunk read as the frame `/api/fetch?slice_=`
 //!   builds of its region, checked against the ETag it was opened with.
 
 pub(crate) mod config;
+pub mod folder;
 pub(crate) mod info;
+pub mod names;
 pub(crate) mod session;
 pub(crate) mod sliced;
 pub(crate) mod store;
 
 pub use info::DatasetInfo;
+pub use names::{in_container, in_hdf5, is_stored_frame};
 pub use session::Endpoint;
-
-/// Extensions of the files a Caterva2 server lists as folders of datasets
-/// (HDF5 files, whose leaves are datasets, and `.b2z` stores, whose keys are).
-pub const CONTAINERS: [&str; 3] = ["h5", "hdf5", "b2z"];
-
-/// Extensions of stored frames, which the server serves in byte ranges.
-const FRAMES: [&str; 4] = ["b2nd", "b2frame", "b2f", "b2"];
-
-fn extension(name: &str) -> Option<&str> {
-    name.rsplit_once('.')
-        .map(|(_, ext)| ext)
-        .filter(|e| !e.is_empty())
-}
-
-/// Whether dataset path `key` lies inside a container (an HDF5 file, a
-/// `.b2z` store): the server lists inside it, and its leaves are datasets
-/// whatever their names.
-pub fn in_container(key: &str) -> bool {
-    let parents = key
-        .trim_end_matches('/')
-        .rsplit_once('/')
-        .map_or("", |(p, _)| p);
-    parents
-        .split('/')
-        .any(|p| extension(p).is_some_and(|e| CONTAINERS.contains(&e)))
-}
-
-/// Whether dataset path `key` lies inside an HDF5 file, whose leaves the
-/// server never serves in byte ranges.
-pub fn in_hdf5(key: &str) -> bool {
-    let parents = key
-        .trim_end_matches('/')
-        .rsplit_once('/')
-        .map_or("", |(p, _)| p);
-    parents
-        .split('/')
-        .any(|p| matches!(extension(p), Some("h5" | "hdf5")))
-}
-
-/// Whether `key` names a stored frame by its name alone (a frame
-/// extension, outside containers): read in byte ranges, its `/api/info`
-/// never needed.
-pub fn is_stored_frame(key: &str) -> bool {
-    let name = key
-        .trim_end_matches('/')
-        .rsplit('/')
-        .next()
-        .unwrap_or_default();
-    extension(name).is_some_and(|e| FRAMES.contains(&e)) && !in_container(key)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn frames_by_name_and_containers() {
-        assert!(is_stored_frame("@public/dir/a.b2nd") && is_stored_frame("@public/x.b2frame"));
-        assert!(
-            !is_stored_frame("@public/s.b2z/a.b2nd"),
-            "a store's leaf: ask the server"
-        );
-        assert!(
-            !is_stored_frame("@public/x.h5/grid/temp") && !is_stored_frame("@public/notes.txt")
-        );
-        assert!(in_container("@public/x.h5/grid/temp") && in_container("s.b2z/y"));
-        assert!(!in_container("@public/x.h5") && !in_container("dir/a.b2nd"));
-        assert!(
-            in_hdf5("@public/x.hdf5/g/t")
-                && !in_hdf5("@public/s.b2z/y")
-                && !in_hdf5("@public/x.h5")
-        );
-    }
-}

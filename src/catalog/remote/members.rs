@@ -1,8 +1,8 @@
 //! A `.b2d` store on object storage: the member files under its prefix,
 //! listed with the same cached delimiter listings as the folders around it
-//! and opened as remote objects through the mount's one client, so the
-//! store logic of [`crate::source::store`] reads them as it reads a local
-//! directory.
+//! ([`super::listings`]) and opened as remote objects through the mount's
+//! one client, so the store logic of [`crate::source::store`] reads them as
+//! it reads a local directory.
 
 use std::sync::Arc;
 
@@ -11,7 +11,8 @@ use crate::format::Problem;
 use crate::source::store::members::MemberFiles;
 use crate::source::store::EMBED_NAME;
 
-use super::remote::{join, RemoteRoot};
+use super::keys::join;
+use super::listings::Listings;
 
 /// Deepest nesting of prefixes walked under a `.b2d`.
 const MAX_DEPTH: usize = 64;
@@ -19,14 +20,14 @@ const MAX_DEPTH: usize = 64;
 /// The member files under prefix `key` of a remote root.
 #[derive(Debug)]
 pub struct RemoteMembers {
-    root: Arc<RemoteRoot>,
+    listings: Arc<Listings>,
     key: String,
 }
 
 impl RemoteMembers {
-    /// The files under prefix `key` of `root`.
-    pub fn new(root: Arc<RemoteRoot>, key: String) -> RemoteMembers {
-        RemoteMembers { root, key }
+    /// The files under prefix `key`, as `listings` lists them.
+    pub fn new(listings: Arc<Listings>, key: String) -> RemoteMembers {
+        RemoteMembers { listings, key }
     }
 
     /// The key of `rel` (`""`: the store's prefix itself).
@@ -44,7 +45,7 @@ impl RemoteMembers {
                 "prefixes nested deeper than {MAX_DEPTH}"
             )));
         }
-        let listing = self.root.listing(&self.under(rel))?;
+        let listing = self.listings.listing(&self.under(rel))?;
         for object in &listing.objects {
             out.push(join(rel, &object.name));
         }
@@ -65,22 +66,22 @@ impl MemberFiles for RemoteMembers {
 
     fn is_frame(&self, rel: &str) -> bool {
         let (folder, name) = rel.rsplit_once('/').unwrap_or(("", rel));
-        let Ok(listing) = self.root.listing(&self.under(folder)) else {
+        let Ok(listing) = self.listings.listing(&self.under(folder)) else {
             return false;
         };
         listing
             .objects
             .iter()
             .find(|o| o.name == name)
-            .is_some_and(|o| self.root.sniff(&self.under(rel), o))
+            .is_some_and(|o| self.listings.sniff(&self.under(rel), o))
     }
 
     fn open(&self, rel: &str) -> Result<Arc<dyn ByteSource>, Problem> {
-        Ok(Arc::new(self.root.location(&self.under(rel)).open()?))
+        Ok(Arc::new(self.listings.location(&self.under(rel)).open()?))
     }
 
     fn open_embed(&self) -> Result<Option<Arc<dyn ByteSource>>, Problem> {
-        let listing = self.root.listing(&self.key)?;
+        let listing = self.listings.listing(&self.key)?;
         if !listing.objects.iter().any(|o| o.name == EMBED_NAME) {
             return Ok(None);
         }

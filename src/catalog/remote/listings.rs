@@ -1,0 +1,104 @@
+//! The folders under a remote root as its store lists them: delimiter
+//! listings kept for the attribute TTL, and whether an object of unknown
+//! extension starts like a frame (one 11-byte GET per key, size and ETag,
+//! the answers of the most recent [`SNIFFS_KEPT`] kept). The root, its
+//! objects and the member files of a remote `.b2d` store all read the
+//! same listings through one client.
+
+use std::collections::HashMap;
+use std::num::NonZeroUsize;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+
+use crate::format::looks_like_frame;
+use crate::source::remote::{ListedObject, Listing, RemoteError, RemoteLocation};
+
+/// Sniff answers kept (forgetting one costs one 11-byte GET, so a prefix
+/// of a million objects keeps this small).
+const SNIFFS_KEPT: usize = 16_384;
+
+/// An object's key, size and ETag: what a sniff's answer holds for.
+type ObjectId = (String, u64, Option<String>);
+
+/// The listings and sniffs of one remote root.
+#[derive(Debug)]
+pub struct Listings {
+    root: RemoteLocation,
+    ttl: Duration,
+    listings: Mutex<HashMap<String, (Instant, Arc<Listing>)>>,
+    sniffed: Mutex<lru::LruCache<ObjectId, bool>>,
+}
+
+impl Listings {
+    /// The listings under `root`, each kept for `ttl`.
+    pub fn new(root: RemoteLocation, ttl: Duration) -> Listings {
+        let kept = NonZeroUsize::new(SNIFFS_KEPT).unwrap_or(NonZeroUsize::MIN);
+        Listings {
+            root,
+            ttl,
+            listings: Mutex::new(HashMap::new()),
+            sniffed: Mutex::new(lru::LruCache::new(kept)),
+        }
+    }
+
+    /// The root location.
+    pub fn root(&self) -> &RemoteLocation {
+        &self.root
+    }
+
+    /// How long a listing (or anything else learnt of the root) is kept.
+    pub fn ttl(&self) -> Duration {
+        self.ttl
+    }
+
+    /// The location of `key` (`/`-separated names under the root).
+    pub fn location(&self, key: &str) -> RemoteLocation {
+        self.root.descendant(key)
+    }
+
+    /// The listing of prefix `key`, if one is kept and under the TTL old.
+    pub fn cached(&self, key: &str) -> Option<Arc<Listing>> {
+        self.listings
+            .lock()
+            .get(key)
+            .filter(|(at, _)| at.elapsed() < self.ttl)
+            .map(|(_, l)| l.clone())
+    }
+
+    /// The listing of prefix `key`, from the cache while under the TTL old.
+    pub fn listing(&self, key: &str) -> Result<Arc<Listing>, RemoteError> {
+        if let Some(l) = self.cached(key) {
+            return Ok(l);
+        }
+        let listing = Arc::new(self.location(key).list()?);
+        let mut listings = self.listings.lock();
+        listings.retain(|_, (at, _)| at.elapsed() < self.ttl);
+        listings.insert(key.to_string(), (Instant::now(), listing.clone()));
+        Ok(listing)
+    }
+
+    /// Whether the object `key` (listed as `object`) starts like a frame:
+    /// one 11-byte GET the first time each (key, size, ETag) is seen. An
+    /// object listed shorter than a frame header is none (where listings
+    /// give sizes).
+    pub fn sniff(&self, key: &str, object: &ListedObject) -> bool {
+        if object.size < 11 && self.root.lists_sizes() {
+            return false;
+        }
+        let id = (key.to_string(), object.size, object.etag.clone());
+        if let Some(&known) = self.sniffed.lock().get(&id) {
+            return known;
+        }
+        let frame = match self.location(key).read_head(11) {
+            Ok(head) => looks_like_frame(&head),
+            Err(e) => {
+                log::warn!("{e}");
+                return false;
+            }
+        };
+        self.sniffed.lock().put(id, frame);
+        frame
+    }
+}
