@@ -165,7 +165,7 @@ impl Array {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             name: name.to_path_buf(),
             container,
-            elsewhere: Elsewhere::of(&frame),
+            elsewhere: frame.values_elsewhere(),
             frame,
             shape: Shape::Plain {
                 chunk_starts: Vec::new(),

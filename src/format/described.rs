@@ -7,11 +7,11 @@
 
 use serde_json::Value as Json;
 
+use super::chunk::Special;
 use super::error::{PResult, Problem};
 use super::frame::{ChunkOffset, Frame};
 use super::geometry::Geometry;
 use super::meta::{simple_dtype_itemsize, Flavor, NdMeta};
-use super::Special;
 
 /// Most chunks a described array may have: its stand-in chunk index takes
 /// 16 bytes a chunk, and a description costs its sender nothing to inflate.

@@ -10,12 +10,8 @@
 //! ([`super::Problem::ValuesElsewhere`]) and the tree shows only
 //! `meta.json`. The decision rests on these markers alone, never on the
 //! chunks being uninitialised: `blosc2.empty` writes ordinary arrays whose
-//! unwritten chunks read as zeros, like holes in a sparse file.
-
-use serde_json::Value as Json;
-
-use super::frame::Frame;
-use super::msgpack;
+//! unwritten chunks read as zeros, like holes in a sparse file. The frame
+//! finds its own marker (`Frame::values_elsewhere`).
 
 /// Why an array's values are not in its file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,32 +36,6 @@ pub enum Elsewhere {
 }
 
 impl Elsewhere {
-    /// Find the marker in `frame`, if any.
-    pub fn of(frame: &Frame) -> Option<Elsewhere> {
-        if let Some(bytes) = frame.metalayer("b2o") {
-            let kind = msgpack::parse(bytes, "b2o metalayer")
-                .ok()
-                .map(|v| msgpack::to_json(&v))
-                .and_then(|j| j.get("kind").and_then(Json::as_str).map(str::to_string))
-                .unwrap_or_else(|| "b2o".to_string());
-            return Some(Elsewhere::B2Object { kind });
-        }
-        if frame.metalayer("LazyArray").is_some() {
-            return Some(Elsewhere::LegacyLazyArray);
-        }
-        if frame.metalayer("proxy-source").is_some() || frame.metalayer("proxy").is_some() {
-            return Some(Elsewhere::Proxy);
-        }
-        let hdf5 = frame
-            .vlmeta
-            .iter()
-            .any(|(name, value)| name == "_ftype" && value.as_str() == Some("hdf5"));
-        if hdf5 {
-            return Some(Elsewhere::Caterva2Hdf5);
-        }
-        None
-    }
-
     /// Where the frame says so: a metalayer or vlmetalayer name.
     pub fn marker(&self) -> &'static str {
         match self {

@@ -112,7 +112,7 @@ pub enum Problem {
     /// The file holds no values of its own (a lazy expression, a proxy's
     /// cache, a placeholder): reading it would give made-up zeros.
     #[error("values are not stored in this file: it is {0} ({marker}); blosc2fs serves no data for it", marker = .0.marker())]
-    ValuesElsewhere(crate::format::Elsewhere),
+    ValuesElsewhere(super::elsewhere::Elsewhere),
     /// A computed array's values could not be computed (an operand failed
     /// to read, or the evaluation failed): `0` says which and why.
     #[error("computing the values failed: {0}")]

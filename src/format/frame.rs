@@ -10,6 +10,7 @@ use serde_json::Value as Json;
 use super::bytes::{read_i32_be, read_i64_be, read_u16_be, read_u32_be, read_u8, slice_at};
 use super::chunk::header::{ChunkHeader, Special, EXTENDED_HEADER_LEN};
 use super::chunk::{decode_chunk, decode_chunk_limited};
+use super::elsewhere::Elsewhere;
 use super::error::{PResult, Problem};
 use super::msgpack;
 use super::source::{read_exact, ByteSource};
@@ -111,6 +112,34 @@ impl Frame {
     /// Number of chunks (entries of the chunk offsets index).
     pub fn nchunks(&self) -> usize {
         self.offsets.len()
+    }
+
+    /// The marker that says this frame's values live elsewhere, if any
+    /// (see [`Elsewhere`]).
+    pub fn values_elsewhere(&self) -> Option<Elsewhere> {
+        let frame = self;
+        if let Some(bytes) = frame.metalayer("b2o") {
+            let kind = msgpack::parse(bytes, "b2o metalayer")
+                .ok()
+                .map(|v| msgpack::to_json(&v))
+                .and_then(|j| j.get("kind").and_then(Json::as_str).map(str::to_string))
+                .unwrap_or_else(|| "b2o".to_string());
+            return Some(Elsewhere::B2Object { kind });
+        }
+        if frame.metalayer("LazyArray").is_some() {
+            return Some(Elsewhere::LegacyLazyArray);
+        }
+        if frame.metalayer("proxy-source").is_some() || frame.metalayer("proxy").is_some() {
+            return Some(Elsewhere::Proxy);
+        }
+        let hdf5 = frame
+            .vlmeta
+            .iter()
+            .any(|(name, value)| name == "_ftype" && value.as_str() == Some("hdf5"));
+        if hdf5 {
+            return Some(Elsewhere::Caterva2Hdf5);
+        }
+        None
     }
 
     /// Raw content of the fixed-size metalayer called `name` (the first one, if

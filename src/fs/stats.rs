@@ -48,7 +48,7 @@ pub(super) fn document(planner: &Planner, tree: &Tree) -> Vec<u8> {
             "budget": remote.budget,
         });
         if remote.endpoints.iter().any(|&n| n > 0) {
-            use crate::source::remote::caterva2::Endpoint;
+            use crate::source::remote::stats::Endpoint;
             let endpoints: serde_json::Map<String, serde_json::Value> = Endpoint::ALL
                 .iter()
                 .map(|e| (e.name().to_string(), remote.endpoints[e.index()].into()))

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::format::source::{sparse_chunk_name, ByteSource, SparseChunks};
 use crate::format::{PResult, Problem};
 
-use super::FileSource;
+use super::file::FileSource;
 
 /// Opens `XXXXXXXX.chunk` files of the sparse frame in `dir`.
 #[derive(Debug, Clone)]

@@ -116,7 +116,7 @@ impl ByteSource for WindowSource {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::MemorySource;
+    use crate::source::memory::MemorySource;
 
     #[test]
     fn window_reads_are_shifted_and_bounded() {

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant, SystemTime};
 use parking_lot::Mutex;
 
 use crate::format::{Array, Error, Version, VersionTag, SPARSE_INDEX};
-use crate::source::remote::caterva2::folder::{self as c2, MountedFolder, Shown};
+use crate::source::remote::served::folder::{self as c2, MountedFolder, Shown};
 use crate::source::remote::{
     ListedObject, Listing, RemoteError, RemoteLocation, RemoteOptions, Scheme, StatsSnapshot,
 };

@@ -6,17 +6,15 @@ use std::sync::Arc;
 
 use object_store::path::{Path, PathPart};
 
-use super::caterva2::info::InfoKind;
-use super::caterva2::sliced::{ServedSource, SlicedBlocks};
-use super::caterva2::DatasetInfo;
+use super::caterva2::info::DatasetInfo;
 use super::error::RemoteError;
 use super::source::RemoteSource;
 use super::stats::StatsSnapshot;
 use super::store::{Connection, RemoteOptions};
 use super::url::RemoteUrl;
-use super::Scheme;
 use crate::format::source::{sparse_chunk_name, ByteSource, SparseChunks, Version, VersionTag};
-use crate::format::{Array, Description, Error, PResult};
+use crate::format::PResult;
+use crate::source::urls::Scheme;
 
 /// An object or prefix of a store, with the client to reach it.
 #[derive(Debug, Clone)]
@@ -234,70 +232,14 @@ impl RemoteLocation {
         self.conn.c2_roots(&self.redacted())
     }
 
-    /// For a Caterva2 server: the dataset here, as its `info` describes
-    /// it: a stored frame read in byte ranges when the server says it
-    /// serves them (or says nothing, outside HDF5 files, and a ranged read
-    /// works: a store's leaf kept whole), else as regions the server builds.
-    pub fn open_dataset(&self, info: &DatasetInfo) -> Result<Array, Error> {
-        let shown = self.redacted();
-        let name = std::path::PathBuf::from(&shown);
-        let fail = |e: RemoteError| Error::new(&name, e.into());
-        match &info.kind {
-            InfoKind::Dataset {
-                description,
-                ranges,
-            } => {
-                let try_ranges = ranges.unwrap_or_else(|| !super::caterva2::in_hdf5(self.key()));
-                if try_ranges {
-                    match self.open() {
-                        Ok(source) => return Array::from_source(&name, Arc::new(source)),
-                        // 416: nothing kept to take ranges of.
-                        Err(RemoteError::Changed { .. }) if ranges.is_none() => {}
-                        Err(e) => return Err(fail(e)),
-                    }
-                }
-                self.open_served(description, info.etag.as_deref())
-            }
-            InfoKind::Frame {
-                ranges: Some(false),
-            } => Err(fail(RemoteError::Unsupported {
-                url: shown.clone(),
-                detail: "a frame the server does not serve in byte ranges".into(),
-            })),
-            InfoKind::Frame { .. } => {
-                Array::from_source(&name, Arc::new(self.open().map_err(fail)?))
-            }
-            InfoKind::Group => Err(fail(RemoteError::Unsupported {
-                url: shown.clone(),
-                detail: "a folder or group, not a dataset".into(),
-            })),
-            InfoKind::Other(what) => Err(fail(RemoteError::Unsupported {
-                url: shown.clone(),
-                detail: what.clone(),
-            })),
-        }
+    /// The connection this location reaches its store through.
+    pub(crate) fn connection(&self) -> &Arc<Connection> {
+        &self.conn
     }
 
-    /// For a Caterva2 server: the dataset here, which it serves as regions
-    /// only (an HDF5 leaf), as `description` and `etag` (its info) give it.
-    fn open_served(&self, description: &Description, etag: Option<&str>) -> Result<Array, Error> {
-        let shown = self.redacted();
-        let name = std::path::PathBuf::from(&shown);
-        let (geometry, _) = description.nd().map_err(|p| Error::new(&name, p))?;
-        let blocks = SlicedBlocks::new(
-            self.conn.clone(),
-            self.path.clone(),
-            shown.clone(),
-            geometry,
-            description.dtype.clone(),
-            etag.map(str::to_string),
-        );
-        Array::described(
-            &name,
-            description,
-            Arc::new(ServedSource::new(shown, etag)),
-            Arc::new(blocks),
-        )
+    /// The object's path inside its store.
+    pub(crate) fn object_path(&self) -> &Path {
+        &self.path
     }
 
     /// The chunk files of a sparse frame stored under this prefix.

@@ -20,7 +20,8 @@
 //! - [`pool`]: the bytes a connection holds and has in flight for reads to
 //!   come (spans, hinted ranges), within one budget.
 //! - [`location`]: objects and prefixes, listing, sparse-frame chunks.
-//! - [`caterva2`]: Caterva2 servers (`c2+https://`), as one more store.
+//! - [`caterva2`]: Caterva2 servers (`c2+https://`), as one more store;
+//!   [`served`]: the datasets they serve, as arrays.
 
 pub mod caterva2;
 pub(crate) mod error;
@@ -28,6 +29,7 @@ mod location;
 mod pool;
 mod profile;
 mod runtime;
+pub mod served;
 mod source;
 pub(crate) mod stats;
 pub(crate) mod store;

@@ -12,6 +12,52 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// The API endpoints of a Caterva2 server, as `.stats` counts them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Endpoint {
+    /// `GET /api/roots`.
+    Roots,
+    /// `GET /api/list/...`.
+    List,
+    /// `GET /api/info/...`.
+    Info,
+    /// `GET /api/fetch/...` with a byte range.
+    Fetch,
+    /// `GET /api/fetch/...?slice_=`: a region built by the server.
+    Slice,
+    /// `POST /auth/jwt/login`.
+    Login,
+}
+
+impl Endpoint {
+    /// Every endpoint, in the order of [`Self::index`].
+    pub const ALL: [Endpoint; 6] = [
+        Endpoint::Roots,
+        Endpoint::List,
+        Endpoint::Info,
+        Endpoint::Fetch,
+        Endpoint::Slice,
+        Endpoint::Login,
+    ];
+
+    /// Its position in [`Self::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// Its name in `.stats`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Endpoint::Roots => "roots",
+            Endpoint::List => "list",
+            Endpoint::Info => "info",
+            Endpoint::Fetch => "fetch",
+            Endpoint::Slice => "slice",
+            Endpoint::Login => "login",
+        }
+    }
+}
+
 /// Live counters, shared by every source opened through one connection.
 #[derive(Debug, Default)]
 pub struct RemoteStats {
@@ -67,7 +113,7 @@ pub struct StatsSnapshot {
     /// The byte budget of held plus in-flight bytes.
     pub budget: u64,
     /// Requests to a Caterva2 server by endpoint, in the order of
-    /// [`Endpoint::ALL`](super::caterva2::Endpoint::ALL), retries included
+    /// [`Endpoint::ALL`], retries included
     /// (all zero for other stores).
     pub endpoints: [u64; 6],
 }
@@ -117,7 +163,7 @@ impl RemoteStats {
     }
 
     /// Count one request to a Caterva2 endpoint.
-    pub(crate) fn endpoint(&self, endpoint: super::caterva2::Endpoint) {
+    pub(crate) fn endpoint(&self, endpoint: Endpoint) {
         self.endpoints[endpoint.index()].fetch_add(1, Ordering::Relaxed);
     }
 

@@ -18,15 +18,15 @@ use object_store::{
 };
 
 use super::caterva2::{
-    self, info::DatasetInfo, session::Failure, session::Session, store::C2Store, Endpoint,
+    self, info::DatasetInfo, session::Failure, session::Session, store::C2Store,
 };
 use super::error::RemoteError;
 use super::pool::Pool;
 use super::profile;
 use super::runtime::{self, Wait};
-use super::stats::RemoteStats;
+use super::stats::{Endpoint, RemoteStats};
 use super::url::RemoteUrl;
-use super::{redact_text, Scheme};
+use crate::source::urls::{redact_text, Scheme};
 
 /// How to reach remote stores; credentials and endpoints otherwise come
 /// from the standard places (environment variables, the AWS profile files,

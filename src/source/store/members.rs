@@ -30,8 +30,8 @@ mod tests {
     use std::path::{Path, PathBuf};
 
     use super::*;
+    use crate::source::file::FileSource;
     use crate::source::store::{Store, StoreFormat, EMBED_NAME};
-    use crate::source::FileSource;
 
     /// A local `.b2d` reached through the trait, as a remote prefix is.
     #[derive(Debug)]
@@ -59,7 +59,7 @@ mod tests {
             Ok(out)
         }
         fn is_frame(&self, rel: &str) -> bool {
-            FileSource::open(&self.0.join(rel)).is_ok_and(|s| crate::source::sniff_frame(&s))
+            FileSource::open(&self.0.join(rel)).is_ok_and(|s| crate::source::open::sniff_frame(&s))
         }
         fn open(&self, rel: &str) -> Result<Arc<dyn ByteSource>, Problem> {
             Ok(Arc::new(FileSource::open(&self.0.join(rel))?))

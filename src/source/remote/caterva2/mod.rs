@@ -13,21 +13,15 @@
 //!   whether it is served in byte ranges, its ETag).
 //! - [`names`]: what a dataset path says by itself (a stored frame, a
 //!   leaf inside an HDF5 file or a store).
-//! - [`folder`]: a mounted root, folder or dataset: which listed names
-//!   are folders and which datasets, their versions, how each is opened,
-//!   and which `c2array` operands resolve to them.
-//! - [`sliced`]: datasets the server does not keep as a Blosc2 frame
-//!   (HDF5 leaves, proxies): each chunk read as the frame `/api/fetch?slice_=`
-//!   builds of its region, checked against the ETag it was opened with.
+//!
+//! The datasets it serves, as arrays, are [`super::served`]'s.
 
 pub(crate) mod config;
-pub mod folder;
 pub(crate) mod info;
 pub mod names;
 pub(crate) mod session;
-pub(crate) mod sliced;
 pub(crate) mod store;
 
+pub use crate::source::remote::stats::Endpoint;
 pub use info::DatasetInfo;
 pub use names::{in_container, in_hdf5, is_stored_frame};
-pub use session::Endpoint;

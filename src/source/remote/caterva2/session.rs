@@ -11,53 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::config::Credentials;
-use crate::source::remote::stats::RemoteStats;
-
-/// The API endpoints, as `.stats` counts them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Endpoint {
-    /// `GET /api/roots`.
-    Roots,
-    /// `GET /api/list/...`.
-    List,
-    /// `GET /api/info/...`.
-    Info,
-    /// `GET /api/fetch/...` with a byte range.
-    Fetch,
-    /// `GET /api/fetch/...?slice_=`: a region built by the server.
-    Slice,
-    /// `POST /auth/jwt/login`.
-    Login,
-}
-
-impl Endpoint {
-    /// Every endpoint, in the order of [`Self::index`].
-    pub const ALL: [Endpoint; 6] = [
-        Endpoint::Roots,
-        Endpoint::List,
-        Endpoint::Info,
-        Endpoint::Fetch,
-        Endpoint::Slice,
-        Endpoint::Login,
-    ];
-
-    /// Its position in [`Self::ALL`].
-    pub fn index(self) -> usize {
-        self as usize
-    }
-
-    /// Its name in `.stats`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Endpoint::Roots => "roots",
-            Endpoint::List => "list",
-            Endpoint::Info => "info",
-            Endpoint::Fetch => "fetch",
-            Endpoint::Slice => "slice",
-            Endpoint::Login => "login",
-        }
-    }
-}
+use crate::source::remote::stats::{Endpoint, RemoteStats};
 
 /// Why a request gave no usable answer (messages hold no secrets: URLs
 /// here never carry any, the server's text is cut short).

@@ -22,7 +22,7 @@ use object_store::{
 };
 
 use super::session::{Failure, Session};
-use super::Endpoint;
+use crate::source::remote::stats::Endpoint;
 
 /// Store name in `object_store` errors.
 const STORE: &str = "Caterva2";

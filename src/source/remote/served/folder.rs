@@ -26,9 +26,11 @@ use crate::source::remote::error::RemoteError;
 use crate::source::remote::location::RemoteLocation;
 use crate::source::remote::source::RemoteSource;
 
-use super::info::{DatasetInfo, InfoKind};
-use super::names::{in_container, is_container, is_stored_frame};
-use super::session::LOGIN_HINT;
+use crate::source::remote::caterva2::info::{DatasetInfo, InfoKind};
+use crate::source::remote::caterva2::names::{in_container, is_container, is_stored_frame};
+use crate::source::remote::caterva2::session::LOGIN_HINT;
+
+use super::open::open_dataset;
 
 /// Infos kept (see [`MountedFolder::infos`]): each holds a dataset's
 /// vlmeta, and is of use for one attribute TTL.
@@ -184,7 +186,7 @@ impl MountedFolder {
             return Array::from_source(name, self.probe(key).map_err(fail)?);
         }
         let info = self.info(key).map_err(fail)?;
-        self.loc.descendant(key).open_dataset(&info)
+        open_dataset(&self.loc.descendant(key), &info)
     }
 
     /// The key under the mounted location of the dataset a `c2array`
@@ -258,7 +260,7 @@ impl MountedFolder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::remote::RemoteOptions;
+    use crate::source::remote::store::RemoteOptions;
 
     /// A `c2array` operand is read only from the mounted server, inside the mounted folder.
     #[test]

@@ -1,0 +1,13 @@
+//! What a Caterva2 server serves, as arrays: the datasets under a mounted
+//! root or folder ([`folder`]: which listed names are folders, versions,
+//! `c2array` operands), each opened as its info describes it ([`open`]),
+//! and datasets the server keeps in a form of its own read as the regions
+//! it builds ([`sliced`]). Above the client ([`super::caterva2`]) and the
+//! store locations it lists.
+
+pub mod folder;
+pub mod open;
+pub(crate) mod sliced;
+
+pub use folder::{MountedFolder, Shown};
+pub use open::open_dataset;
