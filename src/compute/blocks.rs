@@ -14,7 +14,7 @@ use std::sync::Arc;
 use crate::format::{Array, BlockProducer, Geometry, PResult, Problem};
 use crate::read::Planner;
 
-use super::Program;
+use super::program::Program;
 
 /// The blocks of a computed array.
 pub struct ComputedBlocks {

@@ -30,16 +30,16 @@ pub enum ComputeError {
     /// Operand shapes that numpy's broadcasting rules cannot reconcile.
     #[error("shapes {0:?} and {1:?} cannot broadcast")]
     Broadcast(Vec<u64>, Vec<u64>),
-    /// The broadcast result has more elements than [`super::MAX_ELEMENTS`].
+    /// The broadcast result has more elements than [`super::broadcast::MAX_ELEMENTS`].
     #[error("result too large: shape {0:?}")]
     TooLarge(Vec<u64>),
-    /// More nodes than [`super::MAX_NODES`].
+    /// More nodes than [`super::parse::MAX_NODES`].
     #[error("expression too long: more than {0} terms")]
     TooManyTerms(usize),
-    /// Nesting deeper than [`super::MAX_DEPTH`].
+    /// Nesting deeper than [`super::parse::MAX_DEPTH`].
     #[error("expression nested deeper than {0}")]
     TooDeep(usize),
-    /// More dimensions than [`super::MAX_NDIM`].
+    /// More dimensions than [`super::broadcast::MAX_NDIM`].
     #[error("too many dimensions: {0}")]
     TooManyDims(usize),
     /// A reduction, linear-algebra or other function that is not elementwise.
