@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Run every test of blosc2fs on a fresh machine: installs what the tests use
 # (fuse3 for fusermount3/mount.fuse3, attr for getfattr), creates the Python
-# virtualenv with python-blosc2 4.14.1, builds blosc2fs both ways and tests
-# both: the default build (remote sources included) runs every suite; the
+# virtualenv with python-blosc2 4.14.1, checks formatting and lints (cargo
+# fmt, cargo clippy both ways), builds blosc2fs both ways and tests both:
+# the default build (remote sources included) runs every suite; the
 # local-only build (--no-default-features) runs the library's unit tests and
 # a smoke test of its binary. Ends with the wall time of each step.
 # Mount tests need root (or a user allowed to mount FUSE).
@@ -60,6 +61,34 @@ echo "== fuse3, attr and the python virtualenv (log: $LOGS/setup.log)"
     timed "apt (fuse3, attr; beside the builds)" install_packages && timed "python venv (beside the builds)" setup_venv
 } >"$LOGS/setup.log" 2>&1 &
 SETUP=$!
+
+# Formatting (rustfmt.toml) and lints first, beside the setup: the main
+# crate and the fuzz crate (its own workspace; rustfmt reads none of its
+# dependencies, so no libfuzzer is needed), then clippy with warnings denied
+# on every target of both builds (a lint is allowed only where a comment
+# says why). Clippy checks with the builds' profile: the build scripts'
+# runs (aws-lc's and zstd's C) and the proc-macros it needs are then the
+# builds' own, not built twice (the dev profile had them built again at
+# -O0). A failure is printed here; the tests still run, and the script
+# exits non-zero at the end (the table counts the step FAILED).
+lint() {
+    local status=0
+    # rustup's minimal profile installs neither component.
+    if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
+        rustup component add clippy rustfmt || return
+    fi
+    cargo fmt --all --check || status=1
+    cargo fmt --check --manifest-path fuzz/Cargo.toml || status=1
+    cargo clippy --quiet --profile "$PROFILE" --locked -j$JOBS --all-targets -- -D warnings || status=1
+    cargo clippy --quiet --profile "$PROFILE" --locked -j$JOBS --all-targets --no-default-features \
+        -- -D warnings || status=1
+    return $status
+}
+echo "== lint: cargo fmt --check, cargo clippy both ways (log: $LOGS/lint.log)"
+if ! timed "lint (fmt, clippy both ways)" lint >"$LOGS/lint.log" 2>&1; then
+    cat "$LOGS/lint.log"
+    echo "== lint FAILED: the output above; the tests still run, and the script fails at the end"
+fi
 
 # The test executables a `cargo test --no-run --message-format=json` built,
 # one "NAME PATH" per line (NAME: lib, bin, or the tests/*.rs file's name).
