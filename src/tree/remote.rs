@@ -198,6 +198,10 @@ impl RemoteRoot {
         options: &RemoteOptions,
         ttl: Duration,
     ) -> Result<RemoteRoot, RemoteError> {
+        let options = &RemoteOptions {
+            attr_ttl: ttl,
+            ..options.clone()
+        };
         let mut loc = RemoteLocation::connect(url, options)?;
         if loc.scheme() == Scheme::Caterva2 {
             return Self::connect_caterva2(loc, ttl);

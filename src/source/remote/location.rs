@@ -229,7 +229,7 @@ impl RemoteLocation {
                         Err(e) => return Err(fail(e)),
                     }
                 }
-                self.open_served(description, info.etag.as_deref())
+                self.open_served(description, info)
             }
             InfoKind::Frame {
                 ranges: Some(false),
@@ -252,8 +252,9 @@ impl RemoteLocation {
     }
 
     /// For a Caterva2 server: the dataset here, which it serves as regions
-    /// only (an HDF5 leaf), as `description` and `etag` (its info) give it.
-    fn open_served(&self, description: &Description, etag: Option<&str>) -> Result<Array, Error> {
+    /// only (an HDF5 leaf), as `description` and the ETag of `info` give it.
+    fn open_served(&self, description: &Description, info: &DatasetInfo) -> Result<Array, Error> {
+        let etag = info.etag.as_deref();
         let shown = self.redacted();
         let name = std::path::PathBuf::from(&shown);
         let (geometry, _) = description.nd().map_err(|p| Error::new(&name, p))?;
@@ -263,7 +264,7 @@ impl RemoteLocation {
             shown.clone(),
             geometry,
             description.dtype.clone(),
-            etag.map(str::to_string),
+            etag.map(|e| (e.to_string(), info.asked)),
         );
         Array::described(
             &name,

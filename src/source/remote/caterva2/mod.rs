@@ -12,13 +12,18 @@
 //! - [`info`]: what `/api/info` says of a dataset (shape, grid, dtype,
 //!   whether it is served in byte ranges, its ETag).
 //! - [`sliced`]: datasets the server does not keep as a Blosc2 frame
-//!   (HDF5 leaves, proxies): each chunk read as the frame `/api/fetch?slice_=`
-//!   builds of its region, checked against the ETag it was opened with.
+//!   (HDF5 leaves, proxies): each chunk read as the frames `/api/fetch?slice_=`
+//!   builds of its regions, checked against the ETag it was opened with.
+//! - [`split`]: which regions a chunk is asked for (the whole chunk, or
+//!   boxes of its blocks when it is larger than a region may be).
+//! - [`recheck`]: when that ETag is asked again (at most once per TTL).
 
 pub(crate) mod config;
 pub(crate) mod info;
+pub(crate) mod recheck;
 pub(crate) mod session;
 pub(crate) mod sliced;
+pub(crate) mod split;
 pub(crate) mod store;
 
 pub use info::DatasetInfo;
