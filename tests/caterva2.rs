@@ -1287,10 +1287,194 @@ fn answers_503_are_retried_counted_and_never_give_wrong_bytes() {
     );
 }
 
+// --------------------------------------------------------- served regions
+
+/// An HDF5 leaf of 10 chunks read whole after its open costs exactly 10
+/// `slice` requests and no `/api/info` within the attribute timeout (a
+/// region carries no validator; the ETag is asked again at most once per
+/// TTL, not after every region). Past the TTL, the next region costs one
+/// `info` more, and the region after it none. Bytes are h5py's.
+#[test]
+fn an_hdf5_leaf_costs_one_slice_per_chunk_and_its_etag_once_per_ttl() {
+    let test = "an_hdf5_leaf_costs_one_slice_per_chunk_and_its_etag_once_per_ttl";
+    let Some(_serial) = serial_with_fuse() else {
+        return;
+    };
+    if !have_caterva2(test) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let want = h5_file(&tmp.path().join("state/public/h5/lab.h5"), 5);
+    let chunk = 160_000; // 20,000 float64
+    let chunks = want.len().div_ceil(chunk) as u64;
+    assert_eq!(chunks, 10);
+    let server = C2Server::public(tmp.path());
+    // Within one TTL: one request per chunk, page cache and prefetch as usual.
+    let mount = Mount::start(Path::new(&server.url("@public")), &["--attr-timeout", "60"]);
+    let leaf = mount.path().join("h5/lab.h5/v/data");
+    let mut file =
+        std::fs::File::open(&leaf).unwrap_or_else(|e| panic!("{e}\n{}", mount.log_text()));
+    let opened = settle(&mount);
+    let mut got = Vec::new();
+    file.read_to_end(&mut got)
+        .unwrap_or_else(|e| panic!("{e}\n{}", mount.log_text()));
+    assert!(got == want, "the leaf's bytes are h5py's");
+    let read = settle(&mount);
+    let cost = |k: &str| count(&read, k) - count(&opened, k);
+    eprintln!(
+        "a leaf of {chunks} chunks read whole: {} slice, {} info, {} fetch",
+        cost("slice"),
+        cost("info"),
+        cost("fetch")
+    );
+    assert_eq!(cost("slice"), chunks, "one region per chunk: {read:?}");
+    assert_eq!(cost("info"), 0, "no ETag asked within the TTL: {read:?}");
+    assert_eq!(cost("fetch"), 0, "{read:?}");
+    drop(file);
+    drop(mount);
+    // Past the TTL: one `info` before the next region is served, then none
+    // for a TTL. Direct I/O and no prefetch, so each read is one region.
+    let mount = Mount::start(
+        Path::new(&server.url("@public")),
+        &[
+            "--attr-timeout",
+            "1",
+            "--direct-io",
+            "--prefetch-threads",
+            "0",
+        ],
+    );
+    let file = std::fs::File::open(mount.path().join("h5/lab.h5/v/data"))
+        .unwrap_or_else(|e| panic!("{e}\n{}", mount.log_text()));
+    let read_chunk = |c: usize| {
+        read_checked(&file, &want, c * chunk, (c + 1) * chunk, chunk, "a chunk")
+            .unwrap_or_else(|e| panic!("chunk {c}: {e:?}\n{}", mount.log_text()));
+        endpoints(&mount)
+    };
+    read_chunk(0);
+    let before = read_chunk(1);
+    thread::sleep(Duration::from_millis(1300));
+    let late = read_chunk(2);
+    let next = read_chunk(3);
+    let delta = |a: &serde_json::Map<String, serde_json::Value>,
+                 b: &serde_json::Map<String, serde_json::Value>,
+                 k: &str| count(b, k) - count(a, k);
+    eprintln!(
+        "past the TTL: {} slice {} info; right after: {} slice {} info",
+        delta(&before, &late, "slice"),
+        delta(&before, &late, "info"),
+        delta(&late, &next, "slice"),
+        delta(&late, &next, "info")
+    );
+    assert_eq!(
+        (
+            delta(&before, &late, "slice"),
+            delta(&before, &late, "info")
+        ),
+        (1, 1),
+        "a region past the TTL asks the ETag once"
+    );
+    assert_eq!(
+        (delta(&late, &next, "slice"), delta(&late, &next, "info")),
+        (1, 0),
+        "the next region, within the new TTL, does not"
+    );
+    drop(file);
+    drop(mount);
+    drop(server);
+}
+
+/// An HDF5 dataset of two chunks, 128 MiB and 3 MiB (uncompressed, written
+/// at test time), on a mount with `--cache-size 4M`: its regions are at
+/// most a quarter of the remote budget (2 MiB: rows of its 4x4096 blocks),
+/// so it is read exactly in more requests than chunks, and the daemon's
+/// peak resident memory stays below one chunk (about 70 MiB, most of it
+/// the program, the 8 MiB block cache and 16 MiB of kept regions; it was
+/// 233 MiB when a chunk was one region).
+#[test]
+fn a_chunk_larger_than_a_region_is_read_in_parts_within_the_budget() {
+    let test = "a_chunk_larger_than_a_region_is_read_in_parts_within_the_budget";
+    let Some(_serial) = serial_with_fuse() else {
+        return;
+    };
+    if !have_caterva2(test) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("state/public/big/big.h5");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let script = r#"
+import sys, hashlib, numpy as np, h5py, blosc2
+out = sys.argv[1]
+a = (np.arange(4200 * 4096, dtype=np.float64) * 1.000001).reshape(4200, 4096)
+with h5py.File(out, "w") as f:
+    f.create_dataset("v", data=a, chunks=(4096, 4096))
+with h5py.File(out, "r") as f:
+    assert f["v"][()].tobytes() == a.tobytes()
+# The grid the server describes the leaf with (its blocks are python-blosc2's).
+blocks = blosc2.empty(a.shape, dtype=a.dtype, chunks=(4096, 4096)).blocks
+print(hashlib.sha256(a.tobytes()).hexdigest(), a.nbytes, " ".join(map(str, blocks)))
+"#;
+    let out = String::from_utf8(py(script, &[path.to_str().unwrap()])).unwrap();
+    let fields: Vec<&str> = out.split_whitespace().collect();
+    let (sha, size): (&str, usize) = (fields[0], fields[1].parse().unwrap());
+    let blocks: Vec<u64> = fields[2..].iter().map(|b| b.parse().unwrap()).collect();
+    let chunk_bytes: u64 = 4096 * 4096 * 8;
+    let server = C2Server::public(tmp.path());
+    let mount = Mount::start(
+        Path::new(&server.url("@public")),
+        &["--cache-size", "4M", "--attr-timeout", "60"],
+    );
+    let budget = mount.stats()["remote"]["budget"].as_u64().unwrap();
+    let limit = (budget / 4).clamp(1 << 20, 16 << 20);
+    // Rows of whole blocks within the limit: so many regions per chunk.
+    assert_eq!(blocks[1], 4096, "blocks of whole rows: {blocks:?}");
+    let row = blocks[0] * 4096 * 8;
+    let rows_per_region = (limit / row).max(1) * blocks[0];
+    let regions = 4096u64.div_ceil(rows_per_region) + (4200u64 - 4096).div_ceil(rows_per_region);
+    let mut file = std::fs::File::open(mount.path().join("big/big.h5/v/data"))
+        .unwrap_or_else(|e| panic!("{e}\n{}", mount.log_text()));
+    let opened = settle(&mount);
+    let t = Instant::now();
+    let mut got = Vec::with_capacity(size);
+    file.read_to_end(&mut got)
+        .unwrap_or_else(|e| panic!("{e}\n{}", mount.log_text()));
+    let spent = t.elapsed();
+    assert_eq!(got.len(), size);
+    assert_eq!(sha256_hex(&got), sha, "the dataset's bytes are numpy's");
+    drop(got);
+    let read = settle(&mount);
+    let slices = count(&read, "slice") - count(&opened, "slice");
+    let status = std::fs::read_to_string(format!("/proc/{}/status", mount.pid())).unwrap();
+    let hwm_kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or_else(|| panic!("no VmHWM in {status}"));
+    eprintln!(
+        "2 chunks ({chunk_bytes} bytes the larger), blocks {blocks:?}, remote budget {budget}, region limit {limit}: {slices} slice requests (expected {regions}), {} info, read in {spent:?}; daemon peak RSS {} MiB",
+        count(&read, "info") - count(&opened, "info"),
+        hwm_kib >> 10
+    );
+    assert_eq!(
+        slices, regions,
+        "regions of at most {limit} bytes: {read:?}"
+    );
+    assert!(slices > 2, "more requests than chunks");
+    assert!(
+        hwm_kib << 10 < chunk_bytes,
+        "the daemon's peak RSS ({hwm_kib} KiB) stays below one chunk ({chunk_bytes} bytes)"
+    );
+    drop(file);
+    drop(mount);
+    drop(server);
+}
+
 /// A dataset replaced on the server (a new file renamed over it), a stored
-/// `.b2nd` and an HDF5 file: a handle opened before reads the old bytes or
-/// EIO, never the new ones; after the attribute timeout a new open reads
-/// the new bytes.
+/// `.b2nd` and an HDF5 file: after the attribute timeout a new open reads
+/// the new bytes, and a handle opened before reads the old bytes or EIO,
+/// never the new ones (an HDF5 leaf's regions carry no validator: past the
+/// TTL its ETag is asked once, and every unread region is then refused).
 #[test]
 fn a_dataset_replaced_on_the_server_is_new_for_new_opens_and_never_mixed() {
     let test = "a_dataset_replaced_on_the_server_is_new_for_new_opens_and_never_mixed";
@@ -1342,7 +1526,8 @@ fn a_dataset_replaced_on_the_server_is_new_for_new_opens_and_never_mixed() {
         "uncached bytes of the replaced dataset are refused"
     );
     // The same with an HDF5 file replaced: its leaves are read as regions,
-    // each checked against the ETag the leaf was opened with.
+    // served on the ETag the leaf was opened with for one TTL, then asked
+    // again.
     let h5_old = h5_file(&tmp.path().join("state/public/rep/lab.h5"), 3);
     let h5_new = h5_file(&tmp.path().join("state/staging/lab.h5"), 4);
     thread::sleep(Duration::from_millis(1500));
@@ -1359,6 +1544,7 @@ fn a_dataset_replaced_on_the_server_is_new_for_new_opens_and_never_mixed() {
     let fresh = std::fs::read(&leaf).unwrap_or_else(|e| panic!("{e}\n{}", mount.log_text()));
     assert!(fresh == h5_new, "a new open reads the new HDF5 leaf");
     let step = 160_000; // one chunk of the leaf
+    let before = settle(&mount);
     let (mut ok, mut failed) = (0, 0);
     for at in (step..h5_old.len()).step_by(step) {
         match read_checked(
@@ -1376,10 +1562,21 @@ fn a_dataset_replaced_on_the_server_is_new_for_new_opens_and_never_mixed() {
             }
         }
     }
-    eprintln!("held HDF5 leaf after the replacement: {ok} chunks old bytes, {failed} refused");
+    let after = settle(&mount);
+    let asked = |k: &str| count(&after, k) - count(&before, k);
+    eprintln!(
+        "held HDF5 leaf after the replacement: {ok} chunks old bytes, {failed} refused, at the cost of {} info and {} slice requests",
+        asked("info"),
+        asked("slice")
+    );
     assert!(
         failed > 0,
         "uncached regions of the replaced HDF5 leaf are refused"
+    );
+    assert_eq!(
+        asked("info"),
+        1,
+        "past the TTL the ETag is asked once; the change is then known"
     );
     drop(mount);
     drop(server);

@@ -98,6 +98,12 @@ impl RemoteRoot {
         options: &RemoteOptions,
         ttl: Duration,
     ) -> Result<RemoteRoot, RemoteError> {
+        // Served regions carry no validator: their ETag is asked again at
+        // most once per attribute TTL (source/remote/served/recheck.rs).
+        let options = &RemoteOptions {
+            attr_ttl: ttl,
+            ..options.clone()
+        };
         let mut loc = RemoteLocation::connect(url, options)?;
         if loc.scheme() == Scheme::Caterva2 {
             return Ok(match c2::connect(loc)? {

@@ -51,6 +51,10 @@ pub struct RemoteOptions {
     /// fetched ahead on hints) plus bytes in flight; a mount takes it out
     /// of its cache size with [`RemoteOptions::share_of_cache`].
     pub budget: u64,
+    /// How long what a server said of a dataset is taken as current (a
+    /// mount's `--attr-timeout`): a Caterva2 dataset served as regions asks
+    /// its ETag again at most this often while it is read.
+    pub attr_ttl: Duration,
 }
 
 /// The smallest remote budget: room for the open's span and a few chunks.
@@ -65,6 +69,7 @@ impl Default for RemoteOptions {
             allow_http: false,
             config: Vec::new(),
             budget: 64 << 20,
+            attr_ttl: Duration::from_secs(1),
         }
     }
 }
@@ -87,6 +92,11 @@ pub(crate) struct Connection {
     pub(crate) stats: Arc<RemoteStats>,
     /// Bytes held and in flight for every source of this connection.
     pub(crate) pool: Arc<Pool>,
+    /// The most one request asks for ahead of reads (a hint's GET); on a
+    /// Caterva2 server also the most decoded bytes a served region holds.
+    pub(crate) part: u64,
+    /// See [`RemoteOptions::attr_ttl`].
+    pub(crate) attr_ttl: Duration,
     /// For a Caterva2 server: its session (login, JSON endpoints).
     pub(crate) c2: Option<Arc<Session>>,
 }
@@ -221,7 +231,8 @@ impl Connection {
         let budget = opts.budget.max(MIN_BUDGET);
         stats.set_budget(budget);
         // A Caterva2 server spends milliseconds of Python on each request
-        // whatever its size, so its read-ahead GETs are larger.
+        // whatever its size, so its read-ahead GETs (and served regions) are
+        // larger.
         let part = if url.scheme() == Scheme::Caterva2 {
             (budget / 4).clamp(1 << 20, 16 << 20)
         } else {
@@ -233,6 +244,8 @@ impl Connection {
             timeout: opts.timeout,
             stats,
             pool,
+            part,
+            attr_ttl: opts.attr_ttl,
             c2,
         }))
     }
@@ -413,12 +426,13 @@ impl Connection {
     /// `GET /api/info/PATH` of a Caterva2 server, with its ETag.
     pub(crate) fn c2_info(&self, path: &Path, shown: &str) -> Result<DatasetInfo, RemoteError> {
         let session = self.session(shown)?.clone();
+        let asked = std::time::Instant::now();
         self.wait(shown, async move {
             let (json, etag) = session
                 .get_json(Endpoint::Info, path.as_ref(), 16 << 20, "info")
                 .await
                 .map_err(|f| self.c2_fail(path, shown, f))?;
-            Ok(DatasetInfo::parse(&json, etag))
+            Ok(DatasetInfo::parse(&json, etag, asked))
         })
     }
 

@@ -4,6 +4,8 @@
 //! "bytes"`: a stored frame, or a `.b2z` leaf kept whole), and the ETag
 //! that changes whenever the bytes behind it do.
 
+use std::time::Instant;
+
 use serde_json::Value as Json;
 
 use crate::format::Description;
@@ -15,6 +17,9 @@ pub struct DatasetInfo {
     pub kind: InfoKind,
     /// The ETag of the answer (the dataset's, or its container file's).
     pub etag: Option<String>,
+    /// When the request was sent: the ETag was current at some moment
+    /// after this (a served dataset counts its TTL from here).
+    pub asked: Instant,
 }
 
 /// The kinds of path `/api/info` tells apart.
@@ -76,8 +81,9 @@ fn numpy_dtype(name: &str) -> Option<String> {
 }
 
 impl DatasetInfo {
-    /// Parse an answer's JSON body, with the answer's ETag header.
-    pub fn parse(body: &Json, etag: Option<String>) -> DatasetInfo {
+    /// Parse an answer's JSON body, with the answer's ETag header, to a
+    /// request sent at `asked`.
+    pub fn parse(body: &Json, etag: Option<String>, asked: Instant) -> DatasetInfo {
         let kind = if body.get("kind").and_then(Json::as_str) == Some("group") {
             InfoKind::Group
         } else if let (Some(shape), Some(dtype)) = (
@@ -135,7 +141,7 @@ impl DatasetInfo {
         } else {
             InfoKind::Other("neither a group nor an array".into())
         };
-        DatasetInfo { kind, etag }
+        DatasetInfo { kind, etag, asked }
     }
 }
 
@@ -147,7 +153,7 @@ mod tests {
     #[test]
     fn datasets_groups_and_others() {
         let body = json!({"shape":[20,30],"chunks":[7,11],"blocks":[7,11],"dtype":"float32","schunk":{"cparams":{"codec":5,"clevel":5},"vlmeta":{"units":"K"}},"accept_ranges":null});
-        let info = DatasetInfo::parse(&body, Some("\"e\"".into()));
+        let info = DatasetInfo::parse(&body, Some("\"e\"".into()), Instant::now());
         let InfoKind::Dataset {
             description,
             ranges,
@@ -168,21 +174,23 @@ mod tests {
         let stored = DatasetInfo::parse(
             &json!({"shape":[],"chunks":[],"blocks":[],"dtype":"|S3","accept_ranges":"bytes"}),
             None,
+            Instant::now(),
         );
         assert!(
             matches!(stored.kind, InfoKind::Dataset { ranges: Some(true), ref description } if description.dtype == "|S3")
         );
         assert_eq!(
-            DatasetInfo::parse(&json!({"kind":"group","size":0}), None).kind,
+            DatasetInfo::parse(&json!({"kind":"group","size":0}), None, Instant::now()).kind,
             InfoKind::Group
         );
         assert!(matches!(
-            DatasetInfo::parse(&json!({"shape":[2],"dtype":"object"}), None).kind,
+            DatasetInfo::parse(&json!({"shape":[2],"dtype":"object"}), None, Instant::now()).kind,
             InfoKind::Other(_)
         ));
         let frame = DatasetInfo::parse(
             &json!({"cbytes":10,"nchunks":2,"cparams":{"codec":5},"accept_ranges":"bytes"}),
             None,
+            Instant::now(),
         );
         assert_eq!(frame.kind, InfoKind::Frame { ranges: Some(true) });
         assert_eq!(numpy_dtype("int8").as_deref(), Some("|i1"));

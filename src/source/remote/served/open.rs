@@ -35,7 +35,7 @@ pub fn open_dataset(loc: &RemoteLocation, info: &DatasetInfo) -> Result<Array, E
                     Err(e) => return Err(fail(e)),
                 }
             }
-            open_regions(loc, description, info.etag.as_deref())
+            open_regions(loc, description, info)
         }
         InfoKind::Frame {
             ranges: Some(false),
@@ -56,12 +56,13 @@ pub fn open_dataset(loc: &RemoteLocation, info: &DatasetInfo) -> Result<Array, E
 }
 
 /// The Caterva2 dataset at `loc`, which it serves as regions
-/// only (an HDF5 leaf), as `description` and `etag` (its info) give it.
+/// only (an HDF5 leaf), as `description` and the ETag of `info` give it.
 fn open_regions(
     loc: &RemoteLocation,
     description: &Description,
-    etag: Option<&str>,
+    info: &DatasetInfo,
 ) -> Result<Array, Error> {
+    let etag = info.etag.as_deref();
     let shown = loc.redacted();
     let name = std::path::PathBuf::from(&shown);
     let (geometry, _) = description.nd().map_err(|p| Error::new(&name, p))?;
@@ -71,7 +72,7 @@ fn open_regions(
         shown.clone(),
         geometry,
         description.dtype.clone(),
-        etag.map(str::to_string),
+        etag.map(|e| (e.to_string(), info.asked)),
     );
     Array::described(
         &name,

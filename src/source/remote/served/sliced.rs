@@ -1,27 +1,32 @@
 //! Datasets a Caterva2 server does not keep as a Blosc2 frame (HDF5
 //! leaves, proxies): `/api/info` gives their shape, grid and dtype, and
-//! each chunk is read as the frame `GET /api/fetch/PATH?slice_=` builds of
-//! the chunk's region (clipped to the array). That frame is decoded here,
-//! once per chunk, single-flight; the most recent decoded chunks are kept
-//! for the blocks that follow (the block cache above keeps the blocks).
+//! each chunk is read as the frames `GET /api/fetch/PATH?slice_=` builds of
+//! its regions (clipped to the array): the whole chunk in one request when
+//! its bytes fit a region, else boxes of its blocks ([`split`](super::split)).
+//! Each region is decoded here, once, single-flight; the most recent are
+//! kept for the blocks that follow (the block cache above keeps the blocks).
 //!
-//! A built region carries no validator, so after each one the dataset's
-//! ETag is asked again (`/api/info`): a region read while the file was
-//! being replaced is refused as changed, never served.
+//! A built region carries no validator, so the dataset's ETag is asked
+//! again (`/api/info`) at most once per attribute TTL ([`recheck`](super::recheck)):
+//! a region that arrives later than that after the last answer waits for a
+//! new one, and is refused as changed unless the ETag is the one opened.
 
 use parking_lot::Mutex;
 use std::num::NonZeroUsize;
 use std::sync::{Arc, OnceLock};
+use std::time::Instant;
 
 use object_store::path::Path;
 
+use super::recheck::{Recheck, Refusal};
+use super::split::Split;
 use crate::format::source::{ByteSource, Version, VersionTag};
 use crate::format::{grid_coords, Array, BlockProducer, Geometry, PResult, Problem, Shape};
 use crate::source::memory::MemorySource;
 use crate::source::remote::error::RemoteError;
 use crate::source::remote::store::Connection;
 
-/// Decoded chunks kept at most, in bytes (at least two chunks are kept);
+/// Decoded regions kept at most, in bytes (at least two regions are kept);
 /// reported as [`BlockProducer::held_bytes`], so the metadata cache that
 /// keeps the opened array counts them (the block cache keeps the blocks).
 const KEPT_BYTES: u64 = 16 << 20;
@@ -37,21 +42,30 @@ pub struct SlicedBlocks {
     geometry: Geometry,
     /// The dtype the dataset is described with (each region must say the same).
     dtype: String,
-    /// The ETag the dataset had when opened (`None`: the server gives none).
-    etag: Option<String>,
-    chunks: Mutex<lru::LruCache<u64, Cell>>,
+    /// The ETag the dataset had when opened, and when it is asked again
+    /// (`None`: the server gives none).
+    recheck: Option<Recheck>,
+    /// The most decoded bytes a region may hold, unless it is one block
+    /// (a quarter of the remote budget, 2 to 16 MiB: the connection's `part`).
+    limit: u64,
+    /// Decoded regions by (chunk, region of the chunk).
+    regions: Mutex<lru::LruCache<(u64, u64), Cell>>,
 }
 
 impl SlicedBlocks {
+    /// The blocks of the dataset at `path` of `geometry` and `dtype`, its
+    /// ETag and when the `/api/info` that gave it was sent (`None`: no ETag).
     pub(crate) fn new(
         conn: Arc<Connection>,
         path: Path,
         shown: String,
         geometry: Geometry,
         dtype: String,
-        etag: Option<String>,
+        etag: Option<(String, Instant)>,
     ) -> SlicedBlocks {
-        let keep = (KEPT_BYTES / geometry.chunk_nbytes().max(1)).max(2) as usize;
+        let limit = conn.part;
+        let ttl = conn.attr_ttl;
+        let keep = (KEPT_BYTES / largest_region(&geometry, limit).max(1)).max(2) as usize;
         let keep = NonZeroUsize::new(keep).unwrap_or(NonZeroUsize::MIN);
         SlicedBlocks {
             conn,
@@ -59,8 +73,9 @@ impl SlicedBlocks {
             shown,
             geometry,
             dtype,
-            etag,
-            chunks: Mutex::new(lru::LruCache::new(keep)),
+            recheck: etag.map(|(etag, asked)| Recheck::new(etag, asked, ttl)),
+            limit,
+            regions: Mutex::new(lru::LruCache::new(keep)),
         }
     }
 
@@ -82,6 +97,12 @@ impl SlicedBlocks {
         (origin, extent)
     }
 
+    /// How a chunk of `extent` items is cut into regions.
+    fn split(&self, extent: &[u64]) -> Split {
+        let g = &self.geometry;
+        Split::of(extent, &g.blockshape, g.itemsize, self.limit)
+    }
+
     /// The `slice_` text of a box: `a:b,c:d` (empty for a 0-d array).
     fn slice_text(origin: &[u64], extent: &[u64]) -> String {
         origin
@@ -92,34 +113,42 @@ impl SlicedBlocks {
             .join(",")
     }
 
-    /// Fetch and decode chunk `c`'s region: its items in C order over the
-    /// clipped extent.
-    fn fetch_chunk(&self, c: u64) -> Result<Arc<Vec<u8>>, RemoteError> {
-        let (origin, extent) = self.chunk_box(c);
+    /// Fetch and decode the region at `origin` (in the array) of `extent`:
+    /// its items in C order.
+    fn fetch_region(&self, origin: &[u64], extent: &[u64]) -> Result<Arc<Vec<u8>>, RemoteError> {
+        let changed = |detail| RemoteError::Changed {
+            url: self.shown.clone(),
+            detail,
+        };
+        // Known to be another file now: nothing to ask for.
+        if let Some(detail) = self.recheck.as_ref().and_then(Recheck::changed) {
+            return Err(changed(detail));
+        }
         let items: u64 = extent.iter().product();
         let nbytes = items * self.geometry.itemsize;
-        let slice = (!extent.is_empty()).then(|| Self::slice_text(&origin, &extent));
+        let slice = (!extent.is_empty()).then(|| Self::slice_text(origin, extent));
         let limit = nbytes + nbytes / 8 + (1 << 20);
         let body = self
             .conn
             .c2_slice(&self.path, &self.shown, slice.as_deref(), limit)?;
-        let name = std::path::PathBuf::from(format!(
-            "{} (region {})",
-            self.shown,
-            slice.as_deref().unwrap_or("()")
-        ));
+        let arrived = Instant::now();
+        let shown_slice = slice.as_deref().unwrap_or("()");
+        let name = std::path::PathBuf::from(format!("{} (region {shown_slice})", self.shown));
         let bad = |detail: String| RemoteError::Request {
             url: self.shown.clone(),
             detail,
         };
+        // The body's allocation becomes the source's (no copy: nothing else holds it).
         let region = Array::from_source(
             &name,
-            Arc::new(MemorySource::new(name.display().to_string(), body.to_vec())),
+            Arc::new(MemorySource::new(
+                name.display().to_string(),
+                Vec::from(body),
+            )),
         )
         .map_err(|e| {
             bad(format!(
-                "the region {} is not a frame we read: {e}",
-                slice.as_deref().unwrap_or("()")
+                "the region {shown_slice} is not a frame we read: {e}"
             ))
         })?;
         let shape_ok = match region.geometry() {
@@ -138,48 +167,58 @@ impl SlicedBlocks {
                 .is_some_and(|g| g.itemsize == self.geometry.itemsize);
         if dtype.as_ref().is_some_and(|d| *d != self.dtype) && !opaque {
             return Err(bad(format!(
-                "the region {} came back as dtype {}, the dataset is described as {}",
-                slice.as_deref().unwrap_or("()"),
+                "the region {shown_slice} came back as dtype {}, the dataset is described as {}",
                 dtype.unwrap_or_default(),
                 self.dtype
             )));
         }
         if !shape_ok || region.data_len() != nbytes {
             return Err(bad(format!(
-                "the region {} came back as {} bytes of another shape",
-                slice.as_deref().unwrap_or("()"),
+                "the region {shown_slice} came back as {} bytes of another shape",
                 region.data_len()
             )));
         }
-        let bytes = region.read_all().map_err(|p| {
-            bad(format!(
-                "the region {}: {p}",
-                slice.as_deref().unwrap_or("()")
-            ))
-        })?;
-        if let Some(opened) = &self.etag {
-            let now = self.conn.c2_info(&self.path, &self.shown)?.etag;
-            if now.as_ref() != Some(opened) {
-                return Err(RemoteError::Changed {
-                    url: self.shown.clone(),
-                    detail: format!(
-                        "ETag {opened} is now {}",
-                        now.as_deref().unwrap_or("absent")
-                    ),
-                });
-            }
+        let bytes = region
+            .read_all()
+            .map_err(|p| bad(format!("the region {shown_slice}: {p}")))?;
+        drop(region);
+        if let Some(recheck) = &self.recheck {
+            recheck
+                .region(arrived, || {
+                    Ok(self.conn.c2_info(&self.path, &self.shown)?.etag)
+                })
+                .map_err(|refusal| match refusal {
+                    Refusal::Changed(detail) => changed(detail),
+                    Refusal::Unasked(e) => e,
+                })?;
         }
         Ok(Arc::new(bytes))
     }
 
-    /// Chunk `c`'s region, fetched once however many readers ask at once.
-    fn chunk(&self, c: u64) -> Result<Arc<Vec<u8>>, RemoteError> {
-        let cell: Cell = self.chunks.lock().get_or_insert(c, Cell::default).clone();
-        let answer = cell.get_or_init(|| self.fetch_chunk(c)).clone();
+    /// Region `r` of chunk `c` (at `origin` in the array, of `extent`),
+    /// fetched once however many readers ask at once.
+    fn region(
+        &self,
+        c: u64,
+        r: u64,
+        origin: &[u64],
+        extent: &[u64],
+    ) -> Result<Arc<Vec<u8>>, RemoteError> {
+        let cell: Cell = self
+            .regions
+            .lock()
+            .get_or_insert((c, r), Cell::default)
+            .clone();
+        let answer = cell
+            .get_or_init(|| self.fetch_region(origin, extent))
+            .clone();
         if answer.is_err() {
-            let mut chunks = self.chunks.lock();
-            if chunks.peek(&c).is_some_and(|kept| Arc::ptr_eq(kept, &cell)) {
-                chunks.pop(&c);
+            let mut regions = self.regions.lock();
+            if regions
+                .peek(&(c, r))
+                .is_some_and(|kept| Arc::ptr_eq(kept, &cell))
+            {
+                regions.pop(&(c, r));
             }
         }
         answer
@@ -189,8 +228,9 @@ impl SlicedBlocks {
 impl BlockProducer for SlicedBlocks {
     /// The most the kept regions may take.
     fn held_bytes(&self) -> usize {
-        let kept = self.chunks.lock().cap().get() as u64;
-        usize::try_from(kept.saturating_mul(self.geometry.chunk_nbytes())).unwrap_or(usize::MAX)
+        let kept = self.regions.lock().cap().get() as u64;
+        let largest = largest_region(&self.geometry, self.limit);
+        usize::try_from(kept.saturating_mul(largest)).unwrap_or(usize::MAX)
     }
 
     fn produce_block(&self, chunk: u64, block: u64, out: &mut [u8]) -> PResult<()> {
@@ -202,24 +242,41 @@ impl BlockProducer for SlicedBlocks {
                 g.block_nbytes()
             )));
         }
-        let region = self.chunk(chunk)?;
         let (origin, extent) = self.chunk_box(chunk);
-        let start = g.block_origin(chunk, block);
+        let at: Vec<u64> = g
+            .block_origin(chunk, block)
+            .iter()
+            .zip(&origin)
+            .map(|(s, o)| s - o)
+            .collect();
         out.fill(0);
+        let split = self.split(&extent);
+        // A block wholly past the array's edge holds zeros only.
+        let Some(r) = split.region_of(&at) else {
+            return Ok(());
+        };
+        let (from, size) = split.region(r);
+        let start: Vec<u64> = origin.iter().zip(&from).map(|(o, f)| o + f).collect();
+        let region = self.region(chunk, r, &start, &size)?;
         copy_box(
             &region,
-            &extent,
-            &start
-                .iter()
-                .zip(&origin)
-                .map(|(s, o)| s - o)
-                .collect::<Vec<_>>(),
+            &size,
+            &at.iter().zip(&from).map(|(a, f)| a - f).collect::<Vec<_>>(),
             &g.blockshape,
             g.itemsize as usize,
             out,
         );
         Ok(())
     }
+}
+
+/// The most decoded bytes one region of a dataset of `geometry` holds
+/// when regions are cut at `limit` bytes: the limit, or one block when a
+/// block is larger, and never more than a chunk.
+fn largest_region(geometry: &Geometry, limit: u64) -> u64 {
+    geometry
+        .chunk_nbytes()
+        .min(limit.max(geometry.block_nbytes()))
 }
 
 /// Copy into `out` (a box of `shape` items, C order, of `itemsize` bytes
