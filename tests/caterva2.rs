@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::mount::{is_mountpoint, serial_with_fuse, Mount};
+use common::mount::{is_mountpoint, serial_with_fuse, Daemon, Mount};
 use common::*;
 
 const EIO: i32 = 5;
@@ -701,27 +701,10 @@ fn opening_a_served_b2nd_and_a_cold_random_4k_read_cost_few_requests() {
 
 // ------------------------------------------------------------------ login
 
-/// The JWT header every `c2subauth` cookie starts with (`{"alg":"HS256",...`).
-const JWT_PREFIX: &str = "eyJhbGciOi";
-
-/// `@personal` needs a login: without credentials the mount fails at once
-/// naming CATERVA2_USERNAME; with them (environment) the files read
-/// exactly; the password and the session cookie are nowhere to be seen;
-/// after the server restarts with another secret (every cookie now
-/// refused) the mount logs in again, once, and reads on.
-#[test]
-fn personal_roots_log_in_keep_the_secrets_and_log_in_again_after_a_new_server_secret() {
-    let test = "personal_roots_log_in_keep_the_secrets_and_log_in_again_after_a_new_server_secret";
-    let Some(_serial) = serial_with_fuse() else {
-        return;
-    };
-    if !have_caterva2(test) {
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let state = tmp.path().join("state");
+/// A state directory at `state` (with `public`) holding one user, added
+/// with `cat2-admin`; that user's `@personal` folder.
+fn add_user(state: &Path, user: &str, password: &str) -> PathBuf {
     std::fs::create_dir_all(state.join("public")).unwrap();
-    let (user, password) = ("alice@example.org", "pw-Zq8-7f3b1c-hunter2");
     let out = Command::new(venv_bin("cat2-admin"))
         .args([
             "--statedir",
@@ -749,7 +732,30 @@ fn personal_roots_log_in_keep_the_secrets_and_log_in_again_after_a_new_server_se
         &id[16..20],
         &id[20..32]
     );
-    let personal = state.join("personal").join(&id);
+    state.join("personal").join(&id)
+}
+
+/// The JWT header every `c2subauth` cookie starts with (`{"alg":"HS256",...`).
+const JWT_PREFIX: &str = "eyJhbGciOi";
+
+/// `@personal` needs a login: without credentials the mount fails at once
+/// naming CATERVA2_USERNAME; with them (environment) the files read
+/// exactly; the password and the session cookie are nowhere to be seen;
+/// after the server restarts with another secret (every cookie now
+/// refused) the mount logs in again, once, and reads on.
+#[test]
+fn personal_roots_log_in_keep_the_secrets_and_log_in_again_after_a_new_server_secret() {
+    let test = "personal_roots_log_in_keep_the_secrets_and_log_in_again_after_a_new_server_secret";
+    let Some(_serial) = serial_with_fuse() else {
+        return;
+    };
+    if !have_caterva2(test) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let state = tmp.path().join("state");
+    let (user, password) = ("alice@example.org", "pw-Zq8-7f3b1c-hunter2");
+    let personal = add_user(&state, user, password);
     let p1 = random_array(&personal.join("p1.b2nd"), 100_000, 16_384, 4096, 21);
     let p2 = random_array(&personal.join("dir/p2.b2nd"), 70_000, 16_384, 4096, 22);
     let secret1 = "first-secret-of-the-test-server-0123456789abcdef";
@@ -876,6 +882,89 @@ fn personal_roots_log_in_keep_the_secrets_and_log_in_again_after_a_new_server_se
     );
     assert_secrets_hidden("after the new login");
     drop(mount);
+    drop(server);
+}
+
+/// The daemon of a mount with a login (`blosc2fs mount` without `-f`, as
+/// users run it) keeps no password where other users look: its
+/// `/proc/PID/environ` shows `CATERVA2_PASSWORD=` masked with `*`, its
+/// command line the URL; yet the password is still held in memory: after
+/// the server restarts with another secret, the next read logs in again
+/// and reads exactly.
+#[test]
+fn a_mount_daemon_shows_no_password_in_proc_and_still_logs_in_again() {
+    let test = "a_mount_daemon_shows_no_password_in_proc_and_still_logs_in_again";
+    let Some(_serial) = serial_with_fuse() else {
+        return;
+    };
+    if !have_caterva2(test) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let state = tmp.path().join("state");
+    let (user, password) = ("bob@example.org", "pw-4Kd9-e1c7aa-swordfish");
+    let personal = add_user(&state, user, password);
+    let p1 = random_array(&personal.join("p1.b2nd"), 60_000, 16_384, 4096, 31);
+    let p2 = random_array(&personal.join("p2.b2nd"), 50_000, 16_384, 4096, 32);
+    let work = tmp.path().join("work");
+    let mut server = C2Server::start(
+        &state,
+        &work,
+        free_port(),
+        Some("secret-one-0123456789abcdef"),
+    );
+    let url = server.url("@personal");
+    let home = tempfile::tempdir().unwrap(); // no caterva2.toml anywhere
+    let daemon = Daemon::start(
+        &url,
+        &[],
+        &[
+            ("CATERVA2_USERNAME", user),
+            ("CATERVA2_PASSWORD", password),
+            ("HOME", home.path().to_str().unwrap()),
+        ],
+    );
+    let shown = |name: &str| String::from_utf8_lossy(&daemon.proc_file(name)).replace('\0', "\n");
+    let assert_no_password = |when: &str| {
+        let (cmdline, environ) = (shown("cmdline"), shown("environ"));
+        assert!(cmdline.lines().any(|arg| arg == url), "{when}: {cmdline}");
+        for (place, text) in [("cmdline", &cmdline), ("environ", &environ)] {
+            assert!(
+                !text.contains(password),
+                "{when}: the password is in {place}:\n{text}"
+            );
+        }
+        let masked = format!("CATERVA2_PASSWORD={}", "*".repeat(password.len()));
+        assert!(environ.lines().any(|v| v == masked), "{when}: {environ}");
+        assert!(
+            environ
+                .lines()
+                .any(|v| v == format!("CATERVA2_USERNAME={user}")),
+            "{when}: the username is no secret: {environ}"
+        );
+    };
+    assert_no_password("once mounted");
+    let got = std::fs::read(daemon.path().join("p1.b2nd/data"))
+        .unwrap_or_else(|e| panic!("{e}\n{}", daemon.log_text()));
+    assert!(got == p1, "p1 read exactly");
+    let logins = daemon.stats()["remote"]["endpoints"]["login"]
+        .as_u64()
+        .unwrap();
+    assert!(logins >= 1, "{}", daemon.stats());
+    // Every cookie void: the next read must log in with the password in memory.
+    let port = server.port;
+    server.kill();
+    server = C2Server::start(&state, &work, port, Some("secret-two-fedcba9876543210"));
+    let got = std::fs::read(daemon.path().join("p2.b2nd/data"))
+        .unwrap_or_else(|e| panic!("after the restart: {e}\n{}", daemon.log_text()));
+    assert!(got == p2, "p2 read exactly after the restart");
+    assert_eq!(
+        daemon.stats()["remote"]["endpoints"]["login"].as_u64(),
+        Some(logins + 1),
+        "one new login"
+    );
+    assert_no_password("after the new login");
+    drop(daemon);
     drop(server);
 }
 

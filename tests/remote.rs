@@ -2156,27 +2156,18 @@ fn assert_signed_url_mounts(url: &str, secret: &str, fixture: &str) {
     );
 }
 
-/// A presigned S3 URL (SigV4, from boto3) mounts as one array: its data
-/// exact, its signature in no /proc/mounts line, daemon log, meta.json or
-/// `.stats`; a presigned URL of a prefix is refused.
-#[test]
-fn a_presigned_s3_url_mounts_one_array_and_its_signature_stays_secret() {
-    let Some(_serial) = serial_with_fuse() else {
-        return;
-    };
-    let test = "a_presigned_s3_url_mounts_one_array";
-    let Some((_server, port, _env)) = moto_with_fixtures("signed", test) else {
-        return;
-    };
+/// A presigned GET URL (SigV4, from boto3) of `key` in `bucket` on the moto
+/// server at `port`, and its signature.
+fn presigned_url(port: u16, bucket: &str, key: &str) -> (String, String) {
     let script = r#"
 import sys, boto3
 from botocore.config import Config
 s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{sys.argv[1]}", aws_access_key_id="testing",
                   aws_secret_access_key="testing", region_name="us-east-1", config=Config(signature_version="s3v4"))
-print(s3.generate_presigned_url("get_object", Params={"Bucket": "signed", "Key": sys.argv[2]}, ExpiresIn=900))
+print(s3.generate_presigned_url("get_object", Params={"Bucket": sys.argv[2], "Key": sys.argv[3]}, ExpiresIn=900))
 "#;
     let out = Command::new(python())
-        .args(["-c", script, &port.to_string(), "codec_zstd_shuffle.b2nd"])
+        .args(["-c", script, &port.to_string(), bucket, key])
         .output()
         .unwrap();
     assert!(
@@ -2194,6 +2185,22 @@ print(s3.generate_presigned_url("get_object", Params={"Bucket": "signed", "Key":
         .unwrap()
         .to_string();
     assert!(signature.len() >= 32, "{url}");
+    (url, signature)
+}
+
+/// A presigned S3 URL (SigV4, from boto3) mounts as one array: its data
+/// exact, its signature in no /proc/mounts line, daemon log, meta.json or
+/// `.stats`; a presigned URL of a prefix is refused.
+#[test]
+fn a_presigned_s3_url_mounts_one_array_and_its_signature_stays_secret() {
+    let Some(_serial) = serial_with_fuse() else {
+        return;
+    };
+    let test = "a_presigned_s3_url_mounts_one_array";
+    let Some((_server, port, _env)) = moto_with_fixtures("signed", test) else {
+        return;
+    };
+    let (url, signature) = presigned_url(port, "signed", "codec_zstd_shuffle.b2nd");
     let manifest = read_manifest(&fixtures_dir());
     assert_signed_url_mounts(&url, &signature, "codec_zstd_shuffle");
     // cat takes it too; a signed prefix is refused without echoing the query.
@@ -2215,4 +2222,75 @@ print(s3.generate_presigned_url("get_object", Params={"Bucket": "signed", "Key":
         "{stderr}"
     );
     assert!(!common::mount::is_mountpoint(mnt.path()));
+}
+
+/// The daemons of `blosc2fs mount` (without `-f`, as users run it) show no
+/// secret where other users look (`/proc/PID/cmdline`, which `ps` prints,
+/// and `/proc/PID/environ`), and still read exactly: a presigned URL's
+/// query is masked with `*` (the rest of the URL still shown), and an S3
+/// mount's secret key and session token, taken from the environment, are
+/// masked there once the client holds them.
+#[test]
+fn mount_daemons_show_no_signature_or_secret_key_in_proc() {
+    let Some(_serial) = serial_with_fuse() else {
+        return;
+    };
+    let test = "mount_daemons_show_no_signature_or_secret_key_in_proc";
+    let Some((_server, port, env)) = moto_with_fixtures("hidden", test) else {
+        return;
+    };
+    let manifest = read_manifest(&fixtures_dir());
+    let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).replace('\0', "\n");
+    // A presigned URL: its query is the secret.
+    let fixture = "codec_zstd_shuffle";
+    let (url, signature) = presigned_url(port, "hidden", &format!("{fixture}.b2nd"));
+    let (path, query) = url.split_once('?').unwrap();
+    let daemon = common::mount::Daemon::start(&url, &[], &[]);
+    let data = std::fs::read(daemon.path().join("data"))
+        .unwrap_or_else(|e| panic!("{e}\n{}", daemon.log_text()));
+    assert_eq!(
+        sha256_hex(&data),
+        manifest[fixture]["sha256"].as_str().unwrap()
+    );
+    let (cmdline, environ) = (
+        text(daemon.proc_file("cmdline")),
+        text(daemon.proc_file("environ")),
+    );
+    for (place, shown) in [("cmdline", &cmdline), ("environ", &environ)] {
+        for secret in [signature.as_str(), query, "X-Amz-Credential"] {
+            assert!(!shown.contains(secret), "{secret} is in {place}:\n{shown}");
+        }
+    }
+    let masked = format!("{path}?{}", "*".repeat(query.len()));
+    assert!(cmdline.lines().any(|arg| arg == masked), "{cmdline}");
+    drop(daemon);
+    // An S3 prefix with its keys in the environment (moto takes any).
+    let (key, token) = ("sk-Qw7-3f9e0a-AWS-secret", "tok-Pz2-88c1d4-session");
+    let mut env = env_refs(&env);
+    env.retain(|(k, _)| *k != "AWS_SECRET_ACCESS_KEY");
+    env.extend([("AWS_SECRET_ACCESS_KEY", key), ("AWS_SESSION_TOKEN", token)]);
+    let daemon = common::mount::Daemon::start("s3://hidden/", &[], &env);
+    let data = std::fs::read(daemon.path().join("codec_lz4_shuffle.b2nd/data"))
+        .unwrap_or_else(|e| panic!("{e}\n{}", daemon.log_text()));
+    assert_eq!(
+        sha256_hex(&data),
+        manifest["codec_lz4_shuffle"]["sha256"].as_str().unwrap()
+    );
+    let (cmdline, environ) = (
+        text(daemon.proc_file("cmdline")),
+        text(daemon.proc_file("environ")),
+    );
+    for (place, shown) in [("cmdline", &cmdline), ("environ", &environ)] {
+        for secret in [key, token] {
+            assert!(!shown.contains(secret), "{secret} is in {place}:\n{shown}");
+        }
+    }
+    for (name, value) in [("AWS_SECRET_ACCESS_KEY", key), ("AWS_SESSION_TOKEN", token)] {
+        let masked = format!("{name}={}", "*".repeat(value.len()));
+        assert!(environ.lines().any(|v| v == masked), "{environ}");
+    }
+    assert!(
+        environ.lines().any(|v| v == "AWS_ACCESS_KEY_ID=testing"),
+        "an access key id is no secret: {environ}"
+    );
 }

@@ -2,6 +2,8 @@
 //! handling, clean unmount (also of a mount whose daemon died). It takes a
 //! [`MountConfig`]; `build_filesystem` is the one place that builds the
 //! library objects (tree, cache, prefetcher, planner) behind the adapter.
+//! Once it has, the process's secrets are masked ([`secrets`]), before the
+//! mount is made and the waiting parent told it is ready.
 
 use std::ffi::CString;
 use std::io::{Read, Write};
@@ -18,6 +20,7 @@ use fuser::{Config, MountOption, Session, SessionACL};
 use super::fuse::{AdapterOptions, FuseAdapter};
 use super::fusermount;
 use super::sched;
+use super::secrets;
 use super::MountConfig;
 #[cfg(feature = "remote")]
 use crate::catalog::remote::RemoteRoot;
@@ -289,6 +292,8 @@ pub fn mount(config: MountConfig) -> Result<ExitCode, String> {
                 }
                 _child => {
                     libc::close(fds[1]);
+                    // This process only waits for the word now: it needs no secret.
+                    hide_secrets();
                     let mut reader = std::fs::File::from_raw_fd(fds[0]);
                     let mut message = String::new();
                     let _ = reader.read_to_string(&mut message);
@@ -316,6 +321,19 @@ pub fn mount(config: MountConfig) -> Result<ExitCode, String> {
         std::process::exit(1);
     }
     result
+}
+
+/// Mask the secrets of this process's command line and environment (see
+/// [`secrets`]); a failure is logged, never fatal.
+fn hide_secrets() {
+    match secrets::scrub() {
+        Ok(done) => log::debug!(
+            "secrets masked in /proc: {} argument(s), {} variable(s)",
+            done.arguments,
+            done.variables
+        ),
+        Err(e) => log::warn!("{e}"),
+    }
 }
 
 fn redirect_stdio(log_to_devnull: bool) {
@@ -471,6 +489,9 @@ fn serve(
     // Descriptors are pooled (see source::fds); the pool is a share of this.
     crate::source::fds::raise_limit();
     let fs = build_filesystem(config)?;
+    // Every secret has been read (logins, store clients, a signed URL's
+    // query): from now on ps and /proc show none of them.
+    hide_secrets();
     let served = fs.filesystem();
     let mut session_config = Config::default();
     session_config.mount_options = vec![

@@ -3,7 +3,8 @@
 //! mounts with a [`MountConfig`] (preflight checks, fork with a readiness
 //! report, signals, unmount, also of a dead mount), [`fusermount`] mounts for
 //! users other than root through the setuid helper, [`alloc`] tunes the
-//! allocator for the daemon and [`sched`] the FUSE threads' scheduling.
+//! allocator for the daemon and [`sched`] the FUSE threads' scheduling;
+//! [`secrets`] keeps passwords and signed queries out of `ps` and `/proc`.
 //! Nothing below this layer knows FUSE, and nothing in it knows the command
 //! line.
 
@@ -13,6 +14,7 @@ pub mod daemon;
 pub mod fuse;
 pub mod fusermount;
 pub mod sched;
+pub mod secrets;
 pub mod waiting;
 
 pub use config::MountConfig;

@@ -232,3 +232,129 @@ pub fn run_python(code: &str, args: &[&str]) -> String {
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+/// A mount made the way users make it: `blosc2fs mount` without `-f`, which
+/// forks the daemon and returns once the mount answers. The daemon is found
+/// through `/proc` ([`daemon_of`]). Dropping it unmounts and waits for the
+/// daemon to exit (killing that one process if it does not).
+pub struct Daemon {
+    dir: tempfile::TempDir,
+    pid: i32,
+    pub log: PathBuf,
+}
+
+impl Daemon {
+    /// Mount `source` at a new temporary folder with extra `args` and
+    /// environment `env` (logging at info into [`Daemon::log`]); panics
+    /// with the log when `mount` fails.
+    pub fn start(source: &str, args: &[&str], env: &[(&str, &str)]) -> Daemon {
+        let dir = tempfile::tempdir().expect("temp mountpoint");
+        let log = dir.path().with_extension("log");
+        let log_file = File::create(&log).expect("log file");
+        // The daemon keeps the standard descriptors: files, so nothing waits on a pipe.
+        let status = Command::new(binary())
+            .arg("mount")
+            .arg(source)
+            .arg(dir.path())
+            .args(args)
+            .env("RUST_LOG", "info")
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::from(log_file))
+            .status()
+            .expect("run blosc2fs mount");
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        assert!(status.success(), "mount failed ({status}):\n{text}");
+        let found = daemon_of(dir.path());
+        let pid = match found[..] {
+            [pid] => pid,
+            _ => {
+                let _ = Command::new(binary())
+                    .arg("unmount")
+                    .arg(dir.path())
+                    .status();
+                panic!("not one daemon serves {}: {found:?}", dir.path().display())
+            }
+        };
+        Daemon { dir, pid, log }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// `/proc/PID/NAME` of the daemon (`cmdline`, `environ`).
+    pub fn proc_file(&self, name: &str) -> Vec<u8> {
+        std::fs::read(format!("/proc/{}/{name}", self.pid))
+            .unwrap_or_else(|e| panic!("/proc/{}/{name}: {e}", self.pid))
+    }
+
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    pub fn stats(&self) -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(self.path().join(".stats")).unwrap()).unwrap()
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if is_mountpoint(self.path()) {
+            let _ = Command::new(binary())
+                .arg("unmount")
+                .arg(self.path())
+                .status();
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while daemon_of(self.path()).contains(&self.pid) {
+            if Instant::now() > deadline {
+                // SAFETY: kill(2) of the one process found serving our mountpoint.
+                unsafe { libc::kill(self.pid, libc::SIGKILL) };
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// The live processes of [`binary`] serving `mountpoint`: their executable
+/// is the binary and one of their arguments is `mountpoint` (zombies left
+/// out).
+pub fn daemon_of(mountpoint: &Path) -> Vec<i32> {
+    use std::os::unix::ffi::OsStrExt;
+    let exe = std::fs::canonicalize(binary()).unwrap_or_else(|_| binary());
+    let wanted = mountpoint.as_os_str().as_bytes();
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let proc = entry.path();
+        let Ok(link) = std::fs::read_link(proc.join("exe")) else {
+            continue;
+        };
+        let same_exe = link == exe
+            || link.as_os_str().as_bytes().strip_suffix(b" (deleted)")
+                == Some(exe.as_os_str().as_bytes());
+        let serves = std::fs::read(proc.join("cmdline"))
+            .is_ok_and(|c| c.split(|&b| b == 0).any(|arg| arg == wanted));
+        let stat = std::fs::read_to_string(proc.join("stat")).unwrap_or_default();
+        let zombie = stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with(['Z', 'X']));
+        if same_exe && serves && !zombie {
+            out.push(pid);
+        }
+    }
+    out
+}
