@@ -31,8 +31,10 @@
 //! Why in place rather than a re-exec with a clean command line and the
 //! secrets over a pipe: the stores read their credentials from the
 //! environment, and that would have to change for every store; in place,
-//! nothing changes for them and the only `unsafe` is one small write into
-//! blocks this process owns ([`mask_in_place`], tested on a child process).
+//! nothing changes for them. The blocks are rewritten through
+//! `/proc/self/mem` ([`mask_in_place`], tested on a child process), the
+//! kernel's own way for a process to write its memory, so no `unsafe`
+//! reference into memory other pointers may reach is ever made.
 
 use std::ops::Range;
 
@@ -67,8 +69,9 @@ const MASK: u8 = b'*';
 /// Why the blocks could not be masked (the variables are removed anyway).
 #[derive(Debug, thiserror::Error)]
 pub enum ScrubError {
-    /// `/proc/self/stat` could not be read (no `/proc`: nobody sees the blocks either).
-    #[error("cannot read /proc/self/stat to hide secrets from ps and /proc: {0}")]
+    /// `/proc/self/stat` or `/proc/self/mem` could not be read or written
+    /// (no `/proc`: nobody sees the blocks either).
+    #[error("cannot hide secrets from ps and /proc (through /proc/self/stat and mem): {0}")]
     Stat(#[from] std::io::Error),
     /// `/proc/self/stat` has no block bounds (a kernel before 3.5).
     #[error("/proc/self/stat gives no argument and environment blocks; secrets may stay visible in /proc")]
@@ -99,15 +102,10 @@ pub fn scrub() -> Result<Scrubbed, ScrubError> {
     }
     let blocks =
         Blocks::parse(&std::fs::read_to_string("/proc/self/stat")?).ok_or(ScrubError::NoBlocks)?;
-    // SAFETY: both ranges come from /proc/self/stat, and the secret
-    // variables are out of `environ` (see mask_in_place).
-    let scrubbed = unsafe {
-        Scrubbed {
-            arguments: mask_in_place(blocks.arguments, mask_argument),
-            variables: mask_in_place(blocks.environment, mask_variable),
-        }
-    };
-    Ok(scrubbed)
+    Ok(Scrubbed {
+        arguments: mask_in_place(blocks.arguments, mask_argument)?,
+        variables: mask_in_place(blocks.environment, mask_variable)?,
+    })
 }
 
 /// The argument and environment blocks of a process, as its
@@ -138,26 +136,42 @@ impl Blocks {
 }
 
 /// Apply `mask` to each NUL-separated string of the block at `range` of
-/// this process's memory; how many strings it changed.
-///
-/// # Safety
-///
-/// `range` must be this process's argument or environment block as
-/// `/proc/self/stat` gives it: memory the kernel mapped readable and
-/// writable at exec (the top of the main thread's stack) for the life of
-/// the process. No Rust reference into it may be alive: std keeps only raw
-/// pointers to the arguments (copied out by `std::env::args`, which the
-/// daemon no longer calls), and `getenv` hands out pointers to variables
-/// still in `environ`, which is why [`scrub`] removes the secret ones first.
-/// Bytes are only rewritten, never a NUL, so every C string in the block
-/// keeps its length and terminator.
-unsafe fn mask_in_place(range: Range<usize>, mask: fn(&mut [u8]) -> bool) -> usize {
+/// this process's memory (its argument or environment block, as
+/// `/proc/self/stat` gives it); how many strings it changed. The block is
+/// read and the changed bytes written back through `/proc/self/mem`. Bytes
+/// are only rewritten, never a NUL, so every C string in the block keeps
+/// its length and terminator; [`scrub`] has removed the secret variables
+/// from `environ` first, so no `getenv` hands out what is masked here.
+fn mask_in_place(range: Range<usize>, mask: fn(&mut [u8]) -> bool) -> std::io::Result<usize> {
+    use std::io::{Read, Seek, SeekFrom, Write};
     if range.is_empty() {
-        return 0;
+        return Ok(0);
     }
-    // SAFETY: see above; the range is non-empty and its start non-null.
-    let block = unsafe { std::slice::from_raw_parts_mut(range.start as *mut u8, range.len()) };
-    mask_block(block, mask)
+    let mut memory = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/proc/self/mem")?;
+    let mut block = vec![0u8; range.len()];
+    memory.seek(SeekFrom::Start(range.start as u64))?;
+    memory.read_exact(&mut block)?;
+    let before = block.clone();
+    let changed = mask_block(&mut block, mask);
+    if changed > 0 {
+        // Only the span that changed is written back.
+        let first = before
+            .iter()
+            .zip(&block)
+            .position(|(a, b)| a != b)
+            .unwrap_or(0);
+        let last = before
+            .iter()
+            .zip(&block)
+            .rposition(|(a, b)| a != b)
+            .unwrap_or(0);
+        memory.seek(SeekFrom::Start((range.start + first) as u64))?;
+        memory.write_all(&block[first..=last])?;
+    }
+    Ok(changed)
 }
 
 /// Apply `mask` to each NUL-separated string of `block`; how many it changed.
