@@ -1,15 +1,18 @@
 //! Saved lazy expressions read as their values, in-process: the cases
 //! scripts/gen_expressions.py writes with python-blosc2 4.14.1 (operands of
 //! other grids, broadcasting, nested expressions, a store member, the
-//! legacy form) must read exactly as python-blosc2 evaluates them (within
-//! the tolerances for transcendental functions), through `data`,
-//! small reads and chunk files; the refused ones (operands outside the
-//! tree, private operands, cycles, hostile expressions) must present
-//! `meta.json` alone, saying why; an operand that changes gives new values
-//! to new lookups.
+//! legacy form, a private operand) must read exactly as python-blosc2
+//! evaluates them (within the tolerances for transcendental
+//! functions), through `data`, small reads and chunk files; the refused
+//! ones (operands outside the tree, cycles, hostile expressions) must
+//! present `meta.json` alone, saying why; an operand that changes gives new
+//! values to new lookups. With `allow_other`, a computed array's entries
+//! take what every file it reads allows (the kernel's side of that is
+//! tests/permissions.rs).
 
 mod common;
 
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
@@ -21,12 +24,16 @@ use common::inproc::*;
 use common::*;
 
 fn filesystem(source: &Path) -> Filesystem {
+    filesystem_with(source, FsConfig::default())
+}
+
+fn filesystem_with(source: &Path, config: FsConfig) -> Filesystem {
     let stats = Arc::new(Stats::default());
     let blocks = Arc::new(Blocks::new(16 << 20, layout_budget(16 << 20), stats));
     Filesystem::new(
         source,
         Arc::new(Planner::new(blocks, None, 1 << 20)),
-        FsConfig::default(),
+        config,
     )
     .unwrap()
 }
@@ -198,7 +205,7 @@ fn saved_expressions_read_as_python_blosc2_evaluates_them() {
             ));
         }
     }
-    assert_eq!(computed, 15, "the generator's computed cases");
+    assert_eq!(computed, 16, "the generator's computed cases");
     assert!(
         failures.is_empty(),
         "{} failures:\n{}",
@@ -237,7 +244,7 @@ fn refused_expressions_show_meta_json_saying_why_and_no_values() {
             "{name}"
         );
     }
-    assert_eq!(refused, 19, "the generator's refused cases");
+    assert_eq!(refused, 18, "the generator's refused cases");
     // The operand outside the tree exists and holds values: only the rule keeps it out.
     assert!(dir.path().join("outside/a.b2nd").is_file());
 }
@@ -267,4 +274,100 @@ fn a_changed_operand_gives_new_values_to_new_lookups() {
         Err(e) => assert_eq!(e.errno(), libc::EIO, "{e:?}"),
     }
     fs.release(fh);
+}
+
+/// With `allow_other`, a computed array's folder and files take what its
+/// expression and every file it reads allow together (docs/semantics.md,
+/// "Computed arrays"): a 0600 operand or store leaves them to its owner, a
+/// 0700 folder on the way to the operands too; an operand of another owner
+/// that only its owner may read leaves no reader, and the expression is
+/// refused, saying so; a chown or chmod of an operand makes a new version.
+#[test]
+fn with_allow_other_computed_arrays_show_what_every_file_they_read_allows() {
+    let (dir, manifest) = generate();
+    let src = dir.path().join("src");
+    let fs = filesystem_with(
+        &src,
+        FsConfig {
+            allow_other: true,
+            ..FsConfig::default()
+        },
+    );
+    let owner = std::fs::metadata(&src).unwrap();
+    let owner = Some((owner.uid(), owner.gid()));
+    // (folder, chunks/) and (meta.json, data, data.npy, data.txt) of `path`.
+    let modes = |path: &str| {
+        let perm = |rel: &str| walk(&fs, &format!("{path}{rel}")).unwrap().perm;
+        let files = ["/meta.json", "/data", "/data.npy", "/data.txt"].map(perm);
+        assert!(files.iter().all(|m| *m == files[0]), "{path}: {files:?}");
+        assert_eq!(perm(""), perm("/chunks"), "{path}");
+        (perm(""), files[0])
+    };
+    let values = |path: &str| meta(&fs, path)["values"].clone();
+    let mut computed = 0;
+    for (name, entry) in &manifest {
+        let Some(expected) = entry["expected"].as_str() else {
+            continue;
+        };
+        computed += 1;
+        let path = entry["path"].as_str().unwrap();
+        assert_eq!(values(path)["computed"], true, "{name}");
+        // e_private reads a 0600 operand, e_store a DictStore (written 0600).
+        let private = matches!(name.as_str(), "e_private" | "e_store");
+        let want = if private {
+            (0o500, 0o400)
+        } else {
+            (0o555, 0o444)
+        };
+        assert_eq!(modes(path), want, "{name}");
+        for rel in ["", "/data", "/meta.json"] {
+            let attr = walk(&fs, &format!("{path}{rel}")).unwrap();
+            assert_eq!(attr.owner, owner, "{name}{rel}: the expression's owner");
+        }
+        let want = std::fs::read(
+            dir.path()
+                .join("expected")
+                .join(expected.replace(".npy", ".bin")),
+        );
+        let rtol = entry["rtol"].as_f64().unwrap();
+        let got = read_path(&fs, &format!("{path}/data")).unwrap();
+        agree(&got, &want.unwrap(), entry["dtype"].as_str().unwrap(), rtol)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+    assert_eq!(computed, 16);
+
+    // A 0700 folder on the way to the operands: their owner alone may pass.
+    let ops = src.join("ops");
+    std::fs::set_permissions(&ops, std::fs::Permissions::from_mode(0o700)).unwrap();
+    assert_eq!(modes("e_arith.b2nd"), (0o500, 0o400));
+    assert_eq!(modes("sub/e_nested.b2nd"), (0o500, 0o400));
+    std::fs::set_permissions(&ops, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(modes("e_arith.b2nd"), (0o555, 0o444));
+
+    // Another owner's private operand (chown needs root).
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped the operand of another owner: chown needs root");
+        return;
+    }
+    let private = src.join("ops/private.b2nd");
+    std::os::unix::fs::chown(&private, Some(4242), Some(4242)).unwrap();
+    let refused = values("e_private.b2nd");
+    assert_eq!(refused["computed"], false, "{refused}");
+    let why = refused["why_not_computed"].as_str().unwrap();
+    assert!(
+        why.contains("no reader left: ops/private.b2nd (owner 4242, group 4242, mode 0600)"),
+        "{why}"
+    );
+    // meta.json alone, with the expression's own access, says why.
+    let perm = |rel: &str| walk(&fs, &format!("e_private.b2nd{rel}")).unwrap().perm;
+    assert_eq!((perm(""), perm("/meta.json")), (0o555, 0o444));
+    assert!(matches!(
+        walk(&fs, "e_private.b2nd/data"),
+        Err(FsError::NotFound)
+    ));
+    // Readable by all: nothing withheld, whoever owns it.
+    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o644)).unwrap();
+    assert_eq!(values("e_private.b2nd")["computed"], true);
+    assert_eq!(modes("e_private.b2nd"), (0o555, 0o444));
 }

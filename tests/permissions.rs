@@ -2,9 +2,11 @@
 //! source's owner, group and read bits (enforced by the kernel with
 //! `default_permissions`, checked here by reading as `nobody` from a mount
 //! made with allow_other), and a user other than root mounts, reads and
-//! unmounts through fusermount3. Real mounts: they need root and /dev/fuse
-//! (and fuse3's fusermount3 for the user mounts), and skip with a reason
-//! otherwise.
+//! unmounts through fusermount3. A computed array (a saved expression) is
+//! computed for the mounting user whatever its operands' modes, and with
+//! allow_other shows only what every file it reads allows. Real mounts:
+//! they need root and /dev/fuse (and fuse3's fusermount3 for the user
+//! mounts), and skip with a reason otherwise.
 
 mod common;
 
@@ -14,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::mount::{binary, is_mountpoint, serial_with_fuse, Mount};
+use common::mount::{binary, is_mountpoint, run_python, serial_with_fuse, Mount};
 use common::*;
 
 /// The unprivileged user the tests act as (present on every Debian-like system).
@@ -32,19 +34,29 @@ fn nobody_exists() -> bool {
         .any(|l| l.split(':').nth(2) == Some("65534"))
 }
 
+/// `program` run as `uid` in group `gid` (no supplementary groups).
+fn as_user(uid: u32, gid: u32, program: impl AsRef<std::ffi::OsStr>) -> Command {
+    let mut command = Command::new(program);
+    command.uid(uid).gid(gid).env("HOME", "/").current_dir("/");
+    command
+}
+
 /// `program` run as nobody (uid and gid 65534, no supplementary groups).
 fn as_nobody(program: impl AsRef<std::ffi::OsStr>) -> Command {
-    let mut command = Command::new(program);
-    command
-        .uid(NOBODY)
-        .gid(NOBODY)
-        .env("HOME", "/")
-        .current_dir("/");
-    command
+    as_user(NOBODY, NOBODY, program)
 }
 
 fn cat_as_nobody(path: &Path) -> Output {
     as_nobody("cat").arg(path).output().unwrap()
+}
+
+/// `path` read by `uid` in group `gid`: its bytes, or cat's error.
+fn cat_as(uid: u32, gid: u32, path: &Path) -> Result<Vec<u8>, String> {
+    let out = as_user(uid, gid, "cat").arg(path).output().unwrap();
+    match out.status.success() {
+        true => Ok(out.stdout),
+        false => Err(String::from_utf8_lossy(&out.stderr).into_owned()),
+    }
 }
 
 fn assert_denied(output: &Output, what: &Path) {
@@ -474,4 +486,228 @@ fn a_user_is_told_precisely_what_is_missing() {
         );
     }
     assert!(!is_mountpoint(mp.path()));
+}
+
+/// Issue 35's saved expression, written now by python-blosc2 in a new 0755
+/// folder: `x * y + 1` saved as `e.b2nd` (0644) over `x` and `y`, the
+/// members `/x` and `/y` of a TreeStore `t.b2z` (which python-blosc2 writes
+/// 0600), or with `files` the arrays `x.b2nd` and `y.b2nd` (0644). All of
+/// it is then given to nobody. Returns the folder and numpy's `x * y + 1`.
+fn saved_expression(files: bool) -> (tempfile::TempDir, Vec<u8>) {
+    const WRITE: &str = r#"
+import os, sys
+import numpy as np, blosc2
+os.chdir(sys.argv[1])
+rng = np.random.default_rng(35)
+x, y = rng.uniform(-5, 5, (60, 50)), rng.uniform(-5, 5, (60, 50))
+if sys.argv[2] == "store":
+    ts = blosc2.TreeStore("t.b2z", mode="w"); ts["/x"] = x; ts["/y"] = y; ts.close()
+    ts = blosc2.TreeStore("t.b2z", mode="r")
+    ops = {"x": ts["/x"], "y": ts["/y"]}
+else:
+    ops = {"x": blosc2.asarray(x, urlpath="x.b2nd", mode="w"),
+           "y": blosc2.asarray(y, urlpath="y.b2nd", mode="w")}
+blosc2.lazyexpr("x * y + 1", operands=ops).save("e.b2nd")
+sys.stdout.write((x * y + 1).tobytes().hex())
+"#;
+    let src = tempfile::tempdir().unwrap();
+    chmod(src.path(), 0o755);
+    let dir = src.path().to_str().unwrap();
+    let hex = run_python(WRITE, &[dir, if files { "files" } else { "store" }]);
+    let expected = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+        .collect();
+    if !files {
+        assert_eq!(
+            mode(&src.path().join("t.b2z")),
+            0o600,
+            "python-blosc2's mode"
+        );
+    }
+    for entry in std::fs::read_dir(src.path()).unwrap() {
+        let path = entry.unwrap().path();
+        std::os::unix::fs::chown(&path, Some(NOBODY), Some(NOBODY)).unwrap();
+    }
+    std::os::unix::fs::chown(src.path(), Some(NOBODY), Some(NOBODY)).unwrap();
+    assert_eq!(mode(&src.path().join("e.b2nd")), 0o644);
+    (src, expected)
+}
+
+/// `meta.json`'s `values` of the array folder `dir`, read by nobody.
+fn values_as_nobody(dir: &Path) -> serde_json::Value {
+    let out = cat_as_nobody(&dir.join("meta.json"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()["values"].clone()
+}
+
+/// Modes and owner of a computed array folder, as `uid` (in its own
+/// group) sees them: (folder, `chunks/`, `meta.json`, `data`, `data.npy`,
+/// a chunk file), and the (uid, gid) they all share.
+fn computed_modes(dir: &Path, uid: u32) -> ([u32; 6], (u32, u32)) {
+    let out = as_user(uid, uid, "sh")
+        .arg("-c")
+        .arg(r#"cd "$0" && stat -c '%a %u %g' . chunks meta.json data data.npy "chunks/$(ls chunks | head -1)""#)
+        .arg(dir)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}: {text} {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<Vec<u32>> = text
+        .lines()
+        .map(|l| {
+            let mut fields = l.split(' ');
+            let mode = u32::from_str_radix(fields.next().unwrap(), 8).unwrap();
+            std::iter::once(mode)
+                .chain(fields.map(|f| f.parse().unwrap()))
+                .collect()
+        })
+        .collect();
+    assert_eq!(lines.len(), 6, "{text}");
+    let owner = (lines[0][1], lines[0][2]);
+    assert!(
+        lines.iter().all(|l| (l[1], l[2]) == owner),
+        "{}: {text}",
+        dir.display()
+    );
+    (std::array::from_fn(|i| lines[i][0]), owner)
+}
+
+/// Issue 35: a saved expression (0644) over a TreeStore python-blosc2 wrote
+/// 0600, mounted by their owner without allow_other: nobody else can read
+/// the mount at all, so its values are computed, and exact.
+#[test]
+fn an_owner_mounting_without_allow_other_reads_an_expression_over_a_0600_store() {
+    let Some(_guard) = user_mount_possible() else {
+        return;
+    };
+    let (src, expected) = saved_expression(false);
+    let mp = UserMountpoint::new();
+    let dev_fuse = DevFuseMode::set(0o666);
+    let mounted = mount_as_nobody(src.path(), mp.path(), &[]);
+    assert!(
+        mounted.status.success(),
+        "{}",
+        String::from_utf8_lossy(&mounted.stderr)
+    );
+    drop(dev_fuse);
+    let e = mp.path().join("e.b2nd");
+    let values = values_as_nobody(&e);
+    assert_eq!(values["computed"], true, "{values}");
+    assert_eq!(cat_as(NOBODY, NOBODY, &e.join("data")).unwrap(), expected);
+    // The expression's own access: its operands' modes do not narrow it.
+    let (modes, owner) = computed_modes(&e, NOBODY);
+    assert_eq!(modes, [0o555, 0o555, 0o444, 0o444, 0o444, 0o444]);
+    assert_eq!(owner, (NOBODY, NOBODY));
+    let unmounted = as_nobody(binary())
+        .arg("unmount")
+        .arg(mp.path())
+        .output()
+        .unwrap();
+    assert!(
+        unmounted.status.success(),
+        "{}",
+        String::from_utf8_lossy(&unmounted.stderr)
+    );
+    assert!(!is_mountpoint(mp.path()));
+}
+
+/// The same with allow_other: the computed array shows what the 0600 store
+/// allows, owner only; its owner reads exact values, another user is
+/// refused by the kernel; a chmod of the store opens it at the next lookup.
+#[test]
+fn with_allow_other_an_expression_over_a_0600_store_is_its_owners_alone() {
+    let Some(_guard) = root_with_fuse_and_nobody() else {
+        return;
+    };
+    let (src, expected) = saved_expression(false);
+    let m = Mount::start(src.path(), &["-o", "allow_other", "--attr-timeout", "0"]);
+    let e = m.path().join("e.b2nd");
+    let (modes, owner) = computed_modes(&e, 0);
+    assert_eq!(modes, [0o500, 0o500, 0o400, 0o400, 0o400, 0o400]);
+    assert_eq!(owner, (NOBODY, NOBODY));
+    assert_eq!(values_as_nobody(&e)["computed"], true);
+    assert_eq!(cat_as(NOBODY, NOBODY, &e.join("data")).unwrap(), expected);
+    for path in [e.join("data"), e.join("meta.json"), e.join("data.npy")] {
+        let err = cat_as(4242, 4242, &path).unwrap_err();
+        assert!(
+            err.contains("Permission denied"),
+            "{}: {err}",
+            path.display()
+        );
+    }
+    let listed = as_user(4242, 4242, "ls").arg(&e).output().unwrap();
+    assert_denied(&listed, &e);
+    // The store made readable by all: so is the computed array.
+    chmod(&src.path().join("t.b2z"), 0o644);
+    assert_eq!(
+        computed_modes(&e, 0).0,
+        [0o555, 0o555, 0o444, 0o444, 0o444, 0o444]
+    );
+    assert_eq!(cat_as(4242, 4242, &e.join("data")).unwrap(), expected);
+}
+
+/// Operands of different owners, with allow_other (docs/semantics.md,
+/// "Computed arrays"): `y` given to uid 4242 in nobody's group, 0640,
+/// leaves the group alone (the owner, nobody, may not be a member: the
+/// kernel checks its owner bits); `y` in another group leaves no reader,
+/// and `meta.json` (the expression's own access) names `y`; `y` readable
+/// by all withholds nothing.
+#[test]
+fn with_allow_other_operands_of_other_owners_narrow_or_refuse_the_expression() {
+    let Some(_guard) = root_with_fuse_and_nobody() else {
+        return;
+    };
+    let (src, expected) = saved_expression(true);
+    let y = src.path().join("y.b2nd");
+    std::os::unix::fs::chown(&y, Some(4242), Some(NOBODY)).unwrap();
+    chmod(&y, 0o640);
+    let m = Mount::start(src.path(), &["-o", "allow_other", "--attr-timeout", "0"]);
+    let e = m.path().join("e.b2nd");
+    let (modes, owner) = computed_modes(&e, 0);
+    assert_eq!(modes, [0o050, 0o050, 0o040, 0o040, 0o040, 0o040]);
+    assert_eq!(owner, (NOBODY, NOBODY));
+    // A member of the group reads exact values; the owner and y's owner may not.
+    assert_eq!(cat_as(4343, NOBODY, &e.join("data")).unwrap(), expected);
+    for (uid, gid) in [(NOBODY, NOBODY), (4242, 4242)] {
+        let err = cat_as(uid, gid, &e.join("data")).unwrap_err();
+        assert!(err.contains("Permission denied"), "{uid}: {err}");
+    }
+    // y in another group: nobody but root would remain.
+    std::os::unix::fs::chown(&y, Some(4242), Some(4242)).unwrap();
+    let values = values_as_nobody(&e);
+    assert_eq!(values["computed"], false, "{values}");
+    let why = values["why_not_computed"].as_str().unwrap();
+    assert!(
+        why.contains("no reader left: y.b2nd (owner 4242, group 4242, mode 0640)"),
+        "{why}"
+    );
+    assert_eq!(
+        mode(&e),
+        0o555,
+        "meta.json alone, the expression's own access"
+    );
+    assert!(!e.join("data").exists());
+    // y readable by all: the expression's own bits remain.
+    chmod(&y, 0o644);
+    assert_eq!(
+        computed_modes(&e, 0).0,
+        [0o555, 0o555, 0o444, 0o444, 0o444, 0o444]
+    );
+    for (uid, gid) in [(NOBODY, NOBODY), (4242, 4242)] {
+        assert_eq!(
+            cat_as(uid, gid, &e.join("data")).unwrap(),
+            expected,
+            "{uid}"
+        );
+    }
 }

@@ -10,16 +10,24 @@
 //! - its path (relative to the expression's folder, or absolute) resolves,
 //!   symlinks followed one component at a time and never into the mount
 //!   itself ([`resolve`]), to a file inside the mounted source root;
-//! - everyone the mount lets read the expression may read the operand too
-//!   ([`grants_no_more`]): an expression cannot lend its readers another
-//!   user's private file, with or without `allow_other`;
 //! - it is an N-d array, or itself a saved expression that passes the same
 //!   rules (a cycle is an error).
 //!
+//! Who may read the values: without `allow_other` only the mounting user
+//! reads the mount at all (the kernel refuses everyone else), and could
+//! read every file the daemon read, so the expression's own access is
+//! shown, whatever the operands' modes. With `allow_other` the computed
+//! array takes what the expression file, every file it reads and the
+//! folders on the way to them (below the expression's own) allow together
+//! ([`Access::narrowed_by`]), so an expression never lends its readers a
+//! file they may not read; when that leaves no reader but root, it is not
+//! computed.
+//!
 //! Anything else leaves the expression with `meta.json` only, whose
 //! `values` names the operand and the reason. The files an expression read
-//! are recorded ([`Computed::deps`]) so a change to any of them shows as a
-//! new version of the expression.
+//! are recorded with their owners and modes ([`Computed::deps`], and
+//! [`NotComputed::deps`] up to a refusal) so a change to any of them shows
+//! as a new version of the expression.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -41,13 +49,8 @@ use super::remote::RemoteObject;
 
 /// Where an expression being computed lives.
 enum Place<'a> {
-    /// A local file, shown with `access`.
-    Local {
-        /// Its real path.
-        path: &'a Path,
-        /// Its owner and bits.
-        access: Access,
-    },
+    /// A local file, at its real path.
+    Local(&'a Path),
     /// An object of the mounted remote root.
     #[cfg(feature = "remote")]
     Remote(&'a RemoteObject),
@@ -64,11 +67,57 @@ pub struct Computer {
     pub fence: Arc<Fence>,
     /// Reads the operands' boxes through the mount's block cache.
     pub planner: Arc<Planner>,
+    /// Users other than the mounting one may read the mount (`-o
+    /// allow_other`): computed arrays then take the access all their files
+    /// allow together, and are refused when it leaves no reader.
+    pub allow_other: bool,
 }
 
-/// A file a computed array read, and its state then (device, inode, size,
-/// mtime in nanoseconds): a different state now means new values.
-pub type Dep = (PathBuf, (u64, u64, u64, i64));
+/// A file a computed array read (or, with `allow_other`, a folder on the
+/// way to one), and its state then: a different state now means new
+/// values, or new readers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dep {
+    path: PathBuf,
+    /// A folder passed through: only its identity and access count (files
+    /// written beside an operand change nothing).
+    folder: bool,
+    /// Device, inode, size and mtime in nanoseconds (a folder's: device
+    /// and inode).
+    identity: (u64, u64, u64, i64),
+    /// Owner, group and mode ([`Access::of_path`]; a folder's own).
+    access: Access,
+}
+
+impl Dep {
+    /// The file (or `folder`) at `path` as it is now; `None` when it is gone.
+    fn now(path: &Path, folder: bool) -> Option<Dep> {
+        let m = std::fs::metadata(path).ok()?;
+        let (identity, access) = if folder {
+            ((m.dev(), m.ino(), 0, 0), Access::of(&m))
+        } else {
+            let mtime = m
+                .mtime()
+                .saturating_mul(1_000_000_000)
+                .saturating_add(m.mtime_nsec());
+            (
+                (m.dev(), m.ino(), m.len(), mtime),
+                Access::of_path(path).ok()?,
+            )
+        };
+        Some(Dep {
+            path: path.to_path_buf(),
+            folder,
+            identity,
+            access,
+        })
+    }
+
+    /// Whether it is gone or no longer in the state recorded.
+    pub fn changed(&self) -> bool {
+        Dep::now(&self.path, self.folder).as_ref() != Some(self)
+    }
+}
 
 /// An expression made computable.
 pub struct Computed {
@@ -76,19 +125,38 @@ pub struct Computed {
     pub array: Array,
     /// The files read (operands, stores, nested expressions), in order.
     pub deps: Vec<Dep>,
+    /// The owner, group and mode its presented entries take (see [`Computer`]).
+    pub access: Access,
 }
 
-/// The state of the file at `path` now, for [`Dep`]; `None` when it is gone.
-pub fn dep_state(path: &Path) -> Option<(u64, u64, u64, i64)> {
-    let m = std::fs::metadata(path).ok()?;
-    Some((
-        m.dev(),
-        m.ino(),
-        m.len(),
-        m.mtime()
-            .saturating_mul(1_000_000_000)
-            .saturating_add(m.mtime_nsec()),
-    ))
+/// Why an expression is not computed, and the files read up to there (a
+/// change to any of them, a `chmod` included, may change the answer).
+#[derive(Debug)]
+pub struct NotComputed {
+    /// The reason, for `meta.json`'s `why_not_computed`.
+    pub why: String,
+    /// The files read, in order.
+    pub deps: Vec<Dep>,
+}
+
+impl NotComputed {
+    /// Not computed for `why`, with no file read.
+    pub fn because(why: impl Into<String>) -> NotComputed {
+        NotComputed {
+            why: why.into(),
+            deps: Vec::new(),
+        }
+    }
+}
+
+/// What one computation has read so far: the files, and the access they
+/// leave the computed array.
+struct Trail {
+    deps: Vec<Dep>,
+    access: Access,
+    /// The real folder of the expression presented: the folders above it
+    /// gate its readers already.
+    home: PathBuf,
 }
 
 impl Computer {
@@ -98,14 +166,33 @@ impl Computer {
             || matches!(array.values_elsewhere(), Some(Elsewhere::LegacyLazyArray))
     }
 
-    /// `array`, the saved expression at `path` (shown with `access`), with
-    /// its values computed from its operands; or why it cannot be.
-    pub fn compute(&self, array: Array, path: &Path, access: Access) -> Result<Computed, String> {
-        let mut deps = Vec::new();
+    /// `array`, the saved expression at `path` (its own access `access`),
+    /// with its values computed from its operands and the access they
+    /// leave it; or why it cannot be.
+    pub fn compute(
+        &self,
+        array: Array,
+        path: &Path,
+        access: Access,
+    ) -> Result<Computed, NotComputed> {
+        let folder = path.parent().unwrap_or(Path::new("/"));
+        let mut trail = Trail {
+            deps: Vec::new(),
+            access,
+            home: resolve(folder, &self.fence).unwrap_or_else(|| folder.to_path_buf()),
+        };
         let mut chain = vec![path.to_path_buf()];
-        let array =
-            self.compute_nested(array, &Place::Local { path, access }, &mut chain, &mut deps)?;
-        Ok(Computed { array, deps })
+        match self.compute_nested(array, &Place::Local(path), &mut chain, &mut trail) {
+            Ok(array) => Ok(Computed {
+                array,
+                deps: trail.deps,
+                access: trail.access,
+            }),
+            Err(why) => Err(NotComputed {
+                why,
+                deps: trail.deps,
+            }),
+        }
     }
 
     /// `array`, the saved expression stored as `object` on a remote root,
@@ -114,7 +201,14 @@ impl Computer {
     #[cfg(feature = "remote")]
     pub fn compute_remote(&self, array: Array, object: &RemoteObject) -> Result<Array, String> {
         let mut chain = vec![PathBuf::from(object.key())];
-        self.compute_nested(array, &Place::Remote(object), &mut chain, &mut Vec::new())
+        // Remote entries are all the mounting user's, readable by all: no
+        // file's owner or mode narrows them.
+        let mut trail = Trail {
+            deps: Vec::new(),
+            access: Access::DENY,
+            home: PathBuf::new(),
+        };
+        self.compute_nested(array, &Place::Remote(object), &mut chain, &mut trail)
     }
 
     fn compute_nested(
@@ -122,7 +216,7 @@ impl Computer {
         array: Array,
         place: &Place,
         chain: &mut Vec<PathBuf>,
-        deps: &mut Vec<Dep>,
+        trail: &mut Trail,
     ) -> Result<Array, String> {
         // A legacy LazyArray says in its metalayer whether it is an expression (0) or a UDF (1).
         if array
@@ -141,15 +235,14 @@ impl Computer {
                 return Err(format!("more than {MAX_NESTING} nested expressions"));
             }
             let operand = match place {
-                Place::Local { path, access } => self.operand(
+                Place::Local(path) => self.operand(
                     reference,
                     path.parent().unwrap_or(Path::new("/")),
-                    *access,
                     chain,
-                    deps,
+                    trail,
                 ),
                 #[cfg(feature = "remote")]
-                Place::Remote(object) => self.remote_operand(reference, object, chain, deps),
+                Place::Remote(object) => self.remote_operand(reference, object, chain, trail),
             }
             .map_err(|why| format!("operand {name:?}: {why}"))?;
             let geometry = operand.geometry().ok_or_else(|| {
@@ -206,24 +299,17 @@ impl Computer {
         &self,
         reference: &OperandRef,
         folder: &Path,
-        access: Access,
         chain: &mut Vec<PathBuf>,
-        deps: &mut Vec<Dep>,
+        trail: &mut Trail,
     ) -> Result<Array, String> {
         match reference {
             OperandRef::UrlPath(p) => {
-                let path = self.confined(folder, p, access, deps)?;
+                let path = self.confined(folder, p, trail)?;
                 let array = open_array(&path).map_err(|e| e.problem.to_string())?;
-                let place = || {
-                    Ok(Place::Local {
-                        path: &path,
-                        access: Access::of_path(&path).map_err(|e| e.to_string())?,
-                    })
-                };
-                self.resolved(array, p, path.clone(), place, chain, deps)
+                self.resolved(array, p, path.clone(), Place::Local(&path), chain, trail)
             }
             OperandRef::DictStoreKey { urlpath, key } => {
-                let path = self.confined(folder, urlpath, access, deps)?;
+                let path = self.confined(folder, urlpath, trail)?;
                 let format = StoreFormat::of_path(&path)
                     .ok_or_else(|| format!("{urlpath} is not a .b2z, .b2d or .b2e store"))?;
                 let store = Store::open(&path, format).map_err(|e| e.problem.to_string())?;
@@ -246,7 +332,7 @@ impl Computer {
         reference: &OperandRef,
         object: &RemoteObject,
         chain: &mut Vec<PathBuf>,
-        deps: &mut Vec<Dep>,
+        trail: &mut Trail,
     ) -> Result<Array, String> {
         let (p, sibling) = match reference {
             OperandRef::UrlPath(p) => (p, object.sibling(p).ok_or_else(|| format!("{p} is not a relative path under the mounted root; no other place is asked"))?),
@@ -258,23 +344,23 @@ impl Computer {
             array,
             p,
             PathBuf::from(sibling.key()),
-            || Ok(Place::Remote(&sibling)),
+            Place::Remote(&sibling),
             chain,
-            deps,
+            trail,
         )
     }
 
     /// `array`, operand `p` found at `key`: computed in turn when it is
     /// itself a saved expression (in `place`), else as stored when it holds
     /// values. A key already on `chain` is a cycle.
-    fn resolved<'p>(
+    fn resolved(
         &self,
         array: Array,
         p: &str,
         key: PathBuf,
-        place: impl FnOnce() -> Result<Place<'p>, String>,
+        place: Place,
         chain: &mut Vec<PathBuf>,
-        deps: &mut Vec<Dep>,
+        trail: &mut Trail,
     ) -> Result<Array, String> {
         if chain.contains(&key) {
             return Err(format!(
@@ -285,22 +371,23 @@ impl Computer {
         if !Self::wants(&array) {
             return holds_values(array, p);
         }
-        let place = place()?;
         chain.push(key);
-        let computed = self.compute_nested(array, &place, chain, deps);
+        let computed = self.compute_nested(array, &place, chain, trail);
         chain.pop();
         computed.map_err(|why| format!("{p} is an expression that cannot be computed: {why}"))
     }
 
     /// The real path of `reference` (relative to `folder`), when it lies in
-    /// the mounted source, past no fence, and readable by everyone who may
-    /// read the expression; its state is added to `deps`.
+    /// the mounted source, past no fence, and (with `allow_other`) leaves
+    /// the computed array some reader: what the file allows and what the
+    /// folders on the way to it (those not above the expression) let
+    /// through, see [`Access::narrowed_by`]. Its state, and theirs, is
+    /// added to `trail`.
     fn confined(
         &self,
         folder: &Path,
         reference: &str,
-        access: Access,
-        deps: &mut Vec<Dep>,
+        trail: &mut Trail,
     ) -> Result<PathBuf, String> {
         let joined = folder.join(reference);
         let path = resolve(&joined, &self.fence).ok_or_else(|| {
@@ -311,19 +398,48 @@ impl Computer {
         if !path.starts_with(&self.root) {
             return Err(format!("{reference} lies outside the mounted source; only operands the mount shows are read"));
         }
-        let operand_access = Access::of_path(&path).map_err(|e| format!("{reference}: {e}"))?;
-        if !grants_no_more(access, operand_access) {
-            return Err(format!("{reference} is readable by fewer users than the expression; its values are not lent to them"));
+        let vanished = || format!("{reference} vanished");
+        let file = Dep::now(&path, false).ok_or_else(vanished)?;
+        let access = file.access;
+        // Recorded first: a refusal below may change with it.
+        trail.deps.push(file);
+        if self.allow_other {
+            narrow(trail, access, || format!("{reference} ({access})"))?;
+            let home = trail.home.clone();
+            let on_the_way = path
+                .ancestors()
+                .skip(1)
+                .take_while(|d| d.starts_with(&self.root) && !home.starts_with(d));
+            for dir in on_the_way {
+                let gate = Dep::now(dir, true).ok_or_else(vanished)?;
+                let access = gate.access;
+                trail.deps.push(gate);
+                let name = || {
+                    let shown = dir.strip_prefix(&self.root).unwrap_or(dir).display();
+                    format!("the folder {shown} holding {reference} ({access})")
+                };
+                narrow(trail, access.search_as_read(), name)?;
+            }
         }
-        let state = dep_state(&path).ok_or_else(|| format!("{reference} vanished"))?;
-        deps.push((path.clone(), state));
         Ok(path)
     }
 }
 
+/// `trail`'s access narrowed by `other` (what `what` names allows);
+/// refused when that leaves no reader but root where there was one.
+fn narrow(trail: &mut Trail, other: Access, what: impl FnOnce() -> String) -> Result<(), String> {
+    let narrowed = trail.access.narrowed_by(other);
+    if trail.access.readable() && !narrowed.readable() {
+        return Err(format!("no reader left: {} and the expression's other files let no user but root read them all (with allow_other, a computed array is shown only to users who may read every file it reads)", what()));
+    }
+    trail.access = narrowed;
+    Ok(())
+}
+
 /// For `blosc2fs cat` and `info` of a saved expression outside any mount:
 /// `array` (opened from `path`) computed from operands inside its own
-/// folder, read through `planner`; or why not.
+/// folder, read through `planner`; or why not. The caller reads only what
+/// it may open itself, as the mounting user does without `allow_other`.
 pub fn compute_alone(array: Array, path: &Path, planner: Arc<Planner>) -> Result<Array, String> {
     let path = std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let root = path.parent().unwrap_or(Path::new("/")).to_path_buf();
@@ -332,8 +448,12 @@ pub fn compute_alone(array: Array, path: &Path, planner: Arc<Planner>) -> Result
         root,
         fence: Arc::default(),
         planner,
+        allow_other: false,
     };
-    Ok(computer.compute(array, &path, access)?.array)
+    match computer.compute(array, &path, access) {
+        Ok(computed) => Ok(computed.array),
+        Err(not) => Err(not.why),
+    }
 }
 
 /// `array`, an operand named `what`, when it holds values of its own.
@@ -366,57 +486,4 @@ fn shortened(text: &str) -> String {
         tail,
         text.chars().count()
     )
-}
-
-/// Whether every user the expression's `expr` bits let read may read the
-/// operand with `operand` bits too: for each class the expression lets
-/// read (owner, group, other), the operand lets the same class read, with
-/// the same owner (group), or lets everyone read.
-pub fn grants_no_more(expr: Access, operand: Access) -> bool {
-    let other = operand.mode & 0o004 != 0;
-    let owner_ok =
-        expr.mode & 0o400 == 0 || other || (operand.uid == expr.uid && operand.mode & 0o400 != 0);
-    let group_ok =
-        expr.mode & 0o040 == 0 || other || (operand.gid == expr.gid && operand.mode & 0o040 != 0);
-    let other_ok = expr.mode & 0o004 == 0 || other;
-    owner_ok && group_ok && other_ok
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn a(uid: u32, gid: u32, mode: u32) -> Access {
-        Access { uid, gid, mode }
-    }
-
-    #[test]
-    fn an_operand_must_be_readable_by_whoever_reads_the_expression() {
-        // Same owner, same bits.
-        assert!(grants_no_more(a(1, 1, 0o644), a(1, 1, 0o644)));
-        // The expression is world-readable, the operand private: refused.
-        assert!(!grants_no_more(a(1, 1, 0o644), a(1, 1, 0o600)));
-        // Group-readable expression, operand readable by the same group only.
-        assert!(grants_no_more(a(1, 5, 0o640), a(1, 5, 0o440)));
-        assert!(
-            !grants_no_more(a(1, 5, 0o640), a(1, 6, 0o640)),
-            "another group"
-        );
-        assert!(
-            !grants_no_more(a(1, 5, 0o640), a(2, 5, 0o640)),
-            "user 1 need not be in group 5"
-        );
-        // Private expression, operand of another owner readable only by it.
-        assert!(!grants_no_more(a(1, 1, 0o600), a(2, 2, 0o600)));
-        assert!(
-            !grants_no_more(a(1, 5, 0o600), a(2, 5, 0o640)),
-            "the owner need not be in the group"
-        );
-        assert!(
-            grants_no_more(a(1, 1, 0o600), a(2, 2, 0o604)),
-            "world-readable operand"
-        );
-        // An expression nobody may read lends nothing.
-        assert!(grants_no_more(a(1, 1, 0o000), a(2, 2, 0o000)));
-    }
 }

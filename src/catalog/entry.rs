@@ -18,7 +18,7 @@ use crate::read::RowMap;
 use crate::views::{meta_json, Presented};
 
 use super::access::Access;
-use super::computed::{dep_state, Computed, Computer, Dep};
+use super::computed::{Computed, Computer, Dep, NotComputed};
 use super::location::Origin;
 use super::meta_cache::MetaCache;
 use super::versioned::{Reload, Versioned};
@@ -53,7 +53,8 @@ pub struct Loaded {
     /// this version.
     pub mtime: SystemTime,
     /// Owner, group and mode of the source when this version was loaded: the
-    /// permissions of every presented entry of this version (see [`Access`]).
+    /// permissions of every presented entry of this version (see [`Access`];
+    /// a computed array's are narrowed by its operands' with `allow_other`).
     pub access: Access,
     /// What it presents (rendered by the views when loaded).
     pub presented: Presented,
@@ -158,9 +159,7 @@ impl ArrayEntry {
 
     /// Whether any of `deps` is not in the state recorded.
     fn deps_changed(&self, deps: Option<&[Dep]>) -> bool {
-        deps.unwrap_or_default()
-            .iter()
-            .any(|(path, state)| dep_state(path) != Some(*state))
+        deps.unwrap_or_default().iter().any(Dep::changed)
     }
 
     /// The version this entry presents (loaded on first use, and again
@@ -220,7 +219,7 @@ fn load(
     origin: &Origin,
     number: u64,
     stamp: Version,
-    access: Access,
+    mut access: Access,
     mtime: SystemTime,
     on_load: Option<&OnLoad>,
     rows: Option<&RowMap>,
@@ -234,19 +233,26 @@ fn load(
             let result = match origin {
                 Origin::Local(path) => computer.compute(array, path, access),
                 #[cfg(feature = "remote")]
-                Origin::Remote(object) => computer.compute_remote(array, object).map(|array| Computed { array, deps: Vec::new() }),
-                _ => Err("saved expressions inside stores are not computed (their operands' paths are relative to no folder)".into()),
+                Origin::Remote(object) => computer.compute_remote(array, object).map(|array| Computed { array, deps: Vec::new(), access }).map_err(NotComputed::because),
+                _ => Err(NotComputed::because("saved expressions inside stores are not computed (their operands' paths are relative to no folder)")),
             };
             match result {
-                Ok(Computed { array, deps: read }) => {
+                Ok(Computed {
+                    array,
+                    deps: read,
+                    access: shown,
+                }) => {
                     deps = Some(read);
+                    access = shown;
                     let array = Arc::new(array);
                     if let Some(on_load) = on_load {
                         (on_load.preload)(&array);
                     }
                     Presented::of_array(array, rows)
                 }
-                Err(why) => {
+                Err(NotComputed { why, deps: read }) => {
+                    // A refusal may change with what it read (a chmod).
+                    deps = Some(read);
                     log::info!("{}: not computed: {why}", origin.name().display());
                     if let Some(values) = doc.get_mut("values").and_then(|v| v.as_object_mut()) {
                         values.insert("computed".into(), json!(false));

@@ -1,6 +1,7 @@
 //! What the filesystem core is told at start: direct I/O, the metadata
-//! budget, the mountpoint to fence off and the views to offer. Ownership and
-//! timeouts are the FUSE adapter's business (`crate::mount::config`).
+//! budget, the mountpoint to fence off, the views to offer and whether
+//! other users may read. Ownership and timeouts are the FUSE adapter's
+//! business (`crate::mount::config`).
 
 use crate::catalog::meta_cache::DEFAULT_META_CACHE;
 use crate::views::ViewSet;
@@ -19,6 +20,9 @@ pub struct FsConfig {
     /// The presented files the mount offers (`--views`; `data` and
     /// `meta.json` always).
     pub views: ViewSet,
+    /// Users other than the mounting one may read (`-o allow_other`):
+    /// computed arrays then show only what all their files allow.
+    pub allow_other: bool,
 }
 
 impl Default for FsConfig {
@@ -28,6 +32,7 @@ impl Default for FsConfig {
             meta_cache: DEFAULT_META_CACHE,
             mountpoint: None,
             views: ViewSet::ALL,
+            allow_other: false,
         }
     }
 }

@@ -89,6 +89,7 @@ impl Filesystem {
             root: std::fs::canonicalize(source)?,
             fence: fence.clone(),
             planner: planner.clone(),
+            allow_other: config.allow_other,
         };
         let on_load = Self::on_load(&planner, Some(computer));
         let tree = Tree::new(
@@ -114,6 +115,7 @@ impl Filesystem {
             root: std::path::PathBuf::new(),
             fence: Arc::default(),
             planner: planner.clone(),
+            allow_other: config.allow_other,
         };
         let on_load = Self::on_load(&planner, Some(computer));
         Self::with_tree(

@@ -381,6 +381,7 @@ fn build_filesystem(config: &MountConfig) -> Result<FuseAdapter, String> {
                     meta_cache: config.meta_cache as usize,
                     mountpoint,
                     views: config.views,
+                    allow_other: config.allow_other,
                 },
             )
             .map_err(|e| format!("source {}: {e}", source.display()))?
@@ -425,6 +426,7 @@ fn remote_filesystem(url: &str, config: &MountConfig) -> Result<Filesystem, Stri
             meta_cache: config.meta_cache as usize,
             mountpoint: None,
             views: config.views,
+            allow_other: config.allow_other,
         },
     ))
 }
