@@ -1,5 +1,6 @@
 //! How one item of a plain dtype is read as a number and written as text:
-//! [`ScalarFormat`]. `data.txt` and `table.csv` write items with it,
+//! [`ScalarFormat`], built from the [`Scalar`] the format layer's dtype
+//! parser reads. `data.txt` and `table.csv` write items with it,
 //! `preview.png` reads them as numbers, and the imaging headers take their
 //! element types from it.
 //!
@@ -20,6 +21,8 @@
 //! the longest possible literal. Datetimes and timedeltas are their integer
 //! count of the dtype's unit (meta.json names the unit), `NaT` for NumPy's
 //! not-a-time.
+
+use crate::format::dtype::{ItemKind, NumpyDtype, Scalar};
 
 /// The kind of a plain NumPy dtype this module can write as text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,9 +88,32 @@ fn float_width(size: usize) -> usize {
 }
 
 impl ScalarFormat {
-    /// The format of a simple numeric NumPy dtype string (`<f8`, `|u1`,
+    /// How text writes a plain item of `scalar`: numbers, booleans, `S`,
+    /// `U` and `V` of at least one byte, datetimes and timedeltas; `None`
+    /// for the rest (objects, empty strings, x86's `f16` and `c32`).
+    pub fn of(scalar: &Scalar) -> Option<ScalarFormat> {
+        let kind = match (scalar.kind, scalar.size) {
+            (ItemKind::Bool, 1) => ScalarKind::Bool,
+            (ItemKind::Int, 1 | 2 | 4 | 8) => ScalarKind::Int { signed: true },
+            (ItemKind::UInt, 1 | 2 | 4 | 8) => ScalarKind::Int { signed: false },
+            (ItemKind::Float, 2 | 4 | 8) => ScalarKind::Float,
+            (ItemKind::Complex, 8 | 16) => ScalarKind::Complex,
+            (ItemKind::Bytes, 1..) => ScalarKind::Bytes { trim_nuls: true },
+            (ItemKind::Void, 1..) => ScalarKind::Bytes { trim_nuls: false },
+            (ItemKind::Unicode, 4..) => ScalarKind::Unicode,
+            (ItemKind::Datetime | ItemKind::Timedelta, 8) => ScalarKind::Time,
+            _ => return None,
+        };
+        Some(ScalarFormat {
+            kind,
+            size: usize::try_from(scalar.size).ok()?,
+            big_endian: scalar.is_big_endian(),
+        })
+    }
+
+    /// The format of a plain numeric NumPy dtype string (`<f8`, `|u1`,
     /// `?`, `>c8`); `None` for any other (strings, datetimes, voids,
-    /// structured).
+    /// records).
     pub fn parse(dtype: &str) -> Option<ScalarFormat> {
         Self::parse_any(dtype).filter(|f| {
             matches!(
@@ -97,58 +123,10 @@ impl ScalarFormat {
         })
     }
 
-    /// The format of any non-structured NumPy dtype string text can show:
+    /// The format of any plain NumPy dtype string [`Self::of`] can write:
     /// the numeric ones, and also `S`, `U`, `V`, `M8[..]`, `m8[..]`.
     pub fn parse_any(dtype: &str) -> Option<ScalarFormat> {
-        let (order, body) = match dtype.as_bytes().first()? {
-            b'<' | b'>' | b'|' | b'=' => (dtype.as_bytes()[0], &dtype[1..]),
-            _ => (b'=', dtype),
-        };
-        let big_endian = order == b'>' || (order == b'=' && cfg!(target_endian = "big"));
-        if body == "?" {
-            return Some(ScalarFormat {
-                kind: ScalarKind::Bool,
-                size: 1,
-                big_endian,
-            });
-        }
-        let kind = body.chars().next()?;
-        if matches!(kind, 'M' | 'm') {
-            let unit = body.get(1..)?.strip_prefix('8')?;
-            let ok = unit.is_empty()
-                || unit
-                    .strip_prefix('[')
-                    .and_then(|u| u.strip_suffix(']'))
-                    .is_some_and(|u| !u.is_empty() && u.bytes().all(|b| b.is_ascii_alphanumeric()));
-            return ok.then_some(ScalarFormat {
-                kind: ScalarKind::Time,
-                size: 8,
-                big_endian,
-            });
-        }
-        let size: usize = body.get(1..)?.parse().ok()?;
-        let kind = match (kind, size) {
-            ('S', 1..) => ScalarKind::Bytes { trim_nuls: true },
-            ('V', 1..) => ScalarKind::Bytes { trim_nuls: false },
-            ('U', 1..) => {
-                return Some(ScalarFormat {
-                    kind: ScalarKind::Unicode,
-                    size: size.checked_mul(4)?,
-                    big_endian,
-                })
-            }
-            ('b', 1) => ScalarKind::Bool,
-            ('u', 1 | 2 | 4 | 8) => ScalarKind::Int { signed: false },
-            ('i', 1 | 2 | 4 | 8) => ScalarKind::Int { signed: true },
-            ('f', 2 | 4 | 8) => ScalarKind::Float,
-            ('c', 8 | 16) => ScalarKind::Complex,
-            _ => return None,
-        };
-        Some(ScalarFormat {
-            kind,
-            size,
-            big_endian,
-        })
+        Self::of(NumpyDtype::parse(dtype).ok()?.as_scalar()?)
     }
 
     /// Bytes every value takes in the text (without its separator).

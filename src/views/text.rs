@@ -12,6 +12,7 @@
 
 use std::ops::Range;
 
+use crate::format::dtype::{NumpyDtype, Record};
 use crate::format::Array;
 
 use super::dtype::{presented_dtype, presented_shape};
@@ -26,63 +27,43 @@ pub struct Column {
     pub format: ScalarFormat,
 }
 
-/// The columns of a dtype: one for a simple numeric dtype, one per field
-/// (subarray fields: one per element) for a structured dtype of numeric
-/// fields; `None` when any part is not numeric. Also the item size.
-pub fn columns(dtype: &str) -> Option<(Vec<Column>, usize)> {
-    if let Some(format) = ScalarFormat::parse_any(dtype) {
-        return Some((vec![Column { offset: 0, format }], format.size));
+/// The columns of a dtype and its item size: one column for a plain
+/// dtype [`ScalarFormat::of`] can write, one per field (a field with a
+/// shape: one per element) for a record of such fields; `None` for any
+/// other dtype (a record with a nested record, a titled field, or no
+/// fields; a subarray).
+pub fn columns(dtype: &NumpyDtype) -> Option<(Vec<Column>, usize)> {
+    match dtype {
+        NumpyDtype::Scalar(scalar) => {
+            let format = ScalarFormat::of(scalar)?;
+            Some((vec![Column { offset: 0, format }], format.size))
+        }
+        NumpyDtype::Record(record) => record_columns(record),
+        NumpyDtype::Subarray(_) => None,
     }
-    let fields = parse_fields(dtype)?;
+}
+
+/// [`columns`] of a record, at its fields' offsets.
+fn record_columns(record: &Record) -> Option<(Vec<Column>, usize)> {
     let mut out = Vec::new();
-    let mut offset = 0usize;
-    for (format, count) in fields {
+    for field in &record.fields {
+        if field.title.is_some() {
+            return None;
+        }
+        let (scalar, count) = match &field.dtype {
+            NumpyDtype::Scalar(scalar) => (scalar, 1),
+            NumpyDtype::Subarray(sub) => (sub.base.as_scalar()?, sub.shape.iter().product()),
+            NumpyDtype::Record(_) => return None,
+        };
+        let format = ScalarFormat::of(scalar)?;
+        let mut offset = usize::try_from(field.offset).ok()?;
         for _ in 0..count {
             out.push(Column { offset, format });
             offset = offset.checked_add(format.size)?;
         }
     }
-    (!out.is_empty()).then_some((out, offset))
-}
-
-/// Fields of a NumPy structured dtype literal `[('a', '<i4'), ('b', '<f8', (3,))]`:
-/// each field's format and element count. `None` for nested or non-numeric fields.
-fn parse_fields(dtype: &str) -> Option<Vec<(ScalarFormat, usize)>> {
-    let body = dtype.trim().strip_prefix('[')?.strip_suffix(']')?;
-    let mut out = Vec::new();
-    let mut rest = body.trim();
-    while !rest.is_empty() {
-        rest = rest.strip_prefix('(')?;
-        // The name, the dtype, and an optional shape tuple.
-        let (_name, after_name) = quoted(rest)?;
-        rest = after_name.trim_start().strip_prefix(',')?.trim_start();
-        let (ty, after_ty) = quoted(rest)?;
-        rest = after_ty.trim_start();
-        let mut count = 1usize;
-        if let Some(r) = rest.strip_prefix(',') {
-            let r = r.trim_start().strip_prefix('(')?;
-            let close = r.find(')')?;
-            for dim in r[..close]
-                .split(',')
-                .map(str::trim)
-                .filter(|d| !d.is_empty())
-            {
-                count = count.checked_mul(dim.parse().ok()?)?;
-            }
-            rest = r[close + 1..].trim_start();
-        }
-        rest = rest.strip_prefix(')')?.trim_start();
-        rest = rest.strip_prefix(',').unwrap_or(rest).trim_start();
-        out.push((ScalarFormat::parse_any(ty)?, count));
-    }
-    Some(out)
-}
-
-/// A single-quoted Python string at the start of `s`: its content and what follows.
-fn quoted(s: &str) -> Option<(&str, &str)> {
-    let quote = s.chars().next().filter(|c| *c == '\'' || *c == '"')?;
-    let end = s[1..].find(quote)? + 1;
-    Some((&s[1..end], &s[end + 1..]))
+    let itemsize = usize::try_from(record.itemsize).ok()?;
+    (!out.is_empty()).then_some((out, itemsize))
 }
 
 /// The text layout of one array: its columns, how many items a line holds
@@ -105,14 +86,22 @@ impl TextLayout {
         if super::items::kind_of(array).is_some() {
             return None;
         }
-        let layout = TextLayout::new(&presented_dtype(array), &presented_shape(array))?;
-        (layout.itemsize() as u64 == array.frame().typesize as u64).then_some(layout)
+        let dtype = NumpyDtype::parse(&presented_dtype(array)).ok()?;
+        if dtype.itemsize() != array.frame().typesize as u64 {
+            return None;
+        }
+        TextLayout::of_dtype(&dtype, &presented_shape(array))
     }
 
     /// The layout of an array of `dtype` (a NumPy dtype string) and `shape`;
-    /// `None` when the dtype is not numeric (or the text would not fit in
-    /// 2^63 bytes).
+    /// `None` when text cannot show the dtype ([`columns`]) or the text
+    /// would not fit in 2^63 bytes.
     pub fn new(dtype: &str, shape: &[u64]) -> Option<TextLayout> {
+        TextLayout::of_dtype(&NumpyDtype::parse(dtype).ok()?, shape)
+    }
+
+    /// [`Self::new`] for a dtype already read.
+    pub fn of_dtype(dtype: &NumpyDtype, shape: &[u64]) -> Option<TextLayout> {
         let (columns, itemsize) = columns(dtype)?;
         let item_width: u64 = columns.iter().map(|c| c.format.width() as u64 + 1).sum();
         let nitems = shape.iter().try_fold(1u64, |n, &d| n.checked_mul(d))?;
@@ -206,6 +195,10 @@ impl TextLayout {
 mod tests {
     use super::*;
 
+    fn columns(dtype: &str) -> Option<(Vec<Column>, usize)> {
+        super::columns(&NumpyDtype::parse(dtype).ok()?)
+    }
+
     #[test]
     fn structured_dtypes_give_one_column_per_field() {
         let (cols, size) = columns("[('a', '<i4'), ('b', '>f8'), ('c', '|u1', (2,))]").unwrap();
@@ -228,6 +221,15 @@ mod tests {
         assert_eq!(columns("[('a', [('x', '<i4')])]"), None);
         assert_eq!(columns("[]"), None);
         assert_eq!(columns("<U4").unwrap().1, 16);
+        // Titled fields are not shown; a subarray dtype is no record.
+        assert_eq!(columns("[(('t', 'a'), '<i4')]"), None);
+        assert_eq!(columns("('<i4', (2,))"), None);
+        // A dict-form record's columns sit at its offsets.
+        let (cols, size) = columns(
+            "{'names': ['a', 'b'], 'formats': ['<i4', '<M8[ns]'], 'offsets': [8, 0], 'itemsize': 16}",
+        )
+        .unwrap();
+        assert_eq!((cols[0].offset, cols[1].offset, size), (8, 0, 16));
     }
 
     #[test]
