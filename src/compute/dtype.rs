@@ -1,9 +1,12 @@
 //! The numeric dtypes an expression's operands and result may have, named
-//! and parsed the way numpy spells them (`"<f8"`, `"|b1"`, `">i4"`).
+//! the way numpy spells them (`"<f8"`, `"|b1"`, `">i4"`, `"float64"`), and
+//! built from the format layer's reading of a dtype string.
 //!
 //! Byte order is kept apart from the dtype: an operand may be stored
 //! big-endian, but every computation (and the result) is in native values
 //! written out little-endian.
+
+use crate::format::dtype::{ByteOrder as Stored, ItemKind, NumpyDtype, Scalar};
 
 use super::error::ComputeError;
 
@@ -151,43 +154,48 @@ impl DType {
         }
     }
 
-    /// Parse a numpy dtype string: a byte-order prefix (`<`, `>`, `=`, `|`
-    /// or none) and a type code (`b1`, `i4`, `u2`, `f8`, `c16`, ...), or `?`
-    /// and the numpy names (`"float64"`). `=` and no prefix mean native,
-    /// which is little-endian on every platform blosc2fs runs on.
+    /// Parse a numpy dtype string (as [`NumpyDtype::parse`] reads it: a
+    /// byte-order prefix and a type code, `<f8`, `|b1`, `>c16`, `?`) or a
+    /// numpy name (`"float64"`); `Err` for any dtype computing has no type
+    /// for. `=`, `|` and no prefix mean native, little-endian on every
+    /// platform blosc2fs runs on.
     pub fn parse(s: &str) -> Result<(DType, ByteOrder), ComputeError> {
-        let bad = || ComputeError::DType(s.to_string());
         if let Some(d) = DType::ALL.iter().copied().find(|d| d.name() == s) {
             return Ok((d, ByteOrder::Little));
         }
-        let (order, code) = match s.as_bytes().first() {
-            Some(b'<') | Some(b'=') | Some(b'|') => (ByteOrder::Little, &s[1..]),
-            Some(b'>') => (ByteOrder::Big, &s[1..]),
-            _ => (ByteOrder::Little, s),
+        NumpyDtype::parse(s)
+            .ok()
+            .as_ref()
+            .and_then(NumpyDtype::as_scalar)
+            .and_then(DType::of)
+            .ok_or_else(|| ComputeError::DType(s.to_string()))
+    }
+
+    /// The dtype computing uses for a plain item, and its stored byte order
+    /// (little for one-byte items); `None` for a kind or size it has no
+    /// type for (float16, strings, datetimes, objects).
+    pub fn of(scalar: &Scalar) -> Option<(DType, ByteOrder)> {
+        let d = match (scalar.kind, scalar.size) {
+            (ItemKind::Bool, 1) => DType::Bool,
+            (ItemKind::Int, 1) => DType::I8,
+            (ItemKind::Int, 2) => DType::I16,
+            (ItemKind::Int, 4) => DType::I32,
+            (ItemKind::Int, 8) => DType::I64,
+            (ItemKind::UInt, 1) => DType::U8,
+            (ItemKind::UInt, 2) => DType::U16,
+            (ItemKind::UInt, 4) => DType::U32,
+            (ItemKind::UInt, 8) => DType::U64,
+            (ItemKind::Float, 4) => DType::F32,
+            (ItemKind::Float, 8) => DType::F64,
+            (ItemKind::Complex, 8) => DType::C64,
+            (ItemKind::Complex, 16) => DType::C128,
+            _ => return None,
         };
-        let d = match code {
-            "?" | "b1" => DType::Bool,
-            "i1" => DType::I8,
-            "i2" => DType::I16,
-            "i4" => DType::I32,
-            "i8" => DType::I64,
-            "u1" => DType::U8,
-            "u2" => DType::U16,
-            "u4" => DType::U32,
-            "u8" => DType::U64,
-            "f4" => DType::F32,
-            "f8" => DType::F64,
-            "c8" => DType::C64,
-            "c16" => DType::C128,
-            _ => return Err(bad()),
+        let order = match scalar.order {
+            Stored::Big => ByteOrder::Big,
+            Stored::Little | Stored::NotApplicable => ByteOrder::Little,
         };
-        // A one-byte item has no byte order: numpy writes `|` but `>` is legal.
-        let order = if d.itemsize() == 1 {
-            ByteOrder::Little
-        } else {
-            order
-        };
-        Ok((d, order))
+        Some((d, order))
     }
 }
 
@@ -223,7 +231,18 @@ mod tests {
             DType::parse("float32").unwrap(),
             (DType::F32, ByteOrder::Little)
         );
-        for bad in ["<f2", "<U8", "|S3", "", "<", "<m8[s]", "f16"] {
+        for bad in [
+            "<f2",
+            "<U8",
+            "|S3",
+            "",
+            "<",
+            "<m8[s]",
+            "f16",
+            "<f16",
+            "|O",
+            "[('a', '<f8')]",
+        ] {
             assert!(DType::parse(bad).is_err(), "{bad}");
         }
     }

@@ -6,6 +6,7 @@
 
 use rmpv::Value;
 
+use super::dtype::{ItemKind, NumpyDtype};
 use super::error::{PResult, Problem};
 use super::msgpack;
 
@@ -156,16 +157,19 @@ impl NdMeta {
     }
 }
 
-/// Item size of a simple NumPy dtype string such as `<f8`, `|S7`, `<U5`.
+/// Item size of a plain NumPy dtype string (`<f8`: 8, `|S7`: 7, `<U5`: 20,
+/// `<M8`: 8) as [`NumpyDtype::parse`] reads it; `None` for a structured
+/// dtype, a subarray, an object, a string that is no dtype, and a datetime
+/// or timedelta that names its unit (`<M8[ns]`): those are not counted
+/// here, so the views present such arrays as voids of their typesize
+/// (meta.json keeps the declared string).
 pub fn simple_dtype_itemsize(dtype: &str) -> Option<u64> {
-    let body = dtype.strip_prefix(['<', '>', '|', '=']).unwrap_or(dtype);
-    let kind = body.chars().next()?;
-    let count: u64 = body[kind.len_utf8()..].parse().ok()?;
-    match kind {
-        'b' | 'i' | 'u' | 'f' | 'c' | 'S' | 'V' | 'm' | 'M' => Some(count),
-        'U' => count.checked_mul(4),
-        '?' => Some(1),
-        _ => None,
+    let parsed = NumpyDtype::parse(dtype).ok()?;
+    let scalar = parsed.as_scalar()?;
+    match scalar.kind {
+        ItemKind::Object => None,
+        ItemKind::Datetime | ItemKind::Timedelta if scalar.unit.is_some() => None,
+        _ => Some(scalar.size),
     }
 }
 
@@ -192,6 +196,29 @@ mod tests {
         b.extend_from_slice(&3u32.to_be_bytes());
         b.extend_from_slice(b"|u1");
         b
+    }
+
+    #[test]
+    fn simple_itemsizes() {
+        for (dtype, size) in [
+            ("<f8", Some(8)),
+            ("|S7", Some(7)),
+            ("<U5", Some(20)),
+            ("|b1", Some(1)),
+            ("?", Some(1)),
+            ("|V16", Some(16)),
+            (">c16", Some(16)),
+            ("<M8", Some(8)),
+            ("<M8[ns]", None),
+            ("<m8[s]", None),
+            ("|O", None),
+            ("[('a', '<i4')]", None),
+            ("('<i4', (2,))", None),
+            ("<i3", None),
+            ("", None),
+        ] {
+            assert_eq!(simple_dtype_itemsize(dtype), size, "{dtype}");
+        }
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //! and implemented in `crate::source`; the values of a computed array
 //! (a saved expression) come from a [`BlockProducer`] handed down the same way.
 //!
-//! The public face is what `info`, `cat`, the tree and the read layer need.
+//! The public face is what `info`, `cat`, the tree and the read layer need,
+//! and [`dtype`]: the one reading of NumPy dtype strings, for every layer.
 //! The parsers behind it (`chunk`, `codec`, `filter`, `msgpack`) are public
 //! only for the fuzz targets and tests, and hidden from the documentation.
 
@@ -19,6 +20,7 @@ pub mod chunk;
 #[doc(hidden)]
 pub mod codec;
 mod described;
+pub mod dtype;
 mod elsewhere;
 mod error;
 #[doc(hidden)]

@@ -17,7 +17,7 @@
 
 use serde_json::Value as Json;
 
-use super::text::{ScalarFormat, ScalarKind};
+use super::scalar::{ScalarFormat, ScalarKind};
 
 /// vlmeta names read as the physical spacing between samples, per axis.
 pub const SPACING_KEYS: [&str; 4] = ["spacing", "voxel_size", "pixel_spacing", "element_spacing"];

@@ -11,7 +11,8 @@
 //! - [`meta_json`] (+ [`redact`]): `meta.json`;
 //! - [`npy`]: the `.npy` header of `data.npy`;
 //! - [`zarr`]: `chunks/.zarray` and the chunk file names;
-//! - [`text`]: `data.txt`, the values as text;
+//! - [`text`]: `data.txt`, the values as text (each value as [`scalar`]
+//!   writes it);
 //! - [`preview`] (+ [`png`]): `preview.png`;
 //! - [`nrrd`], [`metaimage`], [`envi`] (+ [`imaging`]): the sidecar
 //!   headers `data.nhdr`, `data.mhd` and `data.hdr` that point at `data`;
@@ -33,6 +34,7 @@ pub mod png;
 pub mod presented;
 pub mod preview;
 pub mod redact;
+pub mod scalar;
 pub mod selection;
 pub mod table_csv;
 pub mod text;

@@ -1,7 +1,11 @@
 //! The `.npy` header of `data.npy` (NumPy format version 1.0, or 2.0 when the
 //! header would not fit in 64 KiB).
 
-/// Header bytes for an array of `descr` (a NumPy dtype literal) and `shape`.
+use crate::format::dtype::{NumpyDtype, RecordForm};
+
+/// Header bytes for an array of `descr` (a dtype as
+/// [`super::presented_dtype`] gives it: a plain dtype string, written
+/// quoted, or a record's list of fields, written as it is) and `shape`.
 /// Padded with spaces so that header + data start is a multiple of 64.
 pub fn header(descr: &str, shape: &[u64]) -> Vec<u8> {
     let shape_text = match shape.len() {
@@ -16,10 +20,9 @@ pub fn header(descr: &str, shape: &[u64]) -> Vec<u8> {
                 .join(", ")
         ),
     };
-    let descr_literal = if descr.starts_with('[') {
-        descr.to_string()
-    } else {
-        format!("'{descr}'")
+    let descr_literal = match NumpyDtype::parse(descr) {
+        Ok(NumpyDtype::Record(r)) if r.form == RecordForm::List => descr.to_string(),
+        _ => format!("'{descr}'"),
     };
     let dict =
         format!("{{'descr': {descr_literal}, 'fortran_order': False, 'shape': {shape_text}, }}");

@@ -25,7 +25,7 @@ use crate::read::{Planner, View};
 
 use super::dtype::presented_dtype;
 use super::png::{encode, png_len, TextField};
-use super::text::{ScalarFormat, ScalarKind};
+use super::scalar::{ScalarFormat, ScalarKind};
 
 /// Longest side of a pictured image, in pixels.
 pub const MAX_SIDE: u64 = 512;

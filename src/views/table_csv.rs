@@ -13,7 +13,7 @@ use std::sync::Arc;
 use crate::format::{Array, Shape};
 use crate::read::{RowMap, RowSelection, View};
 
-use super::text::ScalarFormat;
+use super::scalar::ScalarFormat;
 
 /// One column of the CSV: its array, the view of its valid rows, the format.
 #[derive(Debug)]

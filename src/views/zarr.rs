@@ -2,19 +2,53 @@
 
 use serde_json::{json, Value as Json};
 
-/// Convert a NumPy dtype (simple string or python list-of-tuples literal)
-/// into zarr v2's JSON form, or None when it cannot be expressed.
+use crate::format::dtype::{Field, NumpyDtype, Record, RecordForm};
+
+/// A NumPy dtype (a plain dtype string, or a record's list of fields) in
+/// zarr v2's JSON form: the string itself, or one `[name, dtype]` /
+/// `[name, dtype, shape]` list per field (`[[title, name], dtype]` for a
+/// titled one), each field's dtype as the string wrote it or a nested
+/// record's list. `None` when it cannot be expressed (a dict-form record,
+/// a subarray, a field whose dtype is a subarray written as a tuple).
 pub fn zarr_dtype(descr: &str) -> Option<Json> {
-    if !descr.starts_with('[') {
-        return Some(Json::String(descr.to_string()));
+    match NumpyDtype::parse(descr).ok()? {
+        NumpyDtype::Scalar(_) => Some(Json::String(descr.to_string())),
+        NumpyDtype::Record(record) => record_json(&record),
+        NumpyDtype::Subarray(_) => None,
     }
-    // "[('a', '<i4'), ('b', '<f8', (2,))]" → [["a","<i4"],["b","<f8",[2]]]
-    let converted = descr
-        .replace('(', "[")
-        .replace(')', "]")
-        .replace('\'', "\"")
-        .replace(",]", "]");
-    serde_json::from_str(&converted).ok()
+}
+
+/// A list-form record's fields, as zarr v2 lists them.
+fn record_json(record: &Record) -> Option<Json> {
+    if record.form != RecordForm::List {
+        return None;
+    }
+    record
+        .fields
+        .iter()
+        .map(field_json)
+        .collect::<Option<Vec<_>>>()
+        .map(Json::Array)
+}
+
+fn field_json(field: &Field) -> Option<Json> {
+    let name = match &field.title {
+        Some(title) => json!([title, field.name]),
+        None => json!(field.name),
+    };
+    let (base, shape) = match &field.dtype {
+        NumpyDtype::Subarray(sub) => (sub.base.as_ref(), Some(&sub.shape)),
+        other => (other, None),
+    };
+    let dtype = match (base, &field.spelled) {
+        (NumpyDtype::Scalar(_), Some(spelled)) => json!(spelled),
+        (NumpyDtype::Record(inner), None) => record_json(inner)?,
+        _ => return None,
+    };
+    Some(match shape {
+        Some(shape) => json!([name, dtype, shape]),
+        None => json!([name, dtype]),
+    })
 }
 
 /// The `.zarray` document for an array of `shape` in chunks of `chunks`
@@ -97,5 +131,26 @@ mod tests {
             zarr_dtype("[('a', '<i4'), ('b', '<f8'), ('c', 'S3')]"),
             Some(json!([["a", "<i4"], ["b", "<f8"], ["c", "S3"]]))
         );
+        assert_eq!(
+            zarr_dtype("[('a', '>U2', (2, 3)), ('b', [('x', 'u1')], (2,)), (('t', 'c'), '?')]"),
+            Some(json!([
+                ["a", ">U2", [2, 3]],
+                ["b", [["x", "u1"]], [2]],
+                [["t", "c"], "?"]
+            ]))
+        );
+        assert_eq!(
+            zarr_dtype("[(\"it's\", 'u1')]"),
+            Some(json!([["it's", "u1"]]))
+        );
+        assert_eq!(zarr_dtype("[]"), Some(json!([])));
+        for none in [
+            "{'names': ['a'], 'formats': ['<i4']}",
+            "('<i4', (2,))",
+            "[('b', ('<f8', (3,)), (2,))]",
+            "[('a', '<i4')",
+        ] {
+            assert_eq!(zarr_dtype(none), None, "{none}");
+        }
     }
 }
