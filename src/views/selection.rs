@@ -10,7 +10,7 @@
 
 use std::fmt;
 
-use super::FileId;
+use super::names::FileId;
 
 /// One optional view, by the name a user writes.
 struct ViewName {
@@ -167,7 +167,7 @@ impl fmt::Display for ViewSet {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::views::ARRAY_FILES;
+    use crate::views::array_files::ARRAY_FILES;
 
     #[test]
     fn data_and_meta_json_are_always_offered() {

@@ -4,7 +4,7 @@
 //! dicts of those, with optional trailing commas. Nesting deeper than
 //! [`MAX_DEPTH`] is refused before it is read, so no input recurses far.
 
-use super::{DtypeError, MAX_DEPTH};
+use super::model::{DtypeError, MAX_DEPTH};
 
 /// One Python value and where it starts in the text.
 #[derive(Debug, Clone, PartialEq, Eq)]

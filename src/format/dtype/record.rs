@@ -8,7 +8,8 @@
 use std::collections::HashSet;
 
 use super::literal::{self, Literal, Located};
-use super::{scalar, DtypeError, Field, NumpyDtype, Record, RecordForm, Subarray, MAX_ITEMSIZE};
+use super::model::{DtypeError, Field, NumpyDtype, Record, RecordForm, Subarray, MAX_ITEMSIZE};
+use super::scalar;
 
 /// Read `text`, a Python literal, as a dtype.
 pub(super) fn parse(text: &str) -> Result<NumpyDtype, DtypeError> {

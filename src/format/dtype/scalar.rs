@@ -5,7 +5,7 @@
 //! Only the sizes NumPy has are accepted (`<i3` is no dtype), so a size
 //! read here is one NumPy would give the same string.
 
-use super::{ByteOrder, DtypeError, ItemKind, Scalar, TimeBase, TimeUnit, MAX_ITEMSIZE};
+use super::model::{ByteOrder, DtypeError, ItemKind, Scalar, TimeBase, TimeUnit, MAX_ITEMSIZE};
 
 /// The byte order `=`, `|` and no prefix mean for a value that has one.
 const NATIVE: ByteOrder = if cfg!(target_endian = "big") {

@@ -9,7 +9,8 @@ use std::cell::RefCell;
 
 use ::zstd::bulk::Decompressor;
 
-use super::{corrupt, CodecError, CODEC};
+use super::corrupt::{corrupt, CODEC};
+use crate::format::codec::CodecError;
 
 thread_local! {
     static PLAIN: RefCell<Option<Decompressor<'static>>> = const { RefCell::new(None) };

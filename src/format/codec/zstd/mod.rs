@@ -13,6 +13,7 @@
 
 use super::CodecError;
 
+mod corrupt;
 #[cfg(feature = "zstd-c")]
 mod libzstd;
 #[cfg(feature = "zstd-c")]
@@ -22,21 +23,12 @@ mod pure;
 #[cfg(not(feature = "zstd-c"))]
 use pure as backend;
 
-const CODEC: &str = "zstd";
-
 /// Which decoder this build uses, as `blosc2fs --version` names it.
 pub const BACKEND: &str = if cfg!(feature = "zstd-c") {
     "libzstd (C)"
 } else {
     "ruzstd (pure Rust)"
 };
-
-fn corrupt(detail: impl ToString) -> CodecError {
-    CodecError::Corrupt {
-        codec: CODEC,
-        detail: detail.to_string(),
-    }
-}
 
 /// Decode the zstd frame(s) in `src` into exactly `dst.len()` bytes, using
 /// `dict` as dictionary when it is not empty.
@@ -47,6 +39,7 @@ pub fn decompress(src: &[u8], dst: &mut [u8], dict: &[u8]) -> Result<(), CodecEr
 #[cfg(test)]
 mod tests {
     use super::super::test_chunks;
+    use super::corrupt::CODEC;
     use super::*;
 
     fn compress(data: &[u8], level: i32, dict: &[u8]) -> Vec<u8> {

@@ -16,7 +16,8 @@ use std::io::Read;
 use ruzstd::decoding::errors::{FrameDecoderError, ReadFrameHeaderError};
 use ruzstd::decoding::{BlockDecodingStrategy, Dictionary, FrameDecoder};
 
-use super::{corrupt, CodecError, CODEC};
+use super::corrupt::{corrupt, CODEC};
+use crate::format::codec::CodecError;
 
 /// The ZDICT magic number, little-endian, as the dictionary's first bytes.
 const ZDICT_MAGIC: [u8; 4] = 0xEC30_A437u32.to_le_bytes();
