@@ -672,8 +672,10 @@ fn only_the_mounting_user_reads_without_allow_other() {
 /// Saved expressions through a real mount: one whose operands lie in the
 /// tree reads as python-blosc2 evaluates it (`numpy.fromfile` and `cat`,
 /// also by `nobody` under `allow_other`); one whose operand lies outside
-/// the tree (by absolute path, `..` or a symlink) or is private never
-/// serves values, with and without `allow_other`, to root or to `nobody`.
+/// the tree (by absolute path, `..` or a symlink) never serves values, with
+/// and without `allow_other`, to root or to `nobody`; one over a private
+/// (0600) operand is computed for the mount's user, and under `allow_other`
+/// shown 0400 like its operand, so `nobody` is refused.
 #[test]
 fn computed_arrays_read_only_operands_the_mount_shows() {
     use std::os::unix::fs::PermissionsExt;
@@ -709,12 +711,21 @@ fn computed_arrays_read_only_operands_the_mount_shows() {
             .trim(),
             "True"
         );
-        for name in [
-            "e_outside_abs",
-            "e_outside_rel",
-            "e_outside_link",
-            "e_private",
-        ] {
+        let private = m.path().join("e_private.b2nd/data");
+        assert_eq!(
+            std::fs::read(&private).unwrap(),
+            std::fs::read(dir.path().join("expected/e_private.bin")).unwrap(),
+            "e_private {args:?}"
+        );
+        assert!(
+            !run_as_nobody(&private).status.success(),
+            "nobody read values of a private operand {args:?}"
+        );
+        if !args.is_empty() {
+            let mode = std::fs::metadata(&private).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o400, "e_private {args:?}");
+        }
+        for name in ["e_outside_abs", "e_outside_rel", "e_outside_link"] {
             let folder = m.path().join(format!("{name}.b2nd"));
             let listed: Vec<String> = std::fs::read_dir(&folder)
                 .unwrap()

@@ -8,6 +8,7 @@
 use serde_json::Value as Json;
 
 use super::chunk::Special;
+use super::dtype::NumpyDtype;
 use super::error::{PResult, Problem};
 use super::frame::{ChunkOffset, Frame};
 use super::geometry::Geometry;
@@ -53,7 +54,8 @@ impl Description {
                 )))
             }
             (Some(own), _) => own,
-            (None, Some(said)) if said > 0 && self.dtype.starts_with('[') => said,
+            // A record: its size is the typesize the server gives.
+            (None, Some(said)) if said > 0 && is_record(&self.dtype) => said,
             _ => {
                 return Err(Problem::Unsupported {
                     what: format!("dtype {:?}", self.dtype),
@@ -118,4 +120,9 @@ impl Description {
             offsets: vec![ChunkOffset::Special(Special::Uninit); geometry.nchunks() as usize],
         }
     }
+}
+
+/// Whether `dtype` is a structured (record) dtype.
+fn is_record(dtype: &str) -> bool {
+    matches!(NumpyDtype::parse(dtype), Ok(NumpyDtype::Record(_)))
 }

@@ -20,6 +20,7 @@ use object_store::path::Path;
 
 use super::recheck::{Recheck, Refusal};
 use super::split::Split;
+use crate::format::dtype::{ItemKind, NumpyDtype};
 use crate::format::source::{ByteSource, Version, VersionTag};
 use crate::format::{grid_coords, Array, BlockProducer, Geometry, PResult, Problem, Shape};
 use crate::source::memory::MemorySource;
@@ -161,7 +162,8 @@ impl SlicedBlocks {
         };
         // Opaque bytes (`|V8`) may come back as a one-field record of the
         // same size: there is no reading of them to get wrong.
-        let opaque = self.dtype.starts_with("|V")
+        let opaque = NumpyDtype::parse(&self.dtype)
+            .is_ok_and(|d| d.as_scalar().is_some_and(|s| s.kind == ItemKind::Void))
             && region
                 .geometry()
                 .is_some_and(|g| g.itemsize == self.geometry.itemsize);
