@@ -141,18 +141,25 @@ impl BlockCache {
             Stats::add(&self.stats.hits, 1);
             return Ok(hit);
         }
-        Stats::add(&self.stats.misses, 1);
         let (slot, leader) = {
             let mut inflight = self.inflight.lock();
             match inflight.get(&key) {
                 Some(slot) => (slot.clone(), false),
                 None => {
+                    // A leader inserts its block before it leaves the
+                    // flights: one that finished since the lookup above
+                    // left it here, and it is not decoded again.
+                    if let Some(hit) = self.lookup(&key) {
+                        Stats::add(&self.stats.hits, 1);
+                        return Ok(hit);
+                    }
                     let slot: Slot = Arc::new((Mutex::new(None), Condvar::new()));
                     inflight.insert(key, slot.clone());
                     (slot, true)
                 }
             }
         };
+        Stats::add(&self.stats.misses, 1);
         if !leader {
             let (lock, cvar) = &*slot;
             let mut result = lock.lock();
