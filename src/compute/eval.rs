@@ -134,6 +134,20 @@ fn x86_to_int(v: f64, d: DType) -> i64 {
     }
 }
 
+/// `x ** e` modulo 2^64, numpy's integer power: square and multiply, so a
+/// 64-bit exponent takes at most 128 multiplications.
+fn wrapping_pow(mut x: u64, mut e: u64) -> u64 {
+    let mut r: u64 = 1;
+    while e > 0 {
+        if e & 1 == 1 {
+            r = r.wrapping_mul(x);
+        }
+        x = x.wrapping_mul(x);
+        e >>= 1;
+    }
+    r
+}
+
 fn int_bin(op: Bin, a: V<i64>, b: V<i64>, d: DType) -> Result<Col, ComputeError> {
     let bits = (d.itemsize() * 8) as i64;
     let mut out = match op {
@@ -164,7 +178,12 @@ fn int_bin(op: Bin, a: V<i64>, b: V<i64>, d: DType) -> Result<Col, ComputeError>
                 }
             }
         }),
-        Bin::Pow => map2(a, b, |x, y| x86_to_int((x as f64).powf(y as f64), d)),
+        // A literal exponent is numpy's exact wrapping power in every engine;
+        // an array exponent goes through float64 as python-blosc2 does.
+        Bin::Pow => match b {
+            V::C(y) if y >= 0 => map1(a, |x| wrapping_pow(x as u64, y as u64) as i64),
+            _ => map2(a, b, |x, y| x86_to_int((x as f64).powf(y as f64), d)),
+        },
         Bin::And => map2(a, b, |x, y| x & y),
         Bin::Or => map2(a, b, |x, y| x | y),
         Bin::Xor => map2(a, b, |x, y| x ^ y),
@@ -207,14 +226,17 @@ fn u64_bin(op: Bin, a: V<u64>, b: V<u64>) -> Result<Col, ComputeError> {
         Bin::Mul => map2(a, b, |x, y| x.wrapping_mul(y)),
         Bin::FloorDiv => map2(a, b, |x, y| x.checked_div(y).unwrap_or(0)),
         Bin::Mod => map2(a, b, |x, y| x.checked_rem(y).unwrap_or(0)),
-        Bin::Pow => map2(a, b, |x, y| {
-            let v = (x as f64).powf(y as f64);
-            if v.is_nan() || v >= 18_446_744_073_709_551_616.0 {
-                1 << 63
-            } else {
-                v as u64
-            }
-        }),
+        Bin::Pow => match b {
+            V::C(y) => map1(a, |x| wrapping_pow(x, y)),
+            _ => map2(a, b, |x, y| {
+                let v = (x as f64).powf(y as f64);
+                if v.is_nan() || v >= 18_446_744_073_709_551_616.0 {
+                    1 << 63
+                } else {
+                    v as u64
+                }
+            }),
+        },
         Bin::And => map2(a, b, |x, y| x & y),
         Bin::Or => map2(a, b, |x, y| x | y),
         Bin::Xor => map2(a, b, |x, y| x ^ y),
@@ -613,6 +635,45 @@ mod tests {
             vec![8, 9, 0, 1, 160, 7, 0]
         );
         assert_eq!(ints(Bin::Pow, &[0], &[-1], DType::I32), vec![-2147483648]);
+    }
+
+    #[test]
+    fn a_literal_integer_exponent_is_numpys_exact_wrapping_power() {
+        // Values printed by numpy 2 and both python-blosc2 4.14.1 engines for
+        // `b ** 3` and `(b - 7) ** 1` on uint64 (float64 would round these).
+        let b = [0, 1, 6, 7, 8, (1 << 63) + 5, u64::MAX, (1 << 53) + 1];
+        let Col::U64(r) = u64_bin(Bin::Pow, V::S(&b), V::C(3)).unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            r,
+            [
+                0,
+                1,
+                216,
+                343,
+                512,
+                9223372036854775933,
+                18446744073709551615,
+                27021597764222977
+            ]
+        );
+        let wrapped = [u64::MAX - 6, (1 << 63) - 2];
+        let Col::U64(r) = u64_bin(Bin::Pow, V::S(&wrapped), V::C(1)).unwrap() else {
+            panic!()
+        };
+        assert_eq!(r, wrapped);
+        // int64 past 2^53 and int8 wrapping (13 ** 4 = 28561 = 145 - 256 mod 256).
+        let Col::Int(r) =
+            int_bin(Bin::Pow, V::S(&[i64::MIN + 1, 13]), V::C(1), DType::I64).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(r, [i64::MIN + 1, 13]);
+        let Col::Int(r) = int_bin(Bin::Pow, V::S(&[13, -3]), V::C(4), DType::I8).unwrap() else {
+            panic!()
+        };
+        assert_eq!(r, [-111, 81]);
     }
 
     #[test]
