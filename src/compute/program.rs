@@ -87,7 +87,7 @@ impl Program {
             .steps
             .iter()
             .any(|s| matches!(s.dtype, DType::F32 | DType::C64));
-        if matches!(result, DType::F64 | DType::C128) && has_f32 {
+        if matches!(result, DType::F64 | DType::C128) && has_f32 && numexpr_functions_only(&ast) {
             // python-blosc2's own types for the float32 parts (see typed::Typing).
             let f64_source = ast.nodes.iter().any(|n| match n {
                 parse::Node::Lit(parse::Literal::Float(_) | parse::Literal::Imag(_)) => true,
@@ -295,6 +295,61 @@ fn expand_col(col: &Col, from: &[u64], to: &[u64]) -> Col {
     }
 }
 
+/// The functions numexpr 2.14 evaluates itself. python-blosc2 hands an
+/// expression to numexpr first and, when numexpr refuses it (any other
+/// function, e.g. `reciprocal`, `square`, `clip`, `add`, `asin`), evaluates
+/// it with numpy: numpy's types node by node, none of numexpr's float32
+/// narrowing or float64 widening (see `typed::Typing`).
+const NUMEXPR_FUNCTIONS: &[&str] = &[
+    "abs",
+    "arccos",
+    "arccosh",
+    "arcsin",
+    "arcsinh",
+    "arctan",
+    "arctan2",
+    "arctanh",
+    "ceil",
+    "conj",
+    "copysign",
+    "cos",
+    "cosh",
+    "exp",
+    "expm1",
+    "floor",
+    "hypot",
+    "imag",
+    "isfinite",
+    "isinf",
+    "isnan",
+    "log",
+    "log10",
+    "log1p",
+    "log2",
+    "maximum",
+    "minimum",
+    "nextafter",
+    "real",
+    "round",
+    "sign",
+    "signbit",
+    "sin",
+    "sinh",
+    "sqrt",
+    "tan",
+    "tanh",
+    "trunc",
+    "where",
+];
+
+/// Whether every function `ast` calls is one numexpr evaluates.
+fn numexpr_functions_only(ast: &parse::Ast) -> bool {
+    ast.nodes.iter().all(|n| match n {
+        parse::Node::Call(name, ..) => NUMEXPR_FUNCTIONS.contains(&name.as_str()),
+        _ => true,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -314,6 +369,30 @@ mod tests {
         b.chunks_exact(8)
             .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
             .collect()
+    }
+
+    #[test]
+    fn int64_plus_float32_is_computed_in_float64() {
+        // numpy: int64 + float32 is float64, so 1 / (2 + b) keeps float64's
+        // digits (compute oracle seed 15838, case 986).
+        let ops = vec![
+            ("a".to_string(), info("<i8", &[1])),
+            ("b".to_string(), info("<f4", &[2])),
+        ];
+        let p = Program::compile("reciprocal((a + b))", &ops).unwrap();
+        assert_eq!(p.dtype(), DType::F64);
+        let a = 2i64.to_le_bytes().to_vec();
+        let b: Vec<u8> = [-3.7409532f32, 0.5]
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect();
+        let mut out = vec![0u8; 16];
+        p.evaluate(&[0], &[2], &[&a, &b], &mut out).unwrap();
+        let want: Vec<f64> = [-3.7409532f32, 0.5]
+            .iter()
+            .map(|&x| 1.0 / (2.0 + x as f64))
+            .collect();
+        assert_eq!(read_f64(&out), want);
     }
 
     #[test]
