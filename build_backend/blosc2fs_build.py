@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import os
 import shlex
-from typing import Any, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional
 
-import maturin
+import maturin  # type: ignore[import-untyped,unused-ignore]
 from maturin import (  # noqa: F401  (re-exported hooks)
     build_sdist,
     get_requires_for_build_editable,
@@ -30,12 +30,12 @@ from maturin import (  # noqa: F401  (re-exported hooks)
 _CHOSEN = ("--compatibility", "--manylinux")
 
 
-def _names_compatibility(args: list) -> bool:
+def _names_compatibility(args: List[str]) -> bool:
     """Whether maturin arguments `args` choose a platform tag already."""
     return any(a in _CHOSEN or a.startswith(tuple(c + "=" for c in _CHOSEN)) for a in args)
 
 
-def _with_compatibility(config_settings: Optional[Mapping[str, Any]]) -> Optional[dict]:
+def _with_compatibility(config_settings: Optional[Mapping[str, Any]]) -> Dict[str, Any]:
     """The config settings (or MATURIN_PEP517_ARGS, which maturin reads
     when the settings have no build args) with pyproject's compatibility
     added, unless they choose a tag already."""
@@ -61,7 +61,8 @@ def build_wheel(
 ) -> str:
     """maturin's build_wheel, tagged as [tool.maturin] compatibility says."""
     settings = _with_compatibility(config_settings)
-    return maturin.build_wheel(wheel_directory, settings, metadata_directory)
+    name: str = maturin.build_wheel(wheel_directory, settings, metadata_directory)
+    return name
 
 
 def build_editable(
@@ -71,4 +72,5 @@ def build_editable(
 ) -> str:
     """maturin's build_editable, tagged as [tool.maturin] compatibility says."""
     settings = _with_compatibility(config_settings)
-    return maturin.build_editable(wheel_directory, settings, metadata_directory)
+    name: str = maturin.build_editable(wheel_directory, settings, metadata_directory)
+    return name

@@ -113,7 +113,8 @@ class Mount:
     def stats(self) -> Dict[str, Any]:
         """The mount's counters: its `.stats` file (cache hits and misses,
         bytes decoded and served, ...; docs/semantics.md#stats), parsed."""
-        return json.loads((self._path / ".stats").read_bytes())
+        counters: Dict[str, Any] = json.loads((self._path / ".stats").read_bytes())
+        return counters
 
     def unmount(self) -> None:
         """Unmount, and wait until the daemon has exited (at most its
@@ -279,9 +280,7 @@ def _abandon(
     ours = now is not None and before is not None and now != before
     # A dead mount (ENOTCONN) that was not there before is ours too.
     dead = before is not None and _daemon.is_dead_mount(real)
-    _daemon.stop(
-        _daemon.Daemon.of(child.pid), child, now if ours else None, real, binary, grace, unmount=ours or dead
-    )
+    _daemon.stop(_daemon.Daemon.of(child.pid), child, now if ours else None, real, binary, grace, unmount=ours or dead)
 
 
 @contextlib.contextmanager

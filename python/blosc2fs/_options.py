@@ -80,8 +80,7 @@ def flags(binary: str, options: Mapping[str, Any]) -> List[str]:
     unknown = sorted(k for k in options if k not in known and k not in _O_ONLY)
     if unknown:
         raise TypeError(
-            f"unknown blosc2fs mount option(s): {', '.join(unknown)} "
-            f"(known: {', '.join(sorted([*known, *_O_ONLY]))})"
+            f"unknown blosc2fs mount option(s): {', '.join(unknown)} (known: {', '.join(sorted([*known, *_O_ONLY]))})"
         )
     args: List[str] = []
     o_options: List[str] = []
@@ -110,4 +109,3 @@ def exit_grace(options: Mapping[str, Any], default: float = 5.0) -> float:
         return float(value) if value is not None else default
     except (TypeError, ValueError):
         return default
-

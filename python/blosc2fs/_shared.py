@@ -27,7 +27,7 @@ from . import _daemon
 from ._binary import binary as _find_binary
 from ._mount import MountError, mount
 
-__all__ = ["acquire", "release", "registry_file"]
+__all__ = ["acquire", "registry_file", "release"]
 
 
 def _folder() -> Path:

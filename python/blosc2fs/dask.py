@@ -17,7 +17,7 @@ import os
 from typing import Any, Optional, Union
 
 try:
-    from distributed import WorkerPlugin
+    from distributed import WorkerPlugin  # type: ignore[import-not-found,unused-ignore]
 except ImportError as e:  # pragma: no cover - depends on the environment
     raise ImportError("blosc2fs.dask needs the distributed package: pip install 'blosc2fs[dask]'") from e
 
@@ -27,7 +27,7 @@ from ._binary import binary as _find_binary
 __all__ = ["MountOnWorkers"]
 
 
-class MountOnWorkers(WorkerPlugin):
+class MountOnWorkers(WorkerPlugin):  # type: ignore[misc,unused-ignore]
     """A worker plugin that mounts `source` at `mountpoint` on each machine
     of the cluster, once per machine, for as long as one of its workers runs
     it.
@@ -45,7 +45,9 @@ class MountOnWorkers(WorkerPlugin):
             is at hand, else on the workers).
     """
 
-    def __init__(self, source: Union[str, "os.PathLike[str]"], mountpoint: Union[str, "os.PathLike[str]"], **options: Any) -> None:
+    def __init__(
+        self, source: Union[str, "os.PathLike[str]"], mountpoint: Union[str, "os.PathLike[str]"], **options: Any
+    ) -> None:
         self.source = os.fspath(source)
         self.mountpoint = os.fspath(mountpoint)
         self.options = dict(options)

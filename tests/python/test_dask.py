@@ -16,7 +16,6 @@ from typing import Dict, Tuple
 import blosc2
 import numpy as np
 import pytest
-
 from conftest import FIXTURES, mounted_at, process_gone
 
 ENTRY = json.loads((FIXTURES / "manifest.json").read_text())["dict_zstd_sparse"]  # 12000 int32
@@ -43,15 +42,14 @@ def test_mount_on_two_worker_processes_sums_exactly(mount_lock: None, tmp_path: 
     expected = int(np.asarray(blosc2.open(str(FIXTURES / ENTRY["path"]))[...]).astype(np.int64).sum())
     mnt = tmp_path / "mnt"  # made by the plugin
     plugin = MountOnWorkers(str(FIXTURES), str(mnt), cache_size="16M")
-    with distributed.LocalCluster(
-        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
-    ) as cluster, distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         client.register_plugin(plugin)
         workers = sorted(client.scheduler_info()["workers"])
         assert len(workers) == 2
-        futures = [
-            client.submit(partial_sum, str(mnt), i, 2, workers=[w], pure=False) for i, w in enumerate(workers)
-        ]
+        futures = [client.submit(partial_sum, str(mnt), i, 2, workers=[w], pure=False) for i, w in enumerate(workers)]
         results = client.gather(futures)
         assert len({pid for pid, _, _ in results}) == 2  # two processes read...
         assert len({dev for _, dev, _ in results}) == 1  # ...one mount
@@ -114,7 +112,9 @@ def test_the_mount_outlives_its_starter_while_another_uses_it(mount_lock: None, 
 
 def test_a_killed_user_is_pruned(mount_lock: None, tmp_path: Path) -> None:
     mnt = tmp_path / "mnt"
-    victim = subprocess.Popen([sys.executable, "-c", USER, str(FIXTURES), str(mnt)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    victim = subprocess.Popen(
+        [sys.executable, "-c", USER, str(FIXTURES), str(mnt)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     daemon = int(victim.stdout.readline())
     victim.kill()
     victim.wait()

@@ -15,10 +15,9 @@ from pathlib import Path
 from typing import Dict, Iterator, List, Tuple
 
 import blosc2
+import blosc2fs
 import numpy as np
 import pytest
-
-import blosc2fs
 from conftest import FIXTURES, mounted_at, process_gone
 
 
@@ -171,7 +170,9 @@ def test_missing_source_raises_at_once(tmp_path: Path) -> None:
     assert e.value.returncode == 1 and str(e.value) == e.value.message
 
 
-def test_missing_source_with_a_temporary_mountpoint_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_source_with_a_temporary_mountpoint_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import tempfile
 
     temp = tmp_path / "temp"

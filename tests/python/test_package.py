@@ -11,9 +11,8 @@ import sysconfig
 import tempfile
 from pathlib import Path
 
-import pytest
-
 import blosc2fs
+import pytest
 from blosc2fs import _options
 
 VERSION_LINE = f"blosc2fs {blosc2fs.__version__}"
@@ -41,14 +40,15 @@ def test_version_three_ways() -> None:
 
 
 def test_python_m_passes_arguments_and_exit_status() -> None:
-    bad = subprocess.run([sys.executable, "-m", "blosc2fs", "info", "/nonexistent/x.b2nd"], capture_output=True, text=True)
+    bad = subprocess.run(
+        [sys.executable, "-m", "blosc2fs", "info", "/nonexistent/x.b2nd"], capture_output=True, text=True, check=False
+    )
     assert bad.returncode == 1
     assert bad.stderr.startswith("blosc2fs: ") and "/nonexistent/x.b2nd" in bad.stderr
 
 
 def test_man_page_and_completions_come_with_the_command() -> None:
     man = subprocess.run(["blosc2fs", "man"], capture_output=True, text=True, check=True).stdout
-    assert man.startswith(".ie") or man.startswith(".TH")
     assert '.TH blosc2fs 1  "blosc2fs ' in man
     mount_page = subprocess.run(["blosc2fs", "man", "mount"], capture_output=True, text=True, check=True).stdout
     assert ".TH blosc2fs-mount 1" in mount_page
