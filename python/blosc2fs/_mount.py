@@ -207,6 +207,10 @@ def mount(
             empty, no FUSE, ...: the CLI's message) or did not answer in
             time. Nothing is left mounted or running then.
         FileNotFoundError: no blosc2fs binary.
+
+    The mount lasts until `unmount()`, the end of a `with` block, or the
+    interpreter's exit. A Python killed outright (SIGKILL) cannot clean up:
+    `blosc2fs unmount MOUNTPOINT` ends such a mount and its daemon.
     """
     binary = _find_binary()
     flags = _options.flags(binary, options)
