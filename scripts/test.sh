@@ -240,7 +240,9 @@ local_only_smoke() {
 
 # tests/python against the installed wheel, with every folder holding cargo,
 # rustc or rustup left off PATH and Rust's variables unset: the wheel's
-# binary is all there is. Counted in the table like a suite.
+# binary is all there is. (rustup's folder is ~/.cargo/bin; a cargo from apt
+# in /usr/bin would take /usr/bin off too, and the tests would fail loudly.)
+# Counted in the table like a suite.
 python_tests() {
     local t0=$EPOCHREALTIME result=ok path="" dir counts
     local IFS=:

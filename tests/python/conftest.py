@@ -28,8 +28,11 @@ def mount_table() -> str:
 
 
 def mounted_at(path: os.PathLike) -> bool:
-    """Whether a mount point `path` is in /proc/mounts (spaces escaped)."""
-    target = os.path.realpath(path).replace(" ", "\\040")
+    """Whether a mount point `path` is in /proc/mounts (which escapes
+    backslashes, spaces, tabs and newlines in octal)."""
+    target = os.path.realpath(path)
+    for char in "\\ \t\n":
+        target = target.replace(char, f"\\{ord(char):03o}")
     return any(line.split(" ")[1] == target for line in mount_table().splitlines())
 
 

@@ -197,3 +197,31 @@ def test_a_refused_url_raises_its_message(tmp_path: Path) -> None:
         blosc2fs.mount("http://127.0.0.1:9/dir/", tmp_path)
     assert "a web server cannot be listed" in e.value.message
     assert not mounted_at(tmp_path)
+
+
+def test_relative_source_and_a_mountpoint_with_spaces(
+    mount_lock: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    where = tmp_path / "my arrays\tand tabs"
+    where.mkdir()
+    monkeypatch.chdir(FIXTURES)
+    entry = json.loads((FIXTURES / "manifest.json").read_text())["clevel1_lz4"]
+    with blosc2fs.mounted(".", where) as mnt:
+        assert mounted_at(where)  # /proc/mounts escapes the space and the tab
+        assert hashlib.sha256((mnt / entry["path"] / "data").read_bytes()).hexdigest() == entry["sha256"]
+        pid = _daemon_of(mnt)
+    assert not mounted_at(where) and process_gone(pid) and where.is_dir()
+
+
+def test_unmount_after_the_daemon_was_killed(mount_lock: None, tmp_path: Path) -> None:
+    # The fallback: SIGTERM finds no daemon, the dead mount is detached lazily.
+    handle = blosc2fs.mount(FIXTURES, tmp_path)
+    os.kill(handle.pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while not process_gone(handle.pid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    with pytest.raises(OSError):  # ENOTCONN: a dead mount
+        os.listdir(tmp_path)
+    assert mounted_at(tmp_path)
+    handle.unmount()
+    assert not mounted_at(tmp_path) and os.listdir(tmp_path) == [] and not handle.mounted
