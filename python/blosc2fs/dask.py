@@ -7,8 +7,10 @@
 A worker plugin runs in every worker process, and a machine may run many:
 the first worker of a machine mounts, the others join, the last to leave
 (plugin removed, worker closed) unmounts ([_shared] keeps who uses what in
-a locked file). `distributed` is needed only here: importing `blosc2fs`
-does not import it.
+a locked file). A worker killed outright (no teardown) leaves its share
+behind until the next worker of that machine joins or leaves, which prunes
+it; if none ever does, `blosc2fs unmount MOUNTPOINT` ends the mount.
+`distributed` is needed only here: importing `blosc2fs` does not import it.
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ class MountOnWorkers(WorkerPlugin):  # type: ignore[misc,unused-ignore]
 
     Args:
         source: what to mount, as every machine sees it (a URL, or a path on
-            a shared filesystem).
+            a shared filesystem; a relative path is taken from the client's
+            working folder).
         mountpoint: where, the same path on every machine (created when
             missing).
         **options: `blosc2fs mount` flags as keywords, as in
@@ -48,8 +51,11 @@ class MountOnWorkers(WorkerPlugin):  # type: ignore[misc,unused-ignore]
     def __init__(
         self, source: Union[str, "os.PathLike[str]"], mountpoint: Union[str, "os.PathLike[str]"], **options: Any
     ) -> None:
-        self.source = os.fspath(source)
-        self.mountpoint = os.fspath(mountpoint)
+        # Paths made absolute here: workers do not share the client's
+        # working folder. URLs are kept as they are.
+        text = os.fspath(source)
+        self.source = text if "://" in text else os.path.abspath(text)
+        self.mountpoint = os.path.abspath(os.fspath(mountpoint))
         self.options = dict(options)
         self.name = f"blosc2fs-mount:{self.mountpoint}"
         try:
