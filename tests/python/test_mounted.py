@@ -9,7 +9,10 @@ import contextlib
 import hashlib
 import json
 import os
+import shutil
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Dict, Iterator, List, Tuple
@@ -225,3 +228,45 @@ def test_unmount_after_the_daemon_was_killed(mount_lock: None, tmp_path: Path) -
     assert mounted_at(tmp_path)
     handle.unmount()
     assert not mounted_at(tmp_path) and os.listdir(tmp_path) == [] and not handle.mounted
+
+
+NO_FUSE = """
+import sys, blosc2fs
+try:
+    blosc2fs.mount(sys.argv[1], sys.argv[2])
+except blosc2fs.MountError as e:
+    print(e.message)
+"""
+
+
+def test_no_fuse_raises_the_commands_message(tmp_path: Path) -> None:
+    # A machine without FUSE: a mount namespace whose /dev holds only null.
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        pytest.skip("needs root and unshare(1) to hide /dev/fuse")
+    hide = 'mount -t tmpfs tmpfs /dev && mknod -m 666 /dev/null c 1 3 && exec "$0" -c "$1" "$2" "$3"'
+    t0 = time.monotonic()
+    out = subprocess.run(
+        [
+            "unshare",
+            "-m",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            hide,
+            sys.executable,
+            NO_FUSE,
+            str(FIXTURES),
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    assert time.monotonic() - t0 < 10
+    assert out.stdout == (
+        "blosc2fs: FUSE is not available: /dev/fuse does not exist; load the fuse module (modprobe fuse),"
+        " or in a container pass the device (--device /dev/fuse)\n"
+    ), out.stderr
+    assert not mounted_at(tmp_path) and os.listdir(tmp_path) == []
