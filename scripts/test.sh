@@ -5,7 +5,10 @@
 # fmt, cargo clippy both ways), builds blosc2fs both ways and tests both:
 # the default build (remote sources included) runs every suite; the
 # local-only build (--no-default-features) runs the library's unit tests and
-# a smoke test of its binary. Ends with the wall time of each step.
+# a smoke test of its binary. Then the Python wheel: built as users build it
+# (`pip wheel .`, a release build), installed into a throwaway virtualenv,
+# and its tests (tests/python) run there with no cargo on PATH. Ends with
+# the wall time of each step.
 # Mount tests need root (or a user allowed to mount FUSE).
 #
 # Both builds use the `ci` profile (Cargo.toml: release without LTO), and so
@@ -61,6 +64,20 @@ echo "== fuse3, attr and the python virtualenv (log: $LOGS/setup.log)"
     timed "apt (fuse3, attr; beside the builds)" install_packages && timed "python venv (beside the builds)" setup_venv
 } >"$LOGS/setup.log" 2>&1 &
 SETUP=$!
+
+# The wheel's tests run in a virtualenv of their own, made afresh each run:
+# the wheel, pytest, and the tests' oracle only (numpy, python-blosc2
+# 4.14.1, dask[distributed]: the package itself needs none of them).
+WHEEL_DIR="$TARGET/wheel-test"
+WHEEL_VENV="$WHEEL_DIR/venv"
+wheel_venv() {
+    rm -rf "$WHEEL_VENV" && python3 -m venv "$WHEEL_VENV" \
+        && "$WHEEL_VENV/bin/python" -m pip install --quiet --upgrade pip \
+        && "$WHEEL_VENV/bin/python" -m pip install --quiet pytest numpy "blosc2==4.14.1" "dask[distributed]"
+}
+echo "== the wheel's test virtualenv (log: $LOGS/wheel-venv.log)"
+timed "wheel test venv (beside the builds)" wheel_venv >"$LOGS/wheel-venv.log" 2>&1 &
+WHEEL_SETUP=$!
 
 # Formatting (rustfmt.toml) and lints first, beside the setup: the main
 # crate and the fuzz crate (its own workspace; rustfmt reads none of its
@@ -127,6 +144,36 @@ build_default() {
 }
 timed "build default (bin, tests, examples)" build_default
 DEFAULT_BIN="$TARGET/$PROFILE/blosc2fs"
+
+# The wheel, as `pip wheel .` builds it (pyproject.toml: maturin through
+# build_backend/, the release profile whatever PROFILE says), after the other
+# builds (one cargo at a time). It must be tagged manylinux and weigh at most
+# 20 MB; it is then installed into the wheel's virtualenv.
+WHEELHOUSE="$WHEEL_DIR/wheelhouse"
+build_wheel() {
+    local wheel size
+    rm -rf "$WHEELHOUSE"
+    CARGO_TARGET_DIR="$TARGET" CARGO_BUILD_JOBS=$JOBS MATURIN_PEP517_ARGS="--locked" \
+        python3 -m pip wheel . --no-deps -w "$WHEELHOUSE" || return
+    wheel="$(echo "$WHEELHOUSE"/blosc2fs-*.whl)"
+    [ -f "$wheel" ] || { echo "no wheel in $WHEELHOUSE"; return 1; }
+    size="$(stat -c %s "$wheel")"
+    echo "wheel: $(basename "$wheel"), $size bytes"
+    case "$(basename "$wheel")" in
+        *-manylinux_*) ;;
+        *) echo "not a manylinux wheel: $(basename "$wheel")"; return 1 ;;
+    esac
+    [ "$size" -le $((20 * 1000 * 1000)) ] || { echo "the wheel is over 20 MB"; return 1; }
+    wait $WHEEL_SETUP || { cat "$LOGS/wheel-venv.log"; return 1; }
+    "$WHEEL_VENV/bin/python" -m pip install --quiet "$wheel"
+}
+echo "== build the wheel (pip wheel ., log: $LOGS/wheel.log)"
+WHEEL_OK=1
+if ! timed "build wheel (pip wheel ., release; install)" build_wheel >"$LOGS/wheel.log" 2>&1; then
+    cat "$LOGS/wheel.log"
+    WHEEL_OK=0
+fi
+tail -n 1 "$LOGS/wheel.log"
 
 wait $SETUP || { cat "$LOGS/setup.log"; exit 1; }
 VENV="$(cat "$LOGS/venv.path")"
@@ -195,6 +242,34 @@ local_only_smoke() {
     echo "local-only smoke test: ok (no C, $n arrays cat the same, info --tree, a mount, a URL refused)"
 }
 
+# tests/python against the installed wheel, with every folder holding cargo,
+# rustc or rustup left off PATH and Rust's variables unset: the wheel's
+# binary is all there is. (rustup's folder is ~/.cargo/bin; a cargo from apt
+# in /usr/bin would take /usr/bin off too, and the tests would fail loudly.)
+# Counted in the table like a suite.
+python_tests() {
+    local t0=$EPOCHREALTIME result=ok path="" dir counts
+    local IFS=:
+    for dir in $PATH; do
+        [ -x "$dir/cargo" ] || [ -x "$dir/rustc" ] || [ -x "$dir/rustup" ] || path="$path${path:+:}$dir"
+    done
+    unset IFS
+    if [ $WHEEL_OK = 1 ]; then
+        (cd tests/python && env -u CARGO_HOME -u RUSTUP_HOME -u RUSTUP_TOOLCHAIN -u CARGO_TARGET_DIR -u BLOSC2FS_BIN \
+            PATH="$(cd "$WHEEL_VENV/bin" && pwd):$path" "$WHEEL_VENV/bin/python" -m pytest -q -p no:cacheprovider .) \
+            </dev/null >"$LOGS/python-wheel.log" 2>&1 || result=FAILED
+    else
+        echo "not run: the wheel was not built" >"$LOGS/python-wheel.log"
+        result=FAILED
+    fi
+    # pytest's closing line: "236 passed, 1 failed, 2 skipped in 11.2s" (any order, any subset).
+    counts="$(tail -n 1 "$LOGS/python-wheel.log" | awk '{ for (i = 2; i <= NF; i++) { w = $i; sub(/,$/, "", w)
+        if (w == "passed") p = $(i - 1); if (w == "failed" || w == "errors" || w == "error") f += $(i - 1); if (w == "skipped") s = $(i - 1) }
+        printf "%d %d %d", p, f, s }')"
+    printf '%s\t%s\t%s %s\n' "python wheel (tests/python, no cargo)" "$(elapsed "$t0")" "$result" "$counts" >>"$TIMES"
+    flock "$LOGS/.print" sh -c 'echo "== python wheel tests ($1)"; cat "$2"' - "$result" "$LOGS/python-wheel.log"
+}
+
 lane() {
     local name exe
     while read -r name exe; do
@@ -202,12 +277,15 @@ lane() {
     done
 }
 
-# Suites that mount run one after the other in one lane; the rest, longest
-# first, and the local-only build's tests in the other.
+# Suites that mount run one after the other in one lane, the wheel's tests
+# last; the rest, longest first, and the local-only build's tests in the other.
 MOUNTING="mount hostile stores permissions remote caterva2 caterva2_operands lake_mount"
 echo "== tests"
 T0=$EPOCHREALTIME
-grep -E "^($(tr ' ' '|' <<<"$MOUNTING")) " "$LOGS/default.list" | lane &
+{
+    grep -E "^($(tr ' ' '|' <<<"$MOUNTING")) " "$LOGS/default.list" | lane
+    python_tests
+} &
 LANE_A=$!
 {
     order="differential fixtures fs lib zfp conformance elsewhere fuzz_regressions cli bin"
