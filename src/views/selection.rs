@@ -4,7 +4,9 @@
 //! and `meta.json` only: those two are always offered, since without them
 //! an array folder says nothing. Every other presented file can be chosen
 //! by its file name (`data.npy`) or a short name (`npy`); `all` (the
-//! default) offers everything, `headers` the three imaging sidecars. The
+//! default) offers everything, `headers` the three imaging sidecars,
+//! `zarr3` the whole Zarr v3 hierarchy (every `zarr.json` and the arrays'
+//! chunk trees `c/`). The
 //! names are separated by `,`, or by `:` or `+` (which survive inside a
 //! comma-separated `-o` list: `-o ro,views=npy:headers`).
 
@@ -27,7 +29,7 @@ const fn bit(id: FileId) -> u32 {
 }
 
 /// The optional views and their names. `chunks` brings its `.zarray`.
-const NAMES: [ViewName; 9] = [
+const NAMES: [ViewName; 10] = [
     ViewName {
         names: &["npy", "data.npy"],
         bit: bit(FileId::Npy),
@@ -63,6 +65,10 @@ const NAMES: [ViewName; 9] = [
     ViewName {
         names: &["table", "csv", "table.csv"],
         bit: TABLE_CSV_BIT,
+    },
+    ViewName {
+        names: &["zarr3", "v3", "zarr.json"],
+        bit: bit(FileId::ZarrJson),
     },
 ];
 
@@ -134,6 +140,12 @@ impl ViewSet {
     /// Whether the array-folder file `id` is offered.
     pub fn offers(&self, id: FileId) -> bool {
         self.0 & bit(id) != 0
+    }
+
+    /// Whether the Zarr v3 hierarchy is offered: `zarr.json` in every
+    /// folder and array folder, and the arrays' hidden chunk trees `c/`.
+    pub fn offers_zarr3(&self) -> bool {
+        self.offers(FileId::ZarrJson)
     }
 
     /// Whether a table folder's `table.csv` is offered.
@@ -249,7 +261,7 @@ mod tests {
         assert_eq!(e.name, "tiff");
         assert_eq!(
             e.to_string(),
-            "unknown view \"tiff\" in --views (known: all, none, headers, npy, text, preview, chunks, items, nrrd, metaimage, envi, table)"
+            "unknown view \"tiff\" in --views (known: all, none, headers, npy, text, preview, chunks, items, nrrd, metaimage, envi, table, zarr3)"
         );
     }
 }
