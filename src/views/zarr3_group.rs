@@ -39,17 +39,32 @@ pub fn folder_group(name: &str) -> Vec<u8> {
 }
 
 /// The `zarr.json` of a store, group or table folder whose `meta.json`
-/// document is `doc`: its vlmeta as attributes, and what it is under
-/// `blosc2fs` (a vlmeta entry of that name is kept, ours is dropped).
+/// document is `doc`: a store's or group's vlmeta as attributes, and what
+/// it is under `blosc2fs` (a vlmeta entry of that name is kept, ours is
+/// dropped). A table's vlmeta is python-blosc2's own bookkeeping (schema,
+/// indexes), not the user's, and can be large: it is left out, and the
+/// columns are given in the schema's order.
 pub fn described_group(doc: &Json) -> Vec<u8> {
+    let table = doc.get("kind") == Some(&json!("ctable"));
     let mut attributes = Map::new();
-    if let Some(Json::Object(vlmeta)) = doc.get("vlmeta") {
+    if let (false, Some(Json::Object(vlmeta))) = (table, doc.get("vlmeta")) {
         attributes.extend(vlmeta.iter().map(|(k, v)| (k.clone(), v.clone())));
     }
-    let about: Map<String, Json> = DESCRIBING
+    let mut about: Map<String, Json> = DESCRIBING
         .iter()
         .filter_map(|&k| Some((k.to_string(), doc.get(k)?.clone())))
         .collect();
+    let ordered = doc
+        .pointer("/schema/columns")
+        .and_then(Json::as_array)
+        .and_then(|cols| {
+            cols.iter()
+                .map(|c| c.get("name").cloned())
+                .collect::<Option<Vec<_>>>()
+        });
+    if let (true, Some(ordered)) = (table, ordered) {
+        about.insert("columns".into(), Json::Array(ordered));
+    }
     attributes.entry("blosc2fs").or_insert(Json::Object(about));
     group(attributes)
 }
@@ -82,8 +97,9 @@ mod tests {
                 "author": "me", "n": 3,
                 "blosc2fs": {"kind": "store", "format": "b2z", "class": "TreeStore"}}})
         );
-        let table = json!({"kind": "ctable", "key": "/", "rows": 5,
-                           "columns": ["b", "a"], "schema": {"big": 1}, "vlmeta": {}});
+        let table = json!({"kind": "ctable", "key": "/", "rows": 5, "columns": ["a", "b"],
+                           "schema": {"columns": [{"name": "b"}, {"name": "a"}]},
+                           "vlmeta": {"index_catalog": {"big": 1}}});
         assert_eq!(
             parse(&described_group(&table))["attributes"],
             json!({"blosc2fs": {"kind": "ctable", "key": "/", "rows": 5, "columns": ["b", "a"]}})
