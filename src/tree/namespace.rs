@@ -967,6 +967,13 @@ impl Tree {
         }
         match (role, kind) {
             (Role::Node, NodeKind::Dir(real)) => {
+                if self.views.offers_zarr3() {
+                    fixed.push((
+                        inode::encode(node, Role::File(FileId::ZarrJson)),
+                        Kind::File,
+                        OsString::from("zarr.json"),
+                    ));
+                }
                 let loc = self.location(node)?;
                 #[cfg(feature = "remote")]
                 if let Location::Remote(key) = &loc {
@@ -977,13 +984,6 @@ impl Tree {
                     return Err(FsError::NotFound);
                 };
                 let real = real.as_deref().unwrap_or(path);
-                if self.views.offers_zarr3() {
-                    fixed.push((
-                        inode::encode(node, Role::File(FileId::ZarrJson)),
-                        Kind::File,
-                        OsString::from("zarr.json"),
-                    ));
-                }
                 for (name, found) in scan(&self.root, &self.fence, real)? {
                     let child = self.intern_local(node, path, real, &name, found);
                     let kind = if self.is_link(child) {
