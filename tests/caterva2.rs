@@ -652,7 +652,10 @@ fn opening_a_served_b2nd_and_a_cold_random_4k_read_cost_few_requests() {
             Path::new(&format!("c2+http://127.0.0.1:{}/@public", proxy.port)),
             &[],
         );
-        assert_eq!(names(&mount.path().join("shape")), ["big.b2nd"]);
+        assert_eq!(
+            names(&mount.path().join("shape")),
+            ["big.b2nd", "zarr.json"]
+        );
         let before = settle(&mount);
         proxy.take_seen();
         let file = std::fs::File::open(mount.path().join("shape/big.b2nd/data")).unwrap();
@@ -810,7 +813,7 @@ fn personal_roots_log_in_keep_the_secrets_and_log_in_again_after_a_new_server_se
     ];
     let mount = Mount::start_with_env(Path::new(&url), &[], &env);
     let root = mount.path();
-    assert_eq!(names(root), [".stats", "dir", "p1.b2nd"]);
+    assert_eq!(names(root), [".stats", "dir", "p1.b2nd", "zarr.json"]);
     let got = std::fs::read(root.join("p1.b2nd/data"))
         .unwrap_or_else(|e| panic!("{e}\n{}", mount.log_text()));
     assert!(got == p1, "p1 read exactly");

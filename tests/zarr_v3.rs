@@ -256,7 +256,7 @@ fn an_array_folder_gains_only_zarr_json_and_its_chunk_keys_are_hidden() {
     assert_eq!(
         group(m.path()),
         serde_json::json!({"zarr_format": 3, "node_type": "group",
-                           "attributes": {"blosc2fs": {"kind": "folder", "name": ""}}})
+                           "attributes": {"blosc2fs": {"kind": "folder", "name": "fixtures"}}})
     );
     let tree = m.path().join("stores/tree.b2z");
     assert_eq!(
@@ -369,17 +369,17 @@ mod s3 {
     /// Upload every file under `dir` but those under `skip` to `bucket`.
     fn upload_dir(port: u16, bucket: &str, dir: &Path, skip: &str) {
         let script = r#"
-    import os, sys, boto3
-    port, bucket, root, skip = sys.argv[1:5]
-    s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{port}", aws_access_key_id="testing",
-                      aws_secret_access_key="testing", region_name="us-east-1")
-    s3.create_bucket(Bucket=bucket)
-    for base, _, files in os.walk(root):
-        for f in files:
-            key = os.path.relpath(os.path.join(base, f), root)
-            if not key.startswith(skip):
-                s3.upload_file(os.path.join(base, f), bucket, key)
-    "#;
+import os, sys, boto3
+port, bucket, root, skip = sys.argv[1:5]
+s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{port}", aws_access_key_id="testing",
+                  aws_secret_access_key="testing", region_name="us-east-1")
+s3.create_bucket(Bucket=bucket)
+for base, _, files in os.walk(root):
+    for f in files:
+        key = os.path.relpath(os.path.join(base, f), root)
+        if not key.startswith(skip):
+            s3.upload_file(os.path.join(base, f), bucket, key)
+"#;
         let status = Command::new(oracle_python())
             .args([
                 "-c",

@@ -656,13 +656,22 @@ impl Tree {
     }
 
     /// The `zarr.json` of mirrored folder node `node` (a Zarr v3 group named
-    /// after the folder), when the mount offers the v3 hierarchy.
+    /// after the folder; the mount root after the last name of its source:
+    /// a folder, a bucket or prefix, a Caterva2 root), when the mount offers
+    /// the v3 hierarchy.
     fn dir_zarr(&self, node: u32) -> Option<Vec<u8>> {
         if !self.views.offers_zarr3() {
             return None;
         }
-        let nodes = self.nodes.read();
-        let name = nodes.get(node)?.name.to_string_lossy().into_owned();
+        let name = if node == 0 {
+            self.root
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        } else {
+            let nodes = self.nodes.read();
+            nodes.get(node)?.name.to_string_lossy().into_owned()
+        };
         Some(folder_group(&name))
     }
 
