@@ -231,6 +231,18 @@ mod tests {
             ]
         );
         assert!(ViewSet::parse("csv").unwrap().offers_table_csv());
+        // zarr3 (or v3, zarr.json) is the whole Zarr v3 hierarchy; all has it,
+        // headers and chunks (the v2 array) do not.
+        for name in ["zarr3", "v3", "zarr.json", "all"] {
+            assert!(ViewSet::parse(name).unwrap().offers_zarr3(), "{name}");
+        }
+        for list in ["none", "headers", "chunks,zarr", "npy:text"] {
+            assert!(!ViewSet::parse(list).unwrap().offers_zarr3(), "{list}");
+        }
+        assert_eq!(
+            ViewSet::parse("npy+zarr3").unwrap().to_string(),
+            "npy,zarr3"
+        );
         assert_eq!(
             ViewSet::parse("npy:text").unwrap(),
             ViewSet::parse("npy,text").unwrap()
