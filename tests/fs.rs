@@ -362,6 +362,7 @@ fn tree_of_a_source_dir_lists_arrays_and_their_files() {
             ".",
             "..",
             ".stats",
+            "zarr.json",
             "codec_zstd_shuffle.b2nd",
             "shape_3d.b2nd",
             "x.b2nd"
@@ -373,7 +374,7 @@ fn tree_of_a_source_dir_lists_arrays_and_their_files() {
         assert_eq!((attr.ino, attr.kind), (*i, *kind), "{name}");
         assert_eq!(
             *kind,
-            if name == ".stats" {
+            if name == ".stats" || name == "zarr.json" {
                 Kind::File
             } else {
                 Kind::Dir
@@ -407,7 +408,8 @@ fn tree_of_a_source_dir_lists_arrays_and_their_files() {
                 ("chunks", Kind::Dir),
                 ("data.nhdr", Kind::File),
                 ("data.mhd", Kind::File),
-                ("data.hdr", Kind::File)
+                ("data.hdr", Kind::File),
+                ("zarr.json", Kind::File)
             ],
             "{name}"
         );
@@ -864,7 +866,8 @@ fn replaced_source_gives_new_inode_while_open_handle_keeps_old_bytes() {
     // The array removed: its name is gone.
     std::fs::remove_file(&target).unwrap();
     fails(walk(&fs, "a.b2nd"), libc::ENOENT);
-    assert_eq!(names(&fs, ROOT), [".", "..", ".stats"]);
+    // (The root stays a Zarr v3 group, empty now.)
+    assert_eq!(names(&fs, ROOT), [".", "..", ".stats", "zarr.json"]);
 }
 
 #[test]

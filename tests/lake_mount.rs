@@ -77,7 +77,7 @@ fn two_thousand_arrays_under_ulimit_256_find_clean_read_exact_and_the_root_still
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(root.len(), 21, "20 folders and .stats: {root:?}");
+    assert_eq!(root.len(), 22, "20 folders, .stats and zarr.json: {root:?}");
     let stats = mount.stats();
     assert!(
         stats["descriptors"]["cached"].as_u64().unwrap()

@@ -45,7 +45,8 @@ fn tree_layout_and_exact_bytes_of_every_fixture() {
             .collect();
         names.sort();
         // The views (data.txt, preview.png) and the sidecar headers depend on the dtype and
-        // rank: see views_read_with_head_and_pillow and legacy_readers_open_data_through_the_sidecar_headers.
+        // rank: see views_read_with_head_and_pillow and legacy_readers_open_data_through_the_sidecar_headers
+        // (zarr.json, the Zarr v3 array node: tests/zarr_v3.rs).
         names.retain(|n| {
             ![
                 "data.txt",
@@ -53,6 +54,7 @@ fn tree_layout_and_exact_bytes_of_every_fixture() {
                 "data.nhdr",
                 "data.mhd",
                 "data.hdr",
+                "zarr.json",
             ]
             .contains(&n.as_str())
         });
@@ -804,7 +806,13 @@ fn symlinks_inside_are_followed_outside_are_not_and_odd_names_pass_through() {
     names.sort();
     assert_eq!(
         names,
-        [".stats", "inside.b2frame", "odd\nname\u{7f}.b2frame", "sub"]
+        [
+            ".stats",
+            "inside.b2frame",
+            "odd\nname\u{7f}.b2frame",
+            "sub",
+            "zarr.json"
+        ]
     );
     let sha = read_manifest(&conf)["frame_simple-zstd.b2frame"]["sha256"]
         .as_str()
@@ -898,7 +906,7 @@ fn listing_ten_thousand_arrays_opens_none_of_them() {
     let start = std::time::Instant::now();
     let listed = std::fs::read_dir(m.path()).unwrap().count();
     let elapsed = start.elapsed();
-    assert_eq!(listed, 10_000 + 1, "10,000 arrays and .stats");
+    assert_eq!(listed, 10_000 + 2, "10,000 arrays, .stats and zarr.json");
     assert!(
         fds() <= before + 2,
         "listing opened files: {before} -> {} descriptors",

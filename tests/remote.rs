@@ -931,7 +931,8 @@ fn a_mounted_s3_prefix_reads_every_fixture_and_store_exactly() {
             "data.npy",
             "data.txt",
             "meta.json",
-            "preview.png"
+            "preview.png",
+            "zarr.json"
         ],
         "{sparse} is an array folder"
     );
@@ -1015,7 +1016,7 @@ fn a_mounted_s3_prefix_reads_every_fixture_and_store_exactly() {
     );
     assert_eq!(
         names(one.path()),
-        [".stats", "big", "dir", "meta.json", "small"]
+        [".stats", "big", "dir", "meta.json", "small", "zarr.json"]
     );
     let small = std::fs::read(one.path().join("small/data")).unwrap();
     assert_eq!(
@@ -1147,7 +1148,8 @@ fn a_mounted_http_url_is_one_array_and_its_credentials_stay_secret() {
             "data.npy",
             "data.txt",
             "meta.json",
-            "preview.png"
+            "preview.png",
+            "zarr.json"
         ]
     );
     let bytes = std::fs::read(mount.path().join("data")).unwrap();
@@ -1708,7 +1710,7 @@ fn assert_every_fixture_mounted(mount: &Mount) -> (usize, usize) {
     );
     assert_eq!(
         names(&root.join("stores/dict.b2d")),
-        ["big", "dir", "meta.json", "small"],
+        ["big", "dir", "meta.json", "small", "zarr.json"],
         "a .b2d prefix is a store folder"
     );
     (manifest.len(), values)
@@ -2050,12 +2052,15 @@ fn a_b2d_prefix_on_s3_is_a_store_folder_with_every_key_exact() {
     let root = mount.path();
     assert_eq!(
         names(&root.join("dict.b2d")),
-        ["big", "dir", "meta.json", "small"]
+        ["big", "dir", "meta.json", "small", "zarr.json"]
     );
-    assert_eq!(names(&root.join("dict.b2d/dir")), ["emb", "meta.json", "x"]);
+    assert_eq!(
+        names(&root.join("dict.b2d/dir")),
+        ["emb", "meta.json", "x", "zarr.json"]
+    );
     assert_eq!(
         names(&root.join("table.b2d")),
-        ["a", "b", "meta.json", "table.csv"]
+        ["a", "b", "meta.json", "table.csv", "zarr.json"]
     );
     let meta: serde_json::Value =
         serde_json::from_slice(&std::fs::read(root.join("dict.b2d/meta.json")).unwrap()).unwrap();
@@ -2103,7 +2108,7 @@ fn a_b2d_prefix_on_s3_is_a_store_folder_with_every_key_exact() {
     let one = Mount::start_with_env(Path::new("s3://b2d/stores/dict.b2d"), &[], &env_refs(&env));
     assert_eq!(
         names(one.path()),
-        [".stats", "big", "dir", "meta.json", "small"]
+        [".stats", "big", "dir", "meta.json", "small", "zarr.json"]
     );
     let x = std::fs::read(one.path().join("dir/x/data")).unwrap();
     assert_eq!(

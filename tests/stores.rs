@@ -186,9 +186,18 @@ fn stores_are_folders_of_their_keys() {
         assert!(root.contains(&name.to_string()), "{name} in {root:?}");
     }
     // Keys as paths; internal files (embed.b2e, __vlmeta__, _cols, _valid_rows) not shown.
-    assert_eq!(names(&fs, "dict.b2d"), ["meta.json", "big", "dir", "small"]);
-    assert_eq!(names(&fs, "dict.b2z/dir"), ["meta.json", "emb", "x"]);
-    assert_eq!(names(&fs, "tree.b2z"), ["meta.json", "exp", "top"]);
+    assert_eq!(
+        names(&fs, "dict.b2d"),
+        ["meta.json", "zarr.json", "big", "dir", "small"]
+    );
+    assert_eq!(
+        names(&fs, "dict.b2z/dir"),
+        ["meta.json", "zarr.json", "emb", "x"]
+    );
+    assert_eq!(
+        names(&fs, "tree.b2z"),
+        ["meta.json", "zarr.json", "exp", "top"]
+    );
     assert_eq!(
         names(&fs, "tree.b2z/exp/run1/temps"),
         [
@@ -198,17 +207,21 @@ fn stores_are_folders_of_their_keys() {
             "data.txt",
             "preview.png",
             "chunks",
-            "data.nhdr"
+            "data.nhdr",
+            "zarr.json"
         ]
     );
     assert_eq!(
         names(&fs, "table.b2d"),
-        ["meta.json", "table.csv", "a", "b"]
+        ["meta.json", "zarr.json", "table.csv", "a", "b"]
     );
-    assert_eq!(names(&fs, "table.b2z"), ["meta.json", "other", "tbl"]);
+    assert_eq!(
+        names(&fs, "table.b2z"),
+        ["meta.json", "zarr.json", "other", "tbl"]
+    );
     assert_eq!(
         names(&fs, "table.b2z/tbl"),
-        ["meta.json", "table.csv", "a", "b"]
+        ["meta.json", "zarr.json", "table.csv", "a", "b"]
     );
     assert_eq!(
         names(&fs, "table.b2z/tbl/a"),
@@ -347,7 +360,10 @@ fn store_replaced_while_open_new_opens_see_new_version_open_handles_keep_theirs(
 #[test]
 fn a_store_can_be_the_mount_root() {
     let fs = filesystem(&stores_dir().join("tree.b2z"));
-    assert_eq!(names(&fs, ""), [".stats", "meta.json", "exp", "top"]);
+    assert_eq!(
+        names(&fs, ""),
+        [".stats", "meta.json", "zarr.json", "exp", "top"]
+    );
     let data = read_path(&fs, "exp/run2/delta/data").unwrap();
     assert_eq!(
         sha256_hex(&data),

@@ -28,6 +28,7 @@ use crate::source::store::{Home, Store, StoreFormat};
 
 use super::meta_cache::MetaCache;
 use super::versioned::{Reload, Versioned};
+use crate::views::zarr3_group::described_group;
 
 /// Names reserved in every store folder (group, store root, table).
 const RESERVED: [&str; 2] = ["meta.json", "table.csv"];
@@ -91,6 +92,8 @@ pub struct TableInfo {
     /// Its `table.csv`, when every column is a 1-D array of a dtype
     /// `data.txt` can show (the table's meta.json says why not otherwise).
     pub csv: Option<Arc<crate::views::table_csv::TableCsv>>,
+    /// Bytes of the table folder's `zarr.json` (a Zarr v3 group).
+    pub zarr_json: Arc<Vec<u8>>,
 }
 
 /// One loaded version of a store, with its folders' listings.
@@ -108,6 +111,8 @@ pub struct LoadedStore {
     pub tables: Vec<String>,
     /// `meta.json` of each group folder (tables' are made on demand).
     pub group_meta: HashMap<String, Arc<Vec<u8>>>,
+    /// Each group's `zarr.json` (a Zarr v3 group), by key as `group_meta`.
+    pub group_zarr: HashMap<String, Arc<Vec<u8>>>,
     table_info: Mutex<HashMap<String, Arc<Result<TableInfo, Error>>>>,
 }
 
@@ -206,6 +211,7 @@ impl LoadedStore {
             list.sort_by(|a, b| a.0.cmp(&b.0));
         }
         let mut group_meta = HashMap::new();
+        let mut group_zarr = HashMap::new();
         for g in folders.keys().filter(|g| !tables.contains(g)) {
             let vlmeta = match store.group_vlmeta(g) {
                 None => json!({}),
@@ -236,6 +242,7 @@ impl LoadedStore {
             } else {
                 json!({ "kind": "group", "key": g, "vlmeta": vlmeta })
             };
+            group_zarr.insert(g.clone(), Arc::new(described_group(&doc)));
             group_meta.insert(g.clone(), json_bytes(&doc));
         }
         LoadedStore {
@@ -245,6 +252,7 @@ impl LoadedStore {
             folders,
             tables,
             group_meta,
+            group_zarr,
             table_info: Mutex::new(HashMap::new()),
         }
     }
@@ -360,6 +368,7 @@ impl LoadedStore {
             doc["table_csv"] = json!("none: a column is not a 1-D array of a numeric dtype, or the columns hold different rows");
         }
         Ok(TableInfo {
+            zarr_json: Arc::new(described_group(&doc)),
             meta_json: json_bytes(&doc),
             rows: Arc::new(rows),
             csv,

@@ -32,7 +32,7 @@ pub const MAX_CHUNK_FILES: u64 = (1 << 32) - CHUNK_BASE;
 
 /// Each role's number in the low 32 bits; fixed for good (they are inode
 /// numbers the kernel and its users may keep).
-const CODES: [(Role, u64); 13] = [
+const CODES: [(Role, u64); 14] = [
     (Role::Node, 0),
     (Role::File(FileId::MetaJson), 1),
     (Role::File(FileId::Data), 2),
@@ -46,6 +46,7 @@ const CODES: [(Role, u64); 13] = [
     (Role::File(FileId::Nrrd), 11),
     (Role::File(FileId::MetaImage), 12),
     (Role::File(FileId::Envi), 13),
+    (Role::File(FileId::ZarrJson), 14),
 ];
 
 fn role_code(role: Role) -> u64 {
@@ -106,7 +107,8 @@ mod tests {
         assert_eq!(encode(0, Role::Chunk(0)), CHUNK_BASE + 1);
         assert_eq!(decode(0), None);
         assert_eq!(encode(0, Role::File(FileId::Envi)), 14);
-        assert_eq!(decode(15), None);
+        assert_eq!(encode(0, Role::File(FileId::ZarrJson)), 15);
+        assert_eq!(decode(16), None);
         // Every file id has its own number.
         for f in crate::views::ARRAY_FILES {
             let ino = encode(4, Role::File(f.id));

@@ -6,9 +6,11 @@
 //! ([`crate::fs`]).
 //!
 //! From the ground up: [`error`] (errors and their errno), [`inode`] (inode
-//! numbers), [`nodes`] (the node table), [`namespace`] (lookup, getattr,
+//! numbers), [`nodes`] (the node table), [`chunk_tree`] (the inodes of an
+//! array's hidden Zarr v3 chunk tree `c/`), [`namespace`] (lookup, getattr,
 //! readdir, open and xattrs by inode).
 
+pub mod chunk_tree;
 pub mod error;
 pub mod inode;
 pub mod namespace;

@@ -26,10 +26,12 @@ use crate::source::is_sparse_dir;
 use crate::source::remote::StatsSnapshot;
 use crate::source::store::StoreFormat;
 use crate::views::table_csv::TableCsv;
+use crate::views::zarr3_group::folder_group;
 use crate::views::{
     array_file, array_files_in, find_array_file, zarr, Content, FileId, Folder, Kind, ViewSet,
 };
 
+use super::chunk_tree::{ChunkTree, Slot};
 use super::error::FsError;
 use super::inode::{self, Role};
 use super::nodes::{Nodes, Place};
@@ -635,6 +637,60 @@ impl Tree {
         }
     }
 
+    /// The `zarr.json` of a folder view (a Zarr v3 group), when the mount
+    /// offers the v3 hierarchy and the folder could be read.
+    fn folder_zarr(&self, view: &FolderView) -> Option<Arc<Vec<u8>>> {
+        if !self.views.offers_zarr3() {
+            return None;
+        }
+        match view {
+            FolderView::Failed { .. } => None,
+            FolderView::Ok {
+                store,
+                key,
+                table: true,
+                ..
+            } => Some(store.table(key).as_ref().as_ref().ok()?.zarr_json.clone()),
+            FolderView::Ok { store, key, .. } => store.group_zarr.get(key).cloned(),
+        }
+    }
+
+    /// The `zarr.json` of mirrored folder node `node` (a Zarr v3 group named
+    /// after the folder; the mount root after the last name of its source:
+    /// a folder, a bucket or prefix, a Caterva2 root), when the mount offers
+    /// the v3 hierarchy.
+    fn dir_zarr(&self, node: u32) -> Option<Vec<u8>> {
+        if !self.views.offers_zarr3() {
+            return None;
+        }
+        let name = if node == 0 {
+            self.root
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        } else {
+            let nodes = self.nodes.read();
+            nodes.get(node)?.name.to_string_lossy().into_owned()
+        };
+        Some(folder_group(&name))
+    }
+
+    /// The hidden chunk tree `c/` of an array version, when it is a Zarr v3
+    /// array and the mount offers the v3 hierarchy.
+    fn chunk_tree<'a>(&self, loaded: &'a Loaded) -> Option<ChunkTree<'a>> {
+        let array = loaded.whole_array()?;
+        (self.views.offers_zarr3() && loaded.zarr3.is_some())
+            .then(|| ChunkTree::new(&loaded.chunk_grid, array.nchunks()))
+    }
+
+    /// The tree folder `c/...` chunk number `c` of `loaded` names, if any.
+    fn chunk_dir(&self, loaded: &Loaded, c: u64) -> Option<Vec<u64>> {
+        match self.chunk_tree(loaded)?.slot(c)? {
+            Slot::Dir(prefix) if c >= loaded.whole_array()?.nchunks() => Some(prefix),
+            _ => None,
+        }
+    }
+
     fn array_of(&self, node: u32) -> Result<Arc<Loaded>, FsError> {
         let (_, kind) = self.node_info(node)?;
         let NodeKind::Array(entry) = kind else {
@@ -697,15 +753,22 @@ impl Tree {
                 });
             }
             NodeKind::Dir(real) => {
-                if role != Role::Node {
-                    return Err(FsError::NotFound);
-                }
+                let group = match role {
+                    Role::Node => None,
+                    Role::File(FileId::ZarrJson) => {
+                        Some(self.dir_zarr(node).ok_or(FsError::NotFound)?)
+                    }
+                    _ => return Err(FsError::NotFound),
+                };
                 let (mtime, access) = match &self.location(node)? {
                     Location::Local(path) => node_meta(real.as_deref().unwrap_or(path)),
                     #[cfg(feature = "remote")]
                     Location::Remote(_) => self.remote_dir_meta(),
                     Location::InStore => return Err(FsError::NotFound),
                 };
+                if let Some(group) = group {
+                    return Ok(file(group.len() as u64, mtime).of_array(&access));
+                }
                 return Ok(Attr {
                     perm: access.dir_perm(),
                     owner: Some((access.uid, access.gid)),
@@ -723,6 +786,11 @@ impl Tree {
                     }
                     Role::TableCsv => Ok(file(
                         Self::folder_csv(&view).ok_or(FsError::NotFound)?.len(),
+                        mtime,
+                    )
+                    .of_array(&access)),
+                    Role::File(FileId::ZarrJson) => Ok(file(
+                        self.folder_zarr(&view).ok_or(FsError::NotFound)?.len() as u64,
                         mtime,
                     )
                     .of_array(&access)),
@@ -746,6 +814,7 @@ impl Tree {
                     owner: None,
                 }
             }
+            Role::Chunk(c) if self.chunk_dir(&loaded, c).is_some() => dir(mtime),
             Role::Chunk(c) => {
                 let array = loaded
                     .whole_array()
@@ -776,6 +845,9 @@ impl Tree {
             return self.getattr(inode::encode(0, Role::Stats), stats_size);
         }
         let child = match (role, kind) {
+            (Role::Node, NodeKind::Dir(_)) if name == "zarr.json" && self.views.offers_zarr3() => {
+                inode::encode(node, Role::File(FileId::ZarrJson))
+            }
             (Role::Node, NodeKind::Dir(real)) => {
                 let loc = self.location(node)?;
                 #[cfg(feature = "remote")]
@@ -796,6 +868,11 @@ impl Tree {
                     classify(&self.root, &self.fence, real, name).ok_or(FsError::NotFound)?;
                 inode::encode(self.intern_local(node, path, real, name, found), Role::Node)
             }
+            (Role::Node, NodeKind::Array(entry)) if name == "c" => {
+                let loaded = entry.current().map_err(FsError::from)?;
+                let tree = self.chunk_tree(&loaded).ok_or(FsError::NotFound)?;
+                inode::encode(node, tree.top().ok_or(FsError::NotFound)?)
+            }
             (Role::Node, NodeKind::Array(entry)) => {
                 let loaded = entry.current().map_err(FsError::from)?;
                 let spec = find_array_file(
@@ -810,6 +887,14 @@ impl Tree {
             (Role::Node, kind @ (NodeKind::Store(_) | NodeKind::Folder(_))) => {
                 if name == "meta.json" {
                     inode::encode(node, Role::File(FileId::MetaJson))
+                } else if name == "zarr.json"
+                    && self
+                        .folder_view(&kind)?
+                        .as_ref()
+                        .and_then(|v| self.folder_zarr(v))
+                        .is_some()
+                {
+                    inode::encode(node, Role::File(FileId::ZarrJson))
                 } else if name == "table.csv"
                     && self.views.offers_table_csv()
                     && self
@@ -851,6 +936,15 @@ impl Tree {
                     inode::encode(node, Role::Chunk(c))
                 }
             }
+            (Role::Chunk(c), NodeKind::Array(entry)) => {
+                let loaded = entry.current().map_err(FsError::from)?;
+                let prefix = self.chunk_dir(&loaded, c).ok_or(FsError::NotDir)?;
+                let tree = self.chunk_tree(&loaded).ok_or(FsError::NotFound)?;
+                let role = tree
+                    .child(&prefix, name.to_str().ok_or(FsError::NotFound)?)
+                    .ok_or(FsError::NotFound)?;
+                inode::encode(node, role)
+            }
             _ => return Err(FsError::NotDir),
         };
         self.getattr(child, stats_size)
@@ -861,6 +955,9 @@ impl Tree {
     pub fn readdir(&self, ino: u64, from: u64, limit: usize) -> Result<Vec<DirEntry>, FsError> {
         let (node, role) = self.decode(ino)?;
         let (parent, kind) = self.node_info(node)?;
+        if let (Role::Chunk(c), NodeKind::Array(entry)) = (role, &kind) {
+            return self.chunk_tree_readdir(node, entry, c, ino, from, limit);
+        }
         let parent_ino = if role == Role::File(FileId::ChunksDir) {
             inode::encode(node, Role::Node)
         } else {
@@ -879,6 +976,13 @@ impl Tree {
         }
         match (role, kind) {
             (Role::Node, NodeKind::Dir(real)) => {
+                if self.views.offers_zarr3() {
+                    fixed.push((
+                        inode::encode(node, Role::File(FileId::ZarrJson)),
+                        Kind::File,
+                        OsString::from("zarr.json"),
+                    ));
+                }
                 let loc = self.location(node)?;
                 #[cfg(feature = "remote")]
                 if let Location::Remote(key) = &loc {
@@ -916,6 +1020,13 @@ impl Tree {
                     OsString::from("meta.json"),
                 ));
                 let view = self.folder_view(&kind)?;
+                if view.as_ref().and_then(|v| self.folder_zarr(v)).is_some() {
+                    fixed.push((
+                        inode::encode(node, Role::File(FileId::ZarrJson)),
+                        Kind::File,
+                        OsString::from("zarr.json"),
+                    ));
+                }
                 if self.views.offers_table_csv()
                     && view.as_ref().and_then(Self::folder_csv).is_some()
                 {
@@ -979,6 +1090,34 @@ impl Tree {
         Ok(fixed.into_iter().skip(from as usize).take(limit).collect())
     }
 
+    /// Entries of the chunk-tree folder `c/...` that chunk number `c` of
+    /// array node `node` names (inode `ino`), from index `from` on.
+    fn chunk_tree_readdir(
+        &self,
+        node: u32,
+        entry: &ArrayEntry,
+        c: u64,
+        ino: u64,
+        from: u64,
+        limit: usize,
+    ) -> Result<Vec<DirEntry>, FsError> {
+        let loaded = entry.current().map_err(FsError::from)?;
+        let prefix = self.chunk_dir(&loaded, c).ok_or(FsError::NotDir)?;
+        let tree = self.chunk_tree(&loaded).ok_or(FsError::NotFound)?;
+        let parent_ino = inode::encode(node, tree.parent(&prefix).unwrap_or(Role::Node));
+        let fixed = [
+            (ino, Kind::Dir, OsString::from(".")),
+            (parent_ino, Kind::Dir, OsString::from("..")),
+        ];
+        let mut out: Vec<DirEntry> = fixed.into_iter().skip(from as usize).take(limit).collect();
+        let rest = limit - out.len();
+        let start = from.saturating_sub(2);
+        for (role, kind, name) in tree.entries(&prefix, start, rest) {
+            out.push((inode::encode(node, role), kind, OsString::from(name)));
+        }
+        Ok(out)
+    }
+
     /// Whether `ino` is a folder whose listing costs a scan (a mirrored
     /// source directory or a store), so callers list it once per open.
     pub fn is_source_dir(&self, ino: u64) -> bool {
@@ -1008,11 +1147,24 @@ impl Tree {
             return Err(FsError::IsDir);
         }
         let (_, kind) = self.node_info(node)?;
+        if let NodeKind::Dir(_) = kind {
+            return match role {
+                Role::File(FileId::ZarrJson) => Ok((
+                    Content::Static(Arc::new(self.dir_zarr(node).ok_or(FsError::NotFound)?)),
+                    None,
+                )),
+                _ => Err(FsError::NotFound),
+            };
+        }
         if let Some(view) = self.folder_view(&kind)? {
             return match role {
                 Role::File(FileId::MetaJson) => {
                     Ok((Content::Static(Self::folder_meta(&view)?.0), None))
                 }
+                Role::File(FileId::ZarrJson) => Ok((
+                    Content::Static(self.folder_zarr(&view).ok_or(FsError::NotFound)?),
+                    None,
+                )),
                 Role::TableCsv => Ok((
                     Content::TableCsv(Self::folder_csv(&view).ok_or(FsError::NotFound)?),
                     None,
@@ -1023,6 +1175,7 @@ impl Tree {
         let loaded = self.array_of(node)?;
         let content = match role {
             Role::File(id) => (array_file(id).open)(&loaded).ok_or(FsError::NotFound)?,
+            Role::Chunk(c) if self.chunk_dir(&loaded, c).is_some() => return Err(FsError::IsDir),
             Role::Chunk(c) => {
                 let array = loaded
                     .whole_array()

@@ -80,7 +80,7 @@ impl std::fmt::Debug for ArrayFile {
 }
 
 /// The files an array folder presents, in listing order.
-pub const ARRAY_FILES: [ArrayFile; 11] = [
+pub const ARRAY_FILES: [ArrayFile; 12] = [
     ArrayFile {
         id: FileId::MetaJson,
         name: "meta.json",
@@ -210,6 +210,17 @@ pub const ARRAY_FILES: [ArrayFile; 11] = [
         open: |p| Some(Content::Static(p.sidecars.envi.clone()?)),
         xattrs: false,
     },
+    ArrayFile {
+        id: FileId::ZarrJson,
+        name: "zarr.json",
+        folder: Folder::Array,
+        kind: Kind::File,
+        who: "whole arrays (not table columns) of a Zarr v3 core dtype with chunks of one full shape; its chunk keys c/<i>/<j>... are served by lookup only",
+        sized_by: "rendered when the array is loaded",
+        size: |p| Some(p.zarr3.as_ref()?.len() as u64),
+        open: |p| Some(Content::Static(p.zarr3.clone()?)),
+        xattrs: false,
+    },
 ];
 
 /// The row of `id` (the table lists the ids in declaration order).
@@ -283,6 +294,7 @@ mod tests {
             "data.nhdr",
             "data.mhd",
             "data.hdr",
+            "zarr.json",
         ];
         assert_eq!(names(Folder::Array, &p), all);
         assert_eq!(names(Folder::Chunks, &p), [".zarray"]);

@@ -11,6 +11,9 @@
 //! - [`meta_json`] (+ [`redact`]): `meta.json`;
 //! - [`npy`]: the `.npy` header of `data.npy`;
 //! - [`zarr`]: `chunks/.zarray` and the chunk file names;
+//! - [`zarr3`]: an array folder's `zarr.json` (a Zarr v3 array node) and
+//!   its chunk keys `c/<i>/<j>`; [`zarr3_group`]: a folder's `zarr.json`
+//!   (a v3 group);
 //! - [`text`]: `data.txt`, the values as text (each value as [`scalar`]
 //!   writes it);
 //! - [`preview`] (+ [`png`]): `preview.png`;
@@ -42,6 +45,8 @@ pub mod selection;
 pub mod table_csv;
 pub mod text;
 pub mod zarr;
+pub mod zarr3;
+pub mod zarr3_group;
 
 pub use array_files::{
     array_file, array_files_in, find_array_file, ArrayFile, Content, ARRAY_FILES,

@@ -39,6 +39,9 @@ pub enum FileId {
     MetaImage,
     /// `data.hdr`: an ENVI header for `data`.
     Envi,
+    /// `zarr.json`: the Zarr v3 metadata that makes the array folder a v3
+    /// array node (a folder's `zarr.json`, a v3 group, is this id too).
+    ZarrJson,
 }
 
 /// The folder a row of [`ARRAY_FILES`](super::array_files::ARRAY_FILES) is presented in.

@@ -14,6 +14,7 @@ use crate::read::{row_bytes, RowMap, RowSelection, View};
 use super::dtype::presented_dtype;
 use super::imaging::Raster;
 use super::json::json_bytes;
+use super::zarr3::{self, ArrayMeta, NotV3};
 use super::{envi, items, meta_json, metaimage, npy, nrrd, zarr};
 
 /// Everything rendered for one version of an array.
@@ -32,6 +33,9 @@ pub struct Presented {
     /// one shape and a dtype zarr knows); `None` otherwise, and then there is no
     /// `.zarray` file.
     pub zarray: Option<Arc<Vec<u8>>>,
+    /// Bytes of the array folder's `zarr.json` (Zarr v3 array metadata), when
+    /// v3 can describe the array; `None` otherwise (meta.json says why).
+    pub zarr3: Option<Arc<Vec<u8>>>,
     /// Chunk-grid dimensions for `chunks/` names (plain frames: [nchunks]).
     pub chunk_grid: Vec<u64>,
     /// Extended attributes of `data` and `data.npy`, name and value:
@@ -101,6 +105,7 @@ impl Presented {
             + self.meta_json.len()
             + self.npy_header.len()
             + blob(&self.zarray)
+            + blob(&self.zarr3)
             + blob(&self.items)
             + self.sidecars.weight()
             + self.chunk_grid.len() * 8
@@ -115,6 +120,7 @@ impl Presented {
             meta_json: Arc::new(json_bytes(doc)),
             npy_header: Arc::new(Vec::new()),
             zarray: None,
+            zarr3: None,
             chunk_grid: Vec::new(),
             xattrs: Vec::new(),
             rows: None,
@@ -195,10 +201,29 @@ impl Presented {
         } else {
             Sidecars::default()
         };
+        let zarr3 = v3_array(
+            &array,
+            &dtype,
+            &shape,
+            zarr_chunks.as_deref(),
+            rows.is_some(),
+        );
         let zarray = zarr_chunks.and_then(|chunks| {
             let zdtype = zarr::zarr_dtype(&dtype)?;
             Some(Arc::new(zarr::zarray(&shape, &chunks, zdtype)))
         });
+        let zarr3 = match zarr3 {
+            Ok(doc) => Some(Arc::new(json_bytes(&doc))),
+            Err(why) => {
+                if let Some(obj) = meta_doc.as_object_mut() {
+                    obj.insert(
+                        "zarr".into(),
+                        json!({"v3": false, "reason": why.to_string()}),
+                    );
+                }
+                None
+            }
+        };
         let mut xattrs = vec![
             ("user.blosc2.dtype".to_string(), dtype.clone().into_bytes()),
             (
@@ -220,6 +245,7 @@ impl Presented {
             meta_json: Arc::new(json_bytes(&meta_doc)),
             npy_header: Arc::new(npy::header(&npy_dtype, &npy_shape)),
             zarray,
+            zarr3,
             chunk_grid,
             xattrs,
             rows: row_views,
@@ -253,6 +279,41 @@ impl Presented {
     pub fn whole_array(&self) -> Option<&Arc<Array>> {
         self.array.as_ref().filter(|_| self.rows.is_none())
     }
+}
+
+/// The Zarr v3 metadata of `array` (presented with `dtype` and `shape`, in
+/// chunks of `chunks` when they are of one shape), or why it has none.
+fn v3_array(
+    array: &Array,
+    dtype: &str,
+    shape: &[u64],
+    chunks: Option<&[u64]>,
+    column: bool,
+) -> Result<Json, NotV3> {
+    zarr3::data_type(dtype)?;
+    if column {
+        return Err(NotV3::Column);
+    }
+    let chunks = chunks.ok_or(NotV3::Chunks)?;
+    if let Shape::Plain { .. } = array.shape() {
+        // Every chunk file must be full: a plain frame's last may be short.
+        let full = array.frame().chunksize.checked_mul(array.nchunks());
+        if full != Some(array.data_len()) {
+            return Err(NotV3::Chunks);
+        }
+    }
+    let name = array
+        .name()
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    zarr3::array_json(&ArrayMeta {
+        dtype,
+        shape,
+        chunks,
+        name: &name,
+        vlmeta: &array.frame().vlmeta,
+    })
 }
 
 #[cfg(test)]

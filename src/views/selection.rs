@@ -4,7 +4,9 @@
 //! and `meta.json` only: those two are always offered, since without them
 //! an array folder says nothing. Every other presented file can be chosen
 //! by its file name (`data.npy`) or a short name (`npy`); `all` (the
-//! default) offers everything, `headers` the three imaging sidecars. The
+//! default) offers everything, `headers` the three imaging sidecars,
+//! `zarr3` the whole Zarr v3 hierarchy (every `zarr.json` and the arrays'
+//! chunk trees `c/`). The
 //! names are separated by `,`, or by `:` or `+` (which survive inside a
 //! comma-separated `-o` list: `-o ro,views=npy:headers`).
 
@@ -27,7 +29,7 @@ const fn bit(id: FileId) -> u32 {
 }
 
 /// The optional views and their names. `chunks` brings its `.zarray`.
-const NAMES: [ViewName; 9] = [
+const NAMES: [ViewName; 10] = [
     ViewName {
         names: &["npy", "data.npy"],
         bit: bit(FileId::Npy),
@@ -63,6 +65,10 @@ const NAMES: [ViewName; 9] = [
     ViewName {
         names: &["table", "csv", "table.csv"],
         bit: TABLE_CSV_BIT,
+    },
+    ViewName {
+        names: &["zarr3", "v3", "zarr.json"],
+        bit: bit(FileId::ZarrJson),
     },
 ];
 
@@ -134,6 +140,12 @@ impl ViewSet {
     /// Whether the array-folder file `id` is offered.
     pub fn offers(&self, id: FileId) -> bool {
         self.0 & bit(id) != 0
+    }
+
+    /// Whether the Zarr v3 hierarchy is offered: `zarr.json` in every
+    /// folder and array folder, and the arrays' hidden chunk trees `c/`.
+    pub fn offers_zarr3(&self) -> bool {
+        self.offers(FileId::ZarrJson)
     }
 
     /// Whether a table folder's `table.csv` is offered.
@@ -219,6 +231,18 @@ mod tests {
             ]
         );
         assert!(ViewSet::parse("csv").unwrap().offers_table_csv());
+        // zarr3 (or v3, zarr.json) is the whole Zarr v3 hierarchy; all has it,
+        // headers and chunks (the v2 array) do not.
+        for name in ["zarr3", "v3", "zarr.json", "all"] {
+            assert!(ViewSet::parse(name).unwrap().offers_zarr3(), "{name}");
+        }
+        for list in ["none", "headers", "chunks,zarr", "npy:text"] {
+            assert!(!ViewSet::parse(list).unwrap().offers_zarr3(), "{list}");
+        }
+        assert_eq!(
+            ViewSet::parse("npy+zarr3").unwrap().to_string(),
+            "npy,zarr3"
+        );
         assert_eq!(
             ViewSet::parse("npy:text").unwrap(),
             ViewSet::parse("npy,text").unwrap()
@@ -249,7 +273,7 @@ mod tests {
         assert_eq!(e.name, "tiff");
         assert_eq!(
             e.to_string(),
-            "unknown view \"tiff\" in --views (known: all, none, headers, npy, text, preview, chunks, items, nrrd, metaimage, envi, table)"
+            "unknown view \"tiff\" in --views (known: all, none, headers, npy, text, preview, chunks, items, nrrd, metaimage, envi, table, zarr3)"
         );
     }
 }

@@ -2,7 +2,7 @@
 
 use serde_json::{json, Value as Json};
 
-use crate::format::dtype::{Field, NumpyDtype, Record, RecordForm};
+use crate::format::dtype::{ByteOrder, Field, NumpyDtype, Record, RecordForm, Scalar};
 
 /// A NumPy dtype (a plain dtype string, or a record's list of fields) in
 /// zarr v2's JSON form: the string itself, or one `[name, dtype]` /
@@ -16,6 +16,24 @@ pub fn zarr_dtype(descr: &str) -> Option<Json> {
         NumpyDtype::Record(record) => record_json(&record),
         NumpyDtype::Subarray(_) => None,
     }
+}
+
+/// A field's dtype string with its byte-order character, as NumPy's
+/// `descr` writes it (`S3` becomes `|S3`, `i4` `<i4`, `?` `|b1`): zarr 2 took either,
+/// zarr-python 3 only the full form.
+fn with_order(spelled: &str, scalar: &Scalar) -> String {
+    if spelled == "?" {
+        return "|b1".into();
+    }
+    if !spelled.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        return spelled.to_string();
+    }
+    let order = match scalar.order {
+        ByteOrder::Big => '>',
+        ByteOrder::Little => '<',
+        ByteOrder::NotApplicable => '|',
+    };
+    format!("{order}{spelled}")
 }
 
 /// A list-form record's fields, as zarr v2 lists them.
@@ -41,7 +59,7 @@ fn field_json(field: &Field) -> Option<Json> {
         other => (other, None),
     };
     let dtype = match (base, &field.spelled) {
-        (NumpyDtype::Scalar(_), Some(spelled)) => json!(spelled),
+        (NumpyDtype::Scalar(scalar), Some(spelled)) => json!(with_order(spelled, scalar)),
         (NumpyDtype::Record(inner), None) => record_json(inner)?,
         _ => return None,
     };
@@ -129,19 +147,19 @@ mod tests {
         assert_eq!(zarr_dtype("<f8"), Some(json!("<f8")));
         assert_eq!(
             zarr_dtype("[('a', '<i4'), ('b', '<f8'), ('c', 'S3')]"),
-            Some(json!([["a", "<i4"], ["b", "<f8"], ["c", "S3"]]))
+            Some(json!([["a", "<i4"], ["b", "<f8"], ["c", "|S3"]]))
         );
         assert_eq!(
             zarr_dtype("[('a', '>U2', (2, 3)), ('b', [('x', 'u1')], (2,)), (('t', 'c'), '?')]"),
             Some(json!([
                 ["a", ">U2", [2, 3]],
-                ["b", [["x", "u1"]], [2]],
-                [["t", "c"], "?"]
+                ["b", [["x", "|u1"]], [2]],
+                [["t", "c"], "|b1"]
             ]))
         );
         assert_eq!(
             zarr_dtype("[(\"it's\", 'u1')]"),
-            Some(json!([["it's", "u1"]]))
+            Some(json!([["it's", "|u1"]]))
         );
         assert_eq!(zarr_dtype("[]"), Some(json!([])));
         for none in [

@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""The "zarr3" scenario of scripts/bench.py: the mount read as a Zarr v3 hierarchy (issue 37).
+
+Usage (as root; bench.py runs this module for `--scenario zarr3`):
+
+    .venv/bin/python scripts/bench.py --scenario zarr3 --binary target/release/blosc2fs --repeats 3
+
+Two rows, each beside its baseline in the same run, every measurement on a fresh mount
+(`blosc2fs mount -f`, nothing of the tree in the daemon or the kernel's caches of the mount;
+the sources in the page cache):
+
+  open_datatree vs find
+    a tree of 5,000 arrays (scripts/bench_tree.py's templates and layout: folders of 100
+    small arrays), `find MNT > /dev/null` against `xr.open_datatree(MNT, engine="zarr",
+    consolidated=False)` (timed inside the Python process, after its imports; every array
+    must come out as a variable). Target: open_datatree ≤ 2× find's wall time.
+  Dask reduction vs dd
+    the 1 GiB benchmark field (bench.py's corpus, zstd.b2nd: 8 MiB chunks of 128 x 8192
+    float64), `da.from_zarr(MNT/zstd.b2nd).sum()` computed by Dask's threaded scheduler with
+    2 workers (the host's cores), reading the chunk files c/<i>/0 through the hierarchy,
+    against cold `dd if=MNT/zstd.b2nd/data of=/dev/null bs=1M`. Target: Dask's GB/s ≥ 0.8×
+    dd's. CPU seconds beside wall time: the reader process's (dd, or the Python process's
+    process_time) and the daemon's. The sum is checked against numpy's sum of raw.bin.
+
+Medians over --repeats; the JSON lands in WORKDIR/zarr3-results.json.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+TREE_ARRAYS = 5000
+
+DATATREE = r"""
+import json, sys, time, warnings
+warnings.simplefilter("ignore")
+import xarray as xr, zarr
+mnt = sys.argv[1]
+c0, t0 = time.process_time(), time.perf_counter()
+tree = xr.open_datatree(mnt, engine="zarr", consolidated=False)
+arrays = sum(len(node.ds.data_vars) for node in tree.subtree)
+t1, c1 = time.perf_counter(), time.process_time()
+print(json.dumps({"seconds": t1 - t0, "cpu": c1 - c0, "arrays": arrays}))
+"""
+
+DASK = r"""
+import json, sys, time
+import dask, dask.array as da
+path = sys.argv[1]
+c0, t0 = time.process_time(), time.perf_counter()
+a = da.from_zarr(path)
+total = float(a.sum().compute(scheduler="threads", num_workers=2))
+t1, c1 = time.perf_counter(), time.process_time()
+print(json.dumps({"seconds": t1 - t0, "cpu": c1 - c0, "sum": total, "nbytes": int(a.nbytes),
+                  "chunks": [int(c[0]) for c in a.chunks]}))
+"""
+
+RAW_SUM = r"""
+import json, sys
+import numpy as np
+raw = np.memmap(sys.argv[1], dtype="<f8", mode="r")
+step = 1 << 24
+print(json.dumps({"sum": float(sum(raw[i:i + step].sum() for i in range(0, raw.size, step)))}))
+"""
+
+
+def python_json(python: str, code: str, argv: list[str], timeout: float = 3600) -> dict:
+    out = subprocess.run([python, "-c", code, *argv], capture_output=True, text=True, timeout=timeout)
+    if out.returncode != 0:
+        raise RuntimeError(f"python failed: {out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def run(args, B) -> int:
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import bench_tree
+
+    env = B.host_env()
+    errors = []
+    rows = {"find": [], "datatree": [], "dd": [], "dask": []}
+    tree = bench_tree.ensure_tree(B, args, TREE_ARRAYS)
+    corpus = B.ensure_corpus(args.python, args.workdir, args.size_gib)
+    b2dir = os.path.join(corpus["dir"], "b2")
+    nbytes = corpus["nbytes"]
+    expected_sum = python_json(args.python, RAW_SUM, [os.path.join(corpus["dir"], "raw.bin")])["sum"]
+    B.warm_file(os.path.join(b2dir, "zstd.b2nd"))
+    subprocess.run(["find", tree["dir"]], stdout=subprocess.DEVNULL, check=True)
+    print(f"host: {env.get('cpu_model')} ({env['cpus']} CPUs), kernel {env['kernel']}, "
+          f"load {env['loadavg_start']:.2f}", flush=True)
+    for rep in range(args.repeats):
+        with B.Mount(args, tree["dir"], args.cache_size) as m:
+            cpu0 = m.cpu()
+            r = B.run_timed(["find", args.mnt])
+            r["daemon_cpu"] = m.cpu() - cpu0
+            del r["stderr"]
+            rows["find"].append(r)
+        with B.Mount(args, tree["dir"], args.cache_size) as m:
+            cpu0 = m.cpu()
+            r = python_json(args.python, DATATREE, [args.mnt])
+            r["daemon_cpu"] = m.cpu() - cpu0
+            rows["datatree"].append(r)
+            if r["arrays"] != TREE_ARRAYS:
+                errors.append(f"open_datatree found {r['arrays']} arrays, expected {TREE_ARRAYS}")
+        with B.Mount(args, b2dir, args.cache_size) as m:
+            data = m.data("zstd", nbytes)
+            cpu0 = m.cpu()
+            r = B.dd(data, nbytes)
+            r["daemon_cpu"] = m.cpu() - cpu0
+            rows["dd"].append(r)
+        with B.Mount(args, b2dir, args.cache_size) as m:
+            cpu0 = m.cpu()
+            r = python_json(args.python, DASK, [os.path.join(args.mnt, "zstd.b2nd")])
+            r["daemon_cpu"] = m.cpu() - cpu0
+            rows["dask"].append(r)
+            if r["nbytes"] != nbytes or abs(r["sum"] - expected_sum) > 1e-9 * max(1.0, abs(expected_sum)):
+                errors.append(f"Dask sum {r['sum']!r} of {r['nbytes']} bytes, numpy {expected_sum!r} of {nbytes}")
+        f, t, d, k = (rows[x][-1] for x in ("find", "datatree", "dd", "dask"))
+        print(f"[{rep + 1}/{args.repeats}] find {f['seconds']:.3f} s, open_datatree {t['seconds']:.3f} s "
+              f"({t['cpu']:.2f} CPU-s, daemon {t['daemon_cpu']:.2f}); dd {B.gbps(nbytes, d['seconds']):.2f} GB/s, "
+              f"Dask {B.gbps(nbytes, k['seconds']):.2f} GB/s ({k['cpu']:.2f} CPU-s, daemon {k['daemon_cpu']:.2f})",
+              flush=True)
+
+    med = lambda key, field="seconds": statistics.median(r[field] for r in rows[key])
+    ratio_tree = statistics.median(t["seconds"] / f["seconds"] for t, f in zip(rows["datatree"], rows["find"]))
+    ratio_dask = statistics.median(d["seconds"] / k["seconds"] for d, k in zip(rows["dd"], rows["dask"]))
+    table = [
+        "| row | wall s | reader CPU s | daemon CPU s | GB/s | ratio | target |",
+        "|---|---|---|---|---|---|---|",
+        f"| `find` of a tree of {TREE_ARRAYS:,} arrays | {med('find'):.3f} | {med('find', 'cpu'):.2f} | "
+        f"{med('find', 'daemon_cpu'):.2f} | | 1.00 | |",
+        f"| `xr.open_datatree(MNT, engine=\"zarr\")` of the same tree | {med('datatree'):.3f} | "
+        f"{med('datatree', 'cpu'):.2f} | {med('datatree', 'daemon_cpu'):.2f} | | {ratio_tree:.2f}× find's time | "
+        f"≤ 2: {'PASS' if ratio_tree <= 2 else 'FAIL'} |",
+        f"| cold `dd` of MNT/zstd.b2nd/data ({nbytes / (1 << 30):.3g} GiB) | {med('dd'):.3f} | {med('dd', 'cpu'):.2f} | "
+        f"{med('dd', 'daemon_cpu'):.2f} | {B.gbps(nbytes, med('dd')):.2f} | 1.00 | |",
+        f"| Dask `from_zarr(MNT/zstd.b2nd).sum()`, 2 threads | {med('dask'):.3f} | {med('dask', 'cpu'):.2f} | "
+        f"{med('dask', 'daemon_cpu'):.2f} | {B.gbps(nbytes, med('dask')):.2f} | {ratio_dask:.2f}× dd's speed | "
+        f"≥ 0.8: {'PASS' if ratio_dask >= 0.8 else 'FAIL'} |",
+        f"\nhost {env.get('cpu_model')}, {env['cpus']} CPUs, load {env['loadavg_start']:.2f} → {os.getloadavg()[0]:.2f}; "
+        f"{args.repeats} repeats (medians; ratios are medians of per-repeat ratios)",
+    ]
+    print()
+    print("\n".join(table))
+    with open(os.path.join(args.workdir, "zarr3-results.json"), "w") as f:
+        json.dump({"env": env, "rows": rows, "errors": errors, "expected_sum": expected_sum}, f, indent=1)
+    for e in errors:
+        print(f"error: {e}")
+    return 2 if errors else 0
