@@ -697,6 +697,11 @@ class Gen:
         path = self.p(rel)
         hdr = parse_frame_header(path)
         offsets, idx_special = read_offsets(path, hdr)
+        if hdr["chunksize"] == 0 and any(o < 0 for o in offsets):
+            # A special offset's size is the frame's chunksize, 0 when chunks vary: C-Blosc2
+            # 3.3.5 writes it (a chunk all zeros after a truncating filter) but cannot read
+            # it back, and blosc2fs refuses the file (its chunks do not add up to nbytes).
+            raise RuntimeError("special offset in a frame with variable chunk sizes: unreadable")
         direct = read_chunks_direct(path, hdr, offsets)
         nchunks = len(direct)
         try:
