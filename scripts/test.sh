@@ -200,7 +200,7 @@ lane() {
 
 # Suites that mount run one after the other in one lane; the rest, longest
 # first, and the local-only build's tests in the other.
-MOUNTING="mount hostile stores permissions remote caterva2 caterva2_operands lake_mount"
+MOUNTING="mount hostile stores permissions remote caterva2 caterva2_operands lake_mount disk_cache"
 echo "== tests"
 T0=$EPOCHREALTIME
 grep -E "^($(tr ' ' '|' <<<"$MOUNTING")) " "$LOGS/default.list" | lane &

@@ -30,7 +30,7 @@ use super::geometry::{Geometry, Piece, PieceSource};
 use super::meta::{Flavor, NdMeta};
 use super::plain;
 use super::produced::BlockProducer;
-use super::source::{ByteSource, Need, SparseChunks, Version};
+use super::source::{ByteSource, Need, SparseChunks, Version, VersionTag};
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -971,6 +971,27 @@ impl Array {
         if !ranges.is_empty() {
             self.frame_source().will_need(&ranges, need);
         }
+    }
+
+    /// What names the bytes this array reads for a cache that outlives
+    /// the process (the disk cache): the source's description and the
+    /// version it is trusted in. `None` where that would not pin the bytes
+    /// down: a sparse frame (its chunk files change on their own), values
+    /// produced or kept elsewhere, a source whose version cannot change
+    /// (bytes in memory, taken from who knows which state of a file), or
+    /// chunks rewritten by a growth.
+    pub fn version_identity(&self) -> Option<String> {
+        if self.producer.is_some() || self.elsewhere.is_some() {
+            return None;
+        }
+        let Container::Contiguous(source) = &self.container else {
+            return None;
+        };
+        let trust = self.trusted.lock();
+        if !trust.rewritten.is_empty() || matches!(trust.version.tag, VersionTag::Fixed(_)) {
+            return None;
+        }
+        Some(format!("{}\n{:?}", source.describe(), trust.version))
     }
 
     /// The source holding the frame (the index file of a sparse frame).

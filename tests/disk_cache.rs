@@ -1,0 +1,336 @@
+//! The disk cache (`--disk-cache DIR`) through real mounts (as root in
+//! CI): bytes exact after a remount with no block decoded (by passthrough
+//! and by the daemon reading the cache file), a source rewritten between
+//! mounts and while mounted, a daemon killed while filling, two mounts
+//! sharing one directory, and the budget kept by LRU eviction.
+
+mod common;
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::mount::{binary, run_python, serial_with_fuse, Mount};
+
+/// Write `name`.b2nd in `dir` (an N-d float64 array of `rows` x 4096
+/// values from `seed`, lz4, 2-D chunks and blocks) and its C-order bytes
+/// as `name`.raw beside `dir`; returns the bytes.
+fn write_array(dir: &Path, name: &str, seed: u64, rows: u64) -> Vec<u8> {
+    let path = dir.join(format!("{name}.b2nd"));
+    let raw = dir.with_extension(format!("{name}.raw"));
+    run_python(
+        r#"
+import sys, numpy as np, blosc2
+path, raw, seed, rows = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+rng = np.random.default_rng(seed)
+a = (rng.standard_normal((rows, 4096)) * 100).round(1)
+blosc2.asarray(a, urlpath=path, mode="w", chunks=(64, 2048), blocks=(16, 1024),
+               cparams={"codec": blosc2.Codec.LZ4, "clevel": 1})
+open(raw, "wb").write(a.tobytes())
+"#,
+        &[
+            path.to_str().unwrap(),
+            raw.to_str().unwrap(),
+            &seed.to_string(),
+            &rows.to_string(),
+        ],
+    );
+    std::fs::read(raw).unwrap()
+}
+
+fn counter(stats: &serde_json::Value, path: &[&str]) -> u64 {
+    path.iter()
+        .fold(stats, |v, k| &v[*k])
+        .as_u64()
+        .unwrap_or_else(|| panic!("no counter {path:?} in {stats}"))
+}
+
+/// `.stats` in one read call: it is rendered afresh at each read, and a
+/// second read of a document grown meanwhile would not continue the first.
+fn stats(m: &Mount) -> serde_json::Value {
+    use std::io::Read;
+    let mut buf = vec![0; 1 << 20];
+    let mut file = std::fs::File::open(m.path().join(".stats")).unwrap();
+    let n = file.read(&mut buf).unwrap();
+    serde_json::from_slice(&buf[..n]).unwrap()
+}
+
+fn decoded(m: &Mount) -> u64 {
+    counter(&stats(m), &["blocks_decoded"])
+}
+
+fn disk(m: &Mount, name: &str) -> u64 {
+    counter(&stats(m), &["disk_cache", name])
+}
+
+/// Bytes the files under `dir` take on disk.
+fn dir_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir.join("entries"))
+        .unwrap()
+        .map(|e| e.unwrap().metadata().map(|m| m.blocks() * 512).unwrap_or(0))
+        .sum()
+}
+
+fn cache_args(dir: &Path, extra: &[&str]) -> Vec<String> {
+    let mut args = vec![
+        "--disk-cache".to_string(),
+        dir.display().to_string(),
+        "--attr-timeout".into(),
+        "0.2".into(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args
+}
+
+fn mount(src: &Path, args: &[String]) -> Mount {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    Mount::start(src, &args)
+}
+
+struct Setup {
+    _tmp: tempfile::TempDir,
+    src: PathBuf,
+    cache: PathBuf,
+}
+
+fn setup() -> Setup {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    let cache = tmp.path().join("cache");
+    Setup {
+        src,
+        cache,
+        _tmp: tmp,
+    }
+}
+
+#[test]
+fn a_remount_serves_data_and_npy_from_the_cache_with_no_block_decoded() {
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
+    let s = setup();
+    let expected = write_array(&s.src, "a", 1, 512);
+    {
+        let m = mount(&s.src, &cache_args(&s.cache, &[]));
+        assert_eq!(
+            std::fs::read(m.path().join("a.b2nd/data")).unwrap(),
+            expected
+        );
+        assert!(decoded(&m) > 0);
+    }
+    // Unmounted: every fill written and its map persisted.
+    for extra in [&[][..], &["--no-passthrough"][..]] {
+        let m = mount(&s.src, &cache_args(&s.cache, extra));
+        let data = m.path().join("a.b2nd/data");
+        assert_eq!(std::fs::read(&data).unwrap(), expected, "{extra:?}");
+        let npy = std::fs::read(m.path().join("a.b2nd/data.npy")).unwrap();
+        assert_eq!(
+            &npy[npy.len() - expected.len()..],
+            &expected[..],
+            "{extra:?}"
+        );
+        assert_eq!(decoded(&m), 0, "{extra:?}: {}", stats(&m));
+        assert!(disk(&m, "hits") > 0, "data.npy came from the cache file");
+        if extra.is_empty() {
+            assert_eq!(disk(&m, "passthrough_opens"), 1, "{}", stats(&m));
+        } else {
+            assert_eq!(disk(&m, "passthrough_opens"), 0);
+            assert_eq!(disk(&m, "cache_file_opens"), 1, "{}", stats(&m));
+        }
+        // Random reads too, not only a sequential scan.
+        use std::os::unix::fs::FileExt;
+        let file = std::fs::File::open(&data).unwrap();
+        for offset in [0u64, 4095, 1 << 20, expected.len() as u64 - 10] {
+            let mut buf = vec![0; 10];
+            file.read_exact_at(&mut buf, offset).unwrap();
+            assert_eq!(buf, expected[offset as usize..offset as usize + 10]);
+        }
+        assert_eq!(decoded(&m), 0);
+    }
+    let listing = Command::new(binary())
+        .arg("cache")
+        .arg(&s.cache)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&listing.stdout);
+    assert!(
+        text.contains("1 entries") && text.contains("100.0%"),
+        "{text}"
+    );
+    let cleared = Command::new(binary())
+        .args(["cache", "--clear"])
+        .arg(&s.cache)
+        .output()
+        .unwrap();
+    assert!(cleared.status.success());
+    assert_eq!(dir_bytes(&s.cache), 0);
+}
+
+#[test]
+fn a_source_rewritten_between_mounts_or_while_mounted_is_never_served_old_bytes() {
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
+    let s = setup();
+    let first = write_array(&s.src, "a", 1, 128);
+    {
+        let m = mount(&s.src, &cache_args(&s.cache, &[]));
+        assert_eq!(std::fs::read(m.path().join("a.b2nd/data")).unwrap(), first);
+    }
+    let second = write_array(&s.src, "a", 2, 128);
+    assert_ne!(first, second);
+    let m = mount(&s.src, &cache_args(&s.cache, &[]));
+    let data = m.path().join("a.b2nd/data");
+    assert_eq!(std::fs::read(&data).unwrap(), second);
+    // Complete now: the next open is passthrough, then the source changes.
+    assert_eq!(std::fs::read(&data).unwrap(), second);
+    assert_eq!(disk(&m, "passthrough_opens"), 1, "{}", stats(&m));
+    let third = write_array(&s.src, "a", 3, 128);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(
+        std::fs::read(&data).unwrap(),
+        third,
+        "rewritten while mounted"
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(std::fs::read(&data).unwrap(), third);
+}
+
+#[test]
+fn a_daemon_killed_while_filling_leaves_a_cache_that_reads_exact() {
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
+    let s = setup();
+    let expected = write_array(&s.src, "a", 7, 4096);
+    for round in 0..3 {
+        let mut m = mount(&s.src, &cache_args(&s.cache, &[]));
+        let data = m.path().join("a.b2nd/data");
+        let reader = std::thread::spawn(move || {
+            // Fails once the daemon is gone; what it read is not checked.
+            let _ = std::fs::read(data);
+        });
+        let deadline = Instant::now() + Duration::from_secs(20);
+        // The first kill comes after a map was persisted (every 64 MiB of
+        // fills), the others at any point.
+        let fills = [70, 10, 30][round];
+        while disk(&m, "fills") < fills && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let child = m.child.as_mut().unwrap();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        m.child = None;
+        drop(m);
+        reader.join().unwrap();
+    }
+    let m = mount(&s.src, &cache_args(&s.cache, &[]));
+    assert_eq!(
+        std::fs::read(m.path().join("a.b2nd/data")).unwrap(),
+        expected
+    );
+    let stats = stats(&m);
+    assert!(
+        disk(&m, "hits") > 0,
+        "what the killed daemons persisted is used: {stats}"
+    );
+    drop(m);
+    let m = mount(&s.src, &cache_args(&s.cache, &[]));
+    assert_eq!(
+        std::fs::read(m.path().join("a.b2nd/data")).unwrap(),
+        expected
+    );
+    assert_eq!(decoded(&m), 0);
+}
+
+#[test]
+fn two_mounts_share_one_directory_exact_and_consistent() {
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
+    let s = setup();
+    let a = write_array(&s.src, "a", 11, 1024);
+    let b = write_array(&s.src, "b", 12, 1024);
+    {
+        let m1 = mount(&s.src, &cache_args(&s.cache, &[]));
+        let m2 = mount(&s.src, &cache_args(&s.cache, &[]));
+        let readers: Vec<_> = [&m1, &m2, &m1, &m2]
+            .iter()
+            .zip(["a", "b", "b", "a"])
+            .map(|(m, name)| {
+                let path = m.path().join(format!("{name}.b2nd/data"));
+                std::thread::spawn(move || (name, std::fs::read(path).unwrap()))
+            })
+            .collect();
+        for r in readers {
+            let (name, bytes) = r.join().unwrap();
+            assert!(
+                bytes == if name == "a" { a.clone() } else { b.clone() },
+                "{name}"
+            );
+        }
+    }
+    let listing = Command::new(binary())
+        .arg("cache")
+        .arg(&s.cache)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&listing.stdout);
+    assert!(text.contains("2 entries"), "{text}");
+    assert_eq!(text.matches("100.0%").count(), 2, "{text}");
+    let m = mount(&s.src, &cache_args(&s.cache, &[]));
+    assert_eq!(std::fs::read(m.path().join("a.b2nd/data")).unwrap(), a);
+    assert_eq!(std::fs::read(m.path().join("b.b2nd/data")).unwrap(), b);
+    assert_eq!(decoded(&m), 0);
+}
+
+#[test]
+fn the_budget_is_kept_by_evicting_the_least_recently_used() {
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
+    let s = setup();
+    // Three arrays of 4 MiB of data; room for two.
+    let arrays: Vec<Vec<u8>> = (0..3)
+        .map(|i| write_array(&s.src, &format!("a{i}"), 20 + i, 128))
+        .collect();
+    let budget: u64 = 9 << 20;
+    let chunk: u64 = 64 * 2048 * 8;
+    let args = cache_args(&s.cache, &["--disk-cache-size", "9M"]);
+    {
+        let m = mount(&s.src, &args);
+        for (i, expected) in arrays.iter().enumerate() {
+            let path = m.path().join(format!("a{i}.b2nd/data"));
+            assert_eq!(&std::fs::read(path).unwrap(), expected);
+            assert!(dir_bytes(&s.cache) <= budget + chunk);
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert!(disk(&m, "evictions") >= 1, "{}", stats(&m));
+    }
+    assert!(
+        dir_bytes(&s.cache) <= budget + chunk,
+        "{}",
+        dir_bytes(&s.cache)
+    );
+    // a0 was the least recently used: gone; a1 and a2 are served whole.
+    let m = mount(&s.src, &args);
+    for i in [1, 2] {
+        let path = m.path().join(format!("a{i}.b2nd/data"));
+        assert_eq!(std::fs::read(path).unwrap(), arrays[i]);
+    }
+    assert_eq!(decoded(&m), 0, "{}", stats(&m));
+    assert_eq!(
+        std::fs::read(m.path().join("a0.b2nd/data")).unwrap(),
+        arrays[0]
+    );
+    assert!(decoded(&m) > 0, "a0 was evicted");
+    drop(m);
+    assert!(
+        dir_bytes(&s.cache) <= budget + chunk,
+        "{}",
+        dir_bytes(&s.cache)
+    );
+}
