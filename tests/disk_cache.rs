@@ -64,6 +64,23 @@ fn disk(m: &Mount, name: &str) -> u64 {
     counter(&stats(m), &["disk_cache", name])
 }
 
+/// Read `path` of mount `m` until `completed` entries are complete (the
+/// writer runs at nice 19 and drops fills it cannot take; a re-read through
+/// the daemon fills the holes, waiting for room). Checks every read.
+fn read_until_cached(m: &Mount, path: &Path, expected: &[u8], completed: u64) {
+    for _ in 0..5 {
+        assert_eq!(std::fs::read(path).unwrap(), expected);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while disk(m, "queued_bytes") > 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if disk(m, "completed") >= completed {
+            return;
+        }
+    }
+    panic!("{} not cached after 5 reads: {}", path.display(), stats(m));
+}
+
 /// Bytes the files under `dir` take on disk.
 fn dir_bytes(dir: &Path) -> u64 {
     std::fs::read_dir(dir.join("entries"))
@@ -115,10 +132,7 @@ fn a_remount_serves_data_and_npy_from_the_cache_with_no_block_decoded() {
     let expected = write_array(&s.src, "a", 1, 512);
     {
         let m = mount(&s.src, &cache_args(&s.cache, &[]));
-        assert_eq!(
-            std::fs::read(m.path().join("a.b2nd/data")).unwrap(),
-            expected
-        );
+        read_until_cached(&m, &m.path().join("a.b2nd/data"), &expected, 1);
         assert!(decoded(&m) > 0);
     }
     // Unmounted: every fill written and its map persisted.
@@ -178,16 +192,17 @@ fn a_source_rewritten_between_mounts_or_while_mounted_is_never_served_old_bytes(
     let first = write_array(&s.src, "a", 1, 128);
     {
         let m = mount(&s.src, &cache_args(&s.cache, &[]));
-        assert_eq!(std::fs::read(m.path().join("a.b2nd/data")).unwrap(), first);
+        read_until_cached(&m, &m.path().join("a.b2nd/data"), &first, 1);
     }
     let second = write_array(&s.src, "a", 2, 128);
     assert_ne!(first, second);
     let m = mount(&s.src, &cache_args(&s.cache, &[]));
     let data = m.path().join("a.b2nd/data");
-    assert_eq!(std::fs::read(&data).unwrap(), second);
+    read_until_cached(&m, &data, &second, 1);
     // Complete now: the next open is passthrough, then the source changes.
+    let before = disk(&m, "passthrough_opens");
     assert_eq!(std::fs::read(&data).unwrap(), second);
-    assert_eq!(disk(&m, "passthrough_opens"), 1, "{}", stats(&m));
+    assert_eq!(disk(&m, "passthrough_opens"), before + 1, "{}", stats(&m));
     let third = write_array(&s.src, "a", 3, 128);
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(
@@ -272,6 +287,29 @@ fn two_mounts_share_one_directory_exact_and_consistent() {
                 "{name}"
             );
         }
+        // Whatever the first reads left as holes, re-reads through either mount fill.
+        for _ in 0..5 {
+            let readers: Vec<_> = [
+                (&m1, "a", &a),
+                (&m2, "b", &b),
+                (&m2, "a", &a),
+                (&m1, "b", &b),
+            ]
+            .into_iter()
+            .map(|(m, name, expected)| {
+                let path = m.path().join(format!("{name}.b2nd/data"));
+                let expected = expected.clone();
+                std::thread::spawn(move || assert!(std::fs::read(path).unwrap() == expected))
+            })
+            .collect();
+            for r in readers {
+                r.join().unwrap();
+            }
+            std::thread::sleep(Duration::from_millis(300));
+            if disk(&m1, "completed") + disk(&m2, "completed") >= 2 {
+                break;
+            }
+        }
     }
     let listing = Command::new(binary())
         .arg("cache")
@@ -304,7 +342,7 @@ fn the_budget_is_kept_by_evicting_the_least_recently_used() {
         let m = mount(&s.src, &args);
         for (i, expected) in arrays.iter().enumerate() {
             let path = m.path().join(format!("a{i}.b2nd/data"));
-            assert_eq!(&std::fs::read(path).unwrap(), expected);
+            read_until_cached(&m, &path, expected, i as u64 + 1);
             assert!(dir_bytes(&s.cache) <= budget + chunk);
             std::thread::sleep(Duration::from_millis(50));
         }

@@ -15,6 +15,8 @@ pub(crate) struct DiskUse {
     pub(crate) entry: Arc<Entry>,
     /// Bytes before `data` in the presented file (a `.npy` header), or 0.
     header: Arc<Vec<u8>>,
+    /// The entry had whole parts at open: this file's reads fill holes.
+    refill: bool,
 }
 
 impl DiskUse {
@@ -29,7 +31,12 @@ impl DiskUse {
         };
         let identity = array.version_identity()?;
         let entry = cache.entry(&identity, array.data_len())?;
-        Some(DiskUse { entry, header })
+        let refill = entry.progress().0 > 0;
+        Some(DiskUse {
+            entry,
+            header,
+            refill,
+        })
     }
 
     /// Whether the file is `data` and every byte of it is in the cache file.
@@ -69,7 +76,7 @@ impl DiskUse {
         let skip = header_len.saturating_sub(offset).min(bytes.len() as u64) as usize;
         let start = offset.max(header_len) - header_len;
         if skip < bytes.len() {
-            cache.offer(&self.entry, start, &bytes[skip..]);
+            cache.offer(&self.entry, start, &bytes[skip..], self.refill);
         }
     }
 }

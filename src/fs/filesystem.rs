@@ -219,6 +219,11 @@ impl Filesystem {
             _ => None,
         };
         let cache_file = disk.as_ref().is_some_and(DiskUse::complete_data);
+        // A file whose cache entry has holes (fills dropped while the
+        // writer was behind) is read through the daemon again, not from the
+        // kernel's pages: whole parts come from the cache file and the holes
+        // are decoded and filled, so the entry completes.
+        let keep_cache = keep_cache && disk.as_ref().is_none_or(|d| d.entry.is_complete());
         let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
         self.handles.lock().insert(
             fh,

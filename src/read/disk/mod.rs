@@ -140,12 +140,15 @@ impl DiskCache {
     }
 
     /// `bytes` of `data` at `offset` were just served: the whole granules
-    /// among them not yet in `entry` are queued for the writer.
-    pub fn offer(&self, entry: &Arc<Entry>, offset: u64, bytes: &[u8]) {
+    /// among them not yet in `entry` are queued for the writer. `refill`
+    /// (the entry had whole parts when the file was opened: this read fills
+    /// the holes an earlier one left) waits for room in the queue rather
+    /// than dropping them, so a second read completes the entry.
+    pub fn offer(&self, entry: &Arc<Entry>, offset: u64, bytes: &[u8], refill: bool) {
         if let Some((start, end)) = entry.fillable(offset, bytes.len() as u64) {
             let from = (start - offset) as usize;
             let to = (end - offset) as usize;
-            self.writer.offer(entry, start, &bytes[from..to]);
+            self.writer.offer(entry, start, &bytes[from..to], refill);
         }
     }
 
