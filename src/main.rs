@@ -155,8 +155,11 @@ fn run(command: Command) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Cache { dir, clear } => {
-            if !dir.is_dir() {
-                return Err(format!("{}: not a directory", dir.display()));
+            if !dir.join("lock").is_file() || !dir.join("entries").is_dir() {
+                return Err(format!(
+                    "{}: not a blosc2fs disk cache (no lock file and entries folder)",
+                    dir.display()
+                ));
             }
             if clear {
                 let n = blosc2fs::read::disk::clear(&dir).map_err(|e| e.to_string())?;

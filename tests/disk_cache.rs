@@ -372,3 +372,125 @@ fn the_budget_is_kept_by_evicting_the_least_recently_used() {
         dir_bytes(&s.cache)
     );
 }
+
+/// A moto S3 server on a free port, killed when dropped.
+struct Moto(std::process::Child, u16);
+
+impl Drop for Moto {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start_moto() -> Option<Moto> {
+    let python = common::mount::python();
+    let imports = Command::new(&python)
+        .args(["-c", "import moto, boto3"])
+        .stderr(std::process::Stdio::null())
+        .status();
+    if !imports.is_ok_and(|s| s.success()) {
+        eprintln!(
+            "SKIP: moto or boto3 not importable from {}",
+            python.display()
+        );
+        return None;
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Command::new(python.with_file_name("moto_server"))
+        .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let moto = Moto(child, port);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "moto did not start");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Some(moto)
+}
+
+fn s3_env(port: u16) -> Vec<(&'static str, String)> {
+    vec![
+        ("AWS_ACCESS_KEY_ID", "testing".into()),
+        ("AWS_SECRET_ACCESS_KEY", "testing".into()),
+        ("AWS_REGION", "us-east-1".into()),
+        ("AWS_ALLOW_HTTP", "true".into()),
+        ("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{port}")),
+    ]
+}
+
+fn s3_gets(m: &Mount) -> u64 {
+    counter(&stats(m), &["remote", "gets"])
+}
+
+/// The remote counter once the prefetcher's GETs are over.
+fn settled_gets(m: &Mount) -> u64 {
+    let mut gets = s3_gets(m);
+    loop {
+        std::thread::sleep(Duration::from_millis(300));
+        let now = s3_gets(m);
+        if now == gets {
+            return gets;
+        }
+        gets = now;
+    }
+}
+
+#[test]
+fn an_s3_array_read_again_after_a_remount_costs_no_data_get() {
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
+    let Some(moto) = start_moto() else {
+        return;
+    };
+    let s = setup();
+    let expected = write_array(&s.src, "a", 31, 512);
+    run_python(
+        r#"
+import sys, boto3
+port, path = sys.argv[1], sys.argv[2]
+s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{port}", aws_access_key_id="testing",
+                  aws_secret_access_key="testing", region_name="us-east-1")
+s3.create_bucket(Bucket="cached")
+s3.upload_file(path, "cached", "a.b2nd")
+"#,
+        &[&moto.1.to_string(), s.src.join("a.b2nd").to_str().unwrap()],
+    );
+    let env = s3_env(moto.1);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let args = cache_args(&s.cache, &[]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    {
+        let m = Mount::start_with_env(Path::new("s3://cached/"), &args, &env);
+        read_until_cached(&m, &m.path().join("a.b2nd/data"), &expected, 1);
+        assert!(s3_gets(&m) > 0);
+    }
+    for extra in [&[][..], &["--no-passthrough"][..]] {
+        let all: Vec<&str> = args.iter().chain(extra).copied().collect();
+        let m = Mount::start_with_env(Path::new("s3://cached/"), &all, &env);
+        let data = m.path().join("a.b2nd/data");
+        // Looking the array up loads its header and chunk index (metadata GETs).
+        assert_eq!(
+            std::fs::metadata(&data).unwrap().len(),
+            expected.len() as u64
+        );
+        let before = settled_gets(&m);
+        assert_eq!(std::fs::read(&data).unwrap(), expected, "{extra:?}");
+        assert_eq!(std::fs::read(&data).unwrap(), expected, "{extra:?}");
+        assert_eq!(
+            settled_gets(&m),
+            before,
+            "{extra:?}: data GETs: {}",
+            stats(&m)
+        );
+        assert_eq!(decoded(&m), 0);
+    }
+}
