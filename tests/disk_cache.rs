@@ -494,3 +494,59 @@ s3.upload_file(path, "cached", "a.b2nd")
         assert_eq!(decoded(&m), 0);
     }
 }
+
+/// Write operands x.b2nd, y.b2nd (from `seed`) and the saved expression
+/// e.b2nd = x * y + 1 in `dir`; returns numpy's bytes of it.
+fn write_expression(dir: &Path, seed: u64, only_y: bool) -> Vec<u8> {
+    let hex = run_python(
+        r#"
+import os, sys
+import numpy as np, blosc2
+os.chdir(sys.argv[1])
+rng = np.random.default_rng(int(sys.argv[2]))
+x, y = rng.uniform(-5, 5, (600, 500)), rng.uniform(-5, 5, (600, 500))
+if sys.argv[3] == "all":
+    blosc2.asarray(x, urlpath="x.b2nd", mode="w")
+    blosc2.asarray(y, urlpath="y.b2nd", mode="w")
+    ops = {"x": blosc2.open("x.b2nd"), "y": blosc2.open("y.b2nd")}
+    blosc2.lazyexpr("x * y + 1", operands=ops).save("e.b2nd")
+else:
+    blosc2.asarray(y, urlpath="y.b2nd", mode="w")
+x = blosc2.open("x.b2nd")[:]
+sys.stdout.write((x * y + 1).tobytes().hex())
+"#,
+        &[
+            dir.to_str().unwrap(),
+            &seed.to_string(),
+            if only_y { "y" } else { "all" },
+        ],
+    );
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_computed_array_is_cached_under_its_operands_versions() {
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
+    let s = setup();
+    let first = write_expression(&s.src, 41, false);
+    {
+        let m = mount(&s.src, &cache_args(&s.cache, &[]));
+        read_until_cached(&m, &m.path().join("e.b2nd/data"), &first, 1);
+    }
+    {
+        let m = mount(&s.src, &cache_args(&s.cache, &[]));
+        assert_eq!(std::fs::read(m.path().join("e.b2nd/data")).unwrap(), first);
+        assert_eq!(decoded(&m), 0, "{}", stats(&m));
+    }
+    // An operand rewritten (the recipe file untouched): new values, never the old ones.
+    let second = write_expression(&s.src, 42, true);
+    assert_ne!(first, second);
+    let m = mount(&s.src, &cache_args(&s.cache, &[]));
+    assert_eq!(std::fs::read(m.path().join("e.b2nd/data")).unwrap(), second);
+    assert!(decoded(&m) > 0);
+}

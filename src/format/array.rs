@@ -975,15 +975,19 @@ impl Array {
 
     /// What names the bytes this array reads for a cache that outlives
     /// the process (the disk cache): the source's description and the
-    /// version it is trusted in. `None` where that would not pin the bytes
-    /// down: a sparse frame (its chunk files change on their own), values
-    /// produced or kept elsewhere, a source whose version cannot change
-    /// (bytes in memory, taken from who knows which state of a file), or
-    /// chunks rewritten by a growth.
+    /// version it is trusted in; for produced values (a saved expression)
+    /// also the producer's inputs (the recipe is in the source, so its
+    /// version covers it). `None` where that would not pin the bytes down:
+    /// a sparse frame (its chunk files change on their own), values kept
+    /// elsewhere, a producer that cannot name its inputs, a source whose
+    /// version cannot change (bytes in memory, taken from who knows which
+    /// state of a file), or chunks rewritten by a growth.
     pub fn version_identity(&self) -> Option<String> {
-        if self.producer.is_some() || self.elsewhere.is_some() {
-            return None;
-        }
+        let produced = match &self.producer {
+            Some(producer) => Some(producer.version_identity()?),
+            None if self.elsewhere.is_some() => return None,
+            None => None,
+        };
         let Container::Contiguous(source) = &self.container else {
             return None;
         };
@@ -991,7 +995,11 @@ impl Array {
         if !trust.rewritten.is_empty() || matches!(trust.version.tag, VersionTag::Fixed(_)) {
             return None;
         }
-        Some(format!("{}\n{:?}", source.describe(), trust.version))
+        let own = format!("{}\n{:?}", source.describe(), trust.version);
+        Some(match produced {
+            Some(inputs) => format!("{own}\nproduced from\n{inputs}"),
+            None => own,
+        })
     }
 
     /// The source holding the frame (the index file of a sparse frame).
