@@ -14,6 +14,9 @@ pub enum DiskError {
         /// What the system said.
         source: std::io::Error,
     },
+    /// The directory's lock was held by another mount for too long.
+    #[error("disk cache {0}: held by another mount too long; going on without the cache")]
+    Busy(PathBuf),
     /// An entry's map is not one this build wrote for this key (torn,
     /// another layout, another key under the same name, another data file).
     #[error("disk cache map {path}: {why}")]

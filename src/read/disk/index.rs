@@ -92,6 +92,31 @@ impl Index {
             .map_err(|e| DiskError::io(self.dir.join("lock"), e))?;
         Ok(Locked { index: self, file })
     }
+
+    /// Take the lock, or give up after `patience` (another mount holding
+    /// it that long is stuck: stopped, or on a hung disk). What a FUSE
+    /// request waits on: it then goes on without the cache.
+    pub fn lock_within(&self, patience: std::time::Duration) -> Result<Locked<'_>, DiskError> {
+        let deadline = std::time::Instant::now() + patience;
+        let file = self
+            .lock
+            .try_lock_for(patience)
+            .ok_or_else(|| DiskError::Busy(self.dir.join("lock")))?;
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(Locked { index: self, file }),
+                Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(DiskError::Busy(self.dir.join("lock")))
+                }
+                Err(std::fs::TryLockError::Error(e)) => {
+                    return Err(DiskError::io(self.dir.join("lock"), e))
+                }
+            }
+        }
+    }
 }
 
 impl Drop for Locked<'_> {
@@ -257,6 +282,26 @@ mod tests {
         let found = locked.scan().unwrap();
         assert_eq!(locked.make_room(&found, used, used, &["mid"]), None);
         assert!(!index.path("old", "map").exists() && !index.path("old", "data").exists());
+    }
+
+    #[test]
+    fn a_lock_held_by_another_open_file_is_waited_for_a_while_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = Index::open(dir.path()).unwrap();
+        // Another mount: another open file description of the same lock file.
+        let other = File::options()
+            .write(true)
+            .open(dir.path().join("lock"))
+            .unwrap();
+        other.lock().unwrap();
+        let waited = std::time::Instant::now();
+        assert!(matches!(
+            index.lock_within(Duration::from_millis(50)),
+            Err(DiskError::Busy(_))
+        ));
+        assert!(waited.elapsed() >= Duration::from_millis(50));
+        other.unlock().unwrap();
+        assert!(index.lock_within(Duration::from_millis(50)).is_ok());
     }
 
     #[test]

@@ -36,6 +36,11 @@ pub use stats::DiskStats;
 
 use writer::{Shared, Writer};
 
+/// How long an open or a `.stats` read waits for the directory lock
+/// before going on without the cache (the writer thread waits as long as
+/// it takes).
+const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// A mount's disk cache.
 pub struct DiskCache {
     shared: Arc<Shared>,
@@ -95,7 +100,7 @@ impl DiskCache {
         let opened = self
             .shared
             .index
-            .lock()
+            .lock_within(LOCK_PATIENCE)
             .and_then(|locked| Entry::open(&locked, key.clone(), len));
         let entry = match opened {
             Ok(entry) => Arc::new(entry),
@@ -162,7 +167,7 @@ impl DiskCache {
         let found = self
             .shared
             .index
-            .lock()
+            .lock_within(LOCK_PATIENCE)
             .and_then(|locked| locked.scan())
             .unwrap_or_default();
         let mut doc = serde_json::Map::new();
