@@ -973,6 +973,40 @@ impl Array {
         }
     }
 
+    /// The bytes of `data` that chunk file `c` (the chunk over its full
+    /// chunkshape, [`Region::Chunk`]) shows first, when it shows one
+    /// contiguous run of them, followed only by zero padding: every chunk
+    /// of a plain frame, and of an N-d array whose chunks span every
+    /// dimension but the first. `None` otherwise.
+    pub fn chunk_data_range(&self, c: u64) -> Option<std::ops::Range<u64>> {
+        if c >= self.nchunks() {
+            return None;
+        }
+        match &self.shape {
+            Shape::Plain { chunk_starts } => {
+                Some(chunk_starts[c as usize]..chunk_starts[c as usize + 1])
+            }
+            Shape::Nd { geometry, .. } => {
+                let (Some(first), Some(rest)) =
+                    (geometry.chunkshape.first(), geometry.shape.get(1..))
+                else {
+                    return None;
+                };
+                if geometry.chunkshape[1..] != *rest {
+                    return None;
+                }
+                let row = rest
+                    .iter()
+                    .product::<u64>()
+                    .checked_mul(geometry.itemsize)?;
+                let rows = first.checked_mul(row)?;
+                let start = c.checked_mul(rows)?;
+                let end = start.checked_add(rows)?.min(self.data_len());
+                Some(start.min(end)..end)
+            }
+        }
+    }
+
     /// What names the bytes this array reads for a cache that outlives
     /// the process (the disk cache): the source's description and the
     /// version it is trusted in; for produced values (a saved expression)
