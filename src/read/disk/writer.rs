@@ -240,7 +240,11 @@ fn write_batch(
         .map(|f| (f.name.as_str(), f.data_ino))
         .collect();
     // An entry evicted (here or by another mount) since it was opened is
-    // filled no more: its bytes would be neither found nor accounted.
+    // filled no more: its bytes would be neither found nor accounted. Fills
+    // of granules already whole (a re-read offered them again before the
+    // first fill was written), or twice in this batch, are skipped: counted
+    // in the room to make, they would evict entries for nothing.
+    let mut seen = std::collections::HashSet::new();
     let live: Vec<&Job> = batch
         .iter()
         .filter(|job| {
@@ -248,7 +252,10 @@ fn write_batch(
             if on_disk.get(name) != Some(&job.entry.data_ino()) {
                 job.entry.retire();
             }
+            let end = job.offset + job.bytes.len() as u64;
             !job.entry.is_retired()
+                && !job.entry.covers(job.offset, end)
+                && seen.insert((name, job.offset))
         })
         .collect();
     let need: u64 = live.iter().map(|j| j.bytes.len() as u64).sum();
