@@ -10,11 +10,12 @@ Usage (as root: it mounts, and drops page caches for the disk-cold and random ro
     .venv/bin/python scripts/bench.py --scenario computed  # a saved expression: see scripts/bench_computed.py
     .venv/bin/python scripts/bench.py --scenario zarr3   # xarray/Dask through the Zarr v3 hierarchy:
                                                          # see scripts/bench_zarr3.py
+    .venv/bin/python scripts/bench.py --scenario disk-cache  # warm re-reads: see scripts/bench_disk_cache.py
 
     options: [--size-gib 1.0] [--repeats 3] [--workdir /tmp/blosc2fs-bench] [--cache-size 128M]
              [--scale-cache-size 64M] [--stagger 0.1] [--mount-args "--readahead-kb 8192"]
              [--python INTERPRETER] [--no-scale] [--no-peers] [--strict]
-             [--scenario mount|tree|computed|zarr3] [--tree-sizes 50000,200000] [--tree-nofile 1024]
+             [--scenario mount|tree|computed|zarr3|disk-cache] [--tree-sizes 50000,200000] [--tree-nofile 1024]
              [--tree-cache-size 64M] [--tree-timeout 600] [--tree-budget-min 25]
              [--tree-mksquashfs-args "-no-duplicates"]
 
@@ -1560,11 +1561,12 @@ def main() -> int:
     ap.add_argument("--no-scale", action="store_true", help="skip the scale table")
     ap.add_argument("--no-peers", action="store_true", help="skip the peers (squashfuse_ll) rows")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target FAILs")
-    ap.add_argument("--scenario", choices=("mount", "tree", "computed", "zarr3"), default="mount",
+    ap.add_argument("--scenario", choices=("mount", "tree", "computed", "zarr3", "disk-cache"), default="mount",
                     help="mount: the tables above (default); tree: many small arrays, find / ls -lR / read-all, "
                          "daemon RSS and descriptors, beside squashfuse_ll (scripts/bench_tree.py); computed: a saved "
                          "expression beside python-blosc2's own evaluation (scripts/bench_computed.py); zarr3: "
-                         "xarray's open_datatree beside find, a Dask reduction beside dd (scripts/bench_zarr3.py)")
+                         "xarray's open_datatree beside find, a Dask reduction beside dd (scripts/bench_zarr3.py); disk-cache: "
+                         "re-reads through --disk-cache, with and without passthrough (scripts/bench_disk_cache.py)")
     ap.add_argument("--tree-sizes", default="50000,200000", help="tree scenario: array counts, comma separated")
     ap.add_argument("--tree-nofile", type=int, default=1024, help="tree scenario: the daemons' `ulimit -n`")
     ap.add_argument("--tree-cache-size", default="64M", help="tree scenario: blosc2fs --cache-size")
@@ -1606,6 +1608,14 @@ def main() -> int:
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import bench_zarr3
         return bench_zarr3.run(args, sys.modules[__name__])
+    if args.scenario == "disk-cache":
+        os.makedirs(args.workdir, exist_ok=True)
+        args.mnt = os.path.join(args.workdir, "mnt")
+        args.log = os.path.join(args.workdir, "daemon.log")
+        atexit.register(cleanup_all)
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import bench_disk_cache
+        return bench_disk_cache.run(args, sys.modules[__name__])
     if args.scenario == "computed":
         os.makedirs(args.workdir, exist_ok=True)
         args.mnt = os.path.join(args.workdir, "mnt")

@@ -92,6 +92,15 @@ pub enum Command {
         /// Where the filesystem is mounted.
         mountpoint: PathBuf,
     },
+    /// Show what a --disk-cache directory holds (entries, bytes on disk,
+    /// how much of each is whole, their keys), or empty it.
+    Cache {
+        /// The directory given to --disk-cache.
+        dir: PathBuf,
+        /// Remove every entry (files still open by a mount stay readable to it).
+        #[arg(long)]
+        clear: bool,
+    },
     /// Print a shell completion script, e.g. `blosc2fs completions bash > /etc/bash_completion.d/blosc2fs`.
     Completions {
         /// The shell to complete for.
@@ -269,7 +278,8 @@ pub struct MountArgs {
     /// read, as the source's permissions allow), cache_size=SIZE, meta_cache=SIZE,
     /// views=LIST (names separated by `:` or `+`), threads=N,
     /// prefetch_threads=N, decode_helpers=N, sched=batch|normal, uid=N, gid=N,
-    /// direct_io, readahead_kb=N, max_request_kb=N.
+    /// direct_io, readahead_kb=N, max_request_kb=N, disk_cache=DIR,
+    /// disk_cache_size=SIZE, no_passthrough.
     #[arg(short = 'o', value_name = "OPTIONS", value_delimiter = ',')]
     pub options: Vec<String>,
     /// Serve reads with direct_io (no kernel page cache; breaks shared mmap).
@@ -289,6 +299,21 @@ pub struct MountArgs {
     /// show up after this long at most).
     #[arg(long, default_value_t = 1.0)]
     pub attr_timeout: f64,
+    /// Keep decoded `data` bytes in this directory (created if missing),
+    /// keyed by each source's version, so re-reads and later mounts are
+    /// served from plain files instead of decoding; complete ones are handed
+    /// to the kernel (FUSE passthrough) when mounted as root. Mounts may
+    /// share one directory. Off by default.
+    #[arg(long, value_name = "DIR")]
+    pub disk_cache: Option<PathBuf>,
+    /// Byte budget of the --disk-cache directory (K/M/G suffixes): least
+    /// recently used entries are evicted to stay within it.
+    #[arg(long, default_value = "10G", value_parser = parse_size)]
+    pub disk_cache_size: u64,
+    /// Serve complete disk cache files through the daemon, never by FUSE
+    /// passthrough.
+    #[arg(long)]
+    pub no_passthrough: bool,
     /// How to reach a remote source.
     #[command(flatten)]
     pub remote: RemoteArgs,
@@ -334,6 +359,9 @@ impl MountArgs {
                 "allow_root" => allow_other = true,
                 "cache_size" => self.cache_size = parse_size(need(key, value)?)?,
                 "meta_cache" => self.meta_cache = parse_size(need(key, value)?)?,
+                "disk_cache" => self.disk_cache = Some(PathBuf::from(need(key, value)?)),
+                "disk_cache_size" => self.disk_cache_size = parse_size(need(key, value)?)?,
+                "no_passthrough" => self.no_passthrough = true,
                 "views" => self.views = parse_views(need(key, value)?)?,
                 "threads" => {
                     self.threads = need(key, value)?
@@ -396,6 +424,9 @@ impl MountArgs {
             max_request_kb: self.max_request_kb,
             exit_grace: seconds("--exit-grace", self.exit_grace)?,
             attr_timeout: seconds("--attr-timeout", self.attr_timeout)?,
+            disk_cache: self.disk_cache,
+            disk_cache_size: self.disk_cache_size,
+            passthrough: !self.no_passthrough,
             #[cfg(feature = "remote")]
             remote: self.remote.options()?,
         })
@@ -446,11 +477,12 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 /// Rewrite `blosc2fs SOURCE MOUNTPOINT [-o OPTS]` (as mount.fuse3 calls it)
 /// into `blosc2fs mount SOURCE MOUNTPOINT ...`.
 pub fn normalize_args(mut args: Vec<String>) -> Vec<String> {
-    const SUBCOMMANDS: [&str; 7] = [
+    const SUBCOMMANDS: [&str; 8] = [
         "info",
         "cat",
         "mount",
         "unmount",
+        "cache",
         "completions",
         "man",
         "help",
@@ -485,13 +517,16 @@ mod tests {
             "/src".into(),
             "/mnt".into(),
             "-o".into(),
-            "ro,allow_other,cache_size=1G,meta_cache=4M,dev,suid".into(),
+            "ro,allow_other,cache_size=1G,meta_cache=4M,dev,suid,disk_cache=/var/cache/b2,disk_cache_size=2G,no_passthrough".into(),
         ]);
         let cli = Cli::try_parse_from(args).unwrap();
         let Command::Mount(m) = cli.command else {
             panic!("not a mount")
         };
         let c = m.settle().unwrap();
+        assert_eq!(c.disk_cache, Some(PathBuf::from("/var/cache/b2")));
+        assert_eq!(c.disk_cache_size, 2 << 30);
+        assert!(!c.passthrough);
         assert!(c.allow_other);
         assert_eq!(c.cache_size, 1 << 30);
         assert_eq!(c.meta_cache, 4 << 20);
@@ -619,9 +654,18 @@ mod tests {
             max_request_kb,
             exit_grace,
             attr_timeout,
+            disk_cache,
+            disk_cache_size,
+            passthrough,
             #[cfg(feature = "remote")]
             remote,
         } = c;
+        assert_eq!(disk_cache, None, "off by default");
+        assert_eq!(
+            disk_cache_size,
+            crate::mount::config::DEFAULT_DISK_CACHE_SIZE
+        );
+        assert!(passthrough);
         #[cfg(feature = "remote")]
         assert_eq!(remote, RemoteOptions::default());
         assert_eq!(source, PathBuf::from("/src"));
@@ -695,7 +739,15 @@ mod tests {
         Cli::command().debug_assert();
     }
 
-    const SUBCOMMAND_NAMES: [&str; 6] = ["info", "cat", "mount", "unmount", "completions", "man"];
+    const SUBCOMMAND_NAMES: [&str; 7] = [
+        "info",
+        "cat",
+        "mount",
+        "unmount",
+        "cache",
+        "completions",
+        "man",
+    ];
 
     #[test]
     fn completions_name_every_subcommand() {

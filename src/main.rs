@@ -154,6 +154,24 @@ fn run(command: Command) -> Result<ExitCode, String> {
             blosc2fs::mount::daemon::unmount(&mountpoint)?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Cache { dir, clear } => {
+            if !dir.join("lock").is_file() || !dir.join("entries").is_dir() {
+                return Err(format!(
+                    "{}: not a blosc2fs disk cache (no lock file and entries folder)",
+                    dir.display()
+                ));
+            }
+            if clear {
+                let n = blosc2fs::read::disk::clear(&dir).map_err(|e| e.to_string())?;
+                println!("{}: {n} entries removed", dir.display());
+            } else {
+                print!(
+                    "{}",
+                    blosc2fs::read::disk::describe(&dir).map_err(|e| e.to_string())?
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Completions { shell } => {
             match blosc2fs::cli::completions(shell, &mut std::io::stdout().lock()) {
                 Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {

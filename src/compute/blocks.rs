@@ -186,6 +186,17 @@ impl BlockProducer for ComputedBlocks {
     fn held_bytes(&self) -> usize {
         self.operands.iter().map(|a| a.held_bytes()).sum::<usize>() + 4096
     }
+
+    /// Every operand's version, and this build (an evaluation fixed in a
+    /// later build may give other bytes for the same recipe).
+    fn version_identity(&self) -> Option<String> {
+        let mut text = format!("blosc2fs {} evaluation", env!("CARGO_PKG_VERSION"));
+        for operand in &self.operands {
+            text.push('\n');
+            text.push_str(&operand.version_identity()?);
+        }
+        Some(text)
+    }
 }
 
 #[cfg(test)]

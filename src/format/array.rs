@@ -30,7 +30,7 @@ use super::geometry::{Geometry, Piece, PieceSource};
 use super::meta::{Flavor, NdMeta};
 use super::plain;
 use super::produced::BlockProducer;
-use super::source::{ByteSource, Need, SparseChunks, Version};
+use super::source::{ByteSource, Need, SparseChunks, Version, VersionTag};
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -971,6 +971,69 @@ impl Array {
         if !ranges.is_empty() {
             self.frame_source().will_need(&ranges, need);
         }
+    }
+
+    /// The bytes of `data` that chunk file `c` (the chunk over its full
+    /// chunkshape, [`Region::Chunk`]) shows first, when it shows one
+    /// contiguous run of them, followed only by zero padding: every chunk
+    /// of a plain frame, and of an N-d array whose chunks span every
+    /// dimension but the first. `None` otherwise.
+    pub fn chunk_data_range(&self, c: u64) -> Option<std::ops::Range<u64>> {
+        if c >= self.nchunks() {
+            return None;
+        }
+        match &self.shape {
+            Shape::Plain { chunk_starts } => {
+                Some(chunk_starts[c as usize]..chunk_starts[c as usize + 1])
+            }
+            Shape::Nd { geometry, .. } => {
+                let (Some(first), Some(rest)) =
+                    (geometry.chunkshape.first(), geometry.shape.get(1..))
+                else {
+                    return None;
+                };
+                if geometry.chunkshape[1..] != *rest {
+                    return None;
+                }
+                let row = rest
+                    .iter()
+                    .product::<u64>()
+                    .checked_mul(geometry.itemsize)?;
+                let rows = first.checked_mul(row)?;
+                let start = c.checked_mul(rows)?;
+                let end = start.checked_add(rows)?.min(self.data_len());
+                Some(start.min(end)..end)
+            }
+        }
+    }
+
+    /// What names the bytes this array reads for a cache that outlives
+    /// the process (the disk cache): the source's description and the
+    /// version it is trusted in; for produced values (a saved expression)
+    /// also the producer's inputs (the recipe is in the source, so its
+    /// version covers it). `None` where that would not pin the bytes down:
+    /// a sparse frame (its chunk files change on their own), values kept
+    /// elsewhere, a producer that cannot name its inputs, a source whose
+    /// version cannot change (bytes in memory, taken from who knows which
+    /// state of a file), or chunks rewritten by a growth.
+    pub fn version_identity(&self) -> Option<String> {
+        let produced = match &self.producer {
+            Some(producer) => Some(producer.version_identity()?),
+            None if self.elsewhere.is_some() => return None,
+            None => None,
+        };
+        let Container::Contiguous(source) = &self.container else {
+            return None;
+        };
+        let trust = self.trusted.lock();
+        if !trust.rewritten.is_empty() || matches!(trust.version.tag, VersionTag::Fixed(_)) {
+            return None;
+        }
+        let own = format!("{}\n{:?}", source.describe(), trust.version);
+        Some(match produced {
+            Some(inputs) => format!("{own}\nproduced from\n{inputs}"),
+            None => own,
+        })
     }
 
     /// The source holding the frame (the index file of a sparse frame).

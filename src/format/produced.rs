@@ -23,4 +23,11 @@ pub trait BlockProducer: Send + Sync + std::fmt::Debug {
     fn held_bytes(&self) -> usize {
         0
     }
+
+    /// What names the values produced for a cache that outlives the
+    /// process, beside the recipe's own file version (the array's): every
+    /// input's version. `None` (the default) when they cannot be named.
+    fn version_identity(&self) -> Option<String> {
+        None
+    }
 }

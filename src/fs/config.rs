@@ -1,9 +1,12 @@
 //! What the filesystem core is told at start: direct I/O, the metadata
 //! budget, the mountpoint to fence off, the views to offer and whether
-//! other users may read. Ownership and timeouts are the FUSE adapter's
+//! other users may read, the disk cache. Ownership and timeouts are the FUSE adapter's
 //! business (`crate::mount::config`).
 
+use std::sync::Arc;
+
 use crate::catalog::meta_cache::DEFAULT_META_CACHE;
+use crate::read::disk::DiskCache;
 use crate::views::ViewSet;
 
 /// Settings of the filesystem logic (ownership and timeouts are the adapter's).
@@ -23,6 +26,9 @@ pub struct FsConfig {
     /// Users other than the mounting one may read (`-o allow_other`):
     /// computed arrays then show only what all their files allow.
     pub allow_other: bool,
+    /// The decoded tier on disk (`--disk-cache`): `data` (and `data.npy`)
+    /// read from a cache file where whole, and filled as decoded.
+    pub disk_cache: Option<Arc<DiskCache>>,
 }
 
 impl Default for FsConfig {
@@ -33,6 +39,7 @@ impl Default for FsConfig {
             mountpoint: None,
             views: ViewSet::ALL,
             allow_other: false,
+            disk_cache: None,
         }
     }
 }

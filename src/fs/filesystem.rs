@@ -30,6 +30,7 @@ use crate::tree::error::FsError;
 use crate::tree::namespace::{Attr, DirEntry, Tree};
 
 use super::config::FsConfig;
+use super::disk_read::DiskUse;
 use super::open_file::{pin, OpenFile, Opened};
 #[cfg(feature = "remote")]
 use crate::catalog::remote::RemoteRoot;
@@ -159,7 +160,7 @@ impl Filesystem {
 
     /// The `.stats` document.
     pub fn stats_json(&self) -> Vec<u8> {
-        super::stats::document(&self.planner, &self.tree)
+        super::stats::document(&self.planner, &self.tree, self.config.disk_cache.as_deref())
     }
 
     fn stats_size(&self) -> u64 {
@@ -213,6 +214,16 @@ impl Filesystem {
                 false,
             ),
         };
+        let disk = match (&content, &self.config.disk_cache) {
+            (Content::Array { array, view }, Some(cache)) => DiskUse::open(cache, array, view),
+            _ => None,
+        };
+        let cache_file = disk.as_ref().is_some_and(DiskUse::complete_data);
+        // A file whose cache entry has holes (fills dropped while the
+        // writer was behind) is read through the daemon again, not from the
+        // kernel's pages: whole parts come from the cache file and the holes
+        // are decoded and filled, so the entry completes.
+        let keep_cache = keep_cache && disk.as_ref().is_none_or(|d| d.entry.is_complete());
         let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
         self.handles.lock().insert(
             fh,
@@ -222,6 +233,7 @@ impl Filesystem {
                 kernel_reads_ahead: !direct_io,
                 _version: loaded,
                 _pin: pin,
+                disk,
             }),
         );
         Stats::add(&self.stats().open_files, 1);
@@ -229,6 +241,7 @@ impl Filesystem {
             fh,
             keep_cache,
             direct_io,
+            cache_file,
         })
     }
 
@@ -319,7 +332,13 @@ impl Filesystem {
             // Never kept by a handle: open draws it into a Static.
             Content::Preview { .. } => return Err(FsError::BadHandle),
             Content::Array { array, view } => {
-                return self
+                let disk = handle.disk.as_ref().zip(self.config.disk_cache.as_deref());
+                if let Some((disk, cache)) = disk {
+                    if disk.read(cache, offset, size as u64, out) {
+                        return Ok(Served::Buffer);
+                    }
+                }
+                let served = self
                     .planner
                     .read_stream_served(
                         array,
@@ -332,7 +351,11 @@ impl Filesystem {
                         size as u64,
                         out,
                     )
-                    .map_err(|e| failed(e, Some(array.id())));
+                    .map_err(|e| failed(e, Some(array.id())))?;
+                if let Some((disk, cache)) = disk {
+                    disk.offer(cache, offset, served.bytes(out));
+                }
+                return Ok(served);
             }
             Content::Text { array, layout } => {
                 *out = self
@@ -392,6 +415,40 @@ impl Filesystem {
                 Problem::InChunk { .. } => log::error!("{error}"),
                 _ => log::error!("{error} (no chunk involved)"),
             }
+        }
+    }
+
+    /// The complete cache file of open file `fh` (opened with
+    /// [`Opened::cache_file`]), for the adapter to hand to the kernel.
+    pub fn backing(&self, fh: u64) -> Option<Arc<crate::read::disk::Entry>> {
+        let handle = self.handles.lock().get(&fh).cloned()?;
+        handle.disk.as_ref().map(|d| d.entry.clone())
+    }
+
+    /// The adapter served open file `fh`, opened with [`Opened::cache_file`],
+    /// by passthrough (`true`) or by the daemon reading the cache file.
+    pub fn note_cache_file_open(&self, passthrough: bool) {
+        if let Some(cache) = &self.config.disk_cache {
+            let stats = cache.stats();
+            let counter = if passthrough {
+                &stats.passthrough_opens
+            } else {
+                &stats.cache_file_opens
+            };
+            crate::read::disk::DiskStats::add(counter, 1);
+        }
+    }
+
+    /// Whether the adapter may hand cache files to the kernel (a disk
+    /// cache is on); the adapter still checks the kernel takes them.
+    pub fn has_disk_cache(&self) -> bool {
+        self.config.disk_cache.is_some()
+    }
+
+    /// Write what the disk cache has queued and persist its maps (unmount).
+    pub fn flush(&self) {
+        if let Some(cache) = &self.config.disk_cache {
+            cache.flush();
         }
     }
 

@@ -9,6 +9,7 @@
 //! operations themselves.
 
 pub mod config;
+mod disk_read;
 pub mod filesystem;
 pub mod open_file;
 mod stats;

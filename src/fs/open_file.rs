@@ -21,6 +21,9 @@ pub struct Opened {
     pub keep_cache: bool,
     /// Bypass the page cache for this handle.
     pub direct_io: bool,
+    /// `data` is complete in the disk cache: the adapter may hand its file
+    /// to the kernel for passthrough ([`crate::fs::Filesystem::backing`]).
+    pub cache_file: bool,
 }
 
 pub(super) struct OpenFile {
@@ -33,6 +36,9 @@ pub(super) struct OpenFile {
     /// Keeps the source's descriptor open while open, so a file replaced
     /// under it keeps reading the bytes it opened.
     pub(super) _pin: Option<Pin>,
+    /// The disk cache entry of the array's `data`, for `data` and
+    /// `data.npy` (served from it where whole, filled from decodes).
+    pub(super) disk: Option<super::disk_read::DiskUse>,
 }
 
 /// Hold the descriptor of the array `content` reads, for as long as the

@@ -1,13 +1,14 @@
 //! The mount's `.stats` file: the counters of the block cache, the metadata
-//! cache, the descriptor pool and (for a remote mount) the connection, as one
+//! cache, the disk cache, the descriptor pool and (for a remote mount) the connection, as one
 //! JSON document rendered afresh at each read.
 
+use crate::read::disk::DiskCache;
 use crate::read::Planner;
 use crate::tree::namespace::Tree;
 use crate::views::json::json_bytes;
 
 /// The `.stats` document of the mount `tree` read through `planner`.
-pub(super) fn document(planner: &Planner, tree: &Tree) -> Vec<u8> {
+pub(super) fn document(planner: &Planner, tree: &Tree, disk: Option<&DiskCache>) -> Vec<u8> {
     let cache = planner.blocks().cache();
     let (bytes, entries) = cache.usage();
     let mut doc = planner
@@ -27,6 +28,9 @@ pub(super) fn document(planner: &Planner, tree: &Tree) -> Vec<u8> {
                 "reopens": fds.reopens, "evictions": fds.evictions, "retries": fds.retries,
             }),
         );
+    }
+    if let (Some(disk), Some(obj)) = (disk, doc.as_object_mut()) {
+        obj.insert("disk_cache".into(), disk.to_json());
     }
     #[cfg(feature = "remote")]
     if let (Some(remote), Some(obj)) = (tree.remote_stats(), doc.as_object_mut()) {

@@ -11,6 +11,9 @@ use crate::views::ViewSet;
 
 use super::sched::Sched;
 
+/// The disk cache's default budget (`--disk-cache-size`).
+pub const DEFAULT_DISK_CACHE_SIZE: u64 = 10 << 30;
+
 /// Settings of one mount.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MountConfig {
@@ -57,6 +60,14 @@ pub struct MountConfig {
     /// How long the kernel may cache attributes and names (source changes
     /// show up after this long at most).
     pub attr_timeout: Duration,
+    /// A directory keeping decoded `data` bytes across reads and mounts
+    /// (`--disk-cache`); `None`: no disk cache.
+    pub disk_cache: Option<PathBuf>,
+    /// Byte budget of the disk cache directory.
+    pub disk_cache_size: u64,
+    /// Hand complete cache files to the kernel (FUSE passthrough) where it
+    /// allows it (root); `false` serves them from the daemon.
+    pub passthrough: bool,
     /// How to reach a remote source (used when `source` is a URL).
     #[cfg(feature = "remote")]
     pub remote: RemoteOptions,
@@ -84,6 +95,9 @@ impl Default for MountConfig {
             max_request_kb: 0,
             exit_grace: Duration::from_secs(5),
             attr_timeout: Duration::from_secs(1),
+            disk_cache: None,
+            disk_cache_size: DEFAULT_DISK_CACHE_SIZE,
+            passthrough: true,
             #[cfg(feature = "remote")]
             remote: RemoteOptions::default(),
         }

@@ -25,6 +25,7 @@ use super::MountConfig;
 #[cfg(feature = "remote")]
 use crate::catalog::remote::RemoteRoot;
 use crate::fs::{Filesystem, FsConfig};
+use crate::read::disk::DiskCache;
 use crate::read::helper::DecodeHelpers;
 use crate::read::planner::layout_budget;
 use crate::read::{Blocks, Planner, Prefetcher, Stats};
@@ -272,6 +273,15 @@ pub fn mount(config: MountConfig) -> Result<ExitCode, String> {
     };
     let mountpoint = std::fs::canonicalize(&config.mountpoint)
         .map_err(|e| format!("mountpoint {}: {e}", config.mountpoint.display()))?;
+    // The daemon leaves the working directory: the cache's path is made whole now.
+    let disk_cache = match &config.disk_cache {
+        Some(dir) => Some(
+            std::fs::create_dir_all(dir)
+                .and_then(|()| std::fs::canonicalize(dir))
+                .map_err(|e| format!("--disk-cache {}: {e}", dir.display()))?,
+        ),
+        None => None,
+    };
     let parent_dev = std::fs::metadata(&mountpoint).map(|m| m.dev()).unwrap_or(0);
 
     // Daemonize before any thread exists; the parent waits for a readiness word.
@@ -311,6 +321,7 @@ pub fn mount(config: MountConfig) -> Result<ExitCode, String> {
     let config = MountConfig {
         source,
         mountpoint,
+        disk_cache,
         ..config
     };
     let result = serve(&config, &mounter, parent_dev, &mut ready_pipe);
@@ -361,9 +372,15 @@ fn redirect_stdio(log_to_devnull: bool) {
 /// bucket, refused credentials) reach the user through the readiness pipe.
 fn build_filesystem(config: &MountConfig) -> Result<FuseAdapter, String> {
     let source = &config.source;
+    let disk_cache = match &config.disk_cache {
+        Some(dir) => Some(Arc::new(
+            DiskCache::start(dir, config.disk_cache_size).map_err(|e| e.to_string())?,
+        )),
+        None => None,
+    };
     let fs = match source_url(source) {
         #[cfg(feature = "remote")]
-        Some(url) => remote_filesystem(url, config)?,
+        Some(url) => remote_filesystem(url, config, disk_cache)?,
         #[cfg(not(feature = "remote"))]
         Some(url) => return Err(crate::source::urls::remote_not_built(url)),
         None => {
@@ -382,6 +399,7 @@ fn build_filesystem(config: &MountConfig) -> Result<FuseAdapter, String> {
                     mountpoint,
                     views: config.views,
                     allow_other: config.allow_other,
+                    disk_cache,
                 },
             )
             .map_err(|e| format!("source {}: {e}", source.display()))?
@@ -395,6 +413,7 @@ fn build_filesystem(config: &MountConfig) -> Result<FuseAdapter, String> {
         mounter: (uid, gid),
         ttl: config.attr_timeout,
         max_request_kb: config.max_request_kb,
+        passthrough: config.passthrough && config.disk_cache.is_some(),
     };
     Ok(FuseAdapter::new(fs, options))
 }
@@ -403,7 +422,11 @@ fn build_filesystem(config: &MountConfig) -> Result<FuseAdapter, String> {
 /// flight come out of the cache size (the block cache gets the rest), and
 /// prefetch never reaches further than the bytes fetched ahead can hold.
 #[cfg(feature = "remote")]
-fn remote_filesystem(url: &str, config: &MountConfig) -> Result<Filesystem, String> {
+fn remote_filesystem(
+    url: &str,
+    config: &MountConfig,
+    disk_cache: Option<Arc<DiskCache>>,
+) -> Result<Filesystem, String> {
     let remote = RemoteOptions {
         budget: RemoteOptions::share_of_cache(config.cache_size),
         ..config.remote.clone()
@@ -427,6 +450,7 @@ fn remote_filesystem(url: &str, config: &MountConfig) -> Result<Filesystem, Stri
             mountpoint: None,
             views: config.views,
             allow_other: config.allow_other,
+            disk_cache,
         },
     ))
 }

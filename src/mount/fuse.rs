@@ -15,6 +15,7 @@ use fuser::{
     ReplyXattr, Request, TimeOrNow, WriteFlags,
 };
 
+use super::passthrough::IoModes;
 use super::waiting::WaitPool;
 use crate::fs::{Attr, Filesystem, FsError, Kind};
 
@@ -31,6 +32,9 @@ pub struct AdapterOptions {
     pub ttl: Duration,
     /// Largest read request in KiB (0: the kernel's maximum).
     pub max_request_kb: u32,
+    /// Ask the kernel for FUSE passthrough and hand it complete disk cache
+    /// files (falls back to serving them when it refuses).
+    pub passthrough: bool,
 }
 
 /// The filesystem given to fuser.
@@ -39,6 +43,8 @@ pub struct FuseAdapter {
     options: AdapterOptions,
     /// Workers answering reads that may wait on a network.
     waiting: WaitPool,
+    /// How each open inode is being read (see [`super::passthrough`]).
+    io_modes: IoModes,
 }
 
 /// Threads serving reads of remote arrays (they wait, they do not compute).
@@ -100,6 +106,7 @@ impl FuseAdapter {
     pub fn new(fs: Filesystem, options: AdapterOptions) -> FuseAdapter {
         FuseAdapter {
             fs: Arc::new(fs),
+            io_modes: IoModes::new(options.passthrough),
             options,
             waiting: WaitPool::start(REMOTE_READ_WORKERS),
         }
@@ -143,6 +150,17 @@ impl FuserFilesystem for FuseAdapter {
         if let Err(missing) = config.add_capabilities(wanted) {
             log::debug!("kernel lacks capabilities {missing:?}");
         }
+        if self.options.passthrough {
+            // The cache files live on a plain file system: one level below.
+            let granted = config.add_capabilities(InitFlags::FUSE_PASSTHROUGH).is_ok()
+                && config.set_max_stack_depth(1).is_ok();
+            if !granted {
+                log::info!(
+                    "the kernel offers no FUSE passthrough: cache files are served by the daemon"
+                );
+                self.io_modes.disable();
+            }
+        }
         // fuser asks for requests as large as the larger of max_write and
         // max_readahead; nothing is ever written here, so max_write sets it.
         if self.options.max_request_kb > 0 {
@@ -152,6 +170,11 @@ impl FuserFilesystem for FuseAdapter {
             }
         }
         Ok(())
+    }
+
+    fn destroy(&mut self) {
+        // What the disk cache has queued is written, its maps persisted.
+        self.fs.flush();
     }
 
     fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
@@ -189,7 +212,25 @@ impl FuserFilesystem for FuseAdapter {
                 if opened.direct_io {
                     fopen |= FopenFlags::FOPEN_DIRECT_IO;
                 }
-                reply.opened(FileHandle(opened.fh), fopen);
+                let backing = (opened.cache_file && !opened.direct_io)
+                    .then(|| self.fs.backing(opened.fh))
+                    .flatten();
+                let fh = FileHandle(opened.fh);
+                match self
+                    .io_modes
+                    .open(ino.0, opened.fh, backing.as_deref(), &reply)
+                {
+                    Some(id) => {
+                        self.fs.note_cache_file_open(true);
+                        reply.opened_passthrough(fh, FopenFlags::empty(), &id);
+                    }
+                    None => {
+                        if opened.cache_file {
+                            self.fs.note_cache_file_open(false);
+                        }
+                        reply.opened(fh, fopen);
+                    }
+                }
             }
             Err(e) => reply_err!(reply, e),
         }
@@ -225,6 +266,7 @@ impl FuserFilesystem for FuseAdapter {
         _flush: bool,
         reply: ReplyEmpty,
     ) {
+        self.io_modes.release(_ino.0, fh.0);
         self.fs.release(fh.0);
         reply.ok();
     }

@@ -8,6 +8,7 @@ pub mod blocks;
 pub mod budget;
 pub mod buffers;
 pub mod cache;
+pub mod disk;
 pub mod helper;
 pub mod layouts;
 pub mod planner;

@@ -1,0 +1,56 @@
+//! Counters of the disk cache, shown in `.stats`.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// What the disk cache did since the mount started.
+#[derive(Debug, Default)]
+pub struct DiskStats {
+    /// Reads answered from a cache file instead of decoding.
+    pub hits: AtomicU64,
+    /// Bytes those reads returned.
+    pub hit_bytes: AtomicU64,
+    /// Fill writes done (each one or more whole granules).
+    pub fills: AtomicU64,
+    /// Bytes written by them.
+    pub fill_bytes: AtomicU64,
+    /// Fills dropped: the writer's queue was full, or no room could be made.
+    pub fills_dropped: AtomicU64,
+    /// Entries this mount evicted to keep the budget.
+    pub evictions: AtomicU64,
+    /// Entries that became complete in this mount.
+    pub completed: AtomicU64,
+    /// Opens served by FUSE passthrough from a complete entry.
+    pub passthrough_opens: AtomicU64,
+    /// Opens of a complete entry served by the daemon from the cache file
+    /// (passthrough not available or not allowed).
+    pub cache_file_opens: AtomicU64,
+    /// Errors (logged; the read decoded instead).
+    pub errors: AtomicU64,
+}
+
+impl DiskStats {
+    /// Add `n` to `counter`.
+    pub fn add(counter: &AtomicU64, n: u64) {
+        counter.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// The counters as JSON fields.
+    pub fn to_json(&self) -> serde_json::Map<String, serde_json::Value> {
+        let get = |c: &AtomicU64| serde_json::Value::from(c.load(Ordering::Relaxed));
+        [
+            ("hits", &self.hits),
+            ("hit_bytes", &self.hit_bytes),
+            ("fills", &self.fills),
+            ("fill_bytes", &self.fill_bytes),
+            ("fills_dropped", &self.fills_dropped),
+            ("evictions", &self.evictions),
+            ("completed", &self.completed),
+            ("passthrough_opens", &self.passthrough_opens),
+            ("cache_file_opens", &self.cache_file_opens),
+            ("errors", &self.errors),
+        ]
+        .into_iter()
+        .map(|(name, c)| (name.to_string(), get(c)))
+        .collect()
+    }
+}

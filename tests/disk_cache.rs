@@ -1,0 +1,639 @@
+//! The disk cache (`--disk-cache DIR`) through real mounts (as root in
+//! CI): bytes exact after a remount with no block decoded (by passthrough
+//! and by the daemon reading the cache file), a source rewritten between
+//! mounts and while mounted, a daemon killed while filling, two mounts
+//! sharing one directory, and the budget kept by LRU eviction.
+
+mod common;
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::mount::{binary, run_python, serial_with_fuse, Mount};
+
+/// Write `name`.b2nd in `dir` (an N-d float64 array of `rows` x 4096
+/// values from `seed`, lz4, 2-D chunks and blocks) and its C-order bytes
+/// as `name`.raw beside `dir`; returns the bytes.
+fn write_array(dir: &Path, name: &str, seed: u64, rows: u64) -> Vec<u8> {
+    let path = dir.join(format!("{name}.b2nd"));
+    let raw = dir.with_extension(format!("{name}.raw"));
+    run_python(
+        r#"
+import sys, numpy as np, blosc2
+path, raw, seed, rows = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+rng = np.random.default_rng(seed)
+a = (rng.standard_normal((rows, 4096)) * 100).round(1)
+blosc2.asarray(a, urlpath=path, mode="w", chunks=(64, 2048), blocks=(16, 1024),
+               cparams={"codec": blosc2.Codec.LZ4, "clevel": 1})
+open(raw, "wb").write(a.tobytes())
+"#,
+        &[
+            path.to_str().unwrap(),
+            raw.to_str().unwrap(),
+            &seed.to_string(),
+            &rows.to_string(),
+        ],
+    );
+    std::fs::read(raw).unwrap()
+}
+
+fn counter(stats: &serde_json::Value, path: &[&str]) -> u64 {
+    path.iter()
+        .fold(stats, |v, k| &v[*k])
+        .as_u64()
+        .unwrap_or_else(|| panic!("no counter {path:?} in {stats}"))
+}
+
+/// `.stats` in one read call: it is rendered afresh at each read, and a
+/// second read of a document grown meanwhile would not continue the first.
+fn stats(m: &Mount) -> serde_json::Value {
+    use std::io::Read;
+    let mut buf = vec![0; 1 << 20];
+    let mut file = std::fs::File::open(m.path().join(".stats")).unwrap();
+    let n = file.read(&mut buf).unwrap();
+    serde_json::from_slice(&buf[..n]).unwrap()
+}
+
+fn decoded(m: &Mount) -> u64 {
+    counter(&stats(m), &["blocks_decoded"])
+}
+
+fn disk(m: &Mount, name: &str) -> u64 {
+    counter(&stats(m), &["disk_cache", name])
+}
+
+/// Read `path` of mount `m` until `completed` entries are complete (the
+/// writer runs at nice 19 and drops fills it cannot take; a re-read through
+/// the daemon fills the holes, waiting for room). Checks every read.
+fn read_until_cached(m: &Mount, path: &Path, expected: &[u8], completed: u64) {
+    for _ in 0..5 {
+        assert_eq!(std::fs::read(path).unwrap(), expected);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while disk(m, "queued_bytes") > 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if disk(m, "completed") >= completed {
+            return;
+        }
+    }
+    panic!("{} not cached after 5 reads: {}", path.display(), stats(m));
+}
+
+/// Bytes the files under `dir` take on disk.
+fn dir_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir.join("entries"))
+        .unwrap()
+        .map(|e| e.unwrap().metadata().map(|m| m.blocks() * 512).unwrap_or(0))
+        .sum()
+}
+
+fn cache_args(dir: &Path, extra: &[&str]) -> Vec<String> {
+    let mut args = vec![
+        "--disk-cache".to_string(),
+        dir.display().to_string(),
+        "--attr-timeout".into(),
+        "0.2".into(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args
+}
+
+fn mount(src: &Path, args: &[String]) -> Mount {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    Mount::start(src, &args)
+}
+
+struct Setup {
+    _tmp: tempfile::TempDir,
+    src: PathBuf,
+    cache: PathBuf,
+}
+
+fn setup() -> Setup {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    let cache = tmp.path().join("cache");
+    Setup {
+        src,
+        cache,
+        _tmp: tmp,
+    }
+}
+
+#[test]
+fn a_remount_serves_data_and_npy_from_the_cache_with_no_block_decoded() {
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
+    let s = setup();
+    let expected = write_array(&s.src, "a", 1, 512);
+    {
+        let m = mount(&s.src, &cache_args(&s.cache, &[]));
+        read_until_cached(&m, &m.path().join("a.b2nd/data"), &expected, 1);
+        assert!(decoded(&m) > 0);
+    }
+    // Unmounted: every fill written and its map persisted.
+    for extra in [&[][..], &["--no-passthrough"][..]] {
+        let m = mount(&s.src, &cache_args(&s.cache, extra));
+        let data = m.path().join("a.b2nd/data");
+        assert_eq!(std::fs::read(&data).unwrap(), expected, "{extra:?}");
+        let npy = std::fs::read(m.path().join("a.b2nd/data.npy")).unwrap();
+        assert_eq!(
+            &npy[npy.len() - expected.len()..],
+            &expected[..],
+            "{extra:?}"
+        );
+        assert_eq!(decoded(&m), 0, "{extra:?}: {}", stats(&m));
+        assert!(disk(&m, "hits") > 0, "data.npy came from the cache file");
+        if extra.is_empty() {
+            assert_eq!(disk(&m, "passthrough_opens"), 1, "{}", stats(&m));
+        } else {
+            assert_eq!(disk(&m, "passthrough_opens"), 0);
+            assert_eq!(disk(&m, "cache_file_opens"), 1, "{}", stats(&m));
+        }
+        // Random reads too, not only a sequential scan.
+        use std::os::unix::fs::FileExt;
+        let file = std::fs::File::open(&data).unwrap();
+        for offset in [0u64, 4095, 1 << 20, expected.len() as u64 - 10] {
+            let mut buf = vec![0; 10];
+            file.read_exact_at(&mut buf, offset).unwrap();
+            assert_eq!(buf, expected[offset as usize..offset as usize + 10]);
+        }
+        assert_eq!(decoded(&m), 0);
+    }
+    let listing = Command::new(binary())
+        .arg("cache")
+        .arg(&s.cache)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&listing.stdout);
+    assert!(
+        text.contains("1 entries") && text.contains("100.0%"),
+        "{text}"
+    );
+    let cleared = Command::new(binary())
+        .args(["cache", "--clear"])
+        .arg(&s.cache)
+        .output()
+        .unwrap();
+    assert!(cleared.status.success());
+    assert_eq!(dir_bytes(&s.cache), 0);
+}
+
+#[test]
+fn a_source_rewritten_between_mounts_or_while_mounted_is_never_served_old_bytes() {
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
+    let s = setup();
+    let first = write_array(&s.src, "a", 1, 128);
+    {
+        let m = mount(&s.src, &cache_args(&s.cache, &[]));
+        read_until_cached(&m, &m.path().join("a.b2nd/data"), &first, 1);
+    }
+    let second = write_array(&s.src, "a", 2, 128);
+    assert_ne!(first, second);
+    let m = mount(&s.src, &cache_args(&s.cache, &[]));
+    let data = m.path().join("a.b2nd/data");
+    read_until_cached(&m, &data, &second, 1);
+    // Complete now: the next open is passthrough, then the source changes.
+    let before = disk(&m, "passthrough_opens");
+    assert_eq!(std::fs::read(&data).unwrap(), second);
+    assert_eq!(disk(&m, "passthrough_opens"), before + 1, "{}", stats(&m));
+    let third = write_array(&s.src, "a", 3, 128);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(
+        std::fs::read(&data).unwrap(),
+        third,
+        "rewritten while mounted"
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(std::fs::read(&data).unwrap(), third);
+}
+
+#[test]
+fn a_daemon_killed_while_filling_leaves_a_cache_that_reads_exact() {
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
+    let s = setup();
+    let expected = write_array(&s.src, "a", 7, 4096);
+    for round in 0..3 {
+        let mut m = mount(&s.src, &cache_args(&s.cache, &[]));
+        let data = m.path().join("a.b2nd/data");
+        let reader = std::thread::spawn(move || {
+            // Fails once the daemon is gone; what it read is not checked.
+            let _ = std::fs::read(data);
+        });
+        let deadline = Instant::now() + Duration::from_secs(20);
+        // The first kill comes after a map was persisted (every 64 MiB of
+        // fills), the others at any point.
+        let fills = [70, 10, 30][round];
+        while disk(&m, "fills") < fills && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let child = m.child.as_mut().unwrap();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        m.child = None;
+        drop(m);
+        reader.join().unwrap();
+    }
+    let m = mount(&s.src, &cache_args(&s.cache, &[]));
+    assert_eq!(
+        std::fs::read(m.path().join("a.b2nd/data")).unwrap(),
+        expected
+    );
+    let seen = stats(&m);
+    assert!(
+        disk(&m, "hits") + disk(&m, "passthrough_opens") > 0,
+        "what the killed daemons persisted is used: {seen}"
+    );
+    drop(m);
+    let m = mount(&s.src, &cache_args(&s.cache, &[]));
+    assert_eq!(
+        std::fs::read(m.path().join("a.b2nd/data")).unwrap(),
+        expected
+    );
+    assert_eq!(decoded(&m), 0);
+}
+
+#[test]
+fn two_mounts_share_one_directory_exact_and_consistent() {
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
+    let s = setup();
+    let a = write_array(&s.src, "a", 11, 1024);
+    let b = write_array(&s.src, "b", 12, 1024);
+    {
+        let m1 = mount(&s.src, &cache_args(&s.cache, &[]));
+        let m2 = mount(&s.src, &cache_args(&s.cache, &[]));
+        let readers: Vec<_> = [&m1, &m2, &m1, &m2]
+            .iter()
+            .zip(["a", "b", "b", "a"])
+            .map(|(m, name)| {
+                let path = m.path().join(format!("{name}.b2nd/data"));
+                std::thread::spawn(move || (name, std::fs::read(path).unwrap()))
+            })
+            .collect();
+        for r in readers {
+            let (name, bytes) = r.join().unwrap();
+            assert!(
+                bytes == if name == "a" { a.clone() } else { b.clone() },
+                "{name}"
+            );
+        }
+        // Whatever the first reads left as holes, re-reads through either mount fill.
+        for _ in 0..5 {
+            let readers: Vec<_> = [
+                (&m1, "a", &a),
+                (&m2, "b", &b),
+                (&m2, "a", &a),
+                (&m1, "b", &b),
+            ]
+            .into_iter()
+            .map(|(m, name, expected)| {
+                let path = m.path().join(format!("{name}.b2nd/data"));
+                let expected = expected.clone();
+                std::thread::spawn(move || assert!(std::fs::read(path).unwrap() == expected))
+            })
+            .collect();
+            for r in readers {
+                r.join().unwrap();
+            }
+            std::thread::sleep(Duration::from_millis(300));
+            if disk(&m1, "completed") + disk(&m2, "completed") >= 2 {
+                break;
+            }
+        }
+    }
+    let listing = Command::new(binary())
+        .arg("cache")
+        .arg(&s.cache)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&listing.stdout);
+    assert!(text.contains("2 entries"), "{text}");
+    assert_eq!(text.matches("100.0%").count(), 2, "{text}");
+    let m = mount(&s.src, &cache_args(&s.cache, &[]));
+    assert_eq!(std::fs::read(m.path().join("a.b2nd/data")).unwrap(), a);
+    assert_eq!(std::fs::read(m.path().join("b.b2nd/data")).unwrap(), b);
+    assert_eq!(decoded(&m), 0);
+}
+
+#[test]
+fn the_budget_is_kept_by_evicting_the_least_recently_used() {
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
+    let s = setup();
+    // Three arrays of 4 MiB of data; room for two.
+    let arrays: Vec<Vec<u8>> = (0..3)
+        .map(|i| write_array(&s.src, &format!("a{i}"), 20 + i, 128))
+        .collect();
+    let budget: u64 = 9 << 20;
+    let chunk: u64 = 64 * 2048 * 8;
+    let args = cache_args(&s.cache, &["--disk-cache-size", "9M"]);
+    {
+        let m = mount(&s.src, &args);
+        for (i, expected) in arrays.iter().enumerate() {
+            let path = m.path().join(format!("a{i}.b2nd/data"));
+            read_until_cached(&m, &path, expected, i as u64 + 1);
+            assert!(dir_bytes(&s.cache) <= budget + chunk);
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert!(disk(&m, "evictions") >= 1, "{}", stats(&m));
+    }
+    let listing = |dir: &Path| {
+        let out = Command::new(binary())
+            .arg("cache")
+            .arg(dir)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let before_remount = listing(&s.cache);
+    assert!(
+        dir_bytes(&s.cache) <= budget + chunk,
+        "{}",
+        dir_bytes(&s.cache)
+    );
+    // a0 was the least recently used: gone; a1 and a2 are served whole.
+    let m = mount(&s.src, &args);
+    for i in [1, 2] {
+        let path = m.path().join(format!("a{i}.b2nd/data"));
+        assert_eq!(std::fs::read(path).unwrap(), arrays[i]);
+        assert_eq!(
+            decoded(&m),
+            0,
+            "a{i}: {}\nbefore the remount:\n{before_remount}",
+            stats(&m)
+        );
+    }
+    assert_eq!(
+        std::fs::read(m.path().join("a0.b2nd/data")).unwrap(),
+        arrays[0]
+    );
+    assert!(decoded(&m) > 0, "a0 was evicted");
+    drop(m);
+    assert!(
+        dir_bytes(&s.cache) <= budget + chunk,
+        "{}",
+        dir_bytes(&s.cache)
+    );
+}
+
+/// A moto S3 server on a free port, killed when dropped.
+struct Moto(std::process::Child, u16);
+
+impl Drop for Moto {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start_moto() -> Option<Moto> {
+    let python = common::mount::python();
+    let imports = Command::new(&python)
+        .args(["-c", "import moto, boto3"])
+        .stderr(std::process::Stdio::null())
+        .status();
+    if !imports.is_ok_and(|s| s.success()) {
+        eprintln!(
+            "SKIP: moto or boto3 not importable from {}",
+            python.display()
+        );
+        return None;
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Command::new(python.with_file_name("moto_server"))
+        .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let moto = Moto(child, port);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "moto did not start");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Some(moto)
+}
+
+fn s3_env(port: u16) -> Vec<(&'static str, String)> {
+    vec![
+        ("AWS_ACCESS_KEY_ID", "testing".into()),
+        ("AWS_SECRET_ACCESS_KEY", "testing".into()),
+        ("AWS_REGION", "us-east-1".into()),
+        ("AWS_ALLOW_HTTP", "true".into()),
+        ("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{port}")),
+    ]
+}
+
+fn s3_gets(m: &Mount) -> u64 {
+    counter(&stats(m), &["remote", "gets"])
+}
+
+/// The remote counter once the prefetcher's GETs are over.
+fn settled_gets(m: &Mount) -> u64 {
+    let mut gets = s3_gets(m);
+    loop {
+        std::thread::sleep(Duration::from_millis(300));
+        let now = s3_gets(m);
+        if now == gets {
+            return gets;
+        }
+        gets = now;
+    }
+}
+
+#[test]
+fn an_s3_array_read_again_after_a_remount_costs_no_data_get() {
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
+    let Some(moto) = start_moto() else {
+        return;
+    };
+    let s = setup();
+    let expected = write_array(&s.src, "a", 31, 512);
+    run_python(
+        r#"
+import sys, boto3
+port, path = sys.argv[1], sys.argv[2]
+s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{port}", aws_access_key_id="testing",
+                  aws_secret_access_key="testing", region_name="us-east-1")
+s3.create_bucket(Bucket="cached")
+s3.upload_file(path, "cached", "a.b2nd")
+"#,
+        &[&moto.1.to_string(), s.src.join("a.b2nd").to_str().unwrap()],
+    );
+    let env = s3_env(moto.1);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let args = cache_args(&s.cache, &[]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    {
+        let m = Mount::start_with_env(Path::new("s3://cached/"), &args, &env);
+        read_until_cached(&m, &m.path().join("a.b2nd/data"), &expected, 1);
+        assert!(s3_gets(&m) > 0);
+    }
+    for extra in [&[][..], &["--no-passthrough"][..]] {
+        let all: Vec<&str> = args.iter().chain(extra).copied().collect();
+        let m = Mount::start_with_env(Path::new("s3://cached/"), &all, &env);
+        let data = m.path().join("a.b2nd/data");
+        // Looking the array up loads its header and chunk index (metadata GETs).
+        assert_eq!(
+            std::fs::metadata(&data).unwrap().len(),
+            expected.len() as u64
+        );
+        let before = settled_gets(&m);
+        assert_eq!(std::fs::read(&data).unwrap(), expected, "{extra:?}");
+        assert_eq!(std::fs::read(&data).unwrap(), expected, "{extra:?}");
+        assert_eq!(
+            settled_gets(&m),
+            before,
+            "{extra:?}: data GETs: {}",
+            stats(&m)
+        );
+        assert_eq!(decoded(&m), 0);
+    }
+}
+
+/// Write operands x.b2nd, y.b2nd (from `seed`) and the saved expression
+/// e.b2nd = x * y + 1 in `dir`; returns numpy's bytes of it.
+fn write_expression(dir: &Path, seed: u64, only_y: bool) -> Vec<u8> {
+    let hex = run_python(
+        r#"
+import os, sys
+import numpy as np, blosc2
+os.chdir(sys.argv[1])
+rng = np.random.default_rng(int(sys.argv[2]))
+x, y = rng.uniform(-5, 5, (600, 500)), rng.uniform(-5, 5, (600, 500))
+if sys.argv[3] == "all":
+    blosc2.asarray(x, urlpath="x.b2nd", mode="w")
+    blosc2.asarray(y, urlpath="y.b2nd", mode="w")
+    ops = {"x": blosc2.open("x.b2nd"), "y": blosc2.open("y.b2nd")}
+    blosc2.lazyexpr("x * y + 1", operands=ops).save("e.b2nd")
+else:
+    blosc2.asarray(y, urlpath="y.b2nd", mode="w")
+x = blosc2.open("x.b2nd")[:]
+sys.stdout.write((x * y + 1).tobytes().hex())
+"#,
+        &[
+            dir.to_str().unwrap(),
+            &seed.to_string(),
+            if only_y { "y" } else { "all" },
+        ],
+    );
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_computed_array_is_cached_under_its_operands_versions() {
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
+    let s = setup();
+    let first = write_expression(&s.src, 41, false);
+    {
+        let m = mount(&s.src, &cache_args(&s.cache, &[]));
+        read_until_cached(&m, &m.path().join("e.b2nd/data"), &first, 1);
+    }
+    {
+        let m = mount(&s.src, &cache_args(&s.cache, &[]));
+        assert_eq!(std::fs::read(m.path().join("e.b2nd/data")).unwrap(), first);
+        assert_eq!(decoded(&m), 0, "{}", stats(&m));
+    }
+    // An operand rewritten (the recipe file untouched): new values, never the old ones.
+    let second = write_expression(&s.src, 42, true);
+    assert_ne!(first, second);
+    let m = mount(&s.src, &cache_args(&s.cache, &[]));
+    assert_eq!(std::fs::read(m.path().join("e.b2nd/data")).unwrap(), second);
+    assert!(decoded(&m) > 0);
+}
+
+#[test]
+fn chunk_files_of_row_chunks_are_served_from_the_cache_padding_included() {
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
+    let s = setup();
+    // 1000 rows in chunks of 96 (the last one padded) spanning every
+    // column: each chunk file is one run of `data` then zeros.
+    let expected = {
+        let raw = s.src.with_extension("rows.raw");
+        run_python(
+            r#"
+import sys, numpy as np, blosc2
+rng = np.random.default_rng(5)
+a = (rng.standard_normal((1000, 300)) * 10).round(2)
+blosc2.asarray(a, urlpath=sys.argv[1], mode="w", chunks=(96, 300), blocks=(32, 300))
+open(sys.argv[2], "wb").write(a.tobytes())
+"#,
+            &[
+                s.src.join("r.b2nd").to_str().unwrap(),
+                raw.to_str().unwrap(),
+            ],
+        );
+        std::fs::read(raw).unwrap()
+    };
+    let chunk_names = |m: &Mount| {
+        let mut names: Vec<PathBuf> = std::fs::read_dir(m.path().join("r.b2nd/chunks"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with('.'))
+            .collect();
+        // "<row chunk>.0", in chunk order.
+        names.sort_by_key(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            name.split('.').next().unwrap().parse::<u64>().unwrap()
+        });
+        names
+    };
+    let decoded_chunks: Vec<Vec<u8>> = {
+        let m = mount(&s.src, &cache_args(&s.cache, &[]));
+        let chunks: Vec<Vec<u8>> = chunk_names(&m)
+            .iter()
+            .map(|p| std::fs::read(p).unwrap())
+            .collect();
+        read_until_cached(&m, &m.path().join("r.b2nd/data"), &expected, 1);
+        chunks
+    };
+    assert_eq!(decoded_chunks.len(), 11);
+    let row = 300 * 8;
+    for (i, chunk) in decoded_chunks.iter().enumerate() {
+        let start = i * 96 * row;
+        let end = (start + 96 * row).min(expected.len());
+        assert_eq!(chunk.len(), 96 * row);
+        assert_eq!(&chunk[..end - start], &expected[start..end]);
+        assert!(chunk[end - start..].iter().all(|&b| b == 0));
+    }
+    let m = mount(&s.src, &cache_args(&s.cache, &[]));
+    let served: Vec<Vec<u8>> = chunk_names(&m)
+        .iter()
+        .map(|p| std::fs::read(p).unwrap())
+        .collect();
+    assert_eq!(served, decoded_chunks);
+    // A read straddling a chunk file's data and its padding.
+    use std::os::unix::fs::FileExt;
+    let last = std::fs::File::open(&chunk_names(&m)[10]).unwrap();
+    let mut buf = vec![1u8; 100];
+    last.read_exact_at(&mut buf, (1000 - 960) as u64 * row as u64 - 50)
+        .unwrap();
+    assert_eq!(buf, decoded_chunks[10][40 * row - 50..40 * row + 50]);
+    assert_eq!(decoded(&m), 0, "{}", stats(&m));
+    assert!(disk(&m, "hits") >= 11);
+}
