@@ -24,7 +24,7 @@ cd "$(dirname "$0")/.."
 
 PROFILE="${PROFILE:-ci}"
 JOBS=2  # the machine's cores, CI's too
-TARGET="${CARGO_TARGET_DIR:-target}"
+TARGET="$(realpath -m "${CARGO_TARGET_DIR:-target}")"   # absolute: steps run in other folders
 LOGS="$TARGET/test-logs"
 rm -rf "$LOGS"
 mkdir -p "$LOGS"
