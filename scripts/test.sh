@@ -99,10 +99,15 @@ lint() {
     cargo clippy --quiet --profile "$PROFILE" --locked -j$JOBS --all-targets -- -D warnings || status=1
     cargo clippy --quiet --profile "$PROFILE" --locked -j$JOBS --all-targets --no-default-features \
         -- -D warnings || status=1
+    # Doc links and HTML in `//!`/`///` comments (the default build's docs,
+    # private items included: `cargo doc --document-private-items` is how
+    # docs/design.md says to read them).
+    RUSTDOCFLAGS="-D warnings -A rustdoc::private_intra_doc_links" cargo doc --quiet --no-deps \
+        --document-private-items --profile "$PROFILE" --locked -j$JOBS || status=1
     return $status
 }
-echo "== lint: cargo fmt --check, cargo clippy both ways (log: $LOGS/lint.log)"
-if ! timed "lint (fmt, clippy both ways)" lint >"$LOGS/lint.log" 2>&1; then
+echo "== lint: cargo fmt --check, cargo clippy both ways, cargo doc (log: $LOGS/lint.log)"
+if ! timed "lint (fmt, clippy both ways, doc)" lint >"$LOGS/lint.log" 2>&1; then
     cat "$LOGS/lint.log"
     echo "== lint FAILED: the output above; the tests still run, and the script fails at the end"
 fi

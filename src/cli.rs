@@ -248,7 +248,7 @@ pub struct MountArgs {
     /// Which presented files array folders offer, comma separated: npy,
     /// text, preview, chunks, items, nrrd, metaimage, envi, table (table.csv),
     /// zarr3 (the Zarr v3 hierarchy: zarr.json in every folder and array
-    /// folder, chunk keys c/<i>/<j> by lookup), headers (nrrd, metaimage and
+    /// folder, chunk keys `c/<i>/<j>` by lookup), headers (nrrd, metaimage and
     /// envi), all, or none. `data` and `meta.json` are always offered;
     /// `--views none` gives a plain tree.
     #[arg(long, default_value = "all", value_parser = parse_views)]

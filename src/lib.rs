@@ -1,7 +1,7 @@
 //! blosc2fs: read Blosc2 arrays as plain files.
 //!
 //! Layers, one folder each, data flowing down only:
-//! - [`format`]: Blosc2 on disk (frames, chunks, codecs, filters, geometry);
+//! - [`format`](mod@format): Blosc2 on disk (frames, chunks, codecs, filters, geometry);
 //!   reads bytes only through its `ByteSource` trait, keeps no cache;
 //! - [`source`]: where bytes come from (local file, window, memory);
 //! - [`read`]: the block and layout caches, the planner that assembles a

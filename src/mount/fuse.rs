@@ -1,7 +1,7 @@
 //! The fuser adapter: each FUSE call becomes one call of the in-process
 //! [`Filesystem`], each answer one reply. Nothing here knows the Blosc2
 //! format or keeps state of its own; errors become errno in one place
-//! ([`reply_err`]), and every attempt to write is refused in one place
+//! ([`errno`]), and every attempt to write is refused in one place
 //! ([`READ_ONLY`]).
 
 use std::ffi::OsStr;

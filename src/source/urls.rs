@@ -4,7 +4,7 @@
 //!
 //! Built with or without the cargo feature `remote`: a build without remote
 //! sources still tells a URL from a path, to refuse it with
-//! [`remote_not_built`] rather than look for a local file of that name, and
+//! `remote_not_built` rather than look for a local file of that name, and
 //! never echoes the credentials a URL carries.
 
 /// The kind of store a URL names.

@@ -166,7 +166,7 @@ pub struct Tree {
     fence: Arc<Fence>,
     /// The presented files this mount offers (`--views`).
     views: ViewSet,
-    /// The remote root, when the source is a URL (see [`remote`]).
+    /// The remote root, when the source is a URL (see [`crate::catalog::remote`]).
     #[cfg(feature = "remote")]
     remote: Option<Arc<RemoteRoot>>,
 }

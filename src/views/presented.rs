@@ -36,7 +36,7 @@ pub struct Presented {
     /// Bytes of the array folder's `zarr.json` (Zarr v3 array metadata), when
     /// v3 can describe the array; `None` otherwise (meta.json says why).
     pub zarr3: Option<Arc<Vec<u8>>>,
-    /// Chunk-grid dimensions for `chunks/` names (plain frames: [nchunks]).
+    /// Chunk-grid dimensions for `chunks/` names (plain frames: `[nchunks]`).
     pub chunk_grid: Vec<u64>,
     /// Extended attributes of `data` and `data.npy`, name and value:
     /// `user.blosc2.dtype`, `user.blosc2.shape` (JSON), `user.blosc2.chunkshape`
