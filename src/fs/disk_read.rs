@@ -80,48 +80,47 @@ impl DiskUse {
         out: &mut Vec<u8>,
     ) -> bool {
         let end = offset.saturating_add(size).min(self.file_len);
-        if offset >= end {
-            return false;
-        }
-        let header_len = self.header.len() as u64;
-        let run_end = header_len + (self.run.end - self.run.start);
-        // The data part asked for, in the file's offsets.
-        let (a, b) = (offset.max(header_len), end.min(run_end));
-        let mut data = Vec::new();
-        if a < b
-            && !cache.read(
-                &self.entry,
-                self.run.start + (a - header_len),
-                b - a,
-                &mut data,
-            )
-        {
+        let part = self.data_part(offset, end);
+        let whole = part.is_none_or(|(_, at, len)| self.entry.covers(at, at + len));
+        if offset >= end || !whole {
             return false;
         }
         out.clear();
-        if offset < header_len {
-            out.extend_from_slice(&self.header[offset as usize..end.min(header_len) as usize]);
-        }
-        out.extend_from_slice(&data);
         out.resize((end - offset) as usize, 0);
-        true
+        let header_len = self.header.len() as u64;
+        if offset < header_len {
+            let n = (end.min(header_len) - offset) as usize;
+            out[..n].copy_from_slice(&self.header[offset as usize..offset as usize + n]);
+        }
+        // The data part, read from the cache file straight into its place;
+        // the rest past the run stays zero (a chunk file's padding).
+        match part {
+            Some((at, data_offset, len)) => {
+                let at = (at - offset) as usize;
+                cache.read(&self.entry, data_offset, &mut out[at..at + len as usize])
+            }
+            None => true,
+        }
     }
 
     /// `bytes` of the presented file at `offset` were served by decoding:
     /// offer their data part to the cache.
     pub(crate) fn offer(&self, cache: &DiskCache, offset: u64, bytes: &[u8]) {
+        let end = offset + bytes.len() as u64;
+        if let Some((at, data_offset, len)) = self.data_part(offset, end) {
+            let from = (at - offset) as usize;
+            let served = &bytes[from..from + len as usize];
+            cache.offer(&self.entry, data_offset, served, self.refill);
+        }
+    }
+
+    /// The part of the file's bytes `[offset, end)` that is `data`: where it
+    /// starts in the file, where in `data`, and its length; `None` when the
+    /// range holds only header or padding.
+    fn data_part(&self, offset: u64, end: u64) -> Option<(u64, u64, u64)> {
         let header_len = self.header.len() as u64;
         let run_end = header_len + (self.run.end - self.run.start);
-        let end = offset + bytes.len() as u64;
         let (a, b) = (offset.max(header_len), end.min(run_end));
-        if a < b {
-            let served = &bytes[(a - offset) as usize..(b - offset) as usize];
-            cache.offer(
-                &self.entry,
-                self.run.start + (a - header_len),
-                served,
-                self.refill,
-            );
-        }
+        (a < b).then(|| (a, self.run.start + (a - header_len), b - a))
     }
 }

@@ -121,15 +121,13 @@ impl DiskCache {
         }
     }
 
-    /// Bytes `[offset, offset + size)` of `data` (cut at its end) from
-    /// `entry`'s file into `out`, when all of them are whole there.
-    pub fn read(&self, entry: &Entry, offset: u64, size: u64, out: &mut Vec<u8>) -> bool {
-        let end = offset.saturating_add(size).min(entry.len());
-        if offset >= end || !entry.covers(offset, end) {
+    /// `out.len()` bytes of `data` at `offset` from `entry`'s file into
+    /// `out`, when all of them are whole there (and inside `data`).
+    pub fn read(&self, entry: &Entry, offset: u64, out: &mut [u8]) -> bool {
+        let end = offset.saturating_add(out.len() as u64);
+        if out.is_empty() || end > entry.len() || !entry.covers(offset, end) {
             return false;
         }
-        out.clear();
-        out.resize((end - offset) as usize, 0);
         match entry.read_at(offset, out) {
             Ok(()) => {
                 DiskStats::add(&self.shared.stats.hits, 1);
