@@ -109,21 +109,11 @@ pub fn parse_chunk_name(name: &str, grid: &[u64]) -> Option<Vec<u64>> {
     if parts.len() != grid.len() {
         return None;
     }
-    let mut coords = Vec::with_capacity(parts.len());
-    for (p, &g) in parts.iter().zip(grid) {
-        if p.is_empty()
-            || (p.len() > 1 && p.starts_with('0'))
-            || !p.bytes().all(|b| b.is_ascii_digit())
-        {
-            return None;
-        }
-        let v: u64 = p.parse().ok()?;
-        if v >= g {
-            return None;
-        }
-        coords.push(v);
-    }
-    Some(coords)
+    parts
+        .iter()
+        .zip(grid)
+        .map(|(p, &g)| super::zarr3::parse_coord(p, g))
+        .collect()
 }
 
 #[cfg(test)]
