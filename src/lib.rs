@@ -6,6 +6,8 @@
 //! - [`source`]: where bytes come from (local file, window, memory);
 //! - [`read`]: the block and layout caches, the planner that assembles a
 //!   reply from pieces, prefetch and sequential-reader state;
+//! - [`disk_cache`]: decoded `data` and remote objects' bytes on local disk
+//!   (`--disk-cache`), keyed by the source's version, within a budget;
 //! - [`views`]: one renderer per presented file (meta.json, the npy header,
 //!   zarr, data.txt, preview.png, table.csv, items.jsonl) and the table of
 //!   the files an array folder presents;
@@ -22,6 +24,7 @@
 pub mod catalog;
 pub mod cli;
 pub mod compute;
+pub mod disk_cache;
 pub mod format;
 pub mod fs;
 pub mod mount;

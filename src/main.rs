@@ -162,12 +162,12 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 ));
             }
             if clear {
-                let n = blosc2fs::read::disk::clear(&dir).map_err(|e| e.to_string())?;
+                let n = blosc2fs::disk_cache::clear(&dir).map_err(|e| e.to_string())?;
                 println!("{}: {n} entries removed", dir.display());
             } else {
                 print!(
                     "{}",
-                    blosc2fs::read::disk::describe(&dir).map_err(|e| e.to_string())?
+                    blosc2fs::disk_cache::describe(&dir).map_err(|e| e.to_string())?
                 );
             }
             Ok(ExitCode::SUCCESS)

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use crate::catalog::meta_cache::DEFAULT_META_CACHE;
-use crate::read::disk::DiskCache;
+use crate::disk_cache::DiskCache;
 use crate::views::ViewSet;
 
 /// Settings of the filesystem logic (ownership and timeouts are the adapter's).

@@ -12,8 +12,8 @@
 use std::ops::Range;
 use std::sync::Arc;
 
+use crate::disk_cache::{DiskCache, Entry};
 use crate::format::{Array, Region};
-use crate::read::disk::{DiskCache, Entry};
 use crate::read::View;
 
 /// An open file's use of the disk cache.

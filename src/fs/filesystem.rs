@@ -420,7 +420,7 @@ impl Filesystem {
 
     /// The complete cache file of open file `fh` (opened with
     /// [`Opened::cache_file`]), for the adapter to hand to the kernel.
-    pub fn backing(&self, fh: u64) -> Option<Arc<crate::read::disk::Entry>> {
+    pub fn backing(&self, fh: u64) -> Option<Arc<crate::disk_cache::Entry>> {
         let handle = self.handles.lock().get(&fh).cloned()?;
         handle.disk.as_ref().map(|d| d.entry.clone())
     }
@@ -435,7 +435,7 @@ impl Filesystem {
             } else {
                 &stats.cache_file_opens
             };
-            crate::read::disk::DiskStats::add(counter, 1);
+            crate::disk_cache::DiskStats::add(counter, 1);
         }
     }
 

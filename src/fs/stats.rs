@@ -2,7 +2,7 @@
 //! cache, the disk cache, the descriptor pool and (for a remote mount) the connection, as one
 //! JSON document rendered afresh at each read.
 
-use crate::read::disk::DiskCache;
+use crate::disk_cache::DiskCache;
 use crate::read::Planner;
 use crate::tree::namespace::Tree;
 use crate::views::json::json_bytes;

@@ -24,8 +24,8 @@ use super::secrets;
 use super::MountConfig;
 #[cfg(feature = "remote")]
 use crate::catalog::remote::RemoteRoot;
+use crate::disk_cache::DiskCache;
 use crate::fs::{Filesystem, FsConfig};
-use crate::read::disk::DiskCache;
 use crate::read::helper::DecodeHelpers;
 use crate::read::planner::layout_budget;
 use crate::read::{Blocks, Planner, Prefetcher, Stats};

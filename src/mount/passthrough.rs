@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use crate::read::disk::Entry;
+use crate::disk_cache::Entry;
 
 /// How one open inode is read.
 enum Mode {

@@ -8,7 +8,6 @@ pub mod blocks;
 pub mod budget;
 pub mod buffers;
 pub mod cache;
-pub mod disk;
 pub mod helper;
 pub mod layouts;
 pub mod planner;
