@@ -64,21 +64,29 @@ fn disk(m: &Mount, name: &str) -> u64 {
     counter(&stats(m), &["disk_cache", name])
 }
 
-/// Read `path` of mount `m` until `completed` entries are complete (the
-/// writer runs at nice 19 and drops fills it cannot take; a re-read through
-/// the daemon fills the holes, waiting for room). Checks every read.
+/// Read `path` of mount `m` once, exactly, and wait for the cache to have
+/// filled what that read touched: `completed` entries are complete after
+/// one read (the writer produces the granules a read touched once the
+/// mount is quiet, and drops none of them).
 fn read_until_cached(m: &Mount, path: &Path, expected: &[u8], completed: u64) {
-    for _ in 0..5 {
-        assert_eq!(std::fs::read(path).unwrap(), expected);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while disk(m, "queued_bytes") > 0 && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        if disk(m, "completed") >= completed {
-            return;
-        }
+    assert_eq!(std::fs::read(path).unwrap(), expected);
+    wait_idle(m);
+    assert!(
+        disk(m, "completed") >= completed,
+        "{} not cached after one read: {}\n{}",
+        path.display(),
+        stats(m),
+        m.log_text()
+    );
+}
+
+/// Wait (30 s at most) until `m`'s disk cache has nothing queued or wanted.
+fn wait_idle(m: &Mount) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while disk(m, "queued_bytes") > 0 || disk(m, "wanted_bytes") > 0 {
+        assert!(Instant::now() < deadline, "never idle: {}", stats(m));
+        std::thread::sleep(Duration::from_millis(20));
     }
-    panic!("{} not cached after 5 reads: {}", path.display(), stats(m));
 }
 
 /// Bytes the files under `dir` take on disk.
@@ -229,10 +237,11 @@ fn a_daemon_killed_while_filling_leaves_a_cache_that_reads_exact() {
             let _ = std::fs::read(data);
         });
         let deadline = Instant::now() + Duration::from_secs(20);
-        // The first kill comes after a map was persisted (every 64 MiB of
-        // fills), the others at any point.
-        let fills = [70, 10, 30][round];
-        while disk(&m, "fills") < fills && Instant::now() < deadline {
+        // 128 MiB of data, filled in runs of up to 8 MiB once the read is
+        // over. The first kill comes after a map was persisted (every 64
+        // MiB of fills), the others at any point.
+        let fill_bytes = [72 << 20, 8 << 20, 24 << 20][round];
+        while disk(&m, "fill_bytes") < fill_bytes && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(5));
         }
         let child = m.child.as_mut().unwrap();
@@ -287,28 +296,10 @@ fn two_mounts_share_one_directory_exact_and_consistent() {
                 "{name}"
             );
         }
-        // Whatever the first reads left as holes, re-reads through either mount fill.
-        for _ in 0..5 {
-            let readers: Vec<_> = [
-                (&m1, "a", &a),
-                (&m2, "b", &b),
-                (&m2, "a", &a),
-                (&m1, "b", &b),
-            ]
-            .into_iter()
-            .map(|(m, name, expected)| {
-                let path = m.path().join(format!("{name}.b2nd/data"));
-                let expected = expected.clone();
-                std::thread::spawn(move || assert!(std::fs::read(path).unwrap() == expected))
-            })
-            .collect();
-            for r in readers {
-                r.join().unwrap();
-            }
-            std::thread::sleep(Duration::from_millis(300));
-            if disk(&m1, "completed") + disk(&m2, "completed") >= 2 {
-                break;
-            }
+        // One read of each through either mount fills both entries: each
+        // mount's writer produces what its reads touched once it is quiet.
+        for m in [&m1, &m2] {
+            wait_idle(m);
         }
     }
     let listing = Command::new(binary())

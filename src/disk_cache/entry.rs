@@ -152,6 +152,11 @@ impl Entry {
         self.map.lock().covers(start, end)
     }
 
+    /// The granules holding bytes of `[start, end)` that are not whole.
+    pub fn missing(&self, start: u64, end: u64) -> Vec<u64> {
+        self.map.lock().missing(start, end)
+    }
+
     /// The part of `n` bytes at `offset` worth writing (whole granules not
     /// yet whole), as a byte range of `data`.
     pub fn fillable(&self, offset: u64, n: u64) -> Option<(u64, u64)> {

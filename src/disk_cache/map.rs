@@ -79,6 +79,17 @@ impl Bitmap {
         start >= end || (start / GRANULE..end.div_ceil(GRANULE)).all(|g| self.get(g))
     }
 
+    /// The granules that hold any byte of `[start, end)` and are not whole.
+    pub fn missing(&self, start: u64, end: u64) -> Vec<u64> {
+        let end = end.min(self.len);
+        if start >= end {
+            return Vec::new();
+        }
+        (start / GRANULE..end.div_ceil(GRANULE))
+            .filter(|&g| !self.get(g))
+            .collect()
+    }
+
     /// The granules `bytes` at `offset` fill completely, as the byte range
     /// they span, or `None` when they fill none that is not whole yet.
     pub fn fillable(&self, offset: u64, n: u64) -> Option<(u64, u64)> {
@@ -222,6 +233,9 @@ mod tests {
         assert!(map.covers(0, 0) && !map.covers(0, 1));
         map.mark(0, GRANULE);
         assert!(map.covers(0, GRANULE) && !map.covers(0, GRANULE + 1));
+        assert_eq!(map.missing(5, len), vec![1, 2], "touched, not whole");
+        assert_eq!(map.missing(GRANULE, GRANULE), Vec::<u64>::new());
+        assert_eq!(map.missing(2 * GRANULE + 4, u64::MAX), vec![2]);
         assert_eq!(map.fillable(0, GRANULE), None, "already whole");
         map.mark(GRANULE, len);
         assert!(map.is_complete() && map.covers(0, len) && map.covers(5, len + 99));

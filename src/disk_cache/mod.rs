@@ -9,6 +9,8 @@
 //! - [`map`]: which granules of an entry are whole, and its form on disk;
 //! - [`entry`]: one sparse file and its map; the crash-safe ordering;
 //! - [`index`]: the directory, its lock, LRU eviction within the budget;
+//! - [`pending`]: granules a read served by decoding, to be produced
+//!   again and written when the mount is quiet;
 //! - [`writer`]: the thread that writes fills off the read path;
 //! - [`stats`]: counters for `.stats`.
 //!
@@ -20,6 +22,7 @@ pub mod error;
 pub mod index;
 pub mod key;
 pub mod map;
+pub mod pending;
 pub mod stats;
 mod writer;
 
@@ -32,6 +35,7 @@ use std::sync::{Arc, Weak};
 pub use entry::Entry;
 pub use error::DiskError;
 pub use key::Key;
+pub use pending::Refill;
 pub use stats::DiskStats;
 
 use writer::{Shared, Writer};
@@ -40,6 +44,10 @@ use writer::{Shared, Writer};
 /// before going on without the cache (the writer thread waits as long as
 /// it takes).
 const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Bytes of `data` wanted (waiting to be produced) at most, whatever the
+/// budget: past it, what reads touch is not filled.
+const PENDING_MAX: u64 = 32 << 30;
 
 /// A mount's disk cache.
 pub struct DiskCache {
@@ -66,6 +74,9 @@ impl DiskCache {
             budget,
             stats: DiskStats::default(),
             queued: Default::default(),
+            pending: pending::Pending::new(budget.min(PENDING_MAX)),
+            busy_at: Default::default(),
+            epoch: std::time::Instant::now(),
         });
         Ok(DiskCache {
             writer: Writer::start(shared.clone()),
@@ -142,20 +153,42 @@ impl DiskCache {
         }
     }
 
-    /// `bytes` of `data` at `offset` were just served: the whole granules
-    /// among them not yet in `entry` are queued for the writer. `refill`
-    /// (the entry had whole parts when the file was opened: this read fills
-    /// the holes an earlier one left) waits for room in the queue rather
-    /// than dropping them, so a second read completes the entry.
-    pub fn offer(&self, entry: &Arc<Entry>, offset: u64, bytes: &[u8], refill: bool) {
+    /// `bytes` at `offset` of `entry` (a remote object's bytes just
+    /// fetched): the whole granules among them not yet in the entry are
+    /// queued for the writer. With `wait`, the caller waits for room in the
+    /// queue rather than have them dropped.
+    pub fn offer(&self, entry: &Arc<Entry>, offset: u64, bytes: &[u8], wait: bool) {
         if let Some((start, end)) = entry.fillable(offset, bytes.len() as u64) {
             let from = (start - offset) as usize;
             let to = (end - offset) as usize;
-            self.writer.offer(entry, start, &bytes[from..to], refill);
+            self.writer.offer(entry, start, &bytes[from..to], wait);
         }
     }
 
-    /// Write everything queued and persist every map (at unmount).
+    /// Bytes `[start, end)` of `entry`'s `data` were just served by
+    /// decoding: the granules they touch that are not whole are produced
+    /// again by `refill` and written once the mount is quiet. Costs the
+    /// read no copy and no write.
+    pub fn want(&self, entry: &Arc<Entry>, refill: &Arc<dyn Refill>, start: u64, end: u64) {
+        let before = self.shared.pending.count();
+        let dropped = self.shared.pending.want(entry, refill, start, end);
+        if dropped > 0 {
+            DiskStats::add(&self.shared.stats.fills_dropped, dropped);
+        }
+        if before == 0 && self.shared.pending.count() > 0 {
+            self.writer.wake();
+        }
+    }
+
+    /// A read is being served by decoding now: wanted granules wait.
+    pub fn busy(&self) {
+        self.shared
+            .busy_at
+            .store(self.shared.now_ms(), Ordering::Relaxed);
+    }
+
+    /// Write everything queued, produce what is wanted (for a while), and
+    /// persist every map (at unmount).
     pub fn flush(&self) {
         self.writer.flush();
     }
@@ -182,6 +215,10 @@ impl DiskCache {
         doc.insert(
             "queued_bytes".into(),
             self.shared.queued.load(Ordering::Relaxed).into(),
+        );
+        doc.insert(
+            "wanted_bytes".into(),
+            (self.shared.pending.outstanding() * map::GRANULE).into(),
         );
         doc.extend(self.shared.stats.to_json());
         doc.into()

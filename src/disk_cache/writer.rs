@@ -1,8 +1,13 @@
-//! The writer thread: fill bytes are written to cache files here, off the
-//! read path. Readers hand over copies of whole granules they just served
-//! ([`Writer::offer`]); the queue is bounded in bytes ([`QUEUE_BYTES`]) and
-//! a fill that does not fit is dropped (those bytes are decoded again on a
-//! later read, nothing else is lost), so a reader never waits on the disk.
+//! The writer thread: cache files are written here, off the read path.
+//!
+//! Two kinds of work reach it. Bytes handed over whole ([`Writer::offer`]:
+//! a remote object's bytes just fetched) wait in a queue bounded in bytes
+//! ([`QUEUE_BYTES`]). Granules of `data` a read served by decoding
+//! ([`super::pending`]) are produced again and written only when the
+//! mount has been quiet for [`QUIET`] (no read served by decoding), so a
+//! cold scan keeps both cores for decoding; after [`MAX_DEFER`] of
+//! unbroken reading they are produced anyway, a batch at a time and at
+//! most a tenth of one core.
 //!
 //! The thread takes the directory lock once per batch (up to
 //! [`BATCH_BYTES`]): it looks at what the directory holds, evicts least
@@ -18,17 +23,18 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::entry::Entry;
 use super::error::DiskError;
 use super::index::Index;
+use super::pending::{Pending, Run};
 use super::stats::DiskStats;
 
 /// Fill bytes waiting for the writer at most; more are dropped.
 pub const QUEUE_BYTES: u64 = 32 << 20;
 
-/// How long a re-read waits for room in the queue before dropping a fill.
+/// How long an offer that must not be dropped waits for room in the queue.
 const REFILL_WAIT: Duration = Duration::from_secs(1);
 
 /// Bytes written under one hold of the directory lock at most.
@@ -40,6 +46,22 @@ const PERSIST_BYTES: u64 = 64 << 20;
 /// Maps with fills not yet persisted are persisted this often.
 const PERSIST_EVERY: Duration = Duration::from_secs(1);
 
+/// Wanted granules are produced once no read was served by decoding for
+/// this long.
+pub const QUIET: Duration = Duration::from_millis(100);
+
+/// Wanted granules older than this are produced even while reads go on.
+pub const MAX_DEFER: Duration = Duration::from_secs(10);
+
+/// How often the thread looks again while granules are wanted.
+const POLL: Duration = Duration::from_millis(50);
+
+/// Bytes produced between two looks at the queue and the clock.
+const PRODUCE_ROUND: u64 = 64 << 20;
+
+/// How long the unmount's flush goes on producing wanted granules.
+const FLUSH_PRODUCE: Duration = Duration::from_secs(10);
+
 /// Bytes of one entry to write.
 struct Job {
     entry: Arc<Entry>,
@@ -49,6 +71,8 @@ struct Job {
 
 enum Msg {
     Fill(Job),
+    /// Granules were wanted with none wanted before: look now.
+    Wake,
     Flush(mpsc::Sender<()>),
 }
 
@@ -59,6 +83,25 @@ pub(super) struct Shared {
     pub(super) stats: DiskStats,
     /// Fill bytes queued now.
     pub(super) queued: AtomicU64,
+    /// Granules of `data` to produce again and write.
+    pub(super) pending: Pending,
+    /// When the mount last served a read by decoding (ms since `epoch`).
+    pub(super) busy_at: AtomicU64,
+    pub(super) epoch: Instant,
+}
+
+impl Shared {
+    /// Milliseconds since the cache started.
+    pub(super) fn now_ms(&self) -> u64 {
+        self.epoch.elapsed().as_millis() as u64
+    }
+
+    /// Whether no read was served by decoding for [`QUIET`].
+    fn quiet(&self) -> bool {
+        self.now_ms()
+            .saturating_sub(self.busy_at.load(Ordering::Relaxed))
+            >= QUIET.as_millis() as u64
+    }
 }
 
 /// The handle of the writer thread.
@@ -91,15 +134,15 @@ impl Writer {
     }
 
     /// Queue `bytes` at `offset` of `entry`. When the queue is full they
-    /// are dropped, unless `wait` (a re-read filling the holes a first
-    /// read left): then the reader waits for room, up to [`REFILL_WAIT`].
+    /// are dropped, unless `wait`: then the caller waits for room, up to
+    /// [`REFILL_WAIT`].
     pub(super) fn offer(&self, entry: &Arc<Entry>, offset: u64, bytes: &[u8], wait: bool) {
         let n = bytes.len() as u64;
         let queued = &self.shared.queued;
-        let deadline = std::time::Instant::now() + REFILL_WAIT;
+        let deadline = Instant::now() + REFILL_WAIT;
         while queued.fetch_add(n, Ordering::Relaxed) + n > QUEUE_BYTES {
             queued.fetch_sub(n, Ordering::Relaxed);
-            if !wait || std::time::Instant::now() > deadline {
+            if !wait || Instant::now() > deadline {
                 DiskStats::add(&self.shared.stats.fills_dropped, 1);
                 return;
             }
@@ -110,27 +153,31 @@ impl Writer {
             offset,
             bytes: bytes.to_vec(),
         };
-        let sent = self
-            .tx
-            .lock()
-            .as_ref()
-            .is_some_and(|tx| tx.send(Msg::Fill(job)).is_ok());
-        if !sent {
+        if !self.send(Msg::Fill(job)) {
             queued.fetch_sub(n, Ordering::Relaxed);
         }
     }
 
-    /// Wait until everything queued is written and every map persisted.
+    /// Granules were just wanted where none were: have the thread look.
+    pub(super) fn wake(&self) {
+        self.send(Msg::Wake);
+    }
+
+    /// Wait until everything queued is written, wanted granules are
+    /// produced (for up to [`FLUSH_PRODUCE`]), and every map persisted.
     pub(super) fn flush(&self) {
         let (ack, done) = mpsc::channel();
-        let sent = self
-            .tx
-            .lock()
-            .as_ref()
-            .is_some_and(|tx| tx.send(Msg::Flush(ack)).is_ok());
-        if sent && done.recv_timeout(Duration::from_secs(60)).is_err() {
+        let patience = FLUSH_PRODUCE + Duration::from_secs(60);
+        if self.send(Msg::Flush(ack)) && done.recv_timeout(patience).is_err() {
             log::warn!("disk cache: the writer did not finish flushing in time");
         }
+    }
+
+    fn send(&self, msg: Msg) -> bool {
+        self.tx
+            .lock()
+            .as_ref()
+            .is_some_and(|tx| tx.send(msg).is_ok())
     }
 }
 
@@ -145,11 +192,9 @@ impl Drop for Writer {
 }
 
 /// Run the calling thread (the writer) at the lowest priority (nice 19):
-/// a cold scan keeps the cores for decoding, and fills the writer cannot
-/// take are dropped (and filled on a later read) rather than slowing it.
-/// Measured on the 2-core bench host: a writer at normal priority made a
-/// cold zstd scan 0.59x as fast (docs/performance.md). Not `SCHED_IDLE`:
-/// on a machine kept busy by other processes it would never run.
+/// what it does waits for quiet time anyway, and a read arriving while it
+/// produces a batch takes the core back. Not `SCHED_IDLE`: on a machine
+/// kept busy by other processes it would never run.
 fn idle_priority() {
     // SAFETY: gettid and setpriority take and return plain integers; the
     // tid is the calling thread's own.
@@ -168,9 +213,16 @@ fn idle_priority() {
 /// The thread's loop.
 fn run(shared: &Shared, rx: &mpsc::Receiver<Msg>) {
     let mut dirty: HashMap<String, Arc<Entry>> = HashMap::new();
+    let mut scratch = Vec::new();
+    let mut persisted = Instant::now();
     loop {
         let mut acks = Vec::new();
-        match rx.recv_timeout(PERSIST_EVERY) {
+        let wait = if shared.pending.count() > 0 {
+            POLL
+        } else {
+            PERSIST_EVERY
+        };
+        match rx.recv_timeout(wait) {
             Ok(Msg::Fill(job)) => {
                 let mut batch = vec![job];
                 let mut bytes = batch[0].bytes.len() as u64;
@@ -181,30 +233,25 @@ fn run(shared: &Shared, rx: &mpsc::Receiver<Msg>) {
                             batch.push(job);
                         }
                         Ok(Msg::Flush(ack)) => acks.push(ack),
+                        Ok(Msg::Wake) => {}
                         Err(_) => break,
                     }
                 }
                 shared.queued.fetch_sub(bytes, Ordering::Relaxed);
-                if let Err(e) = write_batch(shared, &batch, &mut dirty) {
-                    DiskStats::add(&shared.stats.errors, 1);
-                    log::warn!("disk cache: {e}");
-                }
-                // Persist the entries that filled enough or completed.
-                let due: Vec<String> = dirty
-                    .iter()
-                    .filter(|(_, e)| e.unpersisted() >= PERSIST_BYTES || e.is_complete())
-                    .map(|(name, _)| name.clone())
-                    .collect();
-                persist(shared, &mut dirty, Some(&due));
+                write_logged(shared, &batch, &mut dirty);
+                persist_due(shared, &mut dirty);
             }
+            Ok(Msg::Wake) => {}
             Ok(Msg::Flush(ack)) => acks.push(ack),
-            Err(mpsc::RecvTimeoutError::Timeout) => persist(shared, &mut dirty, None),
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => {
                 persist(shared, &mut dirty, None);
                 return;
             }
         }
-        if !acks.is_empty() {
+        if acks.is_empty() {
+            produce_when_quiet(shared, &mut dirty, &mut scratch);
+        } else {
             // Everything sent before the flush is in the channel ahead of it.
             while let Ok(msg) = rx.try_recv() {
                 match msg {
@@ -212,21 +259,128 @@ fn run(shared: &Shared, rx: &mpsc::Receiver<Msg>) {
                         shared
                             .queued
                             .fetch_sub(job.bytes.len() as u64, Ordering::Relaxed);
-                        if let Err(e) = write_batch(shared, &[job], &mut dirty) {
-                            log::warn!("disk cache: {e}");
-                        }
+                        write_logged(shared, &[job], &mut dirty);
                     }
                     Msg::Flush(ack) => acks.push(ack),
+                    Msg::Wake => {}
                 }
+            }
+            let deadline = Instant::now() + FLUSH_PRODUCE;
+            while Instant::now() < deadline && produce_one(shared, &mut dirty, &mut scratch) {}
+            if shared.pending.count() > 0 {
+                log::info!(
+                    "disk cache: {} wanted granules left unfilled at unmount",
+                    shared.pending.count()
+                );
             }
             persist(shared, &mut dirty, None);
             for ack in acks {
                 let _ = ack.send(());
             }
         }
+        if persisted.elapsed() >= PERSIST_EVERY {
+            persist(shared, &mut dirty, None);
+            persisted = Instant::now();
+        }
     }
 }
 
+/// Produce wanted granules: freely while the mount is quiet, up to
+/// [`PRODUCE_ROUND`] bytes before looking at the queue again; while reads
+/// go on, only once the oldest want is older than [`MAX_DEFER`], one batch,
+/// then resting nine times as long as it took.
+fn produce_when_quiet(
+    shared: &Shared,
+    dirty: &mut HashMap<String, Arc<Entry>>,
+    scratch: &mut Vec<u8>,
+) {
+    let mut produced = 0;
+    while produced < PRODUCE_ROUND && shared.pending.count() > 0 {
+        if shared.quiet() {
+            if !produce_one(shared, dirty, scratch) {
+                return;
+            }
+            produced += BATCH_BYTES;
+        } else {
+            if shared.pending.oldest().is_none_or(|age| age < MAX_DEFER) {
+                return;
+            }
+            let started = Instant::now();
+            produce_one(shared, dirty, scratch);
+            std::thread::sleep(started.elapsed() * 9);
+            return;
+        }
+    }
+}
+
+/// Produce and write one run of wanted granules; false when none is left.
+fn produce_one(
+    shared: &Shared,
+    dirty: &mut HashMap<String, Arc<Entry>>,
+    scratch: &mut Vec<u8>,
+) -> bool {
+    let Some(run) = shared.pending.take(BATCH_BYTES) else {
+        return false;
+    };
+    if let Some(job) = produce(shared, &run, std::mem::take(scratch)) {
+        write_logged(shared, std::slice::from_ref(&job), dirty);
+        persist_due(shared, dirty);
+        *scratch = job.bytes;
+    }
+    shared.pending.finish(&run);
+    true
+}
+
+/// The bytes of `run`, produced again into `buffer`, when its source is
+/// still the version the entry is keyed by (before and after).
+fn produce(shared: &Shared, run: &Run, mut buffer: Vec<u8>) -> Option<Job> {
+    if run.entry.is_retired() || !run.still_current() {
+        log::debug!(
+            "disk cache: {} is no longer the version wanted",
+            run.entry.key().name()
+        );
+        return None;
+    }
+    buffer.clear();
+    buffer.resize((run.end - run.start) as usize, 0);
+    match run.refill.produce(run.start, &mut buffer) {
+        Ok(()) if run.still_current() => Some(Job {
+            entry: run.entry.clone(),
+            offset: run.start,
+            bytes: buffer,
+        }),
+        Ok(()) => {
+            log::debug!(
+                "disk cache: {} changed while produced",
+                run.entry.key().name()
+            );
+            None
+        }
+        Err(e) => {
+            DiskStats::add(&shared.stats.errors, 1);
+            log::warn!("disk cache: producing {}: {e}", run.entry.key().name());
+            None
+        }
+    }
+}
+
+/// [`write_batch`], its error counted and logged.
+fn write_logged(shared: &Shared, batch: &[Job], dirty: &mut HashMap<String, Arc<Entry>>) {
+    if let Err(e) = write_batch(shared, batch, dirty) {
+        DiskStats::add(&shared.stats.errors, 1);
+        log::warn!("disk cache: {e}");
+    }
+}
+
+/// Persist the dirty entries that filled enough or completed.
+fn persist_due(shared: &Shared, dirty: &mut HashMap<String, Arc<Entry>>) {
+    let due: Vec<String> = dirty
+        .iter()
+        .filter(|(_, e)| e.unpersisted() >= PERSIST_BYTES || e.is_complete())
+        .map(|(name, _)| name.clone())
+        .collect();
+    persist(shared, dirty, Some(&due));
+}
 /// Write `batch` under the lock, evicting to make room.
 fn write_batch(
     shared: &Shared,

@@ -1,7 +1,8 @@
 //! Open `data`, `data.npy` and chunk files over the disk cache: at open,
 //! find the array's entry (keyed by its source's version); at read, answer
 //! from the cache file when every byte asked for is whole there, else
-//! decode and offer what was served to the cache.
+//! decode, and name the granules served to the cache, which produces them
+//! again ([`ArrayRefill`]) and writes them when the mount is quiet.
 //!
 //! Each such file is laid out over `data` the same way: a prefix held in
 //! memory (a `.npy` header, or nothing), then one contiguous run of `data`
@@ -12,9 +13,9 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use crate::disk_cache::{DiskCache, Entry};
+use crate::disk_cache::{DiskCache, Entry, Refill};
 use crate::format::{Array, Region};
-use crate::read::View;
+use crate::read::{Blocks, View};
 
 /// An open file's use of the disk cache.
 pub(crate) struct DiskUse {
@@ -25,15 +26,38 @@ pub(crate) struct DiskUse {
     run: Range<u64>,
     /// The presented file's length (zeros after the run).
     file_len: u64,
-    /// The entry had whole parts at open: this file's reads fill holes.
-    refill: bool,
+    /// How the cache produces the granules this file's reads touched.
+    refill: Arc<dyn Refill>,
+}
+
+/// The bytes of an array's `data`, produced again for the disk cache from
+/// the memory block cache or by decoding (never kept in the memory cache).
+struct ArrayRefill {
+    array: Arc<Array>,
+    blocks: Arc<Blocks>,
+}
+
+impl Refill for ArrayRefill {
+    fn produce(&self, offset: u64, out: &mut [u8]) -> Result<(), String> {
+        crate::read::planner::fill_in_background(&self.blocks, &self.array, offset, out)
+            .map_err(|p| p.to_string())
+    }
+
+    fn identity(&self) -> Option<String> {
+        self.array.version_identity()
+    }
 }
 
 impl DiskUse {
     /// The entry of `array`'s `data` for a file presenting `view`, when
     /// that view is `data`, `data.npy` or a chunk file laid out as above,
     /// and the array's bytes have a version a cache can be keyed by.
-    pub(crate) fn open(cache: &DiskCache, array: &Array, view: &View) -> Option<DiskUse> {
+    pub(crate) fn open(
+        cache: &DiskCache,
+        blocks: &Arc<Blocks>,
+        array: &Arc<Array>,
+        view: &View,
+    ) -> Option<DiskUse> {
         let data_len = array.data_len();
         let (header, run, file_len) = match view {
             View::Data => (Arc::new(Vec::new()), 0..data_len, data_len),
@@ -50,7 +74,10 @@ impl DiskUse {
         };
         let identity = array.version_identity()?;
         let entry = cache.entry(&identity, data_len)?;
-        let refill = entry.progress().0 > 0;
+        let refill = Arc::new(ArrayRefill {
+            array: array.clone(),
+            blocks: blocks.clone(),
+        });
         Some(DiskUse {
             entry,
             header,
@@ -103,14 +130,11 @@ impl DiskUse {
         }
     }
 
-    /// `bytes` of the presented file at `offset` were served by decoding:
-    /// offer their data part to the cache.
-    pub(crate) fn offer(&self, cache: &DiskCache, offset: u64, bytes: &[u8]) {
-        let end = offset + bytes.len() as u64;
-        if let Some((at, data_offset, len)) = self.data_part(offset, end) {
-            let from = (at - offset) as usize;
-            let served = &bytes[from..from + len as usize];
-            cache.offer(&self.entry, data_offset, served, self.refill);
+    /// Bytes `[offset, end)` of the presented file were served by decoding:
+    /// the cache is to fill their data part when the mount is quiet.
+    pub(crate) fn want(&self, cache: &DiskCache, offset: u64, end: u64) {
+        if let Some((_, data_offset, len)) = self.data_part(offset, end) {
+            cache.want(&self.entry, &self.refill, data_offset, data_offset + len);
         }
     }
 

@@ -215,7 +215,9 @@ impl Filesystem {
             ),
         };
         let disk = match (&content, &self.config.disk_cache) {
-            (Content::Array { array, view }, Some(cache)) => DiskUse::open(cache, array, view),
+            (Content::Array { array, view }, Some(cache)) => {
+                DiskUse::open(cache, self.planner.blocks(), array, view)
+            }
             _ => None,
         };
         let cache_file = disk.as_ref().is_some_and(DiskUse::complete_data);
@@ -337,6 +339,7 @@ impl Filesystem {
                     if disk.read(cache, offset, size as u64, out) {
                         return Ok(Served::Buffer);
                     }
+                    cache.busy();
                 }
                 let served = self
                     .planner
@@ -353,7 +356,7 @@ impl Filesystem {
                     )
                     .map_err(|e| failed(e, Some(array.id())))?;
                 if let Some((disk, cache)) = disk {
-                    disk.offer(cache, offset, served.bytes(out));
+                    disk.want(cache, offset, offset + served.bytes(out).len() as u64);
                 }
                 return Ok(served);
             }

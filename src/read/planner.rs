@@ -576,6 +576,23 @@ pub fn fill(
     fill_with(blocks, array, region, start, out, Misses::CACHED)
 }
 
+/// Fill `out` with bytes `[start, start + out.len())` of `data` for a
+/// writer working in the background (the disk cache's deferred fills):
+/// blocks still cached are copied from the cache, the others decoded
+/// straight into `out` and not kept, so the reader's blocks stay cached.
+pub fn fill_in_background(
+    blocks: &Blocks,
+    array: &Array,
+    start: u64,
+    out: &mut [u8],
+) -> PResult<()> {
+    let misses = Misses {
+        direct: true,
+        keep_partial: false,
+    };
+    fill_with(blocks, array, Region::Data, start, out, misses)
+}
+
 /// [`fill`], treating blocks not cached as `misses` says.
 fn fill_with(
     blocks: &Blocks,

@@ -113,7 +113,10 @@ impl Mount {
             .arg(&mnt)
             .arg("-f")
             .args(args)
-            .env("RUST_LOG", "info")
+            .env(
+                "RUST_LOG",
+                std::env::var("BLOSC2FS_TEST_LOG").unwrap_or_else(|_| "info".into()),
+            )
             .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(Stdio::from(log_file))
