@@ -14,10 +14,11 @@ per GiB), median of --repeats:
                      raw-field ceiling: no decoding, every byte through FUSE)
   per field (zstd, lz4):
     cold, cache off  a fresh mount, no --disk-cache
-    cold, cache on   a fresh mount with an empty --disk-cache DIR (fills written by the
-                     writer thread at SCHED_IDLE); target ≤ 5 % slower than cache off; then
-                     the data is re-read (untimed) until the entry is complete
-                     ("extra_fill_reads": how many re-reads that took)
+    cold, cache on   a fresh mount with an empty --disk-cache DIR; target ≤ 5 % slower than
+                     cache off. The read only names the granules it touched; the writer
+                     produces and writes them once the mount is quiet. "fill_seconds":
+                     from the end of the dd until nothing is wanted and the entry is
+                     complete (no re-read); "fill_cpu_per_gib": the daemon's CPU then
     warm passthrough the same mount once the entry is complete: the next opens are FUSE
                      passthrough; target ≥ 0.9× page-cache dd, ≤ 0.05 daemon CPU-s/GiB
     remount          a new mount on the same DIR: blocks decoded must stay 0
@@ -52,20 +53,15 @@ def _dd(B, path, nbytes, daemon):
             "daemon_cpu_per_gib": cpu / (nbytes / B.GIB)}
 
 
-def _wait_complete(B, m, path, nbytes, passes=4):
-    """Re-read until the entry is complete (fills dropped while the idle-priority writer was
-    behind are filled by a later read through the daemon); returns the extra reads needed."""
-    for extra in range(passes + 1):
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            d = m.stats().get("disk_cache", {})
-            if d.get("queued_bytes", 1) == 0:
-                break
-            time.sleep(0.05)
-        if d.get("completed", 0) >= 1:
-            return extra
-        if extra < passes:
-            B.dd(path, nbytes)
+def _wait_filled(m, timeout=120):
+    """Wait until the disk cache has nothing queued or wanted; seconds taken, or None when
+    the entry did not complete."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        d = m.stats().get("disk_cache", {})
+        if d.get("queued_bytes", 1) == 0 and d.get("wanted_bytes", 1) == 0:
+            return time.monotonic() - t0 if d.get("completed", 0) >= 1 else None
+        time.sleep(0.02)
     return None
 
 
@@ -100,12 +96,16 @@ def run(args, B) -> int:
             dc = ["--disk-cache", cache_dir, "--disk-cache-size", "4G"]
             with _mount(B, args, src, dc) as m:
                 path = m.data(field, nbytes)
-                add(f"{field} cold, cache on", _dd(B, path, nbytes, m))
-                fill_reads = _wait_complete(B, m, path, nbytes)
+                cold = _dd(B, path, nbytes, m)
+                cpu0 = m.cpu()
+                fill_seconds = _wait_filled(m)
+                add(f"{field} cold, cache on", cold | {
+                    "fill_seconds": fill_seconds,
+                    "fill_cpu_per_gib": (m.cpu() - cpu0) / (nbytes / B.GIB)})
                 first = _dd(B, path, nbytes, m)
                 second = _dd(B, path, nbytes, m)
                 d = m.stats()["disk_cache"]
-                add(f"{field} warm passthrough", second | {"first": first["gbps"], "extra_fill_reads": fill_reads,
+                add(f"{field} warm passthrough", second | {"first": first["gbps"],
                                                           "passthrough_opens": d["passthrough_opens"]})
             with _mount(B, args, src, dc) as m:
                 path = m.data(field, nbytes)
