@@ -567,6 +567,27 @@ fn tree_of_a_source_dir_lists_arrays_and_their_files() {
         doc["open_files"], 1,
         "only .stats is open while it is read: {doc}"
     );
+
+    // One open of .stats is one document, however many reads take it,
+    // even when the counters move between them.
+    let served_before = doc["bytes_served"].as_u64().unwrap();
+    let opened = fs.open(ino(&fs, ".stats"), false).unwrap();
+    let mut joined = read(&fs, opened.fh, 0, 16);
+    let file = manifest["shape_3d"]["path"].as_str().unwrap();
+    let data = read_path(&fs, &format!("{file}/data"), 1 << 20);
+    assert!(!data.is_empty());
+    loop {
+        let got = read(&fs, opened.fh, joined.len() as u64, 7);
+        if got.is_empty() {
+            break;
+        }
+        joined.extend_from_slice(&got);
+    }
+    fs.release(opened.fh);
+    let doc: serde_json::Value = serde_json::from_slice(&joined)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&joined)));
+    assert_eq!(doc["bytes_served"], served_before, "{doc}");
+    assert!(stats(&fs)["bytes_served"].as_u64().unwrap() > served_before);
 }
 
 // ---------------------------------------------------------------------------

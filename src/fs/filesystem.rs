@@ -236,6 +236,7 @@ impl Filesystem {
                 _version: loaded,
                 _pin: pin,
                 disk,
+                stats_doc: Default::default(),
             }),
         );
         Stats::add(&self.stats().open_files, 1);
@@ -330,7 +331,7 @@ impl Filesystem {
         };
         match &handle.content {
             Content::Static(bytes) => slice(bytes),
-            Content::Stats => slice(&self.stats_json()),
+            Content::Stats => slice(handle.stats_doc.get_or_init(|| self.stats_json())),
             // Never kept by a handle: open draws it into a Static.
             Content::Preview { .. } => return Err(FsError::BadHandle),
             Content::Array { array, view } => {

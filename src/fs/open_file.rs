@@ -39,6 +39,10 @@ pub(super) struct OpenFile {
     /// The disk cache entry of the array's `data`, for `data` and
     /// `data.npy` (served from it where whole, filled from decodes).
     pub(super) disk: Option<super::disk_read::DiskUse>,
+    /// `.stats`: the document this open shows, rendered at its first read
+    /// (so it counts its own open) and kept: a reader taking it in several
+    /// reads never gets pieces of different moments joined.
+    pub(super) stats_doc: std::sync::OnceLock<Vec<u8>>,
 }
 
 /// Hold the descriptor of the array `content` reads, for as long as the
