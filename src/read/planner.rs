@@ -578,8 +578,10 @@ pub fn fill(
 
 /// Fill `out` with bytes `[start, start + out.len())` of `data` for a
 /// writer working in the background (the disk cache's deferred fills):
-/// blocks still cached are copied from the cache, the others decoded
-/// straight into `out` and not kept, so the reader's blocks stay cached.
+/// blocks still cached are copied from the cache; blocks the range uses
+/// whole are decoded straight into `out` and not kept; blocks it uses in
+/// part (the rows of an N-d chunk) are decoded into the cache once, for
+/// the pieces that follow, rather than once per piece.
 pub fn fill_in_background(
     blocks: &Blocks,
     array: &Array,
@@ -588,7 +590,7 @@ pub fn fill_in_background(
 ) -> PResult<()> {
     let misses = Misses {
         direct: true,
-        keep_partial: false,
+        keep_partial: true,
     };
     fill_with(blocks, array, Region::Data, start, out, misses)
 }
