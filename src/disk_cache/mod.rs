@@ -20,6 +20,7 @@ pub mod error;
 pub mod index;
 pub mod key;
 pub mod map;
+pub mod remote;
 pub mod stats;
 mod writer;
 
