@@ -23,6 +23,8 @@
 use std::ops::Range;
 use std::sync::Arc;
 
+use parking_lot::Mutex;
+
 use super::map::GRANULE;
 use super::{DiskCache, DiskStats, Entry};
 use crate::format::source::{range_len, ByteSource, Need, Pin, Version};
@@ -69,6 +71,9 @@ pub struct CachedObject {
     cache: Arc<DiskCache>,
     entry: Arc<Entry>,
     inner: Arc<dyn ByteSource>,
+    /// Granules offered to the writer by this source (one bit each), so
+    /// bytes read again before the writer got to them are not queued twice.
+    offered: Mutex<Vec<u64>>,
 }
 
 impl CachedObject {
@@ -84,6 +89,7 @@ impl CachedObject {
         Some(CachedObject {
             cache,
             entry,
+            offered: Mutex::new(vec![0; inner.len().div_ceil(GRANULE).div_ceil(64) as usize]),
             inner,
         })
     }
@@ -94,10 +100,47 @@ impl CachedObject {
     }
 
     /// `bytes` read at `offset` from the source under this one: the whole
-    /// granules among them not yet in the cache are queued for writing
-    /// (waiting for room rather than dropping them).
+    /// granules among them neither whole in the cache nor offered before
+    /// are queued for writing (waiting for room rather than dropping them).
     pub fn keep(&self, offset: u64, bytes: &[u8]) {
-        self.cache.offer(&self.entry, offset, bytes, true);
+        for run in self.unoffered(offset, bytes.len() as u64) {
+            let from = (run.start - offset) as usize;
+            let to = (run.end - offset) as usize;
+            self.count_fill(1, run.end - run.start);
+            self.cache
+                .offer(&self.entry, run.start, &bytes[from..to], true);
+        }
+    }
+
+    /// The runs of whole granules among `n` bytes at `offset` that are not
+    /// whole in the cache and were not offered yet, now marked offered.
+    fn unoffered(&self, offset: u64, n: u64) -> Vec<Range<u64>> {
+        let len = self.inner.len();
+        let end = offset.saturating_add(n).min(len);
+        let first = offset.div_ceil(GRANULE);
+        let last = if end == len {
+            end.div_ceil(GRANULE)
+        } else {
+            end / GRANULE
+        };
+        let mut offered = self.offered.lock();
+        let mut runs: Vec<Range<u64>> = Vec::new();
+        for g in first..last {
+            let (word, bit) = ((g / 64) as usize, 1u64 << (g % 64));
+            let granule = g * GRANULE..((g + 1) * GRANULE).min(len);
+            let Some(w) = offered.get_mut(word) else {
+                break;
+            };
+            if *w & bit != 0 || self.covers(&granule) {
+                continue;
+            }
+            *w |= bit;
+            match runs.last_mut() {
+                Some(run) if run.end == granule.start => run.end = granule.end,
+                _ => runs.push(granule),
+            }
+        }
+        runs
     }
 
     /// Fill `buf` from the cache file when all of its bytes are whole there.
@@ -131,7 +174,7 @@ impl CachedObject {
         range.start < range.end && range.end <= self.inner.len()
     }
 
-    /// Count `n` bytes fetched from the source under this one in `fills` reads.
+    /// Count `n` bytes offered to the cache in `fills` runs.
     fn count_fill(&self, fills: u64, n: u64) {
         let stats = self.cache.stats();
         DiskStats::add(&stats.remote_fills, fills);
@@ -225,10 +268,8 @@ impl CachedObject {
         self.assemble(offset, buf, &fetched)
     }
 
-    /// `answers` (one per range of `spans`) were fetched: counted and kept.
+    /// `answers` (one per range of `spans`) were fetched: kept.
     fn kept(&self, spans: &[Range<u64>], answers: &[Vec<u8>]) {
-        let n: u64 = answers.iter().map(|a| a.len() as u64).sum();
-        self.count_fill(spans.len() as u64, n);
         for (span, bytes) in spans.iter().zip(answers) {
             self.keep(span.start, bytes);
         }
@@ -355,7 +396,6 @@ impl ByteSource for CachedObject {
 mod tests {
     use super::*;
     use crate::format::source::VersionTag;
-    use parking_lot::Mutex;
     use std::sync::atomic::Ordering;
 
     /// Bytes in memory that log every read asked of them.
@@ -487,6 +527,25 @@ mod tests {
             bytes[10..2 * G as usize + 10]
         );
         assert_eq!(inner.take(), vec![0..G, 2 * G..3 * G]);
+    }
+
+    #[test]
+    fn bytes_read_again_before_the_writer_wrote_them_are_offered_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = cache(dir.path());
+        let bytes = pattern(2 * G, 5);
+        let inner = Counted::new(bytes.clone());
+        let cached = CachedObject::new(cache.clone(), inner.clone(), "etag x").unwrap();
+        for _ in 0..3 {
+            assert_eq!(read(&cached, 5..9), bytes[5..9]);
+        }
+        // A span reaching into granule 1 but not covering it offers nothing more.
+        cached.keep(0, &bytes[..G as usize + 10]);
+        cache.flush();
+        let stats = cache.stats();
+        assert_eq!(stats.remote_fills.load(Ordering::Relaxed), 1);
+        assert_eq!(stats.remote_fill_bytes.load(Ordering::Relaxed), G);
+        assert!(cached.covers(&(0..G)) && !cached.covers(&(0..G + 1)));
     }
 
     #[test]

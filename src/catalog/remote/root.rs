@@ -134,9 +134,7 @@ impl RemoteRoot {
         if !loc.is_prefix() {
             match loc.head() {
                 Ok(object) => head = Some(object),
-                Err(RemoteError::NotFound { .. }) if !http => {
-                    loc = connect(&format!("{url}/"))?
-                }
+                Err(RemoteError::NotFound { .. }) if !http => loc = connect(&format!("{url}/"))?,
                 Err(e) => return Err(e),
             }
         }

@@ -12,8 +12,8 @@ use super::source::RemoteSource;
 use super::stats::StatsSnapshot;
 use super::store::{Connection, RemoteOptions};
 use super::url::RemoteUrl;
-use crate::format::source::{sparse_chunk_name, ByteSource, SparseChunks, Version, VersionTag};
 use crate::disk_cache::DiskCache;
+use crate::format::source::{sparse_chunk_name, ByteSource, SparseChunks, Version, VersionTag};
 use crate::format::PResult;
 use crate::source::urls::Scheme;
 

@@ -213,11 +213,14 @@ impl RemoteSource {
         };
         if let Some(identity) = known.as_ref().map(Identity::of) {
             if identity.size == 0 {
-                return Ok(Arc::new(RemoteSource::with_identity(conn, path, shown, identity)));
+                return Ok(Arc::new(RemoteSource::with_identity(
+                    conn, path, shown, identity,
+                )));
             }
             let head = 0..identity.size.min(HINT as u64);
             let tag = identity.cache_tag();
-            let source = RemoteSource::with_identity(conn.clone(), path.clone(), shown.clone(), identity);
+            let source =
+                RemoteSource::with_identity(conn.clone(), path.clone(), shown.clone(), identity);
             if let Some(cached) = CachedObject::new(cache.clone(), Arc::new(source), &tag) {
                 if cached.covers(&head) {
                     return Ok(Arc::new(cached));

@@ -3,8 +3,8 @@
 //! profile) and [`RemoteOptions`], with every request counted, bounded by
 //! the timeout and its errors turned into [`RemoteError`]s without secrets.
 
-use std::ops::Range;
 use std::num::NonZeroUsize;
+use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
