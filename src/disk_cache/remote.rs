@@ -144,7 +144,7 @@ impl CachedObject {
     }
 
     /// Fill `buf` from the cache file when all of its bytes are whole there.
-    fn from_cache(&self, offset: u64, buf: &mut [u8]) -> bool {
+    fn read_cached(&self, offset: u64, buf: &mut [u8]) -> bool {
         let end = offset.saturating_add(buf.len() as u64);
         if buf.is_empty() || !self.covers(&(offset..end)) {
             return false;
@@ -230,7 +230,7 @@ impl CachedObject {
                 .unwrap_or(end)
                 .min(end);
             let part = &mut buf[at..at + (upto - pos) as usize];
-            if !self.from_cache(pos, part) {
+            if !self.read_cached(pos, part) {
                 self.inner.read_needed(pos, part)?;
             }
             pos = upto;
@@ -296,7 +296,7 @@ impl ByteSource for CachedObject {
         if !self.inside(&(offset..end)) {
             return self.inner.read_at(offset, buf);
         }
-        if self.from_cache(offset, buf) {
+        if self.read_cached(offset, buf) {
             return Ok(());
         }
         self.fill(offset, buf, |at, out| self.inner.read_at(at, out))
@@ -308,7 +308,7 @@ impl ByteSource for CachedObject {
         if !self.inside(&(offset..end)) {
             return self.inner.read_needed(offset, buf);
         }
-        if self.from_cache(offset, buf) {
+        if self.read_cached(offset, buf) {
             return Ok(());
         }
         self.fill(offset, buf, |at, out| self.inner.read_needed(at, out))
@@ -325,7 +325,7 @@ impl ByteSource for CachedObject {
         let mut holes = Vec::new();
         for r in ranges {
             let mut buf = vec![0u8; range_len(r)?];
-            let done = r.is_empty() || self.from_cache(r.start, &mut buf);
+            let done = r.is_empty() || self.read_cached(r.start, &mut buf);
             if !done {
                 holes.extend(self.holes(&granules(r, self.len())));
             }

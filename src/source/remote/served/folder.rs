@@ -58,6 +58,9 @@ pub enum Shown {
     Dataset,
 }
 
+/// A stored frame opened, and when it was opened or last confirmed.
+type Probe = (Instant, Arc<dyn ByteSource>);
+
 /// The datasets under one mounted Caterva2 location, with what was learnt
 /// of them for the TTL.
 #[derive(Debug)]
@@ -70,7 +73,7 @@ pub struct MountedFolder {
     infos: Mutex<lru::LruCache<String, (Instant, Arc<DatasetInfo>)>>,
     /// Stored frames opened to learn their version, and when that was last
     /// confirmed: the most recent [`PROBES_KEPT`].
-    probes: Mutex<lru::LruCache<String, (Instant, Arc<dyn ByteSource>)>>,
+    probes: Mutex<lru::LruCache<String, Probe>>,
 }
 
 fn lru<V>(n: usize) -> Mutex<lru::LruCache<String, V>> {
