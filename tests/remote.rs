@@ -627,9 +627,11 @@ fn opening_and_a_cold_random_read_cost_few_gets() {
         &http_options(Duration::from_secs(10), 1),
     )
     .unwrap();
-    let array =
-        blosc2fs::format::Array::from_source(Path::new("big.b2nd"), Arc::new(loc.open_uncached().unwrap()))
-            .unwrap();
+    let array = blosc2fs::format::Array::from_source(
+        Path::new("big.b2nd"),
+        Arc::new(loc.open_uncached().unwrap()),
+    )
+    .unwrap();
     let opened = loc.stats();
     assert!(
         opened.gets <= 3 && opened.requests() <= 3,
@@ -673,9 +675,11 @@ fn small_frames_open_with_one_get() {
         &http_options(Duration::from_secs(10), 1),
     )
     .unwrap();
-    let array =
-        blosc2fs::format::Array::from_source(Path::new("f.b2nd"), Arc::new(loc.open_uncached().unwrap()))
-            .unwrap();
+    let array = blosc2fs::format::Array::from_source(
+        Path::new("f.b2nd"),
+        Arc::new(loc.open_uncached().unwrap()),
+    )
+    .unwrap();
     let local = blosc2fs::source::open_array(&path).unwrap();
     assert_eq!(
         read_all(&array, 1 << 16).unwrap(),

@@ -236,7 +236,17 @@ impl RemoteLocation {
 
     /// The first `len` bytes of the object here (fewer if it is shorter),
     /// in one GET: enough to tell whether it starts like a Blosc2 frame.
+    /// With a disk cache that holds them for the object's identity (known
+    /// from a listing or HEAD within the attribute TTL), no GET.
     pub fn read_head(&self, len: u64) -> Result<Vec<u8>, RemoteError> {
+        if let Some(cache) = self.conn.disk_cache() {
+            let shown = self.redacted();
+            if let Some(head) =
+                RemoteSource::cached_head(&self.conn, &self.path, &shown, cache, len)
+            {
+                return Ok(head);
+            }
+        }
         Ok(self
             .conn
             .get(&self.path, &self.redacted(), 0..len, None)?

@@ -241,6 +241,31 @@ impl RemoteSource {
         }
     }
 
+    /// The first `len` bytes (fewer if it is shorter) of the object at
+    /// `path` from the disk cache `cache`, when its identity is known from
+    /// a listing or HEAD within the attribute TTL and the cache holds them
+    /// for it; `None` otherwise (the caller asks the store).
+    pub(crate) fn cached_head(
+        conn: &Arc<Connection>,
+        path: &Path,
+        shown: &str,
+        cache: &Arc<DiskCache>,
+        len: u64,
+    ) -> Option<Vec<u8>> {
+        let identity = Identity::of(&conn.known(path)?);
+        let tag = identity.cache_tag();
+        let end = len.min(identity.size);
+        let source =
+            RemoteSource::with_identity(conn.clone(), path.clone(), shown.into(), identity);
+        let cached = CachedObject::new(cache.clone(), Arc::new(source), &tag)?;
+        if !cached.covers(&(0..end)) {
+            return None;
+        }
+        let mut head = vec![0; usize::try_from(end).ok()?];
+        cached.read_at(0, &mut head).ok()?;
+        Some(head)
+    }
+
     fn with_identity(
         conn: Arc<Connection>,
         path: Path,
