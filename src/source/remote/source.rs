@@ -14,6 +14,12 @@
 //! hinted bytes live in the connection's [`Pool`](super::pool::Pool),
 //! whose budget bounds bytes held plus bytes in flight; a read finding its
 //! bytes in flight waits for them.
+//!
+//! With the mount's disk cache, [`RemoteSource::open_cached`] opens the
+//! object under a [`CachedObject`] (the remote tier, `crate::disk_cache::remote`),
+//! keyed by its identity as a listing or HEAD gave it: an object whose
+//! first MiB the cache holds for that identity opens with no GET, and its
+//! reads fetch only the granules the cache lacks.
 
 use parking_lot::Mutex;
 use std::ops::Range;
