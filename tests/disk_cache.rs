@@ -839,6 +839,20 @@ fn every_file_of_an_s3_prefix_read_again_after_a_remount_costs_no_get() {
         );
         assert!(counter(&st, &["disk_cache", "remote_hits"]) > 0, "{st}");
     }
+    // The object mounted alone (its identity from the mount's HEAD): no GET either.
+    {
+        let m = Mount::start_with_env(Path::new("s3://tier/a.b2nd"), &args, &env);
+        let tree = read_tree(m.path());
+        check_grid(&tree, "", &s.src.join("a.b2nd"));
+        for (path, bytes) in &tree {
+            assert!(
+                bytes == &first[&Path::new("a.b2nd").join(path)],
+                "{}",
+                path.display()
+            );
+        }
+        assert_eq!(settled_gets(&m), 0, "one object: {}", stats(&m));
+    }
     // a.b2nd rewritten in S3 (a new ETag): its new bytes, never the old.
     write_grid(&s.src, "a.b2nd", 9, (600, 700), false);
     upload(
