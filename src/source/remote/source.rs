@@ -217,6 +217,8 @@ impl RemoteSource {
                 }
             },
         };
+        // Kept until the end: an open of the same entry below finds it open.
+        let mut candidate = None;
         if let Some(identity) = known.as_ref().map(Identity::of) {
             if identity.size == 0 {
                 return Ok(Arc::new(RemoteSource::with_identity(
@@ -231,12 +233,15 @@ impl RemoteSource {
                 if cached.covers(&head) {
                     return Ok(Arc::new(cached));
                 }
+                candidate = Some(cached);
             }
         }
         let (source, body) = Self::open_with_head(conn, path, shown)?;
         let tag = source.opened.cache_tag();
         let source: Arc<dyn ByteSource> = Arc::new(source);
-        match CachedObject::new(cache.clone(), source.clone(), &tag) {
+        let cached = CachedObject::new(cache.clone(), source.clone(), &tag);
+        drop(candidate);
+        match cached {
             Some(cached) => {
                 if let Some(body) = body {
                     cached.keep(0, &body);
