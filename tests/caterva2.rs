@@ -1766,3 +1766,98 @@ sys.stdout.buffer.write(a.tobytes())
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     py(script, &[&seed.to_string(), path.to_str().unwrap()])
 }
+
+// ------------------------------------------------------------ disk cache
+
+/// Every file under `root` (dot files aside), by path relative to it.
+fn read_all(root: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut todo = vec![root.to_path_buf()];
+    while let Some(dir) = todo.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let path = e.unwrap().path();
+            if path.file_name().unwrap().to_string_lossy().starts_with('.') {
+                continue;
+            }
+            if path.is_dir() {
+                todo.push(path);
+            } else {
+                let bytes = std::fs::read(&path).unwrap();
+                out.insert(path.strip_prefix(root).unwrap().to_path_buf(), bytes);
+            }
+        }
+    }
+    out
+}
+
+/// With `--disk-cache`, a remount reads a stored frame's every file from
+/// the bytes the first mount was sent: per object one validation (a
+/// one-byte `/api/fetch`, the server's HEAD), no other data request.
+#[test]
+fn a_stored_frame_read_again_after_a_remount_costs_one_byte_per_object() {
+    let test = "a_stored_frame_read_again_after_a_remount_costs_one_byte_per_object";
+    let Some(_serial) = serial_with_fuse() else {
+        return;
+    };
+    if !have_caterva2(test) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    // 256 Ki float64 (2 MiB, more than the open's first MiB), chunks of 256 KiB.
+    let raw = random_array(
+        &tmp.path().join("state/public/shape/big.b2nd"),
+        1 << 18,
+        32 << 10,
+        4 << 10,
+        9,
+    );
+    let server = C2Server::public(tmp.path());
+    let url = format!("c2+http://127.0.0.1:{}/@public", server.port);
+    let cache = tmp.path().join("cache");
+    let args = [
+        "--disk-cache",
+        cache.to_str().unwrap(),
+        // (long: the one validation per object is not repeated mid-test)
+        "--attr-timeout",
+        "30",
+    ];
+    let first = {
+        let mount = Mount::start(Path::new(&url), &args);
+        let files = read_all(&mount.path().join("shape/big.b2nd"));
+        assert_eq!(files[Path::new("data")], raw);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while mount.stats()["disk_cache"]["queued_bytes"] != 0 && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(20));
+        }
+        let first = settle(&mount);
+        assert!(count(&first, "fetch") > 0);
+        eprintln!("first mount: {first:?}");
+        files
+    };
+    let mount = Mount::start(Path::new(&url), &args);
+    let before = settle(&mount);
+    let files = read_all(&mount.path().join("shape/big.b2nd"));
+    assert_eq!(
+        files.keys().collect::<Vec<_>>(),
+        first.keys().collect::<Vec<_>>()
+    );
+    for (path, bytes) in &files {
+        assert!(bytes == &first[path], "{}", path.display());
+    }
+    let after = settle(&mount);
+    let stats = mount.stats();
+    eprintln!("remount: {after:?}; {stats}");
+    assert_eq!(count(&after, "slice"), count(&before, "slice"));
+    assert!(
+        count(&after, "fetch") - count(&before, "fetch") <= 1,
+        "only validations: {before:?} -> {after:?}"
+    );
+    assert!(
+        stats["remote"]["bytes_fetched"].as_u64().unwrap() <= 8,
+        "{stats}"
+    );
+    assert!(
+        stats["disk_cache"]["remote_hits"].as_u64().unwrap() > 0,
+        "{stats}"
+    );
+}

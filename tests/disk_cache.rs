@@ -628,3 +628,283 @@ open(sys.argv[2], "wb").write(a.tobytes())
     assert_eq!(decoded(&m), 0, "{}", stats(&m));
     assert!(disk(&m, "hits") >= 11);
 }
+
+/// Every file under `root` (dot files aside), by path relative to it.
+fn read_tree(root: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut todo = vec![root.to_path_buf()];
+    while let Some(dir) = todo.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let path = e.unwrap().path();
+            if path.file_name().unwrap().to_string_lossy().starts_with('.') {
+                continue;
+            }
+            if path.is_dir() {
+                todo.push(path);
+            } else {
+                let bytes =
+                    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                out.insert(path.strip_prefix(root).unwrap().to_path_buf(), bytes);
+            }
+        }
+    }
+    out
+}
+
+/// Write, in `dir`, `name` (contiguous, or a sparse frame's directory) of
+/// `rows` x `cols` float64 from `seed` in chunks and blocks that leave the
+/// edge chunks padded; beside it `name.raw` (numpy's C-order bytes) and
+/// `name.chunks/<i>.<j>` (each chunk padded with zeros to its shape, as
+/// numpy makes it).
+fn write_grid(dir: &Path, name: &str, seed: u64, shape: (u64, u64), sparse: bool) {
+    run_python(
+        r#"
+import os, sys, numpy as np, blosc2
+path, seed, rows, cols, sparse = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1"
+rng = np.random.default_rng(seed)
+a = (rng.standard_normal((rows, cols)) * 100).round(1)
+chunks, blocks = (64, 128), (16, 64)
+blosc2.asarray(a, urlpath=path, mode="w", chunks=chunks, blocks=blocks, contiguous=not sparse,
+               cparams={"codec": blosc2.Codec.LZ4, "clevel": 1})
+open(path + ".raw", "wb").write(a.tobytes())
+os.makedirs(path + ".chunks", exist_ok=True)
+for i in range(-(-rows // chunks[0])):
+    for j in range(-(-cols // chunks[1])):
+        c = np.zeros(chunks)
+        part = a[i * chunks[0]:(i + 1) * chunks[0], j * chunks[1]:(j + 1) * chunks[1]]
+        c[:part.shape[0], :part.shape[1]] = part
+        open(f"{path}.chunks/{i}.{j}", "wb").write(c.tobytes())
+"#,
+        &[
+            dir.join(name).to_str().unwrap(),
+            &seed.to_string(),
+            &shape.0.to_string(),
+            &shape.1.to_string(),
+            if sparse { "1" } else { "0" },
+        ],
+    );
+}
+
+/// Upload `files` (local path, key) to bucket `bucket` of the moto on `port`
+/// (created if missing).
+fn upload(port: u16, bucket: &str, files: &[(PathBuf, String)]) {
+    let mut args = vec![port.to_string(), bucket.to_string()];
+    for (path, key) in files {
+        args.push(path.display().to_string());
+        args.push(key.clone());
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    run_python(
+        r#"
+import sys, boto3
+port, bucket, files = sys.argv[1], sys.argv[2], sys.argv[3:]
+s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{port}", aws_access_key_id="testing",
+                  aws_secret_access_key="testing", region_name="us-east-1")
+if bucket not in [b["Name"] for b in s3.list_buckets()["Buckets"]]:
+    s3.create_bucket(Bucket=bucket)
+for path, key in zip(files[0::2], files[1::2]):
+    s3.upload_file(path, bucket, key)
+"#,
+        &args,
+    );
+}
+
+/// The objects of a sparse frame's directory `dir`, as keys under `prefix`.
+fn sparse_objects(dir: &Path, prefix: &str) -> Vec<(PathBuf, String)> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let path = e.unwrap().path();
+            let key = format!("{prefix}/{}", path.file_name().unwrap().to_string_lossy());
+            (path, key)
+        })
+        .collect()
+}
+
+/// Check the files of array folder `array` in `tree` against numpy's bytes
+/// written by [`write_grid`] at `written`.
+fn check_grid(tree: &std::collections::BTreeMap<PathBuf, Vec<u8>>, array: &str, written: &Path) {
+    let raw = std::fs::read(written.with_extension("b2nd.raw")).unwrap();
+    let file = |name: &str| &tree[&Path::new(array).join(name)];
+    assert_eq!(file("data"), &raw, "{array}/data");
+    assert!(file("data.npy").ends_with(&raw), "{array}/data.npy");
+    let chunks = written.with_extension("b2nd.chunks");
+    let mut n = 0;
+    for e in std::fs::read_dir(&chunks).unwrap() {
+        let path = e.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let shown = Path::new(array).join("chunks").join(&name);
+        let got = tree
+            .get(&shown)
+            .unwrap_or_else(|| panic!("no {} in {:?}", shown.display(), tree.keys()));
+        assert_eq!(got, &std::fs::read(&path).unwrap(), "{}", shown.display());
+        n += 1;
+    }
+    assert!(n >= 4, "{n} chunks");
+    for name in ["meta.json", "preview.png", "data.txt"] {
+        assert!(!file(name).is_empty(), "{array}/{name}");
+    }
+}
+
+/// Wait until the disk cache's writer has written everything queued.
+fn drained(m: &Mount) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while disk(m, "queued_bytes") > 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn every_file_of_an_s3_prefix_read_again_after_a_remount_costs_no_get() {
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
+    let Some(moto) = start_moto() else {
+        return;
+    };
+    let s = setup();
+    // A contiguous frame of ~2 MB compressed (more than the open's first
+    // MiB) and a sparse frame, both with padded edge chunks in both axes.
+    write_grid(&s.src, "a.b2nd", 7, (600, 700), false);
+    write_grid(&s.src, "s.b2nd", 8, (200, 300), true);
+    // A frame of no known extension: shown after its first bytes are sniffed.
+    write_grid(&s.src, "u.b2nd", 12, (100, 200), false);
+    let mut objects = vec![
+        (s.src.join("a.b2nd"), "a.b2nd".to_string()),
+        (s.src.join("u.b2nd"), "u.blob".to_string()),
+    ];
+    objects.extend(sparse_objects(&s.src.join("s.b2nd"), "sub/s.b2nd"));
+    upload(moto.1, "tier", &objects);
+    let env = s3_env(moto.1);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let args = cache_args(&s.cache, &[]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let url = Path::new("s3://tier/");
+    let first = {
+        let m = Mount::start_with_env(url, &args, &env);
+        let tree = read_tree(m.path());
+        check_grid(&tree, "a.b2nd", &s.src.join("a.b2nd"));
+        check_grid(&tree, "sub/s.b2nd", &s.src.join("s.b2nd"));
+        check_grid(&tree, "u.blob", &s.src.join("u.b2nd"));
+        drained(&m);
+        let st = stats(&m);
+        eprintln!(
+            "first mount: gets {} heads {} lists {} bytes {}; disk {}",
+            counter(&st, &["remote", "gets"]),
+            counter(&st, &["remote", "heads"]),
+            counter(&st, &["remote", "lists"]),
+            counter(&st, &["remote", "bytes_fetched"]),
+            st["disk_cache"]
+        );
+        assert!(counter(&st, &["remote", "gets"]) > 0);
+        assert!(counter(&st, &["disk_cache", "remote_fills"]) > 0);
+        assert_eq!(counter(&st, &["disk_cache", "fills_dropped"]), 0, "{st}");
+        tree
+    };
+    for extra in [&[][..], &["--no-passthrough"][..]] {
+        let all: Vec<&str> = args.iter().chain(extra).copied().collect();
+        let m = Mount::start_with_env(url, &all, &env);
+        let tree = read_tree(m.path());
+        assert_eq!(
+            tree.keys().collect::<Vec<_>>(),
+            first.keys().collect::<Vec<_>>()
+        );
+        for (path, bytes) in &tree {
+            assert!(bytes == &first[path], "{extra:?}: {}", path.display());
+        }
+        check_grid(&tree, "a.b2nd", &s.src.join("a.b2nd"));
+        check_grid(&tree, "sub/s.b2nd", &s.src.join("s.b2nd"));
+        check_grid(&tree, "u.blob", &s.src.join("u.b2nd"));
+        let st = stats(&m);
+        eprintln!(
+            "remount {extra:?}: gets {} heads {} lists {}; disk {}",
+            settled_gets(&m),
+            counter(&st, &["remote", "heads"]),
+            counter(&st, &["remote", "lists"]),
+            st["disk_cache"]
+        );
+        assert_eq!(
+            settled_gets(&m),
+            0,
+            "{extra:?}: GETs after the remount: {st}"
+        );
+        assert!(counter(&st, &["disk_cache", "remote_hits"]) > 0, "{st}");
+    }
+    // The object mounted alone (its identity from the mount's HEAD): no GET either.
+    {
+        let m = Mount::start_with_env(Path::new("s3://tier/a.b2nd"), &args, &env);
+        let tree = read_tree(m.path());
+        check_grid(&tree, "", &s.src.join("a.b2nd"));
+        for (path, bytes) in &tree {
+            assert!(
+                bytes == &first[&Path::new("a.b2nd").join(path)],
+                "{}",
+                path.display()
+            );
+        }
+        assert_eq!(settled_gets(&m), 0, "one object: {}", stats(&m));
+    }
+    // a.b2nd rewritten in S3 (a new ETag): its new bytes, never the old.
+    write_grid(&s.src, "a.b2nd", 9, (600, 700), false);
+    upload(
+        moto.1,
+        "tier",
+        &[(s.src.join("a.b2nd"), "a.b2nd".to_string())],
+    );
+    let m = Mount::start_with_env(url, &args, &env);
+    let tree = read_tree(m.path());
+    check_grid(&tree, "a.b2nd", &s.src.join("a.b2nd"));
+    assert_ne!(
+        tree[Path::new("a.b2nd/data")],
+        first[Path::new("a.b2nd/data")]
+    );
+    check_grid(&tree, "sub/s.b2nd", &s.src.join("s.b2nd"));
+    assert!(s3_gets(&m) > 0, "the rewritten object is fetched");
+}
+
+#[test]
+fn an_s3_object_cached_in_part_fetches_only_what_is_missing() {
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
+    let Some(moto) = start_moto() else {
+        return;
+    };
+    let s = setup();
+    write_grid(&s.src, "h.b2nd", 11, (1200, 700), false);
+    let size = std::fs::metadata(s.src.join("h.b2nd")).unwrap().len();
+    upload(
+        moto.1,
+        "holes",
+        &[(s.src.join("h.b2nd"), "h.b2nd".to_string())],
+    );
+    let env = s3_env(moto.1);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let args = cache_args(&s.cache, &[]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let url = Path::new("s3://holes/");
+    let raw = std::fs::read(s.src.join("h.b2nd.raw")).unwrap();
+    // The first mount reads the first row of chunks only.
+    let kept = {
+        let m = Mount::start_with_env(url, &args, &env);
+        let chunk = std::fs::read(m.path().join("h.b2nd/chunks/0.0")).unwrap();
+        assert_eq!(
+            chunk,
+            std::fs::read(s.src.join("h.b2nd.chunks/0.0")).unwrap()
+        );
+        drained(&m);
+        disk(&m, "remote_fill_bytes")
+    };
+    assert!(kept > 0 && kept < size, "{kept} of {size}");
+    let m = Mount::start_with_env(url, &args, &env);
+    assert_eq!(std::fs::read(m.path().join("h.b2nd/data")).unwrap(), raw);
+    let st = stats(&m);
+    let fetched = counter(&st, &["remote", "bytes_fetched"]);
+    eprintln!("holes: object {size}, kept {kept}, fetched after remount {fetched}: {st}");
+    assert!(counter(&st, &["disk_cache", "remote_hits"]) > 0, "{st}");
+    // What the first mount kept is not fetched again.
+    assert!(
+        fetched <= size - kept,
+        "fetched {fetched}, object {size}, kept {kept}"
+    );
+}

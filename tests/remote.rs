@@ -406,7 +406,7 @@ fn stalled_server_gives_a_timeout_error_not_a_hang() {
     .unwrap();
     server.script(&[], Act::Stall);
     let t = Instant::now();
-    let err = loc.open().unwrap_err();
+    let err = loc.open_uncached().unwrap_err();
     assert!(matches!(err, RemoteError::Timeout { .. }), "{err}");
     assert!(
         t.elapsed() < Duration::from_secs(8),
@@ -417,7 +417,7 @@ fn stalled_server_gives_a_timeout_error_not_a_hang() {
     let big = FaultServer::start(pattern(3 << 20));
     let src = RemoteLocation::connect(&big.url("b"), &http_options(Duration::from_secs(1), 1))
         .unwrap()
-        .open()
+        .open_uncached()
         .unwrap();
     big.script(&[], Act::Stall);
     let t = Instant::now();
@@ -444,7 +444,7 @@ fn resets_and_5xx_and_throttling_are_retried_then_fail() {
         &[Act::Status(503), Act::Status(429), Act::ResetMidBody],
         Act::Serve,
     );
-    let src = loc.open().unwrap();
+    let src = loc.open_uncached().unwrap();
     assert_eq!(src.len(), bytes.len() as u64);
     assert!(
         server.hits() >= 4,
@@ -483,7 +483,7 @@ fn denied_and_missing_objects_name_the_url_without_credentials() {
     let loc = RemoteLocation::connect(&url, &http_options(Duration::from_secs(5), 1)).unwrap();
     for (code, want_denied) in [(403, true), (401, true), (404, false)] {
         server.script(&[], Act::Status(code));
-        let err = loc.open().unwrap_err();
+        let err = loc.open_uncached().unwrap_err();
         let text = err.to_string();
         match (&err, want_denied) {
             (RemoteError::Denied { .. }, true) | (RemoteError::NotFound { .. }, false) => {}
@@ -530,7 +530,7 @@ fn short_wrong_or_unranged_bodies_are_errors_never_bytes() {
     let server = FaultServer::start(bytes.clone());
     let src = RemoteLocation::connect(&server.url("x"), &http_options(Duration::from_secs(5), 1))
         .unwrap()
-        .open()
+        .open_uncached()
         .unwrap();
     let mut buf = vec![0u8; 1 << 20];
     for fault in [Act::ShortBody, Act::WrongRange, Act::IgnoreRange] {
@@ -550,7 +550,7 @@ fn a_replaced_object_is_reported_as_changed() {
     let server = FaultServer::start(old.clone());
     let loc = RemoteLocation::connect(&server.url("x"), &http_options(Duration::from_secs(5), 1))
         .unwrap();
-    let src = loc.open().unwrap();
+    let src = loc.open_uncached().unwrap();
     let opened = src.opened_version();
     let mut new = old.clone();
     new[(2 << 20) + 5] ^= 0xff;
@@ -627,9 +627,11 @@ fn opening_and_a_cold_random_read_cost_few_gets() {
         &http_options(Duration::from_secs(10), 1),
     )
     .unwrap();
-    let array =
-        blosc2fs::format::Array::from_source(Path::new("big.b2nd"), Arc::new(loc.open().unwrap()))
-            .unwrap();
+    let array = blosc2fs::format::Array::from_source(
+        Path::new("big.b2nd"),
+        Arc::new(loc.open_uncached().unwrap()),
+    )
+    .unwrap();
     let opened = loc.stats();
     assert!(
         opened.gets <= 3 && opened.requests() <= 3,
@@ -673,9 +675,11 @@ fn small_frames_open_with_one_get() {
         &http_options(Duration::from_secs(10), 1),
     )
     .unwrap();
-    let array =
-        blosc2fs::format::Array::from_source(Path::new("f.b2nd"), Arc::new(loc.open().unwrap()))
-            .unwrap();
+    let array = blosc2fs::format::Array::from_source(
+        Path::new("f.b2nd"),
+        Arc::new(loc.open_uncached().unwrap()),
+    )
+    .unwrap();
     let local = blosc2fs::source::open_array(&path).unwrap();
     assert_eq!(
         read_all(&array, 1 << 16).unwrap(),
@@ -779,7 +783,7 @@ fn every_fixture_cats_exactly_from_s3_and_prefixes_list() {
     // Missing keys and buckets are clear errors.
     let err = RemoteLocation::connect("s3://fixtures/nope.b2nd", &s3_options(port))
         .unwrap()
-        .open()
+        .open_uncached()
         .unwrap_err();
     assert!(matches!(err, RemoteError::NotFound { .. }), "{err}");
 }
@@ -791,7 +795,7 @@ fn read_ranges_coalesce_neighbours_into_few_gets() {
     let server = FaultServer::start(bytes.clone());
     let loc = RemoteLocation::connect(&server.url("x"), &http_options(Duration::from_secs(10), 1))
         .unwrap();
-    let src = loc.open().unwrap();
+    let src = loc.open_uncached().unwrap();
     let before = loc.stats();
     // Two neighbours (100 KiB apart), one far away, one already fetched at open, one empty.
     let ranges = [
@@ -1304,7 +1308,7 @@ fn open_remote(url: &str, opts: &RemoteOptions) -> (RemoteLocation, Arc<blosc2fs
     let loc = RemoteLocation::connect(url, opts).unwrap();
     let array = blosc2fs::format::Array::from_source(
         Path::new("remote.b2nd"),
-        Arc::new(loc.open().unwrap()),
+        Arc::new(loc.open_uncached().unwrap()),
     )
     .unwrap();
     (loc, Arc::new(array))

@@ -1,9 +1,10 @@
-//! The decoded tier on local disk (`--disk-cache DIR`): the `data` bytes of
-//! arrays read before, kept in sparse files keyed by the source's version,
-//! so a re-read (in this mount or a later one, by this mount or another
+//! The disk cache (`--disk-cache DIR`). Its decoded tier keeps the `data`
+//! bytes of arrays read before in sparse files keyed by the source's
+//! version, so a re-read (in this mount or a later one, by this mount or another
 //! sharing DIR) is served from a plain file instead of being decoded, and
 //! a complete entry can be handed to the kernel for FUSE passthrough by the
-//! layers above.
+//! layers above. Its remote tier keeps what remote objects sent, so a
+//! remount or a second epoch costs no GET while the ETag holds.
 //!
 //! - [`key`]: the entry's name from the source identity and version;
 //! - [`map`]: which granules of an entry are whole, and its form on disk;
@@ -11,6 +12,8 @@
 //! - [`index`]: the directory, its lock, LRU eviction within the budget;
 //! - [`pending`]: granules a read served by decoding, to be produced
 //!   again and written when the mount is quiet;
+//! - [`remote`]: the remote tier: a remote object's bytes as fetched, by
+//!   range, under its ETag, in front of the remote source;
 //! - [`writer`]: the thread that writes fills off the read path;
 //! - [`stats`]: counters for `.stats`.
 //!
@@ -23,6 +26,7 @@ pub mod index;
 pub mod key;
 pub mod map;
 pub mod pending;
+pub mod remote;
 pub mod stats;
 mod writer;
 

@@ -26,6 +26,15 @@ pub struct DiskStats {
     pub cache_file_opens: AtomicU64,
     /// Errors (logged; the read decoded instead).
     pub errors: AtomicU64,
+    /// Reads of remote objects' bytes answered from a cache file (the
+    /// remote tier) instead of the network.
+    pub remote_hits: AtomicU64,
+    /// Bytes those reads returned.
+    pub remote_hit_bytes: AtomicU64,
+    /// Runs of granules fetched from a remote object and offered to the cache.
+    pub remote_fills: AtomicU64,
+    /// Bytes of those runs.
+    pub remote_fill_bytes: AtomicU64,
 }
 
 impl DiskStats {
@@ -48,6 +57,10 @@ impl DiskStats {
             ("passthrough_opens", &self.passthrough_opens),
             ("cache_file_opens", &self.cache_file_opens),
             ("errors", &self.errors),
+            ("remote_hits", &self.remote_hits),
+            ("remote_hit_bytes", &self.remote_hit_bytes),
+            ("remote_fills", &self.remote_fills),
+            ("remote_fill_bytes", &self.remote_fill_bytes),
         ]
         .into_iter()
         .map(|(name, c)| (name.to_string(), get(c)))

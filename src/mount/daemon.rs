@@ -439,7 +439,7 @@ fn remote_filesystem(
         budget,
         prefetch_window(config).min(remote.budget / 2),
     );
-    let root = RemoteRoot::connect(url, &remote, config.attr_timeout)
+    let root = RemoteRoot::connect(url, &remote, config.attr_timeout, disk_cache.clone())
         .map_err(|e| format!("source {e}"))?;
     Ok(Filesystem::new_remote(
         Arc::new(root),

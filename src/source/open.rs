@@ -75,18 +75,18 @@ pub fn open_url(url: &str, options: &remote::RemoteOptions) -> Result<Array, Err
         // A dataset of a Caterva2 server: a stored frame read in byte
         // ranges, or one it serves as regions only (an HDF5 leaf).
         if remote::caterva2::is_stored_frame(location.key()) {
-            return Array::from_source(&shown, Arc::new(location.open().map_err(fail)?));
+            return Array::from_source(&shown, location.open().map_err(fail)?);
         }
         return remote::served::open_dataset(&location, &location.info().map_err(fail)?);
     }
-    let sparse = |index: remote::RemoteSource| {
-        Array::from_sparse(&shown, Arc::new(index), Arc::new(location.sparse_chunks()))
+    let sparse = |index: Arc<dyn crate::format::ByteSource>| {
+        Array::from_sparse(&shown, index, Arc::new(location.sparse_chunks()))
     };
     if location.is_prefix() {
         return sparse(location.child(SPARSE_INDEX).open().map_err(fail)?);
     }
     match location.open() {
-        Ok(object) => Array::from_source(&shown, Arc::new(object)),
+        Ok(object) => Array::from_source(&shown, object),
         Err(missing @ remote::RemoteError::NotFound { .. })
             if location.scheme() != remote::Scheme::Http =>
         {

@@ -77,7 +77,7 @@ impl MemberFiles for RemoteMembers {
     }
 
     fn open(&self, rel: &str) -> Result<Arc<dyn ByteSource>, Problem> {
-        Ok(Arc::new(self.listings.location(&self.under(rel)).open()?))
+        Ok(self.listings.location(&self.under(rel)).open()?)
     }
 
     fn open_embed(&self) -> Result<Option<Arc<dyn ByteSource>>, Problem> {

@@ -109,6 +109,6 @@ impl RemoteObject {
             .location(&self.key)
             .open()
             .map_err(|e| Error::new(&name, e.into()))?;
-        Store::open_source(&name, Arc::new(source), format, version)
+        Store::open_source(&name, source, format, version)
     }
 }

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use parking_lot::Mutex;
 
+use crate::disk_cache::DiskCache;
 use crate::format::{Array, Error, Version, VersionTag, SPARSE_INDEX};
 use crate::source::remote::served::folder::{self as c2, MountedFolder, Shown};
 use crate::source::remote::{
@@ -92,11 +93,13 @@ impl RemoteRoot {
     /// ending in `/` is refused: a web server cannot be listed); for a
     /// store, a prefix when the URL ends in `/` or no object has its name,
     /// else that object; for a Caterva2 server, what the server says.
-    /// Errors name the URL without credentials.
+    /// With `disk_cache`, the bytes objects send are kept there (the
+    /// remote tier). Errors name the URL without credentials.
     pub fn connect(
         url: &str,
         options: &RemoteOptions,
         ttl: Duration,
+        disk_cache: Option<Arc<DiskCache>>,
     ) -> Result<RemoteRoot, RemoteError> {
         // Served regions carry no validator: their ETag is asked again at
         // most once per attribute TTL (source/remote/served/recheck.rs).
@@ -104,7 +107,14 @@ impl RemoteRoot {
             attr_ttl: ttl,
             ..options.clone()
         };
-        let mut loc = RemoteLocation::connect(url, options)?;
+        let connect = |url: &str| {
+            let loc = RemoteLocation::connect(url, options)?;
+            if let Some(cache) = &disk_cache {
+                loc.keep_on_disk(cache.clone());
+            }
+            Ok::<_, RemoteError>(loc)
+        };
+        let mut loc = connect(url)?;
         if loc.scheme() == Scheme::Caterva2 {
             return Ok(match c2::connect(loc)? {
                 c2::Mounted::Folder(loc) => Self::with(loc, RemoteClass::Dir, false, ttl, None),
@@ -124,9 +134,7 @@ impl RemoteRoot {
         if !loc.is_prefix() {
             match loc.head() {
                 Ok(object) => head = Some(object),
-                Err(RemoteError::NotFound { .. }) if !http => {
-                    loc = RemoteLocation::connect(&format!("{url}/"), options)?
-                }
+                Err(RemoteError::NotFound { .. }) if !http => loc = connect(&format!("{url}/"))?,
                 Err(e) => return Err(e),
             }
         }
@@ -368,9 +376,9 @@ impl RemoteRoot {
         let loc = self.location(key);
         if sparse {
             let index = loc.child(SPARSE_INDEX).open().map_err(fail)?;
-            Array::from_sparse(name, Arc::new(index), Arc::new(loc.sparse_chunks()))
+            Array::from_sparse(name, index, Arc::new(loc.sparse_chunks()))
         } else {
-            Array::from_source(name, Arc::new(loc.open().map_err(fail)?))
+            Array::from_source(name, loc.open().map_err(fail)?)
         }
     }
 }

@@ -12,6 +12,7 @@ use super::source::RemoteSource;
 use super::stats::StatsSnapshot;
 use super::store::{Connection, RemoteOptions};
 use super::url::RemoteUrl;
+use crate::disk_cache::DiskCache;
 use crate::format::source::{sparse_chunk_name, ByteSource, SparseChunks, Version, VersionTag};
 use crate::format::PResult;
 use crate::source::urls::Scheme;
@@ -164,9 +165,41 @@ impl RemoteLocation {
         self.scheme() != Scheme::Caterva2
     }
 
-    /// Open the object here (one GET: its first MiB, size and identity).
-    pub fn open(&self) -> Result<RemoteSource, RemoteError> {
+    /// Open the object here: one GET (its first MiB, size and identity);
+    /// with a disk cache ([`Self::keep_on_disk`]), read through it, and no
+    /// GET when the cache holds those bytes of the object's current state
+    /// (known from a listing or a HEAD within the attribute TTL).
+    pub fn open(&self) -> Result<Arc<dyn ByteSource>, RemoteError> {
+        match self.conn.disk_cache() {
+            None => Ok(Arc::new(self.open_uncached()?)),
+            Some(cache) => RemoteSource::open_cached(
+                self.conn.clone(),
+                self.path.clone(),
+                self.redacted(),
+                cache,
+                || self.validate(),
+            ),
+        }
+    }
+
+    /// Open the object here, not through the disk cache (one GET).
+    pub fn open_uncached(&self) -> Result<RemoteSource, RemoteError> {
         RemoteSource::open(self.conn.clone(), self.path.clone(), self.redacted())
+    }
+
+    /// Keep the bytes objects reached through this location's connection
+    /// send in `cache` (every location derived from it shares it).
+    pub fn keep_on_disk(&self, cache: Arc<DiskCache>) {
+        self.conn.keep_on_disk(cache);
+    }
+
+    /// The object's identity now, for an open through the disk cache: one
+    /// HEAD (for a signed URL, which signs GETs only, a GET of one byte).
+    fn validate(&self) -> Result<object_store::ObjectMeta, RemoteError> {
+        if self.url.is_signed() {
+            return Ok(self.conn.get(&self.path, &self.redacted(), 0..1, None)?.0);
+        }
+        self.conn.head(&self.path, &self.redacted())
     }
 
     /// The child prefixes and objects under this prefix (one delimiter
@@ -203,7 +236,17 @@ impl RemoteLocation {
 
     /// The first `len` bytes of the object here (fewer if it is shorter),
     /// in one GET: enough to tell whether it starts like a Blosc2 frame.
+    /// With a disk cache that holds them for the object's identity (known
+    /// from a listing or HEAD within the attribute TTL), no GET.
     pub fn read_head(&self, len: u64) -> Result<Vec<u8>, RemoteError> {
+        if let Some(cache) = self.conn.disk_cache() {
+            let shown = self.redacted();
+            if let Some(head) =
+                RemoteSource::cached_head(&self.conn, &self.path, &shown, cache, len)
+            {
+                return Ok(head);
+            }
+        }
         Ok(self
             .conn
             .get(&self.path, &self.redacted(), 0..len, None)?
@@ -256,7 +299,7 @@ pub struct RemoteChunks {
 
 impl SparseChunks for RemoteChunks {
     fn open_chunk(&self, n: u64) -> PResult<Arc<dyn ByteSource>> {
-        Ok(Arc::new(self.dir.child(&sparse_chunk_name(n)).open()?))
+        Ok(self.dir.child(&sparse_chunk_name(n)).open()?)
     }
 }
 

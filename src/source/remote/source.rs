@@ -14,6 +14,12 @@
 //! hinted bytes live in the connection's [`Pool`](super::pool::Pool),
 //! whose budget bounds bytes held plus bytes in flight; a read finding its
 //! bytes in flight waits for them.
+//!
+//! With the mount's disk cache, [`RemoteSource::open_cached`] opens the
+//! object under a [`CachedObject`] (the remote tier, `crate::disk_cache::remote`),
+//! keyed by its identity as a listing or HEAD gave it: an object whose
+//! first MiB the cache holds for that identity opens with no GET, and its
+//! reads fetch only the granules the cache lacks.
 
 use parking_lot::Mutex;
 use std::ops::Range;
@@ -28,6 +34,8 @@ use super::error::RemoteError;
 use super::pool::{Found, Ledger};
 use super::runtime;
 use super::store::Connection;
+use crate::disk_cache::remote::CachedObject;
+use crate::disk_cache::DiskCache;
 use crate::format::source::{range_len, ByteSource, Need, Version, VersionTag};
 use crate::format::{PResult, Problem};
 
@@ -78,6 +86,23 @@ impl Identity {
         Version {
             len: self.size,
             tag: VersionTag::Token(tag),
+        }
+    }
+
+    /// What names this state in the disk cache's key: the size with the
+    /// ETag (a strong one: equal ETags are equal bytes, whether a listing,
+    /// a HEAD or a GET gave it), else the version id, else the
+    /// modification time (with a weak ETag, if any).
+    fn cache_tag(&self) -> String {
+        match (&self.etag, &self.version) {
+            (Some(e), _) if !e.starts_with("W/") => format!("size {} etag {e}", self.size),
+            (_, Some(v)) => format!("size {} version {v}", self.size),
+            (e, None) => format!(
+                "size {} modified {} etag {}",
+                self.size,
+                self.modified,
+                e.as_deref().unwrap_or("none")
+            ),
         }
     }
 
@@ -132,11 +157,20 @@ impl RemoteSource {
         path: Path,
         shown: String,
     ) -> Result<RemoteSource, RemoteError> {
+        Self::open_with_head(conn, path, shown).map(|(source, _)| source)
+    }
+
+    /// [`Self::open`], and the bytes its GET brought (none for an empty object).
+    fn open_with_head(
+        conn: Arc<Connection>,
+        path: Path,
+        shown: String,
+    ) -> Result<(RemoteSource, Option<bytes::Bytes>), RemoteError> {
         match conn.get(&path, &shown, 0..HINT as u64, None) {
             Ok((meta, body)) => {
                 let source = RemoteSource::with_identity(conn, path, shown, Identity::of(&meta));
-                source.remember(0, body);
-                Ok(source)
+                source.remember(0, body.clone());
+                Ok((source, Some(body)))
             }
             Err(
                 e @ (RemoteError::NotFound { .. }
@@ -146,16 +180,101 @@ impl RemoteSource {
             Err(e) => {
                 // An empty object has no byte 0 to ask for: look at it.
                 match conn.head(&path, &shown) {
-                    Ok(meta) if meta.size == 0 => Ok(RemoteSource::with_identity(
-                        conn,
-                        path,
-                        shown,
-                        Identity::of(&meta),
+                    Ok(meta) if meta.size == 0 => Ok((
+                        RemoteSource::with_identity(conn, path, shown, Identity::of(&meta)),
+                        None,
                     )),
                     _ => Err(e),
                 }
             }
         }
+    }
+
+    /// Open the object at `path` read through the disk cache `cache` (the
+    /// remote tier). Its identity is the one a listing or HEAD gave less
+    /// than the attribute TTL ago, else the one `validate` asks for (a
+    /// HEAD); when the cache holds the bytes [`Self::open`] would fetch for
+    /// that identity, no GET is sent. Otherwise the object is opened as
+    /// usual (one GET, whose answer names the identity) and the bytes that
+    /// GET brought are offered to the cache.
+    pub(crate) fn open_cached(
+        conn: Arc<Connection>,
+        path: Path,
+        shown: String,
+        cache: &Arc<DiskCache>,
+        validate: impl FnOnce() -> Result<ObjectMeta, RemoteError>,
+    ) -> Result<Arc<dyn ByteSource>, RemoteError> {
+        let known = match conn.known(&path) {
+            Some(meta) => Some(meta),
+            None => match validate() {
+                Ok(meta) => Some(meta),
+                Err(e @ (RemoteError::NotFound { .. } | RemoteError::Denied { .. })) => {
+                    return Err(e)
+                }
+                Err(e) => {
+                    log::debug!("{e}: opened with a GET");
+                    None
+                }
+            },
+        };
+        // Kept until the end: an open of the same entry below finds it open.
+        let mut candidate = None;
+        if let Some(identity) = known.as_ref().map(Identity::of) {
+            if identity.size == 0 {
+                return Ok(Arc::new(RemoteSource::with_identity(
+                    conn, path, shown, identity,
+                )));
+            }
+            let head = 0..identity.size.min(HINT as u64);
+            let tag = identity.cache_tag();
+            let source =
+                RemoteSource::with_identity(conn.clone(), path.clone(), shown.clone(), identity);
+            if let Some(cached) = CachedObject::new(cache.clone(), Arc::new(source), &tag) {
+                if cached.covers(&head) {
+                    return Ok(Arc::new(cached));
+                }
+                candidate = Some(cached);
+            }
+        }
+        let (source, body) = Self::open_with_head(conn, path, shown)?;
+        let tag = source.opened.cache_tag();
+        let source: Arc<dyn ByteSource> = Arc::new(source);
+        let cached = CachedObject::new(cache.clone(), source.clone(), &tag);
+        drop(candidate);
+        match cached {
+            Some(cached) => {
+                if let Some(body) = body {
+                    cached.keep(0, &body);
+                }
+                Ok(Arc::new(cached))
+            }
+            None => Ok(source),
+        }
+    }
+
+    /// The first `len` bytes (fewer if it is shorter) of the object at
+    /// `path` from the disk cache `cache`, when its identity is known from
+    /// a listing or HEAD within the attribute TTL and the cache holds them
+    /// for it; `None` otherwise (the caller asks the store).
+    pub(crate) fn cached_head(
+        conn: &Arc<Connection>,
+        path: &Path,
+        shown: &str,
+        cache: &Arc<DiskCache>,
+        len: u64,
+    ) -> Option<Vec<u8>> {
+        let identity = Identity::of(&conn.known(path)?);
+        let tag = identity.cache_tag();
+        let end = len.min(identity.size);
+        let source =
+            RemoteSource::with_identity(conn.clone(), path.clone(), shown.into(), identity);
+        let cached = CachedObject::new(cache.clone(), Arc::new(source), &tag)?;
+        if !cached.covers(&(0..end)) {
+            return None;
+        }
+        let mut head = vec![0; usize::try_from(end).ok()?];
+        cached.read_at(0, &mut head).ok()?;
+        Some(head)
     }
 
     fn with_identity(

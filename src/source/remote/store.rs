@@ -3,9 +3,12 @@
 //! profile) and [`RemoteOptions`], with every request counted, bounded by
 //! the timeout and its errors turned into [`RemoteError`]s without secrets.
 
+use std::num::NonZeroUsize;
 use std::ops::Range;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
 
 use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
@@ -26,6 +29,7 @@ use super::profile;
 use super::runtime::{self, Wait};
 use super::stats::{Endpoint, RemoteStats};
 use super::url::RemoteUrl;
+use crate::disk_cache::DiskCache;
 use crate::source::urls::{redact_text, Scheme};
 
 /// How to reach remote stores; credentials and endpoints otherwise come
@@ -99,7 +103,17 @@ pub(crate) struct Connection {
     pub(crate) attr_ttl: Duration,
     /// For a Caterva2 server: its session (login, JSON endpoints).
     pub(crate) c2: Option<Arc<Session>>,
+    /// The mount's disk cache, when it keeps the bytes objects sent (set
+    /// once, before the first open).
+    disk: OnceLock<Arc<DiskCache>>,
+    /// With a disk cache: the identities listings and HEADs gave, by path,
+    /// and when, so an open within the attribute TTL needs no request to
+    /// know which cache entry holds the object.
+    seen: Mutex<lru::LruCache<Path, (Instant, ObjectMeta)>>,
 }
+
+/// Identities remembered per connection for opens ([`Connection::known`]).
+const SEEN_KEPT: usize = 16_384;
 
 /// Hinted GETs in flight at most per connection.
 const HINT_GETS: usize = 8;
@@ -247,7 +261,44 @@ impl Connection {
             part,
             attr_ttl: opts.attr_ttl,
             c2,
+            disk: OnceLock::new(),
+            seen: Mutex::new(lru::LruCache::new(
+                NonZeroUsize::new(SEEN_KEPT).unwrap_or(NonZeroUsize::MIN),
+            )),
         }))
+    }
+
+    /// Keep the bytes objects send in `cache` (the remote tier); the first
+    /// cache given stays.
+    pub(crate) fn keep_on_disk(&self, cache: Arc<DiskCache>) {
+        let _ = self.disk.set(cache);
+    }
+
+    /// The disk cache objects' bytes are kept in, if any.
+    pub(crate) fn disk_cache(&self) -> Option<&Arc<DiskCache>> {
+        self.disk.get()
+    }
+
+    /// The identity a listing or HEAD gave of the object at `path` less
+    /// than the attribute TTL ago (only kept with a disk cache).
+    pub(crate) fn known(&self, path: &Path) -> Option<ObjectMeta> {
+        let mut seen = self.seen.lock();
+        match seen.get(path) {
+            Some((at, meta)) if at.elapsed() < self.attr_ttl => Some(meta.clone()),
+            _ => None,
+        }
+    }
+
+    /// Remember `meta` as the object's identity now (with a disk cache, and
+    /// when it names a state: an ETag or version id; a Caterva2 listing
+    /// gives neither, nor a size).
+    fn saw(&self, path: &Path, meta: &ObjectMeta) {
+        if self.disk.get().is_none() || (meta.e_tag.is_none() && meta.version.is_none()) {
+            return;
+        }
+        self.seen
+            .lock()
+            .put(path.clone(), (Instant::now(), meta.clone()));
     }
 
     /// The store path of `url`'s key (empty for a signed URL, whose
@@ -337,9 +388,11 @@ impl Connection {
     /// is its redacted URL, for messages).
     pub(crate) fn head(&self, path: &Path, shown: &str) -> Result<ObjectMeta, RemoteError> {
         self.stats.head();
-        self.wait(shown, async {
+        let meta = self.wait(shown, async {
             self.store.head(path).await.map_err(|e| self.fail(shown, e))
-        })
+        })?;
+        self.saw(path, &meta);
+        Ok(meta)
     }
 
     /// One ranged GET (`range` is clamped to the object's end by the
@@ -485,11 +538,18 @@ impl Connection {
         shown: &str,
     ) -> Result<object_store::ListResult, RemoteError> {
         self.stats.list();
-        self.wait(shown, async {
+        let result = self.wait(shown, async {
             self.store
                 .list_with_delimiter(prefix)
                 .await
                 .map_err(|e| self.fail(shown, e))
-        })
+        })?;
+        if self.c2.is_none() {
+            result
+                .objects
+                .iter()
+                .for_each(|meta| self.saw(&meta.location, meta));
+        }
+        Ok(result)
     }
 }

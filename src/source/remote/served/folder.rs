@@ -24,7 +24,6 @@ use crate::format::source::ByteSource;
 use crate::format::{Array, Error, Version, VersionTag};
 use crate::source::remote::error::RemoteError;
 use crate::source::remote::location::RemoteLocation;
-use crate::source::remote::source::RemoteSource;
 
 use crate::source::remote::caterva2::info::{DatasetInfo, InfoKind};
 use crate::source::remote::caterva2::names::{in_container, is_container, is_stored_frame};
@@ -59,6 +58,9 @@ pub enum Shown {
     Dataset,
 }
 
+/// A stored frame opened, and when it was opened or last confirmed.
+type Probe = (Instant, Arc<dyn ByteSource>);
+
 /// The datasets under one mounted Caterva2 location, with what was learnt
 /// of them for the TTL.
 #[derive(Debug)]
@@ -71,7 +73,7 @@ pub struct MountedFolder {
     infos: Mutex<lru::LruCache<String, (Instant, Arc<DatasetInfo>)>>,
     /// Stored frames opened to learn their version, and when that was last
     /// confirmed: the most recent [`PROBES_KEPT`].
-    probes: Mutex<lru::LruCache<String, (Instant, Arc<RemoteSource>)>>,
+    probes: Mutex<lru::LruCache<String, Probe>>,
 }
 
 fn lru<V>(n: usize) -> Mutex<lru::LruCache<String, V>> {
@@ -221,7 +223,7 @@ impl MountedFolder {
     /// The stored frame `key`, opened (its first MiB and identity) at most
     /// a TTL ago, or confirmed unchanged since by a GET of its first byte;
     /// opened again when it changed.
-    fn probe(&self, key: &str) -> Result<Arc<RemoteSource>, RemoteError> {
+    fn probe(&self, key: &str) -> Result<Arc<dyn ByteSource>, RemoteError> {
         let loc = self.loc.descendant(key);
         let kept = self.probes.lock().get(key).cloned();
         if let Some((at, source)) = kept {
@@ -235,7 +237,7 @@ impl MountedFolder {
                 return Ok(source);
             }
         }
-        let source = Arc::new(loc.open()?);
+        let source = loc.open()?;
         self.probes
             .lock()
             .put(key.to_string(), (Instant::now(), source.clone()));

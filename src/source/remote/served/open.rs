@@ -29,7 +29,7 @@ pub fn open_dataset(loc: &RemoteLocation, info: &DatasetInfo) -> Result<Array, E
             let try_ranges = ranges.unwrap_or_else(|| !in_hdf5(loc.key()));
             if try_ranges {
                 match loc.open() {
-                    Ok(source) => return Array::from_source(&name, Arc::new(source)),
+                    Ok(source) => return Array::from_source(&name, source),
                     // 416: nothing kept to take ranges of.
                     Err(RemoteError::Changed { .. }) if ranges.is_none() => {}
                     Err(e) => return Err(fail(e)),
@@ -43,7 +43,7 @@ pub fn open_dataset(loc: &RemoteLocation, info: &DatasetInfo) -> Result<Array, E
             url: shown.clone(),
             detail: "a frame the server does not serve in byte ranges".into(),
         })),
-        InfoKind::Frame { .. } => Array::from_source(&name, Arc::new(loc.open().map_err(fail)?)),
+        InfoKind::Frame { .. } => Array::from_source(&name, loc.open().map_err(fail)?),
         InfoKind::Group => Err(fail(RemoteError::Unsupported {
             url: shown.clone(),
             detail: "a folder or group, not a dataset".into(),

@@ -1,0 +1,609 @@
+//! The remote tier: the bytes a remote source sent (a frame's compressed
+//! bytes, by object and range) kept on local disk, so a remount, or a
+//! second pass over the same objects, reads them from a plain file instead
+//! of the network while the object's version is unchanged.
+//!
+//! [`CachedObject`] wraps any [`ByteSource`] whose reads are round trips. A
+//! range whose 128 KiB granules are all whole in the entry is read from the
+//! entry's file; otherwise the range, rounded out to granule boundaries
+//! (clamped to the object's end), is fetched from the source under it and
+//! offered to the cache, so every fetched byte lands in whole granules that
+//! a later read can use. Hints ([`ByteSource::will_need`]) are forwarded
+//! for the ranges not already whole, rounded the same way, so the reads
+//! that follow find the hinted bytes instead of fetching them twice.
+//!
+//! The entry is keyed by the object's description (its redacted URL) and
+//! the identity text the caller gives (its ETag or version and size): a
+//! rewritten object lands in a new entry and is never served the old
+//! one's bytes. The key text starts with [`NAMESPACE`], so it can never be
+//! the key of a decoded `data` entry. Validating the identity (a listing,
+//! one HEAD per attribute TTL) is the caller's business: this module
+//! depends on nothing but the format layer's [`ByteSource`].
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use super::map::GRANULE;
+use super::{DiskCache, DiskStats, Entry};
+use crate::format::source::{range_len, ByteSource, Need, Pin, Version};
+use crate::format::PResult;
+
+/// First line of every remote entry's identity text.
+pub const NAMESPACE: &str = "remote object";
+
+/// The identity text of the object `described` (its redacted URL) in the
+/// state `version` names (an ETag, a version id or a modification time,
+/// with the size).
+pub fn identity(described: &str, version: &str) -> String {
+    format!("{NAMESPACE}\n{described}\n{version}")
+}
+
+/// `range` rounded out to granule boundaries, the end clamped to `len`.
+pub fn granules(range: &Range<u64>, len: u64) -> Range<u64> {
+    let start = range.start / GRANULE * GRANULE;
+    let end = range
+        .end
+        .div_ceil(GRANULE)
+        .saturating_mul(GRANULE)
+        .min(len)
+        .max(range.end);
+    start..end
+}
+
+/// Sorted ranges with the overlapping and touching ones merged.
+pub fn merged(mut ranges: Vec<Range<u64>>) -> Vec<Range<u64>> {
+    ranges.sort_by_key(|r| r.start);
+    let mut out: Vec<Range<u64>> = Vec::with_capacity(ranges.len());
+    for r in ranges {
+        match out.last_mut() {
+            Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
+            _ => out.push(r),
+        }
+    }
+    out
+}
+
+/// A remote object read through the disk cache.
+#[derive(Debug)]
+pub struct CachedObject {
+    cache: Arc<DiskCache>,
+    entry: Arc<Entry>,
+    inner: Arc<dyn ByteSource>,
+    /// Granules offered to the writer by this source (one bit each), so
+    /// bytes read again before the writer got to them are not queued twice.
+    offered: Mutex<Vec<u64>>,
+}
+
+impl CachedObject {
+    /// `inner` read through `cache`, in the entry of the object state
+    /// `version` names (see [`identity`]); `None` when it cannot be cached
+    /// (empty, larger than the budget, the cache failed).
+    pub fn new(
+        cache: Arc<DiskCache>,
+        inner: Arc<dyn ByteSource>,
+        version: &str,
+    ) -> Option<CachedObject> {
+        let entry = cache.entry(&identity(&inner.describe(), version), inner.len())?;
+        Some(CachedObject {
+            cache,
+            entry,
+            offered: Mutex::new(vec![0; inner.len().div_ceil(GRANULE).div_ceil(64) as usize]),
+            inner,
+        })
+    }
+
+    /// Whether every byte of `range` is whole in the cache.
+    pub fn covers(&self, range: &Range<u64>) -> bool {
+        range.end <= self.entry.len() && self.entry.covers(range.start, range.end)
+    }
+
+    /// `bytes` read at `offset` from the source under this one: the whole
+    /// granules among them neither whole in the cache nor offered before
+    /// are queued for writing (waiting for room rather than dropping them).
+    pub fn keep(&self, offset: u64, bytes: &[u8]) {
+        for run in self.unoffered(offset, bytes.len() as u64) {
+            let from = (run.start - offset) as usize;
+            let to = (run.end - offset) as usize;
+            self.count_fill(1, run.end - run.start);
+            self.cache
+                .offer(&self.entry, run.start, &bytes[from..to], true);
+        }
+    }
+
+    /// The runs of whole granules among `n` bytes at `offset` that are not
+    /// whole in the cache and were not offered yet, now marked offered.
+    fn unoffered(&self, offset: u64, n: u64) -> Vec<Range<u64>> {
+        let len = self.inner.len();
+        let end = offset.saturating_add(n).min(len);
+        let first = offset.div_ceil(GRANULE);
+        let last = if end == len {
+            end.div_ceil(GRANULE)
+        } else {
+            end / GRANULE
+        };
+        let mut offered = self.offered.lock();
+        let mut runs: Vec<Range<u64>> = Vec::new();
+        for g in first..last {
+            let (word, bit) = ((g / 64) as usize, 1u64 << (g % 64));
+            let granule = g * GRANULE..((g + 1) * GRANULE).min(len);
+            let Some(w) = offered.get_mut(word) else {
+                break;
+            };
+            if *w & bit != 0 || self.covers(&granule) {
+                continue;
+            }
+            *w |= bit;
+            match runs.last_mut() {
+                Some(run) if run.end == granule.start => run.end = granule.end,
+                _ => runs.push(granule),
+            }
+        }
+        runs
+    }
+
+    /// Fill `buf` from the cache file when all of its bytes are whole there.
+    fn read_cached(&self, offset: u64, buf: &mut [u8]) -> bool {
+        let end = offset.saturating_add(buf.len() as u64);
+        if buf.is_empty() || !self.covers(&(offset..end)) {
+            return false;
+        }
+        let stats = self.cache.stats();
+        match self.entry.read_at(offset, buf) {
+            Ok(()) => {
+                DiskStats::add(&stats.remote_hits, 1);
+                DiskStats::add(&stats.remote_hit_bytes, buf.len() as u64);
+                true
+            }
+            Err(e) => {
+                DiskStats::add(&stats.errors, 1);
+                log::warn!(
+                    "disk cache: reading {} for {}: {e}",
+                    self.entry.key().name(),
+                    self.inner.describe()
+                );
+                false
+            }
+        }
+    }
+
+    /// Whether `range` lies inside the object (else the source under this
+    /// one answers, with its error).
+    fn inside(&self, range: &Range<u64>) -> bool {
+        range.start < range.end && range.end <= self.inner.len()
+    }
+
+    /// Count `n` bytes offered to the cache in `fills` runs.
+    fn count_fill(&self, fills: u64, n: u64) {
+        let stats = self.cache.stats();
+        DiskStats::add(&stats.remote_fills, fills);
+        DiskStats::add(&stats.remote_fill_bytes, n);
+    }
+
+    /// The granules of `range` (already granule-aligned, or ending at the
+    /// object's end) not whole in the cache, neighbours merged.
+    fn holes(&self, range: &Range<u64>) -> Vec<Range<u64>> {
+        let len = self.inner.len();
+        let mut out: Vec<Range<u64>> = Vec::new();
+        for g in range.start / GRANULE..range.end.div_ceil(GRANULE) {
+            let granule =
+                (g * GRANULE).max(range.start)..((g + 1) * GRANULE).min(range.end).min(len);
+            if self.covers(&granule) {
+                continue;
+            }
+            match out.last_mut() {
+                Some(last) if last.end == granule.start => last.end = granule.end,
+                _ => out.push(granule),
+            }
+        }
+        out
+    }
+
+    /// Fill `buf` (the bytes at `offset`) from `fetched` (spans just read
+    /// from the source under this one) and, between them, from the cache
+    /// file (else from the source, if the file cannot be read).
+    fn assemble(
+        &self,
+        offset: u64,
+        buf: &mut [u8],
+        fetched: &[(Range<u64>, &[u8])],
+    ) -> PResult<()> {
+        let end = offset + buf.len() as u64;
+        let mut pos = offset;
+        while pos < end {
+            let at = (pos - offset) as usize;
+            if let Some((span, bytes)) = fetched.iter().find(|(s, _)| s.start <= pos && pos < s.end)
+            {
+                let upto = span.end.min(end);
+                let from = (pos - span.start) as usize;
+                let n = (upto - pos) as usize;
+                buf[at..at + n].copy_from_slice(&bytes[from..from + n]);
+                pos = upto;
+                continue;
+            }
+            let upto = fetched
+                .iter()
+                .map(|(s, _)| s.start)
+                .filter(|&s| s > pos)
+                .min()
+                .unwrap_or(end)
+                .min(end);
+            let part = &mut buf[at..at + (upto - pos) as usize];
+            if !self.read_cached(pos, part) {
+                self.inner.read_needed(pos, part)?;
+            }
+            pos = upto;
+        }
+        Ok(())
+    }
+
+    /// A read of `buf.len()` bytes at `offset` that the cache cannot answer
+    /// whole: the granules around it not in the cache are fetched (one run
+    /// through `fetch`, several in one [`ByteSource::read_ranges`]), kept,
+    /// and the read is put together from them and the cache file.
+    fn fill(
+        &self,
+        offset: u64,
+        buf: &mut [u8],
+        fetch: impl FnOnce(u64, &mut [u8]) -> PResult<()>,
+    ) -> PResult<()> {
+        let range = offset..offset + buf.len() as u64;
+        let holes = self.holes(&granules(&range, self.inner.len()));
+        let answers = match holes.as_slice() {
+            [] => Vec::new(),
+            [one] => {
+                let mut whole = vec![0u8; range_len(one)?];
+                fetch(one.start, &mut whole)?;
+                vec![whole]
+            }
+            _ => self.inner.read_ranges(&holes)?,
+        };
+        self.kept(&holes, &answers);
+        let fetched: Vec<(Range<u64>, &[u8])> = holes
+            .iter()
+            .cloned()
+            .zip(answers.iter().map(Vec::as_slice))
+            .collect();
+        self.assemble(offset, buf, &fetched)
+    }
+
+    /// `answers` (one per range of `spans`) were fetched: kept.
+    fn kept(&self, spans: &[Range<u64>], answers: &[Vec<u8>]) {
+        for (span, bytes) in spans.iter().zip(answers) {
+            self.keep(span.start, bytes);
+        }
+    }
+}
+
+impl ByteSource for CachedObject {
+    fn len(&self) -> u64 {
+        self.inner.len()
+    }
+
+    fn opened_version(&self) -> Version {
+        self.inner.opened_version()
+    }
+
+    fn version(&self) -> PResult<Version> {
+        self.inner.version()
+    }
+
+    /// From the cache file, else the granules around the range through
+    /// the source's own [`ByteSource::read_at`] (which may fetch a span).
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> PResult<()> {
+        let end = offset.saturating_add(buf.len() as u64);
+        if !self.inside(&(offset..end)) {
+            return self.inner.read_at(offset, buf);
+        }
+        if self.read_cached(offset, buf) {
+            return Ok(());
+        }
+        self.fill(offset, buf, |at, out| self.inner.read_at(at, out))
+    }
+
+    /// From the cache file, else exactly the granules around the range.
+    fn read_needed(&self, offset: u64, buf: &mut [u8]) -> PResult<()> {
+        let end = offset.saturating_add(buf.len() as u64);
+        if !self.inside(&(offset..end)) {
+            return self.inner.read_needed(offset, buf);
+        }
+        if self.read_cached(offset, buf) {
+            return Ok(());
+        }
+        self.fill(offset, buf, |at, out| self.inner.read_needed(at, out))
+    }
+
+    /// The ranges whole in the cache are read from it; for the others, the
+    /// granules around them not in the cache are asked of the source under
+    /// this one in one call (neighbours merged).
+    fn read_ranges(&self, ranges: &[Range<u64>]) -> PResult<Vec<Vec<u8>>> {
+        if ranges.iter().any(|r| r.start > r.end || r.end > self.len()) {
+            return self.inner.read_ranges(ranges);
+        }
+        let mut out: Vec<(Vec<u8>, bool)> = Vec::with_capacity(ranges.len());
+        let mut holes = Vec::new();
+        for r in ranges {
+            let mut buf = vec![0u8; range_len(r)?];
+            let done = r.is_empty() || self.read_cached(r.start, &mut buf);
+            if !done {
+                holes.extend(self.holes(&granules(r, self.len())));
+            }
+            out.push((buf, done));
+        }
+        if holes.is_empty() {
+            return Ok(out.into_iter().map(|(buf, _)| buf).collect());
+        }
+        let spans = merged(holes);
+        let answers = self.inner.read_ranges(&spans)?;
+        self.kept(&spans, &answers);
+        let fetched: Vec<(Range<u64>, &[u8])> = spans
+            .iter()
+            .cloned()
+            .zip(answers.iter().map(Vec::as_slice))
+            .collect();
+        ranges
+            .iter()
+            .zip(out)
+            .map(|(r, (mut buf, done))| {
+                if !done {
+                    self.assemble(r.start, &mut buf, &fetched)?;
+                }
+                Ok(buf)
+            })
+            .collect()
+    }
+
+    /// Forwarded for the ranges not whole in the cache, rounded out to
+    /// granules (the reads that follow ask for the same rounded ranges).
+    fn will_need(&self, ranges: &[Range<u64>], need: Need) {
+        let wanted: Vec<Range<u64>> = ranges
+            .iter()
+            .filter(|r| self.inside(r) && !self.covers(r))
+            .flat_map(|r| self.holes(&granules(r, self.len())))
+            .collect();
+        if !wanted.is_empty() {
+            self.inner.will_need(&merged(wanted), need);
+        }
+    }
+
+    fn takes_hints(&self) -> bool {
+        self.inner.takes_hints()
+    }
+
+    fn prefetch_hint(&self) -> usize {
+        self.inner.prefetch_hint()
+    }
+
+    fn may_wait(&self) -> bool {
+        self.inner.may_wait()
+    }
+
+    fn current(&self) -> PResult<Option<Arc<dyn ByteSource>>> {
+        self.inner.current()
+    }
+
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
+
+    fn pin(&self) -> PResult<Option<Pin>> {
+        self.inner.pin()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::source::VersionTag;
+    use std::sync::atomic::Ordering;
+
+    /// Bytes in memory that log every read asked of them.
+    #[derive(Debug)]
+    struct Counted {
+        bytes: Vec<u8>,
+        reads: Mutex<Vec<Range<u64>>>,
+        hints: Mutex<Vec<Range<u64>>>,
+    }
+
+    impl Counted {
+        fn new(bytes: Vec<u8>) -> Arc<Counted> {
+            Arc::new(Counted {
+                bytes,
+                reads: Mutex::new(Vec::new()),
+                hints: Mutex::new(Vec::new()),
+            })
+        }
+
+        fn take(&self) -> Vec<Range<u64>> {
+            std::mem::take(&mut *self.reads.lock())
+        }
+    }
+
+    impl ByteSource for Counted {
+        fn len(&self) -> u64 {
+            self.bytes.len() as u64
+        }
+        fn opened_version(&self) -> Version {
+            Version {
+                len: self.len(),
+                tag: VersionTag::Token("etag x".into()),
+            }
+        }
+        fn version(&self) -> PResult<Version> {
+            Ok(self.opened_version())
+        }
+        fn read_at(&self, offset: u64, buf: &mut [u8]) -> PResult<()> {
+            let at = offset as usize;
+            self.reads.lock().push(offset..offset + buf.len() as u64);
+            buf.copy_from_slice(&self.bytes[at..at + buf.len()]);
+            Ok(())
+        }
+        fn read_ranges(&self, ranges: &[Range<u64>]) -> PResult<Vec<Vec<u8>>> {
+            self.reads.lock().extend(ranges.iter().cloned());
+            Ok(ranges
+                .iter()
+                .map(|r| self.bytes[r.start as usize..r.end as usize].to_vec())
+                .collect())
+        }
+        fn will_need(&self, ranges: &[Range<u64>], _: Need) {
+            self.hints.lock().extend(ranges.iter().cloned());
+        }
+        fn describe(&self) -> String {
+            "mem://object".into()
+        }
+    }
+
+    const G: u64 = GRANULE;
+
+    fn pattern(len: u64, seed: u8) -> Vec<u8> {
+        (0..len)
+            .map(|i| ((i * 7 + u64::from(seed)) % 251) as u8)
+            .collect()
+    }
+
+    fn cache(dir: &std::path::Path) -> Arc<DiskCache> {
+        Arc::new(DiskCache::start(dir, 1 << 30).unwrap())
+    }
+
+    fn read(source: &dyn ByteSource, range: Range<u64>) -> Vec<u8> {
+        let mut buf = vec![0; (range.end - range.start) as usize];
+        source.read_needed(range.start, &mut buf).unwrap();
+        buf
+    }
+
+    #[test]
+    fn ranges_round_out_to_granules_within_the_object() {
+        assert_eq!(granules(&(10..20), 5 * G), 0..G);
+        assert_eq!(granules(&(G..2 * G), 5 * G), G..2 * G);
+        assert_eq!(granules(&(G - 1..G + 1), 5 * G), 0..2 * G);
+        assert_eq!(
+            granules(&(4 * G + 1..4 * G + 9), 4 * G + 10),
+            4 * G..4 * G + 10
+        );
+        assert_eq!(
+            merged(vec![3 * G..4 * G, 0..G, G..2 * G, 5..7]),
+            vec![0..2 * G, 3 * G..4 * G]
+        );
+    }
+
+    #[test]
+    fn a_miss_fetches_whole_granules_and_a_reread_fetches_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = cache(dir.path());
+        let len = 3 * G + 100;
+        let bytes = pattern(len, 1);
+        let inner = Counted::new(bytes.clone());
+        let cached = CachedObject::new(cache.clone(), inner.clone(), "etag x").unwrap();
+        // A read inside granule 1: granule 1 fetched whole.
+        assert_eq!(
+            read(&cached, G + 5..G + 50),
+            bytes[G as usize + 5..G as usize + 50]
+        );
+        assert_eq!(inner.take(), vec![G..2 * G]);
+        // The tail: the last, short granule.
+        assert_eq!(read(&cached, len - 10..len), bytes[len as usize - 10..]);
+        assert_eq!(inner.take(), vec![3 * G..len]);
+        cache.flush();
+        assert_eq!(
+            read(&cached, G + 5..G + 50),
+            bytes[G as usize + 5..G as usize + 50]
+        );
+        assert_eq!(read(&cached, 3 * G..len), bytes[3 * G as usize..]);
+        assert_eq!(inner.take(), vec![], "served from the cache file");
+        let stats = cache.stats();
+        assert_eq!(stats.remote_hits.load(Ordering::Relaxed), 2);
+        assert_eq!(stats.remote_hit_bytes.load(Ordering::Relaxed), 45 + 100);
+        assert_eq!(stats.remote_fills.load(Ordering::Relaxed), 2);
+        assert_eq!(stats.remote_fill_bytes.load(Ordering::Relaxed), G + 100);
+        assert_eq!(
+            stats.hits.load(Ordering::Relaxed),
+            0,
+            "decoded tier untouched"
+        );
+        // Spanning a whole granule (1) and holes (0, 2): only the holes.
+        assert_eq!(
+            read(&cached, 10..2 * G + 10),
+            bytes[10..2 * G as usize + 10]
+        );
+        assert_eq!(inner.take(), vec![0..G, 2 * G..3 * G]);
+    }
+
+    #[test]
+    fn bytes_read_again_before_the_writer_wrote_them_are_offered_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = cache(dir.path());
+        let bytes = pattern(2 * G, 5);
+        let inner = Counted::new(bytes.clone());
+        let cached = CachedObject::new(cache.clone(), inner.clone(), "etag x").unwrap();
+        for _ in 0..3 {
+            assert_eq!(read(&cached, 5..9), bytes[5..9]);
+        }
+        // A span reaching into granule 1 but not covering it offers nothing more.
+        cached.keep(0, &bytes[..G as usize + 10]);
+        cache.flush();
+        let stats = cache.stats();
+        assert_eq!(stats.remote_fills.load(Ordering::Relaxed), 1);
+        assert_eq!(stats.remote_fill_bytes.load(Ordering::Relaxed), G);
+        assert!(cached.covers(&(0..G)) && !cached.covers(&(0..G + 1)));
+    }
+
+    #[test]
+    fn several_ranges_merge_into_one_call_of_the_holes_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = cache(dir.path());
+        let len = 8 * G;
+        let bytes = pattern(len, 2);
+        let inner = Counted::new(bytes.clone());
+        let cached = CachedObject::new(cache.clone(), inner.clone(), "etag x").unwrap();
+        read(&cached, 2 * G..2 * G + 1);
+        cache.flush();
+        inner.take();
+        let ranges = vec![
+            10..20,
+            G - 5..G + 5,
+            2 * G + 7..2 * G + 9,
+            6 * G + 3..6 * G + 4,
+            0..0,
+        ];
+        let answers = cached.read_ranges(&ranges).unwrap();
+        for (r, a) in ranges.iter().zip(&answers) {
+            assert_eq!(a[..], bytes[r.start as usize..r.end as usize], "{r:?}");
+        }
+        // Granules 0 and 1 merged, 2 from the cache, 6 alone.
+        assert_eq!(inner.take(), vec![0..2 * G, 6 * G..7 * G]);
+        cache.flush();
+        let again = cached.read_ranges(&ranges).unwrap();
+        assert_eq!(again, answers);
+        assert_eq!(inner.take(), vec![]);
+        // Hints: only what is not whole, rounded out.
+        cached.will_need(&[G + 1..G + 2, 4 * G + 1..4 * G + 2], Need::Now);
+        assert_eq!(*inner.hints.lock(), vec![4 * G..5 * G]);
+    }
+
+    #[test]
+    fn a_new_version_is_a_new_entry_never_the_old_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = cache(dir.path());
+        let len = 2 * G;
+        let old = pattern(len, 3);
+        let new = pattern(len, 4);
+        assert_ne!(old, new);
+        let first = Counted::new(old.clone());
+        let cached = CachedObject::new(cache.clone(), first.clone(), "etag \"1\"").unwrap();
+        assert_eq!(read(&cached, 0..len), old);
+        cache.flush();
+        let second = Counted::new(new.clone());
+        let changed = CachedObject::new(cache.clone(), second.clone(), "etag \"2\"").unwrap();
+        assert!(!changed.covers(&(0..len)));
+        assert_eq!(read(&changed, 0..len), new);
+        assert_eq!(second.take(), vec![0..len]);
+        // The old version is still whole under its own key.
+        let reopened =
+            CachedObject::new(cache.clone(), Counted::new(old.clone()), "etag \"1\"").unwrap();
+        assert!(reopened.covers(&(0..len)));
+        assert_eq!(read(&reopened, 0..len), old);
+        // A remote key is never a decoded one.
+        assert!(identity("mem://object", "etag \"1\"").starts_with("remote object\n"));
+    }
+}
