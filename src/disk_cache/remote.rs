@@ -20,15 +20,27 @@
 //! one HEAD per attribute TTL) is the caller's business: this module
 //! depends on nothing but the format layer's [`ByteSource`].
 
+use std::collections::VecDeque;
 use std::ops::Range;
 use std::sync::Arc;
 
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 
 use super::map::GRANULE;
 use super::{DiskCache, DiskStats, Entry};
 use crate::format::source::{range_len, ByteSource, Need, Pin, Version};
 use crate::format::PResult;
+
+/// Spans fetched lately that are kept in memory (until the writer has
+/// written them, a read touching the same granules, like the next chunk
+/// sharing a granule with this one, would otherwise fetch them again).
+const RECENT_SPANS: usize = 4;
+
+/// Bytes those spans hold at most (a longer span is not kept).
+const RECENT_BYTES: usize = 8 << 20;
+
+/// A span fetched from the source under a [`CachedObject`], in memory.
+type Span = (Range<u64>, Arc<Vec<u8>>);
 
 /// First line of every remote entry's identity text.
 pub const NAMESPACE: &str = "remote object";
@@ -74,7 +86,17 @@ pub struct CachedObject {
     /// Granules offered to the writer by this source (one bit each), so
     /// bytes read again before the writer got to them are not queued twice.
     offered: Mutex<Vec<u64>>,
+    /// The last spans fetched ([`RECENT_SPANS`], [`RECENT_BYTES`]).
+    recent: Mutex<VecDeque<Span>>,
+    /// Granules being fetched now, so two readers missing the same granule
+    /// (a read and the prefetcher) fetch it once: the second waits.
+    fetching: Mutex<std::collections::BTreeSet<u64>>,
+    fetched: Condvar,
 }
+
+/// Longest a reader waits for another's fetch of a granule it needs before
+/// fetching it itself.
+const FETCH_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 
 impl CachedObject {
     /// `inner` read through `cache`, in the entry of the object state
@@ -90,6 +112,9 @@ impl CachedObject {
             cache,
             entry,
             offered: Mutex::new(vec![0; inner.len().div_ceil(GRANULE).div_ceil(64) as usize]),
+            recent: Mutex::new(VecDeque::new()),
+            fetching: Mutex::new(Default::default()),
+            fetched: Condvar::new(),
             inner,
         })
     }
@@ -182,14 +207,18 @@ impl CachedObject {
     }
 
     /// The granules of `range` (already granule-aligned, or ending at the
-    /// object's end) not whole in the cache, neighbours merged.
-    fn holes(&self, range: &Range<u64>) -> Vec<Range<u64>> {
+    /// object's end) neither whole in the cache nor inside a `recent`
+    /// span, neighbours merged.
+    fn holes(&self, range: &Range<u64>, recent: &[Span]) -> Vec<Range<u64>> {
         let len = self.inner.len();
         let mut out: Vec<Range<u64>> = Vec::new();
         for g in range.start / GRANULE..range.end.div_ceil(GRANULE) {
             let granule =
                 (g * GRANULE).max(range.start)..((g + 1) * GRANULE).min(range.end).min(len);
-            if self.covers(&granule) {
+            let in_memory = recent
+                .iter()
+                .any(|(s, _)| s.start <= granule.start && granule.end <= s.end);
+            if in_memory || self.covers(&granule) {
                 continue;
             }
             match out.last_mut() {
@@ -200,15 +229,10 @@ impl CachedObject {
         out
     }
 
-    /// Fill `buf` (the bytes at `offset`) from `fetched` (spans just read
-    /// from the source under this one) and, between them, from the cache
+    /// Fill `buf` (the bytes at `offset`) from `fetched` (spans just or
+    /// lately read from the source under this one) and, between them, from the cache
     /// file (else from the source, if the file cannot be read).
-    fn assemble(
-        &self,
-        offset: u64,
-        buf: &mut [u8],
-        fetched: &[(Range<u64>, &[u8])],
-    ) -> PResult<()> {
+    fn assemble(&self, offset: u64, buf: &mut [u8], fetched: &[Span]) -> PResult<()> {
         let end = offset + buf.len() as u64;
         let mut pos = offset;
         while pos < end {
@@ -248,31 +272,90 @@ impl CachedObject {
         buf: &mut [u8],
         fetch: impl FnOnce(u64, &mut [u8]) -> PResult<()>,
     ) -> PResult<()> {
-        let range = offset..offset + buf.len() as u64;
-        let holes = self.holes(&granules(&range, self.inner.len()));
-        let answers = match holes.as_slice() {
-            [] => Vec::new(),
-            [one] => {
-                let mut whole = vec![0u8; range_len(one)?];
-                fetch(one.start, &mut whole)?;
-                vec![whole]
-            }
-            _ => self.inner.read_ranges(&holes)?,
-        };
-        self.kept(&holes, &answers);
-        let fetched: Vec<(Range<u64>, &[u8])> = holes
-            .iter()
-            .cloned()
-            .zip(answers.iter().map(Vec::as_slice))
-            .collect();
-        self.assemble(offset, buf, &fetched)
+        let range = granules(&(offset..offset + buf.len() as u64), self.inner.len());
+        let spans = self.fetch_holes(
+            |recent| self.holes(&range, recent),
+            |holes| match holes {
+                [one] => {
+                    let mut whole = vec![0u8; range_len(one)?];
+                    fetch(one.start, &mut whole)?;
+                    Ok(vec![whole])
+                }
+                _ => self.inner.read_ranges(holes),
+            },
+        )?;
+        self.assemble(offset, buf, &spans)
     }
 
-    /// `answers` (one per range of `spans`) were fetched: kept.
-    fn kept(&self, spans: &[Range<u64>], answers: &[Vec<u8>]) {
-        for (span, bytes) in spans.iter().zip(answers) {
+    /// Fetch the holes `holes_of` finds (given the recent spans) with
+    /// `fetch`, once: granules another reader is fetching now are waited
+    /// for (then found among the recent spans or in the cache), never
+    /// fetched twice at once. Answers what was fetched and the recent spans.
+    fn fetch_holes(
+        &self,
+        holes_of: impl Fn(&[Span]) -> Vec<Range<u64>>,
+        fetch: impl FnOnce(&[Range<u64>]) -> PResult<Vec<Vec<u8>>>,
+    ) -> PResult<Vec<Span>> {
+        let deadline = std::time::Instant::now() + FETCH_WAIT;
+        let (recent, holes) = loop {
+            let recent = self.recent();
+            let holes = holes_of(&recent);
+            let mut fetching = self.fetching.lock();
+            let busy = holes
+                .iter()
+                .flat_map(|h| h.start / GRANULE..h.end.div_ceil(GRANULE))
+                .any(|g| fetching.contains(&g));
+            if busy && std::time::Instant::now() < deadline {
+                self.fetched.wait_until(&mut fetching, deadline);
+                continue;
+            }
+            for h in &holes {
+                fetching.extend(h.start / GRANULE..h.end.div_ceil(GRANULE));
+            }
+            break (recent, holes);
+        };
+        if holes.is_empty() {
+            return Ok(recent);
+        }
+        let answers = fetch(&holes);
+        let fetched = answers.map(|answers| self.kept(&holes, answers));
+        let mut fetching = self.fetching.lock();
+        for h in &holes {
+            for g in h.start / GRANULE..h.end.div_ceil(GRANULE) {
+                fetching.remove(&g);
+            }
+        }
+        self.fetched.notify_all();
+        drop(fetching);
+        Ok([fetched?, recent].concat())
+    }
+
+    /// The spans fetched lately, oldest first.
+    fn recent(&self) -> Vec<Span> {
+        self.recent.lock().iter().cloned().collect()
+    }
+
+    /// `answers` (one per range of `spans`) were fetched: kept in the cache
+    /// and among the recent spans; answered as spans.
+    fn kept(&self, spans: &[Range<u64>], answers: Vec<Vec<u8>>) -> Vec<Span> {
+        let fetched: Vec<Span> = spans
+            .iter()
+            .cloned()
+            .zip(answers.into_iter().map(Arc::new))
+            .collect();
+        for (span, bytes) in &fetched {
             self.keep(span.start, bytes);
         }
+        let mut recent = self.recent.lock();
+        for span in fetched.iter().filter(|(_, b)| b.len() <= RECENT_BYTES) {
+            recent.push_back(span.clone());
+        }
+        while recent.len() > RECENT_SPANS
+            || recent.iter().map(|(_, b)| b.len()).sum::<usize>() > RECENT_BYTES
+        {
+            recent.pop_front();
+        }
+        fetched
     }
 }
 
@@ -322,26 +405,19 @@ impl ByteSource for CachedObject {
             return self.inner.read_ranges(ranges);
         }
         let mut out: Vec<(Vec<u8>, bool)> = Vec::with_capacity(ranges.len());
-        let mut holes = Vec::new();
+        let mut missing = Vec::new();
         for r in ranges {
             let mut buf = vec![0u8; range_len(r)?];
             let done = r.is_empty() || self.read_cached(r.start, &mut buf);
             if !done {
-                holes.extend(self.holes(&granules(r, self.len())));
+                missing.push(granules(r, self.len()));
             }
             out.push((buf, done));
         }
-        if holes.is_empty() {
-            return Ok(out.into_iter().map(|(buf, _)| buf).collect());
-        }
-        let spans = merged(holes);
-        let answers = self.inner.read_ranges(&spans)?;
-        self.kept(&spans, &answers);
-        let fetched: Vec<(Range<u64>, &[u8])> = spans
-            .iter()
-            .cloned()
-            .zip(answers.iter().map(Vec::as_slice))
-            .collect();
+        let fetched = self.fetch_holes(
+            |recent| merged(missing.iter().flat_map(|r| self.holes(r, recent)).collect()),
+            |spans| self.inner.read_ranges(spans),
+        )?;
         ranges
             .iter()
             .zip(out)
@@ -357,10 +433,11 @@ impl ByteSource for CachedObject {
     /// Forwarded for the ranges not whole in the cache, rounded out to
     /// granules (the reads that follow ask for the same rounded ranges).
     fn will_need(&self, ranges: &[Range<u64>], need: Need) {
+        let recent = self.recent();
         let wanted: Vec<Range<u64>> = ranges
             .iter()
             .filter(|r| self.inside(r) && !self.covers(r))
-            .flat_map(|r| self.holes(&granules(r, self.len())))
+            .flat_map(|r| self.holes(&granules(r, self.len()), &recent))
             .collect();
         if !wanted.is_empty() {
             self.inner.will_need(&merged(wanted), need);
@@ -527,6 +604,39 @@ mod tests {
             bytes[10..2 * G as usize + 10]
         );
         assert_eq!(inner.take(), vec![0..G, 2 * G..3 * G]);
+    }
+
+    #[test]
+    fn a_granule_two_reads_share_is_fetched_once_before_the_writer_wrote_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = cache(dir.path());
+        let len = 12 * G;
+        let bytes = pattern(len, 3);
+        let inner = Counted::new(bytes.clone());
+        let cached = CachedObject::new(cache.clone(), inner.clone(), "etag x").unwrap();
+        // Two neighbouring chunks meeting inside granule 1, no flush between.
+        assert_eq!(read(&cached, 0..G + 10), bytes[..G as usize + 10]);
+        assert_eq!(inner.take(), vec![0..2 * G]);
+        assert_eq!(
+            read(&cached, G + 10..3 * G),
+            bytes[G as usize + 10..3 * G as usize]
+        );
+        assert_eq!(inner.take(), vec![2 * G..3 * G], "granule 1 not again");
+        // Past RECENT_SPANS fetches, the first span is forgotten in memory
+        // (it is in the cache file once written).
+        for k in 3..3 + RECENT_SPANS as u64 {
+            read(&cached, k * G..k * G + 1);
+        }
+        inner.take();
+        let ranges = vec![5..7, 4 * G..4 * G + 3];
+        let got = cached.read_ranges(&ranges).unwrap();
+        assert_eq!(got[0], bytes[5..7]);
+        assert_eq!(got[1], bytes[4 * G as usize..4 * G as usize + 3]);
+        let fetched = inner.take();
+        assert!(
+            fetched.iter().all(|r| r.start != 4 * G),
+            "granule 4 is a recent span: {fetched:?}"
+        );
     }
 
     #[test]

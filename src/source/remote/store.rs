@@ -405,6 +405,7 @@ impl Connection {
         range: Range<u64>,
         version: Option<String>,
     ) -> Result<(ObjectMeta, bytes::Bytes), RemoteError> {
+        log::debug!("GET {shown} bytes {range:?}");
         self.stats.get(0);
         let opts = GetOptions {
             range: Some(range.clone().into()),
