@@ -3,11 +3,14 @@
 //! Layers, one folder each, data flowing down only:
 //! - [`format`](mod@format): Blosc2 on disk (frames, chunks, codecs, filters, geometry);
 //!   reads bytes only through its `ByteSource` trait, keeps no cache;
-//! - [`source`]: where bytes come from (local file, window, memory);
+//! - [`disk_cache`]: decoded `data` and remote objects' bytes on local disk
+//!   (`--disk-cache`), keyed by the source's version, within a budget; it
+//!   knows only format's `ByteSource` (remote sources read through it, the
+//!   filesystem core serves complete entries from it);
+//! - [`source`]: where bytes come from (local file, window, memory, dir,
+//!   stores, remote objects);
 //! - [`read`]: the block and layout caches, the planner that assembles a
 //!   reply from pieces, prefetch and sequential-reader state;
-//! - [`disk_cache`]: decoded `data` and remote objects' bytes on local disk
-//!   (`--disk-cache`), keyed by the source's version, within a budget;
 //! - [`views`]: one renderer per presented file (meta.json, the npy header,
 //!   zarr, data.txt, preview.png, table.csv, items.jsonl) and the table of
 //!   the files an array folder presents;
