@@ -59,6 +59,9 @@ pub struct DiskCache {
     writer: Writer,
     /// Entries open in this process, so opens of one key share one.
     open: Mutex<HashMap<String, Weak<Entry>>>,
+    /// Bytes the remote tier's objects hold in memory (their recent spans),
+    /// all objects together: bounded by [`remote::RECENT_TOTAL`].
+    pub(crate) remote_recent_bytes: std::sync::atomic::AtomicUsize,
 }
 
 impl std::fmt::Debug for DiskCache {
@@ -86,6 +89,7 @@ impl DiskCache {
             writer: Writer::start(shared.clone()),
             shared,
             open: Mutex::new(HashMap::new()),
+            remote_recent_bytes: Default::default(),
         })
     }
 

@@ -36,8 +36,13 @@ use crate::format::PResult;
 /// sharing a granule with this one, would otherwise fetch them again).
 const RECENT_SPANS: usize = 4;
 
-/// Bytes those spans hold at most (a longer span is not kept).
+/// Bytes those spans hold at most per object (a longer span is not kept).
 const RECENT_BYTES: usize = 8 << 20;
+
+/// Bytes the recent spans of every object of a mount hold at most: past
+/// it, an object keeps no new span (an idle object's spans are let go once
+/// the cache file has them).
+pub const RECENT_TOTAL: usize = 64 << 20;
 
 /// A span fetched from the source under a [`CachedObject`], in memory.
 type Span = (Range<u64>, Arc<Vec<u8>>);
@@ -330,14 +335,33 @@ impl CachedObject {
         Ok([fetched?, recent].concat())
     }
 
-    /// The spans fetched lately, oldest first.
+    /// The spans fetched lately, oldest first; those the cache file holds
+    /// by now are let go.
     fn recent(&self) -> Vec<Span> {
-        self.recent.lock().iter().cloned().collect()
+        let mut recent = self.recent.lock();
+        let before = recent.len();
+        let mut freed = 0;
+        recent.retain(|(span, bytes)| {
+            let written = self.covers(span);
+            if written {
+                freed += bytes.len();
+            }
+            !written
+        });
+        if recent.len() != before {
+            self.cache
+                .remote_recent_bytes
+                .fetch_sub(freed, std::sync::atomic::Ordering::Relaxed);
+        }
+        recent.iter().cloned().collect()
     }
 
     /// `answers` (one per range of `spans`) were fetched: kept in the cache
-    /// and among the recent spans; answered as spans.
+    /// and among the recent spans (within [`RECENT_SPANS`],
+    /// [`RECENT_BYTES`] and the mount's [`RECENT_TOTAL`]); answered as
+    /// spans.
     fn kept(&self, spans: &[Range<u64>], answers: Vec<Vec<u8>>) -> Vec<Span> {
+        use std::sync::atomic::Ordering::Relaxed;
         let fetched: Vec<Span> = spans
             .iter()
             .cloned()
@@ -346,16 +370,32 @@ impl CachedObject {
         for (span, bytes) in &fetched {
             self.keep(span.start, bytes);
         }
+        let total = &self.cache.remote_recent_bytes;
         let mut recent = self.recent.lock();
         for span in fetched.iter().filter(|(_, b)| b.len() <= RECENT_BYTES) {
             recent.push_back(span.clone());
+            total.fetch_add(span.1.len(), Relaxed);
         }
+        let mut held: usize = recent.iter().map(|(_, b)| b.len()).sum();
         while recent.len() > RECENT_SPANS
-            || recent.iter().map(|(_, b)| b.len()).sum::<usize>() > RECENT_BYTES
+            || held > RECENT_BYTES
+            || (!recent.is_empty() && total.load(Relaxed) > RECENT_TOTAL)
         {
-            recent.pop_front();
+            if let Some((_, bytes)) = recent.pop_front() {
+                held -= bytes.len();
+                total.fetch_sub(bytes.len(), Relaxed);
+            }
         }
         fetched
+    }
+}
+
+impl Drop for CachedObject {
+    fn drop(&mut self) {
+        let held: usize = self.recent.lock().iter().map(|(_, b)| b.len()).sum();
+        self.cache
+            .remote_recent_bytes
+            .fetch_sub(held, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
@@ -637,6 +677,17 @@ mod tests {
             fetched.iter().all(|r| r.start != 4 * G),
             "granule 4 is a recent span: {fetched:?}"
         );
+        // What the spans hold is counted for the mount, and given back
+        // once the cache file has them or the object goes.
+        let held = |c: &DiskCache| c.remote_recent_bytes.load(Ordering::Relaxed);
+        assert!(held(&cache) > 0 && held(&cache) <= RECENT_SPANS * G as usize);
+        cache.flush();
+        cached.recent();
+        assert_eq!(held(&cache), 0, "all written: let go");
+        read(&cached, 10 * G..10 * G + 1);
+        assert_eq!(held(&cache), G as usize);
+        drop(cached);
+        assert_eq!(held(&cache), 0);
     }
 
     #[test]
