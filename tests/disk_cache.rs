@@ -949,3 +949,207 @@ fn union_len(mut ranges: Vec<std::ops::Range<u64>>) -> u64 {
     }
     total
 }
+
+/// `/dev/fuse` opened up to every user (mode 0666, the usual default) for
+/// as long as it lives, its old mode put back after.
+struct FuseForUsers(Option<u32>);
+
+impl FuseForUsers {
+    fn open() -> FuseForUsers {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata("/dev/fuse").unwrap().permissions().mode() & 0o7777;
+        if mode & 0o006 == 0o006 {
+            return FuseForUsers(None);
+        }
+        std::fs::set_permissions("/dev/fuse", std::fs::Permissions::from_mode(0o666)).unwrap();
+        FuseForUsers(Some(mode))
+    }
+}
+
+impl Drop for FuseForUsers {
+    fn drop(&mut self) {
+        use std::os::unix::fs::PermissionsExt;
+        if let Some(mode) = self.0 {
+            let _ = std::fs::set_permissions("/dev/fuse", std::fs::Permissions::from_mode(mode));
+        }
+    }
+}
+
+/// The user the mount below runs as: nobody, no groups.
+const NOBODY: &str = "65534";
+
+/// `program args` run as [`NOBODY`]; its stdout, checked to succeed.
+fn as_nobody(program: &Path, args: &[&Path]) -> Vec<u8> {
+    let out = Command::new("setpriv")
+        .args(["--reuid", NOBODY, "--regid", NOBODY, "--clear-groups"])
+        .arg(program)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{} {args:?} as nobody: {}",
+        program.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// A mount run by [`NOBODY`] through fusermount3 (so without CAP_SYS_ADMIN:
+/// the kernel refuses it passthrough). Only that user may read it.
+struct UserMount {
+    child: std::process::Child,
+    mnt: PathBuf,
+    log: PathBuf,
+}
+
+impl UserMount {
+    fn start(binary: &Path, src: &Path, mnt: &Path, cache: &Path) -> UserMount {
+        let log = mnt.with_extension("log");
+        let child = Command::new("setpriv")
+            .args(["--reuid", NOBODY, "--regid", NOBODY, "--clear-groups"])
+            .arg(binary)
+            .arg("mount")
+            .args([src, mnt])
+            .arg("-f")
+            .arg("--disk-cache")
+            .arg(cache)
+            .env("RUST_LOG", "info")
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        let mut m = UserMount {
+            child,
+            mnt: mnt.to_path_buf(),
+            log,
+        };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !mounted_at(mnt) {
+            let gone = m.child.try_wait().unwrap().is_some();
+            assert!(
+                !gone && Instant::now() < deadline,
+                "the mount as nobody did not come up: {}",
+                m.log_text()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        m
+    }
+
+    fn read(&self, name: &str) -> Vec<u8> {
+        as_nobody(Path::new("/bin/cat"), &[&self.mnt.join(name)])
+    }
+
+    fn stats(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.read(".stats")).unwrap()
+    }
+
+    fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for UserMount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.mnt).status();
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Whether `/proc/self/mountinfo` lists a mount at `path` (root cannot
+/// stat a FUSE mount another user made without allow_other).
+fn mounted_at(path: &Path) -> bool {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let want = path.to_str().unwrap();
+    info.lines()
+        .any(|line| line.split(' ').nth(4) == Some(want))
+}
+
+#[test]
+fn a_mount_without_cap_sys_admin_is_refused_passthrough_and_serves_the_cache_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
+    for tool in ["setpriv", "fusermount3"] {
+        let found = Command::new("sh")
+            .args(["-c", &format!("command -v {tool}")])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !found {
+            eprintln!("SKIP: {tool} is not installed (scripts/test.sh installs fuse3)");
+            return;
+        }
+    }
+    let _fuse = FuseForUsers::open();
+    let s = setup();
+    let expected = write_array(&s.src, "a", 41, 256);
+    // Everything the user needs: the binary (copied out of a build folder
+    // it may not reach), the source, the cache folder and the mountpoint.
+    let top = s.src.parent().unwrap();
+    let binary_copy = top.join("blosc2fs");
+    std::fs::copy(binary(), &binary_copy).unwrap();
+    let mnt = top.join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    std::fs::create_dir(&s.cache).unwrap();
+    for (path, mode) in [
+        (top, 0o755),
+        (&s.src, 0o755),
+        (&s.cache, 0o777),
+        (&mnt, 0o777),
+    ] {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let decoded = |st: &serde_json::Value| counter(st, &["blocks_decoded"]);
+    {
+        let m = UserMount::start(&binary_copy, &s.src, &mnt, &s.cache);
+        assert_eq!(m.read("a.b2nd/data"), expected);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let filled = loop {
+            let st = m.stats();
+            let d = &st["disk_cache"];
+            if d["wanted_bytes"] == 0 && d["queued_bytes"] == 0 && d["completed"] == 1 {
+                break st;
+            }
+            assert!(Instant::now() < deadline, "never filled: {st}");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        // Complete: the next open is offered to the kernel, which refuses
+        // this user; the daemon serves the cache file without decoding.
+        assert_eq!(m.read("a.b2nd/data"), expected);
+        assert_eq!(m.read("a.b2nd/data"), expected);
+        let st = m.stats();
+        assert_eq!(decoded(&st), decoded(&filled), "{st}");
+        assert_eq!(counter(&st, &["disk_cache", "passthrough_opens"]), 0);
+        assert!(
+            counter(&st, &["disk_cache", "cache_file_opens"]) >= 2,
+            "{st}"
+        );
+        assert!(
+            m.log_text().contains("FUSE passthrough refused"),
+            "{}",
+            m.log_text()
+        );
+    }
+    // A remount by the same user reads the entry it filled, through the
+    // daemon (no kernel pages survive the unmount).
+    let m = UserMount::start(&binary_copy, &s.src, &mnt, &s.cache);
+    assert_eq!(m.read("a.b2nd/data"), expected);
+    let st = m.stats();
+    assert_eq!(decoded(&st), 0, "{st}");
+    assert_eq!(counter(&st, &["disk_cache", "passthrough_opens"]), 0);
+    assert_eq!(counter(&st, &["disk_cache", "cache_file_opens"]), 1, "{st}");
+    assert_eq!(
+        counter(&st, &["disk_cache", "hit_bytes"]),
+        expected.len() as u64,
+        "{st}"
+    );
+}
