@@ -23,18 +23,12 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::mount::{is_mountpoint, serial_with_fuse, Daemon, Mount};
+use common::mount::{is_mountpoint, python, run_python_bytes, serial_with_fuse, Daemon, Mount};
 use common::*;
 
 const EIO: i32 = 5;
 
 // ---------------------------------------------------------------- helpers
-
-fn python() -> PathBuf {
-    std::env::var_os("BLOSC2FS_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo_root().join(".venv/bin/python"))
-}
 
 /// A program of the virtualenv (`cat2-server`, `cat2-admin`).
 fn venv_bin(name: &str) -> PathBuf {
@@ -62,22 +56,6 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// Run a Python snippet with `args`; its stdout (panics on failure).
-fn py(code: &str, args: &[&str]) -> Vec<u8> {
-    let out = Command::new(python())
-        .arg("-c")
-        .arg(code)
-        .args(args)
-        .output()
-        .expect("run python");
-    assert!(
-        out.status.success(),
-        "python failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
-}
-
 /// A python-blosc2 array of `n` random float64 (seed `seed`) at `out`, in
 /// chunks and blocks of `chunk` and `block` values; numpy's bytes of it.
 fn random_array(out: &Path, n: usize, chunk: usize, block: usize, seed: u64) -> Vec<u8> {
@@ -89,7 +67,7 @@ blosc2.asarray(a, urlpath=out, mode="w", chunks=(chunk,), blocks=(block,), cpara
 sys.stdout.buffer.write(a.tobytes())
 "#;
     std::fs::create_dir_all(out.parent().unwrap()).unwrap();
-    let raw = py(
+    let raw = run_python_bytes(
         script,
         &[
             &n.to_string(),
@@ -801,7 +779,7 @@ fn add_user(state: &Path, user: &str, password: &str) -> PathBuf {
         "cat2-admin adduser: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let id = String::from_utf8(py("import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('select id from user').fetchone()[0])", &[state.join("db.sqlite").to_str().unwrap()]))
+    let id = String::from_utf8(run_python_bytes("import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('select id from user').fetchone()[0])", &[state.join("db.sqlite").to_str().unwrap()]))
         .unwrap()
         .trim()
         .replace('-', "");
@@ -1585,7 +1563,7 @@ with h5py.File(out, "r") as f:
 blocks = blosc2.empty(a.shape, dtype=a.dtype, chunks=(4096, 4096)).blocks
 print(hashlib.sha256(a.tobytes()).hexdigest(), a.nbytes, " ".join(map(str, blocks)))
 "#;
-    let out = String::from_utf8(py(script, &[path.to_str().unwrap()])).unwrap();
+    let out = String::from_utf8(run_python_bytes(script, &[path.to_str().unwrap()])).unwrap();
     let fields: Vec<&str> = out.split_whitespace().collect();
     let (sha, size): (&str, usize) = (fields[0], fields[1].parse().unwrap());
     let blocks: Vec<u64> = fields[2..].iter().map(|b| b.parse().unwrap()).collect();
@@ -1764,7 +1742,7 @@ with h5py.File(out, "w") as f:
 sys.stdout.buffer.write(a.tobytes())
 "#;
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    py(script, &[&seed.to_string(), path.to_str().unwrap()])
+    run_python_bytes(script, &[&seed.to_string(), path.to_str().unwrap()])
 }
 
 // ------------------------------------------------------------ disk cache

@@ -222,6 +222,11 @@ pub fn python() -> PathBuf {
 
 /// Run a Python snippet with `args`; returns stdout, panics on failure.
 pub fn run_python(code: &str, args: &[&str]) -> String {
+    String::from_utf8_lossy(&run_python_bytes(code, args)).into_owned()
+}
+
+/// [`run_python`], stdout as bytes.
+pub fn run_python_bytes(code: &str, args: &[&str]) -> Vec<u8> {
     let out = Command::new(python())
         .arg("-c")
         .arg(code)
@@ -233,7 +238,7 @@ pub fn run_python(code: &str, args: &[&str]) -> String {
         "python failed:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    out.stdout
 }
 
 /// A mount made the way users make it: `blosc2fs mount` without `-f`, which
