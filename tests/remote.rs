@@ -1128,6 +1128,67 @@ fn libc_eio() -> i32 {
     5
 }
 
+/// Every regular file under `dir` (sorted), read whole: (relative path, bytes).
+fn every_file(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for item in std::fs::read_dir(&d).unwrap() {
+            let path = item.unwrap().path();
+            let name = path.strip_prefix(dir).unwrap().display().to_string();
+            if path.is_dir() {
+                todo.push(path);
+            } else if name != ".stats" {
+                out.push((name, std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn a_web_server_array_read_again_after_a_remount_with_a_disk_cache_costs_no_get() {
+    let Some(_serial) = serial_with_fuse() else {
+        return;
+    };
+    if !have_python_module("RangeHTTPServer", "a_web_server_array_read_again") {
+        return;
+    }
+    let (_server, port) = start_range_http(&fixtures_dir());
+    let manifest = read_manifest(&fixtures_dir());
+    let url = format!("http://127.0.0.1:{port}/codec_zstd_shuffle.b2nd");
+    let cache = tempfile::tempdir().unwrap();
+    let cache_dir = cache.path().join("dc");
+    let args = ["--disk-cache", cache_dir.to_str().unwrap()];
+    let first = {
+        let mount = Mount::start(Path::new(&url), &args);
+        let files = every_file(mount.path());
+        assert!(remote_counter(&mount, "gets") >= 1);
+        files
+    };
+    let data = &first.iter().find(|(n, _)| n == "data").unwrap().1;
+    assert_eq!(
+        sha256_hex(data),
+        manifest["codec_zstd_shuffle"]["sha256"].as_str().unwrap()
+    );
+    assert!(
+        first.len() > 10,
+        "{:?}",
+        first.iter().map(|f| &f.0).collect::<Vec<_>>()
+    );
+    // The web server gives no ETag: the entry is keyed by size and
+    // modification time, validated by the mount's one HEAD.
+    let mount = Mount::start(Path::new(&url), &args);
+    assert_eq!(every_file(mount.path()), first);
+    let st = mount.stats();
+    assert_eq!(st["remote"]["gets"], 0, "{st}");
+    assert!(
+        st["disk_cache"]["remote_hits"].as_u64().unwrap() > 0,
+        "{st}"
+    );
+}
+
 #[test]
 fn a_mounted_http_url_is_one_array_and_its_credentials_stay_secret() {
     let Some(_serial) = serial_with_fuse() else {
