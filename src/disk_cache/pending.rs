@@ -8,6 +8,7 @@
 //! dropped, only granules past [`Pending`]'s cap.
 
 use std::collections::{BTreeSet, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -60,9 +61,9 @@ impl Run {
 pub(super) struct Pending {
     wants: Mutex<HashMap<String, Wanted>>,
     /// Granules wanted in all (each [`GRANULE`] bytes at most).
-    count: std::sync::atomic::AtomicU64,
+    count: AtomicU64,
     /// Granules taken and not yet [`Pending::finish`]ed (being produced).
-    active: std::sync::atomic::AtomicU64,
+    active: AtomicU64,
     /// Granules wanted at most; wants past it are dropped.
     cap: u64,
 }
@@ -105,8 +106,7 @@ impl Pending {
             if self.count() >= self.cap {
                 dropped += 1;
             } else if wanted.granules.insert(g) {
-                self.count
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                self.count.fetch_add(1, Ordering::Relaxed);
             }
         }
         if wanted.granules.is_empty() {
@@ -117,21 +117,20 @@ impl Pending {
 
     /// Granules wanted now.
     pub(super) fn count(&self) -> u64 {
-        self.count.load(std::sync::atomic::Ordering::Relaxed)
+        self.count.load(Ordering::Relaxed)
     }
 
     /// Granules wanted or being produced: zero once everything wanted so
     /// far is written (or given up).
     pub(super) fn outstanding(&self) -> u64 {
         // `take` adds to `active` before it subtracts from `count`.
-        let active = self.active.load(std::sync::atomic::Ordering::SeqCst);
+        let active = self.active.load(Ordering::SeqCst);
         self.count() + active
     }
 
     /// The writer is done with `run` (written, or given up).
     pub(super) fn finish(&self, run: &Run) {
-        self.active
-            .fetch_sub(run.granules, std::sync::atomic::Ordering::SeqCst);
+        self.active.fetch_sub(run.granules, Ordering::SeqCst);
     }
 
     /// How long the oldest entry with wants has waited.
@@ -158,10 +157,8 @@ impl Pending {
             wanted.granules.remove(&g);
         }
         let granules = last + 1 - first;
-        self.active
-            .fetch_add(granules, std::sync::atomic::Ordering::SeqCst);
-        self.count
-            .fetch_sub(granules, std::sync::atomic::Ordering::SeqCst);
+        self.active.fetch_add(granules, Ordering::SeqCst);
+        self.count.fetch_sub(granules, Ordering::SeqCst);
         let run = Run {
             entry: wanted.entry.clone(),
             refill: wanted.refill.clone(),

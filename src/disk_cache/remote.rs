@@ -22,6 +22,7 @@
 
 use std::collections::VecDeque;
 use std::ops::Range;
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex};
@@ -349,9 +350,7 @@ impl CachedObject {
             !written
         });
         if recent.len() != before {
-            self.cache
-                .remote_recent_bytes
-                .fetch_sub(freed, std::sync::atomic::Ordering::Relaxed);
+            self.cache.remote_recent_bytes.fetch_sub(freed, Relaxed);
         }
         recent.iter().cloned().collect()
     }
@@ -361,7 +360,6 @@ impl CachedObject {
     /// [`RECENT_BYTES`] and the mount's [`RECENT_TOTAL`]); answered as
     /// spans.
     fn kept(&self, spans: &[Range<u64>], answers: Vec<Vec<u8>>) -> Vec<Span> {
-        use std::sync::atomic::Ordering::Relaxed;
         let fetched: Vec<Span> = spans
             .iter()
             .cloned()
@@ -393,9 +391,7 @@ impl CachedObject {
 impl Drop for CachedObject {
     fn drop(&mut self) {
         let held: usize = self.recent.lock().iter().map(|(_, b)| b.len()).sum();
-        self.cache
-            .remote_recent_bytes
-            .fetch_sub(held, std::sync::atomic::Ordering::Relaxed);
+        self.cache.remote_recent_bytes.fetch_sub(held, Relaxed);
     }
 }
 
