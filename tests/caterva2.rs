@@ -1747,27 +1747,6 @@ sys.stdout.buffer.write(a.tobytes())
 
 // ------------------------------------------------------------ disk cache
 
-/// Every file under `root` (dot files aside), by path relative to it.
-fn read_all(root: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = std::collections::BTreeMap::new();
-    let mut todo = vec![root.to_path_buf()];
-    while let Some(dir) = todo.pop() {
-        for e in std::fs::read_dir(&dir).unwrap() {
-            let path = e.unwrap().path();
-            if path.file_name().unwrap().to_string_lossy().starts_with('.') {
-                continue;
-            }
-            if path.is_dir() {
-                todo.push(path);
-            } else {
-                let bytes = std::fs::read(&path).unwrap();
-                out.insert(path.strip_prefix(root).unwrap().to_path_buf(), bytes);
-            }
-        }
-    }
-    out
-}
-
 /// With `--disk-cache`, a remount reads a stored frame's every file from
 /// the bytes the first mount was sent: per object one validation (a
 /// one-byte `/api/fetch`, the server's HEAD), no other data request.
@@ -1801,7 +1780,7 @@ fn a_stored_frame_read_again_after_a_remount_costs_one_byte_per_object() {
     ];
     let first = {
         let mount = Mount::start(Path::new(&url), &args);
-        let files = read_all(&mount.path().join("shape/big.b2nd"));
+        let files = read_tree(&mount.path().join("shape/big.b2nd"));
         assert_eq!(files[Path::new("data")], raw);
         let deadline = Instant::now() + Duration::from_secs(20);
         while mount.stats()["disk_cache"]["queued_bytes"] != 0 && Instant::now() < deadline {
@@ -1814,7 +1793,7 @@ fn a_stored_frame_read_again_after_a_remount_costs_one_byte_per_object() {
     };
     let mount = Mount::start(Path::new(&url), &args);
     let before = settle(&mount);
-    let files = read_all(&mount.path().join("shape/big.b2nd"));
+    let files = read_tree(&mount.path().join("shape/big.b2nd"));
     assert_eq!(
         files.keys().collect::<Vec<_>>(),
         first.keys().collect::<Vec<_>>()

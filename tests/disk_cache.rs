@@ -12,6 +12,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::mount::{binary, run_python, serial_with_fuse, Mount};
+use common::read_tree;
 
 /// Write `name`.b2nd in `dir` (an N-d float64 array of `rows` x 4096
 /// values from `seed`, lz4, 2-D chunks and blocks) and its C-order bytes
@@ -629,28 +630,6 @@ open(sys.argv[2], "wb").write(a.tobytes())
     assert!(disk(&m, "hits") >= 11);
 }
 
-/// Every file under `root` (dot files aside), by path relative to it.
-fn read_tree(root: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = std::collections::BTreeMap::new();
-    let mut todo = vec![root.to_path_buf()];
-    while let Some(dir) = todo.pop() {
-        for e in std::fs::read_dir(&dir).unwrap() {
-            let path = e.unwrap().path();
-            if path.file_name().unwrap().to_string_lossy().starts_with('.') {
-                continue;
-            }
-            if path.is_dir() {
-                todo.push(path);
-            } else {
-                let bytes =
-                    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-                out.insert(path.strip_prefix(root).unwrap().to_path_buf(), bytes);
-            }
-        }
-    }
-    out
-}
-
 /// Write, in `dir`, `name` (contiguous, or a sparse frame's directory) of
 /// `rows` x `cols` float64 from `seed` in chunks and blocks that leave the
 /// edge chunks padded; beside it `name.raw` (numpy's C-order bytes) and
@@ -746,14 +725,6 @@ fn check_grid(tree: &std::collections::BTreeMap<PathBuf, Vec<u8>>, array: &str, 
     }
 }
 
-/// Wait until the disk cache's writer has written everything queued.
-fn drained(m: &Mount) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while disk(m, "queued_bytes") > 0 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 #[test]
 fn every_file_of_an_s3_prefix_read_again_after_a_remount_costs_no_get() {
     let Some(_guard) = serial_with_fuse() else {
@@ -786,7 +757,7 @@ fn every_file_of_an_s3_prefix_read_again_after_a_remount_costs_no_get() {
         check_grid(&tree, "a.b2nd", &s.src.join("a.b2nd"));
         check_grid(&tree, "sub/s.b2nd", &s.src.join("s.b2nd"));
         check_grid(&tree, "u.blob", &s.src.join("u.b2nd"));
-        drained(&m);
+        wait_idle(&m);
         let st = stats(&m);
         eprintln!(
             "first mount: gets {} heads {} lists {} bytes {}; disk {}",
@@ -892,7 +863,7 @@ fn an_s3_object_cached_in_part_fetches_only_what_is_missing() {
             chunk,
             std::fs::read(s.src.join("h.b2nd.chunks/0.0")).unwrap()
         );
-        drained(&m);
+        wait_idle(&m);
         disk(&m, "remote_fill_bytes")
     };
     assert!(kept > 0 && kept < size, "{kept} of {size}");

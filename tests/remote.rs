@@ -1128,25 +1128,6 @@ fn libc_eio() -> i32 {
     5
 }
 
-/// Every regular file under `dir` (sorted), read whole: (relative path, bytes).
-fn every_file(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for item in std::fs::read_dir(&d).unwrap() {
-            let path = item.unwrap().path();
-            let name = path.strip_prefix(dir).unwrap().display().to_string();
-            if path.is_dir() {
-                todo.push(path);
-            } else if name != ".stats" {
-                out.push((name, std::fs::read(&path).unwrap()));
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
 #[test]
 fn a_web_server_array_read_again_after_a_remount_with_a_disk_cache_costs_no_get() {
     let Some(_serial) = serial_with_fuse() else {
@@ -1163,24 +1144,20 @@ fn a_web_server_array_read_again_after_a_remount_with_a_disk_cache_costs_no_get(
     let args = ["--disk-cache", cache_dir.to_str().unwrap()];
     let first = {
         let mount = Mount::start(Path::new(&url), &args);
-        let files = every_file(mount.path());
+        let files = read_tree(mount.path());
         assert!(remote_counter(&mount, "gets") >= 1);
         files
     };
-    let data = &first.iter().find(|(n, _)| n == "data").unwrap().1;
+    let data = &first[Path::new("data")];
     assert_eq!(
         sha256_hex(data),
         manifest["codec_zstd_shuffle"]["sha256"].as_str().unwrap()
     );
-    assert!(
-        first.len() > 10,
-        "{:?}",
-        first.iter().map(|f| &f.0).collect::<Vec<_>>()
-    );
+    assert!(first.len() > 10, "{:?}", first.keys());
     // The web server gives no ETag: the entry is keyed by size and
     // modification time, validated by the mount's one HEAD.
     let mount = Mount::start(Path::new(&url), &args);
-    assert_eq!(every_file(mount.path()), first);
+    assert_eq!(read_tree(mount.path()), first);
     let st = mount.stats();
     assert_eq!(st["remote"]["gets"], 0, "{st}");
     assert!(

@@ -46,6 +46,29 @@ pub fn read_manifest(dir: &Path) -> serde_json::Map<String, serde_json::Value> {
     }
 }
 
+/// Every file under `root` but a mount's `.stats` (its counters change
+/// from one read to the next), read whole, by path relative to `root`.
+pub fn read_tree(root: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut todo = vec![root.to_path_buf()];
+    while let Some(dir) = todo.pop() {
+        for e in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+            let path = e.unwrap().path();
+            if path.file_name().is_some_and(|n| n == ".stats") {
+                continue;
+            }
+            if path.is_dir() {
+                todo.push(path);
+            } else {
+                let bytes =
+                    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                out.insert(path.strip_prefix(root).unwrap().to_path_buf(), bytes);
+            }
+        }
+    }
+    out
+}
+
 /// The array's C-order bytes, read in windows of `step` bytes.
 pub fn read_all(
     array: &blosc2fs::format::Array,
