@@ -336,6 +336,25 @@ impl CachedObject {
         Ok([fetched?, recent].concat())
     }
 
+    /// `buf.len()` bytes at `offset`: from the cache file when whole there,
+    /// else filled ([`Self::fill`]) with `read` of the source under this
+    /// one; a range outside the object goes to that source (its error).
+    fn read_through(
+        &self,
+        offset: u64,
+        buf: &mut [u8],
+        read: impl Fn(&dyn ByteSource, u64, &mut [u8]) -> PResult<()>,
+    ) -> PResult<()> {
+        let end = offset.saturating_add(buf.len() as u64);
+        if !self.inside(&(offset..end)) {
+            return read(&*self.inner, offset, buf);
+        }
+        if self.read_cached(offset, buf) {
+            return Ok(());
+        }
+        self.fill(offset, buf, |at, out| read(&*self.inner, at, out))
+    }
+
     /// The spans fetched lately, oldest first; those the cache file holds
     /// by now are let go.
     fn recent(&self) -> Vec<Span> {
@@ -411,26 +430,12 @@ impl ByteSource for CachedObject {
     /// From the cache file, else the granules around the range through
     /// the source's own [`ByteSource::read_at`] (which may fetch a span).
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> PResult<()> {
-        let end = offset.saturating_add(buf.len() as u64);
-        if !self.inside(&(offset..end)) {
-            return self.inner.read_at(offset, buf);
-        }
-        if self.read_cached(offset, buf) {
-            return Ok(());
-        }
-        self.fill(offset, buf, |at, out| self.inner.read_at(at, out))
+        self.read_through(offset, buf, |source, at, out| source.read_at(at, out))
     }
 
     /// From the cache file, else exactly the granules around the range.
     fn read_needed(&self, offset: u64, buf: &mut [u8]) -> PResult<()> {
-        let end = offset.saturating_add(buf.len() as u64);
-        if !self.inside(&(offset..end)) {
-            return self.inner.read_needed(offset, buf);
-        }
-        if self.read_cached(offset, buf) {
-            return Ok(());
-        }
-        self.fill(offset, buf, |at, out| self.inner.read_needed(at, out))
+        self.read_through(offset, buf, |source, at, out| source.read_needed(at, out))
     }
 
     /// The ranges whole in the cache are read from it; for the others, the
