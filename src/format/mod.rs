@@ -17,6 +17,7 @@ mod array;
 mod bytes;
 #[doc(hidden)]
 pub mod chunk;
+mod chunk_reads;
 #[doc(hidden)]
 pub mod codec;
 mod described;
@@ -27,6 +28,8 @@ mod error;
 pub mod filter;
 mod frame;
 mod geometry;
+mod growth;
+mod hints;
 mod meta;
 #[doc(hidden)]
 pub mod msgpack;
@@ -34,8 +37,9 @@ mod plain;
 mod produced;
 pub mod source;
 
-pub use array::{Array, Region, Seen, Shape, MAX_BLOCK_BYTES, SPARSE_INDEX};
+pub use array::{Array, Region, Shape, SPARSE_INDEX};
 pub use chunk::{ChunkLayout, Fork, Special};
+pub use chunk_reads::MAX_BLOCK_BYTES;
 pub use codec::{codec_support, Support};
 pub use described::{Description, MAX_DESCRIBED_CHUNKS};
 pub use elsewhere::Elsewhere;
@@ -43,6 +47,7 @@ pub use error::{Error, PResult, Problem};
 pub use filter::filter_support;
 pub use frame::{looks_like_frame, ChunkOffset, Frame, MAX_VLMETA_BYTES};
 pub use geometry::{grid_coords, linear, Geometry, Piece, PieceSource};
+pub use growth::Seen;
 pub use meta::{simple_dtype_itemsize, Flavor, NdMeta};
 pub use produced::BlockProducer;
 pub use source::{ByteSource, Need, SparseChunks, Version, VersionTag};

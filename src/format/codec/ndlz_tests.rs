@@ -351,7 +351,7 @@ proptest! {
 
 #[test]
 fn agrees_with_c_blosc2_on_its_own_and_mutated_streams() {
-    // scripts/gen_ndlz_cases.py: streams from C-Blosc2's encoder, 1-3 byte
+    // scripts/gen/gen_ndlz_cases.py: streams from C-Blosc2's encoder, 1-3 byte
     // changes to them and hand-made records, each decoded by C-Blosc2 3.3.5
     // (sha256 of its output, or null where it refuses).
     use sha2::{Digest, Sha256};
