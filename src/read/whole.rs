@@ -12,7 +12,8 @@ use std::sync::mpsc;
 
 use crate::format::{Array, Error};
 
-use super::planner::{Planner, View};
+use super::planner::Planner;
+use super::view::View;
 
 /// Bytes each worker reads at a time.
 pub const STEP: u64 = 4 << 20;
