@@ -1,8 +1,9 @@
 //! What each kind of source holds as folders, and the loaded versions of
 //! what it holds: local folders ([`listing`]), remote roots ([`remote`]),
-//! stores and their groups and tables ([`store`]), where an array's bytes
-//! come from ([`location`]), which saved expressions are computed from
-//! which operands ([`computed`]), and who may read what ([`access`]).
+//! stores and their groups and tables ([`store`]) and what such a folder
+//! shows ([`store_folder`]), where an array's bytes come from
+//! ([`location`]), which saved expressions are computed from which
+//! operands ([`computed`]), and who may read what ([`access`]).
 //! Loaded versions are kept within one byte budget ([`meta_cache`],
 //! [`versioned`]); [`entry`] is one array's loaded version.
 //!
@@ -18,6 +19,7 @@ pub mod meta_cache;
 #[cfg(feature = "remote")]
 pub mod remote;
 pub mod store;
+pub mod store_folder;
 pub mod versioned;
 
 pub use access::Access;

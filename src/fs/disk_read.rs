@@ -13,7 +13,7 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use crate::disk_cache::{DiskCache, Entry, Refill};
+use crate::disk_cache::{DiskCache, Entry, Refill, RefillError};
 use crate::format::{Array, Region};
 use crate::read::{Blocks, View};
 
@@ -38,9 +38,9 @@ struct ArrayRefill {
 }
 
 impl Refill for ArrayRefill {
-    fn produce(&self, offset: u64, out: &mut [u8]) -> Result<(), String> {
-        crate::read::planner::fill_in_background(&self.blocks, &self.array, offset, out)
-            .map_err(|p| p.to_string())
+    fn produce(&self, offset: u64, out: &mut [u8]) -> Result<(), RefillError> {
+        crate::read::fill_in_background(&self.blocks, &self.array, offset, out)
+            .map_err(RefillError::from)
     }
 
     fn identity(&self) -> Option<String> {

@@ -27,7 +27,7 @@ use crate::catalog::entry::{Loaded, Loading, OnLoad};
 use crate::catalog::listing::Fence;
 use crate::catalog::meta_cache::MetaCache;
 use crate::tree::error::FsError;
-use crate::tree::namespace::{Attr, DirEntry, Tree};
+use crate::tree::{Attr, DirEntry, Tree};
 
 use super::config::FsConfig;
 use super::disk_read::DiskUse;
@@ -163,13 +163,19 @@ impl Filesystem {
         super::stats::document(&self.planner, &self.tree, self.config.disk_cache.as_deref())
     }
 
-    fn stats_size(&self) -> u64 {
-        self.stats_json().len() as u64
+    /// `attr` as the kernel is told it: `.stats` sized (see [`super::stats::sized`]).
+    fn sized(&self, attr: Attr) -> Attr {
+        super::stats::sized(
+            attr,
+            &self.planner,
+            &self.tree,
+            self.config.disk_cache.as_deref(),
+        )
     }
 
     /// Look `name` up in directory `parent`.
     pub fn lookup(&self, parent: u64, name: &OsStr) -> Result<Attr, FsError> {
-        self.tree.lookup(parent, name, &|| self.stats_size())
+        Ok(self.sized(self.tree.lookup(parent, name)?))
     }
 
     /// The target of symlink `ino` (EINVAL for anything else).
@@ -184,7 +190,7 @@ impl Filesystem {
 
     /// Attributes of `ino`.
     pub fn getattr(&self, ino: u64) -> Result<Attr, FsError> {
-        self.tree.getattr(ino, &|| self.stats_size())
+        Ok(self.sized(self.tree.getattr(ino)?))
     }
 
     /// Whether `ino` may be accessed; any write access is refused.
@@ -192,7 +198,7 @@ impl Filesystem {
         if write {
             return Err(FsError::ReadOnly);
         }
-        self.tree.getattr(ino, &|| 0).map(|_| ())
+        self.tree.getattr(ino).map(|_| ())
     }
 
     /// Open `ino` for reading (`write` asks for write access: refused).

@@ -1,11 +1,24 @@
 //! The mount's `.stats` file: the counters of the block cache, the metadata
 //! cache, the disk cache, the descriptor pool and (for a remote mount) the connection, as one
-//! JSON document rendered afresh at each read.
+//! JSON document rendered afresh at each read, and sized by rendering it.
 
 use crate::disk_cache::DiskCache;
 use crate::read::Planner;
-use crate::tree::namespace::Tree;
+use crate::tree::{Attr, Tree};
 use crate::views::json::json_bytes;
+
+/// `attr` as the kernel is told it: the tree knows none of the bytes of a
+/// file that tells of the mount ([`Attr::of_mount`]: `.stats`), so its size
+/// is its document's, rendered now to be measured.
+pub(super) fn sized(attr: Attr, planner: &Planner, tree: &Tree, disk: Option<&DiskCache>) -> Attr {
+    if !attr.of_mount {
+        return attr;
+    }
+    Attr {
+        size: document(planner, tree, disk).len() as u64,
+        ..attr
+    }
+}
 
 /// The `.stats` document of the mount `tree` read through `planner`.
 pub(super) fn document(planner: &Planner, tree: &Tree, disk: Option<&DiskCache>) -> Vec<u8> {

@@ -5,7 +5,7 @@
 //! directory or array (numbered in discovery order); its presented files
 //! take the low 32 bits. FUSE's root (1) is node 0's own directory.
 
-use crate::views::FileId;
+use crate::views::{FileId, FolderFileId};
 
 /// What an inode presents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,13 +14,12 @@ pub enum Role {
     /// store folder's directory.
     Node,
     /// One of the fixed-name entries of an array folder (or its `chunks/`),
-    /// as the views' table lists them; a store folder's `meta.json` is
-    /// `File(FileId::MetaJson)` too.
+    /// as the views' table lists them; a folder's own `meta.json` and
+    /// `zarr.json` are these too (see [`folder_file_role`]).
     File(FileId),
-    /// The mount's `.stats` file (only node 0, the root, has one).
-    Stats,
-    /// A CTable's `table.csv`.
-    TableCsv,
+    /// One of a folder's own files that no array folder has (`.stats`,
+    /// `table.csv`), as the views' folder-files table lists them.
+    Folder(FolderFileId),
     /// A chunk's file in `chunks/`, by chunk number (C order over the chunk
     /// grid); the number must be below [`MAX_CHUNK_FILES`].
     Chunk(u64),
@@ -32,26 +31,37 @@ pub const MAX_CHUNK_FILES: u64 = (1 << 32) - CHUNK_BASE;
 
 /// Each role's number in the low 32 bits; fixed for good (they are inode
 /// numbers the kernel and its users may keep).
-const CODES: [(Role, u64); 14] = [
+const CODES: [(Role, u64); 15] = [
     (Role::Node, 0),
     (Role::File(FileId::MetaJson), 1),
     (Role::File(FileId::Data), 2),
     (Role::File(FileId::Npy), 3),
     (Role::File(FileId::ChunksDir), 4),
     (Role::File(FileId::Zarray), 5),
-    (Role::Stats, 6),
+    (Role::Folder(FolderFileId::Stats), 6),
     (Role::File(FileId::Text), 7),
     (Role::File(FileId::Preview), 8),
     (Role::File(FileId::Items), 9),
+    (Role::Folder(FolderFileId::TableCsv), 10),
     (Role::File(FileId::Nrrd), 11),
     (Role::File(FileId::MetaImage), 12),
     (Role::File(FileId::Envi), 13),
     (Role::File(FileId::ZarrJson), 14),
 ];
 
+/// The role of a folder's own file `id`: a folder's `meta.json` and
+/// `zarr.json` share the roles (and numbers) of an array folder's files of
+/// those names; the others are [`Role::Folder`].
+pub fn folder_file_role(id: FolderFileId) -> Role {
+    match id {
+        FolderFileId::MetaJson => Role::File(FileId::MetaJson),
+        FolderFileId::ZarrJson => Role::File(FileId::ZarrJson),
+        id => Role::Folder(id),
+    }
+}
+
 fn role_code(role: Role) -> u64 {
     match role {
-        Role::TableCsv => 10,
         Role::Chunk(c) => CHUNK_BASE + c,
         role => CODES
             .iter()
@@ -74,7 +84,6 @@ pub fn decode(ino: u64) -> Option<(u32, Role)> {
     let raw = ino.checked_sub(1)?;
     let node = (raw >> 32) as u32;
     let role = match raw & 0xffff_ffff {
-        10 => Role::TableCsv,
         c if c >= CHUNK_BASE => Role::Chunk(c - CHUNK_BASE),
         c => CODES.iter().find(|(_, code)| *code == c)?.0,
     };
@@ -89,12 +98,12 @@ mod tests {
     fn root_is_one_and_roundtrips() {
         assert_eq!(encode(0, Role::Node), 1);
         for (node, role) in [
-            (0, Role::Stats),
+            (0, Role::Folder(FolderFileId::Stats)),
             (7, Role::File(FileId::Data)),
             (2, Role::File(FileId::Text)),
             (2, Role::File(FileId::Preview)),
             (5, Role::File(FileId::Items)),
-            (6, Role::TableCsv),
+            (6, Role::Folder(FolderFileId::TableCsv)),
             (u32::MAX - 1, Role::Chunk(MAX_CHUNK_FILES - 1)),
             (3, Role::Chunk(0)),
         ] {
@@ -103,7 +112,8 @@ mod tests {
         // The numbers of a mount's files do not move between releases.
         assert_eq!(encode(0, Role::File(FileId::MetaJson)), 2);
         assert_eq!(encode(1, Role::File(FileId::Zarray)), (1 << 32) + 6);
-        assert_eq!(encode(0, Role::TableCsv), 11);
+        assert_eq!(encode(0, Role::Folder(FolderFileId::TableCsv)), 11);
+        assert_eq!(encode(0, Role::Folder(FolderFileId::Stats)), 7);
         assert_eq!(encode(0, Role::Chunk(0)), CHUNK_BASE + 1);
         assert_eq!(decode(0), None);
         assert_eq!(encode(0, Role::File(FileId::Envi)), 14);
@@ -114,5 +124,16 @@ mod tests {
             let ino = encode(4, Role::File(f.id));
             assert_eq!(decode(ino), Some((4, Role::File(f.id))), "{}", f.name);
         }
+        // Every folder file has a number, a folder's meta.json and zarr.json
+        // those of the array files of the same names.
+        for f in crate::views::FOLDER_FILES {
+            let role = folder_file_role(f.id);
+            assert_eq!(decode(encode(4, role)), Some((4, role)), "{}", f.name);
+            assert_ne!(encode(4, role), encode(4, Role::Node), "{}", f.name);
+        }
+        assert_eq!(
+            folder_file_role(FolderFileId::MetaJson),
+            Role::File(FileId::MetaJson)
+        );
     }
 }

@@ -7,14 +7,23 @@
 //!
 //! From the ground up: [`error`] (errors and their errno), [`inode`] (inode
 //! numbers), [`nodes`] (the node table), [`chunk_tree`] (the inodes of an
-//! array's hidden Zarr v3 chunk tree `c/`), [`namespace`] (lookup, getattr,
-//! readdir, open and xattrs by inode).
+//! array's hidden Zarr v3 chunk tree `c/`), [`namespace`] (the tree of
+//! nodes, found and kept), [`node_files`] (which of a folder's own files a
+//! node holds); then one file per question asked of an inode:
+//! [`attributes`] (getattr, xattrs), [`listing`] (lookup, readdir),
+//! [`opening`] (open, readlink).
 
+pub mod attributes;
 pub mod chunk_tree;
 pub mod error;
 pub mod inode;
+pub mod listing;
 pub mod namespace;
+pub mod node_files;
 pub mod nodes;
+pub mod opening;
 
+pub use attributes::Attr;
 pub use error::FsError;
-pub use namespace::{Attr, DirEntry, Tree};
+pub use listing::DirEntry;
+pub use namespace::Tree;

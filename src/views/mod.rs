@@ -1,12 +1,13 @@
-//! The presented files: one renderer per file, and the one table of the
-//! files an array folder presents ([`array_files`]).
+//! The presented files: one renderer per file, the one table of the files
+//! an array folder presents ([`array_files`]) and the one of the files a
+//! folder presents of its own ([`folder_files`]).
 //!
 //! A renderer is a function of an array's metadata (and, for the files
 //! whose bytes come from the values, of the bytes the read layer hands it);
 //! it knows nothing of inodes, folders or FUSE. The namespace
-//! ([`crate::tree`]) asks the table which names an array folder holds, how
-//! big each is and what opening it serves. Adding a presented file is one
-//! renderer file here and one row of the table.
+//! ([`crate::tree`]) asks the tables which names an array folder (or a
+//! folder, of its own) holds, how big each is and what opening it serves.
+//! Adding a presented file is one renderer file here and one row of a table.
 //!
 //! - [`meta_json`] (+ [`redact`]): `meta.json`;
 //! - [`npy`]: the `.npy` header of `data.npy`;
@@ -23,11 +24,14 @@
 //! - [`table_csv`]: a CTable folder's `table.csv`;
 //! - [`presented`]: what one array version renders when it is loaded;
 //! - [`selection`]: which of these files a mount offers (`--views`);
-//! - [`array_files`]: the table itself, and [`names`]: what its entries are.
+//! - [`array_files`]: the table itself, and [`names`]: what its entries are;
+//! - [`folder_files`]: the table of a folder's own files (`.stats`,
+//!   `meta.json`, `zarr.json`, `table.csv`).
 
 pub mod array_files;
 pub mod dtype;
 pub mod envi;
+pub mod folder_files;
 pub mod imaging;
 pub mod items;
 pub mod json;
@@ -52,6 +56,10 @@ pub use array_files::{
     array_file, array_files_in, find_array_file, ArrayFile, Content, ARRAY_FILES,
 };
 pub use dtype::{presented_dtype, presented_shape};
+pub use folder_files::{
+    find_folder_file, folder_file, folder_files_in, FolderFile, FolderFileId, FolderHolds,
+    FOLDER_FILES,
+};
 pub use names::{FileId, Folder, Kind};
 pub use presented::Presented;
 pub use selection::ViewSet;

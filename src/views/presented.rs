@@ -355,7 +355,7 @@ mod tests {
     }
 
     /// A plain frame of text (typesize 1, chunks of 1,500 bytes): 120 times a
-    /// 57-byte sentence, 6,840 bytes, as scripts/gen_fixtures.py writes it and
+    /// 57-byte sentence, 6,840 bytes, as scripts/gen/gen_fixtures.py writes it and
     /// the manifest's `size` says. One dimension of its length, no chunkshape
     /// attribute.
     #[test]

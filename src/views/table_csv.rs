@@ -175,7 +175,7 @@ mod tests {
     use crate::read::read_uncached;
     use crate::views::testing::fixture;
 
-    /// table.b2d (scripts/gen_store_fixtures.py): 20 rows `a = 3 i` (int32),
+    /// table.b2d (scripts/gen/gen_store_fixtures.py): 20 rows `a = 3 i` (int32),
     /// `b = i / 4` (float64), rows 1, 5, 6 and 19 deleted.
     #[test]
     fn lines_hold_the_valid_rows_in_fixed_widths() {

@@ -10,7 +10,7 @@
 //! holding `embed.b2e` (their members read through the same listings,
 //! [`members`]); other prefixes are folders. A Caterva2 server decides some
 //! names itself (HDF5 files and stores are folders of datasets: see
-//! `crate::source::remote::caterva2::folder`).
+//! [`caterva2`]).
 //!
 //! An object's version is its size and ETag as its folder's listing gives
 //! them, so a replaced object is noticed without a HEAD per lookup; new
@@ -20,6 +20,7 @@
 //! [`object`] is one array's or store's origin under the root; [`keys`]
 //! the pure rules of keys and names.
 
+pub mod caterva2;
 pub mod keys;
 pub mod listings;
 pub mod members;

@@ -12,7 +12,6 @@ use parking_lot::Mutex;
 
 use crate::disk_cache::DiskCache;
 use crate::format::{Array, Error, Version, VersionTag, SPARSE_INDEX};
-use crate::source::remote::served::folder::{self as c2, MountedFolder, Shown};
 use crate::source::remote::{
     ListedObject, Listing, RemoteError, RemoteLocation, RemoteOptions, Scheme, StatsSnapshot,
 };
@@ -20,6 +19,7 @@ use crate::source::store::{StoreFormat, EMBED_NAME};
 
 use super::super::access::Access;
 use super::super::listing::{Class, KNOWN_EXTENSIONS};
+use super::caterva2::{self as c2, MountedFolder, Shown};
 use super::keys::{extension, join};
 use super::listings::Listings;
 

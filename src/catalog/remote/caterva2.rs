@@ -1,7 +1,9 @@
 //! A Caterva2 root, folder or dataset as a mount presents it: which listed
 //! names are folders (HDF5 files and `.b2z` stores, whose leaves the server
 //! lists) and which are datasets, what a dataset's version is, and how it
-//! is opened.
+//! is opened. The catalog's, since only the remote root asks it; the client
+//! and the datasets' reading stay in the source layer
+//! ([`crate::source::remote::caterva2`], [`crate::source::remote::served`]).
 //!
 //! The server's listings give names only, so versions come from two places,
 //! each kept for the attribute TTL: a stored frame (known by its name) is
@@ -22,14 +24,11 @@ use parking_lot::Mutex;
 
 use crate::format::source::ByteSource;
 use crate::format::{Array, Error, Version, VersionTag};
-use crate::source::remote::error::RemoteError;
-use crate::source::remote::location::RemoteLocation;
-
 use crate::source::remote::caterva2::info::{DatasetInfo, InfoKind};
 use crate::source::remote::caterva2::names::{in_container, is_container, is_stored_frame};
 use crate::source::remote::caterva2::session::LOGIN_HINT;
-
-use super::open::open_dataset;
+use crate::source::remote::served::open_dataset;
+use crate::source::remote::{RemoteError, RemoteLocation};
 
 /// Infos kept (see [`MountedFolder::infos`]): each holds a dataset's
 /// vlmeta, and is of use for one attribute TTL.
@@ -262,7 +261,7 @@ impl MountedFolder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::remote::store::RemoteOptions;
+    use crate::source::remote::RemoteOptions;
 
     /// A `c2array` operand is read only from the mounted server, inside the mounted folder.
     #[test]

@@ -1,0 +1,324 @@
+//! Which names a folder holds: lookup of one name and readdir of them all,
+//! for every kind of folder the tree presents (a mirrored folder, local or
+//! remote; an array's folder, its `chunks/` and its hidden chunk tree
+//! `c/`; a store's folders). A folder's own files come first, from the
+//! views' [`crate::views::FOLDER_FILES`]; then an array's files, from
+//! [`crate::views::ARRAY_FILES`], or the folder's children.
+
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
+
+use crate::catalog::entry::ArrayEntry;
+use crate::catalog::listing::{classify, scan};
+#[cfg(feature = "remote")]
+use crate::catalog::remote::{io_error, join};
+use crate::catalog::store_folder::FolderView;
+use crate::format::{grid_coords, linear};
+use crate::views::{
+    array_files_in, find_array_file, find_folder_file, folder_files_in, zarr, FileId, Folder, Kind,
+};
+
+use super::attributes::Attr;
+use super::error::FsError;
+use super::inode::{self, folder_file_role, Role};
+use super::namespace::{Location, NodeKind, Tree};
+
+/// One directory entry: (inode, kind, name).
+pub type DirEntry = (u64, Kind, OsString);
+
+impl Tree {
+    /// Look `name` up in directory `parent`.
+    pub fn lookup(&self, parent: u64, name: &OsStr) -> Result<Attr, FsError> {
+        let (node, role) = self.decode(parent)?;
+        let (_, kind) = self.node_info(node)?;
+        if role == Role::Node {
+            if let Some(own) = self.own_file_named(node, &kind, name)? {
+                return self.getattr(inode::encode(node, own));
+            }
+        }
+        let child = match (role, kind) {
+            (Role::Node, NodeKind::Dir(real)) => {
+                let loc = self.location(node)?;
+                #[cfg(feature = "remote")]
+                if let Location::Remote(key) = &loc {
+                    return self.getattr(inode::encode(
+                        self.remote_lookup(node, key, name)?,
+                        Role::Node,
+                    ));
+                }
+                let Location::Local(path) = &loc else {
+                    return Err(FsError::NotFound);
+                };
+                if name.as_bytes().contains(&b'/') || name == "." || name == ".." {
+                    return Err(FsError::NotFound);
+                }
+                let real = real.as_deref().unwrap_or(path);
+                let found =
+                    classify(&self.root, &self.fence, real, name).ok_or(FsError::NotFound)?;
+                inode::encode(self.intern_local(node, path, real, name, found), Role::Node)
+            }
+            (Role::Node, NodeKind::Array(entry)) if name == "c" => {
+                let loaded = entry.current().map_err(FsError::from)?;
+                let tree = self.chunk_tree(&loaded).ok_or(FsError::NotFound)?;
+                inode::encode(node, tree.top().ok_or(FsError::NotFound)?)
+            }
+            (Role::Node, NodeKind::Array(entry)) => {
+                let loaded = entry.current().map_err(FsError::from)?;
+                let spec = find_array_file(
+                    Folder::Array,
+                    name.to_str().ok_or(FsError::NotFound)?,
+                    &loaded,
+                    self.views,
+                )
+                .ok_or(FsError::NotFound)?;
+                inode::encode(node, Role::File(spec.id))
+            }
+            (Role::Node, kind @ (NodeKind::Store(_) | NodeKind::Folder(_))) => {
+                let Some(view) = self.folder_view(&kind)? else {
+                    return Err(FsError::NotFound);
+                };
+                let FolderView::Ok { entry, store, .. } = &view else {
+                    return Err(FsError::NotFound);
+                };
+                let child = view.child(name).ok_or(FsError::NotFound)?;
+                inode::encode(
+                    self.intern_in_store(entry, store, node, name, child)?,
+                    Role::Node,
+                )
+            }
+            (Role::File(FileId::ChunksDir), NodeKind::Array(entry)) => {
+                let loaded = entry.current().map_err(FsError::from)?;
+                let name = name.to_str().ok_or(FsError::NotFound)?;
+                if let Some(spec) = find_array_file(Folder::Chunks, name, &loaded, self.views) {
+                    inode::encode(node, Role::File(spec.id))
+                } else {
+                    let coords = zarr::parse_chunk_name(name, &loaded.chunk_grid)
+                        .ok_or(FsError::NotFound)?;
+                    let c = linear(&coords, &loaded.chunk_grid);
+                    if c >= inode::MAX_CHUNK_FILES {
+                        return Err(FsError::NotFound);
+                    }
+                    inode::encode(node, Role::Chunk(c))
+                }
+            }
+            (Role::Chunk(c), NodeKind::Array(entry)) => {
+                let loaded = entry.current().map_err(FsError::from)?;
+                let prefix = self.chunk_dir(&loaded, c).ok_or(FsError::NotDir)?;
+                let tree = self.chunk_tree(&loaded).ok_or(FsError::NotFound)?;
+                let role = tree
+                    .child(&prefix, name.to_str().ok_or(FsError::NotFound)?)
+                    .ok_or(FsError::NotFound)?;
+                inode::encode(node, role)
+            }
+            _ => return Err(FsError::NotDir),
+        };
+        self.getattr(child)
+    }
+
+    /// The role of the folder file named `name` that folder node `node`
+    /// holds of its own, when the mount offers one of that name and the
+    /// folder holds it.
+    fn own_file_named(
+        &self,
+        node: u32,
+        kind: &NodeKind,
+        name: &OsStr,
+    ) -> Result<Option<Role>, FsError> {
+        let Some(row) = name.to_str().and_then(|n| find_folder_file(n, self.views)) else {
+            return Ok(None);
+        };
+        let files = self.files_for(node, kind, row)?;
+        Ok((row.size)(&files).map(|_| folder_file_role(row.id)))
+    }
+
+    /// Entries of directory `ino` from index `from` on: (ino, kind, name).
+    /// `.` and `..` come first. `limit` bounds how many are produced.
+    pub fn readdir(&self, ino: u64, from: u64, limit: usize) -> Result<Vec<DirEntry>, FsError> {
+        let (node, role) = self.decode(ino)?;
+        let (parent, kind) = self.node_info(node)?;
+        if let (Role::Chunk(c), NodeKind::Array(entry)) = (role, &kind) {
+            return self.chunk_tree_readdir(node, entry, c, ino, from, limit);
+        }
+        let parent_ino = if role == Role::File(FileId::ChunksDir) {
+            inode::encode(node, Role::Node)
+        } else {
+            inode::encode(parent, Role::Node)
+        };
+        let mut fixed = vec![
+            (ino, Kind::Dir, OsString::from(".")),
+            (parent_ino, Kind::Dir, OsString::from("..")),
+        ];
+        match (role, kind) {
+            (Role::Node, kind) => self.folder_entries(node, &kind, &mut fixed)?,
+            (Role::File(FileId::ChunksDir), NodeKind::Array(entry)) => {
+                let loaded = entry.current().map_err(FsError::from)?;
+                let array = loaded.whole_array().ok_or(FsError::NotFound)?;
+                for spec in array_files_in(Folder::Chunks, &loaded, self.views) {
+                    fixed.push((
+                        inode::encode(node, Role::File(spec.id)),
+                        spec.kind,
+                        OsString::from(spec.name),
+                    ));
+                }
+                let mut out = Vec::new();
+                let nfixed = fixed.len() as u64;
+                let total = nfixed + array.nchunks().min(inode::MAX_CHUNK_FILES);
+                let mut i = from;
+                while i < total && out.len() < limit {
+                    if i < nfixed {
+                        out.push(fixed[i as usize].clone());
+                    } else {
+                        let c = i - nfixed;
+                        let coords = grid_coords(c, &loaded.chunk_grid);
+                        out.push((
+                            inode::encode(node, Role::Chunk(c)),
+                            Kind::File,
+                            OsString::from(zarr::chunk_name(&coords)),
+                        ));
+                    }
+                    i += 1;
+                }
+                return Ok(out);
+            }
+            _ => return Err(FsError::NotDir),
+        }
+        Ok(fixed.into_iter().skip(from as usize).take(limit).collect())
+    }
+
+    /// Append the entries of folder node `node` (of kind `kind`) to `out`:
+    /// its own files, then an array's files or the folder's children.
+    fn folder_entries(
+        &self,
+        node: u32,
+        kind: &NodeKind,
+        out: &mut Vec<DirEntry>,
+    ) -> Result<(), FsError> {
+        let files = self.node_files(node, kind)?;
+        for row in folder_files_in(&files, self.views) {
+            out.push((
+                inode::encode(node, folder_file_role(row.id)),
+                Kind::File,
+                OsString::from(row.name),
+            ));
+        }
+        match kind {
+            NodeKind::Dir(real) => {
+                let loc = self.location(node)?;
+                #[cfg(feature = "remote")]
+                if let Location::Remote(key) = &loc {
+                    return self.remote_readdir(node, key, out);
+                }
+                let Location::Local(path) = &loc else {
+                    return Err(FsError::NotFound);
+                };
+                let real = real.as_deref().unwrap_or(path);
+                for (name, found) in scan(&self.root, &self.fence, real)? {
+                    let child = self.intern_local(node, path, real, &name, found);
+                    let kind = if self.is_link(child) {
+                        Kind::Symlink
+                    } else {
+                        Kind::Dir
+                    };
+                    out.push((inode::encode(child, Role::Node), kind, name));
+                }
+            }
+            NodeKind::Array(entry) => {
+                let loaded = entry.current().map_err(FsError::from)?;
+                for spec in array_files_in(Folder::Array, &loaded, self.views) {
+                    out.push((
+                        inode::encode(node, Role::File(spec.id)),
+                        spec.kind,
+                        OsString::from(spec.name),
+                    ));
+                }
+            }
+            NodeKind::Store(_) | NodeKind::Folder(_) => {
+                if let Some(view @ FolderView::Ok { entry, store, .. }) = &files.view {
+                    for (name, child) in view.children() {
+                        match self.intern_in_store(entry, store, node, name, child) {
+                            Ok(n) => {
+                                out.push((inode::encode(n, Role::Node), Kind::Dir, name.clone()))
+                            }
+                            Err(e) => log::warn!("{e}"),
+                        }
+                    }
+                }
+            }
+            NodeKind::Link(_) => return Err(FsError::NotDir),
+        }
+        Ok(())
+    }
+
+    /// Entries of the chunk-tree folder `c/...` that chunk number `c` of
+    /// array node `node` names (inode `ino`), from index `from` on.
+    fn chunk_tree_readdir(
+        &self,
+        node: u32,
+        entry: &ArrayEntry,
+        c: u64,
+        ino: u64,
+        from: u64,
+        limit: usize,
+    ) -> Result<Vec<DirEntry>, FsError> {
+        let loaded = entry.current().map_err(FsError::from)?;
+        let prefix = self.chunk_dir(&loaded, c).ok_or(FsError::NotDir)?;
+        let tree = self.chunk_tree(&loaded).ok_or(FsError::NotFound)?;
+        let parent_ino = inode::encode(node, tree.parent(&prefix).unwrap_or(Role::Node));
+        let fixed = [
+            (ino, Kind::Dir, OsString::from(".")),
+            (parent_ino, Kind::Dir, OsString::from("..")),
+        ];
+        let mut out: Vec<DirEntry> = fixed.into_iter().skip(from as usize).take(limit).collect();
+        let rest = limit - out.len();
+        let start = from.saturating_sub(2);
+        for (role, kind, name) in tree.entries(&prefix, start, rest) {
+            out.push((inode::encode(node, role), kind, OsString::from(name)));
+        }
+        Ok(out)
+    }
+
+    /// Whether `ino` is a folder whose listing costs a scan (a mirrored
+    /// source directory or a store), so callers list it once per open.
+    pub fn is_source_dir(&self, ino: u64) -> bool {
+        match inode::decode(ino) {
+            Some((node, Role::Node)) => matches!(
+                self.node_info(node),
+                Ok((
+                    _,
+                    NodeKind::Dir(_) | NodeKind::Store(_) | NodeKind::Folder(_)
+                ))
+            ),
+            _ => false,
+        }
+    }
+
+    /// Look `name` up in the remote folder `key` (node `node`): its node.
+    #[cfg(feature = "remote")]
+    fn remote_lookup(&self, node: u32, key: &str, name: &OsStr) -> Result<u32, FsError> {
+        let root = self.remote_root()?;
+        let name = name.to_str().ok_or(FsError::NotFound)?;
+        if name.is_empty() || name.contains('/') || name == "." || name == ".." {
+            return Err(FsError::NotFound);
+        }
+        let class = root
+            .child(key, name)
+            .map_err(|e| FsError::Io(io_error(e)))?
+            .ok_or(FsError::NotFound)?;
+        Ok(self.intern_remote(root, join(key, name), node, class))
+    }
+
+    /// Append the children of the remote folder `key` (node `node`) to `out`.
+    #[cfg(feature = "remote")]
+    fn remote_readdir(&self, node: u32, key: &str, out: &mut Vec<DirEntry>) -> Result<(), FsError> {
+        let root = self.remote_root()?;
+        for (name, class) in root.children(key).map_err(|e| FsError::Io(io_error(e)))? {
+            let child = self.intern_remote(root, join(key, &name), node, class);
+            out.push((
+                inode::encode(child, Role::Node),
+                Kind::Dir,
+                OsString::from(name),
+            ));
+        }
+        Ok(())
+    }
+}
