@@ -21,11 +21,14 @@
 //! - [`fs`]: the filesystem core the adapter drives: open files, reads,
 //!   `.stats`;
 //! - [`mount`]: the fuser adapter, the daemon, signals, allocator tuning;
+//! - [`cli`] and [`commands`]: the command line as parsed, and what the
+//!   one-shot subcommands (`info`, `cat`, `cache`, ...) do, on top of all;
 //! - [`compute`]: saved lazy expressions (python-blosc2's `lazyexpr`):
 //!   their recipe, dtype rules and blockwise evaluation, pure (no files).
 
 pub mod catalog;
 pub mod cli;
+pub mod commands;
 pub mod compute;
 pub mod disk_cache;
 pub mod format;

@@ -1,10 +1,12 @@
 //! The command line as a user meets it: help words for the arguments,
-//! completion scripts and the man page printed by the binary itself.
+//! completion scripts and the man page printed by the binary itself, and
+//! a quiet end when the reader of its output leaves early.
 
 mod common;
 
-use std::process::Command;
+use std::process::{Command, Stdio};
 
+use common::fixtures_dir;
 use common::mount::binary;
 
 fn run(args: &[&str]) -> String {
@@ -64,4 +66,37 @@ fn long_version_names_what_the_build_has() {
             env!("CARGO_PKG_VERSION")
         )
     );
+}
+
+/// A reader that stops early (`blosc2fs info FILE | head -c 0`) is no
+/// error: each command that writes to stdout ends quietly, with exit 0 and
+/// no panic (`info` once died with "failed printing to stdout: Broken
+/// pipe", exit 101). The pipe is closed as soon as the child starts, so its
+/// first write finds no reader.
+#[test]
+fn a_reader_closing_the_pipe_early_ends_the_command_quietly() {
+    let array = fixtures_dir().join("ndcell2_4d_f4.b2nd");
+    let array = array.to_str().unwrap();
+    let commands: [&[&str]; 4] = [
+        &["info", array],
+        &["cat", array],
+        &["completions", "bash"],
+        &["man"],
+    ];
+    for args in commands {
+        let mut child = Command::new(binary())
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success() && !stderr.contains("panicked"),
+            "blosc2fs {args:?} with the pipe closed: {:?}, {stderr}",
+            out.status
+        );
+    }
 }

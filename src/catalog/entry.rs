@@ -254,10 +254,7 @@ fn load(
                     // A refusal may change with what it read (a chmod).
                     deps = Some(read);
                     log::info!("{}: not computed: {why}", origin.name().display());
-                    if let Some(values) = doc.get_mut("values").and_then(|v| v.as_object_mut()) {
-                        values.insert("computed".into(), json!(false));
-                        values.insert("why_not_computed".into(), json!(why));
-                    }
+                    meta_json::mark_not_computed(&mut doc, &why);
                     Presented::meta_only(&doc)
                 }
             }

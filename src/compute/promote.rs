@@ -6,7 +6,7 @@
 //! type) plus `lazyexpr.check_dtype`'s own rules. The rules below were
 //! learned by probing python-blosc2 4.14.1 / numpy 2.4.6 (every function and
 //! operator against every pair of the 13 dtypes, `e.dtype` of
-//! `blosc2.lazyexpr(...)`, see `scripts/compute_oracle.py probe-dtypes`):
+//! `blosc2.lazyexpr(...)`, see `scripts/check/compute_oracle.py probe-dtypes`):
 //!
 //! | operation | result dtype |
 //! |---|---|

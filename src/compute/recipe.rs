@@ -3,7 +3,7 @@
 //! already decoded from msgpack into JSON values.
 //!
 //! Two forms exist (checked by saving expressions with python-blosc2 4.14.1
-//! and dumping `schunk.vlmeta`; see `scripts/compute_oracle.py recipes`):
+//! and dumping `schunk.vlmeta`; see `scripts/check/compute_oracle.py recipes`):
 //! - current: vlmeta `b2o` = `{"kind": "lazyexpr", "version": 1,
 //!   "expression": "a * 2 + sin(b)", "operands": {"a": {"kind": "urlpath",
 //!   "version": 1, "urlpath": "ops/a.b2nd"}, ...}}`, an operand being

@@ -37,3 +37,13 @@ impl DiskError {
         }
     }
 }
+
+/// Why bytes a read touched could not be produced again for the cache
+/// (see [`super::Refill`]): the entry keeps its holes and later reads
+/// decode them as before.
+#[derive(Debug, thiserror::Error)]
+pub enum RefillError {
+    /// Reading or decoding the array's bytes failed.
+    #[error(transparent)]
+    Decode(#[from] crate::format::Problem),
+}

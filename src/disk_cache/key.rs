@@ -63,6 +63,17 @@ mod tests {
         assert_eq!(a.name().len(), 32);
     }
 
+    /// Entry names are found again by later mounts: a change to the key
+    /// text or its hash must come with a new [`KEY_LAYOUT`] (then every old
+    /// entry is missed, and evicted in time, instead of half matching).
+    #[test]
+    fn a_key_has_this_text_and_name_in_layout_1() {
+        assert_eq!(KEY_LAYOUT, "blosc2fs-disk-cache-key 1");
+        let key = Key::new("x", 5);
+        assert_eq!(key.text(), "blosc2fs-disk-cache-key 1\nx\nlen 5");
+        assert_eq!(key.name(), "3892543ad74141c7b1bd4a4a948a2da5");
+    }
+
     #[test]
     fn the_hash_is_the_published_fnv1a_128() {
         // FNV-1a 128 of the empty input is its offset basis.

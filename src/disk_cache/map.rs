@@ -276,6 +276,35 @@ mod tests {
         }
     }
 
+    /// The bytes a map is stored as, written out by hand: a change to them
+    /// is a new format, which must come with a new [`MAGIC`] (its last byte
+    /// is the version) so that older builds refuse the new maps and newer
+    /// builds the old ones, instead of reading one as the other.
+    #[test]
+    fn a_stored_map_has_these_bytes_in_version_1() {
+        assert_eq!(MAGIC, b"B2FSDCM1", "a new version: add its golden bytes");
+        let len = 3 * GRANULE + 100;
+        let mut map = Bitmap::new(len);
+        map.mark(GRANULE, 2 * GRANULE);
+        map.mark(3 * GRANULE, len);
+        let golden: Vec<u8> = [
+            &b"B2FSDCM1"[..],               // magic, version 1
+            &[0, 0, 2, 0, 0, 0, 0, 0],      // granule: 128 KiB
+            &[100, 0, 6, 0, 0, 0, 0, 0],    // data length: 3 granules + 100
+            &[7, 0, 0, 0, 0, 0, 0, 0],      // data file inode
+            &[1, 0, 0, 0, 0, 0, 0, 0],      // key text length
+            b"k",                           // key text
+            &[0b1010, 0, 0, 0, 0, 0, 0, 0], // granules 1 and 3 whole
+            // FNV-1a 128 of all the above
+            &[
+                74, 36, 54, 0, 14, 0, 106, 212, 147, 201, 58, 236, 89, 2, 168, 62,
+            ],
+        ]
+        .concat();
+        assert_eq!(map.encode("k", 7), golden);
+        assert_eq!(Bitmap::decode(&golden, "k", len, 7), Ok(map));
+    }
+
     #[test]
     fn merging_two_fills_keeps_both() {
         let len = 4 * GRANULE;

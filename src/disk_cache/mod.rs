@@ -6,272 +6,37 @@
 //! layers above. Its remote tier keeps what remote objects sent, so a
 //! remount or a second epoch costs no GET while the ETag holds.
 //!
+//! - [`cache`]: [`DiskCache`], what a mount holds: entries shared per key,
+//!   reads of whole granules, fills handed to the writer, `.stats`;
 //! - [`key`]: the entry's name from the source identity and version;
 //! - [`map`]: which granules of an entry are whole, and its form on disk;
 //! - [`entry`]: one sparse file and its map; the crash-safe ordering;
 //! - [`index`]: the directory, its lock, LRU eviction within the budget;
 //! - [`pending`]: granules a read served by decoding, to be produced
 //!   again and written when the mount is quiet;
-//! - [`remote`]: the remote tier: a remote object's bytes as fetched, by
-//!   range, under its ETag, in front of the remote source;
+//! - [`stored_objects`]: the remote tier: remote objects' bytes as stored
+//!   and fetched (still encoded), by range, under their ETag, in front of
+//!   the remote source;
 //! - [`writer`]: the thread that writes fills off the read path;
 //! - [`stats`]: counters for `.stats`.
 //!
 //! It knows nothing of FUSE: it answers "is this range whole, read it", "take
 //! these bytes", and "here is the complete file".
 
+mod cache;
 pub mod entry;
 pub mod error;
 pub mod index;
 pub mod key;
 pub mod map;
 pub mod pending;
-pub mod remote;
 pub mod stats;
+pub mod stored_objects;
 mod writer;
 
-use parking_lot::Mutex;
-use std::collections::HashMap;
-use std::path::Path;
-use std::sync::atomic::Ordering;
-use std::sync::{Arc, Weak};
-
+pub use cache::{clear, describe, DiskCache};
 pub use entry::Entry;
-pub use error::DiskError;
+pub use error::{DiskError, RefillError};
 pub use key::Key;
 pub use pending::Refill;
 pub use stats::DiskStats;
-
-use writer::{Shared, Writer};
-
-/// How long an open or a `.stats` read waits for the directory lock
-/// before going on without the cache (the writer thread waits as long as
-/// it takes).
-const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
-
-/// Bytes of `data` wanted (waiting to be produced) at most, whatever the
-/// budget: past it, what reads touch is not filled.
-const PENDING_MAX: u64 = 32 << 30;
-
-/// A mount's disk cache.
-pub struct DiskCache {
-    shared: Arc<Shared>,
-    writer: Writer,
-    /// Entries open in this process, so opens of one key share one.
-    open: Mutex<HashMap<String, Weak<Entry>>>,
-    /// Bytes the remote tier's objects hold in memory (their recent spans),
-    /// all objects together: bounded by [`remote::RECENT_TOTAL`].
-    pub(crate) remote_recent_bytes: std::sync::atomic::AtomicUsize,
-}
-
-impl std::fmt::Debug for DiskCache {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DiskCache")
-            .field("dir", &self.shared.index.dir())
-            .field("budget", &self.shared.budget)
-            .finish()
-    }
-}
-
-impl DiskCache {
-    /// The cache in `dir` (created if missing) holding at most `budget` bytes.
-    pub fn start(dir: &Path, budget: u64) -> Result<DiskCache, DiskError> {
-        let shared = Arc::new(Shared {
-            index: index::Index::open(dir)?,
-            budget,
-            stats: DiskStats::default(),
-            queued: Default::default(),
-            pending: pending::Pending::new(budget.min(PENDING_MAX)),
-            busy_at: Default::default(),
-            epoch: std::time::Instant::now(),
-        });
-        Ok(DiskCache {
-            writer: Writer::start(shared.clone()),
-            shared,
-            open: Mutex::new(HashMap::new()),
-            remote_recent_bytes: Default::default(),
-        })
-    }
-
-    /// The byte budget.
-    pub fn budget(&self) -> u64 {
-        self.shared.budget
-    }
-
-    /// The counters.
-    pub fn stats(&self) -> &DiskStats {
-        &self.shared.stats
-    }
-
-    /// The entry for `len` bytes of `data` of the source state `identity`
-    /// names, opened or created; `None` when it cannot be cached (empty,
-    /// larger than the budget) or the cache failed (logged).
-    pub fn entry(&self, identity: &str, len: u64) -> Option<Arc<Entry>> {
-        if len == 0 || len > self.shared.budget {
-            return None;
-        }
-        let key = Key::new(identity, len);
-        if let Some(entry) = self.open.lock().get(key.name()).and_then(Weak::upgrade) {
-            if !entry.is_retired() {
-                return Some(entry);
-            }
-        }
-        let opened = self
-            .shared
-            .index
-            .lock_within(LOCK_PATIENCE)
-            .and_then(|locked| Entry::open(&locked, key.clone(), len));
-        let entry = match opened {
-            Ok(entry) => Arc::new(entry),
-            Err(e) => {
-                DiskStats::add(&self.shared.stats.errors, 1);
-                log::warn!("disk cache: {e}");
-                return None;
-            }
-        };
-        let mut open = self.open.lock();
-        open.retain(|_, weak| weak.strong_count() > 0);
-        match open.get(key.name()).and_then(Weak::upgrade) {
-            Some(theirs) if !theirs.is_retired() => Some(theirs),
-            _ => {
-                open.insert(key.name().to_string(), Arc::downgrade(&entry));
-                Some(entry)
-            }
-        }
-    }
-
-    /// `out.len()` bytes of `data` at `offset` from `entry`'s file into
-    /// `out`, when all of them are whole there (and inside `data`).
-    pub fn read(&self, entry: &Entry, offset: u64, out: &mut [u8]) -> bool {
-        let end = offset.saturating_add(out.len() as u64);
-        if out.is_empty() || end > entry.len() || !entry.covers(offset, end) {
-            return false;
-        }
-        match entry.read_at(offset, out) {
-            Ok(()) => {
-                DiskStats::add(&self.shared.stats.hits, 1);
-                DiskStats::add(&self.shared.stats.hit_bytes, end - offset);
-                true
-            }
-            Err(e) => {
-                DiskStats::add(&self.shared.stats.errors, 1);
-                log::warn!("disk cache: reading {}: {e}", entry.key().name());
-                false
-            }
-        }
-    }
-
-    /// `bytes` at `offset` of `entry` (a remote object's bytes just
-    /// fetched): the whole granules among them not yet in the entry are
-    /// queued for the writer. With `wait`, the caller waits for room in the
-    /// queue rather than have them dropped.
-    pub fn offer(&self, entry: &Arc<Entry>, offset: u64, bytes: &[u8], wait: bool) {
-        if let Some((start, end)) = entry.fillable(offset, bytes.len() as u64) {
-            let from = (start - offset) as usize;
-            let to = (end - offset) as usize;
-            self.writer.offer(entry, start, &bytes[from..to], wait);
-        }
-    }
-
-    /// Bytes `[start, end)` of `entry`'s `data` were just served by
-    /// decoding: the granules they touch that are not whole are produced
-    /// again by `refill` and written once the mount is quiet. Costs the
-    /// read no copy and no write.
-    pub fn want(&self, entry: &Arc<Entry>, refill: &Arc<dyn Refill>, start: u64, end: u64) {
-        let before = self.shared.pending.count();
-        let dropped = self.shared.pending.want(entry, refill, start, end);
-        if dropped > 0 {
-            DiskStats::add(&self.shared.stats.fills_dropped, dropped);
-        }
-        if before == 0 && self.shared.pending.count() > 0 {
-            self.writer.wake();
-        }
-    }
-
-    /// A read is being served by decoding now: wanted granules wait.
-    pub fn busy(&self) {
-        self.shared
-            .busy_at
-            .store(self.shared.now_ms(), Ordering::Relaxed);
-    }
-
-    /// Write everything queued, produce what is wanted (for a while), and
-    /// persist every map (at unmount).
-    pub fn flush(&self) {
-        self.writer.flush();
-    }
-
-    /// The `.stats` section: budget, bytes and entries on disk, counters.
-    pub fn to_json(&self) -> serde_json::Value {
-        let found = self
-            .shared
-            .index
-            .lock_within(LOCK_PATIENCE)
-            .and_then(|locked| locked.scan())
-            .unwrap_or_default();
-        let mut doc = serde_json::Map::new();
-        doc.insert(
-            "dir".into(),
-            self.shared.index.dir().display().to_string().into(),
-        );
-        doc.insert("budget".into(), self.shared.budget.into());
-        doc.insert(
-            "bytes".into(),
-            found.iter().map(|f| f.bytes).sum::<u64>().into(),
-        );
-        doc.insert("entries".into(), found.len().into());
-        doc.insert(
-            "queued_bytes".into(),
-            self.shared.queued.load(Ordering::Relaxed).into(),
-        );
-        doc.insert(
-            "wanted_bytes".into(),
-            (self.shared.pending.outstanding() * map::GRANULE).into(),
-        );
-        doc.extend(self.shared.stats.to_json());
-        doc.into()
-    }
-}
-
-/// What `blosc2fs cache DIR` prints: one line per entry (name, bytes on
-/// disk, how much of it is whole, last use, key).
-pub fn describe(dir: &Path) -> Result<String, DiskError> {
-    let index = index::Index::open(dir)?;
-    let locked = index.lock()?;
-    let found = locked.scan()?;
-    let mut out = String::new();
-    let total: u64 = found.iter().map(|f| f.bytes).sum();
-    out.push_str(&format!(
-        "{}: {} entries, {} bytes on disk\n",
-        dir.display(),
-        found.len(),
-        total
-    ));
-    for f in &found {
-        let map_path = index.path(&f.name, "map");
-        let (whole, key) = std::fs::read(&map_path)
-            .ok()
-            .and_then(|bytes| map::describe_stored(&bytes, f.data_len, f.data_ino))
-            .unwrap_or((0.0, String::from("(no map yet)")));
-        let age = f
-            .last_used
-            .elapsed()
-            .map(|d| format!("{}s ago", d.as_secs()))
-            .unwrap_or_else(|_| "just now".into());
-        out.push_str(&format!(
-            "{}  {:>12} bytes  {:>5.1}% of {} whole  used {}  {}\n",
-            f.name,
-            f.bytes,
-            whole * 100.0,
-            f.data_len,
-            age,
-            key.replace('\n', " | ")
-        ));
-    }
-    Ok(out)
-}
-
-/// Remove every entry of the cache in `dir`; returns how many.
-pub fn clear(dir: &Path) -> Result<usize, DiskError> {
-    index::clear(dir)
-}

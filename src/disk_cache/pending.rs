@@ -15,6 +15,7 @@ use std::time::Instant;
 use parking_lot::Mutex;
 
 use super::entry::Entry;
+use super::error::RefillError;
 use super::key::Key;
 use super::map::GRANULE;
 
@@ -22,7 +23,7 @@ use super::map::GRANULE;
 /// the array; the cache knows only bytes).
 pub trait Refill: Send + Sync {
     /// Bytes `[offset, offset + out.len())` of `data` into `out`.
-    fn produce(&self, offset: u64, out: &mut [u8]) -> Result<(), String>;
+    fn produce(&self, offset: u64, out: &mut [u8]) -> Result<(), RefillError>;
 
     /// The identity the source states now (what [`super::DiskCache::entry`]
     /// was given), or `None` when it can no longer be keyed: produced bytes
@@ -181,7 +182,7 @@ mod tests {
     struct Fixed;
 
     impl Refill for Fixed {
-        fn produce(&self, _offset: u64, out: &mut [u8]) -> Result<(), String> {
+        fn produce(&self, _offset: u64, out: &mut [u8]) -> Result<(), RefillError> {
             out.fill(7);
             Ok(())
         }
@@ -245,8 +246,8 @@ mod tests {
     fn whole_granules_are_not_wanted_and_a_changed_source_is_not_current() {
         struct Changed;
         impl Refill for Changed {
-            fn produce(&self, _: u64, _: &mut [u8]) -> Result<(), String> {
-                Err("unused".into())
+            fn produce(&self, _: u64, _: &mut [u8]) -> Result<(), RefillError> {
+                Err(crate::format::Problem::corrupt("refill", "unused").into())
             }
             fn identity(&self) -> Option<String> {
                 Some("fixed, but rewritten".into())

@@ -1,7 +1,8 @@
-//! The remote tier: the bytes a remote source sent (a frame's compressed
-//! bytes, by object and range) kept on local disk, so a remount, or a
-//! second pass over the same objects, reads them from a plain file instead
-//! of the network while the object's version is unchanged.
+//! The remote tier: remote objects' stored bytes, as the store holds them
+//! and sent them (still encoded: a frame's compressed bytes, by object and
+//! range), kept on local disk, so a remount, or a second pass over the same
+//! objects, reads them from a plain file instead of the network while the
+//! object's version is unchanged.
 //!
 //! [`CachedObject`] wraps any [`ByteSource`] whose reads are round trips. A
 //! range whose 128 KiB granules are all whole in the entry is read from the

@@ -198,6 +198,16 @@ pub fn render(array: &Array) -> Json {
     doc
 }
 
+/// Mark `doc` (an array's `meta.json`) as a saved expression left
+/// uncomputed, saying why: `values.computed` false, `values.why_not_computed`
+/// the reason. `blosc2fs info` and a mount's folder show the same fields.
+pub fn mark_not_computed(doc: &mut Json, why: &str) {
+    if let Some(values) = doc.get_mut("values").and_then(Json::as_object_mut) {
+        values.insert("computed".into(), Json::Bool(false));
+        values.insert("why_not_computed".into(), why.into());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -226,6 +236,15 @@ mod tests {
         );
         assert_eq!(doc["decodable"], true);
         assert!(doc.get("unsupported").is_none());
+    }
+
+    #[test]
+    fn an_uncomputed_expression_says_why_in_values() {
+        let mut doc = render(&fixture("frame_f32.b2frame"));
+        mark_not_computed(&mut doc, "an operand is missing");
+        assert_eq!(doc["values"]["computed"], false);
+        assert_eq!(doc["values"]["why_not_computed"], "an operand is missing");
+        assert_eq!(doc["values"]["stored"], true, "the rest of values stays");
     }
 
     /// A plain frame has no b2nd shape: one axis of items, no dtype.

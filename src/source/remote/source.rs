@@ -16,10 +16,11 @@
 //! bytes in flight waits for them.
 //!
 //! With the mount's disk cache, [`RemoteSource::open_cached`] opens the
-//! object under a [`CachedObject`] (the remote tier, `crate::disk_cache::remote`),
-//! keyed by its identity as a listing or HEAD gave it: an object whose
-//! first MiB the cache holds for that identity opens with no GET, and its
-//! reads fetch only the granules the cache lacks.
+//! object under a [`CachedObject`] (the remote tier,
+//! `crate::disk_cache::stored_objects`), keyed by its identity as a listing
+//! or HEAD gave it: an object whose first MiB the cache holds for that
+//! identity opens with no GET, and its reads fetch only the granules the
+//! cache lacks.
 
 use parking_lot::Mutex;
 use std::ops::Range;
@@ -34,7 +35,7 @@ use super::error::RemoteError;
 use super::pool::{Found, Ledger};
 use super::runtime;
 use super::store::Connection;
-use crate::disk_cache::remote::CachedObject;
+use crate::disk_cache::stored_objects::CachedObject;
 use crate::disk_cache::DiskCache;
 use crate::format::source::{range_len, ByteSource, Need, Version, VersionTag};
 use crate::format::{PResult, Problem};
@@ -429,6 +430,30 @@ impl RemoteSource {
         self.check(&meta)?;
         Ok(body)
     }
+
+    /// `buf.len()` bytes at `offset` into `buf` (checked against the
+    /// object's size; an empty read reads nothing): the bytes held or in
+    /// flight for them, else what `missed` fetches for their range.
+    fn read_held_or(
+        &self,
+        offset: u64,
+        buf: &mut [u8],
+        missed: impl FnOnce(Range<u64>, &mut [u8]) -> PResult<()>,
+    ) -> PResult<()> {
+        let range = offset
+            ..offset
+                .checked_add(buf.len() as u64)
+                .ok_or_else(|| Problem::corrupt("read", "offset overflows"))?;
+        self.bounds(&range)?;
+        if buf.is_empty() {
+            return Ok(());
+        }
+        match self.held(&range)? {
+            Some(bytes) => buf.copy_from_slice(&bytes),
+            None => missed(range, buf)?,
+        }
+        Ok(())
+    }
 }
 
 impl ByteSource for RemoteSource {
@@ -461,44 +486,25 @@ impl ByteSource for RemoteSource {
     }
 
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> PResult<()> {
-        let range = offset
-            ..offset
-                .checked_add(buf.len() as u64)
-                .ok_or_else(|| Problem::corrupt("read", "offset overflows"))?;
-        self.bounds(&range)?;
-        if buf.is_empty() {
-            return Ok(());
-        }
-        if let Some(bytes) = self.held(&range)? {
-            buf.copy_from_slice(&bytes);
-            return Ok(());
-        }
-        if buf.len() < HINT {
-            let span = offset..(offset + HINT as u64).min(self.opened.size);
-            let bytes = self.fetch(span)?;
-            buf.copy_from_slice(&bytes[..buf.len()]);
-            self.remember(offset, bytes);
-        } else {
-            buf.copy_from_slice(&self.fetch(range)?);
-        }
-        Ok(())
+        self.read_held_or(offset, buf, |range, buf| {
+            if buf.len() < HINT {
+                let span = offset..(offset + HINT as u64).min(self.opened.size);
+                let bytes = self.fetch(span)?;
+                buf.copy_from_slice(&bytes[..buf.len()]);
+                self.remember(offset, bytes);
+            } else {
+                buf.copy_from_slice(&self.fetch(range)?);
+            }
+            Ok(())
+        })
     }
 
     /// Held or in-flight bytes, else exactly the range: no span around it.
     fn read_needed(&self, offset: u64, buf: &mut [u8]) -> PResult<()> {
-        let range = offset
-            ..offset
-                .checked_add(buf.len() as u64)
-                .ok_or_else(|| Problem::corrupt("read", "offset overflows"))?;
-        self.bounds(&range)?;
-        if buf.is_empty() {
-            return Ok(());
-        }
-        match self.held(&range)? {
-            Some(bytes) => buf.copy_from_slice(&bytes),
-            None => buf.copy_from_slice(&self.fetch(range)?),
-        }
-        Ok(())
+        self.read_held_or(offset, buf, |range, buf| {
+            buf.copy_from_slice(&self.fetch(range)?);
+            Ok(())
+        })
     }
 
     /// Start GETs for the parts of `ranges` not held or in flight

@@ -126,6 +126,79 @@ fn env_with_prefix(prefix: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// What `object_store`'s three cloud builders (S3, GCS, Azure) have in
+/// common, which no trait of theirs states: [`cloud_store`] sets them up
+/// one way.
+trait CloudBuilder: Sized {
+    /// Its configuration keys (`aws_endpoint`, `google_service_account`...).
+    type Key: std::str::FromStr<Err = object_store::Error>;
+    /// The prefix of its keys, lower case: a setting with it that is no key
+    /// of this `object_store` is passed over (the environment's `AWS_*`
+    /// serve other tools too); any other unknown setting is an error.
+    const PREFIX: &'static str;
+    /// A builder with these client options and retries.
+    fn start(client: ClientOptions, retry: RetryConfig) -> Self;
+    /// The builder with `key` set to `value`.
+    fn config(self, key: Self::Key, value: String) -> Self;
+    /// The builder sending unsigned requests.
+    fn unsigned(self) -> Self;
+    /// The store at `url`.
+    fn build_at(self, url: String) -> object_store::Result<Arc<dyn ObjectStore>>;
+}
+
+/// [`CloudBuilder`] for one builder: its keys and their prefix (the
+/// builders' methods have the same names and shapes).
+macro_rules! cloud_builder {
+    ($builder:ty, $key:ty, $prefix:literal) => {
+        impl CloudBuilder for $builder {
+            type Key = $key;
+            const PREFIX: &'static str = $prefix;
+            fn start(client: ClientOptions, retry: RetryConfig) -> Self {
+                <$builder>::new()
+                    .with_client_options(client)
+                    .with_retry(retry)
+            }
+            fn config(self, key: $key, value: String) -> Self {
+                self.with_config(key, value)
+            }
+            fn unsigned(self) -> Self {
+                self.with_skip_signature(true)
+            }
+            fn build_at(self, url: String) -> object_store::Result<Arc<dyn ObjectStore>> {
+                Ok(Arc::new(self.with_url(url).build()?))
+            }
+        }
+    };
+}
+
+cloud_builder!(AmazonS3Builder, AmazonS3ConfigKey, "aws_");
+cloud_builder!(GoogleCloudStorageBuilder, GoogleConfigKey, "google_");
+cloud_builder!(MicrosoftAzureBuilder, AzureConfigKey, "azure_");
+
+/// The cloud store at `root` from builder `b` with its settings applied in
+/// order, each overriding the one before: `first`, the environment's
+/// variables of its prefix (`AWS_*`), then `opts.config`; unsigned when
+/// `opts.anonymous`. The error is `object_store`'s text.
+fn cloud_store<B: CloudBuilder>(
+    mut b: B,
+    first: Vec<(String, String)>,
+    opts: &RemoteOptions,
+    root: String,
+) -> Result<Arc<dyn ObjectStore>, String> {
+    let env = env_with_prefix(&B::PREFIX.to_ascii_uppercase());
+    for (k, v) in first.into_iter().chain(env).chain(opts.config.clone()) {
+        match k.parse::<B::Key>() {
+            Ok(key) => b = b.config(key, v),
+            Err(_) if k.starts_with(B::PREFIX) => {}
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    if opts.anonymous {
+        b = b.unsigned();
+    }
+    b.build_at(root).map_err(|e| e.to_string())
+}
+
 impl Connection {
     /// A client for the bucket or server of `url`.
     pub(crate) fn connect(
@@ -169,65 +242,22 @@ impl Connection {
                 Arc::new(C2Store { session })
             }
             Scheme::S3 => {
-                let mut b = AmazonS3Builder::new()
-                    .with_client_options(client)
-                    .with_retry(retry);
-                let mut settings = if opts.anonymous {
+                // The AWS profile files first: the environment overrides them.
+                let profile = if opts.anonymous {
                     Vec::new()
                 } else {
                     profile::settings()
                 };
-                settings.extend(env_with_prefix("AWS_"));
-                settings.extend(opts.config.iter().cloned());
-                for (k, v) in settings {
-                    match k.parse::<AmazonS3ConfigKey>() {
-                        Ok(key) => b = b.with_config(key, v),
-                        Err(_) if k.starts_with("aws_") => {}
-                        Err(e) => return Err(setup(e.to_string())),
-                    }
-                }
-                if opts.anonymous {
-                    b = b.with_skip_signature(true);
-                }
-                Arc::new(b.with_url(root).build().map_err(|e| setup(e.to_string()))?)
+                let b = AmazonS3Builder::start(client, retry);
+                cloud_store(b, profile, opts, root).map_err(setup)?
             }
             Scheme::Gcs => {
-                let mut b = GoogleCloudStorageBuilder::new()
-                    .with_client_options(client)
-                    .with_retry(retry);
-                for (k, v) in env_with_prefix("GOOGLE_")
-                    .into_iter()
-                    .chain(opts.config.iter().cloned())
-                {
-                    match k.parse::<GoogleConfigKey>() {
-                        Ok(key) => b = b.with_config(key, v),
-                        Err(_) if k.starts_with("google_") => {}
-                        Err(e) => return Err(setup(e.to_string())),
-                    }
-                }
-                if opts.anonymous {
-                    b = b.with_skip_signature(true);
-                }
-                Arc::new(b.with_url(root).build().map_err(|e| setup(e.to_string()))?)
+                let b = GoogleCloudStorageBuilder::start(client, retry);
+                cloud_store(b, Vec::new(), opts, root).map_err(setup)?
             }
             Scheme::Azure => {
-                let mut b = MicrosoftAzureBuilder::new()
-                    .with_client_options(client)
-                    .with_retry(retry);
-                for (k, v) in env_with_prefix("AZURE_")
-                    .into_iter()
-                    .chain(opts.config.iter().cloned())
-                {
-                    match k.parse::<AzureConfigKey>() {
-                        Ok(key) => b = b.with_config(key, v),
-                        Err(_) if k.starts_with("azure_") => {}
-                        Err(e) => return Err(setup(e.to_string())),
-                    }
-                }
-                if opts.anonymous {
-                    b = b.with_skip_signature(true);
-                }
-                Arc::new(b.with_url(root).build().map_err(|e| setup(e.to_string()))?)
+                let b = MicrosoftAzureBuilder::start(client, retry);
+                cloud_store(b, Vec::new(), opts, root).map_err(setup)?
             }
             Scheme::Http => {
                 let mut b = HttpBuilder::new()
@@ -319,47 +349,46 @@ impl Connection {
         let text = e.to_string();
         // The HTTP store reports statuses only in its message.
         let status = |code: u16| text.contains(&format!("status code: {code}"));
-        match e {
-            object_store::Error::NotFound { .. } => RemoteError::NotFound { url },
-            _ if status(404) => RemoteError::NotFound { url },
-            _ if status(401) && text.contains(caterva2::session::LOGIN_HINT) => {
-                RemoteError::Denied {
-                    url,
-                    detail: format!(
-                        "HTTP 401: a login is needed: {}",
-                        caterva2::session::LOGIN_HINT
-                    ),
-                }
+        let not_found = matches!(e, object_store::Error::NotFound { .. }) || status(404);
+        let unauthenticated =
+            matches!(e, object_store::Error::Unauthenticated { .. }) || status(401);
+        let forbidden = matches!(e, object_store::Error::PermissionDenied { .. }) || status(403);
+        if not_found {
+            RemoteError::NotFound { url }
+        } else if status(401) && text.contains(caterva2::session::LOGIN_HINT) {
+            RemoteError::Denied {
+                url,
+                detail: format!(
+                    "HTTP 401: a login is needed: {}",
+                    caterva2::session::LOGIN_HINT
+                ),
             }
-            object_store::Error::Unauthenticated { .. } => RemoteError::Denied {
+        } else if unauthenticated {
+            RemoteError::Denied {
                 url,
                 detail: "HTTP 401: missing or refused credentials".into(),
-            },
-            _ if status(401) => RemoteError::Denied {
-                url,
-                detail: "HTTP 401: missing or refused credentials".into(),
-            },
-            object_store::Error::PermissionDenied { .. } => RemoteError::Denied {
+            }
+        } else if forbidden {
+            RemoteError::Denied {
                 url,
                 detail: "HTTP 403: the store refused the request".into(),
-            },
-            _ if status(403) => RemoteError::Denied {
-                url,
-                detail: "HTTP 403: the store refused the request".into(),
-            },
+            }
+        } else if status(416) {
             // Only sources ask for ranges, always inside the object as opened.
-            _ if status(416) => RemoteError::Changed {
+            RemoteError::Changed {
                 url,
                 detail: "it no longer holds the bytes asked for (HTTP 416)".into(),
-            },
-            _ if text.contains("timed out") => RemoteError::Timeout {
+            }
+        } else if text.contains("timed out") {
+            RemoteError::Timeout {
                 url,
                 after: self.timeout,
-            },
-            _ => RemoteError::Request {
+            }
+        } else {
+            RemoteError::Request {
                 url,
                 detail: redact_text(&text),
-            },
+            }
         }
     }
 

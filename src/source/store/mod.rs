@@ -127,6 +127,23 @@ pub struct Store {
     local: bool,
 }
 
+/// What opening a store gathers before [`Store::finish`] reads its embed
+/// frame.
+struct Parts {
+    /// The zip archive (`.b2z`), read in place.
+    archive: Option<Arc<dyn ByteSource>>,
+    /// The embed frame (`embed.b2e`, or the `.b2e` itself), if any.
+    embed_source: Option<Arc<dyn ByteSource>>,
+    /// The member values found by key.
+    values: BTreeMap<String, Home>,
+    /// Keys whose value cannot be offered, and why.
+    skipped: Vec<(String, String)>,
+    /// What [`Store::version`] reports.
+    version: Version,
+    /// Read from a local path.
+    local: bool,
+}
+
 /// The logical key of a member file path (`exp/run1/temps.b2nd` →
 /// `/exp/run1/temps`): its last extension dropped, as `os.path.splitext` does.
 pub fn key_of_member(rel: &str) -> String {
@@ -201,16 +218,15 @@ impl Store {
                 (None, Some(Arc::new(f) as Arc<dyn ByteSource>), v)
             }
         };
-        Store::finish(
-            path,
-            format,
+        let parts = Parts {
             archive,
             embed_source,
             values,
             skipped,
             version,
-            true,
-        )
+            local: true,
+        };
+        Store::finish(path, format, parts)
     }
 
     /// Open the store kept as `format` in `source` (a `.b2z` archive or a
@@ -224,32 +240,25 @@ impl Store {
         format: StoreFormat,
         version: Version,
     ) -> Result<Store, Error> {
-        let mut values = BTreeMap::new();
-        let mut skipped = Vec::new();
+        let mut parts = Parts {
+            archive: None,
+            embed_source: None,
+            values: BTreeMap::new(),
+            skipped: Vec::new(),
+            version,
+            local: false,
+        };
         match format {
             StoreFormat::Zip => {
-                let embed = read_zip(name, &source, &mut values, &mut skipped)?;
-                Store::finish(
-                    name,
-                    format,
-                    Some(source),
-                    embed,
-                    values,
-                    skipped,
-                    version,
-                    false,
-                )
+                parts.embed_source =
+                    read_zip(name, &source, &mut parts.values, &mut parts.skipped)?;
+                parts.archive = Some(source);
+                Store::finish(name, format, parts)
             }
-            StoreFormat::Embed => Store::finish(
-                name,
-                format,
-                None,
-                Some(source),
-                values,
-                skipped,
-                version,
-                false,
-            ),
+            StoreFormat::Embed => {
+                parts.embed_source = Some(source);
+                Store::finish(name, format, parts)
+            }
             StoreFormat::Dir => Err(Error::new(
                 name,
                 Problem::unsupported("store", "a .b2d directory is not one source"),
@@ -286,32 +295,31 @@ impl Store {
         let embed = members
             .open_embed()
             .map_err(|p| Error::new(&member_name(name, EMBED_NAME), p))?;
-        let mut store = Store::finish(
-            name,
-            StoreFormat::Dir,
-            None,
-            embed,
+        let parts = Parts {
+            archive: None,
+            embed_source: embed,
             values,
-            Vec::new(),
+            skipped: Vec::new(),
             version,
-            false,
-        )?;
+            local: false,
+        };
+        let mut store = Store::finish(name, StoreFormat::Dir, parts)?;
         store.members = Some(members);
         Ok(store)
     }
 
-    /// The store from its member values and its embed frame's source.
-    #[allow(clippy::too_many_arguments)]
-    fn finish(
-        path: &Path,
-        format: StoreFormat,
-        archive: Option<Arc<dyn ByteSource>>,
-        embed_source: Option<Arc<dyn ByteSource>>,
-        mut values: BTreeMap<String, Home>,
-        skipped: Vec<(String, String)>,
-        version: Version,
-        local: bool,
-    ) -> Result<Store, Error> {
+    /// The store at `path` kept as `format` from the `parts` its open
+    /// gathered: the embed frame is read, and its values added under the
+    /// member keys (members win).
+    fn finish(path: &Path, format: StoreFormat, parts: Parts) -> Result<Store, Error> {
+        let Parts {
+            archive,
+            embed_source,
+            mut values,
+            skipped,
+            version,
+            local,
+        } = parts;
         let fail = |p: Problem| Error::new(path, p);
         let (class, embed_data, embed_vlmeta) = match embed_source {
             Some(source) => {
