@@ -1,6 +1,6 @@
 //! Single-thread decode throughput of the reader library: decodes every
 //! chunk of each file given, `--repeats` times, and prints one JSON line per
-//! file with the best GB/s. Driven by scripts/bench_decode.py, which times
+//! file with the best GB/s. Driven by scripts/bench/bench_decode.py, which times
 //! C-Blosc2 (python-blosc2, nthreads=1) on the same files in the same run.
 
 use std::path::PathBuf;

@@ -1,4 +1,4 @@
-//! An HTTP/1.1 delay proxy for `scripts/bench_remote.py`: it holds every
+//! An HTTP/1.1 delay proxy for `scripts/bench/bench_remote.py`: it holds every
 //! request a fixed time before forwarding it, so a benchmark can show whether
 //! a client hides network latency (prefetch, requests in flight) against a
 //! local server that answers in microseconds.

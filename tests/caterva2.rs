@@ -95,10 +95,10 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-/// Run scripts/gen_c2_fixtures.py into `dir`; its manifest.
+/// Run scripts/gen/gen_c2_fixtures.py into `dir`; its manifest.
 fn gen_c2_fixtures(dir: &Path) -> serde_json::Map<String, serde_json::Value> {
     let out = Command::new(python())
-        .arg(repo_root().join("scripts/gen_c2_fixtures.py"))
+        .arg(repo_root().join("scripts/gen/gen_c2_fixtures.py"))
         .arg(dir)
         .output()
         .unwrap();
@@ -337,7 +337,7 @@ fn read_checked(
 // ------------------------------------------ every dataset of a real server
 
 /// Every committed fixture (copied under `@public/fix`) and every dataset
-/// of scripts/gen_c2_fixtures.py (an HDF5 file, a .b2z store, plain .b2nd
+/// of scripts/gen/gen_c2_fixtures.py (an HDF5 file, a .b2z store, plain .b2nd
 /// in a subfolder) through one mounted `@public` root: each array's `data`
 /// has numpy's bytes exactly, store values too; HDF5 leaves are served
 /// arrays; datasets without values have a meta.json saying why and no
@@ -420,22 +420,16 @@ fn a_mounted_caterva2_root_reads_every_fixture_hdf5_leaf_and_store_value_exactly
             check(&mut failures, format!("fix/{name}"), data, sha);
         }
     }
-    let stores = read_manifest(&fixtures_dir().join("stores"));
-    let mut values = 0;
-    for store in ["dict.b2z", "tree.b2z"] {
-        for (key, info) in stores["stores"][store]["keys"].as_object().unwrap() {
-            check(
-                &mut failures,
-                format!("fix/stores/{store}{key}"),
-                root.join("fix/stores")
-                    .join(store)
-                    .join(key.trim_start_matches('/'))
-                    .join("data"),
-                info["sha256"].as_str().unwrap(),
-            );
-            values += 1;
-        }
+    let stored = store_values(&root.join("fix/stores"), &["dict.b2z", "tree.b2z"]);
+    for v in &stored {
+        check(
+            &mut failures,
+            format!("fix/stores/{}", v.label),
+            v.data.clone(),
+            &v.sha256,
+        );
     }
+    let values = stored.len();
     assert_eq!(values, 8);
     // The generated HDF5 file, store and arrays.
     let (mut exact, mut meta_only, mut unlisted) = (0, 0, 0);
@@ -602,7 +596,7 @@ fn a_mounted_caterva2_root_reads_every_fixture_hdf5_leaf_and_store_value_exactly
 /// vlmeta attributes, a DELTA array, saved dimension names shared in a
 /// folder: contiguous files the server serves), under `@public/gen`, read
 /// exactly by zarr-python 3, xarray's datatree, tensorstore zarr3 and a
-/// 2-process Dask cluster (scripts/check_zarr_v3.py).
+/// 2-process Dask cluster (scripts/check/check_zarr_v3.py).
 #[test]
 fn a_served_root_reads_exactly_through_every_zarr_v3_reader() {
     let test = "a_served_root_reads_exactly_through_every_zarr_v3_reader";
@@ -626,7 +620,7 @@ fn a_served_root_reads_exactly_through_every_zarr_v3_reader() {
     let tmp = tempfile::tempdir().unwrap();
     let corpus = tmp.path().join("corpus");
     let out = Command::new(python())
-        .arg(repo_root().join("scripts/gen_zarr3_corpus.py"))
+        .arg(repo_root().join("scripts/gen/gen_zarr3_corpus.py"))
         .arg(&corpus)
         .arg(fixtures_dir())
         .output()
@@ -655,7 +649,7 @@ fn a_served_root_reads_exactly_through_every_zarr_v3_reader() {
     let mount = Mount::start(Path::new(&server.url("@public")), &[]);
     assert!(names(mount.path()).contains(&"zarr.json".to_string()));
     let out = Command::new(python())
-        .arg(repo_root().join("scripts/check_zarr_v3.py"))
+        .arg(repo_root().join("scripts/check/check_zarr_v3.py"))
         .arg(mount.path())
         .arg(&expected_path)
         .env("PYTHONWARNINGS", "ignore")

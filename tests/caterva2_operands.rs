@@ -6,7 +6,7 @@
 //! read, meta.json says why, there is no `data` file, and the other server
 //! is never asked.
 //!
-//! The server is scripts/fake_c2.py (the three endpoints blosc2fs uses for
+//! The server is scripts/check/fake_c2.py (the three endpoints blosc2fs uses for
 //! stored frames: roots, list, ranged fetch), because the real Caterva2
 //! server cannot serve saved lazy expressions (it answers 500). The arrays
 //! and recipes are written by python-blosc2 (the test virtualenv).
@@ -41,7 +41,7 @@ fn venv_python(test: &str) -> Option<PathBuf> {
     Some(python)
 }
 
-/// scripts/fake_c2.py serving `dir` as `@public` on a port of its choice,
+/// scripts/check/fake_c2.py serving `dir` as `@public` on a port of its choice,
 /// logging each request to `log`; killed when dropped.
 struct FakeC2 {
     child: Option<Child>,
@@ -55,7 +55,7 @@ impl FakeC2 {
         std::fs::create_dir_all(dir).unwrap();
         let stderr = log.with_extension("stderr");
         let mut child = Command::new(python)
-            .arg(repo_root().join("scripts/fake_c2.py"))
+            .arg(repo_root().join("scripts/check/fake_c2.py"))
             .arg(dir)
             .arg("0")
             .arg("--log")
@@ -64,7 +64,7 @@ impl FakeC2 {
             .stdout(Stdio::piped())
             .stderr(Stdio::from(std::fs::File::create(&stderr).unwrap()))
             .spawn()
-            .expect("start scripts/fake_c2.py");
+            .expect("start scripts/check/fake_c2.py");
         // Its first line, `listening PORT`, comes once it accepts connections.
         let stdout = child.stdout.take().unwrap();
         let (tx, rx) = mpsc::channel();

@@ -1,6 +1,6 @@
 //! Differential test of `blosc2fs::compute` against python-blosc2 4.14.1's
 //! own evaluation: random expressions × dtypes × shapes (with
-//! broadcasting), drawn by `scripts/compute_oracle.py` from a seed (random
+//! broadcasting), drawn by `scripts/check/compute_oracle.py` from a seed (random
 //! per run, printed; `BLOSC2FS_COMPUTE_SEED` replays, `BLOSC2FS_COMPUTE_CASES`
 //! sets the count). Each case is compiled with `Program::compile` and
 //! evaluated over the whole result and over random sub-regions, and must
@@ -180,7 +180,7 @@ fn random_expressions_match_python_blosc2() {
     );
     let dir = tempfile::tempdir().unwrap();
     let status = Command::new(oracle_python())
-        .arg(repo_root().join("scripts/compute_oracle.py"))
+        .arg(repo_root().join("scripts/check/compute_oracle.py"))
         .args([
             "cases",
             "--seed",
@@ -394,7 +394,7 @@ fn random_expressions_match_python_blosc2() {
 fn saved_expression_reads_as_python_blosc2_computes() {
     let dir = tempfile::tempdir().unwrap();
     let status = Command::new(oracle_python())
-        .arg(repo_root().join("scripts/compute_oracle.py"))
+        .arg(repo_root().join("scripts/check/compute_oracle.py"))
         .args(["saved", "--seed", "7", "--out"])
         .arg(dir.path())
         .status()

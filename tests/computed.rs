@@ -1,5 +1,5 @@
 //! Saved lazy expressions read as their values, in-process: the cases
-//! scripts/gen_expressions.py writes with python-blosc2 4.14.1 (operands of
+//! scripts/gen/gen_expressions.py writes with python-blosc2 4.14.1 (operands of
 //! other grids, broadcasting, nested expressions, a store member, the
 //! legacy form, a private operand) must read exactly as python-blosc2
 //! evaluates them (within the tolerances for transcendental
@@ -14,7 +14,6 @@ mod common;
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 
 use blosc2fs::fs::{Filesystem, FsConfig, FsError};
@@ -44,16 +43,7 @@ fn generate() -> (
     serde_json::Map<String, serde_json::Value>,
 ) {
     let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(oracle_python())
-        .arg(repo_root().join("scripts/gen_expressions.py"))
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "gen_expressions.py failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    gen_expressions(&oracle_python(), dir.path());
     let manifest = read_manifest(dir.path());
     (dir, manifest)
 }

@@ -21,7 +21,7 @@ fn random_arrays_match_numpy() {
     );
     let dir = tempfile::tempdir().unwrap();
     let status = Command::new(python())
-        .arg(repo_root().join("scripts/gen_fixtures.py"))
+        .arg(repo_root().join("scripts/gen/gen_fixtures.py"))
         .args(["--random", &cases.to_string(), "--seed", &seed.to_string()])
         .arg(dir.path())
         .status()

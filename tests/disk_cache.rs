@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::mount::{binary, run_python, serial_with_fuse, Mount};
+use common::mount::{binary, reap, run_python, serial_with_fuse, Mount};
 use common::read_tree;
 
 /// Write `name`.b2nd in `dir` (an N-d float64 array of `rows` x 4096
@@ -1023,15 +1023,7 @@ impl UserMount {
 impl Drop for UserMount {
     fn drop(&mut self) {
         let _ = Command::new("umount").arg(&self.mnt).status();
-        let deadline = Instant::now() + Duration::from_secs(15);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        reap(&mut self.child, Duration::from_secs(15));
     }
 }
 

@@ -1,7 +1,7 @@
 //! Files whose values blosc2fs must not serve, and codecs it cannot decode.
 //!
 //! The fixtures in `tests/fixtures/elsewhere/` were written by python-blosc2
-//! 4.14.1 (`scripts/gen_elsewhere_fixtures.py`): a saved lazy expression, a
+//! 4.14.1 (`scripts/gen/gen_elsewhere_fixtures.py`): a saved lazy expression, a
 //! legacy LazyArray, two Proxy caches (one recording a Caterva2 auth token),
 //! a Caterva2 HDF5 placeholder, and arrays compressed with a user codec, a
 //! plugin codec id (grok) and a user filter. Their chunks decode to zeros or

@@ -1,4 +1,4 @@
-//! The committed fixtures (written by scripts/gen_fixtures.py with
+//! The committed fixtures (written by scripts/gen/gen_fixtures.py with
 //! python-blosc2 4.14.1) decode to exactly the bytes of their numpy source.
 
 mod common;

@@ -686,16 +686,7 @@ fn computed_arrays_read_only_operands_the_mount_shows() {
     };
     let dir = tempfile::tempdir().unwrap();
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let out = Command::new(common::mount::python())
-        .arg(repo_root().join("scripts/gen_expressions.py"))
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    gen_expressions(&common::mount::python(), dir.path());
     let expected = std::fs::read(dir.path().join("expected/e_where.bin")).unwrap();
     for args in [&[][..], &["-o", "allow_other"][..]] {
         let m = Mount::start(&dir.path().join("src"), args);
@@ -1051,7 +1042,7 @@ print(json.dumps({"size": list(img.size), "mode": img.mode, "sampled": img.text[
 /// headers: pynrrd, SimpleITK and rasterio (ENVI driver) give the arrays'
 /// exact values, spacing and origin; each header is there exactly when its
 /// format can describe the array; data.txt of strings and records reads back
-/// exactly (scripts/check_legacy_readers.py decides all of it from the
+/// exactly (scripts/check/check_legacy_readers.py decides all of it from the
 /// manifest, not from the mount).
 #[test]
 fn legacy_readers_open_data_through_the_sidecar_headers() {
@@ -1060,7 +1051,7 @@ fn legacy_readers_open_data_through_the_sidecar_headers() {
     };
     let m = Mount::start(&fixtures_dir(), &[]);
     let out = Command::new(common::mount::python())
-        .arg(repo_root().join("scripts/check_legacy_readers.py"))
+        .arg(repo_root().join("scripts/check/check_legacy_readers.py"))
         .arg(m.path())
         .arg(fixtures_dir().join("manifest.json"))
         .output()

@@ -16,7 +16,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::mount::{binary, is_mountpoint, run_python, serial_with_fuse, Mount};
+use common::mount::{
+    binary, is_mountpoint, run_python, serial_with_fuse, unmount_if_mounted, Mount,
+};
 use common::*;
 
 /// The unprivileged user the tests act as (present on every Debian-like system).
@@ -302,12 +304,7 @@ impl UserMountpoint {
 
 impl Drop for UserMountpoint {
     fn drop(&mut self) {
-        if is_mountpoint(self.path()) {
-            let _ = Command::new(binary())
-                .arg("unmount")
-                .arg(self.path())
-                .status();
-        }
+        unmount_if_mounted(self.path());
     }
 }
 

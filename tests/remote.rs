@@ -964,26 +964,13 @@ fn a_mounted_s3_prefix_reads_every_fixture_and_store_exactly() {
     );
     // .b2z stores: every value's data exact (the store manifest's sha256).
     let stores = read_manifest(&fixtures_dir().join("stores"));
-    let mut checked = 0;
-    for store in ["dict.b2z", "tree.b2z"] {
-        let keys = stores["stores"][store]["keys"].as_object().unwrap();
-        for (key, info) in keys {
-            let path = root
-                .join("stores")
-                .join(store)
-                .join(key.trim_start_matches('/'))
-                .join("data");
-            let bytes = std::fs::read(&path)
-                .unwrap_or_else(|e| panic!("{}: {e}\nlog:\n{}", path.display(), mount.log_text()));
-            assert_eq!(
-                sha256_hex(&bytes),
-                info["sha256"].as_str().unwrap(),
-                "{store}{key}"
-            );
-            checked += 1;
-        }
+    let values = store_values(&root.join("stores"), &["dict.b2z", "tree.b2z"]);
+    for v in &values {
+        let bytes = std::fs::read(&v.data)
+            .unwrap_or_else(|e| panic!("{}: {e}\nlog:\n{}", v.data.display(), mount.log_text()));
+        assert_eq!(sha256_hex(&bytes), v.sha256, "{}", v.label);
     }
-    assert_eq!(checked, 8);
+    assert_eq!(values.len(), 8);
     // The counters grew with the reads, and reading cached bytes again costs nothing new.
     let after = mount.stats()["remote"].clone();
     for key in ["requests", "gets", "lists", "bytes_fetched"] {
@@ -1640,16 +1627,7 @@ fn saved_expressions_on_a_prefix_compute_from_operands_under_the_same_root() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(python())
-        .arg(repo_root().join("scripts/gen_expressions.py"))
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    gen_expressions(&python(), dir.path());
     let (_server, port) = start_moto();
     upload_dir(port, "computed", &dir.path().join("src"));
     let mut env: Env = S3_ENV.iter().map(|(k, v)| (*k, v.to_string())).collect();
@@ -1717,21 +1695,12 @@ fn assert_every_fixture_mounted(mount: &Mount) -> (usize, usize) {
             entry["sha256"].as_str().unwrap(),
         );
     }
-    let stores = read_manifest(&fixtures_dir().join("stores"));
     let mut values = 0;
-    for (store, entry) in stores["stores"].as_object().unwrap() {
-        for (key, info) in entry["keys"].as_object().unwrap() {
-            check(
-                format!("{store}{key}"),
-                root.join("stores")
-                    .join(store)
-                    .join(key.trim_start_matches('/'))
-                    .join("data"),
-                info["sha256"].as_str().unwrap(),
-            );
-            values += 1;
-        }
+    for v in store_values(&root.join("stores"), &[]) {
+        check(v.label, v.data, &v.sha256);
+        values += 1;
     }
+    let stores = read_manifest(&fixtures_dir().join("stores"));
     for (column, info) in stores["stores"]["table.b2d"]["tables"][""]["columns"]
         .as_object()
         .unwrap()
@@ -2116,18 +2085,9 @@ fn a_b2d_prefix_on_s3_is_a_store_folder_with_every_key_exact() {
         "{meta}"
     );
     let mut checked = 0;
-    for (key, info) in stores["stores"]["dict.b2d"]["keys"].as_object().unwrap() {
-        let bytes = std::fs::read(
-            root.join("dict.b2d")
-                .join(key.trim_start_matches('/'))
-                .join("data"),
-        )
-        .unwrap();
-        assert_eq!(
-            sha256_hex(&bytes),
-            info["sha256"].as_str().unwrap(),
-            "dict.b2d{key}"
-        );
+    for v in store_values(root, &["dict.b2d"]) {
+        let bytes = std::fs::read(&v.data).unwrap();
+        assert_eq!(sha256_hex(&bytes), v.sha256, "{}", v.label);
         checked += 1;
     }
     for (column, info) in stores["stores"]["table.b2d"]["tables"][""]["columns"]

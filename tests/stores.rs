@@ -4,7 +4,7 @@
 //! mount (numpy `np.load(mmap_mode="r")` on a member's `data.npy`).
 //!
 //! Fixtures: `tests/fixtures/stores/`, written by
-//! `scripts/gen_store_fixtures.py` with python-blosc2 4.14.1; the expected
+//! `scripts/gen/gen_store_fixtures.py` with python-blosc2 4.14.1; the expected
 //! bytes in its `manifest.json` come from the numpy sources (table columns:
 //! the source rows less the deleted ones), never from the code under test.
 
@@ -380,15 +380,9 @@ fn mounted_stores_read_exactly_and_numpy_maps_data_npy() {
     };
     let m = Mount::start(&stores_dir(), &[]);
     let stores = manifest();
-    for (name, entry) in &stores {
-        for (key, want) in entry["keys"].as_object().unwrap() {
-            let data = std::fs::read(m.path().join(key_path(name, key)).join("data")).unwrap();
-            assert_eq!(
-                sha256_hex(&data),
-                want["sha256"].as_str().unwrap(),
-                "{name}{key}"
-            );
-        }
+    for v in store_values(m.path(), &[]) {
+        let data = std::fs::read(&v.data).unwrap();
+        assert_eq!(sha256_hex(&data), v.sha256, "{}", v.label);
     }
     let code = r#"
 import hashlib, sys

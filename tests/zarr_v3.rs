@@ -1,10 +1,10 @@
 //! The mount as a Zarr v3 hierarchy (issue 37), mounted for real and read
 //! by the real readers: a corpus of python-blosc2 files
-//! (scripts/gen_zarr3_corpus.py: the committed fixtures of every codec,
+//! (scripts/gen/gen_zarr3_corpus.py: the committed fixtures of every codec,
 //! filter, numeric dtype and rank, the committed stores, big-endian arrays,
 //! vlmeta, saved dimension names, saved lazy expressions) is read through
 //! zarr-python 3, xarray's datatree, tensorstore's zarr3 driver and a
-//! 2-process Dask cluster by scripts/check_zarr_v3.py, exactly, from a
+//! 2-process Dask cluster by scripts/check/check_zarr_v3.py, exactly, from a
 //! local tree and from an S3 prefix (moto). The shell view is checked too:
 //! an array folder gains one entry, `c/` is reachable but not listed, and
 //! `--views` without `zarr3` shows no `zarr.json`.
@@ -50,7 +50,7 @@ fn have_readers(test: &str, extra: &[&str]) -> bool {
 fn corpus() -> (tempfile::TempDir, PathBuf, serde_json::Value) {
     let dir = tempfile::tempdir().unwrap();
     let out = Command::new(oracle_python())
-        .arg(repo_root().join("scripts/gen_zarr3_corpus.py"))
+        .arg(repo_root().join("scripts/gen/gen_zarr3_corpus.py"))
         .arg(dir.path())
         .arg(fixtures_dir())
         .output()
@@ -66,12 +66,12 @@ fn corpus() -> (tempfile::TempDir, PathBuf, serde_json::Value) {
     (dir, src, expected)
 }
 
-/// Run scripts/check_zarr_v3.py on `mnt` with `expected`; its counts.
+/// Run scripts/check/check_zarr_v3.py on `mnt` with `expected`; its counts.
 fn check(mnt: &Path, expected: &serde_json::Value, dir: &Path) -> serde_json::Value {
     let path = dir.join("expected-here.json");
     fs::write(&path, serde_json::to_vec(expected).unwrap()).unwrap();
     let out = Command::new(oracle_python())
-        .arg(repo_root().join("scripts/check_zarr_v3.py"))
+        .arg(repo_root().join("scripts/check/check_zarr_v3.py"))
         .arg(mnt)
         .arg(&path)
         .env("PYTHONWARNINGS", "ignore")

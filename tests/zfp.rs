@@ -1,7 +1,7 @@
 //! ZFP (codecs 33-35) decodes to exactly C-Blosc2's bytes.
 //!
 //! The expected bytes are C-Blosc2's own decode, recorded by
-//! scripts/gen_zfp_fixtures.py while writing each file (ZFP is lossy, so
+//! scripts/gen/gen_zfp_fixtures.py while writing each file (ZFP is lossy, so
 //! the numpy source is no oracle): the whole array in C order, and each
 //! chunk as `SChunk.decompress_chunk` returns it. Two tests: the committed
 //! fixtures in tests/fixtures/zfp, and random cases written now (seed
@@ -81,7 +81,7 @@ fn random_zfp_arrays_match_c_blosc2() {
     );
     let dir = tempfile::tempdir().unwrap();
     let status = Command::new(python())
-        .arg(repo_root().join("scripts/gen_zfp_fixtures.py"))
+        .arg(repo_root().join("scripts/gen/gen_zfp_fixtures.py"))
         .args(["--random", &cases.to_string(), "--seed", &seed.to_string()])
         .arg(dir.path())
         .status()

@@ -14,16 +14,15 @@ import os
 import shutil
 import sysconfig
 from pathlib import Path
-from typing import List, Optional
 
 __all__ = ["binary"]
 
 _NAME = "blosc2fs"
 
 
-def _candidates() -> List[Path]:
+def _candidates() -> list[Path]:
     """The folders a wheel install may have put the binary in, most likely first."""
-    folders: List[Path] = []
+    folders: list[Path] = []
     for scheme in (None, f"{os.name}_user"):
         try:
             path = sysconfig.get_path("scripts") if scheme is None else sysconfig.get_path("scripts", scheme)
@@ -53,7 +52,7 @@ def binary() -> str:
     for folder in _candidates():
         if _runnable(folder / _NAME):
             return str(folder / _NAME)
-    found: Optional[str] = shutil.which(_NAME)
+    found: str | None = shutil.which(_NAME)
     if found:
         return found
     raise FileNotFoundError(

@@ -20,12 +20,12 @@ import signal
 import subprocess
 import time
 from dataclasses import dataclass
-from typing import Callable, List, Optional
+from typing import Callable
 
 __all__ = ["Daemon", "device_of", "is_mounted", "lazy_unmount", "stop"]
 
 
-def _stat_fields(pid: int) -> Optional[List[str]]:
+def _stat_fields(pid: int) -> list[str] | None:
     """/proc/PID/stat's fields after the command name (state first), or None."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
@@ -43,7 +43,7 @@ class Daemon:
     start: int
 
     @classmethod
-    def of(cls, pid: int) -> Optional["Daemon"]:
+    def of(cls, pid: int) -> Daemon | None:
         """The process `pid` now, or None when there is none."""
         fields = _stat_fields(pid)
         return None if fields is None else cls(pid, int(fields[19]))
@@ -54,7 +54,7 @@ class Daemon:
         return fields is not None and fields[0] not in ("Z", "X") and int(fields[19]) == self.start
 
 
-def device_of(path: str) -> Optional[int]:
+def device_of(path: str) -> int | None:
     """st_dev of `path`, or None when it cannot be stat'ed."""
     try:
         return os.stat(path).st_dev
@@ -67,7 +67,7 @@ def _unescape(field: str) -> str:
     return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
 
 
-def is_mounted(device: Optional[int], path: str) -> bool:
+def is_mounted(device: int | None, path: str) -> bool:
     """Whether `path` (canonical) is a mount point in this process's mount
     table, of device `device` when it is known (another mount at the same
     place, or the same device number reused elsewhere, is not this one)."""
@@ -92,7 +92,7 @@ def is_dead_mount(path: str) -> bool:
     return False
 
 
-def lazy_unmount(binary: str, path: str) -> Optional[str]:
+def lazy_unmount(binary: str, path: str) -> str | None:
     """Detach the mount at `path` lazily; None when done, else why not."""
     tries = [[binary, "unmount", path], ["umount", "-l", path], ["fusermount3", "-u", "-z", path]]
     errors = []
@@ -121,14 +121,14 @@ def _wait(gone: Callable[[], bool], seconds: float) -> bool:
 
 
 def stop(
-    daemon: Optional[Daemon],
-    child: Optional["subprocess.Popen[bytes]"],
-    device: Optional[int],
+    daemon: Daemon | None,
+    child: subprocess.Popen[bytes] | None,
+    device: int | None,
     path: str,
     binary: str,
     grace: float,
     unmount: bool = True,
-) -> Optional[str]:
+) -> str | None:
     """End the daemon and its mount at `path` (device `device`).
 
     `path` is canonical (resolved before the mount was made). `child` is the

@@ -23,9 +23,10 @@ import tempfile
 import threading
 import time
 import weakref
+from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any, Dict, Iterator, Optional, Type, Union
+from typing import IO, Any, Union
 
 from . import _daemon, _options
 from ._binary import binary as _find_binary
@@ -44,14 +45,14 @@ class MountError(RuntimeError):
         returncode: the daemon's exit status, when it exited.
     """
 
-    def __init__(self, message: str, returncode: Optional[int] = None) -> None:
+    def __init__(self, message: str, returncode: int | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.returncode = returncode
 
 
 # Mounts still made when the interpreter exits are unmounted then.
-_LIVE: "weakref.WeakSet[Mount]" = weakref.WeakSet()
+_LIVE: weakref.WeakSet[Mount] = weakref.WeakSet()
 _LIVE_LOCK = threading.Lock()
 
 
@@ -76,7 +77,7 @@ class Mount:
         path: Path,
         real: str,
         device: int,
-        child: "subprocess.Popen[bytes]",
+        child: subprocess.Popen[bytes],
         stderr: IO[bytes],
         binary: str,
         grace: float,
@@ -110,10 +111,10 @@ class Mount:
         """Whether the mount is still in the mount table."""
         return _daemon.is_mounted(self._device, self._real)
 
-    def stats(self) -> Dict[str, Any]:
+    def stats(self) -> dict[str, Any]:
         """The mount's counters: its `.stats` file (cache hits and misses,
         bytes decoded and served, ...; docs/semantics.md#stats), parsed."""
-        counters: Dict[str, Any] = json.loads((self._path / ".stats").read_bytes())
+        counters: dict[str, Any] = json.loads((self._path / ".stats").read_bytes())
         return counters
 
     def unmount(self) -> None:
@@ -124,8 +125,8 @@ class Mount:
         Raises:
             MountError: the mount or the daemon could not be ended.
         """
-        interrupted: Optional[BaseException] = None
-        problem: Optional[str] = None
+        interrupted: BaseException | None = None
+        problem: str | None = None
         for _ in range(3):  # a Ctrl-C in the middle does not leave half a cleanup
             try:
                 problem = self._end()
@@ -137,7 +138,7 @@ class Mount:
         if problem is not None:
             raise MountError(problem)
 
-    def _end(self) -> Optional[str]:
+    def _end(self) -> str | None:
         if self._done:
             return None
         problem = _daemon.stop(self._daemon, self._child, self._device, self._real, self._binary, self._grace)
@@ -159,14 +160,14 @@ class Mount:
             _LIVE.discard(self)
         self._stderr.close()
 
-    def __enter__(self) -> "Mount":
+    def __enter__(self) -> Mount:
         return self
 
     def __exit__(
         self,
-        exc_type: Optional[Type[BaseException]],
-        exc: Optional[BaseException],
-        tb: Optional[TracebackType],
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         self.unmount()
 
@@ -182,8 +183,8 @@ def _read(stderr: IO[bytes]) -> str:
 
 
 def mount(
-    source: Union[PathLike, str],
-    mountpoint: Optional[PathLike] = None,
+    source: PathLike | str,
+    mountpoint: PathLike | None = None,
     *,
     ready_timeout: float = 60.0,
     **options: Any,
@@ -219,7 +220,7 @@ def mount(
     real = os.path.realpath(where)
     before = _daemon.device_of(real)
     stderr = tempfile.TemporaryFile(prefix="blosc2fs-daemon-")
-    child: Optional["subprocess.Popen[bytes]"] = None
+    child: subprocess.Popen[bytes] | None = None
     try:
         child = subprocess.Popen(
             [binary, "mount", "--foreground", *flags, "--", os.fspath(source), real],
@@ -250,7 +251,7 @@ def mount(
 
 
 def _wait_ready(
-    child: "subprocess.Popen[bytes]", real: str, before: Optional[int], stderr: IO[bytes], timeout: float
+    child: subprocess.Popen[bytes], real: str, before: int | None, stderr: IO[bytes], timeout: float
 ) -> int:
     """The mount's device once `real` is served by it; MountError when the
     daemon exits first or `timeout` seconds pass."""
@@ -273,9 +274,7 @@ def _wait_ready(
         pause = min(pause * 2, 0.05)
 
 
-def _abandon(
-    child: Optional["subprocess.Popen[bytes]"], real: str, before: Optional[int], binary: str, grace: float
-) -> None:
+def _abandon(child: subprocess.Popen[bytes] | None, real: str, before: int | None, binary: str, grace: float) -> None:
     """Stop a daemon whose mount failed or was interrupted, and unmount
     what it may have mounted (only a mount that was not there before)."""
     if child is None:
@@ -289,8 +288,8 @@ def _abandon(
 
 @contextlib.contextmanager
 def mounted(
-    source: Union[PathLike, str],
-    mountpoint: Optional[PathLike] = None,
+    source: PathLike | str,
+    mountpoint: PathLike | None = None,
     **options: Any,
 ) -> Iterator[Path]:
     """Mount `source` for the `with` block; yields the mountpoint's path.

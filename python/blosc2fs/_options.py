@@ -19,7 +19,8 @@ import functools
 import os
 import re
 import subprocess
-from typing import Any, Dict, List, Mapping, Tuple
+from collections.abc import Mapping
+from typing import Any
 
 __all__ = ["exit_grace", "flags", "known_flags"]
 
@@ -31,8 +32,8 @@ _RESERVED = ("foreground", "help", "version")
 _FLAG_LINE = re.compile(r"^\s+(?:-\w, )?--([a-z][a-z0-9-]*)(?: <[A-Z0-9_]+>)?(\.\.\.)?\s*$")
 
 
-@functools.lru_cache(maxsize=None)
-def known_flags(binary: str) -> Dict[str, Tuple[str, bool]]:
+@functools.cache
+def known_flags(binary: str) -> dict[str, tuple[str, bool]]:
     """The long flags of `binary mount`: keyword → (flag, takes a value).
 
     `--verbose` is a counted flag: its keyword takes an int (the number of
@@ -49,7 +50,7 @@ def known_flags(binary: str) -> Dict[str, Tuple[str, bool]]:
     )
     if result.returncode != 0:
         raise RuntimeError(f"{binary} mount --help failed: {result.stderr.strip()}")
-    known: Dict[str, Tuple[str, bool]] = {}
+    known: dict[str, tuple[str, bool]] = {}
     for line in result.stdout.splitlines():
         match = _FLAG_LINE.match(line)
         if match and match.group(1) not in _RESERVED:
@@ -69,7 +70,7 @@ def _text(name: str, value: Any) -> str:
     raise TypeError(f"option {name}: cannot pass a {type(value).__name__} ({value!r})")
 
 
-def flags(binary: str, options: Mapping[str, Any]) -> List[str]:
+def flags(binary: str, options: Mapping[str, Any]) -> list[str]:
     """The `blosc2fs mount` arguments for the keyword `options`.
 
     Raises:
@@ -82,8 +83,8 @@ def flags(binary: str, options: Mapping[str, Any]) -> List[str]:
         raise TypeError(
             f"unknown blosc2fs mount option(s): {', '.join(unknown)} (known: {', '.join(sorted([*known, *_O_ONLY]))})"
         )
-    args: List[str] = []
-    o_options: List[str] = []
+    args: list[str] = []
+    o_options: list[str] = []
     for name, value in options.items():
         if value is None:
             continue

@@ -20,8 +20,9 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any
 
 from . import _daemon
 from ._binary import binary as _find_binary
@@ -43,7 +44,7 @@ def registry_file(mountpoint: str) -> Path:
 
 
 @contextlib.contextmanager
-def _locked(mountpoint: str) -> Iterator[Dict[str, Any]]:
+def _locked(mountpoint: str) -> Iterator[dict[str, Any]]:
     """The registry entry of `mountpoint`, read under its lock and written
     back when the block ends (removed when left empty)."""
     path = registry_file(mountpoint)
@@ -59,7 +60,7 @@ def _locked(mountpoint: str) -> Iterator[Dict[str, Any]]:
     try:
         with os.fdopen(os.dup(fd), "r+", encoding="utf-8") as f:
             text = f.read()
-            state: Dict[str, Any] = json.loads(text) if text.strip() else {}
+            state: dict[str, Any] = json.loads(text) if text.strip() else {}
             yield state
             f.seek(0)
             f.truncate()
@@ -72,22 +73,22 @@ def _locked(mountpoint: str) -> Iterator[Dict[str, Any]]:
         os.close(fd)
 
 
-def _me() -> Dict[str, int]:
+def _me() -> dict[str, int]:
     me = _daemon.Daemon.of(os.getpid())
     assert me is not None  # this process exists
     return {"pid": me.pid, "start": me.start}
 
 
-def _alive(entry: Dict[str, int]) -> bool:
+def _alive(entry: dict[str, int]) -> bool:
     return _daemon.Daemon(entry["pid"], entry["start"]).alive()
 
 
-def _serving(state: Dict[str, Any]) -> bool:
+def _serving(state: dict[str, Any]) -> bool:
     """Whether the registered daemon still runs and its mount is made."""
     return bool(state) and _alive(state["daemon"]) and _daemon.is_mounted(state["device"], state["mountpoint"])
 
 
-def _end(state: Dict[str, Any]) -> Optional[str]:
+def _end(state: dict[str, Any]) -> str | None:
     daemon = state["daemon"]
     return _daemon.stop(
         _daemon.Daemon(daemon["pid"], daemon["start"]),
@@ -99,7 +100,7 @@ def _end(state: Dict[str, Any]) -> Optional[str]:
     )
 
 
-def acquire(source: str, mountpoint: str, options: Dict[str, Any]) -> Dict[str, Any]:
+def acquire(source: str, mountpoint: str, options: dict[str, Any]) -> dict[str, Any]:
     """Use the mount of `source` at `mountpoint` (made now if no live
     process of this machine made it); returns its registry entry.
 
@@ -109,7 +110,7 @@ def acquire(source: str, mountpoint: str, options: Dict[str, Any]) -> Dict[str, 
     """
     real = os.path.realpath(mountpoint)
     with _locked(real) as state:
-        users: List[Dict[str, int]] = [u for u in state.get("users", []) if _alive(u)]
+        users: list[dict[str, int]] = [u for u in state.get("users", []) if _alive(u)]
         if state and not _serving(state):
             _end(state)  # a daemon that died or a mount that is gone: start again
             state.clear()

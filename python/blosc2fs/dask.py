@@ -16,7 +16,7 @@ it; if none ever does, `blosc2fs unmount MOUNTPOINT` ends the mount.
 from __future__ import annotations
 
 import os
-from typing import Any, Optional, Union
+from typing import Any
 
 try:
     from distributed import WorkerPlugin  # type: ignore[import-not-found,unused-ignore]
@@ -48,9 +48,7 @@ class MountOnWorkers(WorkerPlugin):  # type: ignore[misc,unused-ignore]
             is at hand, else on the workers).
     """
 
-    def __init__(
-        self, source: Union[str, "os.PathLike[str]"], mountpoint: Union[str, "os.PathLike[str]"], **options: Any
-    ) -> None:
+    def __init__(self, source: str | os.PathLike[str], mountpoint: str | os.PathLike[str], **options: Any) -> None:
         # Paths made absolute here: workers do not share the client's
         # working folder. URLs are kept as they are.
         text = os.fspath(source)
@@ -59,7 +57,7 @@ class MountOnWorkers(WorkerPlugin):  # type: ignore[misc,unused-ignore]
         self.options = dict(options)
         self.name = f"blosc2fs-mount:{self.mountpoint}"
         try:
-            binary: Optional[str] = _find_binary()
+            binary: str | None = _find_binary()
         except FileNotFoundError:
             binary = None
         if binary is not None:

@@ -111,6 +111,63 @@ pub fn oracle_python() -> PathBuf {
     PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()).join("bin/python")
 }
 
+/// The saved lazy expressions of `scripts/gen/gen_expressions.py`, written
+/// now by `python` (python-blosc2 4.14.1) into `dir`: the arrays under
+/// `dir/src`, python-blosc2's own values under `dir/expected`, the cases in
+/// `dir/manifest.json`. Panics with the script's stderr when it fails.
+pub fn gen_expressions(python: &Path, dir: &Path) {
+    let out = std::process::Command::new(python)
+        .arg(repo_root().join("scripts/gen/gen_expressions.py"))
+        .arg(dir)
+        .output()
+        .unwrap_or_else(|e| panic!("{}: {e}", python.display()));
+    assert!(
+        out.status.success(),
+        "gen_expressions.py failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// One value of the committed store fixtures, as a mount presents it.
+pub struct StoreValue {
+    /// `STORE/KEY`, e.g. `dict.b2z/dir/x`: what a failure names.
+    pub label: String,
+    /// The value's `data` file under the folder holding the stores.
+    pub data: PathBuf,
+    /// Its expected sha256 (tests/fixtures/stores/manifest.json).
+    pub sha256: String,
+}
+
+/// Every value of the store fixtures named in `stores` (all of them when
+/// `stores` is empty), with its `data` file under `root`, the folder that
+/// presents `tests/fixtures/stores` (a mount of it, or of a copy).
+pub fn store_values(root: &Path, stores: &[&str]) -> Vec<StoreValue> {
+    let manifest = read_manifest(&fixtures_dir().join("stores"));
+    let all = manifest["stores"]
+        .as_object()
+        .expect("stores in the manifest");
+    let mut out = Vec::new();
+    for (store, entry) in all {
+        if !stores.is_empty() && !stores.contains(&store.as_str()) {
+            continue;
+        }
+        for (key, info) in entry["keys"].as_object().expect("keys of a store") {
+            out.push(StoreValue {
+                label: format!("{store}{key}"),
+                data: root
+                    .join(store)
+                    .join(key.trim_start_matches('/'))
+                    .join("data"),
+                sha256: info["sha256"]
+                    .as_str()
+                    .expect("sha256 of a key")
+                    .to_string(),
+            });
+        }
+    }
+    out
+}
+
 /// A random test's seed and case count: `SEED_VAR` and `CASES_VAR` from the
 /// environment (to replay a run), else a seed from the clock and
 /// `default_cases`. Prints how to replay the run.

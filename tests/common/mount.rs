@@ -184,24 +184,33 @@ pub fn is_mountpoint(path: &Path) -> bool {
     text.lines().any(|l| l.split(' ').nth(4) == Some(&*p))
 }
 
+/// `blosc2fs unmount PATH` when something is mounted at `path`, errors
+/// ignored: the first step of every mount's `Drop` (which must not panic).
+pub fn unmount_if_mounted(path: &Path) {
+    if is_mountpoint(path) {
+        let _ = Command::new(binary()).arg("unmount").arg(path).status();
+    }
+}
+
+/// Wait up to `within` for `child` (a daemon whose mount is going) to
+/// exit; kill it past that. Reaped either way.
+pub fn reap(child: &mut Child, within: Duration) {
+    let deadline = Instant::now() + within;
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 impl Drop for Mount {
     fn drop(&mut self) {
-        if is_mountpoint(self.path()) {
-            let _ = Command::new(binary())
-                .arg("unmount")
-                .arg(self.path())
-                .status();
-        }
+        unmount_if_mounted(self.path());
         if let Some(mut child) = self.child.take() {
-            let deadline = Instant::now() + Duration::from_secs(5);
-            while Instant::now() < deadline {
-                if let Ok(Some(_)) = child.try_wait() {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            let _ = child.kill();
-            let _ = child.wait();
+            reap(&mut child, Duration::from_secs(5));
         }
     }
 }
@@ -313,12 +322,7 @@ impl Daemon {
 
 impl Drop for Daemon {
     fn drop(&mut self) {
-        if is_mountpoint(self.path()) {
-            let _ = Command::new(binary())
-                .arg("unmount")
-                .arg(self.path())
-                .status();
-        }
+        unmount_if_mounted(self.path());
         let deadline = Instant::now() + Duration::from_secs(10);
         while daemon_of(self.path()).contains(&self.pid) {
             if Instant::now() > deadline {

@@ -3,7 +3,7 @@
 
     check_zarr_v3.py MNT EXPECTED_JSON
 
-EXPECTED_JSON (scripts/gen_zarr3_corpus.py writes it) names every array
+EXPECTED_JSON (scripts/gen/gen_zarr3_corpus.py writes it) names every array
 folder the hierarchy must present, with the sha256 of python-blosc2's own
 values. Each array's expected values are the bytes of its `data` file once
 their sha256 matches (so they are python-blosc2's, bit for bit); then:
@@ -22,21 +22,24 @@ Prints one JSON line of counts per reader; exits non-zero on the first
 difference (the message names the array and the reader).
 """
 
+from __future__ import annotations
+
 import hashlib
 import json
 import os
 import sys
+from typing import Any
 
 import numpy as np
 
 
-def bits(a):
+def bits(a: Any) -> Any:
     """An array's values as native-order bytes (bit-exact, NaN payloads kept)."""
     a = np.asarray(a)
     return np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("=")).tobytes()
 
 
-def same(got, want, reader, rel):
+def same(got: Any, want: Any, reader: Any, rel: Any) -> Any:
     got = np.asarray(got)
     if got.shape != want.shape:
         raise AssertionError(f"{rel}: {reader} shape {got.shape}, expected {want.shape}")
@@ -46,7 +49,7 @@ def same(got, want, reader, rel):
         raise AssertionError(f"{rel}: {reader} values differ")
 
 
-def expectations(mnt, expected):
+def expectations(mnt: str, expected: Any) -> Any:
     out = {}
     for rel, e in expected["arrays"].items():
         with open(os.path.join(mnt, rel, "data"), "rb") as f:
@@ -58,20 +61,22 @@ def expectations(mnt, expected):
     return out
 
 
-def check_zarr(mnt, want):
+def check_zarr(mnt: str, want: Any) -> Any:
     import zarr
 
     root = zarr.open_group(mnt, mode="r")
     found = {path: node for path, node in root.members(max_depth=None) if isinstance(node, zarr.Array)}
     missing, extra = sorted(set(want) - set(found)), sorted(set(found) - set(want))
     if missing or extra:
-        raise AssertionError(f"zarr walk: missing {missing[:10]} ({len(missing)}), unexpected {extra[:10]} ({len(extra)})")
+        raise AssertionError(
+            f"zarr walk: missing {missing[:10]} ({len(missing)}), unexpected {extra[:10]} ({len(extra)})"
+        )
     for rel, arr in found.items():
         same(arr[...], want[rel], "zarr", rel)
     return len(found)
 
 
-def check_xarray(mnt, want):
+def check_xarray(mnt: str, want: Any) -> Any:
     import xarray as xr
 
     tree = xr.open_datatree(mnt, engine="zarr", consolidated=False, decode_cf=False, mask_and_scale=False)
@@ -90,7 +95,7 @@ def check_xarray(mnt, want):
     return len(seen)
 
 
-def check_tensorstore(mnt, want):
+def check_tensorstore(mnt: str, want: Any) -> Any:
     import tensorstore as ts
 
     for rel, values in want.items():
@@ -100,21 +105,29 @@ def check_tensorstore(mnt, want):
     return len(want)
 
 
-def check_dask(mnt, want):
+def check_dask(mnt: str, want: Any) -> Any:
     import dask
     import dask.array as da
     from dask.distributed import Client, LocalCluster
 
-    with LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None) as cluster, \
-            Client(cluster) as client:
+    with (
+        LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None) as cluster,
+        Client(cluster) as client,
+    ):
         assert len(client.scheduler_info()["workers"]) == 2
         names, tasks = [], []
         for rel, values in want.items():
             arr = da.from_zarr(os.path.join(mnt, rel))
             names.append(rel)
             finite = values.dtype.kind in "biu" or (values.size and np.isfinite(values).all())
-            tasks.append((arr, arr.sum(), arr.min() if finite and values.size and values.dtype.kind != "c" else None,
-                          arr.max() if finite and values.size and values.dtype.kind != "c" else None))
+            tasks.append(
+                (
+                    arr,
+                    arr.sum(),
+                    arr.min() if finite and values.size and values.dtype.kind != "c" else None,
+                    arr.max() if finite and values.size and values.dtype.kind != "c" else None,
+                )
+            )
         results = dask.compute(*tasks)
     for rel, (whole, total, low, high) in zip(names, results):
         values = want[rel]
@@ -124,14 +137,15 @@ def check_dask(mnt, want):
             if total != expected:
                 raise AssertionError(f"{rel}: dask sum {total}, numpy {expected}")
         elif not np.allclose(total, expected, rtol=1e-9, atol=0, equal_nan=True) and not (
-                values.dtype.itemsize <= 4 and np.allclose(total, expected, rtol=1e-3, equal_nan=True)):
+            values.dtype.itemsize <= 4 and np.allclose(total, expected, rtol=1e-3, equal_nan=True)
+        ):
             raise AssertionError(f"{rel}: dask sum {total}, numpy {expected}")
         if low is not None and (low != values.min() or high != values.max()):
             raise AssertionError(f"{rel}: dask min/max {low}/{high}, numpy {values.min()}/{values.max()}")
     return len(names)
 
 
-def main():
+def main() -> Any:
     mnt, expected_path = sys.argv[1], sys.argv[2]
     expected = json.load(open(expected_path))
     want = expectations(mnt, expected)

@@ -24,14 +24,16 @@ With --log, one line per request is appended to FILE:
 Standard library only.
 """
 
+from __future__ import annotations
+
 import argparse
 import email.utils
 import json
 import os
-import sys
 import threading
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 ROOT = "@public"
 
@@ -42,13 +44,13 @@ class Handler(BaseHTTPRequestHandler):
 
     # Set on the class by main().
     base = "."
-    log_file = None
+    log_file: str | None = None
     log_lock = threading.Lock()
 
-    def log_message(self, format, *args):  # quiet: the --log file says what came
+    def log_message(self, format: Any, *args: Any) -> None:  # quiet: the --log file says what came
         pass
 
-    def record(self):
+    def record(self) -> None:
         if self.log_file is None:
             return
         line = f"{self.command} {self.path} {self.headers.get('Range') or '-'}\n"
@@ -57,7 +59,7 @@ class Handler(BaseHTTPRequestHandler):
                 f.write(line)
                 f.flush()
 
-    def answer(self, status, body=b"", headers=()):
+    def answer(self, status: Any, body: bytes = b"", headers: Any = ()) -> None:
         self.send_response(status)
         for k, v in headers:
             self.send_header(k, v)
@@ -66,20 +68,20 @@ class Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD" and body:
             self.wfile.write(body)
 
-    def json_answer(self, status, value):
+    def json_answer(self, status: Any, value: Any) -> None:
         self.answer(status, json.dumps(value).encode(), [("Content-Type", "application/json")])
 
-    def not_found(self, what):
+    def not_found(self, what: Any) -> None:
         self.json_answer(404, {"detail": f"not found: {what}"})
 
-    def local(self, segments):
+    def local(self, segments: Any) -> Any:
         """The file or folder of dataset path segments (after the root), or None."""
         if any(s in ("", ".", "..") or s.startswith(".") or "/" in s or "\0" in s for s in segments):
             return None
         path = os.path.join(self.base, *segments)
         return path if os.path.exists(path) else None
 
-    def do_GET(self):
+    def do_GET(self) -> Any:
         self.record()
         raw_path, _, query = self.path.partition("?")
         segments = [urllib.parse.unquote(s) for s in raw_path.split("/")]
@@ -104,7 +106,7 @@ class Handler(BaseHTTPRequestHandler):
             return self.not_found("/".join(rest))
         return self.fetch(target)
 
-    def list(self, target):
+    def list(self, target: Any) -> Any:
         if os.path.isfile(target):
             return self.json_answer(200, [os.path.basename(target)])
         names = []
@@ -115,7 +117,7 @@ class Handler(BaseHTTPRequestHandler):
                     names.append(os.path.relpath(os.path.join(folder, f), target).replace(os.sep, "/"))
         return self.json_answer(200, sorted(names))
 
-    def fetch(self, target):
+    def fetch(self, target: Any) -> Any:
         st = os.stat(target)
         size = st.st_size
         headers = [
@@ -129,12 +131,12 @@ class Handler(BaseHTTPRequestHandler):
             with open(target, "rb") as f:
                 return self.answer(200, f.read(), headers)
         unit, _, span = spec.partition("=")
-        a, _, b = span.partition("-")
+        first, _, last = span.partition("-")
         try:
             if unit.strip() != "bytes" or "," in span:
                 raise ValueError(spec)
-            a = int(a)
-            b = int(b) if b.strip() else size - 1
+            a = int(first)
+            b = int(last) if last.strip() else size - 1
             if a < 0 or b < a:
                 raise ValueError(spec)
         except ValueError:
@@ -147,11 +149,11 @@ class Handler(BaseHTTPRequestHandler):
             body = f.read(b - a + 1)
         return self.answer(206, body, headers + [("Content-Range", f"bytes {a}-{b}/{size}")])
 
-    def do_HEAD(self):
+    def do_HEAD(self) -> None:
         self.record()
         self.answer(405)
 
-    def do_POST(self):
+    def do_POST(self) -> None:
         self.record()
         length = int(self.headers.get("Content-Length") or 0)
         if length:
@@ -159,7 +161,7 @@ class Handler(BaseHTTPRequestHandler):
         self.answer(405)
 
 
-def main():
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("dir")
     parser.add_argument("port", type=int)
@@ -179,4 +181,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -20,6 +20,8 @@ in python-blosc2 4.14.1 for on-disk arrays). Table columns' expected bytes are t
 numpy source rows with the deleted rows removed, checked against CTable's reading.
 """
 
+from __future__ import annotations
+
 import base64
 import dataclasses
 import hashlib
@@ -28,35 +30,39 @@ import os
 import shutil
 import sys
 import zipfile
-
-import numpy as np
+from typing import Any
 
 import blosc2
+import numpy as np
 
 blosc2.set_nthreads(1)
 
 
-def digest(a):
+def digest(a: Any) -> Any:
     b = np.ascontiguousarray(a).tobytes()
     return {"dtype": a.dtype.str, "shape": list(a.shape), "size": len(b), "sha256": hashlib.sha256(b).hexdigest()}
 
 
-def fresh(path):
+def fresh(path: str) -> None:
     if os.path.isdir(path):
         shutil.rmtree(path)
     elif os.path.exists(path):
         os.remove(path)
 
 
-def check_value(store, key, src):
+def check_value(store: Any, key: Any, src: Any) -> None:
     got = store[key]
-    if isinstance(got, blosc2.NDArray) and "b2nd" in got.schunk.meta and any(f == blosc2.Filter.DELTA for f in got.schunk.cparams.filters):
+    if (
+        isinstance(got, blosc2.NDArray)
+        and "b2nd" in got.schunk.meta
+        and any(f == blosc2.Filter.DELTA for f in got.schunk.cparams.filters)
+    ):
         return  # 4.14.1 slices DELTA arrays wrongly; the numpy source is the truth
     arr = got[:]
     assert np.array_equal(np.asarray(arr), src), key
 
 
-def store_keys(path, store, sources, embedded_keys):
+def store_keys(path: str, store: Any, sources: Any, embedded_keys: Any) -> Any:
     keys = {}
     for key, src in sources.items():
         check_value(store, key, src)
@@ -66,13 +72,13 @@ def store_keys(path, store, sources, embedded_keys):
     return keys
 
 
-def embedded_of(store):
+def embedded_of(store: Any) -> Any:
     return set(store.estore.keys()) if hasattr(store, "estore") else set(store.keys())
 
 
-def main(out):
+def main(out: Any) -> None:
     os.makedirs(out, exist_ok=True)
-    manifest = {"stores": {}}
+    manifest: dict[str, Any] = {"stores": {}}
     rng = np.random.default_rng(12)
 
     # DictStore: members (above the threshold) and embedded values, nested paths.
@@ -108,7 +114,12 @@ def main(out):
     with blosc2.TreeStore(path, mode="w", threshold=1000) as t:
         for k, v in tree_sources.items():
             if k == "/exp/run2/delta":
-                t[k] = blosc2.asarray(v, chunks=(20, 50), blocks=(10, 25), cparams=blosc2.CParams(filters=[blosc2.Filter.DELTA, blosc2.Filter.SHUFFLE], filters_meta=[0, 0]))
+                t[k] = blosc2.asarray(
+                    v,
+                    chunks=(20, 50),
+                    blocks=(10, 25),
+                    cparams=blosc2.CParams(filters=[blosc2.Filter.DELTA, blosc2.Filter.SHUFFLE], filters_meta=[0, 0]),
+                )
             else:
                 t[k] = v
         t.vlmeta["author"] = "blosc2fs tests"
@@ -132,7 +143,11 @@ def main(out):
         e[k] = v
     del e
     e = blosc2.EmbedStore(urlpath=path, mode="r")
-    manifest["stores"]["values.b2e"] = {"format": "b2e", "class": "b2embed", "keys": store_keys(path, e, embed_sources, set(embed_sources))}
+    manifest["stores"]["values.b2e"] = {
+        "format": "b2e",
+        "class": "b2embed",
+        "keys": store_keys(path, e, embed_sources, set(embed_sources)),
+    }
 
     # CTables with deleted rows: one as its own .b2d, one inline in a TreeStore .b2z.
     @dataclasses.dataclass
@@ -185,7 +200,7 @@ def main(out):
     items = [{"a": 1, "b": [1, 2, 3]}, "hello", 3.5, None, [True, {"x": "y"}], b"raw", -7, 2**40]
     batches = [[1, 2, 3, 4, 5], ["a", "b"], [{"k": None}]]
 
-    def as_json(v):
+    def as_json(v: Any) -> Any:
         if isinstance(v, bytes):
             return {"base64": base64.b64encode(v).decode()}
         if isinstance(v, list):
@@ -194,14 +209,18 @@ def main(out):
             return {k: as_json(x) for k, x in v.items()}
         return v
 
-    def make_objects(urlpath=None):
+    def make_objects(urlpath: Any = None) -> Any:
         oa = blosc2.ObjectArray(urlpath=urlpath, mode="w") if urlpath else blosc2.ObjectArray()
         for it in items:
             oa.append(it)
         return oa
 
-    def make_batches(urlpath=None):
-        ba = blosc2.BatchArray(urlpath=urlpath, mode="w", items_per_block=2) if urlpath else blosc2.BatchArray(items_per_block=2)
+    def make_batches(urlpath: Any = None) -> Any:
+        ba = (
+            blosc2.BatchArray(urlpath=urlpath, mode="w", items_per_block=2)
+            if urlpath
+            else blosc2.BatchArray(items_per_block=2)
+        )
         for b in batches:
             ba.append(b)
         return ba

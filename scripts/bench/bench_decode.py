@@ -8,30 +8,44 @@ C-Blosc2 through python-blosc2 with nthreads=1 decompressing every chunk
 (`SChunk.decompress_chunk`), and `examples/decode_bench` decoding every chunk
 on one thread. Prints GB/s and the ratio per configuration.
 
-    .venv/bin/python scripts/bench_decode.py [--mib 256] [--rounds 3] [--only ndlz4+shuffle zfp_acc ...]
+    .venv/bin/python scripts/bench/bench_decode.py [--mib 256] [--rounds 3] [--only ndlz4+shuffle zfp_acc ...]
 """
+
+from __future__ import annotations
+
 import argparse
 import json
 import os
 import subprocess
 import sys
 import time
+from typing import Any
 
 import blosc2
 import numpy as np
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CONFIGS = [
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CONFIGS: list[tuple[Any, ...]] = [
     ("zstd+shuffle", blosc2.Codec.ZSTD, blosc2.Filter.SHUFFLE, 0.9),
     ("lz4+shuffle", blosc2.Codec.LZ4, blosc2.Filter.SHUFFLE, 0.8),
     ("blosclz+shuffle", blosc2.Codec.BLOSCLZ, blosc2.Filter.SHUFFLE, 0.8),
     ("zstd+bitshuffle", blosc2.Codec.ZSTD, blosc2.Filter.BITSHUFFLE, 0.8),
     ("lz4+bitshuffle", blosc2.Codec.LZ4, blosc2.Filter.BITSHUFFLE, 0.8),
     # plugin codecs: (name, codec, filter, target, extra cparams)
-    ("ndlz4+shuffle", blosc2.Codec.NDLZ, blosc2.Filter.SHUFFLE, 0.8,
-     {"codec_meta": 4, "splitmode": blosc2.SplitMode.ALWAYS_SPLIT}),
-    ("ndlz8+shuffle", blosc2.Codec.NDLZ, blosc2.Filter.SHUFFLE, 0.8,
-     {"codec_meta": 8, "splitmode": blosc2.SplitMode.ALWAYS_SPLIT}),
+    (
+        "ndlz4+shuffle",
+        blosc2.Codec.NDLZ,
+        blosc2.Filter.SHUFFLE,
+        0.8,
+        {"codec_meta": 4, "splitmode": blosc2.SplitMode.ALWAYS_SPLIT},
+    ),
+    (
+        "ndlz8+shuffle",
+        blosc2.Codec.NDLZ,
+        blosc2.Filter.SHUFFLE,
+        0.8,
+        {"codec_meta": 8, "splitmode": blosc2.SplitMode.ALWAYS_SPLIT},
+    ),
     # ZFP (lossy) without shuffle, as it is meant to be used: 10^-2 accuracy, 20 + 7 bit planes, 25 % rate
     ("zfp_acc", blosc2.Codec.ZFP_ACC, blosc2.Filter.NOFILTER, 0.8),
     ("zfp_prec", blosc2.Codec.ZFP_PREC, blosc2.Filter.NOFILTER, 0.8),
@@ -42,7 +56,7 @@ CODEC_META = {"zfp_acc": 254, "zfp_prec": 20, "zfp_rate": 25}
 ZFP_LAYOUT = {"chunks": (128, 8192), "blocks": (32, 512)}
 
 
-def field(mib):
+def field(mib: Any) -> Any:
     cols = 8192
     rows = max(1, mib * (1 << 20) // (cols * 8))
     y = np.linspace(0, 8 * np.pi, rows)[:, None]
@@ -52,7 +66,7 @@ def field(mib):
     return np.round(data, 2)
 
 
-def c_blosc2_gbps(path, rounds):
+def c_blosc2_gbps(path: str, rounds: Any) -> Any:
     blosc2.set_nthreads(1)
     array = blosc2.open(path)  # keep the array alive: its schunk does not own the frame
     schunk = array.schunk
@@ -67,12 +81,12 @@ def c_blosc2_gbps(path, rounds):
     return total / best / 1e9
 
 
-def rust_gbps(binary, path, rounds):
+def rust_gbps(binary: Any, path: str, rounds: Any) -> Any:
     out = subprocess.run([binary, "--repeats", str(rounds), path], check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])["gbps"]
 
 
-def main():
+def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mib", type=int, default=256, help="size of each file's data in MiB")
     ap.add_argument("--rounds", type=int, default=3, help="A B alternations (each takes the best of 3 passes)")
@@ -93,8 +107,14 @@ def main():
         if not os.path.exists(path):
             if data is None:
                 data = field(args.mib)
-            cparams = {"codec": codec, "clevel": 5, "filters": [filt], "filters_meta": [0], "nthreads": 2,
-                       "codec_meta": CODEC_META.get(name, 0)}
+            cparams: dict[str, Any] = {
+                "codec": codec,
+                "clevel": 5,
+                "filters": [filt],
+                "filters_meta": [0],
+                "nthreads": 2,
+                "codec_meta": CODEC_META.get(name, 0),
+            }
             cparams.update(extra[0] if extra else {})
             layout = ZFP_LAYOUT if name.startswith("zfp") else {}
             blosc2.asarray(data, urlpath=path, mode="w", cparams=cparams, **layout)
@@ -108,13 +128,17 @@ def main():
         c, r = max(c_runs), max(r_runs)
         results[name] = {"c_blosc2_gbps": c, "blosc2fs_gbps": r, "ratio": r / c, "target": target}
     with open("/proc/cpuinfo") as f:
-        cpu = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), "unknown CPU")
-    print(f"single-thread decode, {args.mib} MiB of float64 per file, best of {args.rounds} A/B rounds; "
-          f"{os.cpu_count()} CPUs ({cpu}), load average {os.getloadavg()[0]:.2f} at the end")
+        cpu = next((x.split(":", 1)[1].strip() for x in f if x.startswith("model name")), "unknown CPU")
+    print(
+        f"single-thread decode, {args.mib} MiB of float64 per file, best of {args.rounds} A/B rounds; "
+        f"{os.cpu_count()} CPUs ({cpu}), load average {os.getloadavg()[0]:.2f} at the end"
+    )
     print(f"{'config':18} {'C-Blosc2 GB/s':>14} {'blosc2fs GB/s':>14} {'ratio':>7} {'target':>7}")
     for name, r in results.items():
         verdict = "PASS" if r["ratio"] >= r["target"] else "FAIL"
-        print(f"{name:18} {r['c_blosc2_gbps']:14.2f} {r['blosc2fs_gbps']:14.2f} {r['ratio']:7.2f} {'>=' + str(r['target']):>7} {verdict}")
+        print(
+            f"{name:18} {r['c_blosc2_gbps']:14.2f} {r['blosc2fs_gbps']:14.2f} {r['ratio']:7.2f} {'>=' + str(r['target']):>7} {verdict}"
+        )
     with open(os.path.join(args.workdir, "results.json"), "w") as f:
         json.dump(results, f, indent=1)
     return 0

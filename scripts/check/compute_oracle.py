@@ -23,12 +23,14 @@ tests/compute_oracle.rs (blosc2fs's src/compute/).
         for every pair of dtypes (how src/compute/promote.rs was checked).
 """
 
+from __future__ import annotations
+
 import argparse
 import json
 import os
 import random
-import sys
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -39,17 +41,73 @@ DTYPES = ["?", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f4", "f8", "c8",
 WEIGHTS = [3, 2, 2, 4, 4, 2, 1, 1, 1, 6, 8, 1, 1]
 BINOPS = ["+", "-", "*", "/", "//", "%", "**", "<", "<=", ">", ">=", "==", "!=", "&", "|", "^"]
 UNFUNCS = [
-    "abs", "sqrt", "exp", "expm1", "log", "log10", "log1p", "log2", "sin", "cos", "tan", "arcsin",
-    "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "floor", "ceil",
-    "trunc", "isnan", "isinf", "isfinite", "negative", "square", "sign", "signbit", "round", "real",
-    "imag", "conj", "reciprocal", "asin", "atan",
+    "abs",
+    "sqrt",
+    "exp",
+    "expm1",
+    "log",
+    "log10",
+    "log1p",
+    "log2",
+    "sin",
+    "cos",
+    "tan",
+    "arcsin",
+    "arccos",
+    "arctan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "arcsinh",
+    "arccosh",
+    "arctanh",
+    "floor",
+    "ceil",
+    "trunc",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "negative",
+    "square",
+    "sign",
+    "signbit",
+    "round",
+    "real",
+    "imag",
+    "conj",
+    "reciprocal",
+    "asin",
+    "atan",
 ]
 BINFUNCS = ["arctan2", "maximum", "minimum", "hypot", "copysign", "nextafter", "logaddexp", "atan2"]
 # Functions whose values are only required to agree within a tolerance.
 INEXACT = {
-    "sqrt", "exp", "expm1", "log", "log10", "log1p", "log2", "sin", "cos", "tan", "arcsin", "arccos",
-    "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "arctan2", "hypot", "logaddexp",
-    "asin", "atan", "atan2", "abs",
+    "sqrt",
+    "exp",
+    "expm1",
+    "log",
+    "log10",
+    "log1p",
+    "log2",
+    "sin",
+    "cos",
+    "tan",
+    "arcsin",
+    "arccos",
+    "arctan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "arcsinh",
+    "arccosh",
+    "arctanh",
+    "arctan2",
+    "hypot",
+    "logaddexp",
+    "asin",
+    "atan",
+    "atan2",
+    "abs",
 }
 
 
@@ -57,7 +115,7 @@ NUMPY_NS = {f: getattr(np, f) for f in UNFUNCS + BINFUNCS + ["where"] if hasattr
 NUMPY_NS.update({"asin": np.arcsin, "atan": np.arctan, "atan2": np.arctan2, "True": True})
 
 
-def gen_expr(rng, names, depth):
+def gen_expr(rng: random.Random, names: Any, depth: Any) -> Any:
     """A random expression text and whether it involves inexact math."""
     if depth == 0 or rng.random() < 0.25:
         r = rng.random()
@@ -94,7 +152,7 @@ def gen_expr(rng, names, depth):
     return f"where({c} > 0, {a}, {b})", ic or ia or ib
 
 
-def gen_values(nrng, dt, shape):
+def gen_values(nrng: Any, dt: Any, shape: Any) -> Any:
     dt = np.dtype(dt)
     n = int(np.prod(shape))
     if dt.kind == "b":
@@ -115,7 +173,7 @@ def gen_values(nrng, dt, shape):
     return v.reshape(shape)
 
 
-def in_child(fn):
+def in_child(fn: Any) -> Any:
     """Run fn() in a forked child; its result (a numpy array) or an error text."""
     r, w = os.pipe()
     pid = os.fork()
@@ -126,6 +184,7 @@ def in_child(fn):
         import signal
 
         signal.alarm(1)
+        payload: tuple[str, Any]
         try:
             res = fn()
             payload = ("ok", np.asarray(res))
@@ -149,7 +208,7 @@ def in_child(fn):
     return (val, None) if kind == "ok" else (None, val)
 
 
-def cases(args):
+def cases(args: Any) -> None:
     os.environ["NUMEXPR_MAX_THREADS"] = "1"
     os.environ["NUMEXPR_NUM_THREADS"] = "1"
     import blosc2
@@ -189,7 +248,7 @@ def cases(args):
                 break
         case = {"expr": expr, "operands": ops, "inexact": inexact}
 
-        def lazy():
+        def lazy() -> Any:
             return blosc2.lazyexpr(expr, {n: blosc2.asarray(v) for n, v in arrays.items()})
 
         try:
@@ -202,14 +261,18 @@ def cases(args):
             continue
         for engine, flag in (("mini", True), ("chunk", False)):
 
-            def run(flag=flag):
+            def run(flag: Any = flag) -> Any:
                 lz.try_miniexpr = flag
                 return lazy()[...]
 
             val, err = in_child(run)
             if val is not None:
                 fname = f"{k}_{engine}.npy"
-                np.save(os.path.join(args.out, fname), np.ascontiguousarray(val).astype(np.dtype(case["dtype"])), allow_pickle=False)
+                np.save(
+                    os.path.join(args.out, fname),
+                    np.ascontiguousarray(val).astype(np.dtype(case["dtype"])),
+                    allow_pickle=False,
+                )
                 case[engine] = fname
             else:
                 case[engine + "_error"] = err
@@ -220,7 +283,11 @@ def cases(args):
             with np.errstate(all="ignore"):
                 ref = np.asarray(eval(expr, {"__builtins__": {}}, {**NUMPY_NS, **arrays}))
             fname = f"{k}_numpy.npy"
-            np.save(os.path.join(args.out, fname), np.ascontiguousarray(np.broadcast_to(ref, case["shape"])).astype(np.dtype(case["dtype"])), allow_pickle=False)
+            np.save(
+                os.path.join(args.out, fname),
+                np.ascontiguousarray(np.broadcast_to(ref, case["shape"])).astype(np.dtype(case["dtype"])),
+                allow_pickle=False,
+            )
             case["numpy"] = fname
         except Exception as ex:  # noqa: BLE001
             case["numpy_error"] = f"{type(ex).__name__}: {ex}"[:300]
@@ -229,7 +296,7 @@ def cases(args):
         json.dump({"seed": args.seed, "cases": manifest}, f, indent=1)
 
 
-def recipes(args):
+def recipes(args: Any) -> None:
     import blosc2
     from blosc2 import blosc2_ext
 
@@ -251,7 +318,7 @@ def recipes(args):
         print(label, "vlmeta b2o", json.dumps(res.schunk.vlmeta["b2o"]))
 
 
-def saved(args):
+def saved(args: Any) -> None:
     """Save `a * 2 + sin(b) - c` (float64, float32, int32 operands on disk),
     reopen it as a user would, and write its vlmeta, the operands (as
     <name>.npy) and python-blosc2's values (e.npy)."""
@@ -281,10 +348,10 @@ def saved(args):
         json.dump({k: res.schunk.vlmeta[k] for k in res.schunk.vlmeta.getall()}, f)
 
 
-def probe_dtypes(_args):
+def probe_dtypes(_args: Any) -> None:
     import blosc2
 
-    def reported(expr, **dts):
+    def reported(expr: Any, **dts: Any) -> Any:
         try:
             e = blosc2.lazyexpr(expr, {k: blosc2.ones(2, dtype=d) for k, d in dts.items()})
             return np.dtype(e.dtype).str[1:]
@@ -298,7 +365,7 @@ def probe_dtypes(_args):
             print(op, x, " ".join(reported(op, a=x, b=y) for y in DTYPES))
 
 
-def main():
+def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("cases")
@@ -316,4 +383,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -1,16 +1,16 @@
 #!/usr/bin/env python3
-"""The "zarr3" scenario of scripts/bench.py: the mount read as a Zarr v3 hierarchy (issue 37).
+"""The "zarr3" scenario of scripts/bench/bench.py: the mount read as a Zarr v3 hierarchy (issue 37).
 
 Usage (as root; bench.py runs this module for `--scenario zarr3`):
 
-    .venv/bin/python scripts/bench.py --scenario zarr3 --binary target/release/blosc2fs --repeats 3
+    .venv/bin/python scripts/bench/bench.py --scenario zarr3 --binary target/release/blosc2fs --repeats 3
 
 Two rows, each beside its baseline in the same run, every measurement on a fresh mount
 (`blosc2fs mount -f`, nothing of the tree in the daemon or the kernel's caches of the mount;
 the sources in the page cache):
 
   open_datatree vs find
-    a tree of 5,000 arrays (scripts/bench_tree.py's templates and layout: folders of 100
+    a tree of 5,000 arrays (scripts/bench/bench_tree.py's templates and layout: folders of 100
     small arrays), `find MNT > /dev/null` against `xr.open_datatree(MNT, engine="zarr",
     consolidated=False)` (timed inside the Python process, after its imports; every array
     must come out as a variable). Target: open_datatree ≤ 2× find's wall time.
@@ -31,7 +31,11 @@ import json
 import os
 import statistics
 import subprocess
-import sys
+from typing import Any
+
+from bench_tree import ensure_tree
+from benchlib import Json, Mount, dd, gbps, host_env, run_timed, warm_file
+from corpus import ensure_corpus
 
 TREE_ARRAYS = 5000
 
@@ -68,50 +72,50 @@ print(json.dumps({"sum": float(sum(raw[i:i + step].sum() for i in range(0, raw.s
 """
 
 
-def python_json(python: str, code: str, argv: list[str], timeout: float = 3600) -> dict:
+def python_json(python: str, code: str, argv: list[str], timeout: float = 3600) -> dict[str, Any]:
     out = subprocess.run([python, "-c", code, *argv], capture_output=True, text=True, timeout=timeout)
     if out.returncode != 0:
         raise RuntimeError(f"python failed: {out.stderr[-2000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    answer: Json = json.loads(out.stdout.strip().splitlines()[-1])
+    return answer
 
 
-def run(args, B) -> int:
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import bench_tree
-
-    env = B.host_env()
+def run(args: Any) -> int:
+    env = host_env()
     errors = []
-    rows = {"find": [], "datatree": [], "dd": [], "dask": []}
-    tree = bench_tree.ensure_tree(B, args, TREE_ARRAYS)
-    corpus = B.ensure_corpus(args.python, args.workdir, args.size_gib)
+    rows: dict[str, list[Json]] = {"find": [], "datatree": [], "dd": [], "dask": []}
+    tree = ensure_tree(args, TREE_ARRAYS)
+    corpus = ensure_corpus(args.python, args.workdir, args.size_gib)
     b2dir = os.path.join(corpus["dir"], "b2")
     nbytes = corpus["nbytes"]
     expected_sum = python_json(args.python, RAW_SUM, [os.path.join(corpus["dir"], "raw.bin")])["sum"]
-    B.warm_file(os.path.join(b2dir, "zstd.b2nd"))
+    warm_file(os.path.join(b2dir, "zstd.b2nd"))
     subprocess.run(["find", tree["dir"]], stdout=subprocess.DEVNULL, check=True)
-    print(f"host: {env.get('cpu_model')} ({env['cpus']} CPUs), kernel {env['kernel']}, "
-          f"load {env['loadavg_start']:.2f}", flush=True)
+    print(
+        f"host: {env.get('cpu_model')} ({env['cpus']} CPUs), kernel {env['kernel']}, load {env['loadavg_start']:.2f}",
+        flush=True,
+    )
     for rep in range(args.repeats):
-        with B.Mount(args, tree["dir"], args.cache_size) as m:
+        with Mount.of(args, tree["dir"], args.cache_size) as m:
             cpu0 = m.cpu()
-            r = B.run_timed(["find", args.mnt])
+            r = run_timed(["find", args.mnt])
             r["daemon_cpu"] = m.cpu() - cpu0
             del r["stderr"]
             rows["find"].append(r)
-        with B.Mount(args, tree["dir"], args.cache_size) as m:
+        with Mount.of(args, tree["dir"], args.cache_size) as m:
             cpu0 = m.cpu()
             r = python_json(args.python, DATATREE, [args.mnt])
             r["daemon_cpu"] = m.cpu() - cpu0
             rows["datatree"].append(r)
             if r["arrays"] != TREE_ARRAYS:
                 errors.append(f"open_datatree found {r['arrays']} arrays, expected {TREE_ARRAYS}")
-        with B.Mount(args, b2dir, args.cache_size) as m:
+        with Mount.of(args, b2dir, args.cache_size) as m:
             data = m.data("zstd", nbytes)
             cpu0 = m.cpu()
-            r = B.dd(data, nbytes)
+            r = dd(data, nbytes)
             r["daemon_cpu"] = m.cpu() - cpu0
             rows["dd"].append(r)
-        with B.Mount(args, b2dir, args.cache_size) as m:
+        with Mount.of(args, b2dir, args.cache_size) as m:
             cpu0 = m.cpu()
             r = python_json(args.python, DASK, [os.path.join(args.mnt, "zstd.b2nd")])
             r["daemon_cpu"] = m.cpu() - cpu0
@@ -119,12 +123,16 @@ def run(args, B) -> int:
             if r["nbytes"] != nbytes or abs(r["sum"] - expected_sum) > 1e-9 * max(1.0, abs(expected_sum)):
                 errors.append(f"Dask sum {r['sum']!r} of {r['nbytes']} bytes, numpy {expected_sum!r} of {nbytes}")
         f, t, d, k = (rows[x][-1] for x in ("find", "datatree", "dd", "dask"))
-        print(f"[{rep + 1}/{args.repeats}] find {f['seconds']:.3f} s, open_datatree {t['seconds']:.3f} s "
-              f"({t['cpu']:.2f} CPU-s, daemon {t['daemon_cpu']:.2f}); dd {B.gbps(nbytes, d['seconds']):.2f} GB/s, "
-              f"Dask {B.gbps(nbytes, k['seconds']):.2f} GB/s ({k['cpu']:.2f} CPU-s, daemon {k['daemon_cpu']:.2f})",
-              flush=True)
+        print(
+            f"[{rep + 1}/{args.repeats}] find {f['seconds']:.3f} s, open_datatree {t['seconds']:.3f} s "
+            f"({t['cpu']:.2f} CPU-s, daemon {t['daemon_cpu']:.2f}); dd {gbps(nbytes, d['seconds']):.2f} GB/s, "
+            f"Dask {gbps(nbytes, k['seconds']):.2f} GB/s ({k['cpu']:.2f} CPU-s, daemon {k['daemon_cpu']:.2f})",
+            flush=True,
+        )
 
-    med = lambda key, field="seconds": statistics.median(r[field] for r in rows[key])
+    def med(key: Any, field: Any = "seconds") -> Any:
+        return statistics.median(r[field] for r in rows[key])
+
     ratio_tree = statistics.median(t["seconds"] / f["seconds"] for t, f in zip(rows["datatree"], rows["find"]))
     ratio_dask = statistics.median(d["seconds"] / k["seconds"] for d, k in zip(rows["dd"], rows["dask"]))
     table = [
@@ -132,21 +140,21 @@ def run(args, B) -> int:
         "|---|---|---|---|---|---|---|",
         f"| `find` of a tree of {TREE_ARRAYS:,} arrays | {med('find'):.3f} | {med('find', 'cpu'):.2f} | "
         f"{med('find', 'daemon_cpu'):.2f} | | 1.00 | |",
-        f"| `xr.open_datatree(MNT, engine=\"zarr\")` of the same tree | {med('datatree'):.3f} | "
+        f'| `xr.open_datatree(MNT, engine="zarr")` of the same tree | {med("datatree"):.3f} | '
         f"{med('datatree', 'cpu'):.2f} | {med('datatree', 'daemon_cpu'):.2f} | | {ratio_tree:.2f}× find's time | "
         f"≤ 2: {'PASS' if ratio_tree <= 2 else 'FAIL'} |",
         f"| cold `dd` of MNT/zstd.b2nd/data ({nbytes / (1 << 30):.3g} GiB) | {med('dd'):.3f} | {med('dd', 'cpu'):.2f} | "
-        f"{med('dd', 'daemon_cpu'):.2f} | {B.gbps(nbytes, med('dd')):.2f} | 1.00 | |",
+        f"{med('dd', 'daemon_cpu'):.2f} | {gbps(nbytes, med('dd')):.2f} | 1.00 | |",
         f"| Dask `from_zarr(MNT/zstd.b2nd).sum()`, 2 threads | {med('dask'):.3f} | {med('dask', 'cpu'):.2f} | "
-        f"{med('dask', 'daemon_cpu'):.2f} | {B.gbps(nbytes, med('dask')):.2f} | {ratio_dask:.2f}× dd's speed | "
+        f"{med('dask', 'daemon_cpu'):.2f} | {gbps(nbytes, med('dask')):.2f} | {ratio_dask:.2f}× dd's speed | "
         f"≥ 0.8: {'PASS' if ratio_dask >= 0.8 else 'FAIL'} |",
         f"\nhost {env.get('cpu_model')}, {env['cpus']} CPUs, load {env['loadavg_start']:.2f} → {os.getloadavg()[0]:.2f}; "
         f"{args.repeats} repeats (medians; ratios are medians of per-repeat ratios)",
     ]
     print()
     print("\n".join(table))
-    with open(os.path.join(args.workdir, "zarr3-results.json"), "w") as f:
-        json.dump({"env": env, "rows": rows, "errors": errors, "expected_sum": expected_sum}, f, indent=1)
+    with open(os.path.join(args.workdir, "zarr3-results.json"), "w") as out:
+        json.dump({"env": env, "rows": rows, "errors": errors, "expected_sum": expected_sum}, out, indent=1)
     for e in errors:
         print(f"error: {e}")
     return 2 if errors else 0

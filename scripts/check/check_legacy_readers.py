@@ -3,7 +3,7 @@
 
     check_legacy_readers.py MOUNT MANIFEST
 
-For each array of MANIFEST (scripts/gen_fixtures.py's, paths relative to the
+For each array of MANIFEST (scripts/gen/gen_fixtures.py's, paths relative to the
 mount), this script:
 - decides on its own, from the manifest's dtype and shape, which sidecar
   headers must exist (data.nhdr, data.mhd, data.hdr) and fails if the mount
@@ -19,6 +19,8 @@ mount), this script:
 Prints one JSON object: counts per check and the list of failures.
 """
 
+from __future__ import annotations
+
 import ast
 import hashlib
 import json
@@ -26,6 +28,7 @@ import os
 import re
 import sys
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -36,11 +39,11 @@ ORIGIN_KEYS = ["origin", "offset", "space_origin"]
 TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|\S+')
 
 
-def sha(b):
+def sha(b: Any) -> Any:
     return hashlib.sha256(b).hexdigest()
 
 
-def expected_headers(dtype, shape):
+def expected_headers(dtype: Any, shape: Any) -> Any:
     """The headers a plain-number array of this dtype and shape must have."""
     if dtype.names or dtype.subdtype or not shape or 0 in shape:
         return set()
@@ -55,11 +58,11 @@ def expected_headers(dtype, shape):
     return out
 
 
-def placement(entry, rank):
+def placement(entry: Any, rank: Any) -> Any:
     """(spacing, origin) fastest axis first, as the vlmeta gives them (unit / zero otherwise)."""
     vl = entry.get("vlmeta") or {}
 
-    def pick(keys, ok):
+    def pick(keys: Any, ok: Any) -> Any:
         for k in keys:
             v = vl.get(k)
             if v is not None:
@@ -73,13 +76,14 @@ def placement(entry, rank):
     return spacing, origin
 
 
-def same_bytes(values, dtype, entry):
+def same_bytes(values: Any, dtype: Any, entry: Any) -> Any:
     arr = np.ascontiguousarray(np.asarray(values).astype(dtype))
     return sha(arr.tobytes()) == entry["sha256"]
 
 
-def check_nrrd(d, dtype, shape, entry):
+def check_nrrd(d: Any, dtype: Any, shape: Any, entry: Any) -> None:
     import nrrd
+
     data, header = nrrd.read(os.path.join(d, "data.nhdr"), index_order="C")
     assert list(data.shape) == shape, f"shape {data.shape}"
     assert same_bytes(data, dtype, entry), "values differ"
@@ -92,8 +96,9 @@ def check_nrrd(d, dtype, shape, entry):
         assert [float(x) for x in header["spacings"]] == spacing and origin == [0.0] * len(shape), header
 
 
-def check_metaimage(d, dtype, shape, entry):
+def check_metaimage(d: Any, dtype: Any, shape: Any, entry: Any) -> None:
     import SimpleITK as sitk
+
     img = sitk.ReadImage(os.path.join(d, "data.mhd"))
     data = sitk.GetArrayFromImage(img)
     assert list(data.shape) == shape, f"shape {data.shape}"
@@ -103,8 +108,9 @@ def check_metaimage(d, dtype, shape, entry):
     assert list(img.GetOrigin()) == origin, f"origin {img.GetOrigin()} vs {origin}"
 
 
-def check_envi(d, dtype, shape, entry):
+def check_envi(d: Any, dtype: Any, shape: Any, entry: Any) -> None:
     import rasterio
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with rasterio.open(os.path.join(d, "data")) as ds:
@@ -116,7 +122,7 @@ def check_envi(d, dtype, shape, entry):
     assert same_bytes(data, dtype, entry), "values differ"
 
 
-def text_value(token, dt):
+def text_value(token: Any, dt: Any) -> Any:
     if dt.kind == "S" or dt.kind == "V":
         return ast.literal_eval("b" + token)
     if dt.kind == "U":
@@ -130,7 +136,7 @@ def text_value(token, dt):
     return int(token)
 
 
-def check_text(d, dtype, shape, entry):
+def check_text(d: Any, dtype: Any, shape: Any, entry: Any) -> None:
     with open(os.path.join(d, "data.txt"), encoding="utf-8") as f:
         tokens = TOKEN.findall(f.read())
     fields = [dtype[n] for n in dtype.names] if dtype.names else [dtype]
@@ -139,14 +145,14 @@ def check_text(d, dtype, shape, entry):
     assert len(tokens) == n * len(fields), f"{len(tokens)} tokens for {n} items of {len(fields)} fields"
     values = [text_value(t, fields[i % len(fields)]) for i, t in enumerate(tokens)]
     if dtype.names:
-        items = [tuple(values[i:i + len(fields)]) for i in range(0, len(values), len(fields))]
+        items = [tuple(values[i : i + len(fields)]) for i in range(0, len(values), len(fields))]
     else:
         items = values
     arr = np.array(items, dtype=dtype).reshape(shape)
     assert sha(arr.tobytes()) == entry["sha256"], "values differ"
 
 
-def main():
+def main() -> None:
     mount, manifest_path = sys.argv[1], sys.argv[2]
     with open(manifest_path) as f:
         manifest = json.load(f)

@@ -2,7 +2,7 @@
 """Generate the files tests/caterva2.rs serves from a real Caterva2 server.
 
 Usage:
-    .venv/bin/python scripts/gen_c2_fixtures.py OUTDIR
+    .venv/bin/python scripts/gen/gen_c2_fixtures.py OUTDIR
 
 Writes into OUTDIR (which becomes the server's @public root, or a folder of it):
 
@@ -26,54 +26,83 @@ Writes into OUTDIR (which becomes the server's @public root, or a folder of it):
   it at all).
 """
 
+from __future__ import annotations
+
 import hashlib
 import json
 import os
 import shutil
 import sys
-
-import numpy as np
-
-import hdf5plugin  # noqa: F401  (registers the Blosc2/Zstd filters with h5py: import before h5py reads)
-import h5py
+from typing import Any
 
 import blosc2
+import h5py
+import hdf5plugin  # noqa: F401  (registers the Blosc2/Zstd filters with h5py: import before h5py reads)
+import numpy as np
 
 blosc2.set_nthreads(1)
 
 
-def entry(a, expect="exact"):
+def entry(a: Any, expect: str = "exact") -> Any:
     a = np.asarray(a)
     b = np.ascontiguousarray(a).tobytes()
-    return {"shape": list(a.shape), "dtype": a.dtype.str, "size": len(b), "sha256": hashlib.sha256(b).hexdigest(), "expect": expect}
+    return {
+        "shape": list(a.shape),
+        "dtype": a.dtype.str,
+        "size": len(b),
+        "sha256": hashlib.sha256(b).hexdigest(),
+        "expect": expect,
+    }
 
 
-def fresh(path):
+def fresh(path: str) -> None:
     if os.path.isdir(path):
         shutil.rmtree(path)
     elif os.path.exists(path):
         os.remove(path)
 
 
-def write_h5(path, manifest):
+def write_h5(path: str, manifest: Any) -> None:
     rng = np.random.default_rng(2026)
     fresh(path)
     sources = {}
     with h5py.File(path, "w") as f:
-        def ds(name, data, **kw):
+
+        def ds(name: Any, data: Any, **kw: Any) -> None:
             f.create_dataset(name, data=data, **kw)
             sources[name] = np.asarray(data)
 
         # Chunked, several dtypes and filters, edge chunks everywhere.
         ds("i1_gzip", rng.integers(-128, 128, size=(1000,), dtype=np.int8), chunks=(300,), compression="gzip")
         ds("u2_lzf", rng.integers(0, 65535, size=(37, 53), dtype=np.uint16), chunks=(10, 16), compression="lzf")
-        ds("i4_shuffle_gzip", np.arange(23 * 19 * 11, dtype=np.int32).reshape(23, 19, 11) * 7 - 5000, chunks=(8, 8, 4), shuffle=True, compression="gzip", compression_opts=6)
-        ds("i8_blosc2", rng.integers(-(2**62), 2**62, size=(513, 7), dtype=np.int64), chunks=(100, 7), **hdf5plugin.Blosc2())
+        ds(
+            "i4_shuffle_gzip",
+            np.arange(23 * 19 * 11, dtype=np.int32).reshape(23, 19, 11) * 7 - 5000,
+            chunks=(8, 8, 4),
+            shuffle=True,
+            compression="gzip",
+            compression_opts=6,
+        )
+        ds(
+            "i8_blosc2",
+            rng.integers(-(2**62), 2**62, size=(513, 7), dtype=np.int64),
+            chunks=(100, 7),
+            **hdf5plugin.Blosc2(),
+        )
         ds("f4_zstd", rng.standard_normal((45, 31)).astype(np.float32), chunks=(16, 16), **hdf5plugin.Zstd())
         ds("f8_none", rng.random((50, 20)), chunks=(7, 9))
-        ds("c16_gzip", (rng.standard_normal(300) + 1j * rng.standard_normal(300)).astype(np.complex128), chunks=(64,), compression="gzip")
+        ds(
+            "c16_gzip",
+            (rng.standard_normal(300) + 1j * rng.standard_normal(300)).astype(np.complex128),
+            chunks=(64,),
+            compression="gzip",
+        )
         ds("bool_lzf", rng.random((33, 17)) < 0.3, chunks=(10, 10), compression="lzf")
-        ds("s5_fixed", np.array([b"alpha", b"beta", b"gamma", b"d", b"", b"epsil", b"zeta", b"eta"] * 5, dtype="S5"), chunks=(6,))
+        ds(
+            "s5_fixed",
+            np.array([b"alpha", b"beta", b"gamma", b"d", b"", b"epsil", b"zeta", b"eta"] * 5, dtype="S5"),
+            chunks=(6,),
+        )
         # Contiguous (no chunks) and a 0-d scalar.
         ds("contiguous_f8", np.linspace(-1, 1, 4321).reshape(29, 149))
         ds("scalar_f8", np.float64(3.25))
@@ -99,11 +128,18 @@ def write_h5(path, manifest):
         # No values to serve: Caterva2 2026.9.2 leaves variable-length
         # strings out of its listings altogether; shown, they have no values.
         d = f["vlen_str"]
-        manifest["lab.h5/vlen_str"] = {"shape": list(d.shape), "dtype": str(d.dtype), "size": None, "sha256": None, "expect": "meta_only", "may_be_unlisted": True}
+        manifest["lab.h5/vlen_str"] = {
+            "shape": list(d.shape),
+            "dtype": str(d.dtype),
+            "size": None,
+            "sha256": None,
+            "expect": "meta_only",
+            "may_be_unlisted": True,
+        }
         assert len(f["attrs_only"]) == 0 and f["attrs_only"].attrs["version"] == 3
 
 
-def write_b2z(path, manifest):
+def write_b2z(path: str, manifest: Any) -> None:
     fresh(path)
     rng = np.random.default_rng(7)
     small = np.arange(10, dtype=np.int16)
@@ -120,7 +156,7 @@ def write_b2z(path, manifest):
             manifest["store.b2z" + key] = entry(src)
 
 
-def write_b2nd(outdir, manifest):
+def write_b2nd(outdir: str, manifest: Any) -> None:
     os.makedirs(os.path.join(outdir, "sub"), exist_ok=True)
     x = np.random.default_rng(3).standard_normal((120, 90)).astype(np.float64)
     y = (np.arange(10_000, dtype=np.uint32) * 2654435761 % 1000).astype(np.uint32)
@@ -135,12 +171,12 @@ def write_b2nd(outdir, manifest):
         manifest[name] = entry(src)
 
 
-def main():
+def main() -> None:
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     outdir = sys.argv[1]
     os.makedirs(outdir, exist_ok=True)
-    manifest = {}
+    manifest: dict[str, Any] = {}
     write_h5(os.path.join(outdir, "lab.h5"), manifest)
     write_b2z(os.path.join(outdir, "store.b2z"), manifest)
     write_b2nd(outdir, manifest)

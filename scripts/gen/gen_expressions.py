@@ -17,26 +17,29 @@ The numbers come from python-blosc2 itself; the refusals are the rules of
 docs/semantics.md ("Computed arrays"), which python-blosc2 does not have.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import sys
-
-import numpy as np
+from typing import Any
 
 import blosc2
+import numpy as np
 
 B2O = {"kind": "lazyexpr", "version": 1}
 
 
-def ref(path):
+def ref(path: str) -> Any:
     return {"kind": "urlpath", "version": 1, "urlpath": path}
 
 
-def carrier(path, shape, dtype, chunks, blocks, payload, legacy=False):
+def carrier(path: str, shape: Any, dtype: Any, chunks: Any, blocks: Any, payload: Any, legacy: bool = False) -> None:
     """A saved-expression carrier: an empty b2nd with the b2o metalayer and the recipe."""
     if legacy:
-        arr = blosc2.empty(shape, dtype=dtype, chunks=chunks, blocks=blocks, urlpath=path, mode="w",
-                           meta={"LazyArray": 0})
+        arr = blosc2.empty(
+            shape, dtype=dtype, chunks=chunks, blocks=blocks, urlpath=path, mode="w", meta={"LazyArray": 0}
+        )
         arr.schunk.vlmeta["_LazyArray"] = payload
     else:
         arr = blosc2.empty(shape, dtype=dtype, chunks=chunks, blocks=blocks, urlpath=path, mode="w", meta={"b2o": B2O})
@@ -44,7 +47,7 @@ def carrier(path, shape, dtype, chunks, blocks, payload, legacy=False):
     del arr
 
 
-def main():
+def main() -> None:
     out = sys.argv[1]
     src = os.path.join(out, "src")
     outside = os.path.join(out, "outside")
@@ -55,7 +58,7 @@ def main():
     rng = np.random.default_rng(7)
     blosc2.set_nthreads(1)
 
-    def save(rel, data, chunks, blocks, base=src):
+    def save(rel: Any, data: Any, chunks: Any, blocks: Any, base: Any = src) -> Any:
         path = os.path.join(base, rel)
         blosc2.asarray(data, urlpath=path, mode="w", chunks=chunks, blocks=blocks)
         return path
@@ -68,7 +71,7 @@ def main():
     save("ops/m.b2nd", rng.random((40, 30)) > 0.5, (40, 30), (20, 15))
     save("ops/d.b2nd", np.arange(7, dtype="i2"), (7,), (7,))
     save("ops/u.b2nd", rng.integers(0, 200, (40, 30)).astype("u1"), (13, 11), (5, 5))
-    save("ops/w.b2nd", rng.integers(-10**8, 10**8, (40, 1)).astype("i8"), (16, 1), (4, 1))
+    save("ops/w.b2nd", rng.integers(-(10**8), 10**8, (40, 1)).astype("i8"), (16, 1), (4, 1))
     save("ops/private.b2nd", a, (16, 16), (8, 8))
     os.chmod(os.path.join(src, "ops/private.b2nd"), 0o600)
     save("a.b2nd", a, (40, 30), (10, 10), base=outside)
@@ -76,8 +79,22 @@ def main():
     if os.path.lexists(link):
         os.remove(link)
     os.symlink("../../outside/a.b2nd", link)
-    blosc2.empty((1 << 30, 1), dtype="u1", chunks=(1 << 30, 1), blocks=(1 << 20, 1), urlpath=os.path.join(src, "ops/tall.b2nd"), mode="w")
-    blosc2.empty((1, 1 << 30), dtype="u1", chunks=(1, 1 << 30), blocks=(1, 1 << 20), urlpath=os.path.join(src, "ops/wide.b2nd"), mode="w")
+    blosc2.empty(
+        (1 << 30, 1),
+        dtype="u1",
+        chunks=(1 << 30, 1),
+        blocks=(1 << 20, 1),
+        urlpath=os.path.join(src, "ops/tall.b2nd"),
+        mode="w",
+    )
+    blosc2.empty(
+        (1, 1 << 30),
+        dtype="u1",
+        chunks=(1, 1 << 30),
+        blocks=(1, 1 << 20),
+        urlpath=os.path.join(src, "ops/wide.b2nd"),
+        mode="w",
+    )
     store = os.path.join(src, "run.b2z")
     with blosc2.DictStore(store, mode="w") as st:
         st["/x"] = rng.uniform(-3, 3, 30)
@@ -86,9 +103,13 @@ def main():
 
     manifest = {}
 
-    def computed(name, expr, ops, chunks, blocks, rtol=0.0, rel="", legacy=False):
+    def computed(
+        name: Any, expr: Any, ops: Any, chunks: Any, blocks: Any, rtol: float = 0.0, rel: str = "", legacy: bool = False
+    ) -> None:
         """A saved expression python-blosc2 evaluates; its values are the expectation."""
-        opened = {k: blosc2.open(os.path.join(src, rel, p), deserialize="full") for k, p in ops.items() if isinstance(p, str)}
+        opened = {
+            k: blosc2.open(os.path.join(src, rel, p), deserialize="full") for k, p in ops.items() if isinstance(p, str)
+        }
         for k, p in ops.items():
             if not isinstance(p, str):
                 opened[k] = blosc2.DictStore(p["urlpath"], mode="r")[p["key"]]
@@ -97,8 +118,12 @@ def main():
         if legacy:
             payload = {"expression": expr, "UDF": None, "operands": ops}
         else:
-            payload = {"kind": "lazyexpr", "version": 1, "expression": expr,
-                       "operands": {k: (ref(p) if isinstance(p, str) else p) for k, p in ops.items()}}
+            payload = {
+                "kind": "lazyexpr",
+                "version": 1,
+                "expression": expr,
+                "operands": {k: (ref(p) if isinstance(p, str) else p) for k, p in ops.items()},
+            }
         carrier(path, lazy.shape, lazy.dtype, chunks, blocks, payload, legacy)
         if legacy:
             values = lazy[...]  # python-blosc2 opens legacy files relative to its working directory
@@ -107,13 +132,26 @@ def main():
         np.save(os.path.join(exp_dir, name + ".npy"), np.asarray(values))
         with open(os.path.join(exp_dir, name + ".bin"), "wb") as f:
             f.write(np.ascontiguousarray(values).tobytes())
-        manifest[name] = {"path": os.path.relpath(path, src), "expected": name + ".npy", "dtype": np.dtype(lazy.dtype).str,
-                          "shape": list(lazy.shape), "rtol": rtol, "chunks": list(chunks), "blocks": list(blocks)}
+        manifest[name] = {
+            "path": os.path.relpath(path, src),
+            "expected": name + ".npy",
+            "dtype": np.dtype(lazy.dtype).str,
+            "shape": list(lazy.shape),
+            "rtol": rtol,
+            "chunks": list(chunks),
+            "blocks": list(blocks),
+        }
 
-    def refused(name, expr, ops, why, shape=(40, 30), dtype="f8", kind="lazyexpr"):
+    def refused(
+        name: Any, expr: Any, ops: Any, why: Any, shape: Any = (40, 30), dtype: str = "f8", kind: str = "lazyexpr"
+    ) -> None:
         path = os.path.join(src, name + ".b2nd")
-        payload = {"kind": kind, "version": 1, "expression": expr,
-                   "operands": {k: (ref(p) if isinstance(p, str) else p) for k, p in ops.items()}}
+        payload = {
+            "kind": kind,
+            "version": 1,
+            "expression": expr,
+            "operands": {k: (ref(p) if isinstance(p, str) else p) for k, p in ops.items()},
+        }
         carrier(path, shape, dtype, tuple(min(s, 8) for s in shape), tuple(min(s, 4) for s in shape), payload)
         manifest[name] = {"path": name + ".b2nd", "why": why}
 
@@ -133,22 +171,45 @@ def main():
     save("ops/h.b2nd", rng.integers(-5, 5, (40, 30)).astype("i2"), (16, 16), (8, 8))
     computed("e_int_fn", "w + cosh(h) * 3", {"w": W, "h": "ops/h.b2nd"}, (20, 30), (10, 10), rtol=4e-15)
     # float32 b takes part: python-blosc2's own engines differ in its last bits.
-    computed("e_trans", "sin(a) + exp(b) - sqrt(abs(c)) + arctan2(a, b)", {"a": A, "b": B, "c": C}, (11, 7), (4, 7), rtol=2e-6)
-    computed("e_trans64", "sin(a) * cosh(a) + log1p(abs(a)) - arctan2(a, cosh(a)) + expm1(a) ** 2", {"a": A}, (11, 7), (4, 7), rtol=4e-15)
+    computed(
+        "e_trans",
+        "sin(a) + exp(b) - sqrt(abs(c)) + arctan2(a, b)",
+        {"a": A, "b": B, "c": C},
+        (11, 7),
+        (4, 7),
+        rtol=2e-6,
+    )
+    computed(
+        "e_trans64",
+        "sin(a) * cosh(a) + log1p(abs(a)) - arctan2(a, cosh(a)) + expm1(a) ** 2",
+        {"a": A},
+        (11, 7),
+        (4, 7),
+        rtol=4e-15,
+    )
     computed("e_nested", "e * 2 - a", {"e": "../e_arith.b2nd", "a": "../ops/a.b2nd"}, (20, 30), (20, 6), rel="sub")
-    computed("e_store", "x * a", {"x": {"kind": "dictstore_key", "version": 1, "urlpath": os.path.abspath(store), "key": "/x"}, "a": A},
-             (40, 10), (10, 10))
+    computed(
+        "e_store",
+        "x * a",
+        {"x": {"kind": "dictstore_key", "version": 1, "urlpath": os.path.abspath(store), "key": "/x"}, "a": A},
+        (40, 10),
+        (10, 10),
+    )
     computed("e_legacy", "a + b", {"a": A, "b": B}, (16, 16), (4, 16), legacy=True)
     # A private operand (0600) under a 0644 expression: computed, shown to
     # other users only as the operand allows.
     computed("e_private", "a + 1", {"a": "ops/private.b2nd"}, (16, 16), (8, 8))
 
     # e_arith's values once ops/b.b2nd is replaced by ops/b2.b2nd (the test swaps them).
-    b2 = blosc2.lazyexpr("a * b + 1.5", {"a": blosc2.open(os.path.join(src, A)), "b": blosc2.open(os.path.join(src, "ops/b2.b2nd"))})[...]
+    b2 = blosc2.lazyexpr(
+        "a * b + 1.5", {"a": blosc2.open(os.path.join(src, A)), "b": blosc2.open(os.path.join(src, "ops/b2.b2nd"))}
+    )[...]
     with open(os.path.join(exp_dir, "e_arith_b2.bin"), "wb") as f:
         f.write(np.ascontiguousarray(b2).tobytes())
 
-    refused("e_outside_abs", "a + 1", {"a": os.path.abspath(os.path.join(outside, "a.b2nd"))}, "outside the mounted source")
+    refused(
+        "e_outside_abs", "a + 1", {"a": os.path.abspath(os.path.join(outside, "a.b2nd"))}, "outside the mounted source"
+    )
     refused("e_outside_rel", "a + 1", {"a": "../outside/a.b2nd"}, "outside the mounted source")
     refused("e_outside_link", "a + 1", {"a": "ops/link.b2nd"}, "outside the mounted source")
     refused("e_cycle", "e + 1", {"e": "e_cycle.b2nd"}, "refers back to itself")
@@ -161,16 +222,41 @@ def main():
     refused("e_unknown_operand", "a + q", {"a": A}, "unknown operand")
     refused("e_no_broadcast", "a + d", {"a": A, "d": "ops/d.b2nd"}, "cannot broadcast")
     refused("e_unknown_function", "frobnicate(a)", {"a": A}, "unknown function")
-    refused("e_huge", "tall + wide", {"tall": "ops/tall.b2nd", "wide": "ops/wide.b2nd"}, "too large", shape=(1, 1), dtype="u1")
+    refused(
+        "e_huge",
+        "tall + wide",
+        {"tall": "ops/tall.b2nd", "wide": "ops/wide.b2nd"},
+        "too large",
+        shape=(1, 1),
+        dtype="u1",
+    )
     refused("e_reduction", "sum(a, axis=0)", {"a": A}, "not elementwise", shape=(30,))
     refused("e_shape", "a + 1", {"a": A}, "differs from the saved shape", shape=(4, 3))
-    refused("e_c2", "a + 1", {"a": {"kind": "c2array", "version": 1, "path": "@public/x.b2nd", "urlbase": "https://cat2.example/"}}, "Caterva2")
+    refused(
+        "e_c2",
+        "a + 1",
+        {"a": {"kind": "c2array", "version": 1, "path": "@public/x.b2nd", "urlbase": "https://cat2.example/"}},
+        "Caterva2",
+    )
     path = os.path.join(src, "e_udf.b2nd")
-    carrier(path, (4,), "f8", (4,), (4,), {"kind": "lazyudf", "version": 1, "function_kind": "python", "udf_source": "def f(inputs, output, offset): pass", "operands": {}})
+    carrier(
+        path,
+        (4,),
+        "f8",
+        (4,),
+        (4,),
+        {
+            "kind": "lazyudf",
+            "version": 1,
+            "function_kind": "python",
+            "udf_source": "def f(inputs, output, offset): pass",
+            "operands": {},
+        },
+    )
     manifest["e_udf"] = {"path": "e_udf.b2nd", "why": "not evaluated"}
 
-    with open(os.path.join(out, "manifest.json"), "w") as f:
-        json.dump(manifest, f, indent=1)
+    with open(os.path.join(out, "manifest.json"), "w") as manifest_file:
+        json.dump(manifest, manifest_file, indent=1)
     print(f"{len(manifest)} expressions in {src}")
 
 

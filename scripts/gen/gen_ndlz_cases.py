@@ -8,21 +8,25 @@ row). Each stream is put alone in a one-block chunk and decoded by C-Blosc2
 (`blosc2.decompress`); the expected output (as its sha256) is C's, or null where C
 refuses.
 
-    .venv/bin/python scripts/gen_ndlz_cases.py src/format/codec/ndlz_c_cases.json
+    .venv/bin/python scripts/gen/gen_ndlz_cases.py src/format/codec/ndlz_c_cases.json
 
 Deterministic (fixed seeds).
 """
+
+from __future__ import annotations
+
 import hashlib
 import json
 import struct
 import sys
-
-import numpy as np
+from typing import Any
 
 import blosc2
+import numpy as np
+from numpy.random import Generator
 
 
-def chunk_for(stream, rows, cols, meta):
+def chunk_for(stream: Any, rows: Any, cols: Any, meta: Any) -> Any:
     """A one-block, one-stream chunk holding `stream` (typesize 1, no filters)."""
     n = rows * cols
     header = bytearray(32)
@@ -32,14 +36,14 @@ def chunk_for(stream, rows, cols, meta):
     return bytes(header) + struct.pack("<ii", 36, len(stream)) + stream
 
 
-def c_decode(stream, rows, cols, meta):
+def c_decode(stream: Any, rows: Any, cols: Any, meta: Any) -> Any:
     try:
         return blosc2.decompress(chunk_for(stream, rows, cols, meta))
     except (RuntimeError, ValueError):
         return None
 
 
-def image(rng, rows, cols):
+def image(rng: Generator, rows: Any, cols: Any) -> Any:
     pats = [rng.integers(0, 256, cols, dtype=np.uint8) for _ in range(3)]
     out = np.empty((rows, cols), np.uint8)
     for r in range(rows):
@@ -55,12 +59,15 @@ def image(rng, rows, cols):
     return out
 
 
-def c_stream(img, meta):
+def c_stream(img: Any, meta: Any) -> Any:
     """C-Blosc2's NDLZ stream for one block holding `img`, or None if it stored it otherwise."""
     rows, cols = img.shape
-    arr = blosc2.asarray(img, chunks=img.shape, blocks=img.shape,
-                         cparams=dict(codec=blosc2.Codec.NDLZ, codec_meta=meta, clevel=5, nthreads=1,
-                                      filters=[0] * 6))
+    arr = blosc2.asarray(
+        img,
+        chunks=img.shape,
+        blocks=img.shape,
+        cparams=dict(codec=blosc2.Codec.NDLZ, codec_meta=meta, clevel=5, nthreads=1, filters=[0] * 6),
+    )
     c = arr.schunk.get_chunk(0)
     if c[2] & 0x02 or (c[31] >> 4) & 7:  # memcpyed or special
         return None
@@ -68,12 +75,13 @@ def c_stream(img, meta):
     csize = struct.unpack_from("<i", c, start)[0]
     if csize <= 0 or csize == rows * cols:
         return None
-    return bytes(c[start + 4:start + 4 + csize])
+    return bytes(c[start + 4 : start + 4 + csize])
 
 
-def hand_made():
-    def hdr(rows, cols):
+def hand_made() -> Any:
+    def hdr(rows: Any, cols: Any) -> Any:
         return bytes([2]) + struct.pack("<ii", rows, cols)
+
     lit16 = bytes(range(1, 17))
     return [
         # 4x3 block: a rows-pair record in a clipped cell (buffer read at stride 3)
@@ -93,15 +101,15 @@ def hand_made():
     ]
 
 
-def main():
+def main() -> None:
     out_path = sys.argv[1]
     blosc2.set_nthreads(1)
     rng = np.random.default_rng(20261123)
     cases = []
     for meta, rows, cols, stream in hand_made():
         cases.append((meta, rows, cols, stream))
-    sources = []
-    for attempt in range(200):
+    sources: list[Any] = []
+    for _attempt in range(200):
         if len(sources) == 16:
             break
         meta = [4, 8][len(sources) % 2]
@@ -122,14 +130,23 @@ def main():
     out = []
     for meta, rows, cols, s in cases:
         d = c_decode(s, rows, cols, meta)
-        out.append({"meta": meta, "rows": rows, "cols": cols, "stream": s.hex(),
-                    "expected_sha256": None if d is None else hashlib.sha256(bytes(d)).hexdigest()})
+        out.append(
+            {
+                "meta": meta,
+                "rows": rows,
+                "cols": cols,
+                "stream": s.hex(),
+                "expected_sha256": None if d is None else hashlib.sha256(bytes(d)).hexdigest(),
+            }
+        )
     with open(out_path, "w") as f:
         json.dump(out, f, indent=0)
         f.write("\n")
     assert len(sources) == 16, "C-Blosc2 stored too many test images verbatim"
     ok = sum(1 for c in out if c["expected_sha256"] is not None)
-    print(f"{len(out)} cases ({ok} decoded by C-Blosc2 {blosc2.blosclib_version}, {len(out) - ok} refused) in {out_path}")
+    print(
+        f"{len(out)} cases ({ok} decoded by C-Blosc2 {blosc2.blosclib_version}, {len(out) - ok} refused) in {out_path}"
+    )
 
 
 if __name__ == "__main__":

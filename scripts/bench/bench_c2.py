@@ -4,12 +4,12 @@
 One command, one table, WORKDIR/results.json:
 
     cargo build --release -j2
-    python3 scripts/bench_c2.py [--workdir /tmp/blosc2fs-c2bench] [--repeats 3] [--size-gib 1.0]
+    python3 scripts/bench/bench_c2.py [--workdir /tmp/blosc2fs-c2bench] [--repeats 3] [--size-gib 1.0]
                                 [--cache-size 128M] [--binary target/release/blosc2fs]
                                 [--python .venv/bin/python] [--corpus DIR] [--random-reads 50]
                                 [--cold-mounts 10] [--strict]
 
-(also reachable as `scripts/bench_remote.py --protocols caterva2`.)
+(also reachable as `scripts/bench/bench_remote.py --protocols caterva2`.)
 
 What it sets up (all on 127.0.0.1, all children of this process, all stopped at exit):
 
@@ -57,27 +57,45 @@ measurement could not be made (the error text is in the table and JSON).
 from __future__ import annotations
 
 import argparse
-import atexit
 import hashlib
 import json
 import os
 import random
 import shutil
-import signal
-import subprocess
 import sys
 import time
 import urllib.request
+from typing import Any
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import bench  # noqa: E402  (corpus generator, shared helpers)
-import bench_remote  # noqa: E402  (processes, mounts, dd, /proc CPU)
-from bench import BenchError, _on_signal, cleanup_mountpoint, gbps, median, percentile  # noqa: E402
-from bench_remote import Mount, fmt, proc_cpu_s, read_through, remote_delta, run_dd, spawn, stop_all, wait_port  # noqa: E402
+from benchlib import (
+    GIB,
+    MIB,
+    REPO,
+    Attempts,
+    BenchError,
+    Json,
+    Mount,
+    cleanup_all,
+    cleanup_mountpoint,
+    dd_reported,
+    fmt,
+    free_port,
+    gbps,
+    host_env,
+    install_cleanup,
+    median,
+    percentile,
+    run_main,
+    run_worker,
+    spawn,
+    stats_changes,
+    tail,
+    try_proc_cpu_seconds,
+    wait_port,
+    warm_file,
+)
+from corpus import ensure_corpus
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MIB = 1 << 20
-GIB = 1 << 30
 NAME = "zstd"
 ROOT = "@public"
 SCAN_TARGET = 1.5
@@ -91,18 +109,25 @@ COUNTED = ("info", "fetch", "slice")
 # ---------------------------------------------------------------- worker (python-blosc2 side)
 
 
-def worker_main(req: dict) -> dict:
+def worker_main(req: dict[str, Any]) -> dict[str, Any]:
     import resource
 
-    import numpy as np
     import blosc2
+    import numpy as np
 
     op = req["op"]
     if op == "version":
         import caterva2
         import httpx
-        return {"blosc2": blosc2.__version__, "numpy": np.__version__, "caterva2": caterva2.__version__,
-                "httpx": httpx.__version__, "python": sys.version.split()[0], "nthreads": blosc2.nthreads}
+
+        return {
+            "blosc2": blosc2.__version__,
+            "numpy": np.__version__,
+            "caterva2": caterva2.__version__,
+            "httpx": httpx.__version__,
+            "python": sys.version.split()[0],
+            "nthreads": blosc2.nthreads,
+        }
 
     if op == "c2scan":
         c0, t0 = time.process_time(), time.perf_counter()
@@ -110,16 +135,23 @@ def worker_main(req: dict) -> dict:
         data = arr[:]
         dt, c1 = time.perf_counter() - t0, time.process_time()
         ru = resource.getrusage(resource.RUSAGE_SELF)
-        res = {"seconds": dt, "nbytes": int(data.nbytes), "cpu_s": ru.ru_utime + ru.ru_stime, "scan_cpu_s": c1 - c0,
-               "maxrss_mib": ru.ru_maxrss / 1024.0, "requests": arr.traffic.requests,
-               "bytes_fetched": arr.traffic.nbytes, "nthreads": blosc2.nthreads}
+        res = {
+            "seconds": dt,
+            "nbytes": int(data.nbytes),
+            "cpu_s": ru.ru_utime + ru.ru_stime,
+            "scan_cpu_s": c1 - c0,
+            "maxrss_mib": ru.ru_maxrss / 1024.0,
+            "requests": arr.traffic.requests,
+            "bytes_fetched": arr.traffic.nbytes,
+            "nthreads": blosc2.nthreads,
+        }
         if req.get("raw"):
             expect = np.fromfile(req["raw"], dtype=data.dtype).reshape(data.shape)
             res["equal"] = bool(np.array_equal(data, expect))
         return res
 
     if op == "decode":
-        out = {}
+        out: Json = {}
         default_threads = blosc2.nthreads
         for label, n in (("1thread", 1), ("default", default_threads)):
             blosc2.set_nthreads(n)
@@ -139,62 +171,9 @@ def worker_main(req: dict) -> dict:
     raise ValueError(f"unknown worker op {op}")
 
 
-def run_worker(python: str, req: dict, timeout: float = 1800) -> dict:
-    cmd = [python, os.path.abspath(__file__), "--_worker", json.dumps(req)]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    if p.returncode != 0:
-        raise BenchError(f"python worker {req['op']} failed (exit {p.returncode}): {p.stderr.strip()[-2000:]}")
-    try:
-        return json.loads(p.stdout.strip().splitlines()[-1])
-    except (ValueError, IndexError):
-        raise BenchError(f"python worker {req['op']}: unreadable answer {p.stdout[-500:]!r} {p.stderr[-1000:]!r}")
-
-
-# ---------------------------------------------------------------- corpus
-
-
-def ensure_corpus(python: str, workdir: str, size_gib: float, given: str | None) -> dict:
-    """zstd.b2nd + raw.bin in bench.py's layout and manifest; `given` is only read, never written."""
-    rows = max(1, int(round(bench.BASE_ROWS * size_gib)))
-    cols = bench.COLS
-    nbytes = rows * cols * 8
-    cdir = os.path.abspath(given) if given else os.path.join(workdir, f"corpus-{rows}x{cols}")
-    manifest_path = os.path.join(cdir, "manifest.json")
-    manifest = {"version": bench.CORPUS_VERSION, "rows": rows, "cols": cols, "dtype": "float64", "nbytes": nbytes,
-                "files": {}}
-    have_raw = False
-    try:
-        with open(manifest_path) as f:
-            old = json.load(f)
-        if (old.get("version") == bench.CORPUS_VERSION and old.get("rows") == rows and old.get("nbytes") == nbytes
-                and os.path.getsize(os.path.join(cdir, "raw.bin")) == nbytes):
-            manifest, have_raw = old, True
-    except (OSError, ValueError, KeyError):
-        pass
-    info = manifest["files"].get(NAME)
-    path = os.path.join(cdir, "b2", f"{NAME}.b2nd")
-    ok = have_raw and info and os.path.exists(path) and os.path.getsize(path) == info["file_bytes"]
-    if ok:
-        print(f"corpus: reusing {cdir}", flush=True)
-        return manifest | {"dir": cdir}
-    if given:
-        raise BenchError(f"--corpus {cdir}: no usable {rows}x{cols} raw.bin + {NAME}.b2nd (manifest.json) there")
-    if not have_raw:
-        subprocess.run(["rm", "-rf", cdir], check=True)
-    os.makedirs(cdir, exist_ok=True)
-    print(f"corpus: writing {NAME}.b2nd{'' if have_raw else ' and raw.bin'} ({rows}x{cols} float64, "
-          f"{nbytes / GIB:.3g} GiB) in {cdir} ...", flush=True)
-    t0 = time.perf_counter()
-    res = bench.run_worker(python, {"op": "generate", "dir": cdir, "rows": rows, "cols": cols, "names": [NAME],
-                                    "make_raw": not have_raw})
-    if res["nbytes"] != nbytes:
-        raise BenchError(f"corpus: generator wrote {res['nbytes']} bytes, expected {nbytes}")
-    manifest["files"].update(res["files"])
-    with open(manifest_path + ".tmp", "w") as f:
-        json.dump(manifest, f, indent=2)
-    os.rename(manifest_path + ".tmp", manifest_path)
-    print(f"corpus: done in {time.perf_counter() - t0:.1f} s", flush=True)
-    return manifest | {"dir": cdir}
+def worker(python: str, req: Json) -> Json:
+    """`worker_main(req)` in a subprocess of `python`."""
+    return run_worker(python, req, script=os.path.abspath(__file__), timeout=1800)
 
 
 # ---------------------------------------------------------------- server
@@ -203,13 +182,13 @@ def ensure_corpus(python: str, workdir: str, size_gib: float, given: str | None)
 class Cat2Server:
     """cat2-server on 127.0.0.1 with login off, serving STATEDIR/public as @public."""
 
-    def __init__(self, exe: str, workdir: str, dataset: str):
+    def __init__(self, exe: str, workdir: str, dataset: str) -> None:
         self.dir = os.path.join(workdir, "c2")
         self.state = os.path.join(self.dir, "state")
         public = os.path.join(self.state, "public")
         os.makedirs(public, exist_ok=True)
         with open(os.path.join(self.dir, "caterva2-server.toml"), "w") as f:
-            f.write("# written by scripts/bench_c2.py\n[server]\nlogin = false\n")
+            f.write("# written by scripts/bench/bench_c2.py\n[server]\nlogin = false\n")
         target = os.path.join(public, f"{NAME}.b2nd")
         if os.path.lexists(target):
             os.unlink(target)
@@ -218,13 +197,14 @@ class Cat2Server:
         except OSError:
             shutil.copyfile(dataset, target)
         self.dataset = target
-        self.port = bench_remote.free_port()
+        self.port = free_port()
         self.urlbase = f"http://127.0.0.1:{self.port}/"
         self.log = os.path.join(workdir, "cat2-server.log")
         env = dict(os.environ)
         env.pop("CATERVA2_SECRET", None)
-        self.proc = spawn([exe, "--listen", f"127.0.0.1:{self.port}", "--statedir", self.state], self.log,
-                          cwd=self.dir, env=env)
+        self.proc = spawn(
+            [exe, "--listen", f"127.0.0.1:{self.port}", "--statedir", self.state], self.log, cwd=self.dir, env=env
+        )
         wait_port(self.port, self.proc, "cat2-server", self.log, seconds=60)
         # The port opens once the app has started; still, wait for an answer.
         deadline = time.monotonic() + 30
@@ -235,7 +215,7 @@ class Cat2Server:
                 break
             except OSError as e:
                 if time.monotonic() > deadline or self.proc.poll() is not None:
-                    raise BenchError(f"cat2-server: no answer to api/info ({e}): {bench.tail(self.log, 1500)}")
+                    raise BenchError(f"cat2-server: no answer to api/info ({e}): {tail(self.log, 1500)}") from e
                 time.sleep(0.2)
 
     @property
@@ -243,30 +223,30 @@ class Cat2Server:
         return self.proc.pid
 
     def cpu(self) -> float | None:
-        return proc_cpu_s(self.pid)
+        return try_proc_cpu_seconds(self.pid)
 
 
 # ---------------------------------------------------------------- measurements
 
 
-def endpoints(st: dict | None) -> dict:
+def endpoints(st: dict[str, Any] | None) -> dict[str, Any]:
     return dict(((st or {}).get("remote") or {}).get("endpoints") or {})
 
 
-def counted(a: dict | None, b: dict | None) -> int | None:
+def counted(a: dict[str, Any] | None, b: dict[str, Any] | None) -> int | None:
     if a is None or b is None:
         return None
     ea, eb = endpoints(a), endpoints(b)
-    return sum(eb.get(k, 0) - ea.get(k, 0) for k in COUNTED)
+    return int(sum(eb.get(k, 0) - ea.get(k, 0) for k in COUNTED))
 
 
-def all_requests(a: dict | None, b: dict | None) -> int | None:
+def all_requests(a: dict[str, Any] | None, b: dict[str, Any] | None) -> int | None:
     if a is None or b is None:
         return None
-    return ((b.get("remote") or {}).get("requests", 0)) - ((a.get("remote") or {}).get("requests", 0))
+    return int(((b.get("remote") or {}).get("requests", 0)) - ((a.get("remote") or {}).get("requests", 0)))
 
 
-def ep_delta(a: dict | None, b: dict | None) -> dict | None:
+def ep_delta(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any] | None:
     if a is None or b is None:
         return None
     ea, eb = endpoints(a), endpoints(b)
@@ -274,14 +254,15 @@ def ep_delta(a: dict | None, b: dict | None) -> dict | None:
 
 
 class Runner:
-    def __init__(self, args, server: Cat2Server, corpus: dict, raw_path: str):
+    def __init__(self, args: Any, server: Cat2Server, corpus: dict[str, Any], raw_path: str) -> None:
         self.args, self.server, self.corpus, self.raw_path = args, server, corpus, raw_path
         self.nbytes = corpus["nbytes"]
         self.source = f"c2+http://127.0.0.1:{server.port}/{ROOT}"
 
     def mount(self) -> Mount:
-        return Mount(self.args.binary, self.source, self.args.mnt, self.args.cache_size, self.args.log,
-                     dict(os.environ)).start()
+        """A fresh mount of the server's @public, mounted now; the caller closes it."""
+        a = self.args
+        return Mount(a.binary, self.source, a.mnt, a.log, a.cache_size, env=dict(os.environ), timeout=30).__enter__()
 
     def data_path(self, m: Mount) -> str:
         p = os.path.join(m.mnt, f"{NAME}.b2nd", "data")
@@ -290,15 +271,13 @@ class Runner:
         return p
 
     @staticmethod
-    def stats(m: Mount) -> dict | None:
-        try:
-            return m.stats()
-        except (OSError, ValueError):
-            return None
+    def stats(m: Mount) -> Json | None:
+        return m.try_stats()
 
-    def verify(self) -> dict:
+    def verify(self) -> dict[str, Any]:
         """sha256 of the mount's data (a fresh mount) against raw.bin's; untimed."""
-        def sha(path):
+
+        def sha(path: str) -> Any:
             h = hashlib.sha256()
             n = 0
             with open(path, "rb", buffering=0) as f:
@@ -317,11 +296,13 @@ class Runner:
         finally:
             m.close()
         if (got_sha, got_n) != (raw_sha, raw_n):
-            raise BenchError(f"the mount's {NAME}.b2nd/data ({got_n} B, sha256 {got_sha[:16]}…) differs from "
-                             f"raw.bin ({raw_n} B, sha256 {raw_sha[:16]}…)")
+            raise BenchError(
+                f"the mount's {NAME}.b2nd/data ({got_n} B, sha256 {got_sha[:16]}…) differs from "
+                f"raw.bin ({raw_n} B, sha256 {raw_sha[:16]}…)"
+            )
         return {"sha256": raw_sha, "nbytes": raw_n, "equal": True}
 
-    def b2fs_scan(self) -> dict:
+    def b2fs_scan(self) -> dict[str, Any]:
         m = self.mount()
         try:
             path = self.data_path(m)
@@ -329,11 +310,11 @@ class Runner:
             if size != self.nbytes:
                 raise BenchError(f"{path}: size {size}, expected {self.nbytes}")
             s0 = self.stats(m)
-            c0, v0 = proc_cpu_s(m.pid), self.server.cpu()
+            c0, v0 = try_proc_cpu_seconds(m.pid), self.server.cpu()
             t0 = time.perf_counter()
-            n, dt = run_dd(path)
+            n, dt = dd_reported(path)
             wall = time.perf_counter() - t0
-            c1, v1 = proc_cpu_s(m.pid), self.server.cpu()
+            c1, v1 = try_proc_cpu_seconds(m.pid), self.server.cpu()
             if n != self.nbytes:
                 raise BenchError(f"dd read {n} bytes of {path}, expected {self.nbytes}")
             s1 = self.stats(m)
@@ -342,19 +323,25 @@ class Runner:
             m.close()
         rem = (s1 or {}).get("remote") or {}
         rem0 = (s0 or {}).get("remote") or {}
-        return {"seconds": dt, "wall_with_dd_start": wall, "gbps": gbps(n, dt),
-                "cpu_s": None if c0 is None or c1 is None else c1 - c0,
-                "server_cpu_s": None if v0 is None or v1 is None else v1 - v0, "maxrss_mib": hwm,
-                "endpoints": ep_delta(s0, s1), "requests": all_requests(s0, s1),
-                "bytes_fetched": rem.get("bytes_fetched", 0) - rem0.get("bytes_fetched", 0),
-                "stats": remote_delta(s0, s1) if s0 is not None and s1 is not None else None}
+        return {
+            "seconds": dt,
+            "wall_with_dd_start": wall,
+            "gbps": gbps(n, dt),
+            "cpu_s": None if c0 is None or c1 is None else c1 - c0,
+            "server_cpu_s": None if v0 is None or v1 is None else v1 - v0,
+            "maxrss_mib": hwm,
+            "endpoints": ep_delta(s0, s1),
+            "requests": all_requests(s0, s1),
+            "bytes_fetched": rem.get("bytes_fetched", 0) - rem0.get("bytes_fetched", 0),
+            "stats": stats_changes(s0, s1) if s0 is not None and s1 is not None else None,
+        }
 
-    def py_scan(self, verify: bool) -> dict:
+    def py_scan(self, verify: bool) -> dict[str, Any]:
         v0 = self.server.cpu()
         req = {"op": "c2scan", "path": f"{ROOT}/{NAME}.b2nd", "urlbase": self.server.urlbase}
         if verify:
             req["raw"] = self.raw_path
-        r = run_worker(self.args.python, req)
+        r = worker(self.args.python, req)
         v1 = self.server.cpu()
         if verify and not r.get("equal"):
             raise BenchError(f"python-blosc2 C2Array({req['path']})[:] differs from raw.bin")
@@ -392,7 +379,7 @@ class Runner:
                 if raw.read(RANDOM_SIZE) != b:
                     raise BenchError(f"4 KiB pread at {off} differs from raw.bin (got {len(b)} bytes)")
 
-    def random_same_mount(self, offsets: list[int]) -> dict:
+    def random_same_mount(self, offsets: list[int]) -> dict[str, Any]:
         m = self.mount()
         samples, got = [], []
         try:
@@ -410,9 +397,16 @@ class Runner:
                     time.sleep(SETTLE_S)
                     s2 = self.stats(m)
                     got.append((off, b))
-                    samples.append({"offset": off, "seconds": dt, "counted": counted(s0, s1),
-                                    "counted_settled": counted(s0, s2), "requests": all_requests(s0, s2),
-                                    "endpoints": ep_delta(s0, s2)})
+                    samples.append(
+                        {
+                            "offset": off,
+                            "seconds": dt,
+                            "counted": counted(s0, s1),
+                            "counted_settled": counted(s0, s2),
+                            "requests": all_requests(s0, s2),
+                            "endpoints": ep_delta(s0, s2),
+                        }
+                    )
             finally:
                 os.close(fd)
         finally:
@@ -420,7 +414,7 @@ class Runner:
         self.check_bytes(got)
         return {"samples": samples}
 
-    def random_fresh_mounts(self, offsets: list[int]) -> dict:
+    def random_fresh_mounts(self, offsets: list[int]) -> dict[str, Any]:
         samples, got = [], []
         for off in offsets:
             m = self.mount()
@@ -442,10 +436,19 @@ class Runner:
             finally:
                 m.close()
             got.append((off, b))
-            samples.append({"offset": off, "open_seconds": t1 - t0, "pread_seconds": t2 - t1,
-                            "pread_counted": counted(s1, s2), "pread_counted_settled": counted(s1, s3),
-                            "open_pread_counted": counted(s0, s3), "open_pread_requests": all_requests(s0, s3),
-                            "open_endpoints": ep_delta(s0, s1), "pread_endpoints": ep_delta(s1, s3)})
+            samples.append(
+                {
+                    "offset": off,
+                    "open_seconds": t1 - t0,
+                    "pread_seconds": t2 - t1,
+                    "pread_counted": counted(s1, s2),
+                    "pread_counted_settled": counted(s1, s3),
+                    "open_pread_counted": counted(s0, s3),
+                    "open_pread_requests": all_requests(s0, s3),
+                    "open_endpoints": ep_delta(s0, s1),
+                    "pread_endpoints": ep_delta(s1, s3),
+                }
+            )
         self.check_bytes(got)
         return {"samples": samples}
 
@@ -453,7 +456,7 @@ class Runner:
 # ---------------------------------------------------------------- report
 
 
-def summarize(results: dict) -> None:
+def summarize(results: dict[str, Any]) -> None:
     raw = results["raw"]
     b, p = raw["b2fs_scan"], raw["py_scan"]
     s = {}
@@ -485,7 +488,10 @@ def summarize(results: dict) -> None:
 
     same = (raw.get("random_same") or {}).get("samples") or []
     fresh = (raw.get("random_fresh") or {}).get("samples") or []
-    vals = lambda xs, k: [x[k] for x in xs if x.get(k) is not None]
+
+    def vals(xs: Any, k: Any) -> Any:
+        return [x[k] for x in xs if x.get(k) is not None]
+
     s["same_counted_median"] = median(vals(same, "counted_settled"))
     s["same_counted_max"] = max(vals(same, "counted_settled"), default=None)
     s["same_counted_sync_max"] = max(vals(same, "counted"), default=None)
@@ -504,20 +510,26 @@ def summarize(results: dict) -> None:
     s["fresh_pread_endpoints"] = fresh[-1].get("pread_endpoints") if fresh else None
     results["summary"] = s
 
-    def status(v, ok):
+    def status(v: Any, ok: Any) -> Any:
         return "n/a" if v is None else ("PASS" if ok else "FAIL")
 
     rmax = max([v for v in (s["same_counted_max"], s["fresh_pread_max"]) if v is not None], default=None)
     results["targets"] = {
-        "scan": {"value": s["ratio"], "status": status(s["ratio"], s["ratio"] is not None and s["ratio"] >= SCAN_TARGET)},
+        "scan": {
+            "value": s["ratio"],
+            "status": status(s["ratio"], s["ratio"] is not None and s["ratio"] >= SCAN_TARGET),
+        },
         "random_requests": {"value": rmax, "status": status(rmax, rmax is not None and rmax <= REQUEST_TARGET)},
     }
 
 
-def build_table(results: dict) -> str:
+def build_table(results: dict[str, Any]) -> str:
     s, c, env, t = results["summary"], results["config"], results["env"], results["targets"]
     f = results["corpus"]["files"][NAME]
-    ms = lambda v: fmt(v, ".2f")
+
+    def ms(v: Any) -> Any:
+        return fmt(v, ".2f")
+
     busy = max(env["loadavg_start"], env.get("loadavg_end", 0)) > 0.5 * env["cpus"]
     lines = [
         f"### blosc2fs over Caterva2: {c['nbytes'] / GIB:.3g} GiB f8 field ({NAME}: {f['codec']} clevel "
@@ -548,7 +560,7 @@ def build_table(results: dict) -> str:
         f"({s['decode_default_threads']} threads: {fmt(s['decode_default_gbps'])} GB/s) |",
         f"| scan / 1-thread local decode | {fmt(s['b2fs_vs_1t'], '.2f', 'x')} | {fmt(s['py_vs_1t'], '.2f', 'x')} |",
         "",
-        f"| cold random 4 KiB pread: requests (info+fetch+slice) | median | max | latency p50 / p99 ms |",
+        "| cold random 4 KiB pread: requests (info+fetch+slice) | median | max | latency p50 / p99 ms |",
         "|---|---|---|---|",
         f"| (a) {s['same_n']} far-apart offsets, one fresh mount (dataset already open) | "
         f"{fmt(s['same_counted_median'], '.0f')} | {fmt(s['same_counted_max'], '.0f')} "
@@ -582,8 +594,11 @@ def main() -> int:
     ap.add_argument("--size-gib", type=float, default=1.0)
     ap.add_argument("--cache-size", default="128M")
     ap.add_argument("--binary", default=os.path.join(REPO, "target", "release", "blosc2fs"))
-    ap.add_argument("--python", default=os.path.join(REPO, ".venv", "bin", "python"),
-                    help="interpreter with blosc2 (C2Array) and caterva2 (default: the project .venv)")
+    ap.add_argument(
+        "--python",
+        default=os.path.join(REPO, ".venv", "bin", "python"),
+        help="interpreter with blosc2 (C2Array) and caterva2 (default: the project .venv)",
+    )
     ap.add_argument("--cat2-server", help="cat2-server executable (default: next to --python, else on PATH)")
     ap.add_argument("--corpus", help="an existing corpus directory (bench.py layout) to read instead of making one")
     ap.add_argument("--random-reads", type=int, default=50)
@@ -611,44 +626,43 @@ def main() -> int:
     args.mnt = os.path.join(args.workdir, "mnt")
     args.log = os.path.join(args.workdir, "daemon.log")
     open(args.log, "w").close()
-    signal.signal(signal.SIGTERM, _on_signal)
-    signal.signal(signal.SIGHUP, _on_signal)
-    atexit.register(stop_all)
+    install_cleanup()
 
-    env = bench.host_env() | {"binary": args.binary, "cat2_server": server_exe}
+    env = host_env() | {"binary": args.binary, "cat2_server": server_exe}
     errors: list[str] = []
-    results: dict = {}
+    results: dict[str, Any] = {}
 
-    def attempt(label, fn):
-        try:
-            return fn()
-        except BenchError as e:
-            msg = f"{label}: {e}"
-        except (OSError, subprocess.SubprocessError) as e:
-            msg = f"{label}: {type(e).__name__}: {e}"
-        if msg not in errors:
-            errors.append(msg)
-        print(f"  ERROR {msg}", flush=True)
-        return None
+    attempt = Attempts(errors)
 
     try:
-        cleanup_mountpoint(args.binary, args.mnt)
-        env |= run_worker(args.python, {"op": "version"})
-        corpus = ensure_corpus(args.python, args.workdir, args.size_gib, args.corpus)
+        cleanup_mountpoint(args.mnt, args.binary)
+        env |= worker(args.python, {"op": "version"})
+        corpus = ensure_corpus(args.python, args.workdir, args.size_gib, names=[NAME], given=args.corpus)
         raw_path = os.path.join(corpus["dir"], "raw.bin")
         b2_path = os.path.join(corpus["dir"], "b2", f"{NAME}.b2nd")
         nbytes = corpus["nbytes"]
         server = Cat2Server(server_exe, args.workdir, b2_path)
         print(f"cat2-server: {server.urlbase} (pid {server.pid}), {ROOT}/{NAME}.b2nd", flush=True)
         for pth in (raw_path, server.dataset):
-            read_through(pth)  # warm in the page cache: the server is not what is measured
+            warm_file(pth)  # warm in the page cache: the server is not what is measured
 
         results = {
-            "config": {"size_gib": args.size_gib, "rows": corpus["rows"], "cols": corpus["cols"], "nbytes": nbytes,
-                       "repeats": args.repeats, "cache_size": args.cache_size, "random_reads": args.random_reads,
-                       "cold_mounts": args.cold_mounts, "random_size": RANDOM_SIZE, "workdir": args.workdir,
-                       "corpus_dir": corpus["dir"], "urlbase": server.urlbase, "dataset": f"{ROOT}/{NAME}.b2nd",
-                       "server_info": server.info},
+            "config": {
+                "size_gib": args.size_gib,
+                "rows": corpus["rows"],
+                "cols": corpus["cols"],
+                "nbytes": nbytes,
+                "repeats": args.repeats,
+                "cache_size": args.cache_size,
+                "random_reads": args.random_reads,
+                "cold_mounts": args.cold_mounts,
+                "random_size": RANDOM_SIZE,
+                "workdir": args.workdir,
+                "corpus_dir": corpus["dir"],
+                "urlbase": server.urlbase,
+                "dataset": f"{ROOT}/{NAME}.b2nd",
+                "server_info": server.info,
+            },
             "env": env,
             "corpus": {k: v for k, v in corpus.items() if k != "dir"},
             "raw": {"b2fs_scan": [], "py_scan": [], "random_same": None, "random_fresh": None},
@@ -658,7 +672,7 @@ def main() -> int:
         run = Runner(args, server, corpus, raw_path)
 
         print("decode: C-Blosc2 local decode of the same file (1 thread, default threads) ...", flush=True)
-        results["decode"] = attempt("local decode", lambda: run_worker(args.python, {"op": "decode", "path": b2_path}))
+        results["decode"] = attempt("local decode", lambda: worker(args.python, {"op": "decode", "path": b2_path}))
 
         print("verify: the mount's data hashes to raw.bin's ...", flush=True)
         results["verify"] = attempt("verify mount", run.verify)
@@ -674,28 +688,36 @@ def main() -> int:
                 q["verified"] = rep == 0
                 py_verified = py_verified or rep == 0
                 raw["py_scan"].append(q)
-            eps = lambda x: ", ".join(f"{k} {v}" for k, v in (x.get("endpoints") or {}).items())
-            print(f"[{rep + 1}/{args.repeats}] blosc2fs {fmt(b and b['gbps'])} GB/s "
-                  f"({fmt(b and b['seconds'], '.3f')} s, daemon cpu {fmt(b and b.get('cpu_s'))} s, server cpu "
-                  f"{fmt(b and b.get('server_cpu_s'))} s, {b and b.get('requests')} req: {b and eps(b)})  "
-                  f"python {fmt(q and q['gbps'])} GB/s ({fmt(q and q['seconds'], '.3f')} s, cpu "
-                  f"{fmt(q and q.get('scan_cpu_s'))} s, server cpu {fmt(q and q.get('server_cpu_s'))} s, "
-                  f"{q and q.get('requests')} req)", flush=True)
+
+            def eps(x: Any) -> Any:
+                return ", ".join(f"{k} {v}" for k, v in (x.get("endpoints") or {}).items())
+
+            print(
+                f"[{rep + 1}/{args.repeats}] blosc2fs {fmt(b and b['gbps'])} GB/s "
+                f"({fmt(b and b['seconds'], '.3f')} s, daemon cpu {fmt(b and b.get('cpu_s'))} s, server cpu "
+                f"{fmt(b and b.get('server_cpu_s'))} s, {b and b.get('requests')} req: {b and eps(b)})  "
+                f"python {fmt(q and q['gbps'])} GB/s ({fmt(q and q['seconds'], '.3f')} s, cpu "
+                f"{fmt(q and q.get('scan_cpu_s'))} s, server cpu {fmt(q and q.get('server_cpu_s'))} s, "
+                f"{q and q.get('requests')} req)",
+                flush=True,
+            )
         results["verified"] = bool(results.get("verify")) and py_verified
 
         print(f"random: {args.random_reads} far-apart 4 KiB preads on one fresh mount ...", flush=True)
-        raw["random_same"] = attempt("random reads (one mount)",
-                                     lambda: run.random_same_mount(run.random_offsets(args.random_reads)))
+        raw["random_same"] = attempt(
+            "random reads (one mount)", lambda: run.random_same_mount(run.random_offsets(args.random_reads))
+        )
         print(f"random: {args.cold_mounts} fresh mounts, one 4 KiB pread each ...", flush=True)
-        raw["random_fresh"] = attempt("random reads (fresh mounts)",
-                                      lambda: run.random_fresh_mounts(run.random_offsets(args.cold_mounts, salt=1)))
+        raw["random_fresh"] = attempt(
+            "random reads (fresh mounts)", lambda: run.random_fresh_mounts(run.random_offsets(args.cold_mounts, salt=1))
+        )
     except BenchError as e:
         print(f"error: {e}", file=sys.stderr)
         errors.append(str(e))
         if not results:
             return 2
     finally:
-        stop_all()
+        cleanup_all()
 
     summarize(results)
     results["env"]["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
@@ -714,9 +736,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        stop_all()
-        print("interrupted", file=sys.stderr)
-        sys.exit(130)
+    run_main(main)

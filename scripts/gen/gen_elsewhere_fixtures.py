@@ -24,24 +24,26 @@ and manifest.json: for each file, what blosc2fs must say ("elsewhere": the marke
 bytes from the numpy source. Deterministic apart from nothing: no random data.
 """
 
+from __future__ import annotations
+
 import hashlib
 import json
 import os
 import shutil
 import sys
-
-import numpy as np
+from typing import Any
 
 import blosc2
+import numpy as np
 
 ORACLE_VERSION = "4.14.1"
 
 
-def sha256(b):
+def sha256(b: Any) -> Any:
     return hashlib.sha256(b).hexdigest()
 
 
-def main(out):
+def main(out: Any) -> None:
     assert blosc2.__version__ == ORACLE_VERSION, blosc2.__version__
     if os.path.isdir(out):
         shutil.rmtree(out)
@@ -57,12 +59,15 @@ def main(out):
     manifest["b.b2nd"] = {"sha256": sha256(b_np.tobytes()), "size": b_np.nbytes}
 
     (a * 2 + b).save(urlpath="expr.b2nd")
-    manifest["expr.b2nd"] = {"elsewhere": "metalayer b2o", "expression": "((o0 * 2) + o1)",
-                             "operands": ["a.b2nd", "b.b2nd"]}
+    manifest["expr.b2nd"] = {
+        "elsewhere": "metalayer b2o",
+        "expression": "((o0 * 2) + o1)",
+        "operands": ["a.b2nd", "b.b2nd"],
+    }
 
     # A UDF defined through exec has no source inspect can find, so python-blosc2 4.14.1
     # falls back to the LazyArray metalayer it used before b2o.
-    scope = {}
+    scope: dict[str, Any] = {}
     exec("def plus_one(inputs, output, offset):\n    output[:] = inputs[0] + 1\n", scope)
     blosc2.lazyudf(scope["plus_one"], (a,), dtype="f8").save(urlpath="lazyarray.b2nd")
     manifest["lazyarray.b2nd"] = {"elsewhere": "metalayer LazyArray", "operands": ["a.b2nd"]}
@@ -72,10 +77,20 @@ def main(out):
     manifest["proxy.b2nd"] = {"elsewhere": "metalayer proxy-source"}
 
     token = "c2-token-DO-NOT-SHOW"
-    c2 = blosc2.empty((10, 10), dtype="<f8", urlpath="proxy_c2.b2nd", mode="w",
-                      meta={"proxy-source": {"source_kind": "caterva2",
-                                             "urlpath": ["root/a.b2nd", "https://cat2.example.org/", token],
-                                             "local_abspath": None, "caterva2_env": False}})
+    c2 = blosc2.empty(
+        (10, 10),
+        dtype="<f8",
+        urlpath="proxy_c2.b2nd",
+        mode="w",
+        meta={
+            "proxy-source": {
+                "source_kind": "caterva2",
+                "urlpath": ["root/a.b2nd", "https://cat2.example.org/", token],
+                "local_abspath": None,
+                "caterva2_env": False,
+            }
+        },
+    )
     del c2
     manifest["proxy_c2.b2nd"] = {"elsewhere": "metalayer proxy-source", "secret": token}
 
@@ -87,12 +102,12 @@ def main(out):
 
     # A user codec (id 200) that C-Blosc2 calls back into Python: it keeps the low byte of
     # each 4-byte item (the data below fits in one byte), so a stream is a quarter of its size.
-    def enc(src, dst, meta, schunk):
+    def enc(src: Any, dst: Any, meta: Any, schunk: Any) -> Any:
         kept = src[::4]
         dst[: len(kept)] = kept
         return len(kept)
 
-    def dec(src, dst, meta, schunk):
+    def dec(src: Any, dst: Any, meta: Any, schunk: Any) -> Any:
         dst[:] = 0
         dst[::4] = src[: len(dst) // 4]
         return len(dst)
@@ -103,7 +118,9 @@ def main(out):
     written = blosc2.asarray(c_np, urlpath="codec200.b2nd", mode="w", cparams=cp, dparams=blosc2.DParams(nthreads=1))
     assert np.array_equal(written[:], c_np)
     del written
-    manifest["codec200.b2nd"] = {"unsupported": "codec user-defined (id 200) is not one C-Blosc2 ships (a user-registered id?), so blosc2fs cannot decode it"}
+    manifest["codec200.b2nd"] = {
+        "unsupported": "codec user-defined (id 200) is not one C-Blosc2 ships (a user-registered id?), so blosc2fs cannot decode it"
+    }
 
     # grok37: the same bytes with the codec id byte of the frame header (byte 77) and of
     # every chunk header (byte 22 of the extended header) rewritten to 37.
@@ -119,13 +136,15 @@ def main(out):
             hits += 1
     assert hits >= 1, "no chunk header found"
     open("grok37.b2nd", "wb").write(bytes(data))
-    manifest["grok37.b2nd"] = {"unsupported": "codec grok (id 37) needs the blosc2-grok plugin, which blosc2fs does not include",
-                               "chunk_headers_patched": hits}
+    manifest["grok37.b2nd"] = {
+        "unsupported": "codec grok (id 37) needs the blosc2-grok plugin, which blosc2fs does not include",
+        "chunk_headers_patched": hits,
+    }
 
-    def fwd(src, dst, meta, schunk):
+    def fwd(src: Any, dst: Any, meta: Any, schunk: Any) -> None:
         dst[:] = src[::-1]
 
-    def bwd(src, dst, meta, schunk):
+    def bwd(src: Any, dst: Any, meta: Any, schunk: Any) -> None:
         dst[:] = src[::-1]
 
     blosc2.register_filter(200, fwd, bwd, "reverse200")
@@ -134,7 +153,9 @@ def main(out):
     written = blosc2.asarray(f_np, urlpath="filter200.b2nd", mode="w", cparams=cp, dparams=blosc2.DParams(nthreads=1))
     assert np.array_equal(written[:], f_np)
     del written
-    manifest["filter200.b2nd"] = {"unsupported": "filter user-defined (id 200) is not one C-Blosc2 ships (a user-registered id?), so blosc2fs cannot decode it"}
+    manifest["filter200.b2nd"] = {
+        "unsupported": "filter user-defined (id 200) is not one C-Blosc2 ships (a user-registered id?), so blosc2fs cannot decode it"
+    }
 
     with open("manifest.json", "w") as fh:
         json.dump(manifest, fh, indent=1, sort_keys=True)

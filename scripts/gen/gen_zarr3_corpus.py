@@ -28,33 +28,40 @@ OUT/src holds:
 - computed/: operands and saved lazy expressions (LazyExpr.save).
 """
 
+from __future__ import annotations
+
 import hashlib
 import json
 import os
 import shutil
 import sys
-
-import numpy as np
+from typing import Any
 
 import blosc2
+import numpy as np
 
 NUMERIC_KINDS = "biufc"
 
 
-def numeric(dtype):
+def numeric(dtype: Any) -> Any:
     try:
         d = np.dtype(dtype)
     except TypeError:  # a record written as a string: not numeric
         return False
-    return d.fields is None and d.subdtype is None and d.kind in NUMERIC_KINDS and d.itemsize <= 16 \
+    return (
+        d.fields is None
+        and d.subdtype is None
+        and d.kind in NUMERIC_KINDS
+        and d.itemsize <= 16
         and not (d.kind == "f" and d.itemsize > 8)
+    )
 
 
-def sha(values, dtype):
+def sha(values: Any, dtype: Any) -> Any:
     return hashlib.sha256(np.ascontiguousarray(values, dtype=dtype).tobytes()).hexdigest()
 
 
-def main():
+def main() -> None:
     out, fixtures = sys.argv[1], sys.argv[2]
     src = os.path.join(out, "src")
     if os.path.exists(src):
@@ -88,19 +95,25 @@ def main():
             continue  # columns show their valid rows only: no chunk grid
         for key, k in stores[name]["keys"].items():
             if numeric(k["dtype"]):
-                arrays[f"stores/{name}{key}"] = {"sha256": k["sha256"], "dtype": np.dtype(k["dtype"]).str,
-                                                 "shape": k["shape"]}
+                arrays[f"stores/{name}{key}"] = {
+                    "sha256": k["sha256"],
+                    "dtype": np.dtype(k["dtype"]).str,
+                    "shape": k["shape"],
+                }
 
     # Generated: big-endian dtypes, vlmeta attributes, saved dimension names.
     gen = os.path.join(src, "gen")
     os.makedirs(os.path.join(gen, "dims"))
     rng = np.random.default_rng(37)
 
-    def save(rel, values, chunks, blocks, **kw):
+    def save(rel: Any, values: Any, chunks: Any, blocks: Any, **kw: Any) -> Any:
         path = os.path.join(gen, rel)
         arr = blosc2.asarray(values, urlpath=path, mode="w", chunks=chunks, blocks=blocks, **kw)
-        arrays["gen/" + rel] = {"sha256": sha(values, values.dtype), "dtype": values.dtype.str,
-                                "shape": list(values.shape)}
+        arrays["gen/" + rel] = {
+            "sha256": sha(values, values.dtype),
+            "dtype": values.dtype.str,
+            "shape": list(values.shape),
+        }
         return arr
 
     save("be_i2.b2nd", rng.integers(-30000, 30000, (17, 9)).astype(">i2"), (5, 4), (2, 2))
@@ -109,8 +122,13 @@ def main():
     save("be_c16.b2nd", (rng.normal(size=(9, 4)) + 1j * rng.normal(size=(9, 4))).astype(">c16"), (4, 4), (2, 2))
     save("be_f8_0d.b2nd", np.array(2.5, dtype=">f8"), (), ())
     save("u8_rank5.b2nd", rng.integers(0, 2**63, (3, 4, 2, 3, 5), dtype="u8"), (2, 3, 2, 2, 3), (1, 2, 1, 2, 2))
-    save("delta_i8.b2nd", np.cumsum(rng.integers(-9, 9, (31, 7)), axis=0).astype("<i8"), (10, 4), (5, 2),
-         cparams=blosc2.CParams(filters=[blosc2.Filter.DELTA, blosc2.Filter.SHUFFLE], filters_meta=[0, 0]))
+    save(
+        "delta_i8.b2nd",
+        np.cumsum(rng.integers(-9, 9, (31, 7)), axis=0).astype("<i8"),
+        (10, 4),
+        (5, 2),
+        cparams=blosc2.CParams(filters=[blosc2.Filter.DELTA, blosc2.Filter.SHUFFLE], filters_meta=[0, 0]),
+    )
     attrs = save("attrs_f4.b2nd", rng.normal(size=(12, 10)).astype("<f4"), (5, 5), (5, 5))
     attrs.vlmeta["units"] = "m/s"
     attrs.vlmeta["scale"] = [1, 2.5, None]
@@ -127,8 +145,7 @@ def main():
     b = rng.integers(-50, 50, (40, 30)).astype("i4")
     c = rng.integers(0, 200, (30,)).astype("u2")
     opened = {}
-    for name, values, chunks, blocks in (("a", a, (16, 16), (8, 8)), ("b", b, (13, 11), (5, 5)),
-                                          ("c", c, (7,), (3,))):
+    for name, values, chunks, blocks in (("a", a, (16, 16), (8, 8)), ("b", b, (13, 11), (5, 5)), ("c", c, (7,), (3,))):
         path = os.path.join(comp, "ops", name + ".b2nd")
         blosc2.asarray(values, urlpath=path, mode="w", chunks=chunks, blocks=blocks)
         opened[name] = blosc2.open(path)
@@ -137,12 +154,14 @@ def main():
         lazy = blosc2.lazyexpr(expr, {k: opened[k] for k in "abc" if k in expr})
         lazy.save(urlpath=path)
         values = np.asarray(blosc2.open(path, deserialize="full")[...])
-        arrays["computed/" + name + ".b2nd"] = {"sha256": sha(values, values.dtype), "dtype": values.dtype.str,
-                                                "shape": list(values.shape)}
+        arrays["computed/" + name + ".b2nd"] = {
+            "sha256": sha(values, values.dtype),
+            "dtype": values.dtype.str,
+            "shape": list(values.shape),
+        }
     for name in "abc":
         v = {"a": a, "b": b, "c": c}[name]
-        arrays[f"computed/ops/{name}.b2nd"] = {"sha256": sha(v, v.dtype), "dtype": v.dtype.str,
-                                               "shape": list(v.shape)}
+        arrays[f"computed/ops/{name}.b2nd"] = {"sha256": sha(v, v.dtype), "dtype": v.dtype.str, "shape": list(v.shape)}
 
     with open(os.path.join(out, "expected.json"), "w") as f:
         json.dump({"arrays": arrays, "not_v3": sorted(not_v3)}, f, indent=1, sort_keys=True)

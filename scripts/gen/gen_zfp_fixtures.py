@@ -31,6 +31,8 @@ and crashes on some rates) are skipped and counted: each case is written in a fo
 arguments give byte-identical files (one thread).
 """
 
+from __future__ import annotations
+
 import argparse
 import hashlib
 import json
@@ -38,10 +40,11 @@ import math
 import os
 import shutil
 import sys
-
-import numpy as np
+from typing import Any
 
 import blosc2
+import numpy as np
+from numpy.random import Generator
 
 ORACLE_VERSION = "4.14.1"
 MODES = {"zfp_acc": blosc2.Codec.ZFP_ACC, "zfp_prec": blosc2.Codec.ZFP_PREC, "zfp_rate": blosc2.Codec.ZFP_RATE}
@@ -58,11 +61,11 @@ FILTERS = {
 }
 
 
-def sha256(b):
+def sha256(b: Any) -> Any:
     return hashlib.sha256(b).hexdigest()
 
 
-def reassemble(chunks, shape, cs, bs, itemsize):
+def reassemble(chunks: Any, shape: Any, cs: Any, bs: Any, itemsize: Any) -> Any:
     """The C-order array bytes from decompressed b2nd chunks (blocks in C order, each C order)."""
     ndim = len(shape)
     out = np.zeros(tuple(shape) + (itemsize,), np.uint8)
@@ -81,7 +84,7 @@ def reassemble(chunks, shape, cs, bs, itemsize):
     return out.tobytes()
 
 
-def make_data(rng, shape, dtype, style):
+def make_data(rng: Generator, shape: Any, dtype: Any, style: Any) -> Any:
     """Source values of `style` (smooth fields are what ZFP is for; the others stress it)."""
     n = math.prod(shape)
     grids = np.meshgrid(*[np.linspace(0, 1, s) for s in shape], indexing="ij")
@@ -95,8 +98,11 @@ def make_data(rng, shape, dtype, style):
         if style == "noisy":
             v += rng.normal(0, np.abs(v).mean() * 0.05 + 1e-9, size=shape)
         if style == "range":
-            v *= 10.0 ** rng.integers(-30, 30, size=shape).astype(float) if dtype == "<f8" else \
-                10.0 ** rng.integers(-12, 12, size=shape).astype(float)
+            v *= (
+                10.0 ** rng.integers(-30, 30, size=shape).astype(float)
+                if dtype == "<f8"
+                else 10.0 ** rng.integers(-12, 12, size=shape).astype(float)
+            )
     elif style == "random":
         v = rng.normal(0, 10.0 ** rng.uniform(-3, 3), size=shape)
     elif style == "holes":  # mostly zeros and a constant, with a few bumps
@@ -110,12 +116,25 @@ def make_data(rng, shape, dtype, style):
 
 
 class Gen:
-    def __init__(self, outdir):
+    def __init__(self, outdir: str) -> None:
         self.outdir = outdir
-        self.manifest = {}
-        self.skipped = []
+        self.manifest: dict[str, Any] = {}
+        self.skipped: list[str] = []
 
-    def case(self, name, shape, chunks, blocks, dtype, mode, meta, style, seed, filters="none", notes=""):
+    def case(
+        self,
+        name: Any,
+        shape: Any,
+        chunks: Any,
+        blocks: Any,
+        dtype: Any,
+        mode: Any,
+        meta: Any,
+        style: Any,
+        seed: Any,
+        filters: str = "none",
+        notes: str = "",
+    ) -> bool:
         """Write one case in a forked child (C-Blosc2 3.3.5 crashes on some ZFP parameters)
         and record its manifest entry; returns whether it was written."""
         if os.environ.get("ZFP_GEN_TRACE"):
@@ -140,8 +159,9 @@ class Gen:
         with os.fdopen(rfd) as f:
             text = f.read()
         _, status = os.waitpid(pid, 0)
-        result = json.loads(text) if text and os.WIFEXITED(status) else \
-            {"error": f"C-Blosc2 crashed (wait status {status})"}
+        result: dict[str, Any] = (
+            json.loads(text) if text and os.WIFEXITED(status) else {"error": f"C-Blosc2 crashed (wait status {status})"}
+        )
         if "error" in result:
             self.skipped.append(f"{name}: {result['error']}")
             if os.path.exists(path):
@@ -151,23 +171,36 @@ class Gen:
         self.manifest[name] = entry
         return True
 
-    def write_manifest(self):
+    def write_manifest(self) -> None:
         # one line per case: small, and diffs stay readable
         lines = [f" {json.dumps(k)}: {json.dumps(v, allow_nan=False)}" for k, v in self.manifest.items()]
         with open(os.path.join(self.outdir, "manifest.json"), "w") as f:
             f.write("{\n" + ",\n".join(lines) + "\n}\n")
 
 
-def write_case(path, shape, chunks, blocks, dtype, mode, meta, style, seed, filters):
+def write_case(
+    path: str,
+    shape: Any,
+    chunks: Any,
+    blocks: Any,
+    dtype: Any,
+    mode: Any,
+    meta: Any,
+    style: Any,
+    seed: Any,
+    filters: Any,
+) -> Any:
     """Write the file and return its manifest entry (without path and notes)."""
     rng = np.random.default_rng(seed)
     data = make_data(rng, shape, dtype, style)
-    kw = dict(codec=MODES[mode], codec_meta=meta, nthreads=1)
-    if FILTERS[filters] is not None:
-        kw["filters"] = FILTERS[filters]
-        kw["filters_meta"] = [12 if f == F.TRUNC_PREC else 0 for f in FILTERS[filters]]
-    arr = blosc2.asarray(data, chunks=tuple(chunks), blocks=tuple(blocks), cparams=blosc2.CParams(**kw),
-                         urlpath=path, mode="w")
+    kw: dict[str, Any] = dict(codec=MODES[mode], codec_meta=meta, nthreads=1)
+    pipeline = FILTERS[filters]
+    if pipeline is not None:
+        kw["filters"] = pipeline
+        kw["filters_meta"] = [12 if f == F.TRUNC_PREC else 0 for f in pipeline]
+    arr = blosc2.asarray(
+        data, chunks=tuple(chunks), blocks=tuple(blocks), cparams=blosc2.CParams(**kw), urlpath=path, mode="w"
+    )
     sc = arr.schunk
     chunks_out, blocks_raw = [], 0
     for i in range(sc.nchunks):
@@ -195,7 +228,7 @@ def write_case(path, shape, chunks, blocks, dtype, mode, meta, style, seed, filt
     }
 
 
-def raw_blocks(chunk):
+def raw_blocks(chunk: Any) -> Any:
     """How many blocks of a (non-special, non-memcpyed) chunk C-Blosc2 stored uncompressed."""
     flags, special = chunk[2], (chunk[31] >> 4) & 7
     nbytes = int.from_bytes(chunk[4:8], "little")
@@ -205,8 +238,8 @@ def raw_blocks(chunk):
     nblocks = -(-nbytes // blocksize)
     count = 0
     for b in range(nblocks):
-        start = int.from_bytes(chunk[32 + 4 * b:36 + 4 * b], "little")
-        csize = int.from_bytes(chunk[start:start + 4], "little", signed=True)
+        start = int.from_bytes(chunk[32 + 4 * b : 36 + 4 * b], "little")
+        csize = int.from_bytes(chunk[start : start + 4], "little", signed=True)
         bsize = min(blocksize, nbytes - b * blocksize)
         count += csize == bsize
     return count
@@ -229,7 +262,7 @@ FIXED_METAS = {
 STYLES = ["smooth", "noisy", "random", "range", "holes", "ramp"]
 
 
-def fixed_set(g):
+def fixed_set(g: Gen) -> None:
     k = 0
     for mode, metas in FIXED_METAS.items():
         for dtype in ("<f4", "<f8"):
@@ -248,11 +281,12 @@ def fixed_set(g):
                 g.case(name, (9, 11), (9, 6), (5, 6), "<f8", mode, meta, "smooth", seed=k)
                 k += 1
     # TRUNC_PREC before ZFP
-    assert g.case("zfp_rate_f8_2d_trunc", (13, 17), (10, 9), (5, 6), "<f8", "zfp_rate", 40, "noisy",
-                  seed=k + 1, filters="trunc"), g.skipped[-1]
+    assert g.case(
+        "zfp_rate_f8_2d_trunc", (13, 17), (10, 9), (5, 6), "<f8", "zfp_rate", 40, "noisy", seed=k + 1, filters="trunc"
+    ), g.skipped[-1]
 
 
-def rand_case(g, i, seed, rnd):
+def rand_case(g: Gen, i: Any, seed: Any, rnd: Generator) -> Any:
     ndim = int(rnd.integers(1, 5))
     max_items = [0, 3000, 4000, 6000, 8000][ndim]
     blocks = [int(rnd.integers(4, 13 if ndim < 3 else 8)) for _ in range(ndim)]
@@ -279,20 +313,20 @@ def rand_case(g, i, seed, rnd):
     return g.case(name, shape, chunks, blocks, dtype, mode, meta, style, seed=seed * 100_003 + i, filters=filters)
 
 
-def random_set(g, n, seed):
+def random_set(g: Gen, n: Any, seed: Any) -> None:
     rnd = np.random.default_rng(seed)
     for i in range(n):
         rand_case(g, i, seed, rnd)
 
 
-def bench_set(g):
+def bench_set(g: Gen) -> None:
     """One realistic field per mode: a smooth 2-D f8 simulation-like field of 64 MiB."""
     shape, chunks, blocks = (2048, 4096), (256, 4096), (32, 512)
     for mode, meta in (("zfp_acc", 251), ("zfp_prec", 20), ("zfp_rate", 25)):
         assert g.case(f"bench_{mode}", shape, chunks, blocks, "<f8", mode, meta, "smooth", seed=7), g.skipped[-1]
 
 
-def main():
+def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("outdir")
     ap.add_argument("--random", type=int, default=None, metavar="N", help="write N random cases")
@@ -322,8 +356,10 @@ def main():
     raw = sum(e["blocks_raw"] for e in g.manifest.values())
     for s in g.skipped:
         print("skipped", s)
-    print(f"{len(g.manifest)} ZFP cases in {args.outdir}, {total / 1024:.1f} KiB, {raw} blocks stored raw; "
-          f"skipped {len(g.skipped)} that C-Blosc2 refused to write")
+    print(
+        f"{len(g.manifest)} ZFP cases in {args.outdir}, {total / 1024:.1f} KiB, {raw} blocks stored raw; "
+        f"skipped {len(g.skipped)} that C-Blosc2 refused to write"
+    )
 
 
 if __name__ == "__main__":

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""The "disk-cache" scenario of scripts/bench.py: warm re-reads served by the disk cache.
+"""The "disk-cache" scenario of scripts/bench/bench.py: warm re-reads served by the disk cache.
 
 Usage (as root: passthrough needs CAP_SYS_ADMIN; bench.py runs this module):
 
-    .venv/bin/python scripts/bench.py --scenario disk-cache --binary target/release/blosc2fs --repeats 3
+    .venv/bin/python scripts/bench/bench.py --scenario disk-cache --binary target/release/blosc2fs --repeats 3
 
 Corpus: bench.py's (zstd.b2nd, lz4.b2nd, ceiling.b2nd and raw.bin, 1 GiB each), sources
 in the page cache. Rows, each `dd if=... of=/dev/null bs=1M` (GB/s, daemon CPU-seconds
@@ -30,30 +30,28 @@ Results go to WORKDIR/disk_cache_results.json and a table on stdout.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
 import statistics
 import time
+from typing import Any
+
+from benchlib import GIB, ForegroundDaemon, Json, Mount, cleanup_all, dd, gbps, host_env, warm_file
+from corpus import ensure_corpus
 
 FIELDS = ("zstd", "lz4")
 
 
-def _mount(B, args, source, extra):
-    m = B.Mount(args, source, args.cache_size)
-    m.extra = list(m.extra) + extra
-    return m
-
-
-def _dd(B, path, nbytes, daemon):
+def _dd(path: str, nbytes: int, daemon: ForegroundDaemon | None) -> Json:
     cpu0 = daemon.cpu() if daemon else 0.0
-    r = B.dd(path, nbytes)
+    r = dd(path, nbytes)
     cpu = (daemon.cpu() - cpu0) if daemon else 0.0
-    return {"gbps": B.gbps(nbytes, r["seconds"]), "seconds": r["seconds"],
-            "daemon_cpu_per_gib": cpu / (nbytes / B.GIB)}
+    return {"gbps": gbps(nbytes, r["seconds"]), "seconds": r["seconds"], "daemon_cpu_per_gib": cpu / (nbytes / GIB)}
 
 
-def _wait_filled(m, timeout=120):
+def _wait_filled(m: Any, timeout: int = 120) -> Any:
     """Wait until the disk cache has nothing queued or wanted; seconds taken, or None when
     the entry did not complete."""
     t0 = time.monotonic()
@@ -65,65 +63,84 @@ def _wait_filled(m, timeout=120):
     return None
 
 
-def run(args, B) -> int:
-    corpus = B.ensure_corpus(args.python, args.workdir, args.size_gib)
+def run(args: Any) -> int:
+    atexit.register(cleanup_all)
+    corpus = ensure_corpus(args.python, args.workdir, args.size_gib)
     nbytes = corpus["nbytes"]
     src = os.path.join(corpus["dir"], "b2")
     raw = os.path.join(corpus["dir"], "raw.bin")
     cache_dir = os.path.join(args.workdir, "disk-cache")
-    env = B.host_env()
-    print(f"host: {env.get('cpu_model')} ({env['cpus']} CPUs), kernel {env['kernel']}, "
-          f"load {env['loadavg_start']:.2f}", flush=True)
+    env = host_env()
+    print(
+        f"host: {env.get('cpu_model')} ({env['cpus']} CPUs), kernel {env['kernel']}, load {env['loadavg_start']:.2f}",
+        flush=True,
+    )
     for f in ("zstd", "lz4", "ceiling"):
-        B.warm_file(os.path.join(src, f"{f}.b2nd"))
-    rows: dict[str, list] = {}
+        warm_file(os.path.join(src, f"{f}.b2nd"))
+    rows: dict[str, list[Any]] = {}
 
-    def add(name, value):
+    def add(name: Any, value: Any) -> None:
         rows.setdefault(name, []).append(value)
         print(f"  {name}: {value}", flush=True)
 
     for rep in range(args.repeats):
         print(f"repeat {rep + 1}/{args.repeats}", flush=True)
         for _ in range(2):
-            B.warm_file(raw)
-        add("page-cache dd", _dd(B, raw, nbytes, None))
-        with _mount(B, args, src, []) as m:
-            add("ceiling", _dd(B, m.data("ceiling", nbytes), nbytes, m))
+            warm_file(raw)
+        add("page-cache dd", _dd(raw, nbytes, None))
+        with Mount.of(args, src, extra=[]) as m:
+            add("ceiling", _dd(m.data("ceiling", nbytes), nbytes, m))
         for field in FIELDS:
-            with _mount(B, args, src, []) as m:
-                add(f"{field} cold, cache off", _dd(B, m.data(field, nbytes), nbytes, m))
+            with Mount.of(args, src, extra=[]) as m:
+                add(f"{field} cold, cache off", _dd(m.data(field, nbytes), nbytes, m))
             shutil.rmtree(cache_dir, ignore_errors=True)
             dc = ["--disk-cache", cache_dir, "--disk-cache-size", "4G"]
-            with _mount(B, args, src, dc) as m:
+            with Mount.of(args, src, extra=dc) as m:
                 path = m.data(field, nbytes)
-                cold = _dd(B, path, nbytes, m)
+                cold = _dd(path, nbytes, m)
                 cpu0 = m.cpu()
                 fill_seconds = _wait_filled(m)
-                add(f"{field} cold, cache on", cold | {
-                    "fill_seconds": fill_seconds,
-                    "fill_cpu_per_gib": (m.cpu() - cpu0) / (nbytes / B.GIB)})
-                first = _dd(B, path, nbytes, m)
-                second = _dd(B, path, nbytes, m)
+                add(
+                    f"{field} cold, cache on",
+                    cold | {"fill_seconds": fill_seconds, "fill_cpu_per_gib": (m.cpu() - cpu0) / (nbytes / GIB)},
+                )
+                first = _dd(path, nbytes, m)
+                second = _dd(path, nbytes, m)
                 d = m.stats()["disk_cache"]
-                add(f"{field} warm passthrough", second | {"first": first["gbps"],
-                                                          "passthrough_opens": d["passthrough_opens"]})
-            with _mount(B, args, src, dc) as m:
+                add(
+                    f"{field} warm passthrough",
+                    second | {"first": first["gbps"], "passthrough_opens": d["passthrough_opens"]},
+                )
+            with Mount.of(args, src, extra=dc) as m:
                 path = m.data(field, nbytes)
-                r = _dd(B, path, nbytes, m)
+                r = _dd(path, nbytes, m)
                 s = m.stats()
-                add(f"{field} remount", r | {"blocks_decoded": s["blocks_decoded"],
-                                             "passthrough_opens": s["disk_cache"]["passthrough_opens"]})
-            with _mount(B, args, src, dc + ["--no-passthrough"]) as m:
+                add(
+                    f"{field} remount",
+                    r
+                    | {
+                        "blocks_decoded": s["blocks_decoded"],
+                        "passthrough_opens": s["disk_cache"]["passthrough_opens"],
+                    },
+                )
+            with Mount.of(args, src, extra=dc + ["--no-passthrough"]) as m:
                 path = m.data(field, nbytes)
-                _dd(B, path, nbytes, m)
-                r = _dd(B, path, nbytes, m)
+                _dd(path, nbytes, m)
+                r = _dd(path, nbytes, m)
                 s = m.stats()
-                add(f"{field} no passthrough", r | {"blocks_decoded": s["blocks_decoded"],
-                                                    "disk_hits": s["disk_cache"]["hits"]})
+                add(
+                    f"{field} no passthrough",
+                    r | {"blocks_decoded": s["blocks_decoded"], "disk_hits": s["disk_cache"]["hits"]},
+                )
     shutil.rmtree(cache_dir, ignore_errors=True)
-    med = {k: {"gbps": statistics.median(v["gbps"] for v in vs),
-               "daemon_cpu_per_gib": statistics.median(v["daemon_cpu_per_gib"] for v in vs),
-               "runs": vs} for k, vs in rows.items()}
+    med = {
+        k: {
+            "gbps": statistics.median(v["gbps"] for v in vs),
+            "daemon_cpu_per_gib": statistics.median(v["daemon_cpu_per_gib"] for v in vs),
+            "runs": vs,
+        }
+        for k, vs in rows.items()
+    }
     ref = med["page-cache dd"]["gbps"]
     ceiling = med["ceiling"]["gbps"]
     print("\nrow                         GB/s   daemon CPU-s/GiB   vs")
@@ -140,7 +157,7 @@ def run(args, B) -> int:
             note = f"{v['gbps'] / off:.3f}x cache off (target >= 0.95)"
         print(f"{k:26s} {v['gbps']:6.2f}   {v['daemon_cpu_per_gib']:8.3f}        {note}")
     out = os.path.join(args.workdir, "disk_cache_results.json")
-    with open(out, "w") as f:
-        json.dump({"env": env, "rows": med}, f, indent=2)
+    with open(out, "w") as out_file:
+        json.dump({"env": env, "rows": med}, out_file, indent=2)
     print(f"\nresults: {out}")
     return 0
