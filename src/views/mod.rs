@@ -22,6 +22,8 @@
 //!   headers `data.nhdr`, `data.mhd` and `data.hdr` that point at `data`;
 //! - [`items`]: `items.jsonl`, the items as JSON lines;
 //! - [`table_csv`]: a CTable folder's `table.csv`;
+//! - [`table_source`]: what table renderers read (a table's logical
+//!   columns as Arrow record batches), [`arrow_json`]: one Arrow value as JSON;
 //! - [`presented`]: what one array version renders when it is loaded;
 //! - [`selection`]: which of these files a mount offers (`--views`);
 //! - [`array_files`]: the table itself, and [`names`]: what its entries are;
@@ -29,6 +31,7 @@
 //!   `meta.json`, `zarr.json`, `table.csv`).
 
 pub mod array_files;
+pub mod arrow_json;
 pub mod dtype;
 pub mod envi;
 pub mod folder_files;
@@ -47,6 +50,7 @@ pub mod redact;
 pub mod scalar;
 pub mod selection;
 pub mod table_csv;
+pub mod table_source;
 pub mod text;
 pub mod zarr;
 pub mod zarr3;
