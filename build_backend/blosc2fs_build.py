@@ -42,7 +42,7 @@ from maturin import (  # noqa: F401  (re-exported hooks)
 
 _CHOSEN = ("--compatibility", "--manylinux")
 # The zig the manylinux build was tested with (docs/design.md, "The Python wheel").
-ZIGLANG = "ziglang>=0.17,<0.18"
+ZIGLANG = "ziglang>=0.14.1,<0.15"
 _SETTING_KEYS = ("maturin.build-args", "build-args")
 
 

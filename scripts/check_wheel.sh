@@ -140,7 +140,7 @@ old_system() {
     # oracle: the same rule for which files it is one).
     # What a booted Debian has (systemd-tmpfiles makes it; debootstrap does
     # not), and fusermount3 reads when it unmounts.
-    [ -e "$ROOT/etc/mtab" ] || ln -s ../proc/self/mounts "$ROOT/etc/mtab"
+    [ -e "$ROOT/etc/mtab" ] || [ -L "$ROOT/etc/mtab" ] || ln -s ../proc/self/mounts "$ROOT/etc/mtab"
     rm -rf "$check" && mkdir -p "$check/wheel" "$check/expected"
     (cd tests/python && "$oracle" - "$check/expected" <<'EOF'
 import sys
