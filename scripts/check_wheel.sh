@@ -109,8 +109,10 @@ debian_root() {
     [ "$(id -u)" = 0 ] || skip "making a Debian root and chrooting need root"
     why="$(archive_reachable)" || skip "the Debian archive cannot be reached ($why); the wheel was not tried in Debian 11"
     if ! command -v debootstrap >/dev/null 2>&1; then
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null \
-            || { apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null; } \
+        # (waiting for the lock: test.sh's own apt-get may run beside this)
+        local apt=(apt-get -o DPkg::Lock::Timeout=600 -y -qq)
+        DEBIAN_FRONTEND=noninteractive "${apt[@]}" install debootstrap >/dev/null \
+            || { "${apt[@]}" update >/dev/null && DEBIAN_FRONTEND=noninteractive "${apt[@]}" install debootstrap >/dev/null; } \
             || { echo "apt-get install debootstrap failed"; return 1; }
     fi
     # Into a fresh folder, renamed once complete: an interrupted run leaves no half root behind.
@@ -161,6 +163,7 @@ EOF
     cp scripts/check_wheel_old_system.py "$check/"
     chmod -R a+rX "$check"   # the user mount runs as nobody
     trap unmount_root EXIT
+    trap 'exit 143' TERM INT HUP   # so that the EXIT trap runs then too
     mount -t proc proc "$ROOT/proc"
     mount --bind /sys "$ROOT/sys"
     # /dev as a container has it, rather than this machine's own bound: its
@@ -186,7 +189,7 @@ EOF
             /blosc2fs-check/venv/bin/python /blosc2fs-check/check_wheel_old_system.py /blosc2fs-check
     ) 9>"$MOUNT_LOCK" || status=$?
     unmount_root
-    trap - EXIT
+    trap - EXIT TERM INT HUP
     if awk -v r="$ROOT/" 'index($2 "/", r) == 1 { bad = 1 } END { exit !bad }' /proc/mounts; then
         echo "still mounted under $ROOT:"
         grep -F "$ROOT/" /proc/mounts
