@@ -182,7 +182,7 @@ build_wheel() {
     size="$(stat -c %s "$wheel")"
     echo "wheel: $(basename "$wheel"), $size bytes"
     case "$(basename "$wheel")" in
-        *-manylinux_*) ;;
+        *-manylinux*) ;;
         *) echo "not a manylinux wheel: $(basename "$wheel")"; return 1 ;;
     esac
     [ "$size" -le $((20 * 1000 * 1000)) ] || { echo "the wheel is over 20 MB"; return 1; }
