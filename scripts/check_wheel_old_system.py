@@ -21,7 +21,7 @@ import tempfile
 import time
 import traceback
 from pathlib import Path
-from typing import Callable, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Tuple
 
 import blosc2fs
 
@@ -65,7 +65,7 @@ def process_gone(pid: int) -> bool:
     return stat[stat.rindex(")") + 2] in "ZX"
 
 
-def corpus() -> List[Tuple[str, Dict]]:
+def corpus() -> List[Tuple[str, Dict[str, Any]]]:
     """(path under fixtures/, manifest entry) of both fixture manifests."""
     cases = []
     for manifest in (FIXTURES / "manifest.json", FIXTURES / "zfp" / "manifest.json"):
