@@ -8,8 +8,9 @@
 # local-only build (--no-default-features) runs the library's unit tests and
 # a smoke test of its binary. Then the Python wheel: built as users build it
 # (`pip wheel .`, a release build), installed into a throwaway virtualenv,
-# and its tests (tests/python) run there with no cargo on PATH. Ends with
-# the wall time of each step.
+# and its tests (tests/python) run there with no cargo on PATH; then its
+# portability (scripts/check/check_wheel.sh: glibc symbols, a Debian 11 chroot,
+# the sdist built and installed by pip). Ends with the wall time of each step.
 # Mount tests need root (or a user allowed to mount FUSE).
 #
 # Both builds use the `ci` profile (Cargo.toml: release without LTO), and so
@@ -79,6 +80,22 @@ wheel_venv() {
 echo "== the wheel's test virtualenv (log: $LOGS/wheel-venv.log)"
 timed "wheel test venv (beside the builds)" wheel_venv >"$LOGS/wheel-venv.log" 2>&1 &
 WHEEL_SETUP=$!
+
+# The wheel's portability (scripts/check/check_wheel.sh, issue 44): its symbols,
+# a Debian 11 chroot, the sdist. wheel_step NAME SUBCOMMAND ARGS... runs one
+# step, logged to $LOGS/wheel-SUBCOMMAND.log and timed; exit status 77 is a
+# skip (an unreachable Debian archive), SKIPPED in the table and said loudly.
+wheel_step() {
+    local name=$1 log="$LOGS/wheel-$2.log" t0=$EPOCHREALTIME status=0 result=ok
+    shift
+    scripts/check/check_wheel.sh "$@" >"$log" 2>&1 </dev/null || status=$?
+    case $status in 0) ;; 77) result=SKIPPED ;; *) result=FAILED ;; esac
+    printf '%s\t%s\t%s\n' "$name" "$(elapsed "$t0")" "$result" >>"$TIMES"
+    flock "$LOGS/.print" sh -c 'echo "== $1 ($2)"; cat "$3"' - "$name" "$result" "$log"
+}
+# The Debian 11 root (cached under target/) is made beside the builds.
+wheel_step "debian 11 root (beside the builds)" debian-root >/dev/null &
+DEBIAN_ROOT=$!
 
 # Formatting (rustfmt.toml) and lints first, beside the setup: the main
 # crate and the fuzz crate (its own workspace; rustfmt reads none of its
@@ -166,7 +183,7 @@ build_wheel() {
     size="$(stat -c %s "$wheel")"
     echo "wheel: $(basename "$wheel"), $size bytes"
     case "$(basename "$wheel")" in
-        *-manylinux_*) ;;
+        *-manylinux*) ;;
         *) echo "not a manylinux wheel: $(basename "$wheel")"; return 1 ;;
     esac
     [ "$size" -le $((20 * 1000 * 1000)) ] || { echo "the wheel is over 20 MB"; return 1; }
@@ -180,6 +197,7 @@ if ! timed "build wheel (pip wheel ., release; install)" build_wheel >"$LOGS/whe
     WHEEL_OK=0
 fi
 tail -n 1 "$LOGS/wheel.log"
+[ $WHEEL_OK = 0 ] || wheel_step "wheel symbols (glibc <= 2.17, no libfuse)" symbols "$(echo "$WHEELHOUSE"/blosc2fs-*.whl)"
 
 wait $SETUP || { cat "$LOGS/setup.log"; exit 1; }
 VENV="$(cat "$LOGS/venv.path")"
@@ -319,10 +337,18 @@ timed "local-only smoke test" local_only_smoke >"$LOGS/local-only-smoke.log" 2>&
 flock "$LOGS/.print" sh -c 'echo "== local-only smoke test"; cat "$1"' - "$LOGS/local-only-smoke.log"
 wait $LANE_A || true
 printf '%s\t%s\t%s\n' "tests, two lanes side by side" "$(elapsed "$T0")" "-" >>"$TIMES"
+# After the lanes: the chroot mounts, and the sdist's build is a cargo build.
+wait $DEBIAN_ROOT || true
+[ $WHEEL_OK = 0 ] || wheel_step "wheel in Debian 11 (chroot, Python 3.9)" old-system \
+    "$(echo "$WHEELHOUSE"/blosc2fs-*.whl)" "$WHEEL_VENV/bin/python"
+wheel_step "sdist (build, pip install, mount)" sdist
 printf '%s\t%s\t%s\n' "total" "$(elapsed "$START")" "-" >>"$TIMES"
 
 # The table, and one closing line for all suites.
 echo
+if grep -q $'\tSKIPPED$' "$TIMES"; then
+    echo "== SKIPPED, not passed: $(awk -F'\t' '$3 == "SKIPPED" { printf "%s%s", sep, $1; sep = "; " }' "$TIMES")"
+fi
 echo "== wall time per step (load average at start $LOAD_AT_START, at end $(cut -d' ' -f1-3 /proc/loadavg))"
 awk -F'\t' '
     { split($3, r, " "); passed += r[2]; failed += r[3]; ignored += r[4]; if (r[1] == "FAILED") bad++

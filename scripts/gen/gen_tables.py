@@ -83,10 +83,10 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-import blosc2  # type: ignore[import-untyped]
+import blosc2
 import numpy as np
 import pandas as pd
-import pyarrow as pa  # type: ignore[import-untyped]
+import pyarrow as pa
 from pyarrow import feather
 
 Json = Any
@@ -494,7 +494,7 @@ class SmallRow:
 
     a: int = blosc2.field(blosc2.int32())
     s: str = blosc2.field(blosc2.utf8(nullable=True))
-    l: list[int] = blosc2.field(blosc2.list(blosc2.int64()))
+    l: list[int] = blosc2.field(blosc2.list(blosc2.int64()))  # noqa: E741 (the column's name in the fixture)
 
 
 def small_rows(n: int) -> list[tuple[Any, ...]]:
