@@ -4,8 +4,10 @@
 Usage (as root; bench.py runs this module for `--scenario zarr3`):
 
     .venv/bin/python scripts/bench/bench.py --scenario zarr3 --binary target/release/blosc2fs --repeats 3
+    .venv/bin/python scripts/bench/bench_zarr3.py --binary target/release/blosc2fs   # the open_datatree
+                                                                                      # rows alone (light)
 
-Two rows, each beside its baseline in the same run, every measurement on a fresh mount
+Three rows, each beside its baseline in the same run, every measurement on a fresh mount
 (`blosc2fs mount -f`, nothing of the tree in the daemon or the kernel's caches of the mount;
 the sources in the page cache):
 
@@ -14,6 +16,13 @@ the sources in the page cache):
     small arrays), `find MNT > /dev/null` against `xr.open_datatree(MNT, engine="zarr",
     consolidated=False)` (timed inside the Python process, after its imports; every array
     must come out as a variable). Target: open_datatree ≤ 2× find's wall time.
+  open_datatree vs a consolidated Zarr store
+    the same tree, `xr.open_datatree(MNT, engine="zarr")` with xarray's defaults (it reads the
+    root group's consolidated metadata, issue 45) against the same call on a plain-disk Zarr v3
+    copy of the tree written by zarr-python (WORKDIR/tree-N-zarr3/: the same folders and array
+    names, values, chunk shapes and dimension names, no compressor) after
+    `zarr.consolidate_metadata`; the copy is read from the page cache. Target: ≤ 2× the copy's
+    wall time, every array a variable in both.
   Dask reduction vs dd
     the 1 GiB benchmark field (bench.py's corpus, zstd.b2nd: 8 MiB chunks of 128 x 8192
     float64), `da.from_zarr(MNT/zstd.b2nd).sum()` computed by Dask's threaded scheduler with
@@ -34,7 +43,7 @@ import subprocess
 from typing import Any
 
 from bench_tree import ensure_tree
-from benchlib import Json, Mount, dd, gbps, host_env, run_timed, warm_file
+from benchlib import Json, Mount, dd, gbps, host_env, install_cleanup, run_main, run_timed, warm_file
 from corpus import ensure_corpus
 
 TREE_ARRAYS = 5000
@@ -72,6 +81,97 @@ print(json.dumps({"sum": float(sum(raw[i:i + step].sum() for i in range(0, raw.s
 """
 
 
+DATATREE_DEFAULTS = r"""
+import json, sys, time, warnings
+warnings.simplefilter("ignore")
+import xarray as xr, zarr
+path = sys.argv[1]
+c0, t0 = time.process_time(), time.perf_counter()
+tree = xr.open_datatree(path, engine="zarr")
+arrays = sum(len(node.ds.data_vars) for node in tree.subtree)
+t1, c1 = time.perf_counter(), time.process_time()
+consolidated = zarr.open_group(path, mode="r").metadata.consolidated_metadata is not None
+print(json.dumps({"seconds": t1 - t0, "cpu": c1 - c0, "arrays": arrays, "consolidated": consolidated}))
+"""
+
+ZARR_COPY = r"""
+import json, os, sys, time
+import blosc2, zarr
+src, out = sys.argv[1], sys.argv[2]
+t0 = time.perf_counter()
+root = zarr.open_group(out, mode="w", zarr_format=3)
+n = 0
+for folder in sorted(os.listdir(src)):
+    group = root.create_group(folder)
+    for name in sorted(os.listdir(os.path.join(src, folder))):
+        a = blosc2.open(os.path.join(src, folder, name))
+        values = a[...]
+        dims = [f"{name}_dim{k}" for k in range(values.ndim)]
+        z = group.create_array(name, shape=values.shape, dtype=values.dtype, chunks=a.chunks,
+                               compressors=None, dimension_names=dims, fill_value=0)
+        z[...] = values
+        n += 1
+zarr.consolidate_metadata(out)
+print(json.dumps({"arrays": n, "seconds": time.perf_counter() - t0}))
+"""
+
+COPY_VERSION = 1
+
+
+def ensure_zarr_copy(args: Any, tree: Json) -> str:
+    """WORKDIR/tree-N-zarr3: the tree as a consolidated plain-disk Zarr v3 store, reused while its marker matches."""
+    out = f"{tree['dir']}-zarr3"
+    marker_path = out + ".json"
+    want = {"version": COPY_VERSION, "arrays": tree["arrays"], "tree_created": tree.get("created")}
+    try:
+        with open(marker_path) as f:
+            if json.load(f) == want and os.path.isdir(out):
+                print(f"zarr copy: reusing {out}", flush=True)
+                return out
+    except (OSError, ValueError):
+        pass
+    print(f"zarr copy: writing {tree['arrays']} arrays to {out} with zarr-python ...", flush=True)
+    made = python_json(args.python, ZARR_COPY, [tree["dir"], out])
+    if made["arrays"] != tree["arrays"]:
+        raise RuntimeError(f"the zarr copy holds {made['arrays']} arrays, expected {tree['arrays']}")
+    print(f"zarr copy: {made['arrays']} arrays in {made['seconds']:.1f} s", flush=True)
+    with open(marker_path, "w") as f:
+        json.dump(want, f)
+    return out
+
+
+def datatree_rows(args: Any, tree: Json, copy: str, rows: dict[str, list[Json]], errors: list[str]) -> None:
+    """One repeat of the open_datatree row: the mount (fresh) and the copy, xarray's defaults."""
+    with Mount.of(args, tree["dir"], args.cache_size) as m:
+        cpu0 = m.cpu()
+        r = python_json(args.python, DATATREE_DEFAULTS, [args.mnt])
+        r["daemon_cpu"] = m.cpu() - cpu0
+        rows["datatree_consolidated"].append(r)
+    c = python_json(args.python, DATATREE_DEFAULTS, [copy])
+    rows["copy"].append(c)
+    for what, row in (("the mount", r), ("the zarr copy", c)):
+        if row["arrays"] != tree["arrays"]:
+            errors.append(f"open_datatree of {what} found {row['arrays']} arrays, expected {tree['arrays']}")
+        if not row["consolidated"]:
+            errors.append(f"{what}: the root group has no consolidated metadata")
+
+
+def datatree_table(rows: dict[str, list[Json]], n: int) -> list[str]:
+    """The open_datatree row against the consolidated copy, as markdown lines."""
+
+    def med(key: str, field: str = "seconds") -> Any:
+        return statistics.median(r[field] for r in rows[key])
+
+    ratio = statistics.median(t["seconds"] / c["seconds"] for t, c in zip(rows["datatree_consolidated"], rows["copy"]))
+    return [
+        f'| `xr.open_datatree(PATH, engine="zarr")`, xarray\'s defaults, plain-disk Zarr v3 copy of {n:,} arrays, '
+        f"consolidated | {med('copy'):.3f} | {med('copy', 'cpu'):.2f} | | | 1.00 | |",
+        f"| the same through the mount (the root's consolidated metadata) | {med('datatree_consolidated'):.3f} | "
+        f"{med('datatree_consolidated', 'cpu'):.2f} | {med('datatree_consolidated', 'daemon_cpu'):.2f} | | "
+        f"{ratio:.2f}× the copy's time | ≤ 2: {'PASS' if ratio <= 2 else 'FAIL'} |",
+    ]
+
+
 def python_json(python: str, code: str, argv: list[str], timeout: float = 3600) -> dict[str, Any]:
     out = subprocess.run([python, "-c", code, *argv], capture_output=True, text=True, timeout=timeout)
     if out.returncode != 0:
@@ -83,8 +183,17 @@ def python_json(python: str, code: str, argv: list[str], timeout: float = 3600) 
 def run(args: Any) -> int:
     env = host_env()
     errors = []
-    rows: dict[str, list[Json]] = {"find": [], "datatree": [], "dd": [], "dask": []}
+    rows: dict[str, list[Json]] = {
+        "find": [],
+        "datatree": [],
+        "dd": [],
+        "dask": [],
+        "datatree_consolidated": [],
+        "copy": [],
+    }
     tree = ensure_tree(args, TREE_ARRAYS)
+    copy = ensure_zarr_copy(args, tree)
+    warm_tree(copy)
     corpus = ensure_corpus(args.python, args.workdir, args.size_gib)
     b2dir = os.path.join(corpus["dir"], "b2")
     nbytes = corpus["nbytes"]
@@ -109,6 +218,7 @@ def run(args: Any) -> int:
             rows["datatree"].append(r)
             if r["arrays"] != TREE_ARRAYS:
                 errors.append(f"open_datatree found {r['arrays']} arrays, expected {TREE_ARRAYS}")
+        datatree_rows(args, tree, copy, rows, errors)
         with Mount.of(args, b2dir, args.cache_size) as m:
             data = m.data("zstd", nbytes)
             cpu0 = m.cpu()
@@ -123,8 +233,10 @@ def run(args: Any) -> int:
             if r["nbytes"] != nbytes or abs(r["sum"] - expected_sum) > 1e-9 * max(1.0, abs(expected_sum)):
                 errors.append(f"Dask sum {r['sum']!r} of {r['nbytes']} bytes, numpy {expected_sum!r} of {nbytes}")
         f, t, d, k = (rows[x][-1] for x in ("find", "datatree", "dd", "dask"))
+        tc, c = rows["datatree_consolidated"][-1], rows["copy"][-1]
         print(
             f"[{rep + 1}/{args.repeats}] find {f['seconds']:.3f} s, open_datatree {t['seconds']:.3f} s "
+            f"(consolidated: {tc['seconds']:.3f} s, the zarr copy {c['seconds']:.3f} s) "
             f"({t['cpu']:.2f} CPU-s, daemon {t['daemon_cpu']:.2f}); dd {gbps(nbytes, d['seconds']):.2f} GB/s, "
             f"Dask {gbps(nbytes, k['seconds']):.2f} GB/s ({k['cpu']:.2f} CPU-s, daemon {k['daemon_cpu']:.2f})",
             flush=True,
@@ -148,6 +260,7 @@ def run(args: Any) -> int:
         f"| Dask `from_zarr(MNT/zstd.b2nd).sum()`, 2 threads | {med('dask'):.3f} | {med('dask', 'cpu'):.2f} | "
         f"{med('dask', 'daemon_cpu'):.2f} | {gbps(nbytes, med('dask')):.2f} | {ratio_dask:.2f}× dd's speed | "
         f"≥ 0.8: {'PASS' if ratio_dask >= 0.8 else 'FAIL'} |",
+        *datatree_table(rows, TREE_ARRAYS),
         f"\nhost {env.get('cpu_model')}, {env['cpus']} CPUs, load {env['loadavg_start']:.2f} → {os.getloadavg()[0]:.2f}; "
         f"{args.repeats} repeats (medians; ratios are medians of per-repeat ratios)",
     ]
@@ -158,3 +271,67 @@ def run(args: Any) -> int:
     for e in errors:
         print(f"error: {e}")
     return 2 if errors else 0
+
+
+def warm_tree(path: str) -> None:
+    """Every file under `path` read once (into the page cache)."""
+    subprocess.run(["find", path, "-type", "f", "-exec", "cat", "{}", "+"], stdout=subprocess.DEVNULL, check=True)
+
+
+def run_datatree(args: Any) -> int:
+    """The open_datatree row alone: the mount against the consolidated zarr copy."""
+    env = host_env()
+    errors: list[str] = []
+    rows: dict[str, list[Json]] = {"datatree_consolidated": [], "copy": []}
+    tree = ensure_tree(args, args.tree_arrays)
+    copy = ensure_zarr_copy(args, tree)
+    warm_tree(tree["dir"])
+    warm_tree(copy)
+    print(f"host: {env.get('cpu_model')} ({env['cpus']} CPUs), load {env['loadavg_start']:.2f}", flush=True)
+    for rep in range(args.repeats):
+        datatree_rows(args, tree, copy, rows, errors)
+        tc, c = rows["datatree_consolidated"][-1], rows["copy"][-1]
+        print(
+            f"[{rep + 1}/{args.repeats}] open_datatree: mount {tc['seconds']:.3f} s ({tc['cpu']:.2f} CPU-s, "
+            f"daemon {tc['daemon_cpu']:.2f}), zarr copy {c['seconds']:.3f} s ({c['cpu']:.2f} CPU-s)",
+            flush=True,
+        )
+    print()
+    print("| row | wall s | reader CPU s | daemon CPU s | GB/s | ratio | target |")
+    print("|---|---|---|---|---|---|---|")
+    print("\n".join(datatree_table(rows, args.tree_arrays)))
+    print(
+        f"\nhost {env.get('cpu_model')}, {env['cpus']} CPUs, load {env['loadavg_start']:.2f} → "
+        f"{os.getloadavg()[0]:.2f}; {args.repeats} repeats (medians; the ratio is the median of per-repeat ratios)"
+    )
+    with open(os.path.join(args.workdir, "datatree-results.json"), "w") as out:
+        json.dump({"env": env, "rows": rows, "errors": errors}, out, indent=1)
+    for e in errors:
+        print(f"error: {e}")
+    return 2 if errors else 0
+
+
+def main() -> int:
+    import argparse
+    import sys
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    repo = os.path.dirname(os.path.dirname(here))
+    ap = argparse.ArgumentParser(description="the open_datatree rows of the zarr3 scenario, alone")
+    ap.add_argument("--binary", default=os.path.join(repo, "target", "release", "blosc2fs"))
+    ap.add_argument("--workdir", default="/tmp/blosc2fs-bench")
+    ap.add_argument("--python", default=sys.executable)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--cache-size", default="128M")
+    ap.add_argument("--mount-args", default="")
+    ap.add_argument("--tree-arrays", type=int, default=TREE_ARRAYS)
+    args = ap.parse_args()
+    args.binary, args.workdir = os.path.abspath(args.binary), os.path.abspath(args.workdir)
+    os.makedirs(args.workdir, exist_ok=True)
+    args.mnt, args.log = os.path.join(args.workdir, "mnt"), os.path.join(args.workdir, "daemon.log")
+    install_cleanup()
+    return run_datatree(args)
+
+
+if __name__ == "__main__":
+    run_main(main)
