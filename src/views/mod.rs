@@ -21,7 +21,9 @@
 //! - [`nrrd`], [`metaimage`], [`envi`] (+ [`imaging`]): the sidecar
 //!   headers `data.nhdr`, `data.mhd` and `data.hdr` that point at `data`;
 //! - [`items`]: `items.jsonl`, the items as JSON lines;
-//! - [`table_csv`]: a CTable folder's `table.csv`;
+//! - [`table_csv`]: a CTable folder's `table.csv` (+ [`csv_cells`]: one
+//!   cell as pandas writes it), [`table_arrow`]: its `table.arrow`, both
+//!   rendered a batch of rows at a time by [`table_file`];
 //! - [`table_source`]: what table renderers read (a table's logical
 //!   columns as Arrow record batches), [`arrow_json`]: one Arrow value as JSON;
 //! - [`presented`]: what one array version renders when it is loaded;
@@ -32,6 +34,7 @@
 
 pub mod array_files;
 pub mod arrow_json;
+pub mod csv_cells;
 pub mod dtype;
 pub mod envi;
 pub mod folder_files;
@@ -49,7 +52,9 @@ pub mod preview;
 pub mod redact;
 pub mod scalar;
 pub mod selection;
+pub mod table_arrow;
 pub mod table_csv;
+pub mod table_file;
 pub mod table_source;
 pub mod text;
 pub mod zarr;
