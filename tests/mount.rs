@@ -1306,3 +1306,151 @@ fn fuse_threads_run_sched_batch_unless_told_normal() {
         );
     }
 }
+
+/// Writes (`write`) or grows (`grow`) a 2-D float64 b2nd of 64 columns in
+/// chunks of 16 rows (blocks of 4), and writes the numpy bytes of all its
+/// rows beside it: row r holds r * 64 + k, scaled.
+const CHUNK_ARRAY: &str = r#"
+import sys
+import numpy as np
+import blosc2
+op, path, rows, raw = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+def values(a, b):
+    return np.arange(a * 64, b * 64, dtype="<f8").reshape(b - a, 64) * 1.5 + 0.25
+if op == "write":
+    cparams = blosc2.CParams(codec=blosc2.Codec.ZSTD, clevel=5, filters=[blosc2.Filter.SHUFFLE], nthreads=1)
+    blosc2.asarray(values(0, rows), urlpath=path, mode="w", chunks=(16, 64), blocks=(4, 64), cparams=cparams)
+else:
+    a = blosc2.open(path, mode="a")
+    old = a.shape[0]
+    a.resize((rows, 64))
+    a[old:rows] = values(old, rows)
+    del a
+np.ascontiguousarray(blosc2.open(path)[...]).tofile(raw + ".b2")
+values(0, rows).tofile(raw)
+"#;
+
+/// Chunk `i` of the array CHUNK_ARRAY wrote, from its numpy bytes `raw`:
+/// rows 16i..16i+16, the rows past the end zeros.
+fn chunk_rows(raw: &[u8], i: usize) -> Vec<u8> {
+    let chunk = 16 * 64 * 8;
+    let mut want = vec![0u8; chunk];
+    let start = (i * chunk).min(raw.len());
+    let end = ((i + 1) * chunk).min(raw.len());
+    want[..end - start].copy_from_slice(&raw[start..end]);
+    want
+}
+
+#[test]
+fn chunk_files_stay_in_the_page_cache_until_their_array_changes() {
+    // `c/<i>/0` of an unchanged array is opened with FOPEN_KEEP_CACHE from
+    // its second open on, so a second pass (Dask computing again) reads the
+    // kernel's pages and decodes nothing. Once the array changes (resized
+    // in place, as a running simulation grows its output), the next open
+    // of the edge chunk's file must not serve the pages it kept: its bytes
+    // changed, its length did not.
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
+    let src = tempfile::tempdir().unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let array = src.path().join("sim.b2nd");
+    let raw_path = scratch.path().join("sim.raw");
+    let (array_arg, raw_arg) = (array.to_str().unwrap(), raw_path.to_str().unwrap());
+    run_python(CHUNK_ARRAY, &["write", array_arg, "40", raw_arg]);
+    let old = std::fs::read(&raw_path).unwrap();
+    assert_eq!(old.len(), 40 * 64 * 8);
+    assert_eq!(
+        std::fs::read(scratch.path().join("sim.raw.b2")).unwrap(),
+        old,
+        "python-blosc2 reads back the values written"
+    );
+
+    let m = Mount::start(src.path(), &["--attr-timeout", "0.1"]);
+    let chunk_file = |i: usize| m.path().join(format!("sim.b2nd/c/{i}/0"));
+    for i in 0..3 {
+        let got = std::fs::read(chunk_file(i)).unwrap();
+        assert!(got == chunk_rows(&old, i), "c/{i}/0 before the change");
+    }
+    let decoded = |m: &Mount| m.stats()["bytes_decoded"].as_u64().unwrap();
+    let before = decoded(&m);
+    // Past the attribute timeout: the kernel asks for the attributes again,
+    // and they are unchanged.
+    std::thread::sleep(Duration::from_millis(300));
+    for i in 0..3 {
+        let got = std::fs::read(chunk_file(i)).unwrap();
+        assert!(got == chunk_rows(&old, i), "c/{i}/0 read again");
+    }
+    assert_eq!(
+        decoded(&m),
+        before,
+        "the second pass came from the page cache"
+    );
+
+    // Grow the array in place to 100 rows: chunk 2 (rows 32..48, 8 of them
+    // padding until now) is rewritten, chunks 3..6 are new. (The new
+    // version's files are new inodes today, whose pages start empty; the
+    // version check on open covers an inode that would stay.)
+    run_python(CHUNK_ARRAY, &["grow", array_arg, "100", raw_arg]);
+    let new = std::fs::read(&raw_path).unwrap();
+    assert_eq!(new.len(), 100 * 64 * 8);
+    assert_eq!(
+        std::fs::read(scratch.path().join("sim.raw.b2")).unwrap(),
+        new,
+        "python-blosc2 reads back the grown array"
+    );
+    assert_ne!(chunk_rows(&new, 2), chunk_rows(&old, 2));
+    std::thread::sleep(Duration::from_millis(300));
+    let edge = std::fs::read(chunk_file(2)).unwrap();
+    assert!(
+        edge != chunk_rows(&old, 2),
+        "c/2/0 served from the pages kept before the change"
+    );
+    assert!(edge == chunk_rows(&new, 2), "c/2/0 after the change");
+    for i in 0..7 {
+        let got = std::fs::read(chunk_file(i)).unwrap();
+        assert!(got == chunk_rows(&new, i), "c/{i}/0 after the change");
+    }
+    assert!(!chunk_file(7).exists(), "past the grid");
+}
+
+#[test]
+fn chunk_files_read_at_once_with_direct_io_are_exact() {
+    // Two readers of chunk files at once with direct_io: each read is
+    // decoded straight into its reply (no core left for prefetch), a lone
+    // reader is prefetched for; the bytes are the same either way.
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
+    let src = tempfile::tempdir().unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let array = src.path().join("sim.b2nd");
+    let raw_path = scratch.path().join("sim.raw");
+    run_python(
+        CHUNK_ARRAY,
+        &[
+            "write",
+            array.to_str().unwrap(),
+            "1000",
+            raw_path.to_str().unwrap(),
+        ],
+    );
+    let raw = std::fs::read(&raw_path).unwrap();
+    let m = Mount::start(src.path(), &["--direct-io"]);
+    let root = m.path().join("sim.b2nd/c");
+    let grid = 1000usize.div_ceil(16);
+    std::thread::scope(|s| {
+        for first in 0..2 {
+            let (root, raw) = (&root, &raw);
+            s.spawn(move || {
+                for i in (first..grid).step_by(2) {
+                    let got = std::fs::read(root.join(format!("{i}/0"))).unwrap();
+                    assert!(got == chunk_rows(raw, i), "c/{i}/0");
+                }
+            });
+        }
+    });
+    let one = std::fs::read(root.join("0/0")).unwrap();
+    assert!(one == chunk_rows(&raw, 0), "c/0/0 alone");
+    assert_eq!(m.stats()["read_errors"], 0);
+}

@@ -155,7 +155,10 @@ fn scatter_whole_blocks(
     }
     let mut served = vec![false; pieces.len()];
     for ((chunk, block), idx) in by_block {
-        if idx.len() < 2 || blocks.contains(array, chunk, block) {
+        if idx.len() < 2
+            || blocks.contains(array, chunk, block)
+            || blocks.decoding(array, chunk, block)
+        {
             continue;
         }
         let layout = blocks.block_layout(array, chunk, block)?;
@@ -295,13 +298,18 @@ fn copy_piece(
                 if blocks.read_raw_part(array, chunk, block, offset, dst)? {
                     return Ok(());
                 }
+                // A block another thread is decoding into the cache (a
+                // prefetch) is waited for below, not decoded a second time.
+                let elsewhere = blocks.decoding(array, chunk, block);
                 if misses.direct
                     && offset == 0
+                    && !elsewhere
                     && blocks.decode_whole_into(array, chunk, block, dst)?
                 {
                     return Ok(());
                 }
                 if !misses.keep_partial
+                    && !elsewhere
                     && blocks.decode_part_into(array, chunk, block, offset, dst)?
                 {
                     return Ok(());

@@ -10,6 +10,7 @@ pub mod blocks;
 pub mod budget;
 pub mod buffers;
 pub mod cache;
+pub mod cores;
 pub mod fill;
 pub mod helper;
 pub mod layouts;

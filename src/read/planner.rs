@@ -14,6 +14,7 @@ use crate::format::{Array, Error, PResult, Piece, PieceSource, Problem, Region};
 use super::assemble::{fill_pieces, fill_rows, fill_with, tiling_pieces, Misses};
 use super::blocks::Blocks;
 use super::cache::Block;
+use super::cores::CoreUse;
 use super::prefetch::Prefetcher;
 use super::stats::Stats;
 use super::stream::StreamState;
@@ -77,6 +78,9 @@ pub struct Planner {
     prefetcher: Option<Prefetcher>,
     /// Bytes a sequential reader's prefetch runs ahead.
     window: u64,
+    /// The stream reads being answered, against the cores: prefetch for a
+    /// local source runs only on a core they leave idle.
+    cores: CoreUse,
 }
 
 impl Planner {
@@ -90,6 +94,15 @@ impl Planner {
             prefetcher,
             window,
             direct: true,
+            cores: CoreUse::of_this_machine(),
+        }
+    }
+
+    /// This planner, counting `cores` cores (see [`Self::read_stream_served`]).
+    pub fn with_cores(self, cores: usize) -> Planner {
+        Planner {
+            cores: CoreUse::new(cores),
+            ..self
         }
     }
 
@@ -331,6 +344,11 @@ impl Planner {
     /// threads decode them side by side straight into their replies, and
     /// decoding into the cache first would only add a copy (measured: 0.92
     /// against 0.64 daemon CPU-seconds per GiB on an LZ4 scan).
+    ///
+    /// For a local source, prefetch also needs a core that the reads leave
+    /// idle ([`CoreUse`]): where every core already decodes for a reader of
+    /// its own (two Dask threads each reading a chunk file with direct_io),
+    /// each read is decoded straight into its reply instead.
     pub fn read_stream_served(
         &self,
         array: &Arc<Array>,
@@ -345,10 +363,10 @@ impl Planner {
             kernel_reads_ahead,
         } = reads;
         let sequential = stream.follows(offset, size);
-        let prefetcher = self
-            .prefetcher
-            .as_ref()
-            .filter(|_| sequential && (!kernel_reads_ahead || array.may_wait()));
+        let reading = self.cores.start();
+        let prefetcher = self.prefetcher.as_ref().filter(|_| {
+            sequential && (array.may_wait() || (!kernel_reads_ahead && reading.spare_core))
+        });
         if let Some(prefetcher) = prefetcher {
             if let Some(ahead) = stream.ahead(offset, size, self.window) {
                 if self.prefetch(
@@ -528,7 +546,8 @@ mod tests {
                 blocks.clone(),
                 Some(Prefetcher::start(blocks, 2)),
                 4 * block_bytes,
-            );
+            )
+            .with_cores(2);
             let stream = StreamState::default();
             let mut got = Vec::new();
             while got.len() < want.len() {
@@ -556,5 +575,80 @@ mod tests {
                 "round {round}: a block decoded twice"
             );
         }
+    }
+
+    #[test]
+    fn a_direct_io_reader_is_prefetched_for_only_while_a_core_is_left_idle() {
+        // 700 items in chunks of 256 and blocks of 64 (split, zstd).
+        let (array, _) = fixture("split_always_split_zstd");
+        let array = Arc::new(array);
+        let want = Planner::standalone(1 << 20)
+            .read(&array, &View::Data, 0, u64::MAX)
+            .unwrap();
+        let block_bytes = 64 * want.len() as u64 / 700;
+        let scan = |planner: &Planner| {
+            let stream = StreamState::default();
+            let mut got = Vec::new();
+            while got.len() < want.len() {
+                let mut buf = Vec::new();
+                let reads = StreamRead {
+                    stream: &stream,
+                    kernel_reads_ahead: false,
+                };
+                let served = planner
+                    .read_stream_served(
+                        &array,
+                        &View::Data,
+                        reads,
+                        got.len() as u64,
+                        block_bytes,
+                        &mut buf,
+                    )
+                    .unwrap();
+                got.extend_from_slice(served.bytes(&buf));
+            }
+            got
+        };
+        let planner = |cores: usize| {
+            let blocks = Arc::new(Blocks::new(16 << 20, 1 << 20, Arc::new(Stats::default())));
+            Planner::new(
+                blocks.clone(),
+                Some(Prefetcher::start(blocks, 1)),
+                4 * block_bytes,
+            )
+            .with_cores(cores)
+        };
+        // Two cores, no other read being answered: the window ahead is
+        // queued for prefetch, and the reader takes its blocks from the
+        // cache (whichever thread decoded them first).
+        let idle = planner(2);
+        assert!(scan(&idle) == want);
+        assert!(
+            idle.blocks().cache().usage().1 > 0,
+            "the blocks went through the cache"
+        );
+        assert_eq!(idle.cores.reading(), 0, "every read counted out");
+        // Another read being answered on the other core: nothing is
+        // prefetched, every block is decoded straight into its reply.
+        let busy = planner(2);
+        let other = busy.cores.start();
+        assert!(scan(&busy) == want);
+        assert_eq!(Stats::get(&busy.stats().prefetched_blocks), 0);
+        let plain = Planner::new(
+            Arc::new(Blocks::new(16 << 20, 1 << 20, Arc::new(Stats::default()))),
+            None,
+            0,
+        );
+        assert!(scan(&plain) == want);
+        assert_eq!(
+            busy.blocks().cache().usage(),
+            plain.blocks().cache().usage(),
+            "blocks cached as without a prefetcher (the short last block, read in part)"
+        );
+        drop(other);
+        // One core: never an idle one.
+        let one = planner(1);
+        assert!(scan(&one) == want);
+        assert_eq!(Stats::get(&one.stats().prefetched_blocks), 0);
     }
 }
