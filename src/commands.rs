@@ -16,10 +16,16 @@ use crate::read::Planner;
 use crate::source::store::{Store, StoreFormat};
 use crate::views::meta_json;
 
-/// `blosc2fs info FILE`: a store's group metadata (or with `tree`, its
-/// tree of keys), else the array's meta.json (a saved expression's as
-/// computed, or why it is not).
-pub fn info(file: &Path, tree: bool, remote: &RemoteArgs) -> Result<ExitCode, String> {
+/// `blosc2fs info FILE [KEY]`: a table's schema (a store whose root is a
+/// table, or the table at `key`), a store's group metadata (or with
+/// `tree`, its tree of keys), a store value's meta.json, else the array's
+/// meta.json (a saved expression's as computed, or why it is not).
+pub fn info(
+    file: &Path,
+    key: Option<&str>,
+    tree: bool,
+    remote: &RemoteArgs,
+) -> Result<ExitCode, String> {
     #[cfg(not(feature = "remote"))]
     crate::cli::refuse_url(file)?;
     if let Some(format) = StoreFormat::of_path(file) {
@@ -28,13 +34,35 @@ pub fn info(file: &Path, tree: bool, remote: &RemoteArgs) -> Result<ExitCode, St
             std::time::SystemTime::UNIX_EPOCH,
             1,
         );
+        let key = key.map(|k| k.trim_end_matches('/')).unwrap_or("");
         let text = if tree {
             store::tree_text(&store)
+        } else if store.tables.iter().any(|t| t == key) {
+            match &*store.table(key) {
+                Ok(info) => crate::catalog::table::info::schema_text(&info.batches),
+                Err(e) => return Err(e.to_string()),
+            }
+        } else if let Some(meta) = store.group_meta.get(key) {
+            String::from_utf8_lossy(meta).into_owned()
+        } else if store.store.values().contains_key(key) {
+            let array = store.store.open_value(key).map_err(|e| e.to_string())?;
+            let mut text = serde_json::to_string_pretty(&meta_json::render(&array))
+                .map_err(|e| e.to_string())?;
+            text.push('\n');
+            text
         } else {
-            let group_meta = store.group_meta.get("").map(|m| m.as_slice());
-            String::from_utf8_lossy(group_meta.unwrap_or_default()).into_owned()
+            return Err(format!(
+                "{}: no table, group or value at key {key:?}",
+                file.display()
+            ));
         };
         return print(text.as_bytes());
+    }
+    if key.is_some() {
+        return Err(format!(
+            "{}: not a store (.b2z, .b2d, .b2e); a key is only for stores",
+            file.display()
+        ));
     }
     if tree {
         return Err(format!(

@@ -36,7 +36,12 @@ fn init_logging(verbose: u8) {
 
 fn run(command: Command) -> Result<ExitCode, String> {
     match command {
-        Command::Info { file, tree, remote } => commands::info(&file, tree, &remote),
+        Command::Info {
+            file,
+            key,
+            tree,
+            remote,
+        } => commands::info(&file, key.as_deref(), tree, &remote),
         Command::Cat {
             file,
             key,

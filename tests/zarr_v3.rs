@@ -9,17 +9,24 @@
 //! an array folder gains one entry, `c/` is reachable but not listed, and
 //! `--views` without `zarr3` shows no `zarr.json`.
 //!
+//! A group's consolidated metadata (issue 45): each group of a small tree
+//! lists every node below it with that node's own `zarr.json`; zarr-python
+//! and xarray read the values and variables through it (xarray with a
+//! read or so, not one per node); a tree over the bound has
+//! none; an array added, removed or grown in the source changes it once the
+//! attributes' time is out.
+//!
 //! The reader tests skip (printing why) when a reader is not importable
 //! from the oracle's Python (scripts/setup_venv.sh installs them).
 
 mod common;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::mount::{serial_with_fuse, Mount};
+use common::mount::{run_python, serial_with_fuse, Mount};
 use common::*;
 
 /// Whether the oracle's Python has every reader; prints why a test skips.
@@ -254,10 +261,12 @@ fn an_array_folder_gains_only_zarr_json_and_its_chunk_keys_are_hidden() {
         serde_json::from_slice(&fs::read(p.join("zarr.json")).unwrap()).unwrap()
     };
     assert_eq!(
-        group(m.path()),
+        without_consolidated(&group(m.path())),
         serde_json::json!({"zarr_format": 3, "node_type": "group",
                            "attributes": {"blosc2fs": {"kind": "folder", "name": "fixtures"}}})
     );
+    // The fixtures are few: the root carries them all (issue 45).
+    assert!(has_consolidated(m.path()));
     let tree = m.path().join("stores/tree.b2z");
     assert_eq!(
         group(&tree)["attributes"],
@@ -323,6 +332,285 @@ fn an_array_folder_gains_only_zarr_json_and_its_chunk_keys_are_hidden() {
         }
     }
     assert!(arrays > 150, "{arrays} v3 arrays");
+}
+
+// ------------------------------------------------- consolidated metadata
+
+/// Every node document of the Zarr v3 hierarchy under `mnt` (not the root's),
+/// read from each folder's own `zarr.json`, by path relative to `mnt`.
+fn own_documents(mnt: &Path) -> BTreeMap<String, serde_json::Value> {
+    let mut all = Vec::new();
+    walk(mnt, "", &mut all);
+    all.iter()
+        .filter_map(|p| p.strip_suffix("/zarr.json"))
+        .map(|folder| {
+            let doc = fs::read(mnt.join(folder).join("zarr.json")).unwrap();
+            (folder.to_string(), serde_json::from_slice(&doc).unwrap())
+        })
+        .collect()
+}
+
+/// The group document `doc` without its `consolidated_metadata`.
+fn without_consolidated(doc: &serde_json::Value) -> serde_json::Value {
+    let mut doc = doc.clone();
+    doc.as_object_mut().unwrap().remove("consolidated_metadata");
+    doc
+}
+
+/// The flat members of the consolidated metadata in the `zarr.json` of
+/// `folder` (panics when it has none).
+fn consolidated(folder: &Path) -> serde_json::Map<String, serde_json::Value> {
+    let doc: serde_json::Value =
+        serde_json::from_slice(&fs::read(folder.join("zarr.json")).unwrap()).unwrap();
+    let inline = &doc["consolidated_metadata"];
+    assert_eq!(inline["kind"], "inline", "{}", folder.display());
+    assert_eq!(inline["must_understand"], false);
+    inline["metadata"].as_object().unwrap().clone()
+}
+
+/// Whether the `zarr.json` of `folder` carries consolidated metadata.
+fn has_consolidated(folder: &Path) -> bool {
+    let doc: serde_json::Value =
+        serde_json::from_slice(&fs::read(folder.join("zarr.json")).unwrap()).unwrap();
+    doc.get("consolidated_metadata").is_some()
+}
+
+/// `members` (consolidated below `base`, "" for the mount root) are exactly
+/// the nodes of `own` below `base`, each its own document (a group's without
+/// its own consolidated metadata, which zarr-python lists flat instead).
+fn assert_members_are_own(
+    members: &serde_json::Map<String, serde_json::Value>,
+    own: &BTreeMap<String, serde_json::Value>,
+    base: &str,
+) {
+    let below: BTreeMap<String, &serde_json::Value> = own
+        .iter()
+        .filter_map(|(path, doc)| {
+            let rel = if base.is_empty() {
+                Some(path.as_str())
+            } else {
+                path.strip_prefix(base)?.strip_prefix('/')
+            };
+            Some((rel?.to_string(), doc))
+        })
+        .collect();
+    assert_eq!(
+        members.keys().cloned().collect::<BTreeSet<_>>(),
+        below.keys().cloned().collect::<BTreeSet<_>>(),
+        "the members below {base:?}"
+    );
+    let empty = serde_json::json!({"kind": "inline", "must_understand": false, "metadata": {}});
+    for (rel, entry) in members {
+        let doc = below[rel];
+        if doc["node_type"] == "group" {
+            assert_eq!(entry["consolidated_metadata"], empty, "{base}/{rel}");
+            assert_eq!(
+                without_consolidated(entry),
+                without_consolidated(doc),
+                "{base}/{rel}"
+            );
+        } else {
+            assert_eq!(entry, doc, "{base}/{rel}");
+        }
+    }
+}
+
+/// The reads of the hierarchy through the consolidated metadata: zarr-python
+/// (each array's values, as sha256 of their little-endian bytes) and xarray's
+/// datatree (its variables, and how many reads the mount answered for it).
+const CONSOLIDATED_READS: &str = r#"
+import hashlib, json, os, sys, warnings
+warnings.simplefilter("ignore")
+import numpy as np, xarray as xr, zarr
+mnt = sys.argv[1]
+def reads():
+    with open(os.path.join(mnt, ".stats"), "rb") as f:
+        return json.loads(f.read())["reads"]
+r0 = reads()
+tree = xr.open_datatree(mnt, engine="zarr", consolidated=True)
+variables = sorted(f"{n.path.strip('/')}/{v}".lstrip("/") for n in tree.subtree for v in n.ds.data_vars)
+r1 = reads()
+root = zarr.open_group(mnt, mode="r", use_consolidated=True)
+assert root.metadata.consolidated_metadata is not None
+values = {}
+for path, node in root.members(max_depth=None):
+    if isinstance(node, zarr.Array):
+        a = np.asarray(node[...])
+        le = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<"))
+        values[path] = hashlib.sha256(le.tobytes()).hexdigest()
+print(json.dumps({"values": values, "variables": variables, "reads_consolidated": r1 - r0}))
+"#;
+
+/// A small tree: lake arrays in three folders, an empty folder, an array v3
+/// cannot describe, a store of nested groups. Returns each v3 array's path
+/// and the sha256 of its values (numpy's bytes, or python-blosc2's manifest).
+fn small_tree(src: &Path) -> BTreeMap<String, String> {
+    let mut want = BTreeMap::new();
+    let t = common::lake::templates();
+    for (rel, name) in common::lake::lake_in(src, 9, 3) {
+        want.insert(rel, sha256_hex(&t.raw(name)));
+    }
+    fs::create_dir_all(src.join("d01/empty")).unwrap();
+    fs::copy(
+        fixtures_dir().join("dtype_S7.b2nd"),
+        src.join("d02/strings.b2nd"),
+    )
+    .unwrap();
+    fs::copy(
+        fixtures_dir().join("stores/tree.b2z"),
+        src.join("d00/tree.b2z"),
+    )
+    .unwrap();
+    let manifest = read_manifest(&fixtures_dir().join("stores"));
+    for (key, info) in manifest["stores"]["tree.b2z"]["keys"].as_object().unwrap() {
+        want.insert(
+            format!("d00/tree.b2z{key}"),
+            info["sha256"].as_str().unwrap().to_string(),
+        );
+    }
+    want
+}
+
+#[test]
+fn a_group_carries_its_subtree_as_consolidated_metadata() {
+    let test = "a_group_carries_its_subtree_as_consolidated_metadata";
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
+    if !have_readers(test, &[]) {
+        return;
+    }
+    let src = tempfile::tempdir().unwrap();
+    let want = small_tree(src.path());
+    let m = Mount::start(src.path(), &[]);
+    // Readers first, on a fresh mount (nothing of the tree in the kernel's
+    // page cache yet).
+    let out = run_python(CONSOLIDATED_READS, &[m.path().to_str().unwrap()]);
+    let got: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    let values: BTreeMap<String, String> = serde_json::from_value(got["values"].clone()).unwrap();
+    assert_eq!(
+        values, want,
+        "zarr-python's values through the consolidated metadata"
+    );
+    let variables: BTreeSet<String> = serde_json::from_value(got["variables"].clone()).unwrap();
+    assert_eq!(
+        variables,
+        want.keys().cloned().collect(),
+        "xarray's variables"
+    );
+
+    let own = own_documents(m.path());
+    // xarray read one document, not one per node (which `consolidated=True`
+    // asks: it fails where the root has none). A folder's document is read
+    // with direct I/O, so the reader's closing end-of-file read reaches the
+    // daemon too: two opens of the root's document are at most 4 reads.
+    let with = got["reads_consolidated"].as_u64().unwrap();
+    assert!(
+        with <= 4 && own.len() > 15,
+        "{with} reads for {} nodes",
+        own.len()
+    );
+
+    // The root lists every node below it with its own document; so do the
+    // groups below, a store's groups too, and an empty group lists none.
+    assert!(own.len() > want.len() + 5, "{:?}", own.keys());
+    assert!(!own.contains_key("d02/strings.b2nd"));
+    assert_members_are_own(&consolidated(m.path()), &own, "");
+    for group in [
+        "d00",
+        "d01",
+        "d00/tree.b2z",
+        "d00/tree.b2z/exp",
+        "d01/empty",
+    ] {
+        assert_members_are_own(&consolidated(&m.path().join(group)), &own, group);
+    }
+    assert!(consolidated(&m.path().join("d01/empty")).is_empty());
+    // The array v3 cannot describe is left out, and its meta.json says why.
+    let meta: serde_json::Value =
+        serde_json::from_slice(&fs::read(m.path().join("d02/strings.b2nd/meta.json")).unwrap())
+            .unwrap();
+    assert_eq!(meta["zarr"]["v3"], false);
+}
+
+#[test]
+fn a_tree_over_the_bound_has_no_consolidated_metadata() {
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
+    // 10,100 arrays in 101 folders: over the bound of 10,000 nodes at the
+    // root, each folder well within it.
+    let src = tempfile::tempdir().unwrap();
+    common::lake::lake_in(src.path(), 10_100, 100);
+    let m = Mount::start(src.path(), &[]);
+    assert!(!has_consolidated(m.path()));
+    let root: serde_json::Value =
+        serde_json::from_slice(&fs::read(m.path().join("zarr.json")).unwrap()).unwrap();
+    assert_eq!(root["node_type"], "group");
+    assert_eq!(consolidated(&m.path().join("d07")).len(), 100);
+}
+
+#[test]
+fn the_consolidated_metadata_follows_the_source() {
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
+    let src = tempfile::tempdir().unwrap();
+    let t = common::lake::templates();
+    common::lake::lake_in(src.path(), 6, 3);
+    // Attributes kept 0.1 s: after that the kernel asks again.
+    let m = Mount::start(src.path(), &["--attr-timeout", "0.1"]);
+    let settle = || std::thread::sleep(std::time::Duration::from_millis(300));
+    let root = m.path();
+    let before = consolidated(root);
+    assert!(before.contains_key("d00/a0000.b2nd") && !before.contains_key("d01/new.b2nd"));
+
+    // A new array.
+    t.copy("f8", &src.path().join("d01/new.b2nd"));
+    settle();
+    let members = consolidated(root);
+    assert_eq!(members.len(), before.len() + 1);
+    let own: serde_json::Value =
+        serde_json::from_slice(&fs::read(root.join("d01/new.b2nd/zarr.json")).unwrap()).unwrap();
+    assert_eq!(members["d01/new.b2nd"], own);
+    assert_eq!(consolidated(&root.join("d01"))["new.b2nd"], own);
+
+    // A removed array.
+    fs::remove_file(src.path().join("d00/a0000.b2nd")).unwrap();
+    settle();
+    let members = consolidated(root);
+    assert!(!members.contains_key("d00/a0000.b2nd"));
+    assert_eq!(members.len(), before.len());
+
+    // A grown array (resized in place: its folder is unchanged).
+    let grow = r#"
+import sys, numpy as np, blosc2
+a = blosc2.open(sys.argv[1], mode="a")
+a.resize((12345,))
+a[1000:] = np.arange(11345, dtype=a.dtype)
+"#;
+    let grown = src.path().join("d00/a0001.b2nd");
+    assert_eq!(before["d00/a0001.b2nd"]["shape"], serde_json::json!([1000]));
+    run_python(grow, &[grown.to_str().unwrap()]);
+    settle();
+    assert_eq!(
+        consolidated(root)["d00/a0001.b2nd"]["shape"],
+        serde_json::json!([12345])
+    );
+    assert_members_are_own(&consolidated(root), &own_documents(root), "");
+
+    // A folder closed to others: the root, which others may read, says
+    // nothing of it (nor of anything else); the folder itself still does.
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(src.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    let closed = src.path().join("d01");
+    fs::set_permissions(&closed, fs::Permissions::from_mode(0o700)).unwrap();
+    settle();
+    assert!(!has_consolidated(root));
+    assert_eq!(consolidated(&root.join("d01")).len(), 4);
+    fs::set_permissions(&closed, fs::Permissions::from_mode(0o755)).unwrap();
+    settle();
+    assert_eq!(consolidated(root).len(), before.len());
 }
 
 // ---------------------------------------------------------------- S3 (moto)

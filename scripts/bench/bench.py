@@ -11,21 +11,25 @@ Usage (as root: it mounts, and drops page caches for the disk-cold and random ro
     .venv/bin/python scripts/bench/bench.py --scenario zarr3   # xarray/Dask through the Zarr v3 hierarchy:
                                                                # see bench_zarr3.py
     .venv/bin/python scripts/bench/bench.py --scenario disk-cache  # warm re-reads: see bench_disk_cache.py
+    .venv/bin/python scripts/bench/bench.py --scenario epochs      # 4 back-to-back reads with --disk-cache:
+                                                                   # see bench_disk_cache.py
+    .venv/bin/python scripts/bench/bench.py --scenario tables  # a CTable's table.csv / table.arrow:
+                                                               # see bench_tables.py
 
     options: [--size-gib 1.0] [--repeats 3] [--workdir /tmp/blosc2fs-bench] [--cache-size 128M]
              [--scale-cache-size 64M] [--stagger 0.1] [--mount-args "--readahead-kb 8192"]
              [--python INTERPRETER] [--no-scale] [--no-peers] [--strict]
-             [--scenario mount|tree|computed|zarr3|disk-cache] [--tree-sizes 50000,200000] [--tree-nofile 1024]
+             [--scenario mount|tree|computed|zarr3|disk-cache|epochs] [--tree-sizes 50000,200000] [--tree-nofile 1024]
              [--tree-cache-size 64M] [--tree-timeout 600] [--tree-budget-min 25]
-             [--tree-mksquashfs-args "-no-duplicates"]
+             [--tree-mksquashfs-args "-no-duplicates"] [--table-rows 10000000]
 
 Scenarios, one file each beside this one (its docstring describes it): `mount` (the default,
 bench_mount.py: the tables of one array read through the mount beside C-Blosc2, the peers and
 the scale table); `tree` (bench_tree.py) mounts trees of many small arrays under `ulimit -n
 1024` and times find, ls -lR and a read of every file, with the daemon's RSS and descriptors,
 beside squashfuse_ll over a squashfs image of the same presented tree; `computed`
-(bench_computed.py), `zarr3` (bench_zarr3.py) and `disk-cache` (bench_disk_cache.py). What they
-share: benchlib.py (mounts, timing, the host), corpus.py (the 1 GiB field), peers.py
+(bench_computed.py), `zarr3` (bench_zarr3.py), `disk-cache` and `epochs` (bench_disk_cache.py),
+`tables` (bench_tables.py). What they share: benchlib.py (mounts, timing, the host), corpus.py (the 1 GiB field), peers.py
 (squashfuse_ll). The remote and Caterva2 benchmarks are their own commands: bench_remote.py and
 bench_c2.py; bench_decode.py times the decoders alone.
 
@@ -43,6 +47,7 @@ import sys
 import bench_computed
 import bench_disk_cache
 import bench_mount
+import bench_tables
 import bench_tree
 import bench_zarr3
 import corpus
@@ -52,6 +57,8 @@ from benchlib import REPO, Json, run_main
 def worker_main(request: Json) -> Json:
     """The numpy/blosc2 side of a request (run in a worker subprocess of --python)."""
     op = request["op"]
+    if op.startswith("tables_"):  # the tables scenario's python-blosc2 / pyarrow side
+        return bench_tables.worker(request)
     if op.startswith("computed_"):  # the computed scenario's python-blosc2 side
         return bench_computed.worker(request)
     if op == "tree_templates":  # the tree scenario's templates
@@ -81,14 +88,17 @@ def main() -> int:
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target FAILs")
     ap.add_argument(
         "--scenario",
-        choices=("mount", "tree", "computed", "zarr3", "disk-cache"),
+        choices=("mount", "tree", "computed", "zarr3", "disk-cache", "epochs", "tables"),
         default="mount",
         help="mount: the tables above (default); tree: many small arrays, find / ls -lR / read-all, "
         "daemon RSS and descriptors, beside squashfuse_ll (bench_tree.py); computed: a saved "
         "expression beside python-blosc2's own evaluation (bench_computed.py); zarr3: "
         "xarray's open_datatree beside find, a Dask reduction beside dd (bench_zarr3.py); disk-cache: "
-        "re-reads through --disk-cache, with and without passthrough (bench_disk_cache.py)",
+        "re-reads through --disk-cache, with and without passthrough (bench_disk_cache.py); epochs: 4 "
+        "back-to-back reads with --disk-cache beside a cold read without it (bench_disk_cache.py); tables: "
+        "a CTable's table.csv and table.arrow read whole beside CTable.to_arrow() (bench_tables.py)",
     )
+    ap.add_argument("--table-rows", type=int, default=10_000_000, help="tables scenario: the table's rows")
     ap.add_argument("--tree-sizes", default="50000,200000", help="tree scenario: array counts, comma separated")
     ap.add_argument("--tree-nofile", type=int, default=1024, help="tree scenario: the daemons' `ulimit -n`")
     ap.add_argument("--tree-cache-size", default="64M", help="tree scenario: blosc2fs --cache-size")
@@ -137,7 +147,9 @@ def main() -> int:
         "tree": bench_tree.run,
         "zarr3": bench_zarr3.run,
         "disk-cache": bench_disk_cache.run,
+        "epochs": bench_disk_cache.run_epochs,
         "computed": bench_computed.run,
+        "tables": bench_tables.run,
     }
     return scenarios[args.scenario](args)
 

@@ -12,6 +12,12 @@ their sha256 matches (so they are python-blosc2's, bit for bit); then:
    reaches exactly the expected arrays, and each reads exactly;
 2. xarray: `xr.open_datatree(MNT, engine="zarr")` holds exactly the
    expected variables, each exact;
+   then both again from the root group's consolidated metadata (issue 45):
+   every node it lists has that document as its own `zarr.json` (a group's
+   without its own `consolidated_metadata`), its arrays are exactly the
+   expected ones, and `zarr.open_group(..., use_consolidated=True)` and
+   `xr.open_datatree(..., consolidated=True)` (which fail without it) read
+   each exactly;
 3. tensorstore's `zarr3` driver opens each array folder and reads it exactly;
 4. Dask: a `distributed.LocalCluster` of 2 worker processes computes each
    array through `dask.array.from_zarr` (exact) and reduces it (integer
@@ -95,6 +101,56 @@ def check_xarray(mnt: str, want: Any) -> Any:
     return len(seen)
 
 
+EMPTY_INLINE = {"kind": "inline", "must_understand": False, "metadata": {}}
+
+
+def without_consolidated(doc: Any) -> Any:
+    return {k: v for k, v in doc.items() if k != "consolidated_metadata"}
+
+
+def check_consolidated(mnt: str, want: Any) -> Any:
+    import xarray as xr
+    import zarr
+
+    with open(os.path.join(mnt, "zarr.json")) as f:
+        root_doc = json.load(f)
+    inline = root_doc.get("consolidated_metadata")
+    if not inline or inline.get("kind") != "inline" or inline.get("must_understand") is not False:
+        raise AssertionError(f"the root zarr.json has no inline consolidated metadata: {inline!r:.200}")
+    members = inline["metadata"]
+    for rel, entry in members.items():
+        with open(os.path.join(mnt, rel, "zarr.json")) as f:
+            own = json.load(f)
+        if entry.get("node_type") == "group":
+            if entry.get("consolidated_metadata") != EMPTY_INLINE or without_consolidated(
+                entry
+            ) != without_consolidated(own):
+                raise AssertionError(f"consolidated {rel}: not its own group document")
+        elif entry != own:
+            raise AssertionError(f"consolidated {rel}: not its own zarr.json")
+    arrays = {rel for rel, entry in members.items() if entry.get("node_type") == "array"}
+    missing, extra = sorted(set(want) - arrays), sorted(arrays - set(want))
+    if missing or extra:
+        raise AssertionError(f"consolidated: missing {missing[:10]} ({len(missing)}), unexpected {extra[:10]}")
+    root = zarr.open_group(mnt, mode="r", use_consolidated=True)
+    found = {path: node for path, node in root.members(max_depth=None) if isinstance(node, zarr.Array)}
+    if set(found) != set(want):
+        raise AssertionError("zarr (consolidated): not the expected arrays")
+    for rel, arr in found.items():
+        same(arr[...], want[rel], "zarr (consolidated)", rel)
+    tree = xr.open_datatree(mnt, engine="zarr", consolidated=True, decode_cf=False, mask_and_scale=False)
+    seen = set()
+    for node in tree.subtree:
+        base = node.path.strip("/")
+        for name, var in node.ds.data_vars.items():
+            rel = f"{base}/{name}" if base else name
+            same(var.values, want[rel], "xarray (consolidated)", rel)
+            seen.add(rel)
+    if seen != set(want):
+        raise AssertionError(f"xarray (consolidated): {len(seen)} variables, expected {len(want)}")
+    return len(members)
+
+
 def check_tensorstore(mnt: str, want: Any) -> Any:
     import tensorstore as ts
 
@@ -152,6 +208,7 @@ def main() -> Any:
     counts = {"expected": len(want)}
     counts["zarr"] = check_zarr(mnt, want)
     counts["xarray"] = check_xarray(mnt, want)
+    counts["consolidated"] = check_consolidated(mnt, want)
     counts["tensorstore"] = check_tensorstore(mnt, want)
     counts["dask"] = check_dask(mnt, want)
     for rel in expected.get("not_v3", []):

@@ -22,7 +22,7 @@ OUT/src holds:
 - fixtures/: the committed .b2nd and Caterva fixtures (every codec, filter,
   split mode, numeric dtype, rank 0 to 8, special chunks, sparse frames);
 - stores/: the committed TreeStore, DictStores, EmbedStore and a CTable
-  (groups: nested groups with vlmeta, a table);
+  (groups: nested groups with vlmeta, a table and its number columns);
 - gen/: big-endian variants, vlmeta attributes, saved dimension names shared
   by two arrays of one group;
 - computed/: operands and saved lazy expressions (LazyExpr.save).
@@ -92,7 +92,16 @@ def main() -> None:
         to_path = os.path.join(src, "stores", name)
         (shutil.copytree if os.path.isdir(from_path) else shutil.copy)(from_path, to_path)
         if name.startswith("table"):
-            continue  # columns show their valid rows only: no chunk grid
+            # A table's number columns (no nulls) are 1-D arrays of its live rows.
+            for root, table in stores[name]["tables"].items():
+                for col, c in table["columns"].items():
+                    if numeric(c["dtype"]):
+                        arrays[f"stores/{name}{root}/{col}"] = {
+                            "sha256": c["sha256"],
+                            "dtype": np.dtype(c["dtype"]).str,
+                            "shape": c["shape"],
+                        }
+            continue
         for key, k in stores[name]["keys"].items():
             if numeric(k["dtype"]):
                 arrays[f"stores/{name}{key}"] = {

@@ -14,14 +14,25 @@ use std::time::SystemTime;
 use serde_json::json;
 
 use crate::format::{Array, Version};
-use crate::read::RowMap;
 use crate::views::{meta_json, Presented};
 
 use super::access::Access;
 use super::computed::{Computed, Computer, Dep, NotComputed};
+use super::index_sidecar::indexed_array;
 use super::location::Origin;
 use super::meta_cache::MetaCache;
+use super::table::present::present_column;
+use super::table::TableBatches;
 use super::versioned::{Reload, Versioned};
+
+/// A table's logical column: the table's batches and the column's place.
+#[derive(Debug, Clone)]
+pub struct TableColumn {
+    /// The table.
+    pub batches: Arc<TableBatches>,
+    /// The column's index among its columns.
+    pub index: usize,
+}
 
 /// Told of every array an entry opens.
 pub type Preload = Box<dyn Fn(&Arc<Array>) + Send + Sync>;
@@ -89,7 +100,7 @@ pub struct ArrayEntry {
     pub origin: Origin,
     version: Versioned<Stamp, Loaded>,
     on_load: Option<OnLoad>,
-    rows: Option<Arc<RowMap>>,
+    column: Option<TableColumn>,
     /// For a computed array: the files its first load read, and their state
     /// then; a change to any makes the entry stale like a change to its own file.
     deps: parking_lot::Mutex<Option<Vec<Dep>>>,
@@ -117,20 +128,21 @@ impl ArrayEntry {
             origin,
             version: Versioned::new(cache.clone(), in_place),
             on_load,
-            rows: None,
+            column: None,
             deps: Default::default(),
         }
     }
 
-    /// An entry for a table column: only the stored rows in `rows` are shown.
+    /// An entry for a table's logical column (its values over the live
+    /// rows, as [`present_column`] renders them).
     pub fn column(
         origin: Origin,
-        rows: Arc<RowMap>,
+        column: TableColumn,
         on_load: Option<OnLoad>,
         cache: &Arc<MetaCache>,
     ) -> ArrayEntry {
         ArrayEntry {
-            rows: Some(rows),
+            column: Some(column),
             ..ArrayEntry::new(origin, false, on_load, cache)
         }
     }
@@ -179,7 +191,7 @@ impl ArrayEntry {
                 *access,
                 *mtime,
                 self.on_load.as_ref(),
-                self.rows.as_deref(),
+                self.column.as_ref(),
             );
             self.settle_deps(loaded)
         };
@@ -213,6 +225,26 @@ impl ArrayEntry {
     }
 }
 
+/// An index sidecar of `indexed` is no Zarr array, and its `meta.json` says
+/// whose sidecar it is.
+fn mark_sidecar(presented: &mut Presented, indexed: &std::path::Path) {
+    let name = indexed
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    presented.zarr3 = None;
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&presented.meta_json).unwrap_or_else(|_| json!({}));
+    if let Some(obj) = doc.as_object_mut() {
+        obj.insert("index_sidecar_of".into(), json!(name));
+        obj.insert(
+            "zarr".into(),
+            json!({"v3": false, "reason": format!("an index sidecar of {name} (python-blosc2's create_index), not data: outside the Zarr hierarchy")}),
+        );
+    }
+    presented.meta_json = Arc::new(crate::views::json::json_bytes(&doc));
+}
+
 /// Load one version of the array at `origin`, and for a computed array
 /// the files it read.
 fn load(
@@ -222,8 +254,23 @@ fn load(
     mut access: Access,
     mtime: SystemTime,
     on_load: Option<&OnLoad>,
-    rows: Option<&RowMap>,
+    column: Option<&TableColumn>,
 ) -> (Loaded, Option<Vec<Dep>>) {
+    if let Some(column) = column {
+        let presented = present_column(&column.batches, column.index);
+        if let (Some(array), Some(on_load)) = (&presented.array, on_load) {
+            (on_load.preload)(array);
+        }
+        let loaded = Loaded {
+            version: number,
+            stamp,
+            access,
+            mtime,
+            presented,
+            failed_for_now: false,
+        };
+        return (loaded, None);
+    }
     let mut deps = None;
     let mut failed_for_now = false;
     let computer = on_load.and_then(|l| l.computer.as_ref());
@@ -248,7 +295,7 @@ fn load(
                     if let Some(on_load) = on_load {
                         (on_load.preload)(&array);
                     }
-                    Presented::of_array(array, rows)
+                    Presented::of_array(array, None)
                 }
                 Err(NotComputed { why, deps: read }) => {
                     // A refusal may change with what it read (a chmod).
@@ -272,7 +319,13 @@ fn load(
                 if let Some(on_load) = on_load {
                     (on_load.preload)(&array);
                 }
-                Presented::of_array(array, rows)
+                let mut presented = Presented::of_array(array, None);
+                if let Origin::Local(path) = origin {
+                    if let Some(indexed) = indexed_array(path) {
+                        mark_sidecar(&mut presented, &indexed);
+                    }
+                }
+                presented
             }
         },
         (Err(e), _) => {

@@ -1,9 +1,10 @@
 //! What each kind of source holds as folders, and the loaded versions of
 //! what it holds: local folders ([`listing`]), remote roots ([`remote`]),
 //! stores and their groups and tables ([`store`]) and what such a folder
-//! shows ([`store_folder`]), where an array's bytes come from
+//! shows ([`store_folder`]), a table's logical columns ([`table`]), where an array's bytes come from
 //! ([`location`]), which saved expressions are computed from which
-//! operands ([`computed`]), and who may read what ([`access`]).
+//! operands ([`computed`]), which local arrays are index sidecars
+//! ([`index_sidecar`]), and who may read what ([`access`]).
 //! Loaded versions are kept within one byte budget ([`meta_cache`],
 //! [`versioned`]); [`entry`] is one array's loaded version.
 //!
@@ -13,6 +14,7 @@
 pub mod access;
 pub mod computed;
 pub mod entry;
+pub mod index_sidecar;
 pub mod listing;
 pub mod location;
 pub mod meta_cache;
@@ -20,6 +22,7 @@ pub mod meta_cache;
 pub mod remote;
 pub mod store;
 pub mod store_folder;
+pub mod table;
 pub mod versioned;
 
 pub use access::Access;

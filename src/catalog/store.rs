@@ -21,21 +21,27 @@ use std::time::SystemTime;
 
 use serde_json::{json, Map, Value as Json};
 
-use crate::format::{Error, Problem, Region, Shape, Version};
-use crate::read::{read_uncached, RowMap};
+use crate::format::{Error, Shape, Version};
+use crate::read::RowMap;
 use crate::source::local_version;
 use crate::source::store::{Home, Store, StoreFormat};
 
 use super::meta_cache::MetaCache;
 use super::versioned::{Reload, Versioned};
+use crate::views::table_arrow::TableArrow;
+use crate::views::table_csv::TableCsv;
+use crate::views::table_file::TableFile;
+use crate::views::table_source::SharedTableSource;
 use crate::views::zarr3_group::described_group;
+
+use super::table::{present, TableBatches, TableModel};
 
 /// Names reserved in every store folder (group, store root, table).
 const RESERVED: [&str; 2] = ["meta.json", "table.csv"];
-/// Most runs of valid rows a table's row map holds (bounds its memory).
-const MAX_ROW_RUNS: usize = 1 << 22;
-/// Bytes of the valid-rows mask decoded at a time.
-const MASK_STEP: u64 = 1 << 20;
+/// Names a table folder's own files and subfolder take, beside [`RESERVED`].
+const TABLE_RESERVED: [&str; 3] = ["indexes", "table.arrow", "zarr.json"];
+/// The folder of a table's index sidecars.
+pub const INDEXES: &str = "indexes";
 
 /// The presented name of key segment `segment`: `%` becomes `%25`; a
 /// segment equal to a reserved name (`meta.json`, `table.csv`), `.`, `..`
@@ -63,12 +69,15 @@ pub enum ChildKind {
     Table(String),
     /// A value (an array folder).
     Value(String),
-    /// A column of the table at `table`, stored at `key`.
+    /// Logical column `column` of the table at `table`, whose first
+    /// storage key is `key` (a computed column: the table's `_meta`).
     Column {
         /// The table's root key.
         table: String,
-        /// The column array's key.
+        /// The column's first storage key.
         key: String,
+        /// Its place among the table's columns (schema order).
+        column: usize,
     },
 }
 
@@ -89,11 +98,25 @@ pub struct TableInfo {
     pub meta_json: Arc<Vec<u8>>,
     /// Its valid rows.
     pub rows: Arc<RowMap>,
-    /// Its `table.csv`, when every column is a 1-D array of a dtype
-    /// `data.txt` can show (the table's meta.json says why not otherwise).
-    pub csv: Option<Arc<crate::views::table_csv::TableCsv>>,
+    /// Its `table.csv`, when it has a column CSV can show.
+    pub csv: Option<Arc<TableFile>>,
+    /// Its `table.arrow`.
+    pub arrow: Arc<TableFile>,
     /// Bytes of the table folder's `zarr.json` (a Zarr v3 group).
     pub zarr_json: Arc<Vec<u8>>,
+    /// The table as logical columns and Arrow record batches (what its
+    /// column folders and table files are rendered from).
+    pub batches: Arc<TableBatches>,
+    /// The folder's children: its logical columns, and `indexes/` when it
+    /// has index sidecars; sorted by name.
+    pub children: Vec<(OsString, ChildKind)>,
+}
+
+impl TableInfo {
+    /// The table as a [`TableSource`](crate::views::table_source::TableSource).
+    pub fn source(&self) -> SharedTableSource {
+        self.batches.clone()
+    }
 }
 
 /// One loaded version of a store, with its folders' listings.
@@ -192,27 +215,61 @@ impl LoadedStore {
                 .or_default()
                 .push((OsString::from(name), ChildKind::Value((*key).clone())));
         }
+        // A table folder's children (its logical columns) come with the
+        // table (LoadedStore::table); its index sidecars are folders of
+        // their own under `indexes/`, outside the Zarr hierarchy.
+        let mut index_groups: Vec<String> = Vec::new();
         for t in &tables {
-            let prefix = format!("{t}/_cols/");
-            let mut cols = Vec::new();
-            for key in keys.iter().filter(|k| k.starts_with(&prefix)) {
-                let name = escape(&key[prefix.len()..].replace('/', "."));
-                cols.push((
-                    OsString::from(name),
-                    ChildKind::Column {
-                        table: t.clone(),
-                        key: (*key).clone(),
-                    },
-                ));
+            folders.insert(t.clone(), Vec::new());
+            let root = format!("{t}/_indexes");
+            for key in keys.iter().filter(|k| k.starts_with(&format!("{root}/"))) {
+                if !index_groups.contains(&root) {
+                    index_groups.push(root.clone());
+                    folders.entry(root.clone()).or_default();
+                }
+                let mut parent = root.clone();
+                let rel = &key[root.len() + 1..];
+                let segments: Vec<&str> = rel.split('/').collect();
+                for (n, seg) in segments.iter().enumerate() {
+                    let here = format!("{parent}/{seg}");
+                    let child = if n + 1 == segments.len() {
+                        ChildKind::Value((*key).clone())
+                    } else {
+                        if !index_groups.contains(&here) {
+                            index_groups.push(here.clone());
+                            folders.entry(parent.clone()).or_default().push((
+                                OsString::from(escape(seg)),
+                                ChildKind::Group(here.clone()),
+                            ));
+                        }
+                        folders.entry(here.clone()).or_default();
+                        parent = here;
+                        continue;
+                    };
+                    folders
+                        .entry(parent.clone())
+                        .or_default()
+                        .push((OsString::from(escape(seg)), child));
+                }
             }
-            folders.insert(t.clone(), cols);
         }
         for list in folders.values_mut() {
             list.sort_by(|a, b| a.0.cmp(&b.0));
         }
         let mut group_meta = HashMap::new();
         let mut group_zarr = HashMap::new();
-        for g in folders.keys().filter(|g| !tables.contains(g)) {
+        for g in &index_groups {
+            let doc = json!({
+                "kind": "indexes",
+                "key": g,
+                "about": "index sidecars python-blosc2 keeps to speed up queries: not data of the table, and outside the Zarr hierarchy (no zarr.json)",
+            });
+            group_meta.insert(g.clone(), json_bytes(&doc));
+        }
+        for g in folders
+            .keys()
+            .filter(|g| !tables.contains(g) && !index_groups.contains(g))
+        {
             let vlmeta = match store.group_vlmeta(g) {
                 None => json!({}),
                 Some(Ok(v)) => v,
@@ -294,105 +351,89 @@ impl LoadedStore {
     }
 
     fn read_table(&self, table: &str) -> Result<TableInfo, Error> {
-        let meta_key = format!("{table}/_meta");
-        let meta = self.store.open_value(&meta_key)?;
-        let vl: Map<String, Json> = meta.frame().vlmeta.iter().cloned().collect();
-        let schema = match vl.get("schema") {
-            Some(Json::String(s)) => {
-                serde_json::from_str(s).unwrap_or_else(|_| Json::String(s.clone()))
-            }
-            Some(other) => other.clone(),
-            None => Json::Null,
-        };
-        let rows_key = format!("{table}/_valid_rows");
-        let mask = self.store.open_value(&rows_key)?;
-        let name = self.store.key_name(&rows_key);
-        if mask.frame().typesize != 1 {
-            return Err(Error::new(
-                &name,
-                Problem::corrupt(
-                    "valid rows",
-                    format!("items of {} bytes, not bool", mask.frame().typesize),
-                ),
+        let model = Arc::new(TableModel::load(&self.store, table)?);
+        let batches = Arc::new(TableBatches::new(model.clone()));
+        let mut children: Vec<(OsString, ChildKind)> = model
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let key = c
+                    .keys
+                    .first()
+                    .cloned()
+                    .unwrap_or_else(|| format!("{table}/_meta"));
+                (
+                    OsString::from(table_child_name(c.name())),
+                    ChildKind::Column {
+                        table: table.to_string(),
+                        key,
+                        column: i,
+                    },
+                )
+            })
+            .collect();
+        if !model.index_keys.is_empty() {
+            children.push((
+                OsString::from(INDEXES),
+                ChildKind::Group(format!("{table}/_indexes")),
             ));
         }
-        let total = mask.data_len();
-        let mut rows = RowMap::default();
-        let mut buf = Vec::new();
-        let mut at = 0;
-        while at < total {
-            let n = MASK_STEP.min(total - at);
-            buf.resize(n as usize, 0);
-            read_uncached(&mask, Region::Data, at, &mut buf).map_err(|p| Error::new(&name, p))?;
-            for (i, &b) in buf.iter().enumerate() {
-                if b != 0 {
-                    let row = at + i as u64;
-                    match rows.runs.last_mut() {
-                        Some((start, n)) if *start + *n == row => *n += 1,
-                        _ => {
-                            if rows.runs.len() == MAX_ROW_RUNS {
-                                return Err(Error::new(
-                                    &name,
-                                    Problem::Limit(format!(
-                                        "more than {MAX_ROW_RUNS} runs of valid rows"
-                                    )),
-                                ));
-                            }
-                            rows.runs.push((row, 1));
-                        }
-                    }
-                    rows.count += 1;
-                }
-            }
-            at += n;
-        }
-        let columns: Vec<String> = self
-            .folders
-            .get(table)
-            .map(|c| {
-                c.iter()
-                    .map(|(n, _)| n.to_string_lossy().into_owned())
-                    .collect()
-            })
-            .unwrap_or_default();
-        let csv = self.table_csv(table, &rows);
-        let mut doc = json!({
-            "kind": "ctable",
-            "key": if table.is_empty() { "/" } else { table },
-            "rows": rows.count,
-            "columns": columns,
-            "schema": schema,
-            "vlmeta": vl,
-        });
-        if csv.is_none() {
-            doc["table_csv"] = json!("none: a column is not a 1-D array of a numeric dtype, or the columns hold different rows");
-        }
+        children.sort_by(|a, b| a.0.cmp(&b.0));
+        children.dedup_by(|a, b| a.0 == b.0);
+        let (csv, arrow) = self.table_files(&model, &batches);
+        let doc = present::table_doc(&batches);
         Ok(TableInfo {
             zarr_json: Arc::new(described_group(&doc)),
             meta_json: json_bytes(&doc),
-            rows: Arc::new(rows),
+            rows: model.rows.clone(),
             csv,
+            arrow,
+            batches,
+            children,
         })
     }
 
-    /// The `table.csv` of the table at `table`: its columns in stored order
-    /// of the folder listing (by name), over the valid rows.
-    fn table_csv(
+    /// The table's `table.csv` (when it has a column CSV can show) and
+    /// `table.arrow`, rendered from its batches when read. `to_pandas`
+    /// shows the structs `from_arrow` flattened (`struct_parents`) as their
+    /// dotted leaves, so the CSV does.
+    fn table_files(
         &self,
-        table: &str,
-        rows: &RowMap,
-    ) -> Option<Arc<crate::views::table_csv::TableCsv>> {
-        let mut columns = Vec::new();
-        for (name, child) in self.folders.get(table)? {
-            let ChildKind::Column { key, .. } = child else {
-                continue;
-            };
-            let array = Arc::new(self.store.open_value(key).ok()?);
-            let dtype = crate::views::presented_dtype(&array);
-            columns.push((name.to_string_lossy().into_owned(), array, dtype));
-        }
-        crate::views::table_csv::TableCsv::new(columns, rows).map(Arc::new)
+        model: &TableModel,
+        batches: &Arc<TableBatches>,
+    ) -> (Option<Arc<TableFile>>, Arc<TableFile>) {
+        let source: SharedTableSource = batches.clone();
+        let may_wait = !self.store.is_local();
+        let name = |file: &str| model.name.join(file).display().to_string();
+        let leaf_structs: Vec<String> = model
+            .schema
+            .struct_parents
+            .iter()
+            .map(|(parent, _)| parent.clone())
+            .collect();
+        let csv = TableCsv::new(source.clone(), &leaf_structs)
+            .map(|csv| Arc::new(TableFile::new(name("table.csv"), Box::new(csv), may_wait)));
+        let arrow = TableArrow::new(source);
+        let arrow = Arc::new(TableFile::new(
+            name("table.arrow"),
+            Box::new(arrow),
+            may_wait,
+        ));
+        (csv, arrow)
     }
+}
+
+/// The presented name of a table's column `name`: as [`escape`], with `/`
+/// percent-encoded too, and the table folder's own names
+/// (`indexes`, `table.arrow`, `zarr.json`) escaped like reserved names.
+pub fn table_child_name(name: &str) -> String {
+    let s = escape(name).replace('/', "%2F");
+    if TABLE_RESERVED.contains(&s.as_str()) {
+        let first = s.as_bytes()[0];
+        return format!("%{first:02X}{}", &s[1..]);
+    }
+    s
 }
 
 /// A store node: the store at a local path and the version it presents.
@@ -589,8 +630,18 @@ pub fn tree_text(store: &LoadedStore) -> String {
             .count()
     );
     fn walk(store: &LoadedStore, key: &str, depth: usize, out: &mut String) {
-        let Some(children) = store.folders.get(key) else {
-            return;
+        let info;
+        let children: &[(OsString, ChildKind)] = if store.tables.iter().any(|t| t == key) {
+            info = store.table(key);
+            match &*info {
+                Ok(info) => &info.children,
+                Err(_) => return,
+            }
+        } else {
+            match store.folders.get(key) {
+                Some(children) => children,
+                None => return,
+            }
         };
         for (name, child) in children {
             let pad = "  ".repeat(depth + 1);
@@ -608,24 +659,49 @@ pub fn tree_text(store: &LoadedStore) -> String {
                     out.push_str(&format!("{pad}{name}/  ctable, {rows}\n"));
                     walk(store, k, depth + 1, out);
                 }
-                ChildKind::Value(k) | ChildKind::Column { key: k, .. } => {
-                    let home = store.store.values().get(k).map(home_label).unwrap_or("?");
-                    let what = match store.store.open_value(k) {
-                        Ok(a) => match a.shape() {
-                            Shape::Nd { meta, .. } => {
-                                format!("{} {:?}", meta.dtype.as_deref().unwrap_or("?"), meta.shape)
+                ChildKind::Column { table, column, key } => {
+                    let what = match &*store.table(table) {
+                        Ok(info) => {
+                            let c = &info.batches.model().columns[*column];
+                            let kind = present::kind_name(c);
+                            match &c.parts {
+                                super::table::Parts::Fixed { .. } => {
+                                    format!("{}, {kind} column", value_text(store, key))
+                                }
+                                _ => format!(
+                                    "{kind} column ({})",
+                                    present::arrow_name(c).as_str().unwrap_or("no Arrow type")
+                                ),
                             }
-                            Shape::Plain { .. } => format!("frame of {} bytes", a.data_len()),
-                        },
-                        Err(e) => format!("error: {}", e.problem),
+                        }
+                        Err(e) => format!("error: {e}"),
                     };
-                    out.push_str(&format!("{pad}{name}  {home}, {what}\n"));
+                    out.push_str(&format!("{pad}{name}  {what}\n"));
+                }
+                ChildKind::Value(k) => {
+                    out.push_str(&format!("{pad}{name}  {}\n", value_text(store, k)));
                 }
             }
         }
     }
     walk(store, "", 0, &mut out);
     out
+}
+
+/// Where value `key` lies, and its dtype and shape (or why it cannot be
+/// opened), for `info --tree`.
+fn value_text(store: &LoadedStore, key: &str) -> String {
+    let home = store.store.values().get(key).map(home_label).unwrap_or("?");
+    let what = match store.store.open_value(key) {
+        Ok(a) => match a.shape() {
+            Shape::Nd { meta, .. } => {
+                format!("{} {:?}", meta.dtype.as_deref().unwrap_or("?"), meta.shape)
+            }
+            Shape::Plain { .. } => format!("frame of {} bytes", a.data_len()),
+        },
+        Err(e) => format!("error: {}", e.problem),
+    };
+    format!("{home}, {what}")
 }
 
 /// Whether `home` is an embedded value (for `info --tree`).

@@ -11,12 +11,14 @@ use std::ffi::{OsStr, OsString};
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use crate::views::table_csv::TableCsv;
+use crate::format::Error;
+use crate::views::table_file::TableFile;
+use crate::views::table_source::SharedTableSource;
 
 use super::access::Access;
 #[cfg(feature = "remote")]
 use super::remote::remote_access;
-use super::store::{error_meta, ChildKind, LoadedStore, StoreEntry};
+use super::store::{error_meta, ChildKind, LoadedStore, StoreEntry, TableInfo};
 
 /// A group (or, `table`, a CTable) inside version number `load` of a store.
 #[derive(Debug)]
@@ -44,6 +46,8 @@ pub enum FolderView {
         key: String,
         /// It is a CTable's folder.
         table: bool,
+        /// For a CTable's folder: the table (its children are its columns).
+        info: Option<Arc<Result<TableInfo, Error>>>,
     },
     /// The store could not be loaded: its root shows only a `meta.json`
     /// saying why.
@@ -66,12 +70,16 @@ impl FolderView {
     #[cfg_attr(not(feature = "remote"), allow(unused_variables))]
     pub fn of_store(entry: &Arc<StoreEntry>, remote: bool) -> std::io::Result<FolderView> {
         Ok(match &*entry.current()? {
-            Ok(store) => FolderView::Ok {
-                entry: entry.clone(),
-                store: store.clone(),
-                key: String::new(),
-                table: store.tables.iter().any(|t| t.is_empty()),
-            },
+            Ok(store) => {
+                let table = store.tables.iter().any(|t| t.is_empty());
+                FolderView::Ok {
+                    entry: entry.clone(),
+                    store: store.clone(),
+                    key: String::new(),
+                    table,
+                    info: table.then(|| store.table("")),
+                }
+            }
             Err((e, _, mtime)) => FolderView::Failed {
                 meta_json: error_meta(&entry.path, e),
                 mtime: *mtime,
@@ -91,9 +99,11 @@ impl FolderView {
     /// once its store presents another version (or none): the folder is
     /// stale.
     pub fn of_folder(folder: &StoreFolder) -> Option<FolderView> {
+        let store = folder.store.loaded(folder.load).ok()?;
         Some(FolderView::Ok {
             entry: folder.store.clone(),
-            store: folder.store.loaded(folder.load).ok()?,
+            info: folder.table.then(|| store.table(&folder.key)),
+            store,
             key: folder.key.clone(),
             table: folder.table,
         })
@@ -147,22 +157,37 @@ impl FolderView {
     }
 
     /// The `table.csv` of a table folder (`None` for other folders, and for
-    /// tables whose columns it cannot show).
-    pub fn table_csv(&self) -> Option<Arc<TableCsv>> {
+    /// tables with no column it can show).
+    pub fn table_csv(&self) -> Option<Arc<TableFile>> {
+        self.table_info()?.csv.clone()
+    }
+
+    /// The `table.arrow` of a table folder (`None` for other folders).
+    pub fn table_arrow(&self) -> Option<Arc<TableFile>> {
+        Some(self.table_info()?.arrow.clone())
+    }
+
+    /// The table a table folder presents, when it could be read.
+    fn table_info(&self) -> Option<&TableInfo> {
         match self {
             FolderView::Ok {
-                store,
-                key,
-                table: true,
-                ..
-            } => store.table(key).as_ref().as_ref().ok()?.csv.clone(),
+                info: Some(info), ..
+            } => info.as_ref().as_ref().ok(),
             _ => None,
         }
     }
 
-    /// The folder's children, sorted by name (none when the store failed).
+    /// The folder's children, sorted by name (none when the store failed;
+    /// a table's: its logical columns and `indexes/`, none when the table
+    /// could not be read).
     pub fn children(&self) -> &[(OsString, ChildKind)] {
         match self {
+            FolderView::Ok {
+                info: Some(info), ..
+            } => match &**info {
+                Ok(info) => &info.children,
+                Err(_) => &[],
+            },
             FolderView::Ok { store, key, .. } => store
                 .folders
                 .get(key)
@@ -172,12 +197,23 @@ impl FolderView {
         }
     }
 
+    /// The table a table folder presents (`None` for other folders and for
+    /// a table that could not be read).
+    pub fn table_source(&self) -> Option<SharedTableSource> {
+        match self {
+            FolderView::Ok {
+                info: Some(info), ..
+            } => Some(info.as_ref().as_ref().ok()?.source()),
+            _ => None,
+        }
+    }
+
     /// The child named `name`, when the folder has one.
     pub fn child(&self, name: &OsStr) -> Option<&ChildKind> {
-        let FolderView::Ok { store, key, .. } = self else {
+        if matches!(self, FolderView::Failed { .. }) {
             return None;
-        };
-        let children = store.folders.get(key)?;
+        }
+        let children = self.children();
         let i = children
             .binary_search_by(|(n, _)| n.as_os_str().cmp(name))
             .ok()?;

@@ -160,16 +160,16 @@ impl Tree {
             }
             Role::Chunk(c) if self.chunk_dir(&loaded, c).is_some() => dir(mtime),
             Role::Chunk(c) => {
-                let array = loaded
-                    .whole_array()
-                    .filter(|a| c < a.nchunks())
-                    .ok_or(FsError::NotFound)?;
-                file(
-                    array
-                        .region_len(Region::Chunk(c))
-                        .map_err(|p| crate::format::Error::new(array.name(), p))?,
-                    mtime,
-                )
+                if let Some(array) = loaded.whole_array().filter(|a| c < a.nchunks()) {
+                    file(
+                        array
+                            .region_len(Region::Chunk(c))
+                            .map_err(|p| crate::format::Error::new(array.name(), p))?,
+                        mtime,
+                    )
+                } else {
+                    file(loaded.chunk_file(c).ok_or(FsError::NotFound)?.0, mtime)
+                }
             }
             _ => return Err(FsError::NotFound),
         };

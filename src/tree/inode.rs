@@ -18,20 +18,20 @@ pub enum Role {
     /// `zarr.json` are these too (see [`folder_file_role`]).
     File(FileId),
     /// One of a folder's own files that no array folder has (`.stats`,
-    /// `table.csv`), as the views' folder-files table lists them.
+    /// `table.csv`, `table.arrow`), as the views' folder-files table lists them.
     Folder(FolderFileId),
     /// A chunk's file in `chunks/`, by chunk number (C order over the chunk
     /// grid); the number must be below [`MAX_CHUNK_FILES`].
     Chunk(u64),
 }
 
-const CHUNK_BASE: u64 = 16;
+const CHUNK_BASE: u64 = 32;
 /// Most chunks a `chunks/` directory can name with this numbering.
 pub const MAX_CHUNK_FILES: u64 = (1 << 32) - CHUNK_BASE;
 
 /// Each role's number in the low 32 bits; fixed for good (they are inode
 /// numbers the kernel and its users may keep).
-const CODES: [(Role, u64); 15] = [
+const CODES: [(Role, u64); 18] = [
     (Role::Node, 0),
     (Role::File(FileId::MetaJson), 1),
     (Role::File(FileId::Data), 2),
@@ -47,6 +47,9 @@ const CODES: [(Role, u64); 15] = [
     (Role::File(FileId::MetaImage), 12),
     (Role::File(FileId::Envi), 13),
     (Role::File(FileId::ZarrJson), 14),
+    (Role::Folder(FolderFileId::TableArrow), 15),
+    (Role::File(FileId::Valid), 16),
+    (Role::File(FileId::ValidNpy), 17),
 ];
 
 /// The role of a folder's own file `id`: a folder's `meta.json` and
@@ -104,6 +107,7 @@ mod tests {
             (2, Role::File(FileId::Preview)),
             (5, Role::File(FileId::Items)),
             (6, Role::Folder(FolderFileId::TableCsv)),
+            (6, Role::Folder(FolderFileId::TableArrow)),
             (u32::MAX - 1, Role::Chunk(MAX_CHUNK_FILES - 1)),
             (3, Role::Chunk(0)),
         ] {
@@ -118,7 +122,7 @@ mod tests {
         assert_eq!(decode(0), None);
         assert_eq!(encode(0, Role::File(FileId::Envi)), 14);
         assert_eq!(encode(0, Role::File(FileId::ZarrJson)), 15);
-        assert_eq!(decode(16), None);
+        assert_eq!(encode(0, Role::Folder(FolderFileId::TableArrow)), 16);
         // Every file id has its own number.
         for f in crate::views::ARRAY_FILES {
             let ino = encode(4, Role::File(f.id));

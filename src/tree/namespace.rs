@@ -35,7 +35,7 @@ use super::chunk_tree::{ChunkTree, Slot};
 use super::error::FsError;
 use super::inode::{self, Role};
 use super::nodes::{Nodes, Place};
-use crate::catalog::entry::{ArrayEntry, Loaded, OnLoad};
+use crate::catalog::entry::{ArrayEntry, Loaded, OnLoad, TableColumn};
 use crate::catalog::listing::{Class, Fence, Found};
 use crate::catalog::location::Origin;
 use crate::catalog::meta_cache::{MetaCache, MetaCacheStats};
@@ -418,9 +418,12 @@ impl Tree {
             ChildKind::Group(k) | ChildKind::Table(k) => (k.clone(), Class::Dir),
             ChildKind::Value(k) | ChildKind::Column { key: k, .. } => (k.clone(), Class::Array),
         };
-        let rows = match child {
-            ChildKind::Column { table, .. } => match &*store.table(table) {
-                Ok(info) => Some(info.rows.clone()),
+        let column = match child {
+            ChildKind::Column { table, column, .. } => match &*store.table(table) {
+                Ok(info) => Some(TableColumn {
+                    batches: info.batches.clone(),
+                    index: *column,
+                }),
                 Err(e) => return Err(FsError::Format(e.clone())),
             },
             _ => None,
@@ -450,38 +453,42 @@ impl Tree {
             };
             same && fits(kind, class)
         };
-        Ok(
-            self.intern_fitting(parent, name, Place::InStore, &fits, &|| match child {
-                ChildKind::Group(k) => folder(k, false),
-                ChildKind::Table(k) => folder(k, true),
-                ChildKind::Value(k) => NodeKind::Array(Arc::new(ArrayEntry::new(
-                    value(k),
-                    false,
-                    on_load.clone(),
-                    &self.meta,
-                ))),
-                ChildKind::Column { key: k, .. } => NodeKind::Array(Arc::new(ArrayEntry::column(
-                    value(k),
-                    rows.clone().unwrap_or_default(),
-                    on_load.clone(),
-                    &self.meta,
-                ))),
-            }),
-        )
+        Ok(self.intern_fitting(
+            parent,
+            name,
+            Place::InStore,
+            &fits,
+            &|| match (child, &column) {
+                (ChildKind::Group(k), _) => folder(k, false),
+                (ChildKind::Table(k), _) => folder(k, true),
+                (ChildKind::Column { key: k, .. }, Some(column)) => NodeKind::Array(Arc::new(
+                    ArrayEntry::column(value(k), column.clone(), on_load.clone(), &self.meta),
+                )),
+                (ChildKind::Value(k) | ChildKind::Column { key: k, .. }, _) => {
+                    NodeKind::Array(Arc::new(ArrayEntry::new(
+                        value(k),
+                        false,
+                        on_load.clone(),
+                        &self.meta,
+                    )))
+                }
+            },
+        ))
     }
 
     /// The hidden chunk tree `c/` of an array version, when it is a Zarr v3
     /// array and the mount offers the v3 hierarchy.
     pub(super) fn chunk_tree<'a>(&self, loaded: &'a Loaded) -> Option<ChunkTree<'a>> {
-        let array = loaded.whole_array()?;
-        (self.views.offers_zarr3() && loaded.zarr3.is_some())
-            .then(|| ChunkTree::new(&loaded.chunk_grid, array.nchunks()))
+        let (grid, nchunks) = loaded.zarr_chunks()?;
+        self.views
+            .offers_zarr3()
+            .then(|| ChunkTree::new(grid, nchunks))
     }
 
     /// The tree folder `c/...` chunk number `c` of `loaded` names, if any.
     pub(super) fn chunk_dir(&self, loaded: &Loaded, c: u64) -> Option<Vec<u64>> {
         match self.chunk_tree(loaded)?.slot(c)? {
-            Slot::Dir(prefix) if c >= loaded.whole_array()?.nchunks() => Some(prefix),
+            Slot::Dir(prefix) if c >= loaded.zarr_chunks()?.1 => Some(prefix),
             _ => None,
         }
     }

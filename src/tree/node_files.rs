@@ -3,17 +3,23 @@
 //! that walk that table (attributes, listing, opening). A store's or
 //! in-store folder's files come from its catalog view ([`FolderView`]),
 //! found here; a file that tells of the mount reads nothing of the source.
+//!
+//! A group's `zarr.json` carries its subtree's consolidated metadata when
+//! the subtree is small ([`Consolidation`]): found at each getattr and open
+//! by listing the folders below as `ls` does and taking each node's own
+//! `zarr.json` from the same tables, so it changes when they do.
 
 use std::sync::Arc;
 
+use crate::catalog::entry::ArrayEntry;
 use crate::catalog::store_folder::FolderView;
-use crate::views::table_csv::TableCsv;
-use crate::views::zarr3_group::folder_group;
-use crate::views::{FolderFile, FolderHolds, FOLDER_FILES};
+use crate::views::table_file::TableFile;
+use crate::views::zarr3_group::{folder_group, Consolidation};
+use crate::views::{find_array_file, Content, Folder, FolderFile, FolderHolds, Kind, FOLDER_FILES};
 
 use super::error::FsError;
-use super::inode::{folder_file_role, Role};
-use super::namespace::{NodeKind, Tree};
+use super::inode::{self, folder_file_role, Role};
+use super::namespace::{Location, NodeKind, Tree};
 
 /// What one node holds of the folder files.
 pub(super) struct NodeFiles<'a> {
@@ -36,14 +42,34 @@ impl FolderHolds for NodeFiles<'_> {
     }
 
     fn zarr_json(&self) -> Option<Arc<Vec<u8>>> {
+        let own = self.group_zarr_json()?;
+        Some(match self.tree.consolidate(self.node) {
+            Some(below) => Arc::new(below.document(&own)),
+            None => own,
+        })
+    }
+
+    fn holds_zarr_json(&self) -> bool {
+        self.group_zarr_json().is_some()
+    }
+
+    fn table_csv(&self) -> Option<Arc<TableFile>> {
+        self.view.as_ref()?.table_csv()
+    }
+
+    fn table_arrow(&self) -> Option<Arc<TableFile>> {
+        self.view.as_ref()?.table_arrow()
+    }
+}
+
+impl NodeFiles<'_> {
+    /// The folder's own `zarr.json` as a group, without consolidated
+    /// metadata (what the consolidated metadata of a folder above holds).
+    fn group_zarr_json(&self) -> Option<Arc<Vec<u8>>> {
         if self.mirrored {
             return self.tree.dir_zarr(self.node).map(Arc::new);
         }
         self.view.as_ref()?.zarr_json()
-    }
-
-    fn table_csv(&self) -> Option<Arc<TableCsv>> {
-        self.view.as_ref()?.table_csv()
     }
 }
 
@@ -127,5 +153,194 @@ impl Tree {
             nodes.get(node)?.name.to_string_lossy().into_owned()
         };
         Some(folder_group(&name))
+    }
+}
+
+/// The consolidated metadata of a group's `zarr.json` (see [`Consolidation`]).
+impl Tree {
+    /// The arrays and groups below group node `top` with their own
+    /// `zarr.json`, each folder listed as `readdir` lists it (its children
+    /// found and revalidated as `ls` finds them). `None`, and readers walk,
+    /// when there are more than the bound, when a folder below cannot be
+    /// listed, or when a node below is closed to someone who may read
+    /// `top`'s `zarr.json`. Nodes without a `zarr.json` (an array v3
+    /// cannot describe or that cannot be read, a store that failed) are
+    /// left out with what lies below them, as a walk leaves them out.
+    fn consolidate(&self, top: u32) -> Option<Consolidation> {
+        let readers = self.access_of(top)?;
+        let mut found = Consolidation::default();
+        // The folders first, down to the bottom: a subtree over the bound
+        // is known so before any array in it is loaded.
+        let mut arrays = Vec::new();
+        let mut folders = vec![(top, String::new())];
+        while let Some((folder, path)) = folders.pop() {
+            let room = found.room().saturating_sub(arrays.len());
+            for (child, name) in self.listed_children(folder, room)? {
+                let path = if path.is_empty() {
+                    name
+                } else {
+                    format!("{path}/{name}")
+                };
+                let Ok((_, kind)) = self.node_info(child) else {
+                    continue;
+                };
+                match &kind {
+                    NodeKind::Array(entry) => arrays.push((child, path, entry.clone())),
+                    NodeKind::Dir(_) | NodeKind::Store(_) | NodeKind::Folder(_) => {
+                        let own = self.node_files(child, &kind).ok();
+                        let Some(doc) = own.and_then(|f| f.group_zarr_json()) else {
+                            continue;
+                        };
+                        self.open_to(child, &readers, &path)?;
+                        found.add_group(path.clone(), &doc).ok()?;
+                        folders.push((child, path));
+                    }
+                    NodeKind::Link(_) => {}
+                }
+                if arrays.len() > found.room() {
+                    return None;
+                }
+            }
+        }
+        // Then the arrays' own documents.
+        for (child, path, entry) in arrays {
+            let Some(doc) = self.array_zarr_json(&entry) else {
+                continue;
+            };
+            self.open_to(child, &readers, &path)?;
+            found.add_array(path, doc).ok()?;
+        }
+        Some(found)
+    }
+
+    /// The child nodes of folder node `folder` as `readdir` lists them,
+    /// with their names (those JSON can hold); `None` when it cannot be
+    /// listed or holds more than `room` entries.
+    fn listed_children(&self, folder: u32, room: usize) -> Option<Vec<(u32, String)>> {
+        if self.more_entries_than(folder, room) {
+            return None;
+        }
+        let entries = match self.readdir(inode::encode(folder, Role::Node), 0, usize::MAX) {
+            Ok(entries) => entries,
+            Err(e) => {
+                log::debug!("no consolidated metadata above a folder that cannot be listed: {e}");
+                return None;
+            }
+        };
+        let children = entries.into_iter().skip(2).filter_map(|(ino, kind, name)| {
+            match (kind, inode::decode(ino)) {
+                (Kind::Dir, Some((child, Role::Node))) => Some((child, name.into_string().ok()?)),
+                // Its own files, symlinks.
+                _ => None,
+            }
+        });
+        Some(children.collect())
+    }
+
+    /// The presented access of node `node`'s folder.
+    fn access_of(&self, node: u32) -> Option<FolderAccess> {
+        let attr = self.getattr(inode::encode(node, Role::Node)).ok()?;
+        Some(FolderAccess {
+            perm: attr.perm,
+            owner: attr.owner,
+        })
+    }
+
+    /// `Some` when node `node` (at `path`) lets in everyone who may read
+    /// the group whose folder's access is `readers` (see [`lets_in`]).
+    fn open_to(&self, node: u32, readers: &FolderAccess, path: &str) -> Option<()> {
+        if lets_in(&self.access_of(node)?, readers) {
+            return Some(());
+        }
+        log::debug!(
+            "no consolidated metadata above {path:?}: it is closed to some of the group's readers"
+        );
+        None
+    }
+
+    /// An array's own `zarr.json`, from the table of its files (`None` when
+    /// it cannot be read or v3 cannot describe it).
+    fn array_zarr_json(&self, entry: &ArrayEntry) -> Option<Arc<Vec<u8>>> {
+        let loaded = entry.current().ok()?;
+        let row = find_array_file(Folder::Array, "zarr.json", &loaded, self.views)?;
+        match (row.open)(&loaded)? {
+            Content::Static(doc) => Some(doc),
+            _ => None,
+        }
+    }
+
+    /// Whether local folder node `folder` holds more than `room` entries in
+    /// its source directory (counted without looking at them: a folder of
+    /// a million files is not listed only to find it is over the bound).
+    fn more_entries_than(&self, folder: u32, room: usize) -> bool {
+        let Ok((_, NodeKind::Dir(real))) = self.node_info(folder) else {
+            return false;
+        };
+        let Ok(Location::Local(path)) = self.location(folder) else {
+            return false;
+        };
+        let dir = real.as_deref().map_or(path.as_path(), |p| p.as_path());
+        std::fs::read_dir(dir).is_ok_and(|items| items.take(room + 1).count() > room)
+    }
+}
+
+/// A folder's presented permission bits and owner (as getattr gives them).
+struct FolderAccess {
+    perm: u16,
+    owner: Option<(u32, u32)>,
+}
+
+/// Whether everyone who may read a group's `zarr.json` (a reader of its
+/// folder, whose access is `group`: read and search bits) may also read
+/// the node below whose folder's access is `node`, so the consolidated
+/// metadata tells nobody of what they could not list. Group memberships
+/// are not known here: a node closed to "others" passes only when the
+/// group's readers are its owner and group too.
+fn lets_in(node: &FolderAccess, group: &FolderAccess) -> bool {
+    let rx = |perm: u16, shift: u32| (perm >> shift) & 0o5 == 0o5;
+    if rx(node.perm, 0) {
+        return true;
+    }
+    if rx(group.perm, 0) {
+        return false;
+    }
+    let (Some((uid, gid)), Some((group_uid, group_gid))) = (node.owner, group.owner) else {
+        return false;
+    };
+    let owner = !rx(group.perm, 6) || (uid == group_uid && rx(node.perm, 6));
+    let members = !rx(group.perm, 3) || (gid == group_gid && rx(node.perm, 3) && rx(node.perm, 6));
+    owner && members
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn access(perm: u16, uid: u32, gid: u32) -> FolderAccess {
+        FolderAccess {
+            perm,
+            owner: Some((uid, gid)),
+        }
+    }
+
+    #[test]
+    fn a_node_below_must_let_in_every_reader_of_the_group() {
+        let open = access(0o555, 1, 1);
+        // Open to all: anyone's group may list it.
+        assert!(lets_in(&access(0o555, 7, 7), &open));
+        assert!(lets_in(&access(0o005, 7, 7), &access(0o500, 1, 1)));
+        // Closed to others while others read the group.
+        assert!(!lets_in(&access(0o550, 1, 1), &open));
+        // The group is read by its owner alone: the same owner suffices.
+        assert!(lets_in(&access(0o500, 1, 9), &access(0o500, 1, 1)));
+        assert!(!lets_in(&access(0o500, 2, 1), &access(0o500, 1, 1)));
+        // Read by owner and group: both must be the node's, both let in.
+        assert!(lets_in(&access(0o550, 1, 1), &access(0o550, 1, 1)));
+        assert!(!lets_in(&access(0o550, 1, 2), &access(0o550, 1, 1)));
+        assert!(!lets_in(&access(0o050, 1, 1), &access(0o550, 1, 1)));
+        // Read bits without search bits let nobody in.
+        assert!(!lets_in(&access(0o544, 1, 1), &open));
+        // Only root reads the group: nothing to hide from anyone.
+        assert!(lets_in(&access(0o000, 5, 5), &access(0o000, 1, 1)));
     }
 }

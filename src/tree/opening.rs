@@ -35,16 +35,7 @@ impl Tree {
         let content = match role {
             Role::File(id) => (array_file(id).open)(&loaded).ok_or(FsError::NotFound)?,
             Role::Chunk(c) if self.chunk_dir(&loaded, c).is_some() => return Err(FsError::IsDir),
-            Role::Chunk(c) => {
-                let array = loaded
-                    .whole_array()
-                    .filter(|a| c < a.nchunks())
-                    .ok_or(FsError::NotFound)?;
-                Content::Array {
-                    array: array.clone(),
-                    view: crate::read::View::Chunk(c),
-                }
-            }
+            Role::Chunk(c) => loaded.chunk_file(c).ok_or(FsError::NotFound)?.1.into(),
             _ => return Err(FsError::NotFound),
         };
         Ok((content, Some(loaded)))

@@ -8,11 +8,12 @@ use std::sync::Arc;
 use crate::format::Array;
 use crate::read::View;
 
+use super::column_files::Bytes;
 use super::names::{FileId, Folder, Kind};
 use super::presented::Presented;
 use super::preview::PreviewPlan;
 use super::selection::ViewSet;
-use super::table_csv::TableCsv;
+use super::table_file::TableFile;
 use super::text::TextLayout;
 
 /// What reading an opened presented file serves.
@@ -43,8 +44,18 @@ pub enum Content {
         /// What to draw.
         plan: Arc<PreviewPlan>,
     },
-    /// A CTable's `table.csv`, rendered on demand from its columns.
-    TableCsv(Arc<TableCsv>),
+    /// A CTable's `table.csv` or `table.arrow`, rendered a batch of rows
+    /// at a time.
+    Table(Arc<TableFile>),
+}
+
+impl From<Bytes> for Content {
+    fn from(bytes: Bytes) -> Content {
+        match bytes {
+            Bytes::Static(b) => Content::Static(b),
+            Bytes::View { array, view } => Content::Array { array, view },
+        }
+    }
 }
 
 /// One row of [`ARRAY_FILES`]: a file (or folder) an array folder presents.
@@ -80,7 +91,7 @@ impl std::fmt::Debug for ArrayFile {
 }
 
 /// The files an array folder presents, in listing order.
-pub const ARRAY_FILES: [ArrayFile; 12] = [
+pub const ARRAY_FILES: [ArrayFile; 14] = [
     ArrayFile {
         id: FileId::MetaJson,
         name: "meta.json",
@@ -99,8 +110,8 @@ pub const ARRAY_FILES: [ArrayFile; 12] = [
         kind: Kind::File,
         who: "arrays with values of their own; a table column shows its valid rows only",
         sized_by: "the array's shape and typesize (a column: its valid rows)",
-        size: |p| Some(p.values(false)?.1),
-        open: |p| Some(Content::Array { array: p.array.clone()?, view: p.values(false)?.0 }),
+        size: |p| Some(p.data_file(false)?.0),
+        open: |p| Some(p.data_file(false)?.1.into()),
         xattrs: true,
     },
     ArrayFile {
@@ -110,8 +121,8 @@ pub const ARRAY_FILES: [ArrayFile; 12] = [
         kind: Kind::File,
         who: "as data",
         sized_by: "the .npy header rendered at load, plus data's size",
-        size: |p| Some(p.values(true)?.1),
-        open: |p| Some(Content::Array { array: p.array.clone()?, view: p.values(true)?.0 }),
+        size: |p| Some(p.data_file(true)?.0),
+        open: |p| Some(p.data_file(true)?.1.into()),
         xattrs: true,
     },
     ArrayFile {
@@ -219,6 +230,28 @@ pub const ARRAY_FILES: [ArrayFile; 12] = [
         sized_by: "rendered when the array is loaded",
         size: |p| Some(p.zarr3.as_ref()?.len() as u64),
         open: |p| Some(Content::Static(p.zarr3.clone()?)),
+        xattrs: false,
+    },
+    ArrayFile {
+        id: FileId::Valid,
+        name: "valid",
+        folder: Folder::Array,
+        kind: Kind::File,
+        who: "a nullable table column with data: one byte per row shown, 1 = a value, 0 = null",
+        sized_by: "one byte per live row",
+        size: |p| Some(p.column.valid.as_ref()?.file(false).0),
+        open: |p| Some(p.column.valid.as_ref()?.file(false).1.into()),
+        xattrs: false,
+    },
+    ArrayFile {
+        id: FileId::ValidNpy,
+        name: "valid.npy",
+        folder: Folder::Array,
+        kind: Kind::File,
+        who: "as valid",
+        sized_by: "the .npy header rendered at load, plus valid's size",
+        size: |p| Some(p.column.valid.as_ref()?.file(true).0),
+        open: |p| Some(p.column.valid.as_ref()?.file(true).1.into()),
         xattrs: false,
     },
 ];

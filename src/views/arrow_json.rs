@@ -134,3 +134,64 @@ pub fn float_json(f: f64) -> Json {
 pub fn bytes_json(bytes: &[u8]) -> Json {
     json!({ "base64": crate::format::msgpack::base64(bytes) })
 }
+
+/// `data_type` as pyarrow prints it (`int64`, `double`, `large_string`,
+/// `list<item: int64>`, `struct<lon: double, tag: string>`,
+/// `dictionary<values=string, indices=int32, ordered=0>`, `timestamp[ms]`),
+/// so `meta.json` names types as `CTable.to_arrow()` users see them.
+pub fn type_name(data_type: &DataType) -> String {
+    use arrow_schema::TimeUnit;
+    match data_type {
+        DataType::Null => "null".into(),
+        DataType::Boolean => "bool".into(),
+        DataType::Int8 => "int8".into(),
+        DataType::Int16 => "int16".into(),
+        DataType::Int32 => "int32".into(),
+        DataType::Int64 => "int64".into(),
+        DataType::UInt8 => "uint8".into(),
+        DataType::UInt16 => "uint16".into(),
+        DataType::UInt32 => "uint32".into(),
+        DataType::UInt64 => "uint64".into(),
+        DataType::Float16 => "halffloat".into(),
+        DataType::Float32 => "float".into(),
+        DataType::Float64 => "double".into(),
+        DataType::Utf8 => "string".into(),
+        DataType::LargeUtf8 => "large_string".into(),
+        DataType::Binary => "binary".into(),
+        DataType::LargeBinary => "large_binary".into(),
+        DataType::Timestamp(unit, tz) => {
+            let unit = match unit {
+                TimeUnit::Second => "s",
+                TimeUnit::Millisecond => "ms",
+                TimeUnit::Microsecond => "us",
+                TimeUnit::Nanosecond => "ns",
+            };
+            match tz {
+                Some(tz) => format!("timestamp[{unit}, tz={tz}]"),
+                None => format!("timestamp[{unit}]"),
+            }
+        }
+        DataType::List(f) => format!("list<{}: {}>", f.name(), type_name(f.data_type())),
+        DataType::LargeList(f) => format!("large_list<{}: {}>", f.name(), type_name(f.data_type())),
+        DataType::FixedSizeList(f, n) => {
+            format!(
+                "fixed_size_list<{}: {}>[{n}]",
+                f.name(),
+                type_name(f.data_type())
+            )
+        }
+        DataType::Struct(fields) => {
+            let inner: Vec<String> = fields
+                .iter()
+                .map(|f| format!("{}: {}", f.name(), type_name(f.data_type())))
+                .collect();
+            format!("struct<{}>", inner.join(", "))
+        }
+        DataType::Dictionary(keys, values) => format!(
+            "dictionary<values={}, indices={}, ordered=0>",
+            type_name(values),
+            type_name(keys)
+        ),
+        other => other.to_string(),
+    }
+}

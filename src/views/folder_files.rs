@@ -1,6 +1,7 @@
 //! The one table of the files a folder presents of its own, beside its
 //! children ([`FOLDER_FILES`]): the mount's `.stats`, a store folder's
-//! `meta.json`, a folder's `zarr.json`, a table's `table.csv`. As
+//! `meta.json`, a folder's `zarr.json`, a table's `table.csv` and
+//! `table.arrow`. As
 //! [`ARRAY_FILES`](super::ARRAY_FILES) does for array folders, it says for
 //! each which folders hold it, whether the mount offers it, how big it is
 //! and what opening it serves; the namespace lists, looks up, sizes and
@@ -10,7 +11,7 @@ use std::sync::Arc;
 
 use super::array_files::Content;
 use super::selection::ViewSet;
-use super::table_csv::TableCsv;
+use super::table_file::TableFile;
 
 /// The files a folder can hold of its own (rows of [`FOLDER_FILES`], in
 /// that order).
@@ -24,6 +25,8 @@ pub enum FolderFileId {
     ZarrJson,
     /// `table.csv`: a CTable's rows as CSV.
     TableCsv,
+    /// `table.arrow`: a CTable as an Arrow IPC file.
+    TableArrow,
 }
 
 /// What one folder has of the files of [`FOLDER_FILES`]. Each is asked for
@@ -36,10 +39,17 @@ pub trait FolderHolds {
     /// Its `meta.json` (a store's root, a group's or a table's folder).
     fn meta_json(&self) -> Option<Arc<Vec<u8>>>;
     /// Its `zarr.json`, a Zarr v3 group (a mirrored folder, a store's
-    /// folders).
+    /// folders), with its subtree's consolidated metadata where it has it.
     fn zarr_json(&self) -> Option<Arc<Vec<u8>>>;
+    /// Whether it has a `zarr.json`, known without rendering it (the
+    /// consolidated metadata walks the folder's subtree).
+    fn holds_zarr_json(&self) -> bool {
+        self.zarr_json().is_some()
+    }
     /// Its `table.csv` (a table folder whose columns it can show).
-    fn table_csv(&self) -> Option<Arc<TableCsv>>;
+    fn table_csv(&self) -> Option<Arc<TableFile>>;
+    /// Its `table.arrow` (a table folder).
+    fn table_arrow(&self) -> Option<Arc<TableFile>>;
 }
 
 /// One row of [`FOLDER_FILES`]: a file a folder presents of its own.
@@ -58,6 +68,9 @@ pub struct FolderFile {
     /// readable by all, dated now, and sized by the filesystem, which
     /// renders it (the size here is 0).
     pub of_mount: bool,
+    /// Whether a folder holds it, as listing asks: known without rendering
+    /// it, so listing a folder never walks what lies below it.
+    pub listed: fn(&dyn FolderHolds) -> bool,
     /// Its size in a folder, or `None` when that folder does not hold it.
     pub size: fn(&dyn FolderHolds) -> Option<u64>,
     /// What opening it serves (`None` where it is absent).
@@ -74,7 +87,7 @@ impl std::fmt::Debug for FolderFile {
 
 /// The files a folder presents of its own, in listing order (before its
 /// children).
-pub const FOLDER_FILES: [FolderFile; 4] = [
+pub const FOLDER_FILES: [FolderFile; 5] = [
     FolderFile {
         id: FolderFileId::Stats,
         name: ".stats",
@@ -82,6 +95,7 @@ pub const FOLDER_FILES: [FolderFile; 4] = [
         sized_by: "the filesystem, which renders the document afresh to measure it",
         offered: |_| true,
         of_mount: true,
+        listed: |h| h.is_mount_root(),
         size: |h| h.is_mount_root().then_some(0),
         open: |h| h.is_mount_root().then_some(Content::Stats),
     },
@@ -92,6 +106,7 @@ pub const FOLDER_FILES: [FolderFile; 4] = [
         sized_by: "rendered when the store is loaded (a table's when it is first asked)",
         offered: |_| true,
         of_mount: false,
+        listed: |h| h.meta_json().is_some(),
         size: |h| Some(h.meta_json()?.len() as u64),
         open: |h| Some(Content::Static(h.meta_json()?)),
     },
@@ -99,21 +114,35 @@ pub const FOLDER_FILES: [FolderFile; 4] = [
         id: FolderFileId::ZarrJson,
         name: "zarr.json",
         who: "every mirrored folder, and a store's folders that could be read",
-        sized_by: "rendered from the folder's name, or when the store is loaded",
+        sized_by: "rendered from the folder's name, or when the store is loaded; the consolidated \
+                   metadata of a small subtree rendered at each getattr and open, by a walk of it",
         offered: ViewSet::offers_zarr3,
         of_mount: false,
+        listed: |h| h.holds_zarr_json(),
         size: |h| Some(h.zarr_json()?.len() as u64),
         open: |h| Some(Content::Static(h.zarr_json()?)),
     },
     FolderFile {
         id: FolderFileId::TableCsv,
         name: "table.csv",
-        who: "a table's folder whose columns are 1-D arrays of dtypes data.txt shows, over the same rows",
-        sized_by: "one fixed width per value of each column, from the dtypes and the valid rows",
+        who: "a table's folder with a column CSV can show (every column but those to_arrow cannot give)",
+        sized_by: "a measuring pass when first sized: every batch of rows rendered once, its length kept",
         offered: ViewSet::offers_table_csv,
         of_mount: false,
-        size: |h| Some(h.table_csv()?.len()),
-        open: |h| Some(Content::TableCsv(h.table_csv()?)),
+        listed: |h| h.table_csv().is_some_and(|f| !f.failed()),
+        size: |h| h.table_csv()?.len(),
+        open: |h| Some(Content::Table(h.table_csv()?)),
+    },
+    FolderFile {
+        id: FolderFileId::TableArrow,
+        name: "table.arrow",
+        who: "every table's folder (the columns to_arrow can give)",
+        sized_by: "a measuring pass when first sized: arrow-ipc's file writer over every batch, counting bytes",
+        offered: ViewSet::offers_table_arrow,
+        of_mount: false,
+        listed: |h| h.table_arrow().is_some_and(|f| !f.failed()),
+        size: |h| h.table_arrow()?.len(),
+        open: |h| Some(Content::Table(h.table_arrow()?)),
     },
 ];
 
@@ -131,14 +160,15 @@ pub fn find_folder_file(name: &str, views: ViewSet) -> Option<&'static FolderFil
         .find(|f| f.name == name && (f.offered)(&views))
 }
 
-/// The rows `views` offers and the folder `holds` has, in listing order.
+/// The rows `views` offers and the folder `holds` has, in listing order
+/// (none is rendered to know it).
 pub fn folder_files_in(
     holds: &dyn FolderHolds,
     views: ViewSet,
 ) -> impl Iterator<Item = &'static FolderFile> + '_ {
     FOLDER_FILES
         .iter()
-        .filter(move |f| (f.offered)(&views) && (f.size)(holds).is_some())
+        .filter(move |f| (f.offered)(&views) && (f.listed)(holds))
 }
 
 #[cfg(test)]
@@ -163,7 +193,10 @@ mod tests {
         fn zarr_json(&self) -> Option<Arc<Vec<u8>>> {
             self.zarr.clone()
         }
-        fn table_csv(&self) -> Option<Arc<TableCsv>> {
+        fn table_csv(&self) -> Option<Arc<TableFile>> {
+            None
+        }
+        fn table_arrow(&self) -> Option<Arc<TableFile>> {
             None
         }
     }
@@ -230,5 +263,11 @@ mod tests {
             Some(Content::Stats)
         ));
         assert!((folder_file(FolderFileId::TableCsv).open)(&store_root).is_none());
+        // Listing knows what sizing knows, without rendering.
+        for holds in [&store_root, &mirrored, &Holds::default()] {
+            for f in &FOLDER_FILES {
+                assert_eq!((f.listed)(holds), (f.size)(holds).is_some(), "{}", f.name);
+            }
+        }
     }
 }

@@ -3,18 +3,21 @@
 //!
 //! - ObjectArray (metalayer `vlarray`): each chunk is one msgpack item; one
 //!   line per item.
-//! - BatchArray (metalayer `batcharray`): each chunk is one batch, stored as
-//!   blocks that are msgpack lists of items; one line per batch (a JSON list
-//!   of its items).
-//! - ListArray (metalayer `listarray`) is stored on one of those two, and is
-//!   shown as its backend is.
+//! - BatchArray (metalayer `batcharray`): each chunk is one batch; one line
+//!   per batch (a JSON list of its items), as python-blosc2 iterates it.
+//!   Its items are msgpack or, serializer `arrow`, the rows of Arrow IPC
+//!   streams ([`super::batches`]); another serializer is refused (the
+//!   array's `meta.json` says so under `items_error`).
+//! - ListArray (metalayer `listarray`): one line per row, whichever its
+//!   backend: an ObjectArray (`vl`, one row per chunk) or a BatchArray
+//!   (`batch`, whose items are the rows).
 //!
 //! msgpack becomes JSON with the same rules as `meta.json`
 //! ([`crate::format::msgpack::to_json`]). The whole file is built when the
 //! array is loaded, so it is offered only for arrays of at most
 //! [`MAX_ITEMS_BYTES`] decoded bytes.
 
-use rmpv::Value;
+use serde_json::Value as Json;
 
 use crate::format::{msgpack, Array, PResult, Problem};
 
@@ -26,10 +29,12 @@ const MAX_DEPTH: usize = 64;
 /// Which kind of variable-length container an array is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ItemsKind {
-    /// One msgpack item per chunk.
+    /// One msgpack item per chunk (an ObjectArray, or a ListArray on one).
     Object,
-    /// One batch per chunk, stored as msgpack lists.
+    /// One batch per chunk, one line per batch.
     Batch,
+    /// A ListArray on a BatchArray: one line per row (per item of the batches).
+    ListRows,
 }
 
 /// The container kind of `array`, from its metalayers.
@@ -38,23 +43,20 @@ pub fn kind_of(array: &Array) -> Option<ItemsKind> {
     if f.metalayer("vlarray").is_some() {
         Some(ItemsKind::Object)
     } else if f.metalayer("batcharray").is_some() {
-        Some(ItemsKind::Batch)
+        Some(if f.metalayer("listarray").is_some() {
+            ItemsKind::ListRows
+        } else {
+            ItemsKind::Batch
+        })
     } else {
         None
     }
 }
 
-/// Every msgpack value in `bytes`, back to back.
-fn values(bytes: &[u8]) -> PResult<Vec<Value>> {
-    let mut cursor = bytes;
-    let mut out = Vec::new();
-    while !cursor.is_empty() {
-        out.push(
-            rmpv::decode::read_value_with_max_depth(&mut cursor, MAX_DEPTH)
-                .map_err(|e| Problem::corrupt("item", format!("msgpack: {e}")))?,
-        );
-    }
-    Ok(out)
+fn push_line(out: &mut Vec<u8>, line: &Json) -> PResult<()> {
+    serde_json::to_writer(&mut *out, line).map_err(|e| Problem::corrupt("item", e.to_string()))?;
+    out.push(b'\n');
+    Ok(())
 }
 
 /// The `items.jsonl` bytes of `array` (of kind `kind`).
@@ -66,29 +68,28 @@ pub fn items_jsonl(array: &Array, kind: ItemsKind) -> PResult<Vec<u8>> {
         )));
     }
     let mut out = Vec::new();
-    for c in 0..array.nchunks() {
-        let chunk = array.decode_chunk(c).map_err(|p| p.in_chunk(c))?;
-        let line = match kind {
-            ItemsKind::Object => {
+    match kind {
+        ItemsKind::Object => {
+            for c in 0..array.nchunks() {
+                let chunk = array.decode_chunk(c).map_err(|p| p.in_chunk(c))?;
                 let mut cursor = chunk.as_slice();
                 let v = rmpv::decode::read_value_with_max_depth(&mut cursor, MAX_DEPTH)
                     .map_err(|e| Problem::corrupt("item", format!("msgpack: {e}")).in_chunk(c))?;
-                msgpack::to_json(&v)
+                push_line(&mut out, &msgpack::to_json(&v))?;
             }
-            ItemsKind::Batch => {
-                let mut items = Vec::new();
-                for block in values(&chunk).map_err(|p| p.in_chunk(c))? {
-                    match block {
-                        Value::Array(list) => items.extend(list.iter().map(msgpack::to_json)),
-                        other => items.push(msgpack::to_json(&other)),
-                    }
+        }
+        ItemsKind::Batch => {
+            for batch in super::batches::batches_json(array)? {
+                push_line(&mut out, &Json::Array(batch))?;
+            }
+        }
+        ItemsKind::ListRows => {
+            for batch in super::batches::batches_json(array)? {
+                for row in &batch {
+                    push_line(&mut out, row)?;
                 }
-                serde_json::Value::Array(items)
             }
-        };
-        serde_json::to_writer(&mut out, &line)
-            .map_err(|e| Problem::corrupt("item", e.to_string()))?;
-        out.push(b'\n');
+        }
     }
     Ok(out)
 }

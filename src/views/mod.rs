@@ -20,13 +20,15 @@
 //! - [`preview`] (+ [`png`]): `preview.png`;
 //! - [`nrrd`], [`metaimage`], [`envi`] (+ [`imaging`]): the sidecar
 //!   headers `data.nhdr`, `data.mhd` and `data.hdr` that point at `data`;
-//! - [`items`]: `items.jsonl`, the items as JSON lines;
-//! - [`table_csv`]: a CTable folder's `table.csv` (+ [`csv_cells`]: one
-//!   cell as pandas writes it), [`table_arrow`]: its `table.arrow`, both
-//!   rendered a batch of rows at a time by [`table_file`];
+//! - [`items`]: `items.jsonl`, the items as JSON lines (+ [`batches`]: a
+//!   BatchArray's batches, msgpack or Arrow IPC);
+//! - [`table_csv`] (+ [`csv_cells`]): a CTable folder's `table.csv`,
+//!   [`table_arrow`]: its `table.arrow`, both rendered a batch of rows at a
+//!   time by [`table_file`];
 //! - [`table_source`]: what table renderers read (a table's logical
 //!   columns as Arrow record batches), [`arrow_json`]: one Arrow value as JSON;
-//! - [`presented`]: what one array version renders when it is loaded;
+//! - [`presented`]: what one array version renders when it is loaded
+//!   (+ [`column_files`]: a table column's rendered values and `valid`);
 //! - [`selection`]: which of these files a mount offers (`--views`);
 //! - [`array_files`]: the table itself, and [`names`]: what its entries are;
 //! - [`folder_files`]: the table of a folder's own files (`.stats`,
@@ -34,6 +36,8 @@
 
 pub mod array_files;
 pub mod arrow_json;
+pub mod batches;
+pub mod column_files;
 pub mod csv_cells;
 pub mod dtype;
 pub mod envi;

@@ -42,6 +42,11 @@ pub enum FileId {
     /// `zarr.json`: the Zarr v3 metadata that makes the array folder a v3
     /// array node (a folder's `zarr.json`, a v3 group, is this id too).
     ZarrJson,
+    /// `valid`: beside a nullable table column's `data`, one byte per row
+    /// shown, 1 where the row holds a value and 0 where it is null.
+    Valid,
+    /// `valid.npy`: an `.npy` header, then `valid`.
+    ValidNpy,
 }
 
 /// The folder a row of [`ARRAY_FILES`](super::array_files::ARRAY_FILES) is presented in.

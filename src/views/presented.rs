@@ -11,6 +11,7 @@ use serde_json::{json, Value as Json};
 use crate::format::{Array, Shape};
 use crate::read::{row_bytes, RowMap, RowSelection, View};
 
+use super::column_files::{Bytes, ColumnFiles};
 use super::dtype::presented_dtype;
 use super::imaging::Raster;
 use super::json::json_bytes;
@@ -51,6 +52,8 @@ pub struct Presented {
     /// The sidecar headers that describe `data` for imaging and GIS tools
     /// (`None` where a format cannot describe it).
     pub sidecars: Sidecars,
+    /// For a table column: its rendered values and validity files.
+    pub column: ColumnFiles,
 }
 
 /// The sidecar headers beside `data`, rendered when the array is loaded.
@@ -108,6 +111,7 @@ impl Presented {
             + blob(&self.zarr3)
             + blob(&self.items)
             + self.sidecars.weight()
+            + self.column.weight()
             + self.chunk_grid.len() * 8
             + xattrs
     }
@@ -126,6 +130,7 @@ impl Presented {
             rows: None,
             items: None,
             sidecars: Sidecars::default(),
+            column: ColumnFiles::default(),
         }
     }
 
@@ -251,6 +256,7 @@ impl Presented {
             rows: row_views,
             items,
             sidecars,
+            column: ColumnFiles::default(),
             array: Some(array),
         }
     }
@@ -272,6 +278,56 @@ impl Presented {
                 self.npy_header.len() as u64 + array.data_len(),
             ),
         })
+    }
+
+    /// Size and content of `data` (or, `npy`, `data.npy`): a view of the
+    /// array, or a column's rendered values; `None` when it has no values.
+    pub fn data_file(&self, npy: bool) -> Option<(u64, Bytes)> {
+        if let Some(data) = &self.column.data {
+            let bytes = data[usize::from(npy)].clone();
+            return Some((bytes.len() as u64, Bytes::Static(bytes)));
+        }
+        let (view, size) = self.values(npy)?;
+        Some((
+            size,
+            Bytes::View {
+                array: self.array.clone()?,
+                view,
+            },
+        ))
+    }
+
+    /// The chunk grid of the Zarr v3 chunk tree `c/` and its number of
+    /// chunks, when this version is a v3 array: a whole array's grid, or
+    /// for a table column one chunk (`c/0`, its `data`).
+    pub fn zarr_chunks(&self) -> Option<(&[u64], u64)> {
+        const ONE: [u64; 1] = [1];
+        self.zarr3.as_ref()?;
+        if let Some(array) = self.whole_array() {
+            return Some((&self.chunk_grid, array.nchunks()));
+        }
+        self.column.zarr_one_chunk.then_some((&ONE[..], 1))
+    }
+
+    /// Size and content of chunk `c` (`chunks/` and the v3 chunk tree):
+    /// a whole array's chunk over its chunkshape, or a column's one chunk.
+    pub fn chunk_file(&self, c: u64) -> Option<(u64, Bytes)> {
+        if let Some(array) = self.whole_array() {
+            if c >= array.nchunks() {
+                return None;
+            }
+            let len = array.region_len(crate::format::Region::Chunk(c)).ok()?;
+            return Some((
+                len,
+                Bytes::View {
+                    array: array.clone(),
+                    view: View::Chunk(c),
+                },
+            ));
+        }
+        (self.column.zarr_one_chunk && c == 0)
+            .then(|| self.data_file(false))
+            .flatten()
     }
 
     /// The array, when it has values of its own and presents all of them

@@ -23,16 +23,17 @@ struct ViewName {
 }
 
 const TABLE_CSV_BIT: u32 = 1 << 31;
+const TABLE_ARROW_BIT: u32 = 1 << 30;
 
 const fn bit(id: FileId) -> u32 {
     1 << id as u32
 }
 
 /// The optional views and their names. `chunks` brings its `.zarray`.
-const NAMES: [ViewName; 10] = [
+const NAMES: [ViewName; 11] = [
     ViewName {
         names: &["npy", "data.npy"],
-        bit: bit(FileId::Npy),
+        bit: bit(FileId::Npy) | bit(FileId::ValidNpy),
     },
     ViewName {
         names: &["text", "txt", "data.txt"],
@@ -67,13 +68,18 @@ const NAMES: [ViewName; 10] = [
         bit: TABLE_CSV_BIT,
     },
     ViewName {
+        names: &["arrow", "feather", "table.arrow"],
+        bit: TABLE_ARROW_BIT,
+    },
+    ViewName {
         names: &["zarr3", "v3", "zarr.json"],
         bit: bit(FileId::ZarrJson),
     },
 ];
 
-/// The files that are always offered.
-const ALWAYS: u32 = bit(FileId::MetaJson) | bit(FileId::Data);
+/// The files that are always offered (a nullable column's `valid` comes
+/// with its `data`: without it a null's stored fill reads as a value).
+const ALWAYS: u32 = bit(FileId::MetaJson) | bit(FileId::Data) | bit(FileId::Valid);
 
 /// A set of presented files a mount offers.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -152,6 +158,11 @@ impl ViewSet {
     pub fn offers_table_csv(&self) -> bool {
         self.0 & TABLE_CSV_BIT != 0
     }
+
+    /// Whether a table folder's `table.arrow` is offered.
+    pub fn offers_table_arrow(&self) -> bool {
+        self.0 & TABLE_ARROW_BIT != 0
+    }
 }
 
 impl fmt::Debug for ViewSet {
@@ -196,8 +207,9 @@ mod tests {
             .iter()
             .filter(|f| plain.offers(f.id))
             .map(|f| f.name)
-            .eq(["meta.json", "data"]));
+            .eq(["meta.json", "data", "valid"]));
         assert!(!plain.offers_table_csv());
+        assert!(!plain.offers_table_arrow());
     }
 
     #[test]
@@ -210,7 +222,15 @@ mod tests {
             .collect();
         assert_eq!(
             offered,
-            ["meta.json", "data", "data.npy", "data.txt", "data.nhdr"]
+            [
+                "meta.json",
+                "data",
+                "data.npy",
+                "data.txt",
+                "data.nhdr",
+                "valid",
+                "valid.npy"
+            ]
         );
         let set = ViewSet::parse("headers+chunks").unwrap();
         let offered: Vec<_> = ARRAY_FILES
@@ -227,10 +247,14 @@ mod tests {
                 ".zarray",
                 "data.nhdr",
                 "data.mhd",
-                "data.hdr"
+                "data.hdr",
+                "valid"
             ]
         );
         assert!(ViewSet::parse("csv").unwrap().offers_table_csv());
+        assert!(!ViewSet::parse("csv").unwrap().offers_table_arrow());
+        assert!(ViewSet::parse("arrow").unwrap().offers_table_arrow());
+        assert!(ViewSet::parse("table.arrow").unwrap().offers_table_arrow());
         // zarr3 (or v3, zarr.json) is the whole Zarr v3 hierarchy; all has it,
         // headers and chunks (the v2 array) do not.
         for name in ["zarr3", "v3", "zarr.json", "all"] {
@@ -273,7 +297,7 @@ mod tests {
         assert_eq!(e.name, "tiff");
         assert_eq!(
             e.to_string(),
-            "unknown view \"tiff\" in --views (known: all, none, headers, npy, text, preview, chunks, items, nrrd, metaimage, envi, table, zarr3)"
+            "unknown view \"tiff\" in --views (known: all, none, headers, npy, text, preview, chunks, items, nrrd, metaimage, envi, table, arrow, zarr3)"
         );
     }
 }

@@ -186,6 +186,12 @@ impl TableFile {
         }
     }
 
+    /// Whether measuring the file was tried and failed (known without
+    /// measuring: listing a folder asks it).
+    pub fn failed(&self) -> bool {
+        matches!(self.starts.get(), Some(Err(_)))
+    }
+
     /// Whether the file is empty (once measured).
     pub fn is_empty(&self) -> bool {
         self.len() == Some(0)
@@ -325,6 +331,25 @@ mod tests {
             f.read(offset, 3).unwrap();
         }
         assert_eq!(pieces.renders.load(Ordering::Relaxed), 3);
+    }
+
+    #[test]
+    fn a_file_that_cannot_be_measured_has_no_size_and_says_so() {
+        struct Broken;
+        impl PieceRenderer for Broken {
+            fn measure(&self) -> Result<Vec<u64>, RenderError> {
+                Err(RenderError::NoSuchPiece { piece: 0, count: 0 })
+            }
+            fn render(&self, piece: usize) -> Result<Vec<u8>, RenderError> {
+                Err(RenderError::NoSuchPiece { piece, count: 0 })
+            }
+        }
+        let f = TableFile::new("t/table.arrow".into(), Box::new(Broken), false);
+        assert!(!f.failed(), "not measured yet");
+        assert_eq!(f.len(), None);
+        assert!(f.failed());
+        let e = f.read(0, 10).unwrap_err();
+        assert!(e.to_string().starts_with("t/table.arrow: "), "{e}");
     }
 
     #[test]
