@@ -2,7 +2,8 @@
 //! CI): bytes exact after a remount with no block decoded (by passthrough
 //! and by the daemon reading the cache file), a source rewritten between
 //! mounts and while mounted, a daemon killed while filling, two mounts
-//! sharing one directory, and the budget kept by LRU eviction.
+//! sharing one directory, the budget kept by LRU eviction, and a loop
+//! reading without pause served from the cache by its third read.
 
 mod common;
 
@@ -377,6 +378,99 @@ fn the_budget_is_kept_by_evicting_the_least_recently_used() {
         "{}",
         dir_bytes(&s.cache)
     );
+}
+
+/// A training loop's reads: three full reads of `name` in a row, no pause
+/// (only a `.stats` read between them), each ending with `expected` after
+/// a header (a `.npy` one, or none for `data`); answers the `.stats` after
+/// reads 1, 2 and 3.
+fn three_reads_in_a_row(m: &Mount, name: &str, expected: &[u8]) -> [serde_json::Value; 3] {
+    let path = m.path().join(name);
+    let mut seen = Vec::new();
+    for read in 1..=3 {
+        let bytes = std::fs::read(&path).unwrap();
+        let header = bytes.len().checked_sub(expected.len()).unwrap();
+        assert!(
+            header == 0 || bytes.starts_with(b"\x93NUMPY") && header < 4096,
+            "{name}: read {read} is {} bytes",
+            bytes.len()
+        );
+        assert!(
+            bytes[header..] == *expected,
+            "{name}: read {read} differs from the source"
+        );
+        seen.push(stats(m));
+    }
+    seen.try_into().unwrap()
+}
+
+#[test]
+fn a_loop_reading_without_pause_is_served_from_the_cache_by_its_third_read() {
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
+    let s = setup();
+    // 32 MiB of data each, and a memory block cache of 8 MiB: every read
+    // that is not served from the disk cache decodes.
+    let a = write_array(&s.src, "a", 51, 1024);
+    let b = write_array(&s.src, "b", 52, 1024);
+    let m = mount(&s.src, &cache_args(&s.cache, &["--cache-size", "8M"]));
+    let n = a.len() as u64;
+
+    // `data`: the second read hands what it decodes to the writer, and the
+    // third open finds the entry complete (passthrough as root, else the
+    // daemon reads the cache file).
+    let [after1, after2, after3] = three_reads_in_a_row(&m, "a.b2nd/data", &a);
+    let get = |s: &serde_json::Value, k: &str| counter(s, &["disk_cache", k]);
+    let opened_from_cache =
+        |s: &serde_json::Value| get(s, "passthrough_opens") + get(s, "cache_file_opens");
+    assert_eq!(
+        get(&after1, "handed_bytes"),
+        0,
+        "a first read only names its granules: {after1}"
+    );
+    assert!(counter(&after2, &["blocks_decoded"]) > counter(&after1, &["blocks_decoded"]));
+    assert_eq!(
+        opened_from_cache(&after3),
+        opened_from_cache(&after2) + 1,
+        "read 3 was not served from the cache: {after3}\n{}",
+        m.log_text()
+    );
+    assert_eq!(
+        counter(&after3, &["blocks_decoded"]),
+        counter(&after2, &["blocks_decoded"]),
+        "read 3 decoded: {after3}"
+    );
+    // Filled once, from the second read's own bytes (or, had the loop
+    // paused for 100 ms, partly by the producer): nothing twice.
+    assert_eq!(get(&after3, "fill_bytes"), n, "{after3}");
+    assert_eq!(
+        get(&after3, "handed_bytes") + get(&after3, "produced_bytes"),
+        n
+    );
+    assert!(get(&after3, "handed_bytes") > 0, "{after3}");
+
+    // `data.npy`: its header puts every granule across two reads, gathered
+    // in parts; the entry is whole after the second read, and the third
+    // decodes nothing (the kernel keeps the second read's pages, or the
+    // daemon reads the cache file).
+    let [_, after2, after3] = three_reads_in_a_row(&m, "b.b2nd/data.npy", &b);
+    assert_eq!(get(&after2, "completed"), 2, "{after2}");
+    assert_eq!(
+        counter(&after3, &["blocks_decoded"]),
+        counter(&after2, &["blocks_decoded"]),
+        "read 3 of data.npy decoded: {after3}"
+    );
+    assert_eq!(get(&after3, "fill_bytes"), 2 * n, "{after3}");
+    drop(m);
+
+    // What the loop filled was persisted: a remount decodes nothing.
+    let m = mount(&s.src, &cache_args(&s.cache, &[]));
+    assert_eq!(std::fs::read(m.path().join("a.b2nd/data")).unwrap(), a);
+    let npy = std::fs::read(m.path().join("b.b2nd/data.npy")).unwrap();
+    assert!(npy[npy.len() - b.len()..] == b);
+    assert_eq!(decoded(&m), 0, "{}", stats(&m));
+    assert!(disk(&m, "hits") > 0, "data.npy came from the cache file");
 }
 
 /// A moto S3 server on a free port, killed when dropped.
@@ -1115,4 +1209,164 @@ fn a_mount_without_cap_sys_admin_is_refused_passthrough_and_serves_the_cache_fil
         expected.len() as u64,
         "{st}"
     );
+}
+
+/// Put `prefixes` x `per` small arrays into a new bucket `bucket` of the
+/// moto on `port`: array k (`tree/pI/aK.b2nd`, or `tree/aK.b2nd` for one
+/// prefix) holds the 100 float64 values k, k + 1, ..., k + 99 (python-blosc2's
+/// defaults). Returns the keys.
+fn put_small_arrays(port: u16, bucket: &str, prefixes: usize, per: usize) -> Vec<String> {
+    let keys: Vec<String> = (0..prefixes * per)
+        .map(|k| match prefixes {
+            1 => format!("tree/a{k:05}.b2nd"),
+            _ => format!("tree/p{}/a{k:05}.b2nd", k / per),
+        })
+        .collect();
+    let mut args = vec![port.to_string(), bucket.to_string()];
+    args.extend(keys.iter().cloned());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    run_python(
+        r#"
+import sys, boto3, numpy as np, blosc2
+from concurrent.futures import ThreadPoolExecutor
+port, bucket, keys = sys.argv[1], sys.argv[2], sys.argv[3:]
+s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{port}", aws_access_key_id="testing",
+                  aws_secret_access_key="testing", region_name="us-east-1")
+s3.create_bucket(Bucket=bucket)
+def put(k):
+    body = blosc2.asarray(np.arange(100, dtype=np.float64) + k).to_cframe()
+    s3.put_object(Bucket=bucket, Key=keys[k], Body=body)
+with ThreadPoolExecutor(8) as pool:
+    list(pool.map(put, range(len(keys))))
+"#,
+        &args,
+    );
+    keys
+}
+
+/// The `data` of array k of [`put_small_arrays`], from its definition.
+fn small_array(k: usize) -> Vec<u8> {
+    (0..100)
+        .flat_map(|i| ((i + k) as f64).to_le_bytes())
+        .collect()
+}
+
+/// What `find MNT` lists under the mount of `m`, relative to it.
+fn find(m: &Mount) -> Vec<String> {
+    let out = Command::new("find").arg(m.path()).output().unwrap();
+    assert!(out.status.success(), "find failed");
+    let root = m.path().display().to_string();
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| l.strip_prefix(&root).unwrap_or(l).to_string())
+        .collect()
+}
+
+#[test]
+fn a_first_walk_of_an_s3_tree_sends_the_requests_of_a_walk_without_the_cache() {
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
+    let Some(moto) = start_moto() else {
+        return;
+    };
+    let s = setup();
+    let keys = put_small_arrays(moto.1, "walk", 3, 12);
+    let env = s3_env(moto.1);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let url = Path::new("s3://walk/tree/");
+    // Listings and identities are kept for the whole walk (a long
+    // attribute timeout): the requests do not depend on the walk's pace.
+    let plain_args = ["--attr-timeout", "60"];
+    let cache = s.cache.display().to_string();
+    let cached_args = ["--attr-timeout", "60", "--disk-cache", &cache];
+    let walk = |args: &[&str]| {
+        let m = Mount::start_with_env(url, args, &env);
+        let found = find(&m);
+        (m, found)
+    };
+    let (plain, plain_found) = walk(&plain_args);
+    let plain_st = stats(&plain);
+    drop(plain);
+    let (first, first_found) = walk(&cached_args);
+    let first_st = stats(&first);
+    drop(first);
+    let (again, again_found) = walk(&cached_args);
+    let again_st = stats(&again);
+    let req = |st: &serde_json::Value, k: &str| counter(st, &["remote", k]);
+    assert!(plain_found.len() > keys.len() * 5, "{plain_found:?}");
+    assert_eq!(first_found, plain_found);
+    assert_eq!(again_found, plain_found);
+    assert_eq!(req(&plain_st, "gets"), keys.len() as u64, "{plain_st}");
+    for k in ["lists", "gets", "heads"] {
+        assert_eq!(
+            req(&first_st, k),
+            req(&plain_st, k),
+            "{k} with the cache: {first_st}\nwithout: {plain_st}"
+        );
+    }
+    // The remount walks with no GET, and every array reads exactly.
+    assert_eq!(req(&again_st, "gets"), 0, "{again_st}");
+    assert_eq!(req(&again_st, "lists"), req(&plain_st, "lists"));
+    for (k, key) in keys.iter().enumerate() {
+        let name = key.strip_prefix("tree/").unwrap();
+        let data = std::fs::read(again.path().join(name).join("data")).unwrap();
+        assert!(data == small_array(k), "{name}");
+    }
+    assert_eq!(s3_gets(&again), 0, "{}", stats(&again));
+}
+
+#[test]
+fn an_s3_prefix_read_whole_through_the_cache_holds_a_few_descriptors() {
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
+    let Some(moto) = start_moto() else {
+        return;
+    };
+    let s = setup();
+    // More objects than the daemon may hold descriptors: each one's cache
+    // entry stays in memory with its array (the metadata cache), but not
+    // its data file's descriptor.
+    let keys = put_small_arrays(moto.1, "many", 1, 400);
+    let env = s3_env(moto.1);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let args = cache_args(&s.cache, &[]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let fds = |m: &Mount| {
+        std::fs::read_dir(format!("/proc/{}/fd", m.pid()))
+            .unwrap()
+            .count()
+    };
+    // The cache holds at most 64 data files open; the rest is the kernel
+    // connection, sockets and the log.
+    const MOST: usize = 96;
+    for pass in ["first", "after a remount"] {
+        let m = Mount::start_limited(Path::new("s3://many/tree/"), &args, &env, 128);
+        let mut peak = 0;
+        for (k, key) in keys.iter().enumerate() {
+            let name = key.strip_prefix("tree/").unwrap();
+            let data = std::fs::read(m.path().join(name).join("data")).unwrap();
+            assert!(data == small_array(k), "{pass}: {name}");
+            if k % 25 == 0 {
+                peak = peak.max(fds(&m));
+            }
+        }
+        wait_idle(&m);
+        let st = stats(&m);
+        peak = peak.max(fds(&m));
+        assert!(peak <= MOST, "{pass}: {peak} descriptors: {st}");
+        assert_eq!(counter(&st, &["disk_cache", "errors"]), 0, "{pass}: {st}");
+        assert_eq!(counter(&st, &["read_errors"]), 0, "{pass}: {st}");
+        if pass == "first" {
+            assert_eq!(
+                counter(&st, &["disk_cache", "remote_fills"]),
+                keys.len() as u64,
+                "{st}"
+            );
+        } else {
+            assert_eq!(s3_gets(&m), 0, "{pass}: {st}");
+        }
+    }
 }

@@ -2071,7 +2071,15 @@ fn a_b2d_prefix_on_s3_is_a_store_folder_with_every_key_exact() {
     );
     assert_eq!(
         names(&root.join("table.b2d")),
-        ["a", "b", "meta.json", "table.csv", "zarr.json"]
+        [
+            "a",
+            "b",
+            "indexes",
+            "meta.json",
+            "table.arrow",
+            "table.csv",
+            "zarr.json"
+        ]
     );
     let meta: serde_json::Value =
         serde_json::from_slice(&std::fs::read(root.join("dict.b2d/meta.json")).unwrap()).unwrap();

@@ -1,7 +1,8 @@
 //! [`DiskCache`], the one handle a mount holds on its `--disk-cache DIR`:
 //! it opens entries (one shared per key in this process), answers reads
-//! from whole granules, takes bytes and wants for the writer thread, and
-//! describes the directory for `.stats` and `blosc2fs cache`.
+//! from whole granules, takes what reads served by decoding leave for the
+//! producer and writer threads, and describes the directory for `.stats`
+//! and `blosc2fs cache`.
 
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -13,8 +14,10 @@ use super::entry::Entry;
 use super::error::DiskError;
 use super::key::Key;
 use super::pending::{self, Refill};
+use super::producer::Producer;
+use super::shared::Shared;
 use super::stats::DiskStats;
-use super::writer::{Shared, Writer};
+use super::writer::Writer;
 use super::{index, map};
 
 /// How long an open or a `.stats` read waits for the directory lock
@@ -26,10 +29,16 @@ const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
 /// budget: past it, what reads touch is not filled.
 const PENDING_MAX: u64 = 32 << 30;
 
+/// How long an open waits for the writer to land the granules a re-read
+/// just handed over, when they are all its entry lacks.
+const SETTLE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// A mount's disk cache.
 pub struct DiskCache {
     shared: Arc<Shared>,
-    writer: Writer,
+    /// Dropped (and joined) before the writer it gives its bytes to.
+    producer: Producer,
+    writer: Arc<Writer>,
     /// Entries open in this process, so opens of one key share one.
     open: Mutex<HashMap<String, Weak<Entry>>>,
     /// Bytes the remote tier's objects hold in memory (their recent spans),
@@ -54,12 +63,17 @@ impl DiskCache {
             budget,
             stats: DiskStats::default(),
             queued: Default::default(),
+            handed_queued: Default::default(),
+            room: Default::default(),
+            room_lock: Default::default(),
             pending: pending::Pending::new(budget.min(PENDING_MAX)),
             busy_at: Default::default(),
             epoch: std::time::Instant::now(),
         });
+        let writer = Arc::new(Writer::start(shared.clone()));
         Ok(DiskCache {
-            writer: Writer::start(shared.clone()),
+            producer: Producer::start(shared.clone(), writer.clone()),
+            writer,
             shared,
             open: Mutex::new(HashMap::new()),
             remote_recent_bytes: Default::default(),
@@ -103,7 +117,14 @@ impl DiskCache {
             }
         };
         let mut open = self.open.lock();
-        open.retain(|_, weak| weak.strong_count() > 0);
+        if open.len() == open.capacity() {
+            // Entries let go are forgotten when the map is full, and the map
+            // then has room for as many again as it holds: a walk of many
+            // objects does not go over every one at each open.
+            open.retain(|_, weak| weak.strong_count() > 0);
+            let live = open.len();
+            open.reserve(live);
+        }
         match open.get(key.name()).and_then(Weak::upgrade) {
             Some(theirs) if !theirs.is_retired() => Some(theirs),
             _ => {
@@ -146,19 +167,63 @@ impl DiskCache {
         }
     }
 
-    /// Bytes `[start, end)` of `entry`'s `data` were just served by
-    /// decoding: the granules they touch that are not whole are produced
-    /// again by `refill` and written once the mount is quiet. Costs the
-    /// read no copy and no write.
-    pub fn want(&self, entry: &Arc<Entry>, refill: &Arc<dyn Refill>, start: u64, end: u64) {
-        let before = self.shared.pending.count();
-        let dropped = self.shared.pending.want(entry, refill, start, end);
-        if dropped > 0 {
-            DiskStats::add(&self.shared.stats.fills_dropped, dropped);
+    /// `bytes` at `start` of `entry`'s `data` were just served by
+    /// decoding. Granules read for the first time are only named: the
+    /// producer makes them again once the mount is quiet (no copy, no
+    /// write on the read's path). Granules read again while still wanted
+    /// are handed to the writer from these bytes (a copy), so a loop that
+    /// never pauses has the entry whole after its second read.
+    pub fn served(&self, entry: &Arc<Entry>, refill: &Arc<dyn Refill>, start: u64, bytes: &[u8]) {
+        let handover = self.shared.pending.served(entry, refill, start, bytes);
+        if handover.dropped > 0 {
+            DiskStats::add(&self.shared.stats.fills_dropped, handover.dropped);
         }
-        if before == 0 && self.shared.pending.count() > 0 {
-            self.writer.wake();
+        // Bytes of another version than the entry's are never written.
+        let current = handover.runs.is_empty()
+            || refill
+                .identity()
+                .is_some_and(|now| Key::new(&now, entry.len()).name() == entry.key().name());
+        for (at, run) in handover.runs {
+            let (n, end) = (run.len() as u64, at + run.len() as u64);
+            if !current {
+                self.shared.pending.landed(entry, at, end);
+            } else if self.writer.hand(entry, at, run) {
+                DiskStats::add(&self.shared.stats.handed_bytes, n);
+            } else {
+                self.shared.pending.unhand(entry, at, end);
+                self.producer.wake();
+            }
         }
+        if handover.woke {
+            self.producer.wake();
+        }
+    }
+
+    /// Wait a little (at most [`SETTLE_PATIENCE`]) when everything `entry`
+    /// lacks is on its way to the disk (handed by the read just before), so
+    /// that this open finds it complete; true when it is complete.
+    pub fn settle(&self, entry: &Entry) -> bool {
+        if entry.is_complete() {
+            return true;
+        }
+        let waited = std::time::Instant::now();
+        let settled = self.shared.pending.settle(entry, SETTLE_PATIENCE);
+        if settled {
+            DiskStats::add(&self.shared.stats.settled_opens, 1);
+            log::debug!(
+                "disk cache: an open waited {:?} for {} to complete",
+                waited.elapsed(),
+                entry.key().name()
+            );
+        }
+        settled
+    }
+
+    /// Whether `entry` is incomplete and every granule it lacks was read
+    /// since it was opened here (so an open now is a re-read: its reads will
+    /// hand the granules over, and the entry will be whole when it ends).
+    pub fn rereading(&self, entry: &Entry) -> bool {
+        self.shared.pending.rereading(entry)
     }
 
     /// A read is being served by decoding now: wanted granules wait.
@@ -168,19 +233,20 @@ impl DiskCache {
             .store(self.shared.now_ms(), Ordering::Relaxed);
     }
 
-    /// Write everything queued, produce what is wanted (for a while), and
+    /// Produce what is wanted (for a while), write everything queued, and
     /// persist every map (at unmount).
     pub fn flush(&self) {
+        self.producer.flush();
         self.writer.flush();
     }
 
     /// The `.stats` section: budget, bytes and entries on disk, counters.
     pub fn to_json(&self) -> serde_json::Value {
-        let found = self
+        let (bytes, entries) = self
             .shared
             .index
             .lock_within(LOCK_PATIENCE)
-            .and_then(|locked| locked.scan())
+            .and_then(|locked| locked.usage())
             .unwrap_or_default();
         let mut doc = serde_json::Map::new();
         doc.insert(
@@ -188,14 +254,13 @@ impl DiskCache {
             self.shared.index.dir().display().to_string().into(),
         );
         doc.insert("budget".into(), self.shared.budget.into());
-        doc.insert(
-            "bytes".into(),
-            found.iter().map(|f| f.bytes).sum::<u64>().into(),
-        );
-        doc.insert("entries".into(), found.len().into());
+        doc.insert("bytes".into(), bytes.into());
+        doc.insert("entries".into(), entries.into());
         doc.insert(
             "queued_bytes".into(),
-            self.shared.queued.load(Ordering::Relaxed).into(),
+            (self.shared.queued.load(Ordering::Relaxed)
+                + self.shared.handed_queued.load(Ordering::Relaxed))
+            .into(),
         );
         doc.insert(
             "wanted_bytes".into(),

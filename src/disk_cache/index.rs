@@ -11,6 +11,13 @@
 //! threads (flock is per open file description, so threads sharing one
 //! would not exclude each other).
 //!
+//! So that a batch of fills does not stat every file of the directory,
+//! each process keeps a [`View`] of it, read whole once and kept current by
+//! its own changes (each change under the lock names its entry:
+//! [`Locked::note`]); `DIR/lock` holds a change count that every holder of
+//! the lock adds one to, so a count this process did not write means
+//! another mount changed the directory, and the view is read again.
+//!
 //! Layout: `DIR/lock`, `DIR/entries/<name>.data` (the sparse file of
 //! decoded bytes), `DIR/entries/<name>.map` (which granules are whole;
 //! replaced by rename), `DIR/entries/<name>.map.tmp.<pid>.<n>` (a map being
@@ -18,25 +25,41 @@
 //! by a lock holder is a crashed writer's and is removed).
 
 use parking_lot::{Mutex, MutexGuard};
+use std::cell::RefCell;
 use std::fs::File;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::SystemTime;
 
+use super::dir_view::View;
 use super::error::DiskError;
+use super::open_files::{OpenFiles, OPEN_DATA_FILES};
 
 /// The cache directory and its lock.
 #[derive(Debug)]
 pub struct Index {
     dir: PathBuf,
     entries: PathBuf,
-    lock: Mutex<File>,
+    lock: Mutex<Held>,
+    /// The entries' data files held open.
+    files: Arc<OpenFiles>,
+}
+
+/// What the lock guards in this process: the lock file, and the view of
+/// the directory read under it.
+#[derive(Debug)]
+struct Held {
+    file: File,
+    view: RefCell<Option<View>>,
+    /// The change count this process wrote when it last took the lock.
+    count: u64,
 }
 
 /// The lock held: the directory may be looked at and changed.
 pub struct Locked<'a> {
     index: &'a Index,
-    file: MutexGuard<'a, File>,
+    held: MutexGuard<'a, Held>,
 }
 
 /// One entry as found on disk.
@@ -62,22 +85,33 @@ impl Index {
         let entries = dir.join("entries");
         std::fs::create_dir_all(&entries).map_err(|e| DiskError::io(&entries, e))?;
         let lock_path = dir.join("lock");
-        let lock = File::options()
+        let file = File::options()
             .create(true)
             .truncate(false)
+            .read(true)
             .write(true)
             .open(&lock_path)
             .map_err(|e| DiskError::io(&lock_path, e))?;
         Ok(Index {
             dir: dir.to_path_buf(),
             entries,
-            lock: Mutex::new(lock),
+            lock: Mutex::new(Held {
+                file,
+                view: RefCell::new(None),
+                count: 0,
+            }),
+            files: Arc::new(OpenFiles::new(OPEN_DATA_FILES)),
         })
     }
 
     /// The cache directory.
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// The entries' data files held open (a few, see [`OpenFiles`]).
+    pub fn files(&self) -> &Arc<OpenFiles> {
+        &self.files
     }
 
     /// Path of file `name.ext` of an entry.
@@ -87,10 +121,11 @@ impl Index {
 
     /// Take the lock (waits for other threads and other mounts).
     pub fn lock(&self) -> Result<Locked<'_>, DiskError> {
-        let file = self.lock.lock();
-        file.lock()
+        let held = self.lock.lock();
+        held.file
+            .lock()
             .map_err(|e| DiskError::io(self.dir.join("lock"), e))?;
-        Ok(Locked { index: self, file })
+        self.locked(held)
     }
 
     /// Take the lock, or give up after `patience` (another mount holding
@@ -98,13 +133,13 @@ impl Index {
     /// request waits on: it then goes on without the cache.
     pub fn lock_within(&self, patience: std::time::Duration) -> Result<Locked<'_>, DiskError> {
         let deadline = std::time::Instant::now() + patience;
-        let file = self
+        let held = self
             .lock
             .try_lock_for(patience)
             .ok_or_else(|| DiskError::Busy(self.dir.join("lock")))?;
         loop {
-            match file.try_lock() {
-                Ok(()) => return Ok(Locked { index: self, file }),
+            match held.file.try_lock() {
+                Ok(()) => return self.locked(held),
                 Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
                     std::thread::sleep(std::time::Duration::from_millis(1));
                 }
@@ -119,9 +154,41 @@ impl Index {
     }
 }
 
+impl Index {
+    /// The lock just taken (`held`, its file locked): the change count in
+    /// the lock file goes up by one, and the view is kept only if the count
+    /// was the one this process wrote last (nobody else held the lock since).
+    fn locked<'a>(&'a self, held: MutexGuard<'a, Held>) -> Result<Locked<'a>, DiskError> {
+        let mut locked = Locked { index: self, held };
+        let held = &mut *locked.held;
+        let path = || self.dir.join("lock");
+        let mut count = [0u8; 8];
+        let n = held
+            .file
+            .read_at(&mut count, 0)
+            .map_err(|e| DiskError::io(path(), e))?;
+        let before = if n == count.len() {
+            u64::from_le_bytes(count)
+        } else {
+            0
+        };
+        let now = before.wrapping_add(1);
+        held.file
+            .write_all_at(&now.to_le_bytes(), 0)
+            .map_err(|e| DiskError::io(path(), e))?;
+        held.count = now;
+        let view = held.view.get_mut();
+        match view {
+            Some(v) if v.current(before) => v.advance(now),
+            _ => *view = None,
+        }
+        Ok(locked)
+    }
+}
+
 impl Drop for Locked<'_> {
     fn drop(&mut self) {
-        if let Err(e) = self.file.unlock() {
+        if let Err(e) = self.held.file.unlock() {
             log::warn!("disk cache: unlocking {}: {e}", self.index.dir.display());
         }
     }
@@ -134,8 +201,71 @@ impl Locked<'_> {
     }
 
     /// Every entry on disk (and the removal of crashed writers' temporary
-    /// maps, which only a lock holder can know are abandoned).
+    /// maps, which only a lock holder can know are abandoned), read now;
+    /// the view is made of it.
     pub fn scan(&self) -> Result<Vec<Found>, DiskError> {
+        let found = self.read_all()?;
+        *self.held.view.borrow_mut() = Some(View::of(found.clone(), self.held.count));
+        Ok(found)
+    }
+
+    /// `f` run on the view of the directory, read now if there is none.
+    fn with_view<T>(&self, f: impl FnOnce(&mut View) -> T) -> Result<T, DiskError> {
+        let mut slot = self.held.view.borrow_mut();
+        let view = match slot.take() {
+            Some(view) => view,
+            None => View::of(self.read_all()?, self.held.count),
+        };
+        Ok(f(slot.insert(view)))
+    }
+
+    /// Bytes the entries take and how many there are (from the view).
+    pub fn usage(&self) -> Result<(u64, usize), DiskError> {
+        self.with_view(|v| (v.used(), v.len()))
+    }
+
+    /// The inode of entry `name`'s data file on disk, if there is one
+    /// (from the view).
+    pub fn data_ino(&self, name: &str) -> Result<Option<u64>, DiskError> {
+        self.with_view(|v| v.data_ino(name))
+    }
+
+    /// Entry `name` was just changed by this process (created, filled, its
+    /// map replaced): its files are looked at again for the view.
+    pub fn note(&self, name: &str) {
+        if let Some(view) = self.held.view.borrow_mut().as_mut() {
+            view.set(name, self.read_one(name));
+        }
+    }
+
+    /// Entry `name` as its files are now, `None` when it has none.
+    fn read_one(&self, name: &str) -> Option<Found> {
+        let mut found = Found {
+            name: name.to_string(),
+            bytes: 0,
+            data_ino: 0,
+            data_len: 0,
+            last_used: SystemTime::UNIX_EPOCH,
+            has_map: false,
+        };
+        let mut any = false;
+        if let Ok(meta) = std::fs::metadata(self.index.path(name, "data")) {
+            any = true;
+            found.bytes += meta.blocks() * 512;
+            found.data_ino = meta.ino();
+            found.data_len = meta.len();
+            found.last_used = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+        }
+        if let Ok(meta) = std::fs::metadata(self.index.path(name, "map")) {
+            any = true;
+            found.bytes += meta.blocks() * 512;
+            found.has_map = true;
+        }
+        any.then_some(found)
+    }
+
+    /// Every entry on disk, read now.
+    fn read_all(&self) -> Result<Vec<Found>, DiskError> {
         let dir = &self.index.entries;
         let mut found: std::collections::BTreeMap<String, Found> = Default::default();
         let listing = std::fs::read_dir(dir).map_err(|e| DiskError::io(dir, e))?;
@@ -179,6 +309,14 @@ impl Locked<'_> {
     /// Remove entry `name` (map first: a map never outlives the data it
     /// describes). Open descriptors of its data file keep reading it.
     pub fn evict(&self, name: &str) {
+        if let Some(view) = self.held.view.borrow_mut().as_mut() {
+            view.set(name, None);
+        }
+        self.remove(name);
+    }
+
+    /// Remove entry `name`'s files.
+    fn remove(&self, name: &str) {
         for ext in ["map", "data"] {
             let path = self.index.path(name, ext);
             if let Err(e) = std::fs::remove_file(&path) {
@@ -190,38 +328,20 @@ impl Locked<'_> {
     }
 
     /// Evict least recently used entries (never those in `keep`) until
-    /// `need` more bytes fit in `budget`. Returns the names evicted, or
-    /// `None` when even evicting every other entry would not make room.
+    /// `need` more bytes fit in `budget` (as the view counts them). Returns
+    /// the names evicted, or `None` when even evicting every other entry
+    /// would not make room.
     pub fn make_room(
         &self,
-        found: &[Found],
         need: u64,
         budget: u64,
         keep: &[&str],
-    ) -> Option<Vec<String>> {
-        let mut used: u64 = found.iter().map(|f| f.bytes).sum();
-        if used + need <= budget {
-            return Some(Vec::new());
+    ) -> Result<Option<Vec<String>>, DiskError> {
+        let evicted = self.with_view(|v| v.evict_for(need, budget, keep))?;
+        for name in evicted.iter().flatten() {
+            self.remove(name);
         }
-        let mut candidates: Vec<&Found> = found
-            .iter()
-            .filter(|f| !keep.contains(&f.name.as_str()))
-            .collect();
-        let freeable: u64 = candidates.iter().map(|f| f.bytes).sum();
-        if used - freeable + need > budget {
-            return None;
-        }
-        candidates.sort_by_key(|f| f.last_used);
-        let mut evicted = Vec::new();
-        for f in candidates {
-            if used + need <= budget {
-                break;
-            }
-            self.evict(&f.name);
-            used -= f.bytes;
-            evicted.push(f.name.clone());
-        }
-        Some(evicted)
+        Ok(evicted)
     }
 }
 
@@ -272,16 +392,50 @@ mod tests {
         );
         let used: u64 = found.iter().map(|f| f.bytes).sum();
         // Room for one more entry's bytes: the oldest goes, then the next.
-        let evicted = locked.make_room(&found, 64 << 10, used, &[]).unwrap();
-        assert_eq!(evicted, vec!["old".to_string()]);
-        let found = locked.scan().unwrap();
+        let evicted = locked.make_room(64 << 10, used, &[]).unwrap();
+        assert_eq!(evicted, Some(vec!["old".to_string()]));
         let evicted = locked
-            .make_room(&found, 64 << 10, used - (64 << 10), &["mid"])
+            .make_room(64 << 10, used - (64 << 10), &["mid"])
             .unwrap();
-        assert_eq!(evicted, vec!["new".to_string()], "kept entries are skipped");
-        let found = locked.scan().unwrap();
-        assert_eq!(locked.make_room(&found, used, used, &["mid"]), None);
+        assert_eq!(
+            evicted,
+            Some(vec!["new".to_string()]),
+            "kept entries are skipped"
+        );
+        assert_eq!(locked.make_room(used, used, &["mid"]).unwrap(), None);
         assert!(!index.path("old", "map").exists() && !index.path("old", "data").exists());
+        assert_eq!(locked.usage().unwrap(), (used / 3, 1));
+    }
+
+    #[test]
+    fn the_view_follows_this_process_and_is_read_again_after_another_mount() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = Index::open(dir.path()).unwrap();
+        entry(&index, "a", 8 << 10, 10);
+        let a = index.lock().unwrap().usage().unwrap();
+        assert_eq!(a.1, 1);
+        // A change of this process, noted: in the view with no reading of
+        // the directory (an entry made behind its back is not seen).
+        {
+            let locked = index.lock().unwrap();
+            entry(&index, "b", 8 << 10, 5);
+            entry(&index, "unseen", 8 << 10, 5);
+            locked.note("b");
+            let (bytes, n) = locked.usage().unwrap();
+            assert_eq!(n, 2);
+            assert_eq!(bytes, 2 * a.0);
+            assert!(locked.data_ino("b").unwrap().is_some());
+            assert_eq!(locked.data_ino("unseen").unwrap(), None);
+        }
+        // Another mount (another Index on the same directory) takes the
+        // lock: this one reads the directory again.
+        Index::open(dir.path()).unwrap().lock().unwrap();
+        let locked = index.lock().unwrap();
+        assert_eq!(locked.usage().unwrap().1, 3);
+        assert!(locked.data_ino("unseen").unwrap().is_some());
+        locked.evict("unseen");
+        assert_eq!(locked.usage().unwrap().1, 2);
+        assert_eq!(locked.scan().unwrap().len(), 2);
     }
 
     #[test]

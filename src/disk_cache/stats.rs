@@ -19,6 +19,16 @@ pub struct DiskStats {
     pub evictions: AtomicU64,
     /// Entries that became complete in this mount.
     pub completed: AtomicU64,
+    /// Bytes re-reads handed to the writer from what they had just decoded
+    /// (a granule still wanted, read again), with nothing decoded for the
+    /// cache.
+    pub handed_bytes: AtomicU64,
+    /// Bytes the producer made again (from the memory block cache, or
+    /// decoded) for granules wanted and not read again.
+    pub produced_bytes: AtomicU64,
+    /// Opens that waited for the writer to land the last granules of their
+    /// entry (handed by the read just before), and found it complete.
+    pub settled_opens: AtomicU64,
     /// Opens served by FUSE passthrough from a complete entry.
     pub passthrough_opens: AtomicU64,
     /// Opens of a complete entry served by the daemon from the cache file
@@ -54,6 +64,9 @@ impl DiskStats {
             ("fills_dropped", &self.fills_dropped),
             ("evictions", &self.evictions),
             ("completed", &self.completed),
+            ("handed_bytes", &self.handed_bytes),
+            ("produced_bytes", &self.produced_bytes),
+            ("settled_opens", &self.settled_opens),
             ("passthrough_opens", &self.passthrough_opens),
             ("cache_file_opens", &self.cache_file_opens),
             ("errors", &self.errors),

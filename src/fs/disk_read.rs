@@ -1,8 +1,11 @@
 //! Open `data`, `data.npy` and chunk files over the disk cache: at open,
-//! find the array's entry (keyed by its source's version); at read, answer
-//! from the cache file when every byte asked for is whole there, else
-//! decode, and name the granules served to the cache, which produces them
-//! again ([`ArrayRefill`]) and writes them when the mount is quiet.
+//! find the array's entry (keyed by its source's version), waiting a
+//! little for the writer when the read just before handed it all the
+//! entry lacked; at read, answer from the cache file when every byte asked
+//! for is whole there, else decode, and give the decoded bytes' part of
+//! `data` to the cache: a first read only names its granules (the cache
+//! produces them again, [`ArrayRefill`], when the mount is quiet), a
+//! second read hands its own bytes over.
 //!
 //! Each such file is laid out over `data` the same way: a prefix held in
 //! memory (a `.npy` header, or nothing), then one contiguous run of `data`
@@ -74,6 +77,7 @@ impl DiskUse {
         };
         let identity = array.version_identity()?;
         let entry = cache.entry(&identity, data_len)?;
+        cache.settle(&entry);
         let refill = Arc::new(ArrayRefill {
             array: array.clone(),
             blocks: blocks.clone(),
@@ -87,13 +91,27 @@ impl DiskUse {
         })
     }
 
+    /// Whether this open is `data` re-read while its entry is not complete,
+    /// every granule it lacks read before: its reads will complete it, and
+    /// the next open will be handed the cache file (passthrough). The
+    /// kernel had better not keep this open's pages: that next open would
+    /// drop them first, in the opener's time (about 35 ms per 256 MiB of
+    /// 4 KiB pages here).
+    pub(crate) fn rereading(&self, cache: &DiskCache) -> bool {
+        self.is_data() && cache.rereading(&self.entry)
+    }
+
     /// Whether the file is `data` itself and every byte of it is in the
     /// cache file (so the cache file can stand in for it).
     pub(crate) fn complete_data(&self) -> bool {
+        self.is_data() && self.entry.is_complete()
+    }
+
+    /// Whether the file is `data` itself (no header, no padding).
+    fn is_data(&self) -> bool {
         self.header.is_empty()
             && self.run == (0..self.entry.len())
             && self.file_len == self.entry.len()
-            && self.entry.is_complete()
     }
 
     /// Bytes `[offset, offset + size)` of the presented file (cut at its
@@ -130,11 +148,14 @@ impl DiskUse {
         }
     }
 
-    /// Bytes `[offset, end)` of the presented file were served by decoding:
-    /// the cache is to fill their data part when the mount is quiet.
-    pub(crate) fn want(&self, cache: &DiskCache, offset: u64, end: u64) {
-        if let Some((_, data_offset, len)) = self.data_part(offset, end) {
-            cache.want(&self.entry, &self.refill, data_offset, data_offset + len);
+    /// `bytes` at `offset` of the presented file were served by decoding:
+    /// their data part goes to the cache (see [`DiskCache::served`]).
+    pub(crate) fn served(&self, cache: &DiskCache, offset: u64, bytes: &[u8]) {
+        let end = offset + bytes.len() as u64;
+        if let Some((at, data_offset, len)) = self.data_part(offset, end) {
+            let from = (at - offset) as usize;
+            let part = &bytes[from..from + len as usize];
+            cache.served(&self.entry, &self.refill, data_offset, part);
         }
     }
 

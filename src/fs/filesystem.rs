@@ -212,19 +212,32 @@ impl Filesystem {
             Content::Preview { array, plan } => Content::Static(self.preview(&array, &plan)?),
             other => other,
         };
-        let (keep_cache, direct_io) = match &content {
-            Content::Stats => (false, true),
-            Content::Array { .. } | Content::Text { .. } if self.config.direct_io => (false, true),
-            _ => (
-                self.same_version_as_last_served(ino, loaded.as_deref()),
-                false,
-            ),
-        };
         let disk = match (&content, &self.config.disk_cache) {
             (Content::Array { array, view }, Some(cache)) => {
                 DiskUse::open(cache, self.planner.blocks(), array, view)
             }
             _ => None,
+        };
+        // `data` read again while its cache entry fills: bypass the page
+        // cache, so the next open (handed the complete cache file) has no
+        // pages of this one to drop (see DiskUse::rereading).
+        let rereading = disk
+            .as_ref()
+            .zip(self.config.disk_cache.as_deref())
+            .is_some_and(|(d, cache)| d.rereading(cache));
+        let (keep_cache, direct_io) = match &content {
+            Content::Stats => (false, true),
+            Content::Array { .. } | Content::Text { .. } if self.config.direct_io => (false, true),
+            Content::Array { .. } if rereading => (false, true),
+            // A folder's own document has no version of its own: a group's
+            // zarr.json (its subtree's consolidated metadata) is rendered
+            // at each open and may differ from what getattr measured, in
+            // bytes or in length; read to its end, never from old pages.
+            Content::Static(_) if loaded.is_none() => (false, true),
+            _ => (
+                self.same_version_as_last_served(ino, loaded.as_deref()),
+                false,
+            ),
         };
         let cache_file = disk.as_ref().is_some_and(DiskUse::complete_data);
         // A file whose cache entry has holes (fills dropped while the
@@ -290,7 +303,7 @@ impl Filesystem {
         };
         match &handle.content {
             Content::Array { array, .. } | Content::Text { array, .. } => array.may_wait(),
-            Content::TableCsv(csv) => csv.may_wait(),
+            Content::Table(file) => file.may_wait(),
             _ => false,
         }
     }
@@ -363,7 +376,7 @@ impl Filesystem {
                     )
                     .map_err(|e| failed(e, Some(array.id())))?;
                 if let Some((disk, cache)) = disk {
-                    disk.want(cache, offset, offset + served.bytes(out).len() as u64);
+                    disk.served(cache, offset, served.bytes(out));
                 }
                 return Ok(served);
             }
@@ -372,14 +385,12 @@ impl Filesystem {
                     .read_text(array, layout, &handle.stream, offset, size as u64)
                     .map_err(|e| failed(e, Some(array.id())))?;
             }
-            Content::TableCsv(csv) => {
-                *out = csv
-                    .read(offset, size as u64, |column, start, len| {
-                        self.planner
-                            .read(&column.array, &column.view, start, len)
-                            .inspect_err(|e| self.report(column.array.id(), e))
-                    })
-                    .map_err(|e| failed(e, None))?;
+            Content::Table(file) => {
+                *out = file.read(offset, size as u64).map_err(|e| {
+                    let e = crate::format::Error::from(e);
+                    log::error!("{e}");
+                    failed(e, None)
+                })?;
             }
         }
         Ok(Served::Buffer)

@@ -150,6 +150,14 @@ impl FuserFilesystem for FuseAdapter {
         if let Err(missing) = config.add_capabilities(wanted) {
             log::debug!("kernel lacks capabilities {missing:?}");
         }
+        // Shared mmap of a file opened with direct I/O (Linux 6.6+): a
+        // `data` re-read while its disk cache entry fills is one.
+        if config
+            .add_capabilities(InitFlags::FUSE_DIRECT_IO_ALLOW_MMAP)
+            .is_err()
+        {
+            log::debug!("kernel lacks FUSE_DIRECT_IO_ALLOW_MMAP");
+        }
         if self.options.passthrough {
             // The cache files live on a plain file system: one level below.
             let granted = config.add_capabilities(InitFlags::FUSE_PASSTHROUGH).is_ok()

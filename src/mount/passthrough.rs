@@ -97,12 +97,20 @@ impl IoModes {
             }
             None => {}
         }
-        let id = backing.and_then(|entry| match reply.open_backing(entry.file()) {
-            Ok(id) => Some(Arc::new(id)),
-            Err(e) => {
-                log::warn!("FUSE passthrough refused ({e}): cache files are served by the daemon");
-                self.disable();
-                None
+        let id = backing.and_then(|entry| {
+            let file = entry
+                .file()
+                .inspect_err(|e| log::info!("disk cache: {e}: served by the daemon"))
+                .ok()?;
+            match reply.open_backing(&*file) {
+                Ok(id) => Some(Arc::new(id)),
+                Err(e) => {
+                    log::warn!(
+                        "FUSE passthrough refused ({e}): cache files are served by the daemon"
+                    );
+                    self.disable();
+                    None
+                }
             }
         });
         let mode = match (&id, wanted) {

@@ -57,6 +57,15 @@ pub fn binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_blosc2fs"))
 }
 
+/// The command running [`binary`] with at most `nofile` open descriptors.
+fn limited(nofile: u32) -> Command {
+    let mut c = Command::new("bash");
+    c.arg("-c")
+        .arg(format!("ulimit -n {nofile} && exec \"$0\" \"$@\""))
+        .arg(binary());
+    c
+}
+
 pub struct Mount {
     /// The temporary mountpoint (none when the test chose its own).
     pub dir: Option<tempfile::TempDir>,
@@ -85,15 +94,17 @@ impl Mount {
     pub fn start_at(source: &Path, mountpoint: &Path, args: &[&str], nofile: Option<u32>) -> Mount {
         let command = match nofile {
             None => Command::new(binary()),
-            Some(n) => {
-                let mut c = Command::new("bash");
-                c.arg("-c")
-                    .arg(format!("ulimit -n {n} && exec \"$0\" \"$@\""))
-                    .arg(binary());
-                c
-            }
+            Some(n) => limited(n),
         };
         Mount::spawn(command, source, None, mountpoint.to_path_buf(), args, &[])
+    }
+
+    /// [`Mount::start_with_env`], the daemon allowed at most `nofile` open
+    /// descriptors (soft and hard, as `ulimit -n` sets them).
+    pub fn start_limited(source: &Path, args: &[&str], env: &[(&str, &str)], nofile: u32) -> Mount {
+        let dir = tempfile::tempdir().expect("temp mountpoint");
+        let mnt = dir.path().to_path_buf();
+        Mount::spawn(limited(nofile), source, Some(dir), mnt, args, env)
     }
 
     fn spawn(
