@@ -104,10 +104,12 @@ impl Drop for Producer {
 /// batch takes the core back. Not `SCHED_IDLE`: on a machine kept busy by
 /// other processes it would never run.
 fn idle_priority() {
-    // SAFETY: gettid and setpriority take and return plain integers; the
-    // tid is the calling thread's own.
+    // SAFETY: the gettid system call and setpriority take and return plain
+    // integers; the tid is the calling thread's own. (The system call, not
+    // glibc's gettid(): that wrapper is from glibc 2.30, and the wheel's
+    // binary needs at most 2.17.)
     let rc = unsafe {
-        let tid = libc::gettid();
+        let tid = libc::syscall(libc::SYS_gettid);
         libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, 19)
     };
     if rc != 0 {
