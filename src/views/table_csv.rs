@@ -2,7 +2,7 @@
 //! would hold, so that `pandas.read_csv` gives the table back.
 //!
 //! Its columns are `to_pandas`'s, in schema order: the table's logical
-//! columns ([`TableSource`]), except that a struct python-blosc2 stores as
+//! columns ([`super::table_source::TableSource`]), except that a struct python-blosc2 stores as
 //! dotted leaf columns (`from_arrow`'s structs) shows its leaves
 //! (`trip.begin.lon`), as `to_pandas` does, where a struct column declared
 //! as one stays one column of JSON objects. One line per live row; each
