@@ -16,9 +16,24 @@
 //! [`REREAD_EVERY`], whatever the count says.
 
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
-use super::index::Found;
+/// One entry as found on disk.
+#[derive(Debug, Clone)]
+pub struct Found {
+    /// File name stem (the key's name).
+    pub name: String,
+    /// Bytes its files take on disk (allocated blocks).
+    pub bytes: u64,
+    /// Inode of its data file (0 when it has none).
+    pub data_ino: u64,
+    /// Length of its data file.
+    pub data_len: u64,
+    /// When it was last filled or opened (its data file's mtime).
+    pub last_used: SystemTime,
+    /// Its map file exists.
+    pub has_map: bool,
+}
 
 /// The longest a view is trusted without reading the directory again.
 const REREAD_EVERY: Duration = Duration::from_secs(60);
@@ -129,7 +144,6 @@ impl View {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::SystemTime;
 
     fn found(name: &str, bytes: u64, age_s: u64) -> Found {
         Found {

@@ -32,6 +32,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
 
+pub use super::dir_view::Found;
 use super::dir_view::View;
 use super::error::DiskError;
 use super::open_files::{OpenFiles, OPEN_DATA_FILES};
@@ -62,22 +63,6 @@ pub struct Locked<'a> {
     held: MutexGuard<'a, Held>,
 }
 
-/// One entry as found on disk.
-#[derive(Debug, Clone)]
-pub struct Found {
-    /// File name stem (the key's name).
-    pub name: String,
-    /// Bytes its files take on disk (allocated blocks).
-    pub bytes: u64,
-    /// Inode of its data file (0 when it has none).
-    pub data_ino: u64,
-    /// Length of its data file.
-    pub data_len: u64,
-    /// When it was last filled or opened (its data file's mtime).
-    pub last_used: SystemTime,
-    /// Its map file exists.
-    pub has_map: bool,
-}
 
 impl Index {
     /// The cache in `dir`, created if missing.
