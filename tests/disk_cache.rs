@@ -3,7 +3,8 @@
 //! and by the daemon reading the cache file), a source rewritten between
 //! mounts and while mounted, a daemon killed while filling, two mounts
 //! sharing one directory, the budget kept by LRU eviction, and a loop
-//! reading without pause served from the cache by its third read.
+//! reading without pause served from the cache by its third read (its
+//! second read, opened with direct I/O, still mapped shared).
 
 mod common;
 
@@ -471,6 +472,36 @@ fn a_loop_reading_without_pause_is_served_from_the_cache_by_its_third_read() {
     assert!(npy[npy.len() - b.len()..] == b);
     assert_eq!(decoded(&m), 0, "{}", stats(&m));
     assert!(disk(&m, "hits") > 0, "data.npy came from the cache file");
+}
+
+#[test]
+fn a_re_read_of_data_while_its_entry_fills_still_maps_shared() {
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
+    let s = setup();
+    let c = write_array(&s.src, "c", 53, 256);
+    let m = mount(&s.src, &cache_args(&s.cache, &["--cache-size", "8M"]));
+    let path = m.path().join("c.b2nd/data");
+    assert_eq!(std::fs::read(&path).unwrap(), c);
+    // The second open of `data` bypasses the kernel's page cache (its
+    // reads complete the entry); numpy maps it shared all the same.
+    let out = run_python(
+        r#"
+import sys, numpy as np
+a = np.memmap(sys.argv[1], dtype=np.uint8, mode="r")
+b = np.fromfile(sys.argv[2], dtype=np.uint8)
+print(a.shape == b.shape and bool((a == b).all()))
+"#,
+        &[
+            path.to_str().unwrap(),
+            s.src.with_extension("c.raw").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.trim(), "True");
+    wait_idle(&m);
+    assert_eq!(disk(&m, "completed"), 1, "{}", stats(&m));
+    assert_eq!(std::fs::read(&path).unwrap(), c);
 }
 
 /// A moto S3 server on a free port, killed when dropped.
