@@ -4,7 +4,11 @@
 //! mounts and while mounted, a daemon killed while filling, two mounts
 //! sharing one directory, the budget kept by LRU eviction, and a loop
 //! reading without pause served from the cache by its third read (its
-//! second read, opened with direct I/O, still mapped shared).
+//! second read, opened with direct I/O, still mapped shared), a single
+//! array changed while open in passthrough (a new open reads the new
+//! version, the old one its own), and on moto S3: the first walk of a tree
+//! sending the requests of a walk without the cache, and a prefix read
+//! whole within a few descriptors.
 
 mod common;
 
@@ -1400,4 +1404,43 @@ fn an_s3_prefix_read_whole_through_the_cache_holds_a_few_descriptors() {
             assert_eq!(s3_gets(&m), 0, "{pass}: {st}");
         }
     }
+}
+
+#[test]
+fn a_single_array_changed_while_open_in_passthrough_opens_anew_and_the_old_open_keeps_its_bytes() {
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
+    use std::os::unix::fs::FileExt;
+    let s = setup();
+    let first = write_array(&s.src, "a", 1, 128);
+    // The array itself is the mount's source: its folder is the mount root.
+    let m = mount(&s.src.join("a.b2nd"), &cache_args(&s.cache, &[]));
+    let data = m.path().join("data");
+    read_until_cached(&m, &data, &first, 1);
+    let before = disk(&m, "passthrough_opens");
+    let old = std::fs::File::open(&data).unwrap();
+    assert_eq!(disk(&m, "passthrough_opens"), before + 1, "{}", stats(&m));
+    let old_ino = old.metadata().unwrap().ino();
+    let second = write_array(&s.src, "a", 2, 128);
+    assert_ne!(first, second);
+    std::thread::sleep(Duration::from_millis(500));
+    // A new open reads the new version (under new inode numbers: the
+    // kernel cannot serve one inode both by passthrough and by the daemon),
+    // while the old open keeps reading what it opened.
+    let new = std::fs::File::open(&data).unwrap();
+    assert_ne!(new.metadata().unwrap().ino(), old_ino);
+    let mut got = vec![0; second.len()];
+    new.read_exact_at(&mut got, 0).unwrap();
+    assert!(got == second, "a new open after the change");
+    let mut kept = vec![0; first.len()];
+    old.read_exact_at(&mut kept, 0).unwrap();
+    assert!(kept == first, "the old open");
+    assert!(std::fs::read(&data).unwrap() == second);
+    drop((old, new));
+    // The new version fills its own entry and is handed to the kernel in turn.
+    read_until_cached(&m, &data, &second, 2);
+    let before = disk(&m, "passthrough_opens");
+    assert!(std::fs::read(&data).unwrap() == second);
+    assert_eq!(disk(&m, "passthrough_opens"), before + 1, "{}", stats(&m));
 }

@@ -63,7 +63,6 @@ pub struct Locked<'a> {
     held: MutexGuard<'a, Held>,
 }
 
-
 impl Index {
     /// The cache in `dir`, created if missing.
     pub fn open(dir: &Path) -> Result<Index, DiskError> {

@@ -80,10 +80,12 @@ impl IoModes {
                 opens,
             }) => {
                 if wanted != Some(*data_ino) {
-                    // Another version of the bytes (the source changed while
-                    // a file was open in passthrough): never the old bytes;
-                    // the kernel refuses this daemon-served open (EIO) until
-                    // the old opens are closed.
+                    // Another version of the bytes under this inode: never
+                    // the old bytes; the kernel refuses this daemon-served
+                    // open (EIO) until the old opens are closed. It should
+                    // not happen: a changed source's files take new inode
+                    // numbers (a single array's root too: the tree's
+                    // `files_node`).
                     log::warn!("inode {ino}: changed while open in passthrough; open refused");
                     state.handles.remove(&fh);
                     return None;

@@ -88,7 +88,11 @@ impl Tree {
             });
         }
         let entry = match &kind {
-            NodeKind::Array(entry) => entry.clone(),
+            // A root array shows its current version's node's attributes.
+            NodeKind::Array(entry) => match self.files_node(node, &kind) {
+                files if files != node && role == Role::Node => self.array_entry(files)?,
+                _ => entry.clone(),
+            },
             NodeKind::Link(target) => {
                 if role != Role::Node {
                     return Err(FsError::NotFound);

@@ -36,6 +36,11 @@ impl Tree {
                 return self.getattr(inode::encode(node, own));
             }
         }
+        // A root array's files are numbered by its current version's node.
+        let (node, kind) = match self.files_node(node, &kind) {
+            files if files != node && role == Role::Node => (files, self.node_info(files)?.1),
+            _ => (node, kind),
+        };
         let child = match (role, kind) {
             (Role::Node, NodeKind::Dir(real)) => {
                 let loc = self.location(node)?;
@@ -140,7 +145,7 @@ impl Tree {
             return self.chunk_tree_readdir(node, entry, c, ino, from, limit);
         }
         let parent_ino = if role == Role::File(FileId::ChunksDir) {
-            inode::encode(node, Role::Node)
+            self.folder_ino(node)
         } else {
             inode::encode(parent, Role::Node)
         };
@@ -223,10 +228,15 @@ impl Tree {
                 }
             }
             NodeKind::Array(entry) => {
-                let loaded = entry.current().map_err(FsError::from)?;
+                let files = self.files_node(node, kind);
+                let loaded = if files == node {
+                    entry.current().map_err(FsError::from)?
+                } else {
+                    self.array_of(files)?
+                };
                 for spec in array_files_in(Folder::Array, &loaded, self.views) {
                     out.push((
-                        inode::encode(node, Role::File(spec.id)),
+                        inode::encode(files, Role::File(spec.id)),
                         spec.kind,
                         OsString::from(spec.name),
                     ));
@@ -263,7 +273,9 @@ impl Tree {
         let loaded = entry.current().map_err(FsError::from)?;
         let prefix = self.chunk_dir(&loaded, c).ok_or(FsError::NotDir)?;
         let tree = self.chunk_tree(&loaded).ok_or(FsError::NotFound)?;
-        let parent_ino = inode::encode(node, tree.parent(&prefix).unwrap_or(Role::Node));
+        let parent_ino = tree
+            .parent(&prefix)
+            .map_or_else(|| self.folder_ino(node), |role| inode::encode(node, role));
         let fixed = [
             (ino, Kind::Dir, OsString::from(".")),
             (parent_ino, Kind::Dir, OsString::from("..")),

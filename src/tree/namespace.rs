@@ -44,6 +44,11 @@ use crate::catalog::remote::{RemoteClass, RemoteObject, RemoteRoot};
 use crate::catalog::store::{ChildKind, LoadedStore, StoreEntry};
 use crate::catalog::store_folder::StoreFolder;
 
+/// The name of the hidden child of a mount root that is an array, which
+/// presents the root's files (see [`Tree::files_node`]); no presented name
+/// holds a `/`.
+const ROOT_FILES: &str = "/";
+
 /// Whether a known node of kind `kind` still presents a location found to
 /// be of class `class` (an array or store whose source changed does not).
 fn fits(kind: &NodeKind, class: Class) -> bool {
@@ -499,6 +504,56 @@ impl Tree {
             return Err(FsError::NotFound);
         };
         entry.current().map_err(FsError::from)
+    }
+
+    /// The node whose inode numbers the files of folder node `node` (of
+    /// kind `kind`) take: `node` itself, except for a mount root that is
+    /// an array, whose files are those of a hidden child presenting the
+    /// root's current version. The root is inode 1 whatever its version,
+    /// but its files must not keep their numbers across versions: the
+    /// kernel reads an inode either by passthrough (every open of it on one
+    /// backing file) or through the daemon, never both, so a new version
+    /// opened under the old numbers while an old open is served by
+    /// passthrough would fail (EIO). The child gets a new node when the
+    /// source changes, as any changed name does; open files keep the old
+    /// node and its version, which answers ESTALE once nothing holds it.
+    pub(super) fn files_node(&self, node: u32, kind: &NodeKind) -> u32 {
+        let NodeKind::Array(root) = kind else {
+            return node;
+        };
+        if node != 0 {
+            return node;
+        }
+        let place = self.nodes.read().get(0).map_or(Place::Local, |n| n.place);
+        let origin = root.origin.clone();
+        self.intern(0, OsStr::new(ROOT_FILES), place, Class::Array, &|| {
+            NodeKind::Array(Arc::new(ArrayEntry::new(
+                origin.clone(),
+                false,
+                self.on_load.clone(),
+                &self.meta,
+            )))
+        })
+    }
+
+    /// The inode of the folder presenting array node `node`: its own, or
+    /// the root's for the hidden child of a root array ([`Self::files_node`]).
+    pub(super) fn folder_ino(&self, node: u32) -> u64 {
+        let nodes = self.nodes.read();
+        match nodes.get(node) {
+            Some(n) if node != 0 && n.parent == 0 && &*n.name == OsStr::new(ROOT_FILES) => {
+                inode::encode(0, Role::Node)
+            }
+            _ => inode::encode(node, Role::Node),
+        }
+    }
+
+    /// The entry of array node `node`.
+    pub(super) fn array_entry(&self, node: u32) -> Result<Arc<ArrayEntry>, FsError> {
+        match self.node_info(node)?.1 {
+            NodeKind::Array(entry) => Ok(entry),
+            _ => Err(FsError::NotFound),
+        }
     }
 }
 
