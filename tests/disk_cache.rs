@@ -1392,6 +1392,7 @@ fn an_s3_prefix_read_whole_through_the_cache_holds_a_few_descriptors() {
         let st = stats(&m);
         peak = peak.max(fds(&m));
         assert!(peak <= MOST, "{pass}: {peak} descriptors: {st}");
+        assert!(counter(&st, &["disk_cache", "open_files"]) <= 64, "{st}");
         assert_eq!(counter(&st, &["disk_cache", "errors"]), 0, "{pass}: {st}");
         assert_eq!(counter(&st, &["read_errors"]), 0, "{pass}: {st}");
         if pass == "first" {

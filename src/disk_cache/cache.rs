@@ -256,6 +256,9 @@ impl DiskCache {
         doc.insert("budget".into(), self.shared.budget.into());
         doc.insert("bytes".into(), bytes.into());
         doc.insert("entries".into(), entries.into());
+        let files = self.shared.index.files();
+        doc.insert("open_files".into(), files.held().into());
+        doc.insert("file_reopens".into(), files.reopens().into());
         doc.insert(
             "queued_bytes".into(),
             (self.shared.queued.load(Ordering::Relaxed)
