@@ -52,6 +52,11 @@ def python_blosc2_bytes(path: Path, entry: Dict) -> "bytes | None":
     except Exception:  # noqa: BLE001 - python-blosc2 refuses some valid files
         return None
     if isinstance(array, blosc2.NDArray):
+        if blosc2.Filter.DELTA in array.schunk.cparams.filters:
+            # Its slicing of on-disk DELTA arrays is wrong at times, not
+            # only where the manifest noted it (a Debian 11 run found
+            # ndmean2_delta_shuffle_f4 so): the manifest's sha256 judges them.
+            return None
         values = array[()] if array.ndim == 0 else array[...]
         return np.ascontiguousarray(values).tobytes()
     # A plain frame: its chunks in order.
@@ -88,8 +93,8 @@ def test_the_corpus_is_the_whole_corpus() -> None:
 
 def test_python_blosc2_is_the_oracle_of_most() -> None:
     # The exact comparison above is not vacuous: python-blosc2 decodes most of them.
-    decoded = sum(python_blosc2_bytes(FIXTURES / p, e) is not None for p, e in CORPUS)
-    assert decoded >= len(CORPUS) - 20, decoded
+    decoded = sum(python_blosc2_bytes(FIXTURES / p, e) is not None for p, e in CORPUS)  # (DELTA arrays: by sha256 only)
+    assert decoded >= len(CORPUS) - 30, decoded
 
 
 def test_notebook_idiom_and_cleanup(mount_lock: None) -> None:
