@@ -11,8 +11,8 @@ use arrow_array::types::{
     UInt64Type, UInt8Type,
 };
 use arrow_array::{
-    Array as _, ArrayRef, BooleanArray, DictionaryArray, FixedSizeListArray, LargeBinaryArray,
-    LargeStringArray, PrimitiveArray, StringArray,
+    types::ArrowPrimitiveType, Array as _, ArrayRef, BooleanArray, DictionaryArray,
+    FixedSizeListArray, LargeBinaryArray, LargeStringArray, PrimitiveArray, StringArray,
 };
 use arrow_buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::DataType;
@@ -311,10 +311,7 @@ fn utf8_array(
     mask: Option<NullBuffer>,
 ) -> Result<ArrayRef, TableError> {
     let raw = read_bytes(offsets, &part_name(offsets), p0 * 8, (p1 - p0 + 1) * 8)?;
-    let offs: Vec<i64> = raw
-        .chunks_exact(8)
-        .map(|c| i64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
-        .collect();
+    let offs: Vec<i64> = raw.chunks_exact(8).map(|c| i64::decode(c, false)).collect();
     let (first, last) = (offs[0], offs[offs.len() - 1]);
     if first < 0 || offs.windows(2).any(|w| w[1] < w[0]) {
         return Err(invalid(column, "its offsets go backwards"));
@@ -345,55 +342,67 @@ fn utf8_array(
     Ok(Arc::new(array))
 }
 
-macro_rules! ints {
-    ($t:ty, $native:ty, $bytes:expr, $be:expr, $nulls:expr, $sentinel:expr) => {{
-        const N: usize = std::mem::size_of::<$native>();
-        let vals: Vec<$native> = $bytes
-            .chunks_exact(N)
-            .map(|c| {
-                let a: [u8; N] = c.try_into().unwrap_or([0; N]);
-                if $be {
-                    <$native>::from_be_bytes(a)
-                } else {
-                    <$native>::from_le_bytes(a)
-                }
-            })
-            .collect();
-        let sentinel = match $sentinel {
-            Some(Sentinel::Int(s)) => nulls_of(vals.iter().map(|&v| i128::from(v) != *s)),
-            _ => None,
-        };
-        Arc::new(PrimitiveArray::<$t>::new(
-            ScalarBuffer::from(vals),
-            both($nulls, sentinel),
-        )) as ArrayRef
-    }};
+/// A number as a column stores it: its bytes in either byte order, and
+/// whether it is the column's null sentinel.
+trait StoredNumber: arrow_buffer::ArrowNativeType {
+    /// The value of `bytes` (exactly its width), big-endian with `be`.
+    fn decode(bytes: &[u8], be: bool) -> Self;
+    /// Whether this value is sentinel `s` (a sentinel of another kind
+    /// never matches).
+    fn is_sentinel(self, s: &Sentinel) -> bool;
 }
 
-macro_rules! floats {
-    ($t:ty, $native:ty, $bytes:expr, $be:expr, $nulls:expr, $sentinel:expr) => {{
-        const N: usize = std::mem::size_of::<$native>();
-        let vals: Vec<$native> = $bytes
-            .chunks_exact(N)
-            .map(|c| {
-                let a: [u8; N] = c.try_into().unwrap_or([0; N]);
-                if $be {
+macro_rules! stored_number {
+    ($($native:ty: $v:ident, $s:ident => $test:expr;)*) => {$(
+        impl StoredNumber for $native {
+            fn decode(bytes: &[u8], be: bool) -> Self {
+                let mut a = [0u8; std::mem::size_of::<$native>()];
+                a.copy_from_slice(bytes);
+                if be {
                     <$native>::from_be_bytes(a)
                 } else {
                     <$native>::from_le_bytes(a)
                 }
-            })
-            .collect();
-        let sentinel = match $sentinel {
-            Some(Sentinel::Float(s)) if s.is_nan() => nulls_of(vals.iter().map(|v| !v.is_nan())),
-            Some(Sentinel::Float(s)) => nulls_of(vals.iter().map(|&v| f64::from(v) != *s)),
-            _ => None,
-        };
-        Arc::new(PrimitiveArray::<$t>::new(
-            ScalarBuffer::from(vals),
-            both($nulls, sentinel),
-        )) as ArrayRef
-    }};
+            }
+            fn is_sentinel(self, s: &Sentinel) -> bool {
+                let ($v, $s) = (self, s);
+                $test
+            }
+        }
+    )*};
+}
+
+stored_number! {
+    i8: v, s => matches!(s, Sentinel::Int(s) if i128::from(v) == *s);
+    i16: v, s => matches!(s, Sentinel::Int(s) if i128::from(v) == *s);
+    i32: v, s => matches!(s, Sentinel::Int(s) if i128::from(v) == *s);
+    i64: v, s => matches!(s, Sentinel::Int(s) if i128::from(v) == *s);
+    u8: v, s => matches!(s, Sentinel::Int(s) if i128::from(v) == *s);
+    u16: v, s => matches!(s, Sentinel::Int(s) if i128::from(v) == *s);
+    u32: v, s => matches!(s, Sentinel::Int(s) if i128::from(v) == *s);
+    u64: v, s => matches!(s, Sentinel::Int(s) if i128::from(v) == *s);
+    f32: v, s => matches!(s, Sentinel::Float(s) if (s.is_nan() && v.is_nan()) || f64::from(v) == *s);
+    f64: v, s => matches!(s, Sentinel::Float(s) if (s.is_nan() && v.is_nan()) || v == *s);
+}
+
+/// A column of numbers of Arrow type `T` from its stored `bytes`; a row is
+/// null where `mask` says so or where it holds the column's `sentinel`.
+fn primitive<T>(
+    bytes: &[u8],
+    be: bool,
+    mask: Option<NullBuffer>,
+    sentinel: Option<&Sentinel>,
+) -> PrimitiveArray<T>
+where
+    T: ArrowPrimitiveType,
+    T::Native: StoredNumber,
+{
+    let vals: Vec<T::Native> = bytes
+        .chunks_exact(std::mem::size_of::<T::Native>())
+        .map(|c| T::Native::decode(c, be))
+        .collect();
+    let sentinel = sentinel.and_then(|s| nulls_of(vals.iter().map(|v| !v.is_sentinel(s))));
+    PrimitiveArray::<T>::new(ScalarBuffer::from(vals), both(mask, sentinel))
 }
 
 /// A fixed-width column's stored `bytes` (numpy `dtype`) as its Arrow array.
@@ -412,11 +421,8 @@ fn fixed_array(
     let kind = &column.spec.kind;
     Ok(match (kind, code) {
         (Kind::Timestamp { unit, tz }, "i8") | (Kind::Timestamp { unit, tz }, "M8") => {
-            let ints = ints!(Int64Type, i64, bytes, be, mask, sentinel);
-            let data = ints.to_data();
-            let values: ScalarBuffer<i64> =
-                ScalarBuffer::new(data.buffers()[0].clone(), 0, ints.len());
-            let nulls = ints.nulls().cloned();
+            let (_, values, nulls) =
+                primitive::<Int64Type>(&bytes, be, mask, sentinel).into_parts();
             let tz = tz.clone();
             match unit.as_str() {
                 "s" => Arc::new(
@@ -562,16 +568,16 @@ fn numbers(
             let values: Vec<bool> = bytes.iter().map(|&b| b != 0 && b != 255).collect();
             Arc::new(BooleanArray::new(values.into(), both(mask, sentinel_nulls)))
         }
-        "i1" => ints!(Int8Type, i8, bytes, be, mask, sentinel),
-        "i2" => ints!(Int16Type, i16, bytes, be, mask, sentinel),
-        "i4" => ints!(Int32Type, i32, bytes, be, mask, sentinel),
-        "i8" => ints!(Int64Type, i64, bytes, be, mask, sentinel),
-        "u1" => ints!(UInt8Type, u8, bytes, be, mask, sentinel),
-        "u2" => ints!(UInt16Type, u16, bytes, be, mask, sentinel),
-        "u4" => ints!(UInt32Type, u32, bytes, be, mask, sentinel),
-        "u8" => ints!(UInt64Type, u64, bytes, be, mask, sentinel),
-        "f4" => floats!(Float32Type, f32, bytes, be, mask, sentinel),
-        "f8" => floats!(Float64Type, f64, bytes, be, mask, sentinel),
+        "i1" => Arc::new(primitive::<Int8Type>(&bytes, be, mask, sentinel)),
+        "i2" => Arc::new(primitive::<Int16Type>(&bytes, be, mask, sentinel)),
+        "i4" => Arc::new(primitive::<Int32Type>(&bytes, be, mask, sentinel)),
+        "i8" => Arc::new(primitive::<Int64Type>(&bytes, be, mask, sentinel)),
+        "u1" => Arc::new(primitive::<UInt8Type>(&bytes, be, mask, sentinel)),
+        "u2" => Arc::new(primitive::<UInt16Type>(&bytes, be, mask, sentinel)),
+        "u4" => Arc::new(primitive::<UInt32Type>(&bytes, be, mask, sentinel)),
+        "u8" => Arc::new(primitive::<UInt64Type>(&bytes, be, mask, sentinel)),
+        "f4" => Arc::new(primitive::<Float32Type>(&bytes, be, mask, sentinel)),
+        "f8" => Arc::new(primitive::<Float64Type>(&bytes, be, mask, sentinel)),
         other => {
             return Err(invalid(
                 column,
@@ -579,4 +585,36 @@ fn numbers(
             ))
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_numbers_decode_both_byte_orders_and_find_their_sentinel() {
+        let le = primitive::<Int16Type>(&[1, 0, 0xff, 0x7f, 0xfe, 0xff], false, None, None);
+        assert_eq!(le.values().as_ref(), [1, 32767, -2]);
+        assert_eq!(le.null_count(), 0);
+        let be = primitive::<UInt32Type>(&[0, 0, 1, 0, 0xff, 0xff, 0xff, 0xff], true, None, None);
+        assert_eq!(be.values().as_ref(), [256, u32::MAX]);
+        // -1 is the null sentinel; a float sentinel never matches an int.
+        let ints = [5i64, -1, 7].map(i64::to_le_bytes).concat();
+        let with = primitive::<Int64Type>(&ints, false, None, Some(&Sentinel::Int(-1)));
+        assert_eq!((with.is_null(1), with.null_count()), (true, 1));
+        let other = primitive::<Int64Type>(&ints, false, None, Some(&Sentinel::Float(-1.0)));
+        assert_eq!(other.null_count(), 0);
+        // NaN as a sentinel matches every NaN; a number sentinel its value.
+        let floats = [1.5f64, f64::NAN, -0.25].map(f64::to_le_bytes).concat();
+        let nan = primitive::<Float64Type>(&floats, false, None, Some(&Sentinel::Float(f64::NAN)));
+        assert_eq!((nan.is_null(1), nan.null_count()), (true, 1));
+        let f4 = [1.5f32, -0.25].map(f32::to_be_bytes).concat();
+        let quarter = primitive::<Float32Type>(&f4, true, None, Some(&Sentinel::Float(-0.25)));
+        assert_eq!((quarter.value(0), quarter.is_null(1)), (1.5, true));
+        // A mask and a sentinel together.
+        let mask = NullBuffer::from(vec![false, true, true]);
+        let both = primitive::<Int64Type>(&ints, false, Some(mask), Some(&Sentinel::Int(7)));
+        assert_eq!(both.null_count(), 2);
+        assert!(both.is_valid(1));
+    }
 }
