@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use common::moto::{env_refs, Moto};
 use common::mount::{binary, reap, run_python, serial_with_fuse, Mount};
 use common::read_tree;
 
@@ -508,59 +509,6 @@ print(a.shape == b.shape and bool((a == b).all()))
     assert_eq!(std::fs::read(&path).unwrap(), c);
 }
 
-/// A moto S3 server on a free port, killed when dropped.
-struct Moto(std::process::Child, u16);
-
-impl Drop for Moto {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn start_moto() -> Option<Moto> {
-    let python = common::mount::python();
-    let imports = Command::new(&python)
-        .args(["-c", "import moto, boto3"])
-        .stderr(std::process::Stdio::null())
-        .status();
-    if !imports.is_ok_and(|s| s.success()) {
-        eprintln!(
-            "SKIP: moto or boto3 not importable from {}",
-            python.display()
-        );
-        return None;
-    }
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let child = Command::new(python.with_file_name("moto_server"))
-        .args(["-H", "127.0.0.1", "-p", &port.to_string()])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let moto = Moto(child, port);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "moto did not start");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    Some(moto)
-}
-
-fn s3_env(port: u16) -> Vec<(&'static str, String)> {
-    vec![
-        ("AWS_ACCESS_KEY_ID", "testing".into()),
-        ("AWS_SECRET_ACCESS_KEY", "testing".into()),
-        ("AWS_REGION", "us-east-1".into()),
-        ("AWS_ALLOW_HTTP", "true".into()),
-        ("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{port}")),
-    ]
-}
-
 fn s3_gets(m: &Mount) -> u64 {
     counter(&stats(m), &["remote", "gets"])
 }
@@ -583,24 +531,14 @@ fn an_s3_array_read_again_after_a_remount_costs_no_data_get() {
     let Some(_guard) = serial_with_fuse() else {
         return;
     };
-    let Some(moto) = start_moto() else {
+    let Some(moto) = Moto::start("an_s3_array_read_again_after_a_remount_costs_no_data_get") else {
         return;
     };
     let s = setup();
     let expected = write_array(&s.src, "a", 31, 512);
-    run_python(
-        r#"
-import sys, boto3
-port, path = sys.argv[1], sys.argv[2]
-s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{port}", aws_access_key_id="testing",
-                  aws_secret_access_key="testing", region_name="us-east-1")
-s3.create_bucket(Bucket="cached")
-s3.upload_file(path, "cached", "a.b2nd")
-"#,
-        &[&moto.1.to_string(), s.src.join("a.b2nd").to_str().unwrap()],
-    );
-    let env = s3_env(moto.1);
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    moto.upload("cached", &[(s.src.join("a.b2nd"), "a.b2nd".into())]);
+    let env = moto.env();
+    let env = env_refs(&env);
     let args = cache_args(&s.cache, &[]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     {
@@ -793,30 +731,6 @@ for i in range(-(-rows // chunks[0])):
     );
 }
 
-/// Upload `files` (local path, key) to bucket `bucket` of the moto on `port`
-/// (created if missing).
-fn upload(port: u16, bucket: &str, files: &[(PathBuf, String)]) {
-    let mut args = vec![port.to_string(), bucket.to_string()];
-    for (path, key) in files {
-        args.push(path.display().to_string());
-        args.push(key.clone());
-    }
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    run_python(
-        r#"
-import sys, boto3
-port, bucket, files = sys.argv[1], sys.argv[2], sys.argv[3:]
-s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{port}", aws_access_key_id="testing",
-                  aws_secret_access_key="testing", region_name="us-east-1")
-if bucket not in [b["Name"] for b in s3.list_buckets()["Buckets"]]:
-    s3.create_bucket(Bucket=bucket)
-for path, key in zip(files[0::2], files[1::2]):
-    s3.upload_file(path, bucket, key)
-"#,
-        &args,
-    );
-}
-
 /// The objects of a sparse frame's directory `dir`, as keys under `prefix`.
 fn sparse_objects(dir: &Path, prefix: &str) -> Vec<(PathBuf, String)> {
     std::fs::read_dir(dir)
@@ -859,7 +773,9 @@ fn every_file_of_an_s3_prefix_read_again_after_a_remount_costs_no_get() {
     let Some(_guard) = serial_with_fuse() else {
         return;
     };
-    let Some(moto) = start_moto() else {
+    let Some(moto) =
+        Moto::start("every_file_of_an_s3_prefix_read_again_after_a_remount_costs_no_get")
+    else {
         return;
     };
     let s = setup();
@@ -874,9 +790,9 @@ fn every_file_of_an_s3_prefix_read_again_after_a_remount_costs_no_get() {
         (s.src.join("u.b2nd"), "u.blob".to_string()),
     ];
     objects.extend(sparse_objects(&s.src.join("s.b2nd"), "sub/s.b2nd"));
-    upload(moto.1, "tier", &objects);
-    let env = s3_env(moto.1);
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    moto.upload("tier", &objects);
+    let env = moto.env();
+    let env = env_refs(&env);
     let args = cache_args(&s.cache, &[]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let url = Path::new("s3://tier/");
@@ -946,11 +862,7 @@ fn every_file_of_an_s3_prefix_read_again_after_a_remount_costs_no_get() {
     }
     // a.b2nd rewritten in S3 (a new ETag): its new bytes, never the old.
     write_grid(&s.src, "a.b2nd", 9, (600, 700), false);
-    upload(
-        moto.1,
-        "tier",
-        &[(s.src.join("a.b2nd"), "a.b2nd".to_string())],
-    );
+    moto.upload("tier", &[(s.src.join("a.b2nd"), "a.b2nd".to_string())]);
     let m = Mount::start_with_env(url, &args, &env);
     let tree = read_tree(m.path());
     check_grid(&tree, "a.b2nd", &s.src.join("a.b2nd"));
@@ -967,19 +879,15 @@ fn an_s3_object_cached_in_part_fetches_only_what_is_missing() {
     let Some(_guard) = serial_with_fuse() else {
         return;
     };
-    let Some(moto) = start_moto() else {
+    let Some(moto) = Moto::start("an_s3_object_cached_in_part_fetches_only_what_is_missing") else {
         return;
     };
     let s = setup();
     write_grid(&s.src, "h.b2nd", 11, (1200, 700), false);
     let size = std::fs::metadata(s.src.join("h.b2nd")).unwrap().len();
-    upload(
-        moto.1,
-        "holes",
-        &[(s.src.join("h.b2nd"), "h.b2nd".to_string())],
-    );
-    let env = s3_env(moto.1);
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    moto.upload("holes", &[(s.src.join("h.b2nd"), "h.b2nd".to_string())]);
+    let env = moto.env();
+    let env = env_refs(&env);
     let args = cache_args(&s.cache, &[]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let url = Path::new("s3://holes/");
@@ -1250,27 +1158,24 @@ fn a_mount_without_cap_sys_admin_is_refused_passthrough_and_serves_the_cache_fil
 /// moto on `port`: array k (`tree/pI/aK.b2nd`, or `tree/aK.b2nd` for one
 /// prefix) holds the 100 float64 values k, k + 1, ..., k + 99 (python-blosc2's
 /// defaults). Returns the keys.
-fn put_small_arrays(port: u16, bucket: &str, prefixes: usize, per: usize) -> Vec<String> {
+fn put_small_arrays(moto: &Moto, bucket: &str, prefixes: usize, per: usize) -> Vec<String> {
     let keys: Vec<String> = (0..prefixes * per)
         .map(|k| match prefixes {
             1 => format!("tree/a{k:05}.b2nd"),
             _ => format!("tree/p{}/a{k:05}.b2nd", k / per),
         })
         .collect();
-    let mut args = vec![port.to_string(), bucket.to_string()];
-    args.extend(keys.iter().cloned());
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    run_python(
+    let mut args = vec![bucket];
+    args.extend(keys.iter().map(String::as_str));
+    moto.run(
         r#"
-import sys, boto3, numpy as np, blosc2
+import numpy as np, blosc2
 from concurrent.futures import ThreadPoolExecutor
-port, bucket, keys = sys.argv[1], sys.argv[2], sys.argv[3:]
-s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{port}", aws_access_key_id="testing",
-                  aws_secret_access_key="testing", region_name="us-east-1")
-s3.create_bucket(Bucket=bucket)
+name, keys = sys.argv[2], sys.argv[3:]
+bucket(name)
 def put(k):
     body = blosc2.asarray(np.arange(100, dtype=np.float64) + k).to_cframe()
-    s3.put_object(Bucket=bucket, Key=keys[k], Body=body)
+    s3.put_object(Bucket=name, Key=keys[k], Body=body)
 with ThreadPoolExecutor(8) as pool:
     list(pool.map(put, range(len(keys))))
 "#,
@@ -1303,13 +1208,15 @@ fn a_first_walk_of_an_s3_tree_sends_the_requests_of_a_walk_without_the_cache() {
     let Some(_guard) = serial_with_fuse() else {
         return;
     };
-    let Some(moto) = start_moto() else {
+    let Some(moto) =
+        Moto::start("a_first_walk_of_an_s3_tree_sends_the_requests_of_a_walk_without_the_cache")
+    else {
         return;
     };
     let s = setup();
-    let keys = put_small_arrays(moto.1, "walk", 3, 12);
-    let env = s3_env(moto.1);
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let keys = put_small_arrays(&moto, "walk", 3, 12);
+    let env = moto.env();
+    let env = env_refs(&env);
     let url = Path::new("s3://walk/tree/");
     // Listings and identities are kept for the whole walk (a long
     // attribute timeout): the requests do not depend on the walk's pace.
@@ -1357,16 +1264,18 @@ fn an_s3_prefix_read_whole_through_the_cache_holds_a_few_descriptors() {
     let Some(_guard) = serial_with_fuse() else {
         return;
     };
-    let Some(moto) = start_moto() else {
+    let Some(moto) =
+        Moto::start("an_s3_prefix_read_whole_through_the_cache_holds_a_few_descriptors")
+    else {
         return;
     };
     let s = setup();
     // More objects than the daemon may hold descriptors: each one's cache
     // entry stays in memory with its array (the metadata cache), but not
     // its data file's descriptor.
-    let keys = put_small_arrays(moto.1, "many", 1, 400);
-    let env = s3_env(moto.1);
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let keys = put_small_arrays(&moto, "many", 1, 400);
+    let env = moto.env();
+    let env = env_refs(&env);
     let args = cache_args(&s.cache, &[]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let fds = |m: &Mount| {

@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 
 use blosc2fs::format::{ByteSource, Problem, Region};
 use blosc2fs::source::remote::{RemoteError, RemoteLocation, RemoteOptions};
+use common::moto::{env_refs, Moto};
 use common::*;
 
 // ---------------------------------------------------------------- helpers
@@ -94,53 +95,6 @@ fn start_range_http(dir: &Path) -> (Server, u16) {
         .unwrap();
     wait_for_port(port, &mut child);
     (Server(child), port)
-}
-
-fn start_moto() -> (Server, u16) {
-    let port = free_port();
-    let moto = python().with_file_name("moto_server");
-    let mut child = Command::new(moto)
-        .args(["-H", "127.0.0.1", "-p", &port.to_string()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for_port(port, &mut child);
-    (Server(child), port)
-}
-
-const S3_ENV: [(&str, &str); 4] = [
-    ("AWS_ACCESS_KEY_ID", "testing"),
-    ("AWS_SECRET_ACCESS_KEY", "testing"),
-    ("AWS_REGION", "us-east-1"),
-    ("AWS_ALLOW_HTTP", "true"),
-];
-
-/// Upload every file under `dir` to `bucket` on the moto server (keys are
-/// the relative paths).
-fn upload_dir(port: u16, bucket: &str, dir: &Path) {
-    let script = r#"
-import os, sys, boto3
-port, bucket, root = sys.argv[1], sys.argv[2], sys.argv[3]
-s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{port}", aws_access_key_id="testing",
-                  aws_secret_access_key="testing", region_name="us-east-1")
-s3.create_bucket(Bucket=bucket)
-for base, _, files in os.walk(root):
-    for f in files:
-        p = os.path.join(base, f)
-        s3.upload_file(p, bucket, os.path.relpath(p, root))
-"#;
-    let status = Command::new(python())
-        .args([
-            "-c",
-            script,
-            &port.to_string(),
-            bucket,
-            dir.to_str().unwrap(),
-        ])
-        .status()
-        .unwrap();
-    assert!(status.success(), "upload to moto failed");
 }
 
 fn s3_options(port: u16) -> RemoteOptions {
@@ -727,16 +681,12 @@ fn every_fixture_cats_exactly_over_http() {
 
 #[test]
 fn every_fixture_cats_exactly_from_s3_and_prefixes_list() {
-    if !have_python_module("moto", "every_fixture_cats_exactly_from_s3")
-        || !have_python_module("boto3", "every_fixture_cats_exactly_from_s3")
-    {
+    let Some((_server, port, env)) =
+        moto_with_fixtures("fixtures", "every_fixture_cats_exactly_from_s3")
+    else {
         return;
-    }
-    let (_server, port) = start_moto();
-    upload_dir(port, "fixtures", &fixtures_dir());
-    let endpoint = format!("http://127.0.0.1:{port}");
-    let mut env: Vec<(&str, &str)> = S3_ENV.to_vec();
-    env.push(("AWS_ENDPOINT_URL", &endpoint));
+    };
+    let env = env_refs(&env);
     let n = cat_every_fixture("s3://fixtures", &env);
     assert!(n >= 50);
     let out = blosc2fs(&["info", "s3://fixtures/codec_zstd_shuffle.b2nd"], &env);
@@ -830,42 +780,11 @@ type Env = Vec<(&'static str, String)>;
 
 /// A moto server holding every committed fixture in bucket `bucket` (keys
 /// are the paths under tests/fixtures), and the environment that reaches it.
-fn moto_with_fixtures(bucket: &str, test: &str) -> Option<(Server, u16, Env)> {
-    if !have_python_module("moto", test) || !have_python_module("boto3", test) {
-        return None;
-    }
-    let (server, port) = start_moto();
-    upload_dir(port, bucket, &fixtures_dir());
-    let mut env: Env = S3_ENV.iter().map(|(k, v)| (*k, v.to_string())).collect();
-    env.push(("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{port}")));
-    Some((server, port, env))
-}
-
-fn env_refs<'a>(env: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
-    env.iter().map(|(k, v)| (*k, v.as_str())).collect()
-}
-
-/// Put the local file `file` at `key` of `bucket` (replacing what is there).
-fn put_object(port: u16, bucket: &str, key: &str, file: &Path) {
-    let script = r#"
-import sys, boto3
-port, bucket, key, path = sys.argv[1:5]
-s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{port}", aws_access_key_id="testing",
-                  aws_secret_access_key="testing", region_name="us-east-1")
-s3.upload_file(path, bucket, key)
-"#;
-    let status = Command::new(python())
-        .args([
-            "-c",
-            script,
-            &port.to_string(),
-            bucket,
-            key,
-            file.to_str().unwrap(),
-        ])
-        .status()
-        .unwrap();
-    assert!(status.success(), "upload to moto failed");
+fn moto_with_fixtures(bucket: &str, test: &str) -> Option<(Moto, u16, Env)> {
+    let moto = Moto::start(test)?;
+    moto.upload_dir(bucket, &fixtures_dir(), &[]);
+    let (port, env) = (moto.port, moto.env());
+    Some((moto, port, env))
 }
 
 fn names(dir: &Path) -> Vec<String> {
@@ -1053,7 +972,7 @@ fn an_object_replaced_while_mounted_is_new_for_new_opens_and_never_mixed() {
     if !have_python_module("blosc2", "an_object_replaced_while_mounted") {
         return;
     }
-    let Some((_server, port, env)) =
+    let Some((server, _port, env)) =
         moto_with_fixtures("replaced", "an_object_replaced_while_mounted")
     else {
         return;
@@ -1062,7 +981,7 @@ fn an_object_replaced_while_mounted_is_new_for_new_opens_and_never_mixed() {
     let (a_path, b_path) = (tmp.path().join("a.b2nd"), tmp.path().join("b.b2nd"));
     let old = random_array(&a_path, 1 << 20, 1);
     let new = random_array(&b_path, 1 << 20, 2);
-    put_object(port, "replaced", "dir/x.b2nd", &a_path);
+    server.upload("replaced", &[(a_path.clone(), "dir/x.b2nd".into())]);
     let mount = Mount::start_with_env(
         Path::new("s3://replaced/"),
         &["--attr-timeout", "0.5", "--prefetch-threads", "0"],
@@ -1073,7 +992,7 @@ fn an_object_replaced_while_mounted_is_new_for_new_opens_and_never_mixed() {
     let mut head = vec![0u8; 4096];
     held.read_exact(&mut head).unwrap();
     assert_eq!(head, old[..4096]);
-    put_object(port, "replaced", "dir/x.b2nd", &b_path);
+    server.upload("replaced", &[(b_path.clone(), "dir/x.b2nd".into())]);
     thread::sleep(Duration::from_millis(1500));
     // A new open sees the new object.
     let fresh = std::fs::read(&data).unwrap();
@@ -1580,9 +1499,7 @@ fn a_changed_object_fails_hinted_reads_never_gives_new_bytes() {
 
 #[test]
 fn sequential_reads_from_s3_are_exact_and_hinted() {
-    if !have_python_module("moto", "sequential_reads_from_s3_are_exact_and_hinted")
-        || !have_python_module("blosc2", "sequential_reads_from_s3_are_exact_and_hinted")
-    {
+    if !have_python_module("blosc2", "sequential_reads_from_s3_are_exact_and_hinted") {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -1595,8 +1512,11 @@ fn sequential_reads_from_s3_are_exact_and_hinted() {
         "DELTA,SHUFFLE",
     );
     std::fs::remove_file(tmp.path().join("s3seq.raw")).unwrap();
-    let (_server, port) = start_moto();
-    upload_dir(port, "shaped", tmp.path());
+    let Some(moto) = Moto::start("sequential_reads_from_s3_are_exact_and_hinted") else {
+        return;
+    };
+    let port = moto.port;
+    moto.upload_dir("shaped", tmp.path(), &[]);
     let (loc, array) = open_remote("s3://shaped/s3seq.b2nd", &s3_options(port));
     assert!(read_streaming(&array, 4 << 20) == raw, "streamed from S3");
     let s = loc.stats();
@@ -1623,15 +1543,13 @@ fn saved_expressions_on_a_prefix_compute_from_operands_under_the_same_root() {
         return;
     };
     let test = "saved_expressions_on_a_prefix_compute_from_operands_under_the_same_root";
-    if !have_python_module("moto", test) || !have_python_module("boto3", test) {
+    let Some(moto) = Moto::start(test) else {
         return;
-    }
+    };
     let dir = tempfile::tempdir().unwrap();
     gen_expressions(&python(), dir.path());
-    let (_server, port) = start_moto();
-    upload_dir(port, "computed", &dir.path().join("src"));
-    let mut env: Env = S3_ENV.iter().map(|(k, v)| (*k, v.to_string())).collect();
-    env.push(("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{port}")));
+    moto.upload_dir("computed", &dir.path().join("src"), &[]);
+    let env = moto.env();
     let mount = Mount::start_with_env(Path::new("s3://computed/"), &[], &env_refs(&env));
     for (name, path) in [
         ("e_arith", "e_arith.b2nd"),

@@ -619,68 +619,7 @@ a[1000:] = np.arange(11345, dtype=a.dtype)
 #[cfg(feature = "remote")]
 mod s3 {
     use super::*;
-    use std::net::{TcpListener, TcpStream};
-    use std::process::{Child, Stdio};
-    use std::time::{Duration, Instant};
-
-    /// A server process, killed when dropped.
-    struct Server(Child);
-
-    impl Drop for Server {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-
-    fn start_moto() -> (Server, u16) {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let mut child = Command::new(oracle_python().with_file_name("moto_server"))
-            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "moto did not start");
-            assert!(child.try_wait().unwrap().is_none(), "moto exited");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        (Server(child), port)
-    }
-
-    /// Upload every file under `dir` but those under `skip` to `bucket`.
-    fn upload_dir(port: u16, bucket: &str, dir: &Path, skip: &str) {
-        let script = r#"
-import os, sys, boto3
-port, bucket, root, skip = sys.argv[1:5]
-s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{port}", aws_access_key_id="testing",
-                  aws_secret_access_key="testing", region_name="us-east-1")
-s3.create_bucket(Bucket=bucket)
-for base, _, files in os.walk(root):
-    for f in files:
-        key = os.path.relpath(os.path.join(base, f), root)
-        if not key.startswith(skip):
-            s3.upload_file(os.path.join(base, f), bucket, key)
-"#;
-        let status = Command::new(oracle_python())
-            .args([
-                "-c",
-                script,
-                &port.to_string(),
-                bucket,
-                dir.to_str().unwrap(),
-                skip,
-            ])
-            .status()
-            .unwrap();
-        assert!(status.success(), "upload to moto failed");
-    }
+    use common::moto::{env_refs, Moto};
 
     #[test]
     fn an_s3_prefix_reads_exactly_through_every_v3_reader() {
@@ -691,6 +630,9 @@ for base, _, files in os.walk(root):
         if !have_readers(test, &["moto", "boto3"]) {
             return;
         }
+        let Some(moto) = Moto::start(test) else {
+            return;
+        };
         let (dir, src, mut expected) = corpus();
         // Saved expressions name their operands by local path: they are the
         // local test's. Everything else goes to the bucket.
@@ -698,16 +640,9 @@ for base, _, files in os.walk(root):
             .as_object_mut()
             .unwrap()
             .retain(|k, _| !k.starts_with("computed/"));
-        let (_server, port) = start_moto();
-        upload_dir(port, "zarr3", &src, "computed/");
-        let endpoint = format!("http://127.0.0.1:{port}");
-        let env = [
-            ("AWS_ACCESS_KEY_ID", "testing"),
-            ("AWS_SECRET_ACCESS_KEY", "testing"),
-            ("AWS_REGION", "us-east-1"),
-            ("AWS_ALLOW_HTTP", "true"),
-            ("AWS_ENDPOINT_URL", endpoint.as_str()),
-        ];
+        moto.upload_dir("zarr3", &src, &["computed/"]);
+        let env = moto.env();
+        let env = env_refs(&env);
         let m = Mount::start_with_env(Path::new("s3://zarr3/"), &[], &env);
         assert!(names(m.path()).contains(&"zarr.json".to_string()));
         let counts = check(m.path(), &expected, dir.path());

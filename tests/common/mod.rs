@@ -3,6 +3,7 @@
 
 pub mod inproc;
 pub mod lake;
+pub mod moto;
 pub mod mount;
 
 use std::path::{Path, PathBuf};
