@@ -14,7 +14,7 @@ import blosc2
 import numpy as np
 from numpy.random import Generator
 
-from fixture_data import DPARAMS, cparams, make_data, pipeline
+from fixture_data import cparams, make_data, pipeline
 from fixture_frames import (
     BITSHUF,
     BYTEDELTA,
@@ -29,7 +29,7 @@ from fixture_frames import (
     TRUNC,
     C,
 )
-from fixture_writer import Gen, case_rng
+from fixture_writer import Gen, case_rng, maker_for
 
 # --------------------------------------------------------------------------------------
 # NDLZ codec, NDCELL / NDMEAN filters, BYTEDELTA_BUGGY, INT_TRUNC
@@ -201,6 +201,8 @@ VLMETA_ALL = {  # (C-Blosc2 3.3.5 fails to write more than ~16 vlmetalayers to a
 
 
 def fixed_set(g: Gen) -> None:
+    chunks: tuple[int, ...]
+    blocks: tuple[int, ...]
     # 1. codecs x filter pipelines (2-D f4, edge chunks + partial blocks) --------------------
     shape, chunks, blocks = (45, 37), (20, 16), (8, 5)
     for codec in ["blosclz", "lz4", "lz4hc", "zlib", "zstd"]:
@@ -396,230 +398,58 @@ def fixed_set(g: Gen) -> None:
     )
 
     # 6. shapes ---------------------------------------------------------------------------
-    g.b2nd("shape_0d_f8", np.array(-1.25e300), (), (), cparams("zstd", 5), notes="0-d array")
-    g.b2nd(
-        "shape_0d_struct",
-        np.array((7, 2.5, b"xyz"), dtype=[("a", "<i4"), ("b", "<f8"), ("c", "S3")]),
-        (),
-        (),
-        cparams("lz4", 3),
-        notes="0-d structured",
-    )
-    g.b2nd("shape_len0", np.zeros((0,), "<i4"), (0,), (0,), cparams("zstd", 5), notes="zero-length 1-D")
-    g.b2nd(
-        "shape_len0_chunked", np.zeros((0,), "<f8"), (10,), (5,), cparams("lz4", 5), notes="zero-length, chunks (10,)"
-    )
-    g.b2nd(
-        "shape_3x0x4",
-        np.zeros((3, 0, 4), "<i2"),
-        (2, 1, 2),
-        (1, 1, 2),
-        cparams("zstd", 5),
-        notes="zero-size middle dim",
-    )
-    g.b2nd(
-        "shape_1d_block1",
-        make_data(case_rng("b1"), "<u4", (53,)),
-        (10,),
-        (1,),
-        cparams("blosclz", 5),
-        notes="blockshape 1",
-    )
-    g.b2nd(
-        "shape_1d_onechunk",
-        make_data(case_rng("oc"), "<i8", (200,)),
-        (200,),
-        (200,),
-        cparams("zlib", 5),
-        notes="single chunk = single block",
-    )
-    g.b2nd(
-        "shape_1d_chunk_gt_shape",
-        make_data(case_rng("cg"), "<f4", (50,)),
-        (64,),
-        (24,),
-        cparams("lz4", 5),
-        notes="chunkshape larger than shape",
-    )
-    g.b2nd("shape_2d_single_row", make_data(case_rng("sr"), "<i4", (1, 300)), (1, 128), (1, 40), cparams("zstd", 5))
-    g.b2nd(
-        "shape_3d",
-        make_data(case_rng("3d"), "<f8", (13, 11, 9)),
-        (5, 4, 4),
-        (2, 3, 2),
-        cparams("zstd", 5),
-        notes="3-D, partial blocks",
-    )
-    g.b2nd("shape_4d", make_data(case_rng("4d"), "<i2", (7, 6, 5, 9)), (3, 4, 5, 4), (2, 3, 2, 3), cparams("lz4", 5))
-    g.b2nd(
-        "shape_5d",
-        make_data(case_rng("5d"), "<i4", (4, 5, 3, 6, 2)),
-        (3, 2, 2, 4, 2),
-        (2, 1, 2, 3, 1),
-        cparams("zstd", 5, [0, 0, 0, 0, DELTA, SHUF]),
-        notes="5-D with delta",
-    )
-    g.b2nd(
-        "shape_6d",
-        make_data(case_rng("6d"), "<f4", (3, 4, 2, 5, 3, 2)),
-        (2, 3, 2, 2, 2, 2),
-        (1, 2, 1, 2, 1, 2),
-        cparams("blosclz", 5),
-        notes="6-D",
-    )
-    g.b2nd(
-        "shape_8d",
-        make_data(case_rng("8d"), "u1", (2, 3, 2, 3, 2, 2, 3, 2)),
-        (1, 2, 2, 2, 1, 2, 2, 2),
-        (1, 1, 2, 1, 1, 2, 1, 2),
-        cparams("zstd", 5),
-        notes="8-D",
-    )
+    struct = [("a", "<i4"), ("b", "<f8"), ("c", "S3")]
+    for name, src, chunks, blocks, cp, notes in [
+        ("shape_0d_f8", np.array(-1.25e300), (), (), cparams("zstd", 5), "0-d array"),
+        ("shape_0d_struct", np.array((7, 2.5, b"xyz"), dtype=struct), (), (), cparams("lz4", 3), "0-d structured"),
+        ("shape_len0", np.zeros((0,), "<i4"), (0,), (0,), cparams("zstd", 5), "zero-length 1-D"),
+        ("shape_len0_chunked", np.zeros((0,), "<f8"), (10,), (5,), cparams("lz4", 5), "zero-length, chunks (10,)"),
+        ("shape_3x0x4", np.zeros((3, 0, 4), "<i2"), (2, 1, 2), (1, 1, 2), cparams("zstd", 5), "zero-size middle dim"),
+        ("shape_1d_block1", make_data(case_rng("b1"), "<u4", (53,)), (10,), (1,), cparams("blosclz", 5),
+         "blockshape 1"),
+        ("shape_1d_onechunk", make_data(case_rng("oc"), "<i8", (200,)), (200,), (200,), cparams("zlib", 5),
+         "single chunk = single block"),
+        ("shape_1d_chunk_gt_shape", make_data(case_rng("cg"), "<f4", (50,)), (64,), (24,), cparams("lz4", 5),
+         "chunkshape larger than shape"),
+        ("shape_2d_single_row", make_data(case_rng("sr"), "<i4", (1, 300)), (1, 128), (1, 40), cparams("zstd", 5),
+         ""),
+        ("shape_3d", make_data(case_rng("3d"), "<f8", (13, 11, 9)), (5, 4, 4), (2, 3, 2), cparams("zstd", 5),
+         "3-D, partial blocks"),
+        ("shape_4d", make_data(case_rng("4d"), "<i2", (7, 6, 5, 9)), (3, 4, 5, 4), (2, 3, 2, 3), cparams("lz4", 5),
+         ""),
+        ("shape_5d", make_data(case_rng("5d"), "<i4", (4, 5, 3, 6, 2)), (3, 2, 2, 4, 2), (2, 1, 2, 3, 1),
+         cparams("zstd", 5, [0, 0, 0, 0, DELTA, SHUF]), "5-D with delta"),
+        ("shape_6d", make_data(case_rng("6d"), "<f4", (3, 4, 2, 5, 3, 2)), (2, 3, 2, 2, 2, 2), (1, 2, 1, 2, 1, 2),
+         cparams("blosclz", 5), "6-D"),
+        ("shape_8d", make_data(case_rng("8d"), "u1", (2, 3, 2, 3, 2, 2, 3, 2)), (1, 2, 2, 2, 1, 2, 2, 2),
+         (1, 1, 2, 1, 1, 2, 1, 2), cparams("zstd", 5), "8-D"),
+    ]:  # fmt: skip
+        g.b2nd(name, src, chunks, blocks, cp, notes=notes)
 
     # 7. special chunks -------------------------------------------------------------------
     cp = cparams("zstd", 5)
-    g.b2nd(
-        "special_zeros",
-        None,
-        maker=lambda u, c: blosc2.zeros(
-            (50, 30),
-            dtype="<f8",
-            chunks=(20, 12),
-            blocks=(7, 5),
-            urlpath=u,
-            contiguous=c,
-            mode="w",
-            cparams=cp,
-            dparams=DPARAMS,
-        ),
-        expected=np.zeros((50, 30), "<f8"),
-        cp=cp,
-        notes="blosc2.zeros: all chunks special zero",
-    )
-    g.b2nd(
-        "special_nans_f4",
-        None,
-        maker=lambda u, c: blosc2.nans(
-            (70,),
-            dtype="<f4",
-            chunks=(30,),
-            blocks=(8,),
-            urlpath=u,
-            contiguous=c,
-            mode="w",
-            cparams=cp,
-            dparams=DPARAMS,
-        ),
-        expected=np.full((70,), np.nan, "<f4"),
-        cp=cp,
-        notes="blosc2.nans: special NaN chunks (f4)",
-    )
-    g.b2nd(
-        "special_nans_f8",
-        None,
-        maker=lambda u, c: blosc2.nans(
-            (5, 9),
-            dtype="<f8",
-            chunks=(2, 4),
-            blocks=(1, 3),
-            urlpath=u,
-            contiguous=c,
-            mode="w",
-            cparams=cp,
-            dparams=DPARAMS,
-        ),
-        expected=np.full((5, 9), np.nan, "<f8"),
-        cp=cp,
-        notes="blosc2.nans: special NaN chunks (f8)",
-    )
-    g.b2nd(
-        "special_full_nan_f8",
-        None,
-        maker=lambda u, c: blosc2.full(
-            (40, 7),
-            np.nan,
-            dtype="<f8",
-            chunks=(15, 7),
-            blocks=(4, 3),
-            urlpath=u,
-            contiguous=c,
-            mode="w",
-            cparams=cp,
-            dparams=DPARAMS,
-        ),
-        expected=np.full((40, 7), np.nan, "<f8"),
-        cp=cp,
-        notes="blosc2.full(NaN): run-length special VALUE chunks (not NaN specials)",
-    )
-    g.b2nd(
-        "special_full_i2",
-        None,
-        maker=lambda u, c: blosc2.full(
-            (100,),
-            7,
-            dtype="<i2",
-            chunks=(30,),
-            blocks=(7,),
-            urlpath=u,
-            contiguous=c,
-            mode="w",
-            cparams=cp,
-            dparams=DPARAMS,
-        ),
-        expected=np.full((100,), 7, "<i2"),
-        cp=cp,
-        notes="blosc2.full(7): special VALUE chunks",
-    )
-    g.b2nd(
-        "special_full_c16",
-        None,
-        maker=lambda u, c: blosc2.full(
-            (6, 5),
-            1 - 2j,
-            dtype="<c16",
-            chunks=(4, 2),
-            blocks=(3, 1),
-            urlpath=u,
-            contiguous=c,
-            mode="w",
-            cparams=cp,
-            dparams=DPARAMS,
-        ),
-        expected=np.full((6, 5), 1 - 2j, "<c16"),
-        cp=cp,
-        notes="special VALUE chunks, typesize 16",
-    )
-    g.b2nd(
-        "special_empty",
-        None,
-        maker=lambda u, c: blosc2.empty(
-            (45,),
-            dtype="<i4",
-            chunks=(20,),
-            blocks=(6,),
-            urlpath=u,
-            contiguous=c,
-            mode="w",
-            cparams=cp,
-            dparams=DPARAMS,
-        ),
-        expected=np.zeros((45,), "<i4"),
-        cp=cp,
-        notes="blosc2.empty: C-Blosc2 3.3.5 b2nd_empty writes ZERO specials",
-    )
+    nan = np.nan
+    for name, make, fill, full_shape, dt, chunks, blocks, expected, notes in [
+        ("special_zeros", blosc2.zeros, (), (50, 30), "<f8", (20, 12), (7, 5), np.zeros((50, 30), "<f8"),
+         "blosc2.zeros: all chunks special zero"),
+        ("special_nans_f4", blosc2.nans, (), (70,), "<f4", (30,), (8,), np.full((70,), nan, "<f4"),
+         "blosc2.nans: special NaN chunks (f4)"),
+        ("special_nans_f8", blosc2.nans, (), (5, 9), "<f8", (2, 4), (1, 3), np.full((5, 9), nan, "<f8"),
+         "blosc2.nans: special NaN chunks (f8)"),
+        ("special_full_nan_f8", blosc2.full, (nan,), (40, 7), "<f8", (15, 7), (4, 3), np.full((40, 7), nan, "<f8"),
+         "blosc2.full(NaN): run-length special VALUE chunks (not NaN specials)"),
+        ("special_full_i2", blosc2.full, (7,), (100,), "<i2", (30,), (7,), np.full((100,), 7, "<i2"),
+         "blosc2.full(7): special VALUE chunks"),
+        ("special_full_c16", blosc2.full, (1 - 2j,), (6, 5), "<c16", (4, 2), (3, 1), np.full((6, 5), 1 - 2j, "<c16"),
+         "special VALUE chunks, typesize 16"),
+        ("special_empty", blosc2.empty, (), (45,), "<i4", (20,), (6,), np.zeros((45,), "<i4"),
+         "blosc2.empty: C-Blosc2 3.3.5 b2nd_empty writes ZERO specials"),
+    ]:  # fmt: skip
+        maker = maker_for(make, full_shape, *fill, dtype=dt, chunks=chunks, blocks=blocks, cparams=cp)
+        g.b2nd(name, None, maker=maker, expected=expected, cp=cp, notes=notes)
 
     def uninit_maker(u: Any, c: Any) -> Any:
-        a = blosc2.uninit(
-            (60, 40),
-            dtype="<f8",
-            chunks=(20, 20),
-            blocks=(10, 10),
-            urlpath=u,
-            contiguous=c,
-            mode="w",
-            cparams=cp,
-            dparams=DPARAMS,
-        )
+        a = maker_for(blosc2.uninit, (60, 40), dtype="<f8", chunks=(20, 20), blocks=(10, 10), cparams=cp)(u, c)
         a[0:20, 0:20] = np.ascontiguousarray(UNINIT_EXP[0:20, 0:20])
         a[20:40, 20:40] = np.ascontiguousarray(UNINIT_EXP[20:40, 20:40])
         return a
@@ -638,17 +468,7 @@ def fixed_set(g: Gen) -> None:
     g.b2nd(
         "special_uninit_all_sparse",
         None,
-        maker=lambda u, c: blosc2.uninit(
-            (33,),
-            dtype="<i2",
-            chunks=(10,),
-            blocks=(5,),
-            urlpath=u,
-            contiguous=c,
-            mode="w",
-            cparams=cp,
-            dparams=DPARAMS,
-        ),
+        maker=maker_for(blosc2.uninit, (33,), dtype="<i2", chunks=(10,), blocks=(5,), cparams=cp),
         expected=np.zeros((33,), "<i2"),
         cp=cp,
         sparse=True,
@@ -656,17 +476,7 @@ def fixed_set(g: Gen) -> None:
     )
 
     def zeros_slices(u: Any, c: Any) -> Any:
-        a = blosc2.zeros(
-            (64, 50),
-            dtype="<i4",
-            chunks=(16, 20),
-            blocks=(8, 6),
-            urlpath=u,
-            contiguous=c,
-            mode="w",
-            cparams=cp,
-            dparams=DPARAMS,
-        )
+        a = maker_for(blosc2.zeros, (64, 50), dtype="<i4", chunks=(16, 20), blocks=(8, 6), cparams=cp)(u, c)
         a[16:40, 3:30] = np.ascontiguousarray(ZS_EXP[16:40, 3:30])
         a[60:64, 45:50] = np.ascontiguousarray(ZS_EXP[60:64, 45:50])
         return a
@@ -674,23 +484,15 @@ def fixed_set(g: Gen) -> None:
     ZS_EXP = np.zeros((64, 50), "<i4")
     ZS_EXP[16:40, 3:30] = make_data(case_rng("zs1"), "<i4", (24, 27), styles=("smooth", "random"))
     ZS_EXP[60:64, 45:50] = np.arange(20).reshape(4, 5) + 1000
-    g.b2nd(
-        "special_zeros_partial",
-        None,
-        maker=zeros_slices,
-        expected=ZS_EXP,
-        cp=cp,
-        notes="blosc2.zeros then slices written: mixture of special-zero and regular chunks",
-    )
-    g.b2nd(
-        "special_zeros_partial_sparse",
-        None,
-        maker=zeros_slices,
-        expected=ZS_EXP,
-        cp=cp,
-        sparse=True,
-        notes="as special_zeros_partial, sparse frame",
-    )
+    for name, sparse, notes in [
+        (
+            "special_zeros_partial",
+            False,
+            "blosc2.zeros then slices written: mixture of special-zero and regular chunks",
+        ),
+        ("special_zeros_partial_sparse", True, "as special_zeros_partial, sparse frame"),
+    ]:
+        g.b2nd(name, None, maker=zeros_slices, expected=ZS_EXP, cp=cp, sparse=sparse, notes=notes)
     src = np.concatenate([np.zeros(60, "<i4"), np.arange(40, dtype="<i4"), np.zeros(30, "<i4")])
     g.b2nd(
         "special_detected_zero_chunks",
@@ -749,24 +551,15 @@ def fixed_set(g: Gen) -> None:
     # 10. plain frames --------------------------------------------------------------------
     f32 = make_data(case_rng("f32frame"), "<f4", (2500,), styles=("smooth", "random"))
 
-    def frame_f32(u: Any, c: Any) -> Any:
-        return blosc2.SChunk(
-            chunksize=4000,
-            data=f32,
-            urlpath=u,
-            contiguous=c,
-            mode="w",
-            cparams=cparams("zstd", 5, typesize=4),
-            dparams=DPARAMS,
-        )
+    frame_f32 = maker_for(blosc2.SChunk, chunksize=4000, data=f32, cparams=cparams("zstd", 5, typesize=4))
 
     g.frame("frame_f32", frame_f32, notes="SChunk from float32 data, typesize 4, last chunk shorter")
     g.frame("frame_f32_sparse", frame_f32, sparse=True, notes="as frame_f32, sparse")
 
+    schunk_lz4_i4 = maker_for(blosc2.SChunk, chunksize=4000, cparams=cparams("lz4", 5, typesize=4))
+
     def frame_var(u: Any, c: Any) -> Any:
-        s = blosc2.SChunk(
-            chunksize=4000, urlpath=u, contiguous=c, mode="w", cparams=cparams("lz4", 5, typesize=4), dparams=DPARAMS
-        )
+        s = schunk_lz4_i4(u, c)
         s.append_data(np.arange(1000, dtype="<i4"))
         s.append_data(np.arange(500, dtype="<i4") * 3)
         s.append_data(np.arange(1000, dtype="<i4") - 50)
@@ -776,9 +569,7 @@ def fixed_set(g: Gen) -> None:
     g.frame("frame_variable_chunks", frame_var, notes="append_data with different lengths -> chunksize 0 (variable)")
 
     def frame_upd(u: Any, c: Any) -> Any:
-        s = blosc2.SChunk(
-            chunksize=4000, urlpath=u, contiguous=c, mode="w", cparams=cparams("lz4", 5, typesize=4), dparams=DPARAMS
-        )
+        s = schunk_lz4_i4(u, c)
         for i in range(4):
             s.append_data(np.arange(1000, dtype="<i4") * (i + 1))
         s.update_chunk(
@@ -809,9 +600,7 @@ def fixed_set(g: Gen) -> None:
     )
 
     def frame_special(u: Any, c: Any) -> Any:
-        s = blosc2.SChunk(
-            chunksize=800, urlpath=u, contiguous=c, mode="w", cparams=cparams("zstd", 5, typesize=8), dparams=DPARAMS
-        )
+        s = maker_for(blosc2.SChunk, chunksize=800, cparams=cparams("zstd", 5, typesize=8))(u, c)
         s.fill_special(1000, blosc2.SpecialValue.NAN)
         s.update_data(2, np.arange(100, dtype="<f8"), copy=True)
         s.update_special(3, blosc2.SpecialValue.VALUE, 2.5)
@@ -820,17 +609,8 @@ def fixed_set(g: Gen) -> None:
 
     g.frame("frame_specials_f8", frame_special, notes="fill_special NaN + one regular, one value, one zero chunk")
 
-    def frame_bytes(u: Any, c: Any) -> Any:
-        text = (b"Lorem ipsum dolor sit amet, consectetur adipiscing elit. " * 120)[:7000]
-        return blosc2.SChunk(
-            chunksize=1500,
-            data=text,
-            urlpath=u,
-            contiguous=c,
-            mode="w",
-            cparams=cparams("zlib", 6, [0] * 6, typesize=1),
-            dparams=DPARAMS,
-        )
+    text = (b"Lorem ipsum dolor sit amet, consectetur adipiscing elit. " * 120)[:7000]
+    frame_bytes = maker_for(blosc2.SChunk, chunksize=1500, data=text, cparams=cparams("zlib", 6, [0] * 6, typesize=1))
 
     g.frame(
         "frame_bytes_typesize1",
@@ -839,38 +619,24 @@ def fixed_set(g: Gen) -> None:
         notes="typesize 1 text, with vlmeta",
     )
 
-    def frame_meta(u: Any, c: Any) -> Any:
-        return blosc2.SChunk(
-            chunksize=1024,
-            data=np.arange(700, dtype="<u2"),
-            urlpath=u,
-            contiguous=c,
-            mode="w",
-            cparams=cparams("blosclz", 9, [0, 0, 0, 0, DELTA, SHUF], typesize=2),
-            dparams=DPARAMS,
-            meta={"mymeta": [1, 2, 3], "other": "x"},
-        )
+    frame_meta = maker_for(
+        blosc2.SChunk,
+        chunksize=1024,
+        data=np.arange(700, dtype="<u2"),
+        cparams=cparams("blosclz", 9, [0, 0, 0, 0, DELTA, SHUF], typesize=2),
+        meta={"mymeta": [1, 2, 3], "other": "x"},
+    )
 
     g.frame("frame_custom_metalayers", frame_meta, notes="plain frame with non-b2nd fixed-length metalayers")
 
-    def frame_dict(u: Any, c: Any) -> Any:
-        data = (np.arange(6000) % 255).astype("<i2")
-        return blosc2.SChunk(
-            chunksize=8000,
-            data=data,
-            urlpath=u,
-            contiguous=c,
-            mode="w",
-            cparams=cparams("zstd", 5, use_dict=True, typesize=2),
-            dparams=DPARAMS,
-        )
+    data = (np.arange(6000) % 255).astype("<i2")
+    frame_dict = maker_for(
+        blosc2.SChunk, chunksize=8000, data=data, cparams=cparams("zstd", 5, use_dict=True, typesize=2)
+    )
 
     g.frame("frame_dict_zstd_sparse", frame_dict, sparse=True, notes="sparse plain frame with zstd dictionaries")
 
-    def frame_empty(u: Any, c: Any) -> Any:
-        return blosc2.SChunk(
-            chunksize=100, urlpath=u, contiguous=c, mode="w", cparams=cparams("zstd", 5, typesize=4), dparams=DPARAMS
-        )
+    frame_empty = maker_for(blosc2.SChunk, chunksize=100, cparams=cparams("zstd", 5, typesize=4))
 
     g.frame("frame_no_chunks", frame_empty, notes="SChunk with no chunks at all")
 

@@ -18,7 +18,7 @@ from numpy.random import Generator
 
 from fixture_data import DPARAMS, cparams, gen_values, make_data, pipeline, rmpath
 from fixture_frames import CODECS, DTYPES, INT_TRUNC, NDCELL, NDMEAN, NOF, SM, TRUNC, C
-from fixture_writer import Gen
+from fixture_writer import Gen, maker_for
 
 # --------------------------------------------------------------------------------------
 # Random mode
@@ -235,44 +235,11 @@ def random_case(g: Gen, name: Any, i: Any, seed: Any, rnd: Random, rng: Generato
         part = make_data(rng, dt, exp[sl].shape)
         exp[sl] = part
 
-        def maker(
-            u: Any,
-            c: Any,
-            shape: Any = shape,
-            dt: Any = dt,
-            chunks: Any = chunks,
-            blocks: Any = blocks,
-            cp: Any = cp,
-            fill: Any = fill,
-            fk: Any = fillkind,
-            sl: Any = sl,
-            part: Any = part,
-        ) -> Any:
-            if fk == "zeros":
-                a = blosc2.zeros(
-                    shape,
-                    dtype=dt,
-                    chunks=chunks,
-                    blocks=blocks,
-                    urlpath=u,
-                    contiguous=c,
-                    mode="w",
-                    cparams=cp,
-                    dparams=DPARAMS,
-                )
-            else:
-                a = blosc2.full(
-                    shape,
-                    fill,
-                    dtype=dt,
-                    chunks=chunks,
-                    blocks=blocks,
-                    urlpath=u,
-                    contiguous=c,
-                    mode="w",
-                    cparams=cp,
-                    dparams=DPARAMS,
-                )
+        filled = (blosc2.zeros, shape) if fillkind == "zeros" else (blosc2.full, shape, fill)
+        make_filled = maker_for(*filled, dtype=dt, chunks=chunks, blocks=blocks, cparams=cp)
+
+        def maker(u: Any, c: Any, make_filled: Any = make_filled, sl: Any = sl, part: Any = part) -> Any:
+            a = make_filled(u, c)
             if part.size:
                 a[sl] = part
             return a

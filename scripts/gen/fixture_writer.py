@@ -13,6 +13,7 @@ import math
 import os
 import struct
 import zlib
+from collections.abc import Callable
 from typing import Any
 
 import blosc2
@@ -45,6 +46,15 @@ from fixture_frames import (
 # --------------------------------------------------------------------------------------
 # The generator
 # --------------------------------------------------------------------------------------
+
+
+def maker_for(make: Callable[..., Any], *args: Any, **kw: Any) -> Callable[[str, bool], Any]:
+    """A maker for Gen.b2nd and Gen.frame: `make(*args, **kw)` (blosc2.zeros, full, SChunk...)
+    written to the case's path as a contiguous or sparse frame. It exists so that every case
+    built by a constructor rather than from data opens its file the one same way."""
+    return lambda urlpath, contiguous: make(
+        *args, **kw, urlpath=urlpath, contiguous=contiguous, mode="w", dparams=DPARAMS
+    )
 
 
 class Gen:

@@ -34,19 +34,19 @@ arguments give byte-identical files (one thread).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import math
 import os
 import shutil
 import sys
-from typing import Any
+from typing import Any, NamedTuple
 
 import blosc2
 import numpy as np
 from numpy.random import Generator
 
-ORACLE_VERSION = "4.14.1"
+from fixture_frames import ORACLE_VERSION, reassemble, sha256
+
 MODES = {"zfp_acc": blosc2.Codec.ZFP_ACC, "zfp_prec": blosc2.Codec.ZFP_PREC, "zfp_rate": blosc2.Codec.ZFP_RATE}
 F = blosc2.Filter
 # Filter pipelines: python-blosc2's default keeps SHUFFLE before the codec, so ZFP then
@@ -61,27 +61,18 @@ FILTERS = {
 }
 
 
-def sha256(b: Any) -> Any:
-    return hashlib.sha256(b).hexdigest()
+class ZfpCase(NamedTuple):
+    """The parameters of one ZFP case: what the parent names and the forked child writes."""
 
-
-def reassemble(chunks: Any, shape: Any, cs: Any, bs: Any, itemsize: Any) -> Any:
-    """The C-order array bytes from decompressed b2nd chunks (blocks in C order, each C order)."""
-    ndim = len(shape)
-    out = np.zeros(tuple(shape) + (itemsize,), np.uint8)
-    ext_cs = [-(-c // b) * b for c, b in zip(cs, bs)]
-    nb = [e // b for e, b in zip(ext_cs, bs)]
-    grid = [-(-s // c) for s, c in zip(shape, cs)]
-    assert len(chunks) == math.prod(grid), (len(chunks), grid)
-    perm = [x for d in range(ndim) for x in (d, ndim + d)] + [2 * ndim]
-    for ci, idx in enumerate(np.ndindex(*grid)):
-        buf = np.frombuffer(chunks[ci], np.uint8)
-        assert buf.size == math.prod(ext_cs) * itemsize, (buf.size, ext_cs, itemsize)
-        a = buf.reshape(tuple(nb) + tuple(bs) + (itemsize,)).transpose(perm).reshape(tuple(ext_cs) + (itemsize,))
-        start = [i * c for i, c in zip(idx, cs)]
-        ext = [min(c, s - st) for c, s, st in zip(cs, shape, start)]
-        out[tuple(slice(st, st + e) for st, e in zip(start, ext))] = a[tuple(slice(0, e) for e in ext)]
-    return out.tobytes()
+    shape: Any
+    chunks: Any
+    blocks: Any
+    dtype: Any
+    mode: Any
+    meta: Any
+    style: Any
+    seed: Any
+    filters: str = "none"
 
 
 def make_data(rng: Generator, shape: Any, dtype: Any, style: Any) -> Any:
@@ -121,24 +112,12 @@ class Gen:
         self.manifest: dict[str, Any] = {}
         self.skipped: list[str] = []
 
-    def case(
-        self,
-        name: Any,
-        shape: Any,
-        chunks: Any,
-        blocks: Any,
-        dtype: Any,
-        mode: Any,
-        meta: Any,
-        style: Any,
-        seed: Any,
-        filters: str = "none",
-        notes: str = "",
-    ) -> bool:
+    def case(self, name: Any, spec: ZfpCase, notes: str = "") -> bool:
         """Write one case in a forked child (C-Blosc2 3.3.5 crashes on some ZFP parameters)
         and record its manifest entry; returns whether it was written."""
         if os.environ.get("ZFP_GEN_TRACE"):
-            print("case", name, shape, chunks, blocks, dtype, mode, meta, style, filters, file=sys.stderr, flush=True)
+            shown = (spec.shape, spec.chunks, spec.blocks, spec.dtype, spec.mode, spec.meta, spec.style, spec.filters)
+            print("case", name, *shown, file=sys.stderr, flush=True)
         rel = name + ".b2nd"
         path = os.path.join(self.outdir, rel)
         if os.path.exists(path):
@@ -148,7 +127,7 @@ class Gen:
         if pid == 0:  # child
             os.close(rfd)
             try:
-                entry = write_case(path, shape, chunks, blocks, dtype, mode, meta, style, seed, filters)
+                entry = write_case(path, spec)
                 out = json.dumps({"entry": entry}, allow_nan=False)
             except Exception as e:  # noqa: BLE001 - C-Blosc2 refuses some parameters for ZFP
                 out = json.dumps({"error": f"{type(e).__name__}: {e}"})
@@ -178,19 +157,9 @@ class Gen:
             f.write("{\n" + ",\n".join(lines) + "\n}\n")
 
 
-def write_case(
-    path: str,
-    shape: Any,
-    chunks: Any,
-    blocks: Any,
-    dtype: Any,
-    mode: Any,
-    meta: Any,
-    style: Any,
-    seed: Any,
-    filters: Any,
-) -> Any:
+def write_case(path: str, spec: ZfpCase) -> Any:
     """Write the file and return its manifest entry (without path and notes)."""
+    shape, chunks, blocks, dtype, mode, meta, style, seed, filters = spec
     rng = np.random.default_rng(seed)
     data = make_data(rng, shape, dtype, style)
     kw: dict[str, Any] = dict(codec=MODES[mode], codec_meta=meta, nthreads=1)
@@ -271,19 +240,18 @@ def fixed_set(g: Gen) -> None:
                 style = STYLES[k % len(STYLES)]
                 filters = ["none", "default", "none", "bitshuffle"][k % 4]
                 name = f"{mode}_{dtype[1:]}_{ndim}d_m{meta}_{style}_{filters}"
-                g.case(name, shape, chunks, blocks, dtype, mode, meta, style, seed=k, filters=filters)
+                g.case(name, ZfpCase(shape, chunks, blocks, dtype, mode, meta, style, seed=k, filters=filters))
                 k += 1
     # every remaining meta of each mode once, on a small 2-D f8 array
     for mode, metas in FIXED_METAS.items():
         for meta in metas:
             name = f"{mode}_f8_2d_m{meta}_smooth_none"
             if name not in g.manifest:
-                g.case(name, (9, 11), (9, 6), (5, 6), "<f8", mode, meta, "smooth", seed=k)
+                g.case(name, ZfpCase((9, 11), (9, 6), (5, 6), "<f8", mode, meta, "smooth", seed=k))
                 k += 1
     # TRUNC_PREC before ZFP
-    assert g.case(
-        "zfp_rate_f8_2d_trunc", (13, 17), (10, 9), (5, 6), "<f8", "zfp_rate", 40, "noisy", seed=k + 1, filters="trunc"
-    ), g.skipped[-1]
+    trunc = ZfpCase((13, 17), (10, 9), (5, 6), "<f8", "zfp_rate", 40, "noisy", seed=k + 1, filters="trunc")
+    assert g.case("zfp_rate_f8_2d_trunc", trunc), g.skipped[-1]
 
 
 def rand_case(g: Gen, i: Any, seed: Any, rnd: Generator) -> Any:
@@ -310,7 +278,9 @@ def rand_case(g: Gen, i: Any, seed: Any, rnd: Generator) -> Any:
     style = STYLES[int(rnd.integers(0, len(STYLES)))]
     filters = ["none", "none", "default", "bitshuffle", "trunc", "delta_shuffle"][int(rnd.integers(0, 6))]
     name = f"r{seed}_{i}_{mode}_{dtype[1:]}_m{meta}_{filters}"
-    return g.case(name, shape, chunks, blocks, dtype, mode, meta, style, seed=seed * 100_003 + i, filters=filters)
+    return g.case(
+        name, ZfpCase(shape, chunks, blocks, dtype, mode, meta, style, seed=seed * 100_003 + i, filters=filters)
+    )
 
 
 def random_set(g: Gen, n: Any, seed: Any) -> None:
@@ -323,7 +293,9 @@ def bench_set(g: Gen) -> None:
     """One realistic field per mode: a smooth 2-D f8 simulation-like field of 64 MiB."""
     shape, chunks, blocks = (2048, 4096), (256, 4096), (32, 512)
     for mode, meta in (("zfp_acc", 251), ("zfp_prec", 20), ("zfp_rate", 25)):
-        assert g.case(f"bench_{mode}", shape, chunks, blocks, "<f8", mode, meta, "smooth", seed=7), g.skipped[-1]
+        assert g.case(f"bench_{mode}", ZfpCase(shape, chunks, blocks, "<f8", mode, meta, "smooth", seed=7)), g.skipped[
+            -1
+        ]
 
 
 def main() -> None:
