@@ -17,6 +17,7 @@ use crate::format::{Array, Version};
 use crate::views::{meta_json, Presented};
 
 use super::access::Access;
+use super::array_indexes::{mark_sidecar, ArrayIndexes};
 use super::computed::{Computed, Computer, Dep, NotComputed};
 use super::index_sidecar::indexed_array;
 use super::location::Origin;
@@ -73,6 +74,15 @@ pub struct Loaded {
     /// did not answer): the version is stale at once, so the next lookup
     /// tries again instead of keeping the error while the source is unchanged.
     pub failed_for_now: bool,
+    /// An indexed NDArray's `indexes/` folder: its index sidecars.
+    pub indexes: Option<Arc<ArrayIndexes>>,
+}
+
+impl Loaded {
+    /// Bytes this version holds, roughly (what the metadata cache charges).
+    fn weight(&self) -> usize {
+        self.presented.weight() + self.indexes.as_ref().map_or(0, |i| i.weight())
+    }
 }
 
 impl std::ops::Deref for Loaded {
@@ -101,6 +111,9 @@ pub struct ArrayEntry {
     version: Versioned<Stamp, Loaded>,
     on_load: Option<OnLoad>,
     column: Option<TableColumn>,
+    /// For an index sidecar found under its array's `indexes/`: that
+    /// array's name.
+    sidecar_of: Option<String>,
     /// For a computed array: the files its first load read, and their state
     /// then; a change to any makes the entry stale like a change to its own file.
     deps: parking_lot::Mutex<Option<Vec<Dep>>>,
@@ -129,7 +142,22 @@ impl ArrayEntry {
             version: Versioned::new(cache.clone(), in_place),
             on_load,
             column: None,
+            sidecar_of: None,
             deps: Default::default(),
+        }
+    }
+
+    /// An entry for an index sidecar of the array named `of`, found under
+    /// that array's `indexes/`.
+    pub fn sidecar(
+        origin: Origin,
+        of: String,
+        on_load: Option<OnLoad>,
+        cache: &Arc<MetaCache>,
+    ) -> ArrayEntry {
+        ArrayEntry {
+            sidecar_of: Some(of),
+            ..ArrayEntry::new(origin, false, on_load, cache)
         }
     }
 
@@ -191,13 +219,16 @@ impl ArrayEntry {
                 *access,
                 *mtime,
                 self.on_load.as_ref(),
-                self.column.as_ref(),
+                Part {
+                    column: self.column.as_ref(),
+                    sidecar_of: self.sidecar_of.as_deref(),
+                },
             );
             self.settle_deps(loaded)
         };
         Ok(self
             .version
-            .current(|| self.stat(), load, |loaded| loaded.presented.weight())?
+            .current(|| self.stat(), load, |loaded| loaded.weight())?
             .0)
     }
 }
@@ -225,24 +256,31 @@ impl ArrayEntry {
     }
 }
 
-/// An index sidecar of `indexed` is no Zarr array, and its `meta.json` says
-/// whose sidecar it is.
-fn mark_sidecar(presented: &mut Presented, indexed: &std::path::Path) {
-    let name = indexed
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+/// An index sidecar of the array named `of` is no Zarr array, and its
+/// `meta.json` says whose sidecar it is.
+fn present_sidecar(presented: &mut Presented, of: &str) {
     presented.zarr3 = None;
     let mut doc: serde_json::Value =
         serde_json::from_slice(&presented.meta_json).unwrap_or_else(|_| json!({}));
-    if let Some(obj) = doc.as_object_mut() {
-        obj.insert("index_sidecar_of".into(), json!(name));
-        obj.insert(
-            "zarr".into(),
-            json!({"v3": false, "reason": format!("an index sidecar of {name} (python-blosc2's create_index), not data: outside the Zarr hierarchy")}),
-        );
-    }
+    mark_sidecar(&mut doc, of);
     presented.meta_json = Arc::new(crate::views::json::json_bytes(&doc));
+}
+
+/// An indexed array's `meta.json` lists its indexes and their folders.
+fn present_indexed(presented: &mut Presented, indexes: &ArrayIndexes, array: &Array) {
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&presented.meta_json).unwrap_or_else(|_| json!({}));
+    indexes.mark_indexed(&mut doc, array);
+    presented.meta_json = Arc::new(crate::views::json::json_bytes(&doc));
+}
+
+/// What part of something else an array is, when it is.
+#[derive(Clone, Copy)]
+struct Part<'a> {
+    /// A table's logical column.
+    column: Option<&'a TableColumn>,
+    /// An index sidecar of the array of this name, found under its `indexes/`.
+    sidecar_of: Option<&'a str>,
 }
 
 /// Load one version of the array at `origin`, and for a computed array
@@ -254,9 +292,9 @@ fn load(
     mut access: Access,
     mtime: SystemTime,
     on_load: Option<&OnLoad>,
-    column: Option<&TableColumn>,
+    part: Part,
 ) -> (Loaded, Option<Vec<Dep>>) {
-    if let Some(column) = column {
+    if let Some(column) = part.column {
         let presented = present_column(&column.batches, column.index);
         if let (Some(array), Some(on_load)) = (&presented.array, on_load) {
             (on_load.preload)(array);
@@ -268,10 +306,12 @@ fn load(
             mtime,
             presented,
             failed_for_now: false,
+            indexes: None,
         };
         return (loaded, None);
     }
     let mut deps = None;
+    let mut indexes = None;
     let mut failed_for_now = false;
     let computer = on_load.and_then(|l| l.computer.as_ref());
     let presented = match (origin.open(), computer) {
@@ -319,11 +359,22 @@ fn load(
                 if let Some(on_load) = on_load {
                     (on_load.preload)(&array);
                 }
-                let mut presented = Presented::of_array(array, None);
-                if let Origin::Local(path) = origin {
-                    if let Some(indexed) = indexed_array(path) {
-                        mark_sidecar(&mut presented, &indexed);
-                    }
+                let mut presented = Presented::of_array(array.clone(), None);
+                // A sidecar found beside its array (a mount of the sidecar
+                // alone) is one too.
+                let sidecar_of = part
+                    .sidecar_of
+                    .map(str::to_string)
+                    .or_else(|| match origin {
+                        Origin::Local(path) => indexed_array(path)
+                            .and_then(|p| Some(p.file_name()?.to_string_lossy().into_owned())),
+                        _ => None,
+                    });
+                if let Some(of) = sidecar_of {
+                    present_sidecar(&mut presented, &of);
+                } else if let Some(found) = ArrayIndexes::find(origin, &array) {
+                    present_indexed(&mut presented, &found, &array);
+                    indexes = Some(Arc::new(found));
                 }
                 presented
             }
@@ -345,6 +396,7 @@ fn load(
             mtime,
             presented,
             failed_for_now,
+            indexes,
         },
         deps,
     )

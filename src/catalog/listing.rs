@@ -26,6 +26,7 @@ use crate::source::store::StoreFormat;
 use crate::source::{sniff_frame, FileSource};
 
 use super::access::Access;
+use super::index_sidecar::LocalSidecars;
 
 /// Extensions shown without looking inside the file.
 pub const KNOWN_EXTENSIONS: [&str; 4] = ["b2nd", "b2frame", "b2f", "b2"];
@@ -144,8 +145,20 @@ fn components(path: &Path) -> Vec<OsString> {
 
 /// Decide whether entry `name` of the source directory really at `dir` is
 /// shown, and as what. Symlinks are followed only when they resolve inside
-/// the source root; nothing on the fence is touched.
+/// the source root; nothing on the fence is touched. An index sidecar its
+/// array names is not shown (it is under the array's `indexes/`).
 pub fn classify(root: &Path, fence: &Fence, dir: &Path, name: &OsStr) -> Option<Found> {
+    classify_among(root, fence, dir, name, &mut LocalSidecars::default())
+}
+
+/// [`classify`], with the sidecars of the listing so far in `sidecars`.
+fn classify_among(
+    root: &Path,
+    fence: &Fence,
+    dir: &Path,
+    name: &OsStr,
+    sidecars: &mut LocalSidecars,
+) -> Option<Found> {
     let path = dir.join(name);
     if fence.blocks(&path) {
         log::debug!("not listing {}: the mount's own mountpoint", path.display());
@@ -195,6 +208,11 @@ pub fn classify(root: &Path, fence: &Fence, dir: &Path, name: &OsStr) -> Option<
         .extension()
         .and_then(OsStr::to_str)
         .is_some_and(|e| KNOWN_EXTENSIONS.contains(&e));
+    if let Some(name) = name.to_str() {
+        if sidecars.is_sidecar(dir, name, |base| !fence.blocks(base)) {
+            return None;
+        }
+    }
     if known || FileSource::open_once(&target).is_ok_and(|source| sniff_frame(&source)) {
         found(Class::Array)
     } else {
@@ -206,10 +224,11 @@ pub fn classify(root: &Path, fence: &Fence, dir: &Path, name: &OsStr) -> Option<
 /// sorted by name.
 pub fn scan(root: &Path, fence: &Fence, dir: &Path) -> std::io::Result<Vec<(OsString, Found)>> {
     let mut out = Vec::new();
+    let mut sidecars = LocalSidecars::default();
     for item in retry_exhausted(|| std::fs::read_dir(dir))? {
         let Ok(item) = item else { continue };
         let name = item.file_name();
-        if let Some(found) = classify(root, fence, dir, &name) {
+        if let Some(found) = classify_among(root, fence, dir, &name, &mut sidecars) {
             out.push((name, found));
         }
     }

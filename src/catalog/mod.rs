@@ -3,8 +3,9 @@
 //! stores and their groups and tables ([`store`]) and what such a folder
 //! shows ([`store_folder`]), a table's logical columns ([`table`]), where an array's bytes come from
 //! ([`location`]), which saved expressions are computed from which
-//! operands ([`computed`]), which local arrays are index sidecars
-//! ([`index_sidecar`]), and who may read what ([`access`]).
+//! operands ([`computed`]), which arrays are index sidecars
+//! ([`index_sidecar`]) and an indexed array's `indexes/` folder
+//! ([`array_indexes`]), and who may read what ([`access`]).
 //! Loaded versions are kept within one byte budget ([`meta_cache`],
 //! [`versioned`]); [`entry`] is one array's loaded version.
 //!
@@ -12,6 +13,7 @@
 //! and opens what it names; the catalog knows nothing of inodes or FUSE.
 
 pub mod access;
+pub mod array_indexes;
 pub mod computed;
 pub mod entry;
 pub mod index_sidecar;

@@ -13,7 +13,7 @@
 //! locations, so open files keep the version they opened.
 
 use parking_lot::Mutex;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -26,6 +26,7 @@ use crate::read::RowMap;
 use crate::source::local_version;
 use crate::source::store::{Home, Store, StoreFormat};
 
+use super::index_sidecar::{store_sidecars, Sidecar};
 use super::meta_cache::MetaCache;
 use super::versioned::{Reload, Versioned};
 use crate::views::table_arrow::TableArrow;
@@ -136,6 +137,9 @@ pub struct LoadedStore {
     pub group_meta: HashMap<String, Arc<Vec<u8>>>,
     /// Each group's `zarr.json` (a Zarr v3 group), by key as `group_meta`.
     pub group_zarr: HashMap<String, Arc<Vec<u8>>>,
+    /// Each indexed NDArray value's index sidecars (values not listed in
+    /// its folder: under the array's `indexes/`), by the array's key.
+    pub index_sidecars: HashMap<String, Vec<(String, Sidecar)>>,
     table_info: Mutex<HashMap<String, Arc<Result<TableInfo, Error>>>>,
 }
 
@@ -204,8 +208,15 @@ impl LoadedStore {
                     .push((OsString::from(name), kind));
             }
         }
+        // An indexed NDArray's sidecars are listed under its indexes/.
+        let index_sidecars = store_sidecars(&store, keys.iter().copied().filter(|k| !in_table(k)));
+        let sidecar_keys: HashSet<&str> = index_sidecars
+            .values()
+            .flatten()
+            .map(|(k, _)| k.as_str())
+            .collect();
         for key in &keys {
-            if in_table(key) {
+            if in_table(key) || sidecar_keys.contains(key.as_str()) {
                 continue;
             }
             let parent = parent_key(key).to_string();
@@ -310,6 +321,7 @@ impl LoadedStore {
             tables,
             group_meta,
             group_zarr,
+            index_sidecars,
             table_info: Mutex::new(HashMap::new()),
         }
     }
@@ -334,7 +346,13 @@ impl LoadedStore {
             .map(|(k, m)| 64 + k.len() + m.len())
             .sum();
         let keys: usize = self.store.values().keys().map(|k| 160 + k.len()).sum();
-        4096 + listings + metas + keys
+        let sidecars: usize = self
+            .index_sidecars
+            .values()
+            .flatten()
+            .map(|(k, s)| 128 + k.len() + s.stem.len() + s.folder.len() + s.index.len())
+            .sum();
+        4096 + listings + metas + keys + sidecars
     }
 
     /// The table rooted at `table`: its meta.json and valid rows (read once

@@ -137,6 +137,15 @@ impl Tree {
                     ..dir(mtime)
                 });
             }
+            NodeKind::Indexes(entry) => {
+                let (loaded, _) = self.indexes_of(entry)?;
+                if role == Role::Node {
+                    return Ok(dir(loaded.mtime).of_array(&loaded.access));
+                }
+                let row = folder_row(role).ok_or(FsError::NotFound)?;
+                let size = (row.size)(&self.node_files(node, &kind)?).ok_or(FsError::NotFound)?;
+                return Ok(file(size, loaded.mtime).of_array(&loaded.access));
+            }
             NodeKind::Store(_) | NodeKind::Folder(_) => {
                 let files = self.node_files(node, &kind)?;
                 let view = files.view.as_ref().ok_or(FsError::NotFound)?;

@@ -8,6 +8,7 @@
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 
+use crate::catalog::array_indexes::INDEXES;
 use crate::catalog::entry::ArrayEntry;
 use crate::catalog::listing::{classify, scan};
 #[cfg(feature = "remote")]
@@ -61,6 +62,13 @@ impl Tree {
                 let found =
                     classify(&self.root, &self.fence, real, name).ok_or(FsError::NotFound)?;
                 inode::encode(self.intern_local(node, path, real, name, found), Role::Node)
+            }
+            (Role::Node, NodeKind::Array(entry)) if name == INDEXES => inode::encode(
+                self.indexes_node(node, &entry)?.ok_or(FsError::NotFound)?,
+                Role::Node,
+            ),
+            (Role::Node, NodeKind::Indexes(entry)) => {
+                inode::encode(self.indexes_lookup(node, &entry, name)?, Role::Node)
             }
             (Role::Node, NodeKind::Array(entry)) if name == "c" => {
                 let loaded = entry.current().map_err(FsError::from)?;
@@ -147,7 +155,8 @@ impl Tree {
         let parent_ino = if role == Role::File(FileId::ChunksDir) {
             self.folder_ino(node)
         } else {
-            inode::encode(parent, Role::Node)
+            // An `indexes/` under a root array's files node: the root.
+            self.folder_ino(parent)
         };
         let mut fixed = vec![
             (ino, Kind::Dir, OsString::from(".")),
@@ -229,11 +238,12 @@ impl Tree {
             }
             NodeKind::Array(entry) => {
                 let files = self.files_node(node, kind);
-                let loaded = if files == node {
-                    entry.current().map_err(FsError::from)?
+                let entry = if files == node {
+                    entry.clone()
                 } else {
-                    self.array_of(files)?
+                    self.array_entry(files)?
                 };
+                let loaded = entry.current().map_err(FsError::from)?;
                 for spec in array_files_in(Folder::Array, &loaded, self.views) {
                     out.push((
                         inode::encode(files, Role::File(spec.id)),
@@ -241,7 +251,15 @@ impl Tree {
                         OsString::from(spec.name),
                     ));
                 }
+                if let Some(indexes) = self.indexes_node(files, &entry)? {
+                    out.push((
+                        inode::encode(indexes, Role::Node),
+                        Kind::Dir,
+                        OsString::from(INDEXES),
+                    ));
+                }
             }
+            NodeKind::Indexes(entry) => self.indexes_entries(node, entry, out)?,
             NodeKind::Store(_) | NodeKind::Folder(_) => {
                 if let Some(view @ FolderView::Ok { entry, store, .. }) = &files.view {
                     for (name, child) in view.children() {

@@ -9,13 +9,14 @@
 //! numbers), [`nodes`] (the node table), [`chunk_tree`] (the inodes of an
 //! array's hidden Zarr v3 chunk tree `c/`), [`namespace`] (the tree of
 //! nodes, found and kept), [`node_files`] (which of a folder's own files a
-//! node holds); then one file per question asked of an inode:
+//! node holds), [`index_folder`] (an indexed array's `indexes/`); then one file per question asked of an inode:
 //! [`attributes`] (getattr, xattrs), [`listing`] (lookup, readdir),
 //! [`opening`] (open, readlink).
 
 pub mod attributes;
 pub mod chunk_tree;
 pub mod error;
+pub mod index_folder;
 pub mod inode;
 pub mod listing;
 pub mod namespace;

@@ -85,6 +85,9 @@ pub(super) enum NodeKind {
     Store(Arc<StoreEntry>),
     /// A group (or a CTable) inside one version of a store.
     Folder(Arc<StoreFolder>),
+    /// The `indexes/` folder of the indexed array this entry presents (its
+    /// parent node): the array's index sidecars ([`super::index_folder`]).
+    Indexes(Arc<ArrayEntry>),
 }
 
 /// What the tree computes of a node's place when it needs it: its local
@@ -102,9 +105,9 @@ pub struct Tree {
     pub(super) root: PathBuf,
     /// Every node named so far.
     pub(super) nodes: RwLock<Nodes<NodeKind>>,
-    on_load: Option<OnLoad>,
+    pub(super) on_load: Option<OnLoad>,
     /// Keeps the versions entries load, within the metadata budget.
-    meta: Arc<MetaCache>,
+    pub(super) meta: Arc<MetaCache>,
     /// What the walk of local folders never touches (the mount itself).
     pub(super) fence: Arc<Fence>,
     /// The presented files this mount offers (`--views`).
@@ -264,7 +267,7 @@ impl Tree {
     }
 
     /// [`Self::intern`], with the known node kept when `fits` says so.
-    fn intern_fitting(
+    pub(super) fn intern_fitting(
         &self,
         parent: u32,
         name: &OsStr,

@@ -30,6 +30,8 @@ pub(super) struct NodeFiles<'a> {
     /// A store's or in-store folder's view (found only when a file of the
     /// folder's own is asked for).
     pub(super) view: Option<FolderView>,
+    /// An indexed array's `indexes/`: its `meta.json`.
+    indexes_meta: Option<Arc<Vec<u8>>>,
 }
 
 impl FolderHolds for NodeFiles<'_> {
@@ -38,6 +40,9 @@ impl FolderHolds for NodeFiles<'_> {
     }
 
     fn meta_json(&self) -> Option<Arc<Vec<u8>>> {
+        if let Some(meta) = &self.indexes_meta {
+            return Some(meta.clone());
+        }
         Some(self.view.as_ref()?.meta()?.0)
     }
 
@@ -87,6 +92,10 @@ impl Tree {
             node,
             mirrored: matches!(kind, NodeKind::Dir(_)),
             view: self.folder_view(kind)?,
+            indexes_meta: match kind {
+                NodeKind::Indexes(entry) => Some(self.indexes_of(entry)?.1.meta_json.clone()),
+                _ => None,
+            },
         })
     }
 
@@ -98,6 +107,7 @@ impl Tree {
             node,
             mirrored: false,
             view: None,
+            indexes_meta: None,
         }
     }
 
@@ -195,7 +205,8 @@ impl Tree {
                         found.add_group(path.clone(), &doc).ok()?;
                         folders.push((child, path));
                     }
-                    NodeKind::Link(_) => {}
+                    // Under arrays only, which are not walked into.
+                    NodeKind::Link(_) | NodeKind::Indexes(_) => {}
                 }
                 if arrays.len() > found.room() {
                     return None;

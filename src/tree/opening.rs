@@ -26,7 +26,9 @@ impl Tree {
             return Err(FsError::IsDir);
         }
         let (_, kind) = self.node_info(node)?;
-        if let NodeKind::Dir(_) | NodeKind::Store(_) | NodeKind::Folder(_) = kind {
+        if let NodeKind::Dir(_) | NodeKind::Store(_) | NodeKind::Folder(_) | NodeKind::Indexes(_) =
+            kind
+        {
             let files = self.node_files(node, &kind)?;
             let row = folder_row(role).ok_or(FsError::NotFound)?;
             return Ok(((row.open)(&files).ok_or(FsError::NotFound)?, None));
