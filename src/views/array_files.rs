@@ -79,6 +79,10 @@ pub struct ArrayFile {
     pub open: fn(&Presented) -> Option<Content>,
     /// It carries the array's extended attributes (`user.blosc2.*`).
     pub xattrs: bool,
+    /// Whether a listing shows it, for a file sized by a pass over its
+    /// values (listed unless that pass was tried and failed, so a listing
+    /// does not measure it); `None`: listed when it has a size.
+    pub listed: Option<fn(&Presented) -> bool>,
 }
 
 impl std::fmt::Debug for ArrayFile {
@@ -102,6 +106,7 @@ pub const ARRAY_FILES: [ArrayFile; 14] = [
         size: |p| Some(p.meta_json.len() as u64),
         open: |p| Some(Content::Static(p.meta_json.clone())),
         xattrs: false,
+        listed: None,
     },
     ArrayFile {
         id: FileId::Data,
@@ -113,6 +118,7 @@ pub const ARRAY_FILES: [ArrayFile; 14] = [
         size: |p| Some(p.data_file(false)?.0),
         open: |p| Some(p.data_file(false)?.1.into()),
         xattrs: true,
+        listed: None,
     },
     ArrayFile {
         id: FileId::Npy,
@@ -124,6 +130,7 @@ pub const ARRAY_FILES: [ArrayFile; 14] = [
         size: |p| Some(p.data_file(true)?.0),
         open: |p| Some(p.data_file(true)?.1.into()),
         xattrs: true,
+        listed: None,
     },
     ArrayFile {
         id: FileId::Text,
@@ -139,6 +146,7 @@ pub const ARRAY_FILES: [ArrayFile; 14] = [
             Some(Content::Text { array, layout })
         },
         xattrs: false,
+        listed: None,
     },
     ArrayFile {
         id: FileId::Preview,
@@ -154,6 +162,7 @@ pub const ARRAY_FILES: [ArrayFile; 14] = [
             Some(Content::Preview { array, plan })
         },
         xattrs: false,
+        listed: None,
     },
     ArrayFile {
         id: FileId::ChunksDir,
@@ -165,17 +174,19 @@ pub const ARRAY_FILES: [ArrayFile; 14] = [
         size: |p| p.whole_array().map(|_| 0),
         open: |_| None,
         xattrs: false,
+        listed: None,
     },
     ArrayFile {
         id: FileId::Items,
         name: "items.jsonl",
         folder: Folder::Array,
         kind: Kind::File,
-        who: "ObjectArray, BatchArray and ListArray of at most items::MAX_ITEMS_BYTES",
-        sized_by: "rendered when the array is loaded",
-        size: |p| Some(p.items.as_ref()?.len() as u64),
-        open: |p| Some(Content::Static(p.items.clone()?)),
+        who: "ObjectArray, BatchArray and ListArray; table columns of text, words, lists, structs, bytes or objects",
+        sized_by: "a measuring pass when first sized: every chunk (a column: every batch of rows) rendered once, its length kept",
+        size: |p| p.items.as_ref()?.len(),
+        open: |p| Some(Content::Table(p.items.clone()?)),
         xattrs: false,
+        listed: Some(|p| p.items.as_ref().is_some_and(|f| !f.failed())),
     },
     ArrayFile {
         id: FileId::Zarray,
@@ -187,6 +198,7 @@ pub const ARRAY_FILES: [ArrayFile; 14] = [
         size: |p| Some(p.zarray.as_ref()?.len() as u64),
         open: |p| Some(Content::Static(p.zarray.clone()?)),
         xattrs: false,
+        listed: None,
     },
     ArrayFile {
         id: FileId::Nrrd,
@@ -198,6 +210,7 @@ pub const ARRAY_FILES: [ArrayFile; 14] = [
         size: |p| Some(p.sidecars.nrrd.as_ref()?.len() as u64),
         open: |p| Some(Content::Static(p.sidecars.nrrd.clone()?)),
         xattrs: false,
+        listed: None,
     },
     ArrayFile {
         id: FileId::MetaImage,
@@ -209,6 +222,7 @@ pub const ARRAY_FILES: [ArrayFile; 14] = [
         size: |p| Some(p.sidecars.metaimage.as_ref()?.len() as u64),
         open: |p| Some(Content::Static(p.sidecars.metaimage.clone()?)),
         xattrs: false,
+        listed: None,
     },
     ArrayFile {
         id: FileId::Envi,
@@ -220,6 +234,7 @@ pub const ARRAY_FILES: [ArrayFile; 14] = [
         size: |p| Some(p.sidecars.envi.as_ref()?.len() as u64),
         open: |p| Some(Content::Static(p.sidecars.envi.clone()?)),
         xattrs: false,
+        listed: None,
     },
     ArrayFile {
         id: FileId::ZarrJson,
@@ -231,6 +246,7 @@ pub const ARRAY_FILES: [ArrayFile; 14] = [
         size: |p| Some(p.zarr3.as_ref()?.len() as u64),
         open: |p| Some(Content::Static(p.zarr3.clone()?)),
         xattrs: false,
+        listed: None,
     },
     ArrayFile {
         id: FileId::Valid,
@@ -242,6 +258,7 @@ pub const ARRAY_FILES: [ArrayFile; 14] = [
         size: |p| Some(p.column.valid.as_ref()?.file(false).0),
         open: |p| Some(p.column.valid.as_ref()?.file(false).1.into()),
         xattrs: false,
+        listed: None,
     },
     ArrayFile {
         id: FileId::ValidNpy,
@@ -253,6 +270,7 @@ pub const ARRAY_FILES: [ArrayFile; 14] = [
         size: |p| Some(p.column.valid.as_ref()?.file(true).0),
         open: |p| Some(p.column.valid.as_ref()?.file(true).1.into()),
         xattrs: false,
+        listed: None,
     },
 ];
 
@@ -282,7 +300,15 @@ pub fn array_files_in(
 ) -> impl Iterator<Item = &'static ArrayFile> + '_ {
     ARRAY_FILES
         .iter()
-        .filter(move |f| f.folder == folder && views.offers(f.id) && (f.size)(presented).is_some())
+        .filter(move |f| f.folder == folder && views.offers(f.id) && listed(f, presented))
+}
+
+/// Whether a listing of `presented` shows `file` (without measuring it).
+fn listed(file: &ArrayFile, presented: &Presented) -> bool {
+    match file.listed {
+        Some(listed) => listed(presented),
+        None => (file.size)(presented).is_some(),
+    }
 }
 
 #[cfg(test)]

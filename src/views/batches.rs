@@ -104,27 +104,29 @@ pub fn arrow_values(bytes: &[u8]) -> PResult<ArrayRef> {
     }
 }
 
-/// The items of every batch of `array` as JSON, batch by batch (msgpack
-/// values by the rules of `meta.json`, Arrow values by
+/// The items of batch `c` of `array`, serialized by `serializer`, as JSON
+/// (msgpack values by the rules of `meta.json`, Arrow values by
 /// [`super::arrow_json`]); an unknown serializer is refused.
-pub fn batches_json(array: &Array) -> PResult<Vec<Vec<Json>>> {
-    let serializer = serializer(array).unwrap_or(Serializer::Msgpack);
-    (0..array.nchunks())
-        .map(|c| match &serializer {
-            Serializer::Msgpack => Ok(msgpack_batch(array, c)?
-                .iter()
-                .map(msgpack::to_json)
-                .collect()),
-            Serializer::Arrow => {
-                let values = arrow_batch(array, c)?;
-                Ok((0..values.len())
-                    .map(|i| super::arrow_json::value_json(values.as_ref(), i))
-                    .collect())
-            }
-            Serializer::Unknown(name) => Err(Problem::Unsupported {
-                what: "BatchArray serializer".into(),
-                detail: format!("{name:?} (msgpack and arrow are read)"),
-            }),
-        })
-        .collect()
+pub fn batch_json(array: &Array, serializer: &Serializer, c: u64) -> PResult<Vec<Json>> {
+    match serializer {
+        Serializer::Msgpack => Ok(msgpack_batch(array, c)?
+            .iter()
+            .map(msgpack::to_json)
+            .collect()),
+        Serializer::Arrow => {
+            let values = arrow_batch(array, c)?;
+            Ok((0..values.len())
+                .map(|i| super::arrow_json::value_json(values.as_ref(), i))
+                .collect())
+        }
+        Serializer::Unknown(name) => Err(unknown(name)),
+    }
+}
+
+/// Why a BatchArray of serializer `name` is not read.
+pub fn unknown(name: &str) -> Problem {
+    Problem::Unsupported {
+        what: "BatchArray serializer".into(),
+        detail: format!("{name:?} (msgpack and arrow are read)"),
+    }
 }

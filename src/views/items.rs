@@ -13,16 +13,21 @@
 //!   (`batch`, whose items are the rows).
 //!
 //! msgpack becomes JSON with the same rules as `meta.json`
-//! ([`crate::format::msgpack::to_json`]). The whole file is built when the
-//! array is loaded, so it is offered only for arrays of at most
-//! [`MAX_ITEMS_BYTES`] decoded bytes.
+//! ([`crate::format::msgpack::to_json`]). The file is rendered a chunk at
+//! a time by [`super::table_file`] (one piece per chunk: an ObjectArray's
+//! item, a BatchArray's batch, the rows of a ListArray's batch), so a
+//! container of any size is served in the memory of the pieces kept.
+
+use std::sync::Arc;
 
 use serde_json::Value as Json;
 
 use crate::format::{msgpack, Array, PResult, Problem};
 
-/// Largest decoded array whose items are offered as `items.jsonl`.
-pub const MAX_ITEMS_BYTES: u64 = 64 << 20;
+use super::batches::{self, Serializer};
+use super::column_jsonl::push_line;
+use super::table_file::{PieceRenderer, RenderError, TableFile};
+
 /// Deepest msgpack nesting accepted.
 const MAX_DEPTH: usize = 64;
 
@@ -53,45 +58,79 @@ pub fn kind_of(array: &Array) -> Option<ItemsKind> {
     }
 }
 
-fn push_line(out: &mut Vec<u8>, line: &Json) -> PResult<()> {
-    serde_json::to_writer(&mut *out, line).map_err(|e| Problem::corrupt("item", e.to_string()))?;
-    out.push(b'\n');
-    Ok(())
+/// The renderer of a container's `items.jsonl`: piece `c` is what chunk
+/// `c` holds, as JSON lines.
+struct ItemsJsonl {
+    array: Arc<Array>,
+    kind: ItemsKind,
+    serializer: Serializer,
 }
 
-/// The `items.jsonl` bytes of `array` (of kind `kind`).
-pub fn items_jsonl(array: &Array, kind: ItemsKind) -> PResult<Vec<u8>> {
-    if array.data_len() > MAX_ITEMS_BYTES {
-        return Err(Problem::Limit(format!(
-            "{} decoded bytes of items (at most {MAX_ITEMS_BYTES} are shown as items.jsonl)",
-            array.data_len()
-        )));
-    }
-    let mut out = Vec::new();
-    match kind {
-        ItemsKind::Object => {
-            for c in 0..array.nchunks() {
-                let chunk = array.decode_chunk(c).map_err(|p| p.in_chunk(c))?;
+impl ItemsJsonl {
+    /// The JSON lines of chunk `c`.
+    fn lines(&self, c: u64) -> Result<Vec<u8>, RenderError> {
+        let mut out = Vec::new();
+        let mut push = |value: &Json| push_line(&mut out, value);
+        match self.kind {
+            ItemsKind::Object => {
+                let chunk = self.array.decode_chunk(c).map_err(|p| p.in_chunk(c))?;
                 let mut cursor = chunk.as_slice();
                 let v = rmpv::decode::read_value_with_max_depth(&mut cursor, MAX_DEPTH)
                     .map_err(|e| Problem::corrupt("item", format!("msgpack: {e}")).in_chunk(c))?;
-                push_line(&mut out, &msgpack::to_json(&v))?;
+                push(&msgpack::to_json(&v))?;
             }
-        }
-        ItemsKind::Batch => {
-            for batch in super::batches::batches_json(array)? {
-                push_line(&mut out, &Json::Array(batch))?;
+            ItemsKind::Batch => {
+                let batch = batches::batch_json(&self.array, &self.serializer, c)?;
+                push(&Json::Array(batch))?;
             }
-        }
-        ItemsKind::ListRows => {
-            for batch in super::batches::batches_json(array)? {
-                for row in &batch {
-                    push_line(&mut out, row)?;
+            ItemsKind::ListRows => {
+                for row in &batches::batch_json(&self.array, &self.serializer, c)? {
+                    push(row)?;
                 }
             }
         }
+        Ok(out)
     }
-    Ok(out)
+}
+
+impl PieceRenderer for ItemsJsonl {
+    fn measure(&self) -> Result<Vec<u64>, RenderError> {
+        (0..self.array.nchunks() as usize)
+            .map(|c| Ok(self.render(c)?.len() as u64))
+            .collect()
+    }
+
+    fn render(&self, piece: usize) -> Result<Vec<u8>, RenderError> {
+        let count = self.array.nchunks() as usize;
+        if piece >= count {
+            return Err(RenderError::NoSuchPiece { piece, count });
+        }
+        self.lines(piece as u64)
+    }
+}
+
+/// The `items.jsonl` of `array`: `None` for an array that is no container,
+/// an error for one whose items cannot be read (a BatchArray serializer
+/// this reader does not know).
+pub fn items_file(array: &Arc<Array>) -> Option<PResult<TableFile>> {
+    let kind = kind_of(array)?;
+    let serializer = batches::serializer(array).unwrap_or(Serializer::Msgpack);
+    if let Serializer::Unknown(name) = &serializer {
+        if kind != ItemsKind::Object {
+            return Some(Err(batches::unknown(name)));
+        }
+    }
+    let name = array.name().join("items.jsonl").display().to_string();
+    let renderer = ItemsJsonl {
+        array: array.clone(),
+        kind,
+        serializer,
+    };
+    Some(Ok(TableFile::new(
+        name,
+        Box::new(renderer),
+        array.may_wait(),
+    )))
 }
 
 #[cfg(test)]
@@ -104,8 +143,9 @@ mod tests {
     #[test]
     fn object_array_items_are_one_json_line_each() {
         let array = fixture("stores/objects.b2f");
-        let kind = kind_of(&array).expect("an ObjectArray");
-        let text = String::from_utf8(items_jsonl(&array, kind).unwrap()).unwrap();
+        assert_eq!(kind_of(&array), Some(ItemsKind::Object));
+        let file = items_file(&array).expect("an ObjectArray").unwrap();
+        let text = String::from_utf8(file.read(0, u64::MAX).unwrap()).unwrap();
         let manifest: serde_json::Value = serde_json::from_str(
             &std::fs::read_to_string(concat!(
                 env!("CARGO_MANIFEST_DIR"),
@@ -126,5 +166,6 @@ mod tests {
     #[test]
     fn a_numeric_array_has_no_items() {
         assert!(kind_of(&fixture("dtype_le_f8.b2nd")).is_none());
+        assert!(items_file(&fixture("dtype_le_f8.b2nd")).is_none());
     }
 }

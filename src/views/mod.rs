@@ -38,6 +38,7 @@ pub mod array_files;
 pub mod arrow_json;
 pub mod batches;
 pub mod column_files;
+pub mod column_jsonl;
 pub mod csv_cells;
 pub mod dtype;
 pub mod envi;

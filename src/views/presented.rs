@@ -1,8 +1,9 @@
 //! What one version of an array presents, rendered once when it is loaded:
-//! the bytes of `meta.json`, the `.npy` header, `chunks/.zarray`,
-//! `items.jsonl`, the extended attributes, and (for a table column) the
-//! views of its valid rows. The files whose bytes come from the array on
-//! demand (`data`, `data.txt`, `preview.png`, chunks) are sized from it.
+//! the bytes of `meta.json`, the `.npy` header, `chunks/.zarray`, the
+//! extended attributes, and (for a table column) the views of its valid
+//! rows. The files whose bytes come from the array on demand (`data`,
+//! `data.txt`, `preview.png`, chunks) are sized from it; `items.jsonl` is
+//! rendered a piece at a time when read.
 
 use std::sync::Arc;
 
@@ -15,6 +16,7 @@ use super::column_files::{Bytes, ColumnFiles};
 use super::dtype::presented_dtype;
 use super::imaging::Raster;
 use super::json::json_bytes;
+use super::table_file::TableFile;
 use super::zarr3::{self, ArrayMeta, NotV3};
 use super::{envi, items, meta_json, metaimage, npy, nrrd, zarr};
 
@@ -47,8 +49,10 @@ pub struct Presented {
     /// For a table column: the views of its valid rows (`data`, `data.npy`);
     /// then `data` and `data.npy` show those rows only and there is no `chunks/`.
     pub rows: Option<[Arc<RowSelection>; 2]>,
-    /// For an ObjectArray, BatchArray or ListArray: its `items.jsonl`.
-    pub items: Option<Arc<Vec<u8>>>,
+    /// For an ObjectArray, BatchArray or ListArray, and a table column of
+    /// text, words, lists, structs or objects: its `items.jsonl`, rendered
+    /// a piece at a time when read.
+    pub items: Option<Arc<TableFile>>,
     /// The sidecar headers that describe `data` for imaging and GIS tools
     /// (`None` where a format cannot describe it).
     pub sidecars: Sidecars,
@@ -109,7 +113,7 @@ impl Presented {
             + self.npy_header.len()
             + blob(&self.zarray)
             + blob(&self.zarr3)
-            + blob(&self.items)
+            + self.items.as_ref().map_or(0, |f| f.held_bytes())
             + self.sidecars.weight()
             + self.column.weight()
             + self.chunk_grid.len() * 8
@@ -183,16 +187,15 @@ impl Presented {
                 Arc::new(RowSelection::new(clipped.runs, row_bytes, npy_header)),
             ]);
         }
-        let items =
-            items::kind_of(&array).and_then(|kind| match items::items_jsonl(&array, kind) {
-                Ok(bytes) => Some(Arc::new(bytes)),
-                Err(p) => {
-                    if let Some(obj) = meta_doc.as_object_mut() {
-                        obj.insert("items_error".into(), json!(p.to_string()));
-                    }
-                    None
+        let items = items::items_file(&array).and_then(|file| match file {
+            Ok(file) => Some(Arc::new(file)),
+            Err(p) => {
+                if let Some(obj) = meta_doc.as_object_mut() {
+                    obj.insert("items_error".into(), json!(p.to_string()));
                 }
-            });
+                None
+            }
+        });
         let (npy_dtype, npy_shape) =
             if row_views.is_some() || array.data_len().is_multiple_of(typesize) {
                 (dtype.clone(), shape.clone())

@@ -1,5 +1,6 @@
-//! A table's file rendered piece by piece (`table.csv`, `table.arrow`):
-//! never whole in memory, yet sized before a byte of it is read.
+//! A table's file rendered piece by piece (`table.csv`, `table.arrow`, a
+//! column's or a container's `items.jsonl`): never whole in memory, yet
+//! sized before a byte of it is read.
 //!
 //! A file is a run of pieces (a header, one piece per record batch of the
 //! table, a trailer); its renderer ([`PieceRenderer`]) can say how long
@@ -53,6 +54,10 @@ pub enum RenderError {
         /// The batch.
         batch: usize,
     },
+    /// An item could not be read, decoded or written as JSON (a
+    /// container's or a column's `items.jsonl`).
+    #[error(transparent)]
+    Items(#[from] Problem),
     /// A piece asked for before the file was measured, or past its end.
     #[error("piece {piece} asked of a file of {count} pieces")]
     NoSuchPiece {
@@ -96,6 +101,7 @@ impl From<TableFileError> for Error {
                 RenderError::Table(TableError::Part { part, problem }) => {
                     Error::new(&Path::new(&file).join(part), problem.clone())
                 }
+                RenderError::Items(problem) => Error::new(Path::new(&file), problem.clone()),
                 other => Error::new(
                     Path::new(&file),
                     Problem::corrupt("table", other.to_string()),
@@ -190,6 +196,17 @@ impl TableFile {
     /// measuring: listing a folder asks it).
     pub fn failed(&self) -> bool {
         matches!(self.starts.get(), Some(Err(_)))
+    }
+
+    /// Bytes it holds now (the pieces' starts once measured, the pieces
+    /// kept), roughly: what a cache of versions charges when it takes one.
+    pub fn held_bytes(&self) -> usize {
+        let starts = match self.starts.get() {
+            Some(Ok(starts)) => starts.len() * 8,
+            _ => 0,
+        };
+        let kept: usize = self.kept.lock().iter().map(|(_, b)| b.len()).sum();
+        256 + self.name.len() + starts + kept
     }
 
     /// Whether the file is empty (once measured).

@@ -14,10 +14,12 @@ use serde_json::{json, Value as Json};
 
 use crate::format::Region;
 use crate::read::{read_uncached, RowMap, RowSelection};
-use crate::views::arrow_json::{type_name, value_json};
+use crate::views::arrow_json::type_name;
 use crate::views::column_files::{ColumnFiles, ValidBytes};
-use crate::views::items::MAX_ITEMS_BYTES;
+use crate::views::column_jsonl::{ColumnBatch, ColumnJsonl, ColumnSource};
 use crate::views::json::json_bytes;
+use crate::views::table_file::TableFile;
+use crate::views::table_source::TableError;
 use crate::views::{npy, zarr3, Presented};
 
 use super::model::{Column, Parts, TableModel};
@@ -26,9 +28,6 @@ use super::schema::{Kind, Nulls, Sentinel};
 use super::source::TableBatches;
 use crate::views::table_source::TableSource;
 
-/// Most rows whose `items.jsonl` is rendered (it is built whole when the
-/// column folder is loaded).
-const MAX_ITEMS_ROWS: u64 = 1 << 21;
 /// Largest rendered `data` of a computed column.
 const MAX_COMPUTED_BYTES: u64 = 256 << 20;
 
@@ -128,7 +127,7 @@ fn column_doc(model: &TableModel, i: usize) -> Json {
 }
 
 /// The version of column `i` of `batches`' table.
-pub fn present_column(batches: &TableBatches, i: usize) -> Presented {
+pub fn present_column(batches: &Arc<TableBatches>, i: usize) -> Presented {
     let model = batches.model();
     let column = &model.columns[i];
     let mut doc = column_doc(model, i);
@@ -148,7 +147,7 @@ pub fn present_column(batches: &TableBatches, i: usize) -> Presented {
             column_zarr(batches, i, &mut p, &mut doc);
             let items = matches!(column.spec.kind, Kind::FixedText | Kind::FixedBytes);
             if items {
-                p.items = render_items(batches, i, &mut doc);
+                p.items = Some(items_file(batches, i));
             }
             doc["files"] = json!(match (items, p.column.valid.is_some()) {
                 (true, true) => "data, data.npy (the stored values of the live rows), valid, valid.npy (1 = a value, 0 = null) and items.jsonl (null as null)",
@@ -195,7 +194,7 @@ pub fn present_column(batches: &TableBatches, i: usize) -> Presented {
         }
         _ => {
             let mut p = Presented::meta_only(&doc);
-            p.items = render_items(batches, i, &mut doc);
+            p.items = Some(items_file(batches, i));
             doc["files"] = json!("items.jsonl: one JSON value per live row, null as null");
             p.meta_json = Arc::new(json_bytes(&doc));
             p
@@ -425,40 +424,63 @@ fn computed_bytes(batches: &TableBatches, i: usize) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-/// The `items.jsonl` of column `i` (errors and limits go into `doc`).
-fn render_items(batches: &TableBatches, i: usize, doc: &mut Json) -> Option<Arc<Vec<u8>>> {
-    let rows = batches.model().rows.count;
-    if rows > MAX_ITEMS_ROWS {
-        doc["items_error"] = json!(format!(
-            "{rows} rows: items.jsonl is offered for at most {MAX_ITEMS_ROWS} (the table's table.arrow and table.csv hold every row)"
-        ));
-        return None;
+/// Column `i` of a table, batch by batch, as its `items.jsonl` reads it.
+struct ColumnOfTable {
+    batches: Arc<TableBatches>,
+    column: usize,
+}
+
+impl ColumnSource for ColumnOfTable {
+    fn batch_count(&self) -> usize {
+        self.batches.batch_rows().len()
     }
-    let mut out = Vec::new();
-    for b in 0..batches.batch_rows().len() {
-        let values = match batches.column_batch(i, b) {
-            Ok(v) => v,
-            Err(e) => {
-                doc["items_error"] = json!(e.to_string());
-                return None;
-            }
-        };
-        let mut push = |v: &Json| {
-            let _ = serde_json::to_writer(&mut out, v);
-            out.push(b'\n');
-        };
-        match values {
-            Values::Arrow(a) => (0..a.len()).for_each(|r| push(&value_json(a.as_ref(), r))),
-            Values::Json(v) => v.iter().for_each(&mut push),
-        }
-        if out.len() as u64 > MAX_ITEMS_BYTES {
-            doc["items_error"] = json!(format!(
-                "more than {MAX_ITEMS_BYTES} bytes of JSON lines (that many are shown as items.jsonl)"
-            ));
-            return None;
-        }
+
+    fn batch(&self, b: usize) -> Result<ColumnBatch, TableError> {
+        Ok(match self.batches.column_batch(self.column, b)? {
+            Values::Arrow(a) => ColumnBatch::Arrow(a),
+            Values::Json(v) => ColumnBatch::Json(v),
+        })
     }
-    Some(Arc::new(out))
+}
+
+/// The `items.jsonl` of column `i`, rendered a batch of rows at a time
+/// when read.
+fn items_file(batches: &Arc<TableBatches>, i: usize) -> Arc<TableFile> {
+    let model = batches.model();
+    let column = &model.columns[i];
+    let name = model
+        .name
+        .join(column.name())
+        .join("items.jsonl")
+        .display()
+        .to_string();
+    let source = ColumnOfTable {
+        batches: batches.clone(),
+        column: i,
+    };
+    let renderer = ColumnJsonl::new(Box::new(source));
+    Arc::new(TableFile::new(
+        name,
+        Box::new(renderer),
+        parts_may_wait(&column.parts),
+    ))
+}
+
+/// Whether reading a column's stored parts may wait on a network.
+fn parts_may_wait(parts: &Parts) -> bool {
+    match parts {
+        Parts::Fixed { values, mask, .. } => {
+            values.may_wait() || mask.as_ref().is_some_and(|m| m.may_wait())
+        }
+        Parts::Utf8 {
+            offsets,
+            bytes,
+            mask,
+        } => offsets.may_wait() || bytes.may_wait() || mask.as_ref().is_some_and(|m| m.may_wait()),
+        Parts::Dictionary { codes, .. } => codes.may_wait(),
+        Parts::Batches { array, .. } | Parts::PerChunk { array } => array.may_wait(),
+        _ => false,
+    }
 }
 
 /// The table's `meta.json`.
