@@ -51,7 +51,7 @@ import bench_tables
 import bench_tree
 import bench_zarr3
 import corpus
-from benchlib import REPO, Json, run_main
+from benchlib import REPO, Json, binary_missing, run_main
 
 
 def worker_main(request: Json) -> Json:
@@ -133,8 +133,7 @@ def main() -> int:
         args.repeats = 1 if args.quick else 3
     args.binary = os.path.abspath(args.binary)
     args.workdir = os.path.abspath(args.workdir)
-    if not os.access(args.binary, os.X_OK):
-        print(f"error: {args.binary} not found; run `cargo build --release` first (or pass --binary)", file=sys.stderr)
+    if binary_missing(args.binary):
         return 2
     if args.repeats < 1 or args.size_gib <= 0:
         print("error: --repeats must be ≥1 and --size-gib > 0", file=sys.stderr)

@@ -75,24 +75,29 @@ from benchlib import (
     BenchError,
     Json,
     Mount,
+    binary_missing,
+    busy_load,
     cleanup_all,
     cleanup_mountpoint,
+    corpus_config,
     dd_reported,
     fmt,
     free_port,
     gbps,
     host_env,
-    install_cleanup,
     median,
+    open_run_dir,
     percentile,
     run_main,
     run_worker,
+    save_results,
     spawn,
     stats_changes,
     tail,
     try_proc_cpu_seconds,
     wait_port,
     warm_file,
+    worker_versions,
 )
 from corpus import ensure_corpus
 
@@ -120,14 +125,7 @@ def worker_main(req: dict[str, Any]) -> dict[str, Any]:
         import caterva2
         import httpx
 
-        return {
-            "blosc2": blosc2.__version__,
-            "numpy": np.__version__,
-            "caterva2": caterva2.__version__,
-            "httpx": httpx.__version__,
-            "python": sys.version.split()[0],
-            "nthreads": blosc2.nthreads,
-        }
+        return worker_versions(caterva2, httpx)
 
     if op == "c2scan":
         c0, t0 = time.process_time(), time.perf_counter()
@@ -530,7 +528,7 @@ def build_table(results: dict[str, Any]) -> str:
     def ms(v: Any) -> Any:
         return fmt(v, ".2f")
 
-    busy = max(env["loadavg_start"], env.get("loadavg_end", 0)) > 0.5 * env["cpus"]
+    busy = busy_load(env) is not None
     lines = [
         f"### blosc2fs over Caterva2: {c['nbytes'] / GIB:.3g} GiB f8 field ({NAME}: {f['codec']} clevel "
         f"{f['clevel']} + {'+'.join(f['filters']) or 'no filter'}, chunks {'x'.join(map(str, f['chunks']))}, "
@@ -613,8 +611,7 @@ def main() -> int:
 
     args.binary = os.path.abspath(args.binary)
     args.workdir = os.path.abspath(args.workdir)
-    if not os.access(args.binary, os.X_OK):
-        print(f"error: {args.binary} not found; run `cargo build --release` first (or pass --binary)", file=sys.stderr)
+    if binary_missing(args.binary):
         return 2
     server_exe = args.cat2_server or os.path.join(os.path.dirname(args.python), "cat2-server")
     if not os.access(server_exe, os.X_OK):
@@ -622,11 +619,7 @@ def main() -> int:
     if not server_exe:
         print("error: cat2-server not found (pip install 'caterva2[services]', or pass --cat2-server)", file=sys.stderr)
         return 2
-    os.makedirs(args.workdir, exist_ok=True)
-    args.mnt = os.path.join(args.workdir, "mnt")
-    args.log = os.path.join(args.workdir, "daemon.log")
-    open(args.log, "w").close()
-    install_cleanup()
+    open_run_dir(args)
 
     env = host_env() | {"binary": args.binary, "cat2_server": server_exe}
     errors: list[str] = []
@@ -640,20 +633,14 @@ def main() -> int:
         corpus = ensure_corpus(args.python, args.workdir, args.size_gib, names=[NAME], given=args.corpus)
         raw_path = os.path.join(corpus["dir"], "raw.bin")
         b2_path = os.path.join(corpus["dir"], "b2", f"{NAME}.b2nd")
-        nbytes = corpus["nbytes"]
         server = Cat2Server(server_exe, args.workdir, b2_path)
         print(f"cat2-server: {server.urlbase} (pid {server.pid}), {ROOT}/{NAME}.b2nd", flush=True)
         for pth in (raw_path, server.dataset):
             warm_file(pth)  # warm in the page cache: the server is not what is measured
 
         results = {
-            "config": {
-                "size_gib": args.size_gib,
-                "rows": corpus["rows"],
-                "cols": corpus["cols"],
-                "nbytes": nbytes,
-                "repeats": args.repeats,
-                "cache_size": args.cache_size,
+            "config": corpus_config(args, corpus)
+            | {
                 "random_reads": args.random_reads,
                 "cold_mounts": args.cold_mounts,
                 "random_size": RANDOM_SIZE,
@@ -720,14 +707,7 @@ def main() -> int:
         cleanup_all()
 
     summarize(results)
-    results["env"]["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    results["env"]["loadavg_end"] = os.getloadavg()[0]
-    out = os.path.join(args.workdir, "results.json")
-    with open(out, "w") as f:
-        json.dump(results, f, indent=1)
-    print()
-    print(build_table(results))
-    print(f"\nresults: {out}  logs: {args.workdir}/*.log")
+    save_results(results, args.workdir, build_table, f"logs: {args.workdir}/*.log")
     if errors:
         return 2
     if args.strict and any(t["status"] == "FAIL" for t in results["targets"].values()):

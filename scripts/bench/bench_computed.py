@@ -38,7 +38,19 @@ import statistics
 import time
 from typing import Any
 
-from benchlib import Json, Mount, dd, gbps, host_env, parse_size, run_timed, run_worker, warm_file
+from benchlib import (
+    Json,
+    Mount,
+    dd,
+    gbps,
+    host_env,
+    host_load,
+    parse_size,
+    print_report,
+    run_timed,
+    run_worker,
+    warm_file,
+)
 
 SHAPE = (4096, 4096)
 GRIDS = {"a": ((256, 4096), (32, 4096)), "b": ((512, 2048), (64, 512))}
@@ -144,9 +156,7 @@ def run(args: Any) -> int:
         rows["cat"].append(run_timed([args.binary, "cat", os.path.join(d, "e.b2nd")]))
         with Mount.of(args, d, cache) as m:
             data = m.data("e", nbytes)
-            cpu0 = m.cpu()
-            cold = dd(data, nbytes)
-            cold["daemon_cpu"] = m.cpu() - cpu0
+            cold = m.charged(lambda: dd(data, nbytes))
             cold["hwm_mib"] = m.vm_hwm_mib()
             rows["cold"].append(cold)
             rows["warm"].append(dd(data, nbytes))
@@ -179,12 +189,7 @@ def run(args: Any) -> int:
     )
     table.append(
         f"C-Blosc2 1 thread on a.b2nd: {statistics.median(gbps(r['nbytes'], r['seconds']) for r in rows['c1']):.2f} GB/s; "
-        f"host {env.get('cpu_model')}, {env['cpus']} CPUs, load {env['loadavg_start']:.2f} → {os.getloadavg()[0]:.2f}"
+        f"{host_load(env)}"
     )
-    print()
-    print("\n".join(table))
-    with open(os.path.join(args.workdir, "computed-results.json"), "w") as f:
-        json.dump({"env": env, "info": info, "rows": rows, "errors": errors}, f, indent=1)
-    for e in errors:
-        print(f"error: {e}")
-    return 2 if errors else 0
+    results = {"env": env, "info": info, "rows": rows, "errors": errors}
+    return print_report(table, os.path.join(args.workdir, "computed-results.json"), results, errors)

@@ -108,7 +108,6 @@ measurement could not be made (the error text is in the table and the JSON).
 from __future__ import annotations
 
 import ctypes
-import json
 import os
 import platform
 import random
@@ -128,19 +127,22 @@ from benchlib import (
     Mount,
     cleanup_all,
     cleanup_mountpoint,
+    corpus_config,
     dd,
     drop_caches,
     fmt,
     gbps,
     host_env,
-    install_cleanup,
+    open_run_dir,
     parse_size,
     percentile,
     read_ahead_kb,
     register_temp_file,
     run_timed,
     run_worker,
+    save_results,
     warm_file,
+    worker_versions,
 )
 from corpus import CEILING, FILES, SCALE_LINKS, ensure_corpus
 from mount_report import build_table, summarize
@@ -223,12 +225,7 @@ def worker(request: Json) -> Json:
 
     op = request["op"]
     if op == "version":
-        return {
-            "blosc2": blosc2.__version__,
-            "numpy": np.__version__,
-            "python": sys.version.split()[0],
-            "nthreads": blosc2.nthreads,
-        }
+        return worker_versions()
 
     if op == "cdecode":
         # C-Blosc2's own chunk decode; the NDArray stays alive while its schunk is used.
@@ -450,9 +447,7 @@ class Bench:
         warm_file(self.b2(name))
         with self.mount() as m:
             path = m.data(name, self.nbytes)
-            c0 = m.cpu()
-            r = self.worker({"op": "fromfile", "path": path})
-            r["daemon_cpu"] = m.cpu() - c0
+            r = m.charged(lambda: self.worker({"op": "fromfile", "path": path}))
         if r["nbytes"] != self.nbytes:
             raise BenchError(f"numpy.fromfile({path}) read {r['nbytes']} bytes, expected {self.nbytes}")
         return r
@@ -461,9 +456,7 @@ class Bench:
         with self.mount() as m:
             path = m.data(name, self.nbytes)
             dropped = drop_caches()
-            c0 = m.cpu()
-            r = dd(path, self.nbytes)
-            r["daemon_cpu"] = m.cpu() - c0
+            r = m.charged(lambda: dd(path, self.nbytes))
             r["dropped"] = dropped
         return r
 
@@ -590,12 +583,7 @@ def run(args: Any) -> int:
             return 2
     cache_bytes = parse_size(args.cache_size)
     parse_size(args.scale_cache_size)
-    os.makedirs(args.workdir, exist_ok=True)
-    args.mnt = os.path.join(args.workdir, "mnt")
-    args.log = os.path.join(args.workdir, "daemon.log")
-    open(args.log, "w").close()
-
-    install_cleanup()
+    open_run_dir(args)
 
     env = host_env() | {
         "machine": platform.machine(),
@@ -640,13 +628,8 @@ def run(args: Any) -> int:
             "python_random_disk",
         )
         results: Json = {
-            "config": {
-                "size_gib": args.size_gib,
-                "rows": corpus["rows"],
-                "cols": corpus["cols"],
-                "nbytes": nbytes,
-                "repeats": args.repeats,
-                "cache_size": args.cache_size,
+            "config": corpus_config(args, corpus)
+            | {
                 "cache_bytes": cache_bytes,
                 "scale_cache_size": args.scale_cache_size,
                 "stagger": args.stagger,
@@ -801,15 +784,7 @@ def run(args: Any) -> int:
                 if msg not in errors:
                     errors.append(msg)
     summarize(results)
-    results["env"]["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    results["env"]["loadavg_end"] = os.getloadavg()[0]
-    results["env"]["loadavg_1_5_15_end"] = list(os.getloadavg())
-    out = os.path.join(args.workdir, "results.json")
-    with open(out, "w") as f:
-        json.dump(results, f, indent=1)
-    print()
-    print(build_table(results))
-    print(f"\nresults: {out}  daemon log: {args.log}")
+    save_results(results, args.workdir, build_table, f"daemon log: {args.log}", load_triple=True)
     if errors:
         return 2
     all_targets = [t for ts in results["targets"].values() for t in ts.values()]

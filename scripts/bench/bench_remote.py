@@ -82,23 +82,28 @@ from benchlib import (
     BenchError,
     Json,
     Mount,
+    binary_missing,
+    busy_load,
     cleanup_all,
     cleanup_mountpoint,
+    corpus_config,
     dd_reported,
     fmt,
     gbps,
     host_env,
-    install_cleanup,
     median,
+    open_run_dir,
     parse_size,
     percentile,
     run_main,
     run_timed,
     run_worker,
+    save_results,
     stats_changes,
     stop,
     try_proc_cpu_seconds,
     warm_file,
+    worker_versions,
 )
 from corpus import corpus_dir, ensure_corpus
 from remote_servers import (
@@ -143,14 +148,7 @@ def worker_main(req: dict[str, Any]) -> dict[str, Any]:
         import fsspec
         import s3fs
 
-        return {
-            "blosc2": blosc2.__version__,
-            "numpy": np.__version__,
-            "fsspec": fsspec.__version__,
-            "s3fs": s3fs.__version__,
-            "python": sys.version.split()[0],
-            "nthreads": blosc2.nthreads,
-        }
+        return worker_versions(fsspec, s3fs)
 
     if op == "seed_s3":
         # Through the S3 API, so the server records each object's ETag at upload.
@@ -435,9 +433,7 @@ def build_table(results: dict[str, Any]) -> str:
         f"python-blosc2 {env.get('blosc2')} (fsspec {env.get('fsspec')}, s3fs {env.get('s3fs')}), "
         f"nginx {env.get('nginx_version', '?')}, S3: {c.get('s3_server')}, {env['cpus']} CPUs, "
         f"1-min load {env['loadavg_start']:.1f} → {env.get('loadavg_end', 0):.1f}"
-        + (
-            " (busy machine: noisy)" if max(env["loadavg_start"], env.get("loadavg_end", 0)) > 0.5 * env["cpus"] else ""
-        ),
+        + (" (busy machine: noisy)" if busy_load(env) is not None else ""),
         "",
     ]
     sv = results.get("servers", {})
@@ -593,8 +589,7 @@ def main() -> int:
         if os.path.exists(os.path.join(cdir, "b2", "zstd.b2nd")):
             cmd += ["--corpus", cdir]
         return subprocess.run(cmd + (["--strict"] if args.strict else [])).returncode
-    if not os.access(args.binary, os.X_OK):
-        print(f"error: {args.binary} not found; run `cargo build --release` first (or pass --binary)", file=sys.stderr)
+    if binary_missing(args.binary):
         return 2
     if args.mode == "auto":
         args.mode = "mount" if mount_supports_urls(args.binary) else "cat"
@@ -604,11 +599,7 @@ def main() -> int:
         print("error: --protocols takes http,s3 (or caterva2 alone) and --files zstd,lz4,narrow", file=sys.stderr)
         return 2
     cache_bytes = parse_size(args.cache_size)
-    os.makedirs(args.workdir, exist_ok=True)
-    args.mnt = os.path.join(args.workdir, "mnt")
-    args.log = os.path.join(args.workdir, "daemon.log")
-    open(args.log, "w").close()
-    install_cleanup()
+    open_run_dir(args)
 
     env = host_env() | {"binary": args.binary}
     errors: list[str] = []
@@ -694,13 +685,8 @@ def main() -> int:
             stop(z.proc)
 
         results = {
-            "config": {
-                "size_gib": args.size_gib,
-                "rows": corpus["rows"],
-                "cols": corpus["cols"],
-                "nbytes": nbytes,
-                "repeats": args.repeats,
-                "cache_size": args.cache_size,
+            "config": corpus_config(args, corpus)
+            | {
                 "cache_bytes": cache_bytes,
                 "delay_ms": args.delay_ms,
                 "mode": args.mode,
@@ -798,14 +784,7 @@ def main() -> int:
         cleanup_all()
 
     summarize(results, cache_bytes)
-    results["env"]["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    results["env"]["loadavg_end"] = os.getloadavg()[0]
-    out = os.path.join(args.workdir, "results.json")
-    with open(out, "w") as f:
-        json.dump(results, f, indent=1)
-    print()
-    print(build_table(results))
-    print(f"\nresults: {out}  logs: {args.workdir}/*.log")
+    save_results(results, args.workdir, build_table, f"logs: {args.workdir}/*.log")
     if errors:
         return 2
     if args.strict and any(t["status"] == "FAIL" for ts in results["targets"].values() for t in ts.values()):

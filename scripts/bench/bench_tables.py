@@ -39,7 +39,7 @@ import statistics
 import time
 from typing import Any
 
-from benchlib import Json, Mount, host_env, parse_size, run_timed, run_worker, warm_file
+from benchlib import Json, Mount, host_env, host_load, parse_size, print_report, run_timed, run_worker, warm_file
 
 VERSION = 1
 BATCH = 1 << 20
@@ -142,9 +142,7 @@ def run(args: Any) -> int:
                 measure[file] = time.perf_counter() - t0
             rows["measure"].append(measure)
             for key, file in (("csv", "table.csv"), ("arrow", "table.arrow")):
-                cpu0 = m.cpu()
-                r = run_timed(["cat", os.path.join(table, file)])
-                r["daemon_cpu"] = m.cpu() - cpu0
+                r = m.charged(lambda: run_timed(["cat", os.path.join(table, file)]))
                 del r["stderr"]
                 rows[key].append(r)
             hwms.append(m.vm_hwm_mib() or 0.0)
@@ -190,14 +188,7 @@ def run(args: Any) -> int:
         f"{med('feather'):.2f} | | {mb['table.arrow'] / med('feather'):.0f} | {py_s / med('feather'):.2f} |",
         f"\ndaemon peak RSS {hwm:.0f} MiB with --cache-size {cache}: target ≤ {budget_mib + 64:.0f} MiB: "
         f"{'PASS' if hwm <= budget_mib + 64 else 'FAIL'}",
-        f"host {env.get('cpu_model')}, {env['cpus']} CPUs, load {env['loadavg_start']:.2f} → {os.getloadavg()[0]:.2f}",
+        host_load(env),
     ]
-    print()
-    print("\n".join(report))
-    with open(os.path.join(args.workdir, "tables-results.json"), "w") as f:
-        json.dump(
-            {"env": env, "made": made, "sizes": sizes, "rows": rows, "hwm_mib": hwms, "errors": errors}, f, indent=1
-        )
-    for e in errors:
-        print(f"error: {e}")
-    return 2 if errors else 0
+    results = {"env": env, "made": made, "sizes": sizes, "rows": rows, "hwm_mib": hwms, "errors": errors}
+    return print_report(report, os.path.join(args.workdir, "tables-results.json"), results, errors)

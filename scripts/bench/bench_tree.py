@@ -70,6 +70,7 @@ from benchlib import (
     BenchError,
     ForegroundDaemon,
     Json,
+    busy_warning,
     cleanup_all,
     cleanup_mountpoint,
     fmt,
@@ -648,12 +649,9 @@ def report(results: Json) -> str:
         f"load average {env['loadavg_start']:.2f} at start, {env.get('loadavg_end', 0.0):.2f} at end; "
         f"run time {env.get('seconds', 0):.0f} s"
     )
-    load = max(env["loadavg_start"], env.get("loadavg_end", 0.0))
-    if load > 0.5 * (env["cpus"] or 1):
-        lines.append(
-            f"WARNING: the machine was busy (1-min load average up to {load:.1f} on {env['cpus']} CPUs): "
-            "wall-clock numbers are noisy"
-        )
+    busy = busy_warning(env)
+    if busy:
+        lines.append(busy)
     lines.append("")
     lines.append(
         "| arrays | system | entries (find) | find s | ls -lR s | read-all s (MiB) | errors find / ls / read "

@@ -64,7 +64,9 @@ from benchlib import (
     dd,
     gbps,
     host_env,
+    host_load,
     install_cleanup,
+    print_report,
     run_main,
     run_timed,
     run_worker,
@@ -169,9 +171,7 @@ def ensure_zarr_copy(args: Any, tree: Json) -> str:
 def datatree_rows(args: Any, tree: Json, copy: str, rows: dict[str, list[Json]], errors: list[str]) -> None:
     """One repeat of the open_datatree row: the mount (fresh) and the copy, xarray's defaults."""
     with Mount.of(args, tree["dir"], args.cache_size) as m:
-        cpu0 = m.cpu()
-        r = python_json(args.python, DATATREE_DEFAULTS, [args.mnt])
-        r["daemon_cpu"] = m.cpu() - cpu0
+        r = m.charged(lambda: python_json(args.python, DATATREE_DEFAULTS, [args.mnt]))
         rows["datatree_consolidated"].append(r)
     c = python_json(args.python, DATATREE_DEFAULTS, [copy])
     rows["copy"].append(c)
@@ -232,29 +232,21 @@ def run(args: Any) -> int:
     )
     for rep in range(args.repeats):
         with Mount.of(args, tree["dir"], args.cache_size) as m:
-            cpu0 = m.cpu()
-            r = run_timed(["find", args.mnt])
-            r["daemon_cpu"] = m.cpu() - cpu0
+            r = m.charged(lambda: run_timed(["find", args.mnt]))
             del r["stderr"]
             rows["find"].append(r)
         with Mount.of(args, tree["dir"], args.cache_size) as m:
-            cpu0 = m.cpu()
-            r = python_json(args.python, DATATREE, [args.mnt])
-            r["daemon_cpu"] = m.cpu() - cpu0
+            r = m.charged(lambda: python_json(args.python, DATATREE, [args.mnt]))
             rows["datatree"].append(r)
             if r["arrays"] != TREE_ARRAYS:
                 errors.append(f"open_datatree found {r['arrays']} arrays, expected {TREE_ARRAYS}")
         datatree_rows(args, tree, copy, rows, errors)
         with Mount.of(args, b2dir, args.cache_size) as m:
             data = m.data("zstd", nbytes)
-            cpu0 = m.cpu()
-            r = dd(data, nbytes)
-            r["daemon_cpu"] = m.cpu() - cpu0
+            r = m.charged(lambda: dd(data, nbytes))
             rows["dd"].append(r)
         with Mount.of(args, b2dir, args.cache_size) as m:
-            cpu0 = m.cpu()
-            r = python_json(args.python, DASK, [os.path.join(args.mnt, "zstd.b2nd")])
-            r["daemon_cpu"] = m.cpu() - cpu0
+            r = m.charged(lambda: python_json(args.python, DASK, [os.path.join(args.mnt, "zstd.b2nd")]))
             rows["dask"].append(r)
             if r["nbytes"] != nbytes or abs(r["sum"] - expected_sum) > 1e-9 * max(1.0, abs(expected_sum)):
                 errors.append(f"Dask sum {r['sum']!r} of {r['nbytes']} bytes, numpy {expected_sum!r} of {nbytes}")
@@ -287,15 +279,10 @@ def run(args: Any) -> int:
         f"{med('dask', 'daemon_cpu'):.2f} | {gbps(nbytes, med('dask')):.2f} | {ratio_dask:.2f}× dd's speed | "
         f"≥ 0.8: {'PASS' if ratio_dask >= 0.8 else 'FAIL'} |",
         *datatree_table(rows, TREE_ARRAYS),
-        f"\nhost {env.get('cpu_model')}, {env['cpus']} CPUs, load {env['loadavg_start']:.2f} → {os.getloadavg()[0]:.2f}; "
-        f"{args.repeats} repeats (medians; ratios are medians of per-repeat ratios)",
+        f"\n{host_load(env)}; {args.repeats} repeats (medians; ratios are medians of per-repeat ratios)",
     ]
-    print()
-    print("\n".join(table))
-    with open(os.path.join(args.workdir, "zarr3-results.json"), "w") as out:
-        json.dump({"env": env, "rows": rows, "errors": errors, "expected_sum": expected_sum}, out, indent=1)
-    for e in errors:
-        print(f"error: {e}")
+    results = {"env": env, "rows": rows, "errors": errors, "expected_sum": expected_sum}
+    print_report(table, os.path.join(args.workdir, "zarr3-results.json"), results, errors)
     print()
     dask = run_dask(args)
     return 2 if errors or dask else 0
@@ -324,19 +311,14 @@ def run_datatree(args: Any) -> int:
             f"daemon {tc['daemon_cpu']:.2f}), zarr copy {c['seconds']:.3f} s ({c['cpu']:.2f} CPU-s)",
             flush=True,
         )
-    print()
-    print("| row | wall s | reader CPU s | daemon CPU s | GB/s | ratio | target |")
-    print("|---|---|---|---|---|---|---|")
-    print("\n".join(datatree_table(rows, args.tree_arrays)))
-    print(
-        f"\nhost {env.get('cpu_model')}, {env['cpus']} CPUs, load {env['loadavg_start']:.2f} → "
-        f"{os.getloadavg()[0]:.2f}; {args.repeats} repeats (medians; the ratio is the median of per-repeat ratios)"
-    )
-    with open(os.path.join(args.workdir, "datatree-results.json"), "w") as out:
-        json.dump({"env": env, "rows": rows, "errors": errors}, out, indent=1)
-    for e in errors:
-        print(f"error: {e}")
-    return 2 if errors else 0
+    table = [
+        "| row | wall s | reader CPU s | daemon CPU s | GB/s | ratio | target |",
+        "|---|---|---|---|---|---|---|",
+        *datatree_table(rows, args.tree_arrays),
+        f"\n{host_load(env)}; {args.repeats} repeats (medians; the ratio is the median of per-repeat ratios)",
+    ]
+    results = {"env": env, "rows": rows, "errors": errors}
+    return print_report(table, os.path.join(args.workdir, "datatree-results.json"), results, errors)
 
 
 # ---------------------------------------------------------------- the Dask sum row (issue 45)
@@ -416,9 +398,9 @@ def dask_round(args: Any, field: Json, rep: int, rows: dict[str, list[Json]]) ->
     def on_mount(extra: list[str], passes: list[str]) -> None:
         with Mount.of(args, b2dir, args.cache_size, extra) as m:
             for key in passes:
-                cpu0 = m.cpu()
-                r = python_json(args.python, DASK_SUM, [os.path.join(args.mnt, "field.b2nd"), "zarr"])
-                r["daemon_cpu"] = m.cpu() - cpu0
+                r = m.charged(
+                    lambda: python_json(args.python, DASK_SUM, [os.path.join(args.mnt, "field.b2nd"), "zarr"])
+                )
                 rows[key].append(r)
 
     def mount() -> None:
@@ -509,17 +491,11 @@ def run_dask(args: Any) -> int:
         )
     table = [
         *dask_table(rows, nbytes),
-        f"\nhost {env.get('cpu_model')}, {env['cpus']} CPUs, load {env['loadavg_start']:.2f} → "
-        f"{os.getloadavg()[0]:.2f}; C-Blosc2 1 thread {env['c_blosc2_1thread_gbps']:.2f} GB/s (zstd.b2nd, 8 MiB chunks); "
+        f"\n{host_load(env)}; C-Blosc2 1 thread {env['c_blosc2_1thread_gbps']:.2f} GB/s (zstd.b2nd, 8 MiB chunks); "
         f"{args.repeats} rounds (medians); field {corpus['rows']}x{corpus['cols']} float64, chunks {field['chunks']}",
     ]
-    print()
-    print("\n".join(table))
-    with open(os.path.join(args.workdir, "dask-results.json"), "w") as out:
-        json.dump({"env": env, "field": field, "rows": rows, "errors": errors}, out, indent=1)
-    for e in errors:
-        print(f"error: {e}")
-    return 2 if errors else 0
+    results = {"env": env, "field": field, "rows": rows, "errors": errors}
+    return print_report(table, os.path.join(args.workdir, "dask-results.json"), results, errors)
 
 
 def main() -> int:

@@ -5,8 +5,9 @@ FUSE daemon in the foreground (`ForegroundDaemon`, `Mount`): started, waited for
 mountpoint is a mount, always unmounted and reaped (`cleanup_all`, also on SIGTERM/SIGHUP
 through `install_cleanup`). Servers and other children (`spawn`, `wait_port`, `stop`). Timing
 (`run_timed`, `dd`, `dd_reported`), CPU seconds from /proc (`proc_cpu_seconds`), the host's facts
-(`host_env`: CPU model, kernel, load average), the numpy/blosc2 side in a worker subprocess
-(`run_worker`), and the small numeric and text helpers the reports use.
+(`host_env`: CPU model, kernel, load average), a run's start and end (`open_run_dir`,
+`save_results`), the numpy/blosc2 side in a worker subprocess (`run_worker`), and the small
+numeric and text helpers the reports use.
 
 Standard library only: the harnesses run with any python3; what needs numpy or blosc2 runs in a
 worker subprocess of the interpreter that has them.
@@ -123,6 +124,21 @@ def host_env() -> Json:
     except OSError:
         pass
     return env
+
+
+def busy_load(env: Json) -> float | None:
+    """The run's highest 1-min load average (at its start or end) when above half the CPUs, else
+    None: every report warns that a busy machine's wall-clock numbers are noisy."""
+    load: float = max(env["loadavg_start"], env.get("loadavg_end", 0.0))
+    return load if load > 0.5 * (env["cpus"] or 1) else None
+
+
+def busy_warning(env: Json) -> str | None:
+    """The report's warning line when the machine was busy (busy_load), else None."""
+    load = busy_load(env)
+    if load is None:
+        return None
+    return f"WARNING: the machine was busy (1-min load average up to {load:.1f} on {env['cpus']} CPUs): wall-clock numbers are noisy"
 
 
 _drop_warned = False
@@ -256,7 +272,89 @@ def stats_changes(a: Json, b: Json) -> dict[str, float]:
     return out
 
 
+# ---------------------------------------------------------------- a run's start and end
+
+
+def binary_missing(binary: str) -> bool:
+    """True, the error printed, when the blosc2fs to measure is not an executable file."""
+    if os.access(binary, os.X_OK):
+        return False
+    print(f"error: {binary} not found; run `cargo build --release` first (or pass --binary)", file=sys.stderr)
+    return True
+
+
+def open_run_dir(args: Any) -> None:
+    """How a mounting scenario starts: args.workdir made, its mountpoint (args.mnt) and its emptied
+    daemon log (args.log) named on `args`, and install_cleanup."""
+    os.makedirs(args.workdir, exist_ok=True)
+    args.mnt = os.path.join(args.workdir, "mnt")
+    args.log = os.path.join(args.workdir, "daemon.log")
+    open(args.log, "w").close()
+    install_cleanup()
+
+
+def corpus_config(args: Any, corpus: Json) -> Json:
+    """The keys a corpus benchmark's results.json config starts with: the corpus's size and shape,
+    the repeats and the mount's cache size."""
+    return {
+        "size_gib": args.size_gib,
+        "rows": corpus["rows"],
+        "cols": corpus["cols"],
+        "nbytes": corpus["nbytes"],
+        "repeats": args.repeats,
+        "cache_size": args.cache_size,
+    }
+
+
+def host_load(env: Json) -> str:
+    """The host and its 1-min load average at the start and now, as a report's line names them."""
+    return (
+        f"host {env.get('cpu_model')}, {env['cpus']} CPUs, load {env['loadavg_start']:.2f} → {os.getloadavg()[0]:.2f}"
+    )
+
+
+def print_report(table: list[str], json_path: str, results: Json, errors: list[str]) -> int:
+    """How a one-table scenario ends: the table printed, `results` written to `json_path`, each
+    error printed; the exit status (2 when there were errors)."""
+    print()
+    print("\n".join(table))
+    with open(json_path, "w") as f:
+        json.dump(results, f, indent=1)
+    for e in errors:
+        print(f"error: {e}")
+    return 2 if errors else 0
+
+
+def save_results(
+    results: Json, workdir: str, table: Callable[[Json], str], where: str, load_triple: bool = False
+) -> None:
+    """How a corpus benchmark ends: the end stamped on results["env"] (time, 1-min load average, and
+    the 1/5/15-min triple with `load_triple`), WORKDIR/results.json written, then the table and a
+    line naming results.json and `where` (the logs) printed."""
+    results["env"]["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    results["env"]["loadavg_end"] = os.getloadavg()[0]
+    if load_triple:
+        results["env"]["loadavg_1_5_15_end"] = list(os.getloadavg())
+    out = os.path.join(workdir, "results.json")
+    with open(out, "w") as f:
+        json.dump(results, f, indent=1)
+    print()
+    print(table(results))
+    print(f"\nresults: {out}  {where}")
+
+
 # ---------------------------------------------------------------- the numpy/blosc2 side
+
+
+def worker_versions(*modules: Any) -> Json:
+    """Worker side only (it imports blosc2 and numpy): the versions a report names, python-blosc2's,
+    numpy's, each of `modules`' (by module name), python's, and blosc2's default thread count."""
+    import blosc2
+    import numpy as np
+
+    versions: Json = {"blosc2": blosc2.__version__, "numpy": np.__version__}
+    versions |= {m.__name__: m.__version__ for m in modules}
+    return versions | {"python": sys.version.split()[0], "nthreads": blosc2.nthreads}
 
 
 def run_worker(
@@ -500,6 +598,14 @@ class ForegroundDaemon:
     def cpu(self) -> float:
         """The daemon's CPU seconds so far (all its threads)."""
         return proc_cpu_seconds(self.pid)
+
+    def charged(self, measure: Callable[[], Json]) -> Json:
+        """`measure()`'s answer with the daemon's CPU seconds during it added (daemon_cpu): what
+        the daemon spent serving what was measured."""
+        cpu0 = self.cpu()
+        answer = measure()
+        answer["daemon_cpu"] = self.cpu() - cpu0
+        return answer
 
     def vm_hwm_mib(self) -> float | None:
         return vm_hwm_mib(self.pid)

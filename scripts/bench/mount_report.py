@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchlib import GIB, MIB, Json, fmt, gbps, median, percentile
+from benchlib import GIB, MIB, Json, busy_warning, fmt, gbps, median, percentile
 from corpus import CEILING, FILES
 from peers import PEER_KINDS, PEER_OF, PEER_OF_ARRAY
 
@@ -363,12 +363,9 @@ def build_table(results: dict[str, Any]) -> str:
         f"load average {env['loadavg_start']:.2f} at start, {env.get('loadavg_end', 0.0):.2f} at end"
         + ("" if env["caches_dropped"] else "  [WARNING: page caches could NOT be dropped]")
     )
-    load = max(env["loadavg_start"], env.get("loadavg_end", 0.0))
-    if load > 0.5 * (env["cpus"] or 1):
-        lines.append(
-            f"WARNING: the machine was busy (1-min load average up to {load:.1f} on {env['cpus']} CPUs): "
-            "wall-clock numbers are noisy; CPU s/GiB is the steadier figure"
-        )
+    busy = busy_warning(env)
+    if busy:
+        lines.append(busy + "; CPU s/GiB is the steadier figure")
     lines.append("")
     row("", cols)
     files = results["corpus"]["files"]
