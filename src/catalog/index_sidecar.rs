@@ -125,10 +125,13 @@ pub fn indexed_array(path: &Path) -> Option<PathBuf> {
     named.iter().any(|s| s.stem == own).then_some(base)
 }
 
-/// The sidecars the vlmeta of the local array at `base` names (`None`:
-/// no such array, or it cannot be read).
+/// The sidecars the vlmeta of the local array at `base` (a frame file or
+/// a sparse frame's directory) names (`None`: no such array, or it cannot
+/// be read).
 fn local_sidecars(base: &Path) -> Option<Vec<Sidecar>> {
-    if !base.is_file() {
+    let meta = std::fs::metadata(base).ok()?;
+    if !meta.is_file() && !meta.is_dir() {
+        // FIFOs, sockets, devices: never opened.
         return None;
     }
     let stem = base.file_name()?.to_str()?.strip_suffix(EXTENSION)?;
