@@ -34,6 +34,7 @@ import hashlib
 import json
 import os
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -67,11 +68,29 @@ def expectations(mnt: str, expected: Any) -> Any:
     return out
 
 
-def check_zarr(mnt: str, want: Any) -> Any:
+def zarr_arrays(mnt: str, **open_options: Any) -> dict[str, Any]:
+    """Every array zarr-python 3 reaches walking the group at `mnt` to the bottom, by path: what
+    both zarr checks (plain and consolidated) read."""
     import zarr
 
-    root = zarr.open_group(mnt, mode="r")
-    found = {path: node for path, node in root.members(max_depth=None) if isinstance(node, zarr.Array)}
+    root = zarr.open_group(mnt, mode="r", **open_options)
+    return {path: node for path, node in root.members(max_depth=None) if isinstance(node, zarr.Array)}
+
+
+def datatree_variables(mnt: str, consolidated: bool) -> Iterator[tuple[str, Any]]:
+    """Each data variable of `xr.open_datatree(mnt)` (no decoding) as (path, values): what both
+    xarray checks (plain and consolidated) read."""
+    import xarray as xr
+
+    tree = xr.open_datatree(mnt, engine="zarr", consolidated=consolidated, decode_cf=False, mask_and_scale=False)
+    for node in tree.subtree:
+        base = node.path.strip("/")
+        for name, var in node.ds.data_vars.items():
+            yield (f"{base}/{name}" if base else name), var.values
+
+
+def check_zarr(mnt: str, want: Any) -> Any:
+    found = zarr_arrays(mnt)
     missing, extra = sorted(set(want) - set(found)), sorted(set(found) - set(want))
     if missing or extra:
         raise AssertionError(
@@ -83,18 +102,12 @@ def check_zarr(mnt: str, want: Any) -> Any:
 
 
 def check_xarray(mnt: str, want: Any) -> Any:
-    import xarray as xr
-
-    tree = xr.open_datatree(mnt, engine="zarr", consolidated=False, decode_cf=False, mask_and_scale=False)
     seen = set()
-    for node in tree.subtree:
-        base = node.path.strip("/")
-        for name, var in node.ds.data_vars.items():
-            rel = f"{base}/{name}" if base else name
-            if rel not in want:
-                raise AssertionError(f"xarray: unexpected variable {rel}")
-            same(var.values, want[rel], "xarray", rel)
-            seen.add(rel)
+    for rel, values in datatree_variables(mnt, consolidated=False):
+        if rel not in want:
+            raise AssertionError(f"xarray: unexpected variable {rel}")
+        same(values, want[rel], "xarray", rel)
+        seen.add(rel)
     missing = sorted(set(want) - seen)
     if missing:
         raise AssertionError(f"xarray: missing {missing[:10]} ({len(missing)})")
@@ -109,9 +122,6 @@ def without_consolidated(doc: Any) -> Any:
 
 
 def check_consolidated(mnt: str, want: Any) -> Any:
-    import xarray as xr
-    import zarr
-
     with open(os.path.join(mnt, "zarr.json")) as f:
         root_doc = json.load(f)
     inline = root_doc.get("consolidated_metadata")
@@ -132,20 +142,15 @@ def check_consolidated(mnt: str, want: Any) -> Any:
     missing, extra = sorted(set(want) - arrays), sorted(arrays - set(want))
     if missing or extra:
         raise AssertionError(f"consolidated: missing {missing[:10]} ({len(missing)}), unexpected {extra[:10]}")
-    root = zarr.open_group(mnt, mode="r", use_consolidated=True)
-    found = {path: node for path, node in root.members(max_depth=None) if isinstance(node, zarr.Array)}
+    found = zarr_arrays(mnt, use_consolidated=True)
     if set(found) != set(want):
         raise AssertionError("zarr (consolidated): not the expected arrays")
     for rel, arr in found.items():
         same(arr[...], want[rel], "zarr (consolidated)", rel)
-    tree = xr.open_datatree(mnt, engine="zarr", consolidated=True, decode_cf=False, mask_and_scale=False)
     seen = set()
-    for node in tree.subtree:
-        base = node.path.strip("/")
-        for name, var in node.ds.data_vars.items():
-            rel = f"{base}/{name}" if base else name
-            same(var.values, want[rel], "xarray (consolidated)", rel)
-            seen.add(rel)
+    for rel, values in datatree_variables(mnt, consolidated=True):
+        same(values, want[rel], "xarray (consolidated)", rel)
+        seen.add(rel)
     if seen != set(want):
         raise AssertionError(f"xarray (consolidated): {len(seen)} variables, expected {len(want)}")
     return len(members)
