@@ -67,9 +67,13 @@ pub fn value_json(array: &dyn Array, row: usize) -> Json {
             Json::Object(map)
         }
         DataType::Dictionary(..) => {
+            // This row's key alone (normalized_keys() would convert every
+            // key of the array at each row).
             let dict = array.as_any_dictionary();
-            let key = dict.normalized_keys()[row];
-            value_json(dict.values().as_ref(), key)
+            match value_json(dict.keys(), row).as_u64() {
+                Some(key) => value_json(dict.values().as_ref(), key as usize),
+                None => Json::Null,
+            }
         }
         _ => Json::Null,
     }
