@@ -730,26 +730,22 @@ def run(args: Any) -> int:
                         f"squashfuse_ll {pr['kind']} cold dd {gbps(nbytes, pr['cold']['seconds']):.2f} "
                         f"(daemon {pr['daemon_cpu'] / (nbytes / GIB):.2f} s/GiB)"
                     )
-                if got.get("raw_dd"):
-                    parts.append(f"raw.bin dd {g(got['raw_dd']):.2f}")
-                if got.get("tmpfs_raw_dd"):
-                    parts.append(f"tmpfs copy dd {g(got['tmpfs_raw_dd']):.2f}")
-                if got.get("slice"):
-                    parts.append(f"[:] {g(got['slice']):.2f}")
-                if got.get("fromfile"):
-                    parts.append(f"fromfile {g(got['fromfile']):.2f}")
-                if got.get("disk_cold"):
-                    parts.append(f"disk-cold {g(got['disk_cold']):.2f}")
-                if got.get("mount_random") and got.get("python_random"):
-                    parts.append(
-                        f"random p50 {percentile(got['mount_random']['latencies'], 50) * 1e3:.3f} / "
-                        f"{percentile(got['python_random']['latencies'], 50) * 1e3:.3f} ms"
-                    )
-                if got.get("mount_random_disk") and got.get("python_random_disk"):
-                    parts.append(
-                        f"disk-cold {percentile(got['mount_random_disk']['latencies'], 50) * 1e3:.3f} / "
-                        f"{percentile(got['python_random_disk']['latencies'], 50) * 1e3:.3f} ms"
-                    )
+                for key, label in (
+                    ("raw_dd", "raw.bin dd"),
+                    ("tmpfs_raw_dd", "tmpfs copy dd"),
+                    ("slice", "[:]"),
+                    ("fromfile", "fromfile"),
+                    ("disk_cold", "disk-cold"),
+                ):
+                    if got.get(key):
+                        parts.append(f"{label} {g(got[key]):.2f}")
+                for mount_key, python_key, label in (
+                    ("mount_random", "python_random", "random p50"),
+                    ("mount_random_disk", "python_random_disk", "disk-cold"),
+                ):
+                    if got.get(mount_key) and got.get(python_key):
+                        p50s = [percentile(got[k]["latencies"], 50) * 1e3 for k in (mount_key, python_key)]
+                        parts.append(f"{label} {p50s[0]:.3f} / {p50s[1]:.3f} ms")
                 print(f"{tag} {n:7s} " + ", ".join(parts), flush=True)
 
         if not args.no_scale:
