@@ -31,6 +31,7 @@ python-blosc2's (sha256) through cat and through the mount.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -47,6 +48,7 @@ from benchlib import (
     host_load,
     parse_size,
     print_report,
+    row_median,
     run_timed,
     run_worker,
     warm_file,
@@ -170,8 +172,7 @@ def run(args: Any) -> int:
             flush=True,
         )
 
-    def med(key: Any, field: Any = "seconds") -> Any:
-        return statistics.median(r[field] for r in rows[key])
+    med = functools.partial(row_median, rows)
 
     py_s = med("python")
     table = [

@@ -33,13 +33,25 @@ batches it keeps are two per file).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import statistics
 import time
 from typing import Any
 
-from benchlib import Json, Mount, host_env, host_load, parse_size, print_report, run_timed, run_worker, warm_file
+from benchlib import (
+    Json,
+    Mount,
+    host_env,
+    host_load,
+    parse_size,
+    print_report,
+    row_median,
+    run_timed,
+    run_worker,
+    warm_file,
+)
 
 VERSION = 1
 BATCH = 1 << 20
@@ -166,8 +178,7 @@ def run(args: Any) -> int:
             flush=True,
         )
 
-    def med(key: str, field: str = "seconds") -> float:
-        return float(statistics.median(r[field] for r in rows[key]))
+    med = functools.partial(row_median, rows)
 
     py_s = med("python")
     mb = {k: v / 1e6 for k, v in sizes.items()}

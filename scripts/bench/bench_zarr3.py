@@ -51,6 +51,7 @@ Medians over --repeats; the JSON lands in WORKDIR/zarr3-results.json.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import statistics
@@ -67,6 +68,7 @@ from benchlib import (
     host_load,
     install_cleanup,
     print_report,
+    row_median,
     run_main,
     run_timed,
     run_worker,
@@ -185,8 +187,7 @@ def datatree_rows(args: Any, tree: Json, copy: str, rows: dict[str, list[Json]],
 def datatree_table(rows: dict[str, list[Json]], n: int) -> list[str]:
     """The open_datatree row against the consolidated copy, as markdown lines."""
 
-    def med(key: str, field: str = "seconds") -> Any:
-        return statistics.median(r[field] for r in rows[key])
+    med = functools.partial(row_median, rows)
 
     ratio = statistics.median(t["seconds"] / c["seconds"] for t, c in zip(rows["datatree_consolidated"], rows["copy"]))
     return [
@@ -260,8 +261,7 @@ def run(args: Any) -> int:
             flush=True,
         )
 
-    def med(key: Any, field: Any = "seconds") -> Any:
-        return statistics.median(r[field] for r in rows[key])
+    med = functools.partial(row_median, rows)
 
     ratio_tree = statistics.median(t["seconds"] / f["seconds"] for t, f in zip(rows["datatree"], rows["find"]))
     ratio_dask = statistics.median(d["seconds"] / k["seconds"] for d, k in zip(rows["dd"], rows["dask"]))

@@ -83,6 +83,12 @@ def median(values: Iterable[float | None]) -> float | None:
     return statistics.median(present) if present else None
 
 
+def row_median(rows: dict[str, list[Json]], key: str, field: str = "seconds") -> float:
+    """The median of `field` over the runs of row `key` (the seconds, by default): the figure a
+    scenario's table gives for a row measured once per repeat."""
+    return float(statistics.median(r[field] for r in rows[key]))
+
+
 def gbps(nbytes: float, seconds: float) -> float:
     return nbytes / seconds / 1e9
 
