@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The "tables" scenario of scripts/bench/bench.py: a CTable's table.csv and table.arrow read whole.
+"""The "tables" scenario of scripts/bench/bench.py: a CTable's table.csv, table.arrow and its text
+columns' items.jsonl read whole.
 
 Usage (as root; bench.py runs this module for `--scenario tables`):
 
@@ -24,6 +25,10 @@ read of the table's files into the page cache, each repeat on a fresh mount
       wall, MB/s, the daemon's CPU seconds
     `pyarrow.feather.read_table(MNT/big.b2d/table.arrow)` in a worker process (a fresh mount:
       measured on open): wall seconds, and on the first repeat whether it equals to_arrow()
+    the first `stat` of name/items.jsonl and cat/items.jsonl (utf8, dictionary: the measuring
+      pass), then `cat` of each: wall, MB/s, the daemon's CPU seconds; on the first repeat its
+      lines counted (one per live row). On the mount that read the table files just before, so
+      the daemon's cache may still hold some of the column's decoded chunks
     the daemon's peak RSS (VmHWM) after the reads, against --cache-size
 
 Target (issue 43): the daemon's peak RSS stays within --cache-size + 64 MiB (the rendered
@@ -55,6 +60,13 @@ from benchlib import (
 
 VERSION = 1
 BATCH = 1 << 20
+# The columns whose items.jsonl is read (a utf8 and a dictionary column).
+ITEMS_COLUMNS = ("name", "cat")
+
+
+def count_lines(path: str) -> int:
+    with open(path, "rb") as f:
+        return sum(block.count(b"\n") for block in iter(lambda: f.read(1 << 20), b""))
 
 
 def worker(request: dict[str, Any]) -> dict[str, Any]:
@@ -140,7 +152,8 @@ def run(args: Any) -> int:
     for root, _, files in os.walk(path):
         for name in files:
             warm_file(os.path.join(root, name))
-    rows: dict[str, list[Json]] = {k: [] for k in ("python", "measure", "csv", "arrow", "feather")}
+    rows: dict[str, list[Json]] = {k: [] for k in ("python", "measure", "csv", "arrow", "feather", *ITEMS_COLUMNS)}
+    live_rows = args.table_rows - len(range(500, args.table_rows, 1000))
     hwms: list[float] = []
     errors: list[str] = []
     sizes: dict[str, int] = {}
@@ -157,6 +170,16 @@ def run(args: Any) -> int:
                 r = m.charged(lambda: run_timed(["cat", os.path.join(table, file)]))
                 del r["stderr"]
                 rows[key].append(r)
+            for column in ITEMS_COLUMNS:
+                items = os.path.join(table, column, "items.jsonl")
+                t0 = time.perf_counter()
+                sizes[f"{column}/items.jsonl"] = os.stat(items).st_size
+                measure[f"{column}/items.jsonl"] = time.perf_counter() - t0
+                r = m.charged(lambda: run_timed(["cat", items]))
+                del r["stderr"]
+                rows[column].append(r)
+                if rep == 0 and (lines := count_lines(items)) != live_rows:
+                    errors.append(f"{column}/items.jsonl has {lines} lines, the table {live_rows} live rows")
             hwms.append(m.vm_hwm_mib() or 0.0)
         with Mount.of(args, d, cache) as m:
             arrow = os.path.join(m.mnt, "big.b2d", "table.arrow")
@@ -174,7 +197,11 @@ def run(args: Any) -> int:
             f"[{rep + 1}/{args.repeats}] to_arrow {py['seconds']:.2f} s; measure csv {measure['table.csv']:.2f} s, "
             f"arrow {measure['table.arrow']:.2f} s; cat csv {rows['csv'][-1]['seconds']:.2f} s, "
             f"cat arrow {rows['arrow'][-1]['seconds']:.2f} s, feather.read_table {rows['feather'][-1]['seconds']:.2f} s; "
-            f"peak RSS {max(hwms[-2:]):.0f} MiB",
+            + "".join(
+                f"{c}/items.jsonl measure {measure[c + '/items.jsonl']:.2f} s, cat {rows[c][-1]['seconds']:.2f} s; "
+                for c in ITEMS_COLUMNS
+            )
+            + f"peak RSS {max(hwms[-2:]):.0f} MiB",
             flush=True,
         )
 
@@ -197,6 +224,16 @@ def run(args: Any) -> int:
         f"{mb['table.arrow'] / med('arrow'):.0f} | {py_s / med('arrow'):.2f} |",
         f"| `pyarrow.feather.read_table(MNT/.../table.arrow)` (fresh mount: measured on open) | "
         f"{med('feather'):.2f} | | {mb['table.arrow'] / med('feather'):.0f} | {py_s / med('feather'):.2f} |",
+        *(
+            row
+            for c in ITEMS_COLUMNS
+            for row in (
+                f"| first `stat` of {c}/items.jsonl (measuring pass, {mb[c + '/items.jsonl']:.0f} MB) | "
+                f"{statistics.median(r[c + '/items.jsonl'] for r in rows['measure']):.2f} | | | |",
+                f"| `cat {c}/items.jsonl` | {med(c):.2f} | {med(c, 'daemon_cpu'):.2f} (daemon) | "
+                f"{mb[c + '/items.jsonl'] / med(c):.0f} | {py_s / med(c):.2f} |",
+            )
+        ),
         f"\ndaemon peak RSS {hwm:.0f} MiB with --cache-size {cache}: target ≤ {budget_mib + 64:.0f} MiB: "
         f"{'PASS' if hwm <= budget_mib + 64 else 'FAIL'}",
         host_load(env),
