@@ -29,7 +29,12 @@ from fixture_frames import (
     TRUNC,
     C,
 )
-from fixture_writer import Gen, case_rng, maker_for
+from fixture_writer import Gen, case_rng, maker_for, with_parts
+
+# make_data's segment styles that many cases share: smooth runs (what compresses), random and
+# constant ones (what stresses the codecs and filters).
+MOSTLY_SMOOTH = ("smooth", "random", "smooth", "constant")
+SMOOTH_RANDOM_CONSTANT = ("smooth", "random", "constant")
 
 # --------------------------------------------------------------------------------------
 # NDLZ codec, NDCELL / NDMEAN filters, BYTEDELTA_BUGGY, INT_TRUNC
@@ -55,6 +60,24 @@ def nd_image_u1(rng: Generator, shape: Any) -> Any:
             band = rng.integers(0, 256, (4, cols), dtype=np.uint8)
         out[r : r + 4] = band[: rows - r]
     return out
+
+
+def seeded_b2nd(
+    g: Gen,
+    name: str,
+    dtype: Any,
+    shape: Any,
+    chunks: Any,
+    blocks: Any,
+    cp: Any,
+    styles: Any = None,
+    nseg: Any = None,
+    **kw: Any,
+) -> None:
+    """A b2nd case of make_data's values drawn from the case's own seed (case_rng(name)), with
+    make_data's default styles unless given: how most cases of the fixed set are made."""
+    data_kw = {} if styles is None else {"styles": styles}
+    g.b2nd(name, make_data(case_rng(name), dtype, shape, nseg=nseg, **data_kw), chunks, blocks, cp, **kw)
 
 
 def nd_filters(*pairs: Any) -> Any:
@@ -123,17 +146,9 @@ def nd_fixed(g: Gen) -> None:
         ("ndcell2_4d_f4", "<f4", (7, 6, 5, 9), (3, 4, 5, 4), (2, 3, 2, 3), ((NDCELL, 2), (SHUF, 0)), "blosclz"),
         ("ndcell4_block_dim_below_cell_u1", "u1", (20, 50), (9, 40), (3, 20), ((NDCELL, 4),), "zstd"),
     ]:
-        rng = case_rng(name)
-        src = make_data(rng, dt, shape, styles=("smooth", "random", "constant"), nseg=3)
         f, m = nd_filters(*fl)
-        g.b2nd(
-            name,
-            src,
-            chunks,
-            blocks,
-            cparams(codec, 5, f, m),
-            notes=f"NDCELL, blocks {blocks}, filters (first runs first) {list(fl)}, {dt}",
-        )
+        notes = f"NDCELL, blocks {blocks}, filters (first runs first) {list(fl)}, {dt}"
+        seeded_b2nd(g, name, dt, shape, chunks, blocks, cparams(codec, 5, f, m), SMOOTH_RANDOM_CONSTANT, 3, notes=notes)
 
     # NDMEAN (lossy: expected bytes are C-Blosc2's decode, SChunk.decompress_chunk)
     for name, dt, shape, chunks, blocks, fl in [
@@ -145,25 +160,16 @@ def nd_fixed(g: Gen) -> None:
         ("ndmean4_small_block_f8", "<f8", (9, 10), (4, 6), (2, 3), ((NDMEAN, 4), (SHUF, 0))),
         ("ndmean3_after_trunc_f4", "<f4", (40, 30), (16, 16), (7, 8), ((TRUNC, 10), (NDMEAN, 3), (SHUF, 0))),
     ]:
-        rng = case_rng(name)
-        src = make_data(rng, dt, shape, styles=("smooth", "random", "smooth", "constant"), nseg=3)
         f, m = nd_filters(*fl)
-        g.b2nd(
-            name,
-            src,
-            chunks,
-            blocks,
-            cparams("zstd", 5, f, m),
-            notes=f"NDMEAN (lossy; expected = C-Blosc2's decode), blocks {blocks}, filters {list(fl)}, {dt}",
-        )
+        notes = f"NDMEAN (lossy; expected = C-Blosc2's decode), blocks {blocks}, filters {list(fl)}, {dt}"
+        seeded_b2nd(g, name, dt, shape, chunks, blocks, cparams("zstd", 5, f, m), MOSTLY_SMOOTH, 3, notes=notes)
 
     # BYTEDELTA_BUGGY (id 34), as C-Blosc2 3.3.5 still writes it: streams of >= 16 bytes
     # that are not multiples of 16 (the SIMD groups and the scalar tail)
     for name, dt, meta in [("filter_bytedelta_buggy_f4", "<f4", 4), ("filter_bytedelta_buggy_meta0_i2", "<i2", 0)]:
-        rng = case_rng(name)
-        src = make_data(rng, dt, (31, 29), nseg=3)
         f, m = nd_filters((SHUF, 0), (BYTEDELTA_BUGGY, meta))
-        g.b2nd(name, src, (12, 10), (9, 7), cparams("zstd", 5, f, m), notes=f"BYTEDELTA_BUGGY meta {meta} on {dt}")
+        notes = f"BYTEDELTA_BUGGY meta {meta} on {dt}"
+        seeded_b2nd(g, name, dt, (31, 29), (12, 10), (9, 7), cparams("zstd", 5, f, m), nseg=3, notes=notes)
 
     # INT_TRUNC (id 36, lossy: the low bits are zeroed when writing)
     for name, dt, fl in [
@@ -171,10 +177,9 @@ def nd_fixed(g: Gen) -> None:
         ("filter_int_trunc_12_u2", "<u2", ((INT_TRUNC, 12), (BITSHUF, 0))),
         ("filter_int_trunc_58_i8", "<i8", ((INT_TRUNC, 58),)),
     ]:
-        rng = case_rng(name)
-        src = make_data(rng, dt, (31, 29), nseg=3)
         f, m = nd_filters(*fl)
-        g.b2nd(name, src, (12, 10), (5, 4), cparams("lz4", 5, f, m), notes=f"INT_TRUNC filters {list(fl)} on {dt}")
+        notes = f"INT_TRUNC filters {list(fl)} on {dt}"
+        seeded_b2nd(g, name, dt, (31, 29), (12, 10), (5, 4), cparams("lz4", 5, f, m), nseg=3, notes=notes)
 
 
 # --------------------------------------------------------------------------------------
@@ -208,17 +213,9 @@ def fixed_set(g: Gen) -> None:
     for codec in ["blosclz", "lz4", "lz4hc", "zlib", "zstd"]:
         for fl in ["none", "shuffle", "bitshuffle", "delta+shuffle", "trunc+shuffle", "shuffle+bytedelta"]:
             name = f"codec_{codec}_{fl.replace('+', '_')}"
-            rng = case_rng(name)
-            src = make_data(rng, "<f4", shape, styles=("smooth", "random", "smooth", "constant"), nseg=3)
             f, m = pipeline(fl, 4)
-            g.b2nd(
-                name,
-                src,
-                chunks,
-                blocks,
-                cparams(codec, 5, f, m),
-                notes=f"{codec} clevel 5, filters {fl}, 2-D f4 with edge chunks and partial blocks",
-            )
+            notes = f"{codec} clevel 5, filters {fl}, 2-D f4 with edge chunks and partial blocks"
+            seeded_b2nd(g, name, "<f4", shape, chunks, blocks, cparams(codec, 5, f, m), MOSTLY_SMOOTH, 3, notes=notes)
 
     # other pipelines, incl. on another dtype
     for fl, dt in [
@@ -235,16 +232,13 @@ def fixed_set(g: Gen) -> None:
         ("delta+shuffle", "<c16"),
     ]:
         name = f"filter_{fl.replace('+', '_').replace('(', '_').replace(')', '')}_{np.dtype(dt).name}"
-        rng = case_rng(name)
-        src = make_data(rng, dt, (31, 29), nseg=3)
         f, m = pipeline(fl, np.dtype(dt).itemsize)
-        g.b2nd(name, src, (12, 10), (5, 4), cparams("zstd", 4, f, m), notes=f"filters {fl} on {dt}")
+        cp = cparams("zstd", 4, f, m)
+        seeded_b2nd(g, name, dt, (31, 29), (12, 10), (5, 4), cp, nseg=3, notes=f"filters {fl} on {dt}")
     # negative trunc_prec meta (= bits to zero), stored as uint8
-    name = "filter_trunc_negative_f4"
-    rng = case_rng(name)
-    src = make_data(rng, "<f4", (300,), styles=("smooth", "random"))
     f, m = pipeline("trunc+shuffle", 4, trunc_bits=-9)
-    g.b2nd(name, src, (128,), (40,), cparams("lz4", 5, f, m), notes="trunc_prec meta -9 (zero 9 mantissa bits)")
+    name, cp, notes = "filter_trunc_negative_f4", cparams("lz4", 5, f, m), "trunc_prec meta -9 (zero 9 mantissa bits)"
+    seeded_b2nd(g, name, "<f4", (300,), (128,), (40,), cp, ("smooth", "random"), notes=notes)
 
     # 2. clevels --------------------------------------------------------------------------
     for codec, clevel in [
@@ -258,34 +252,18 @@ def fixed_set(g: Gen) -> None:
         ("zlib", 9),
     ]:
         name = f"clevel{clevel}_{codec}"
-        rng = case_rng(name)
-        src = make_data(rng, "<i4", (40, 25), nseg=3)
-        g.b2nd(
-            name,
-            src,
-            (16, 10),
-            (6, 4),
-            cparams(codec, clevel, [0, 0, 0, 0, 0, SHUF]),
-            notes=f"clevel {clevel}" + (" (memcpyed chunks)" if clevel == 0 else ""),
-        )
+        notes = f"clevel {clevel}" + (" (memcpyed chunks)" if clevel == 0 else "")
+        cp = cparams(codec, clevel, [0, 0, 0, 0, 0, SHUF])
+        seeded_b2nd(g, name, "<i4", (40, 25), (16, 10), (6, 4), cp, nseg=3, notes=notes)
 
     # 3. split modes ----------------------------------------------------------------------
     for codec in ["blosclz", "zstd", "lz4"]:
         for sm in [SM.ALWAYS_SPLIT, SM.NEVER_SPLIT, SM.AUTO_SPLIT, SM.FORWARD_COMPAT_SPLIT]:
             name = f"split_{sm.name.lower()}_{codec}"
-            rng = case_rng(name)
-            src = make_data(rng, "<f8", (700,), nseg=3)
-            g.b2nd(
-                name,
-                src,
-                (256,),
-                (64,),
-                cparams(codec, 5, [0, 0, 0, 0, 0, SHUF], splitmode=sm),
-                notes=f"splitmode {sm.name}",
-            )
-    name = "split_always_bitshuffle_i2"
-    src = make_data(case_rng(name), "<i2", (900,), nseg=2)
-    g.b2nd(name, src, (400,), (96,), cparams("zlib", 5, [0, 0, 0, 0, 0, BITSHUF], splitmode=SM.ALWAYS_SPLIT))
+            cp = cparams(codec, 5, [0, 0, 0, 0, 0, SHUF], splitmode=sm)
+            seeded_b2nd(g, name, "<f8", (700,), (256,), (64,), cp, nseg=3, notes=f"splitmode {sm.name}")
+    cp = cparams("zlib", 5, [0, 0, 0, 0, 0, BITSHUF], splitmode=SM.ALWAYS_SPLIT)
+    seeded_b2nd(g, "split_always_bitshuffle_i2", "<i2", (900,), (400,), (96,), cp, nseg=2)
 
     # 4. dictionaries (dicts are only built for chunks >= 5120 bytes) ------------------------
     for codec in ["zstd", "lz4", "lz4hc"]:
@@ -324,47 +302,27 @@ def fixed_set(g: Gen) -> None:
             else:
                 nm = d.str.replace("<", "le_").replace(">", "be_").replace("|", "")
         name = f"dtype_{nm}"
-        rng = case_rng(name)
         if d.itemsize >= 100:
             shp, ch, bl = (9, 7), (4, 3), (3, 2)
         else:
             shp, ch, bl = (33, 21), (12, 8), (5, 3)
-        src = make_data(rng, d, shp, nseg=4)
         codec = ["zstd", "lz4", "blosclz", "zlib", "lz4hc"][zlib.crc32(name.encode()) % 5]
-        g.b2nd(name, src, ch, bl, cparams(codec, 5), notes=f"dtype {d.str if not d.names else d.descr}")
+        notes = f"dtype {d.str if not d.names else d.descr}"
+        seeded_b2nd(g, name, d, shp, ch, bl, cparams(codec, 5), nseg=4, notes=notes)
 
-    name = "dtype_U5_pydefaults"
-    g.b2nd(
-        name,
-        make_data(case_rng(name), "<U5", (40, 9), nseg=3),
-        (16, 4),
-        (5, 3),
-        cp="defaults",
-        notes="python-blosc2 default cparams for a <U dtype: SHUFFLE with filters_meta 4 (UCS4 code units)",
-    )
+    notes = "python-blosc2 default cparams for a <U dtype: SHUFFLE with filters_meta 4 (UCS4 code units)"
+    seeded_b2nd(g, "dtype_U5_pydefaults", "<U5", (40, 9), (16, 4), (5, 3), "defaults", nseg=3, notes=notes)
 
     # imaging and text: physical spacing and origin in vlmeta (the sidecar headers carry
     # them, C order); strings that need every escape data.txt has.
-    name = "placed_3d_i2"
-    g.b2nd(
-        name,
-        make_data(case_rng(name), np.dtype("<i2"), (6, 10, 12), nseg=2),
-        (3, 5, 6),
-        (2, 3, 3),
-        cparams("zstd", 5),
-        vlmeta={"spacing": [2.0, 0.5, 0.25], "origin": [-10.0, 0.0, 5.5]},
-        notes="vlmeta spacing and origin, C order",
-    )
-    name = "placed_2d_be_f4"
-    g.b2nd(
-        name,
-        make_data(case_rng(name), np.dtype(">f4"), (12, 9), nseg=2),
-        (6, 4),
-        (3, 2),
-        cparams("lz4", 5),
-        vlmeta={"voxel_size": [1.5, 3]},
-        notes="big-endian, vlmeta voxel_size",
-    )
+    placed = {"spacing": [2.0, 0.5, 0.25], "origin": [-10.0, 0.0, 5.5]}
+    notes = "vlmeta spacing and origin, C order"
+    name, cp = "placed_3d_i2", cparams("zstd", 5)
+    seeded_b2nd(g, name, np.dtype("<i2"), (6, 10, 12), (3, 5, 6), (2, 3, 3), cp, nseg=2, vlmeta=placed, notes=notes)
+    notes = "big-endian, vlmeta voxel_size"
+    placed = {"voxel_size": [1.5, 3]}
+    name, cp = "placed_2d_be_f4", cparams("lz4", 5)
+    seeded_b2nd(g, name, np.dtype(">f4"), (12, 9), (6, 4), (3, 2), cp, nseg=2, vlmeta=placed, notes=notes)
     words = [
         "plain",
         'say "hi"',
@@ -448,15 +406,11 @@ def fixed_set(g: Gen) -> None:
         maker = maker_for(make, full_shape, *fill, dtype=dt, chunks=chunks, blocks=blocks, cparams=cp)
         g.b2nd(name, None, maker=maker, expected=expected, cp=cp, notes=notes)
 
-    def uninit_maker(u: Any, c: Any) -> Any:
-        a = maker_for(blosc2.uninit, (60, 40), dtype="<f8", chunks=(20, 20), blocks=(10, 10), cparams=cp)(u, c)
-        a[0:20, 0:20] = np.ascontiguousarray(UNINIT_EXP[0:20, 0:20])
-        a[20:40, 20:40] = np.ascontiguousarray(UNINIT_EXP[20:40, 20:40])
-        return a
-
     UNINIT_EXP = np.zeros((60, 40), "<f8")
     UNINIT_EXP[0:20, 0:20] = make_data(case_rng("u1"), "<f8", (20, 20), styles=("smooth",))
     UNINIT_EXP[20:40, 20:40] = make_data(case_rng("u2"), "<f8", (20, 20), styles=("random",))
+    uninit = maker_for(blosc2.uninit, (60, 40), dtype="<f8", chunks=(20, 20), blocks=(10, 10), cparams=cp)
+    uninit_maker = with_parts(uninit, UNINIT_EXP, [np.s_[0:20, 0:20], np.s_[20:40, 20:40]])
     g.b2nd(
         "special_uninit",
         None,
@@ -475,15 +429,11 @@ def fixed_set(g: Gen) -> None:
         notes="all-uninit sparse array (no chunk files)",
     )
 
-    def zeros_slices(u: Any, c: Any) -> Any:
-        a = maker_for(blosc2.zeros, (64, 50), dtype="<i4", chunks=(16, 20), blocks=(8, 6), cparams=cp)(u, c)
-        a[16:40, 3:30] = np.ascontiguousarray(ZS_EXP[16:40, 3:30])
-        a[60:64, 45:50] = np.ascontiguousarray(ZS_EXP[60:64, 45:50])
-        return a
-
     ZS_EXP = np.zeros((64, 50), "<i4")
     ZS_EXP[16:40, 3:30] = make_data(case_rng("zs1"), "<i4", (24, 27), styles=("smooth", "random"))
     ZS_EXP[60:64, 45:50] = np.arange(20).reshape(4, 5) + 1000
+    zeros = maker_for(blosc2.zeros, (64, 50), dtype="<i4", chunks=(16, 20), blocks=(8, 6), cparams=cp)
+    zeros_slices = with_parts(zeros, ZS_EXP, [np.s_[16:40, 3:30], np.s_[60:64, 45:50]])
     for name, sparse, notes in [
         (
             "special_zeros_partial",
@@ -505,48 +455,19 @@ def fixed_set(g: Gen) -> None:
     g.b2nd("special_detected_zero_chunks_sparse", src, (30,), (10,), cparams("lz4", 5), sparse=True)
 
     # 8. sparse b2nd ----------------------------------------------------------------------
-    name = "sparse_2d_f8"
-    g.b2nd(
-        name,
-        make_data(case_rng(name), "<f8", (37, 23)),
-        (10, 8),
-        (4, 3),
-        cparams("zstd", 5),
-        sparse=True,
-        vlmeta={"unit": "m/s", "scale": 0.5},
-        notes="sparse b2nd directory",
-    )
-    name = "sparse_3d_bitshuffle_u2"
-    g.b2nd(
-        name,
-        make_data(case_rng(name), "<u2", (10, 9, 8)),
-        (4, 5, 3),
-        (2, 2, 2),
-        cparams("lz4", 5, [0, 0, 0, 0, 0, BITSHUF]),
-        sparse=True,
-    )
+    name, cp, units = "sparse_2d_f8", cparams("zstd", 5), {"unit": "m/s", "scale": 0.5}
+    seeded_b2nd(g, name, "<f8", (37, 23), (10, 8), (4, 3), cp, sparse=True, vlmeta=units, notes="sparse b2nd directory")
+    cp = cparams("lz4", 5, [0, 0, 0, 0, 0, BITSHUF])
+    seeded_b2nd(g, "sparse_3d_bitshuffle_u2", "<u2", (10, 9, 8), (4, 5, 3), (2, 2, 2), cp, sparse=True)
 
     # 9. vlmeta ---------------------------------------------------------------------------
-    name = "vlmeta_all_types"
-    g.b2nd(
-        name,
-        make_data(case_rng(name), "<i2", (20, 10)),
-        (8, 4),
-        (4, 2),
-        cparams("zstd", 5),
-        vlmeta=VLMETA_ALL,
-        notes="vlmeta with all msgpack value kinds used by python-blosc2",
-    )
-    name = "vlmeta_ndarray_value"
-    g.b2nd(
-        name,
-        make_data(case_rng(name), "<f4", (30,)),
-        (10,),
-        (5,),
-        cparams("lz4", 5),
-        vlmeta={"arr": np.arange(3, dtype="<i2"), "set": {1}, "np_float": np.float32(0.5)},
-        notes="numpy values in vlmeta: ndarray -> ext 46, set -> ext 45 (mapped as generic ext)",
-    )
+    notes = "vlmeta with all msgpack value kinds used by python-blosc2"
+    name, cp = "vlmeta_all_types", cparams("zstd", 5)
+    seeded_b2nd(g, name, "<i2", (20, 10), (8, 4), (4, 2), cp, vlmeta=VLMETA_ALL, notes=notes)
+    numpy_values = {"arr": np.arange(3, dtype="<i2"), "set": {1}, "np_float": np.float32(0.5)}
+    notes = "numpy values in vlmeta: ndarray -> ext 46, set -> ext 45 (mapped as generic ext)"
+    name, cp = "vlmeta_ndarray_value", cparams("lz4", 5)
+    seeded_b2nd(g, name, "<f4", (30,), (10,), (5,), cp, vlmeta=numpy_values, notes=notes)
 
     # 10. plain frames --------------------------------------------------------------------
     f32 = make_data(case_rng("f32frame"), "<f4", (2500,), styles=("smooth", "random"))

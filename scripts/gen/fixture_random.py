@@ -18,7 +18,7 @@ from numpy.random import Generator
 
 from fixture_data import DPARAMS, cparams, gen_values, make_data, pipeline, rmpath
 from fixture_frames import CODECS, DTYPES, INT_TRUNC, NDCELL, NDMEAN, NOF, SM, TRUNC, C
-from fixture_writer import Gen, maker_for
+from fixture_writer import Gen, maker_for, with_parts
 
 # --------------------------------------------------------------------------------------
 # Random mode
@@ -237,13 +237,7 @@ def random_case(g: Gen, name: Any, i: Any, seed: Any, rnd: Random, rng: Generato
 
         filled = (blosc2.zeros, shape) if fillkind == "zeros" else (blosc2.full, shape, fill)
         make_filled = maker_for(*filled, dtype=dt, chunks=chunks, blocks=blocks, cparams=cp)
-
-        def maker(u: Any, c: Any, make_filled: Any = make_filled, sl: Any = sl, part: Any = part) -> Any:
-            a = make_filled(u, c)
-            if part.size:
-                a[sl] = part
-            return a
-
+        maker = with_parts(make_filled, exp, [sl] if part.size else [])
         g.b2nd(
             name,
             None,

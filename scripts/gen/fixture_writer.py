@@ -57,6 +57,20 @@ def maker_for(make: Callable[..., Any], *args: Any, **kw: Any) -> Callable[[str,
     )
 
 
+def with_parts(make: Callable[[str, bool], Any], expected: Any, parts: Any) -> Callable[[str, bool], Any]:
+    """A maker that builds the array with `make`, then writes `expected`'s values at each of
+    `parts` (tuples of slices): an array written in part after it was made, so that its special
+    chunks (zeros, uninitialized, a fill value) sit beside regular ones."""
+
+    def maker(urlpath: str, contiguous: bool) -> Any:
+        array = make(urlpath, contiguous)
+        for part in parts:
+            array[part] = np.ascontiguousarray(expected[part])
+        return array
+
+    return maker
+
+
 class Gen:
     def __init__(self, outdir: str, verbose: bool = False) -> None:
         self.outdir = outdir
