@@ -29,6 +29,16 @@ STARVE_TARGET = 0.5
 # ---------------------------------------------------------------- summary
 
 
+def latency_percentiles(prefix: str, mount: list[float], python: list[float]) -> Json:
+    """The p50 and p99 of the mount's and of python-blosc2's read latencies (None where none was
+    measured), named as the summary names them: PREFIX_mount_p50 ... PREFIX_python_p99."""
+    return {
+        f"{prefix}_{reader}_p{q}": percentile(latencies, q) if latencies else None
+        for reader, latencies in (("mount", mount), ("python", python))
+        for q in (50, 99)
+    }
+
+
 def per_gib(seconds: Any, nbytes: Any) -> Any:
     return None if seconds is None else seconds / (nbytes / GIB)
 
@@ -137,16 +147,10 @@ def summarize(results: dict[str, Any]) -> None:
             "fromfile_vs_c2": ratio_med(ff, c2),
             "disk_cold_gbps": median(dc),
             "disk_cold_daemon_cpu_per_gib": median(dccpu),
-            "random_mount_p50": percentile(mlat, 50) if mlat else None,
-            "random_mount_p99": percentile(mlat, 99) if mlat else None,
-            "random_python_p50": percentile(plat, 50) if plat else None,
-            "random_python_p99": percentile(plat, 99) if plat else None,
+            **latency_percentiles("random", mlat, plat),
             "random_p50_ratio": ratio_med(mp50, pp50),
             "random_daemon_cpu_per_read": median(mcpu),
-            "random_disk_mount_p50": percentile(dmlat, 50) if dmlat else None,
-            "random_disk_mount_p99": percentile(dmlat, 99) if dmlat else None,
-            "random_disk_python_p50": percentile(dplat, 50) if dplat else None,
-            "random_disk_python_p99": percentile(dplat, 99) if dplat else None,
+            **latency_percentiles("random_disk", dmlat, dplat),
             "random_disk_p50_ratio": ratio_med(dmp50, dpp50),
             "vm_hwm_mib": max(hwms) if hwms else None,
             "amplification": max(amps) if amps else None,
