@@ -147,7 +147,7 @@ pub fn present_column(batches: &Arc<TableBatches>, i: usize) -> Presented {
             column_zarr(batches, i, &mut p, &mut doc);
             let items = matches!(column.spec.kind, Kind::FixedText | Kind::FixedBytes);
             if items {
-                p.items = Some(items_file(batches, i));
+                p.items = Some(items_file(batches, i, &mut doc));
             }
             doc["files"] = json!(match (items, p.column.valid.is_some()) {
                 (true, true) => "data, data.npy (the stored values of the live rows), valid, valid.npy (1 = a value, 0 = null) and items.jsonl (null as null)",
@@ -194,7 +194,7 @@ pub fn present_column(batches: &Arc<TableBatches>, i: usize) -> Presented {
         }
         _ => {
             let mut p = Presented::meta_only(&doc);
-            p.items = Some(items_file(batches, i));
+            p.items = Some(items_file(batches, i, &mut doc));
             doc["files"] = json!("items.jsonl: one JSON value per live row, null as null");
             p.meta_json = Arc::new(json_bytes(&doc));
             p
@@ -444,8 +444,12 @@ impl ColumnSource for ColumnOfTable {
 }
 
 /// The `items.jsonl` of column `i`, rendered a batch of rows at a time
-/// when read.
-fn items_file(batches: &Arc<TableBatches>, i: usize) -> Arc<TableFile> {
+/// when read (how, in `doc`).
+fn items_file(batches: &Arc<TableBatches>, i: usize, doc: &mut Json) -> Arc<TableFile> {
+    doc["items"] = json!({
+        "batches": batches.batch_rows().len(),
+        "rendered": "a batch of rows at a time when read, sized by a measuring pass when first asked; a batch that cannot be read leaves items.jsonl out (the log says why)",
+    });
     let model = batches.model();
     let column = &model.columns[i];
     let name = model
