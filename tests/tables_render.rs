@@ -22,41 +22,13 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::Command;
-
 use common::mount::{serial_with_fuse, Mount};
-use common::{oracle_python, repo_root};
+use common::repo_root;
+use common::tables::{damaged_copy, gen_tables, have_modules, names, python};
 
 /// Whether the oracle's Python has the readers; prints why a test skips.
 fn have_readers(test: &str) -> bool {
-    let out = Command::new(oracle_python())
-        .args(["-c", "import blosc2, pandas, pyarrow, polars"])
-        .output()
-        .expect("run python");
-    if !out.status.success() {
-        eprintln!(
-            "SKIP {test}: pandas, pyarrow or polars is not importable from {} (run scripts/setup_venv.sh): {}",
-            oracle_python().display(),
-            String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("")
-        );
-    }
-    out.status.success()
-}
-
-/// Run `python` with `args`; panics with its stderr when it fails.
-fn python(args: &[&str]) -> String {
-    let out = Command::new(oracle_python())
-        .args(args)
-        .output()
-        .expect("run python");
-    assert!(
-        out.status.success(),
-        "python {args:?} failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    have_modules(test, &["blosc2", "pandas", "pyarrow", "polars"])
 }
 
 /// The big table: written by python-blosc2 into `dir`, its expected reads
@@ -99,15 +71,8 @@ manifest["fixtures"]["big.b2d"] = {"kind": "ctable", "tables": [table]}
 
 /// The fixtures and their expected reads, in a temporary folder.
 fn fixtures() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = gen_tables(&[]);
     let out = dir.path().to_str().unwrap();
-    python(&[
-        repo_root()
-            .join("scripts/gen/gen_tables.py")
-            .to_str()
-            .unwrap(),
-        out,
-    ]);
     python(&[
         "-c",
         BIG_TABLE,
@@ -115,15 +80,6 @@ fn fixtures() -> tempfile::TempDir {
         out,
     ]);
     dir
-}
-
-fn names(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
 }
 
 #[test]
@@ -136,15 +92,8 @@ fn every_table_reads_through_pandas_pyarrow_and_polars_as_python_blosc2_reads_it
     }
     let dir = fixtures();
     // A damaged copy of a table: bytes of a column's chunk flipped.
-    let damaged = dir.path().join("damaged.b2d");
-    copy_dir(&dir.path().join("pandas.b2d"), &damaged);
-    let column = damaged.join("_cols/g.b2nd");
-    let mut bytes = std::fs::read(&column).unwrap();
-    let middle = bytes.len() / 2;
-    bytes[middle..middle + 40]
-        .iter_mut()
-        .for_each(|b| *b ^= 0xff);
-    std::fs::write(&column, bytes).unwrap();
+    let pandas = dir.path().join("pandas.b2d");
+    damaged_copy(&pandas, &dir.path().join("damaged.b2d"), "_cols/g.b2nd", 40);
     let mount = Mount::start(dir.path(), &[]);
     let root = mount.path();
     // Every table folder holds both files (the store's tables too).
@@ -210,18 +159,6 @@ fn every_table_reads_through_pandas_pyarrow_and_polars_as_python_blosc2_reads_it
         "{listed:?}"
     );
     assert!(std::fs::read(root.join("pandas.b2d/table.arrow")).is_ok());
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &to.join(e.file_name()));
-        } else {
-            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-        }
-    }
 }
 
 #[test]

@@ -5,6 +5,7 @@ pub mod inproc;
 pub mod lake;
 pub mod moto;
 pub mod mount;
+pub mod tables;
 
 use std::path::{Path, PathBuf};
 
