@@ -183,6 +183,263 @@ fn walk_dir(dir: &Path) -> Vec<std::path::PathBuf> {
     out
 }
 
+/// The names in folder `dir`, sorted.
+fn listing(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// `doc` with python-blosc2's packed tuples (`["__tuple__", item, ...]`)
+/// as the lists Python reads them as.
+fn untuple(doc: &Json) -> Json {
+    match doc {
+        Json::Array(items) if items.first().is_some_and(|t| t == "__tuple__") => {
+            Json::Array(items[1..].iter().map(untuple).collect())
+        }
+        Json::Array(items) => Json::Array(items.iter().map(untuple).collect()),
+        Json::Object(map) => {
+            Json::Object(map.iter().map(|(k, v)| (k.clone(), untuple(v))).collect())
+        }
+        other => other.clone(),
+    }
+}
+
+/// The sidecar files python-blosc2 wrote in `dir` for the array `<stem>.b2nd`,
+/// as their folders are named (without `<stem>.__index__.` and `.b2nd`).
+fn sidecar_folders(dir: &Path, stem: &str) -> Vec<String> {
+    let prefix = format!("{stem}.__index__.");
+    let folders: Vec<String> = listing(dir)
+        .into_iter()
+        .filter_map(|n| Some(n.strip_prefix(&prefix)?.strip_suffix(".b2nd")?.to_string()))
+        .collect();
+    assert!(
+        !folders.is_empty(),
+        "no sidecar of {stem} in {}",
+        dir.display()
+    );
+    folders
+}
+
+/// Python run in `dir` by the oracle's interpreter; panics if it fails.
+fn python_in(dir: &Path, code: &str) {
+    let out = Command::new(oracle_python())
+        .current_dir(dir)
+        .args(["-c", code])
+        .output()
+        .expect("run python");
+    assert!(
+        out.status.success(),
+        "{code}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The index sidecars of an indexed NDArray (python-blosc2's `create_index`)
+/// are not listed beside it, and looking their names up there finds
+/// nothing; the array's folder has `indexes/` instead, listing exactly the
+/// sidecars python-blosc2 wrote (named without `<stem>.__index__.`), each
+/// an array folder whose `data` is python-blosc2's read of that sidecar and
+/// which has no `zarr.json` (nor has `indexes/`), beside `meta.json` with
+/// the array's `blosc2_indexes` vlmeta. The same for an NDArray indexed
+/// inside a TreeStore (`.b2d` and `.b2z`), where the sidecars are values
+/// beside it. A file only named like a sidecar stays an array, and an index
+/// made while mounted moves its sidecars under the array at the next listing.
+#[test]
+fn an_indexed_ndarrays_sidecars_are_under_its_indexes_folder() {
+    let Some(_serial) = serial_with_fuse() else {
+        eprintln!("SKIP: no FUSE");
+        return;
+    };
+    if !have_python("an_indexed_ndarrays_sidecars_are_under_its_indexes_folder") {
+        return;
+    }
+    let dir = fixtures();
+    let src = dir.path();
+    // Named like sidecars, but no array's vlmeta names them.
+    let values = "ndindex.__index__.bucket.values.b2nd";
+    std::fs::copy(src.join(values), src.join("ndindex.__index__.bogus.b2nd")).unwrap();
+    std::fs::copy(
+        src.join(values),
+        src.join("orphan.__index__.bucket.values.b2nd"),
+    )
+    .unwrap();
+    // A sparse frame (a folder) indexed: its sidecars are files beside it.
+    python_in(
+        src,
+        "import blosc2, numpy as np\n\
+         a = blosc2.asarray(np.arange(50, dtype=np.int16), urlpath='sparse.b2nd', mode='w', contiguous=False)\n\
+         a.create_index()",
+    );
+    let sparse_sidecars = sidecar_folders(src, "sparse");
+    let mount = Mount::start(src, &["--attr-timeout", "0.2"]);
+    let mnt = mount.path();
+    let mut want = sparse_sidecars.clone();
+    want.push("meta.json".into());
+    want.sort();
+    assert_eq!(listing(&mnt.join("sparse.b2nd/indexes")), want);
+
+    let top = listing(mnt);
+    for fake in [
+        "ndindex.__index__.bogus.b2nd",
+        "orphan.__index__.bucket.values.b2nd",
+    ] {
+        assert!(top.iter().any(|n| n == fake), "{fake} not listed: {top:?}");
+        assert!(mnt.join(fake).join("data").is_file(), "{fake}");
+    }
+    for entry in walk_dir(mnt) {
+        let rel = entry
+            .strip_prefix(mnt)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        if rel.contains(".__index__.") {
+            assert!(
+                rel.starts_with("ndindex.__index__.bogus.b2nd")
+                    || rel.starts_with("orphan.__index__."),
+                "a sidecar listed outside indexes/: {rel}"
+            );
+        }
+    }
+
+    // (array folder, where its sidecars lie, expected reads, sidecar names
+    // as python-blosc2 gives them, the prefix and suffix the folder drops)
+    let manifest = read_json(&src.join("manifest.json"));
+    let mut cases = Vec::new();
+    let exp = src.join("ndindex.b2nd.expected");
+    let names: Vec<String> = read_json(&exp.join("index.json"))["sidecars"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap().to_string())
+        .collect();
+    cases.push((
+        mnt.join("ndindex.b2nd"),
+        mnt.to_path_buf(),
+        exp,
+        names,
+        "ndindex.__index__.",
+        ".b2nd",
+    ));
+    for store in ["ndindex_tree.b2d", "ndindex_tree.b2z"] {
+        assert_eq!(manifest["fixtures"][store]["kind"], "ndarray-index-store");
+        let exp = src.join(format!("{store}.expected"));
+        let index = read_json(&exp.join("index.json"));
+        assert_eq!(index["indexed"], "/grp/a");
+        let names: Vec<String> = index["sidecars"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| k.as_str().unwrap().rsplit('/').next().unwrap().to_string())
+            .collect();
+        let grp = mnt.join(store).join("grp");
+        assert_eq!(
+            listing(&grp),
+            ["a", "c", "meta.json", "zarr.json"],
+            "{store}/grp"
+        );
+        assert_eq!(
+            listing(&mnt.join(store)),
+            ["b", "grp", "meta.json", "zarr.json"]
+        );
+        // The group's consolidated metadata: its arrays, no sidecar, no indexes/.
+        let zarr = read_json(&grp.join("zarr.json"));
+        let nodes: Vec<&String> = zarr["consolidated_metadata"]["metadata"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect();
+        assert_eq!(nodes, ["a", "c"], "{store}/grp/zarr.json");
+        cases.push((grp.join("a"), grp, exp, names, "a.__index__.", ""));
+    }
+    assert!(
+        cases.iter().all(|c| c.3.len() == 7),
+        "bucket indexes write 7 sidecars"
+    );
+    for (array, parent, exp, names, prefix, suffix) in &cases {
+        let index = read_json(&exp.join("index.json"));
+        let folders: Vec<String> = names
+            .iter()
+            .map(|n| {
+                n.strip_prefix(prefix)
+                    .unwrap()
+                    .strip_suffix(suffix)
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        for name in names {
+            let err = std::fs::metadata(parent.join(name)).unwrap_err();
+            assert_eq!(err.kind(), std::io::ErrorKind::NotFound, "{name}");
+        }
+        assert!(
+            listing(array).contains(&"indexes".to_string()),
+            "{}",
+            array.display()
+        );
+        let indexes = array.join("indexes");
+        let mut want = folders.clone();
+        want.push("meta.json".into());
+        want.sort();
+        assert_eq!(listing(&indexes), want, "{}", indexes.display());
+        let meta = read_json(&indexes.join("meta.json"));
+        // As the mount shows vlmeta: tuples as python-blosc2 packs them.
+        assert_eq!(untuple(&meta["blosc2_indexes"]), index["blosc2_indexes"]);
+        assert_eq!(meta["kind"], "indexes");
+        for (folder, name) in folders.iter().zip(names) {
+            let side = indexes.join(folder);
+            let want = std::fs::read(exp.join("sidecars").join(format!("{name}.bin"))).unwrap();
+            assert_eq!(
+                std::fs::read(side.join("data")).unwrap(),
+                want,
+                "{}",
+                side.display()
+            );
+            assert!(!side.join("zarr.json").exists(), "{}", side.display());
+            assert!(read_json(&side.join("meta.json"))["index_sidecar_of"].is_string());
+        }
+        assert!(walk_dir(&indexes)
+            .iter()
+            .all(|p| p.file_name().unwrap() != "zarr.json"));
+        // The array's own meta.json names its index and the sidecar folders.
+        let own = read_json(&array.join("meta.json"));
+        let kind = &index["blosc2_indexes"]["indexes"]["__self__"]["kind"];
+        assert_eq!(own["indexes"][0]["name"], "__self__");
+        assert_eq!(&own["indexes"][0]["kind"], kind);
+        let listed: Vec<String> = folders.iter().map(|f| format!("indexes/{f}")).collect();
+        assert_eq!(own["indexes"][0]["sidecars"], serde_json::json!(listed));
+        assert_eq!(read_json(&array.join("zarr.json"))["node_type"], "array");
+    }
+
+    // An index made while mounted: its sidecars move under the array.
+    python_in(
+        src,
+        "import blosc2, numpy as np\n\
+         blosc2.asarray(np.arange(40, dtype=np.int32), urlpath='late.b2nd', mode='w')",
+    );
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(listing(mnt).contains(&"late.b2nd".to_string()));
+    assert!(!mnt.join("late.b2nd/indexes").exists());
+    python_in(
+        src,
+        "import blosc2\nblosc2.open('late.b2nd', mode='a').create_index()",
+    );
+    let written = sidecar_folders(src, "late");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let top = listing(mnt);
+    assert!(
+        !top.iter().any(|n| n.starts_with("late.__index__.")),
+        "{top:?}"
+    );
+    let mut want = written.clone();
+    want.push("meta.json".into());
+    want.sort();
+    assert_eq!(listing(&mnt.join("late.b2nd/indexes")), want);
+}
+
 /// The batches a table's files are rendered from: the schema of
 /// `to_arrow()` (names, pyarrow's type names, in order; object and complex
 /// columns left out, as `to_arrow` refuses them) and its values, batch by

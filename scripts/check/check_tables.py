@@ -22,7 +22,9 @@ For every container: ``items.jsonl`` equals python-blosc2's items (a ListArray: 
 line per row; a BatchArray: one line per batch). Then ``xarray.open_datatree(MOUNT)``
 shows every table's 1-D number and bool columns without a null (floats also with
 NaN at their nulls) along one dimension ``row``, and no index sidecar (a table's
-``indexes/``, an NDArray's ``*.__index__.*`` arrays) is a variable.
+``indexes/``, an NDArray's ``*.__index__.*`` arrays, which sit under the array's own
+``indexes/``) is a variable, while each indexed NDArray is one (beside a file, or a
+TreeStore's value).
 
 Prints one line per problem and exits 1 if there was any, else prints a summary.
 """
@@ -270,6 +272,11 @@ def check_xarray(mnt: Path, fixtures: Path, manifest: Json) -> None:
                 problem(f"xarray {group}: an NDArray's index sidecar is a variable: {var}")
     if "ndindex.b2nd" not in tree.ds.data_vars:
         problem("xarray: the indexed NDArray ndindex.b2nd is not a variable")
+    for name, entry in manifest["fixtures"].items():
+        if entry["kind"] == "ndarray-index-store":
+            group, _, leaf = f"{name}{entry['indexed']}".rpartition("/")
+            if leaf not in tree[group].ds.data_vars:
+                problem(f"xarray {group}: the indexed NDArray {leaf} is not a variable")
 
 
 def main(argv: list[str]) -> int:

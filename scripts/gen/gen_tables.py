@@ -2,7 +2,7 @@
 
 Usage::
 
-    python scripts/gen/gen_tables.py OUTDIR
+    python scripts/gen/gen_tables.py [--long] OUTDIR
 
 Needs python-blosc2 4.14.1 with numpy, pandas and pyarrow. OUTDIR is emptied of the
 names below, then receives (each fixture a few KB, all well under 1 MB):
@@ -29,10 +29,16 @@ Tables (CTable), each with deleted rows unless said otherwise:
 - ``frame.b2e``: ``CTable.to_cframe()`` written as a file (an EmbedStore whose root is
   the table).
 
+With ``--long``, only ``long.b2d`` (150,000 rows, three record batches, deleted rows in
+each and across a batch boundary, a nullable utf8, a dictionary, a nullable fixed-width
+string and a nullable list column; about 150 KB) and ``long.b2d.expected/items/<column>.jsonl``.
+
 Containers: ``list_vl.b2b``, ``list_batch.b2b``, ``list_arrow.b2b`` (ListArray, both
 storages and both batch serializers), ``batch_msgpack.b2b``, ``batch_arrow.b2b``
 (BatchArray, several blocks per batch), ``objects.b2f`` (ObjectArray). Indexes:
-``ndindex.b2nd`` (an NDArray with a bucket index: ``ndindex.__index__.*`` sidecars).
+``ndindex.b2nd`` (an NDArray with a bucket index: ``ndindex.__index__.*`` sidecars);
+``ndindex_tree.b2d`` / ``ndindex_tree.b2z``: TreeStores whose value ``/grp/a`` has one
+(sidecar values ``/grp/a.__index__.*``) beside plain values ``/b`` and ``/grp/c``.
 
 Beside each fixture, ``<name>.expected/`` holds what python-blosc2 itself reads from
 the file once written (opened again read-only), never anything computed another way.
@@ -54,7 +60,9 @@ For a container: ``items.jsonl`` (one line per ListArray row, ObjectArray item o
 BatchArray item, in order), for a BatchArray also ``batches.jsonl`` (one line per
 batch, as python-blosc2 iterates it), and ``meta.json`` (metalayers and vlmeta).
 For an indexed NDArray: ``values.json`` and ``index.json`` (its ``blosc2_indexes``
-vlmeta and the sidecar files). ``OUTDIR/manifest.json`` lists every fixture with its
+vlmeta and the sidecar files; in a store, the indexed key and its sidecar keys), and
+``sidecars/<sidecar>.bin``: each sidecar's values as python-blosc2 reads them
+(``[...]``, C order), named by the sidecar's file name (a store's: its key's last part). ``OUTDIR/manifest.json`` lists every fixture with its
 kind, size and the sha256 of each file.
 
 JSON cells: null for a null (None, NA, NaT; a NaN in a column that is not float);
@@ -284,7 +292,34 @@ def ndindex_expected(path: Path, out: Path) -> dict[str, Json]:
         out / "index.json",
         {"blosc2_indexes": meta_json_value(arr.schunk.vlmeta["blosc2_indexes"]), "sidecars": sidecars},
     )
+    (out / "sidecars").mkdir(exist_ok=True)
+    for name in sidecars:
+        sidecar = blosc2.open(str(path.parent / name), mode="r")
+        (out / "sidecars" / (name + ".bin")).write_bytes(np.ascontiguousarray(sidecar[...]).tobytes())
     return {"sidecars": sidecars}
+
+
+NDINDEX_KEY = "/grp/a"
+
+
+def ndindex_store_expected(path: Path, out: Path) -> dict[str, Json]:
+    """A TreeStore's indexed value: its index vlmeta, sidecar keys and their values."""
+    (out / "sidecars").mkdir(parents=True, exist_ok=True)
+    with blosc2.TreeStore(str(path), mode="r") as store:
+        keys = sorted(store.keys())
+        arr = store[NDINDEX_KEY]
+        sidecars = [k for k in keys if k.startswith(NDINDEX_KEY + ".__index__.")]
+        for key in sidecars:
+            values = np.ascontiguousarray(store[key][...])
+            (out / "sidecars" / (key.rsplit("/", 1)[-1] + ".bin")).write_bytes(values.tobytes())
+        doc = {
+            "indexed": NDINDEX_KEY,
+            "keys": keys,
+            "sidecars": sidecars,
+            "blosc2_indexes": meta_json_value(arr.schunk.vlmeta["blosc2_indexes"]),
+        }
+    dump_json(out / "index.json", doc)
+    return {"indexed": NDINDEX_KEY, "sidecars": sidecars}
 
 
 # ---------------------------------------------------------------------------
@@ -585,6 +620,67 @@ def gen_ndindex(out: Path) -> None:
         np.arange(64, dtype=np.int32)[::-1].copy(), urlpath="ndindex.b2nd", mode="w", chunks=(32,), blocks=(16,)
     )
     arr.create_index()
+    for name in NDINDEX_STORES:
+        with blosc2.TreeStore(name, mode="w") as store:
+            store[NDINDEX_KEY] = np.arange(100, dtype=np.int64)[::-1].copy()
+            store["/b"] = np.arange(8, dtype=np.float64)
+            store["/grp/c"] = np.arange(6, dtype=np.int16)
+            store[NDINDEX_KEY].create_index()
+
+
+@dataclasses.dataclass
+class LongRow:
+    """A table longer than one record batch (65,536 physical rows)."""
+
+    id: int = blosc2.field(blosc2.int64())
+    name: str = blosc2.field(blosc2.utf8(nullable=True))
+    cat: str = blosc2.field(blosc2.dictionary())
+    code: str = blosc2.field(blosc2.string(max_length=6, nullable=True))
+    tags: list[int] = blosc2.field(blosc2.list(blosc2.int64(), nullable=True))
+
+
+LONG_ROWS = 150_000
+# Deleted: the first and last rows, a run crossing the first batch boundary
+# (physical row 65,536) and every 1000th row of the last batch.
+LONG_DELETED = [0, LONG_ROWS - 1, *range(65_000, 66_000), *range(131_072 + 5, LONG_ROWS - 1, 1000)]
+LONG_COLUMNS = ["name", "cat", "code", "tags"]
+
+
+def long_rows(n: int) -> list[tuple[Any, ...]]:
+    return [
+        (
+            i,
+            None if i % 11 == 3 else (f'r{i % 500},"é"' if i % 2 else f"r{i % 500}"),
+            None if i % 13 == 5 else ["a", "b,c", "✓"][i % 3],
+            None if i % 17 == 2 else f"c{i % 1000}",
+            None if i % 19 == 4 else list(range(i % 4)),
+        )
+        for i in range(n)
+    ]
+
+
+def gen_long(out: Path) -> None:
+    path = out / "long.b2d"
+    t = blosc2.CTable(LongRow, urlpath=str(path), mode="w", expected_size=LONG_ROWS)
+    t.extend(long_rows(LONG_ROWS))
+    t.delete(LONG_DELETED)
+    t.close()
+
+
+def long_expected(path: Path, out: Path) -> dict[str, Json]:
+    """``items/<column>.jsonl``: each column's values as ``to_arrow`` reads them, one line a
+    live row in items.jsonl's form (compact JSON, text as UTF-8), so files compare byte for byte."""
+    (out / "items").mkdir(parents=True, exist_ok=True)
+    table = blosc2.CTable.open(str(path), mode="r")
+    at = table.to_arrow()
+    for name in LONG_COLUMNS:
+        with (out / "items" / f"{name}.jsonl").open("w", encoding="utf-8", newline="\n") as f:
+            for v in arrow_column_json(at.column(name)):
+                f.write(json.dumps(v, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n")
+    doc = {"nrows": int(table.nrows), "columns": LONG_COLUMNS}
+    dump_json(out / "expected.json", doc)
+    table.close()
+    return doc
 
 
 # ---------------------------------------------------------------------------
@@ -617,6 +713,9 @@ CONTAINERS = [
     "objects.b2f",
 ]
 NDINDEX = ["ndindex.b2nd"]
+NDINDEX_STORES = ["ndindex_tree.b2d", "ndindex_tree.b2z"]
+# Written only with --long (its 150,000 rows would slow the suites that read every table).
+LONG = ["long.b2d"]
 
 
 def _files(path: Path) -> list[Path]:
@@ -630,7 +729,7 @@ def _digest(path: Path) -> str:
 
 
 def _clear(out: Path) -> None:
-    names = list(TABLES) + CONTAINERS + NDINDEX
+    names = list(TABLES) + CONTAINERS + NDINDEX + NDINDEX_STORES + LONG
     for p in out.iterdir():
         if any(p.name == n or p.name == n + ".expected" for n in names) or ".__index__." in p.name:
             shutil.rmtree(p) if p.is_dir() else p.unlink()
@@ -646,18 +745,37 @@ def _members(path: Path) -> list[str]:
     return [str(p.relative_to(path)) for p in _files(path)] if path.is_dir() else [path.name]
 
 
+def main_long(out: Path) -> int:
+    """Write only the long table (``--long``) and its manifest entry."""
+    gen_long(out)
+    doc = long_expected(out / "long.b2d", out / "long.b2d.expected")
+    files = _files(out / "long.b2d")
+    entry = {
+        "kind": "ctable",
+        **doc,
+        "size": sum(p.stat().st_size for p in files),
+        "sha256": {str(p.relative_to(out)): _digest(p) for p in files},
+    }
+    dump_json(out / "manifest.json", {"blosc2": blosc2.__version__, "fixtures": {"long.b2d": entry}})
+    print(f"1 fixture, {entry['size']} bytes, in {out}")
+    return 0
+
+
 def main(argv: list[str]) -> int:
-    if len(argv) != 2:
-        print(__doc__.split("\n\n")[1] if __doc__ else "usage: gen_tables.py OUTDIR", file=sys.stderr)
+    long = argv[1:2] == ["--long"]
+    if len(argv) != 2 + long:
+        print(__doc__.split("\n\n")[1] if __doc__ else "usage: gen_tables.py [--long] OUTDIR", file=sys.stderr)
         return 2
     assert blosc2.__version__ == "4.14.1", f"python-blosc2 {blosc2.__version__}, not 4.14.1"
     # One thread: the same bytes on every run (with several, C-Blosc2 may place a
     # chunk's compressed blocks in another order; a .b2z still differs in its zip
     # members' timestamps).
     blosc2.set_nthreads(1)
-    out = Path(argv[1]).resolve()
+    out = Path(argv[-1]).resolve()
     out.mkdir(parents=True, exist_ok=True)
     _clear(out)
+    if long:
+        return main_long(out)
     cwd = os.getcwd()
     try:
         os.chdir(out)  # index sidecar paths are recorded relative to the array
@@ -693,6 +811,12 @@ def main(argv: list[str]) -> int:
         manifest["fixtures"][name] = {
             "kind": "ndarray-index",
             **ndindex_expected(out / name, out / (name + ".expected")),
+        }
+    for name in NDINDEX_STORES:
+        manifest["fixtures"][name] = {
+            "kind": "ndarray-index-store",
+            **ndindex_store_expected(out / name, out / (name + ".expected")),
+            "members": _members(out / name),
         }
 
     total = 0
