@@ -34,38 +34,20 @@ use blosc2fs::source::store::{Store, StoreFormat};
 use blosc2fs::views::arrow_json::{type_name, value_json};
 
 use common::mount::{binary, serial_with_fuse, Mount};
+use common::tables::{gen_tables, have_modules, names as listing};
 use common::{oracle_python, repo_root};
 
 /// Whether the oracle's Python has what the checks need; prints why not.
 fn have_python(test: &str) -> bool {
-    let out = Command::new(oracle_python())
-        .args(["-c", "import blosc2, numpy, pandas, pyarrow, xarray, zarr"])
-        .output()
-        .expect("run python");
-    if !out.status.success() {
-        eprintln!(
-            "SKIP {test}: blosc2, pandas, pyarrow or xarray is not importable from {} (run scripts/setup_venv.sh): {}",
-            oracle_python().display(),
-            String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("")
-        );
-    }
-    out.status.success()
+    have_modules(
+        test,
+        &["blosc2", "numpy", "pandas", "pyarrow", "xarray", "zarr"],
+    )
 }
 
 /// The fixtures and their expected reads, in a temporary folder.
 fn fixtures() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(oracle_python())
-        .arg(repo_root().join("scripts/gen/gen_tables.py"))
-        .arg(dir.path())
-        .output()
-        .expect("run gen_tables.py");
-    assert!(
-        out.status.success(),
-        "gen_tables.py failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    dir
+    gen_tables(&[])
 }
 
 fn read_json(path: &Path) -> Json {
@@ -181,16 +163,6 @@ fn walk_dir(dir: &Path) -> Vec<std::path::PathBuf> {
         }
     }
     out
-}
-
-/// The names in folder `dir`, sorted.
-fn listing(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
 }
 
 /// `doc` with python-blosc2's packed tuples (`["__tuple__", item, ...]`)
