@@ -148,6 +148,17 @@ def test_exception_inside_the_block_unmounts_and_ends_the_daemon(mount_lock: Non
 
 
 def test_ctrl_c_inside_the_block_unmounts_and_ends_the_daemon(mount_lock: None, tmp_path: Path) -> None:
+    # Python raises KeyboardInterrupt only where SIGINT was not ignored at its
+    # start, and a run launched in the background (`cmd &` in a script)
+    # inherits it ignored: Ctrl-C at a terminal is what this test plays.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        _ctrl_c_inside_the_block(tmp_path)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _ctrl_c_inside_the_block(tmp_path: Path) -> None:
     with pytest.raises(KeyboardInterrupt):
         with blosc2fs.mounted(FIXTURES, tmp_path, exit_grace=1) as mnt:
             pid = _daemon_of(mnt)
