@@ -325,6 +325,29 @@ fn an_indexed_ndarrays_sidecars_are_under_its_indexes_folder() {
             .keys()
             .collect();
         assert_eq!(nodes, ["a", "c"], "{store}/grp/zarr.json");
+        // `info --tree` shows the sidecars under their array, not beside it.
+        let out = Command::new(binary())
+            .args(["info", "--tree"])
+            .arg(src.join(store))
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{text}");
+        let lines: Vec<&str> = text.lines().map(str::trim_start).collect();
+        let at = lines.iter().position(|l| l.starts_with("a  ")).unwrap();
+        assert_eq!(lines[at + 1], "indexes/", "{text}");
+        let mut shown: Vec<String> = lines[at + 2..at + 2 + names.len()]
+            .iter()
+            .map(|l| l.split("  ").next().unwrap().to_string())
+            .collect();
+        shown.sort();
+        let mut want: Vec<String> = names
+            .iter()
+            .map(|n| n.trim_start_matches("a.__index__.").to_string())
+            .collect();
+        want.sort();
+        assert_eq!(shown, want, "{text}");
+        assert!(!text.contains(".__index__."), "{text}");
         cases.push((grp.join("a"), grp, exp, names, "a.__index__.", ""));
     }
     assert!(

@@ -698,6 +698,13 @@ pub fn tree_text(store: &LoadedStore) -> String {
                 }
                 ChildKind::Value(k) => {
                     out.push_str(&format!("{pad}{name}  {}\n", value_text(store, k)));
+                    if let Some(sidecars) = store.index_sidecars.get(k.as_str()) {
+                        out.push_str(&format!("{pad}  indexes/\n"));
+                        for (key, sidecar) in sidecars {
+                            let text = value_text(store, key);
+                            out.push_str(&format!("{pad}    {}  {text}\n", sidecar.folder));
+                        }
+                    }
                 }
             }
         }
