@@ -28,6 +28,17 @@ use super::table_source::TableError;
 /// file, do not render the same piece again and again.
 pub const KEPT_PIECES: usize = 2;
 
+/// Where each piece of `lengths` starts when laid end to end, and where
+/// the last ends (one more entry than pieces).
+pub fn piece_starts(lengths: &[u64]) -> Vec<u64> {
+    std::iter::once(0)
+        .chain(lengths.iter().scan(0u64, |at, n| {
+            *at = n.saturating_add(*at);
+            Some(*at)
+        }))
+        .collect()
+}
+
 /// What renders one of a table's files, piece by piece.
 pub trait PieceRenderer: Send + Sync {
     /// The length of every piece of the file, in order: reads every batch
@@ -159,14 +170,7 @@ impl TableFile {
                 file: self.name.clone(),
                 source: Arc::new(e),
             })?;
-            let mut starts = Vec::with_capacity(lengths.len() + 1);
-            let mut at = 0u64;
-            starts.push(0);
-            for n in lengths {
-                at += n;
-                starts.push(at);
-            }
-            Ok(starts)
+            Ok(piece_starts(&lengths))
         });
         measured.as_deref().map_err(Clone::clone)
     }
@@ -275,6 +279,13 @@ impl TableFile {
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn piece_starts_lay_pieces_end_to_end() {
+        assert_eq!(piece_starts(&[]), [0]);
+        assert_eq!(piece_starts(&[3, 0, 5]), [0, 3, 3, 8]);
+        assert_eq!(piece_starts(&[u64::MAX, 1]), [0, u64::MAX, u64::MAX]);
+    }
 
     /// Pieces of given lengths, each byte its piece number; counts renders.
     struct Pieces {

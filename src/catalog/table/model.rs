@@ -15,6 +15,7 @@ use crate::read::{read_uncached, RowMap};
 use crate::source::store::Store;
 use crate::views::batches::{self, Serializer};
 use crate::views::presented_dtype;
+use crate::views::table_file::piece_starts;
 
 use super::schema::{self, ColumnSpec, Kind, Nulls, Schema};
 
@@ -470,14 +471,7 @@ fn batch_starts(array: &Array, serializer: &Serializer) -> Result<Vec<u64>, Stri
             })
             .collect::<Result<Vec<u64>, String>>()?,
     };
-    let mut starts = Vec::with_capacity(lengths.len() + 1);
-    let mut at = 0u64;
-    starts.push(0);
-    for n in lengths {
-        at += n;
-        starts.push(at);
-    }
-    Ok(starts)
+    Ok(piece_starts(&lengths))
 }
 
 /// The program of a computed column over the stored columns it names.
