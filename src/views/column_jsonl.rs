@@ -16,7 +16,8 @@ use super::arrow_json::value_json;
 use super::table_file::{PieceRenderer, RenderError};
 use super::table_source::TableError;
 
-/// One batch of a column's values over the live rows.
+/// A column's values over some rows (here one batch of its live rows).
+#[derive(Debug)]
 pub enum ColumnBatch {
     /// As Arrow (every column `to_arrow` can give).
     Arrow(ArrayRef),

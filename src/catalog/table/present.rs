@@ -436,10 +436,7 @@ impl ColumnSource for ColumnOfTable {
     }
 
     fn batch(&self, b: usize) -> Result<ColumnBatch, TableError> {
-        Ok(match self.batches.column_batch(self.column, b)? {
-            Values::Arrow(a) => ColumnBatch::Arrow(a),
-            Values::Json(v) => ColumnBatch::Json(v),
-        })
+        self.batches.column_batch(self.column, b)
     }
 }
 

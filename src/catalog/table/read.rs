@@ -16,7 +16,6 @@ use arrow_array::{
 };
 use arrow_buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::DataType;
-use serde_json::Value as Json;
 
 use crate::format::{msgpack, Array, Region};
 use crate::read::read_uncached;
@@ -27,14 +26,9 @@ use super::build::from_msgpack;
 use super::model::{Column, Parts, TableModel};
 use super::schema::{Kind, Nulls, Sentinel};
 
-/// A column's values over some rows.
-#[derive(Debug)]
-pub enum Values {
-    /// As Arrow.
-    Arrow(ArrayRef),
-    /// As JSON (object columns, which have no Arrow type).
-    Json(Vec<Json>),
-}
+/// A column's values over some rows: as Arrow, or as JSON for an object
+/// column (the type `items.jsonl` renders).
+pub use crate::views::column_jsonl::ColumnBatch as Values;
 
 fn invalid(column: &Column, detail: impl Into<String>) -> TableError {
     TableError::Invalid {
