@@ -452,7 +452,7 @@ pub fn codecs(data: &[u8]) {
 /// every member's window from its local header (a window always lies inside
 /// the archive), and the embed frame if there is one.
 pub fn zip_directory(data: &[u8]) {
-    use blosc2fs::format::source::SliceSource;
+    use blosc2fs::format::byte_source::SliceSource;
     use blosc2fs::source::store::zip::{read_directory, MAX_ENTRIES};
     let src = SliceSource(data);
     let Ok(entries) = read_directory(&src) else {

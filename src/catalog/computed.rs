@@ -43,7 +43,7 @@ use crate::source::store::{Store, StoreFormat};
 use crate::views::presented_dtype;
 
 use super::access::Access;
-use super::listing::{resolve, Fence};
+use super::local_dir::{resolve, Fence};
 #[cfg(feature = "remote")]
 use super::remote::RemoteObject;
 

@@ -17,7 +17,7 @@ pub mod array_indexes;
 pub mod computed;
 pub mod entry;
 pub mod index_sidecar;
-pub mod listing;
+pub mod local_dir;
 pub mod location;
 pub mod meta_cache;
 #[cfg(feature = "remote")]

@@ -31,7 +31,7 @@
 //! It knows nothing of FUSE: it answers "is this range whole, read it", "take
 //! these bytes", and "here is the complete file".
 
-mod cache;
+mod cache_dir;
 mod dir_view;
 pub mod entry;
 pub mod error;
@@ -48,7 +48,7 @@ pub mod stats;
 pub mod stored_objects;
 mod writer;
 
-pub use cache::{clear, describe, DiskCache};
+pub use cache_dir::{clear, describe, DiskCache};
 pub use entry::Entry;
 pub use error::{DiskError, RefillError};
 pub use key::Key;

@@ -30,7 +30,7 @@ use parking_lot::{Condvar, Mutex};
 
 use super::map::GRANULE;
 use super::{DiskCache, DiskStats, Entry};
-use crate::format::source::{range_len, ByteSource, Need, Pin, Version};
+use crate::format::byte_source::{range_len, ByteSource, Need, Pin, Version};
 use crate::format::PResult;
 
 /// Spans fetched lately that are kept in memory (until the writer has
@@ -514,7 +514,7 @@ impl ByteSource for CachedObject {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::source::VersionTag;
+    use crate::format::byte_source::VersionTag;
     use std::sync::atomic::Ordering;
 
     /// Bytes in memory that log every read asked of them.

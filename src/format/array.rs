@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
+use super::byte_source::{ByteSource, SparseChunks, Version};
 use super::chunk::{ChunkLayout, Special};
 use super::elsewhere::Elsewhere;
 use super::error::{Error, PResult, Problem};
@@ -25,7 +26,6 @@ use super::geometry::{Geometry, Piece};
 use super::meta::{Flavor, NdMeta};
 use super::plain;
 use super::produced::BlockProducer;
-use super::source::{ByteSource, SparseChunks, Version};
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -270,7 +270,7 @@ impl Array {
 
     /// Keep the source's descriptor open while the pin lives (an open file
     /// on this array keeps reading the file it opened); see [`ByteSource::pin`].
-    pub fn pin(&self) -> PResult<Option<super::source::Pin>> {
+    pub fn pin(&self) -> PResult<Option<super::byte_source::Pin>> {
         self.frame_source().pin()
     }
 

@@ -9,12 +9,12 @@
 use std::sync::Arc;
 
 use super::array::{Array, Container, Region, Shape};
+use super::byte_source::ByteSource;
 use super::chunk::header::EXTENDED_HEADER_LEN;
 use super::chunk::{decode_chunk_into, BlockContext, ChunkLayout, ChunkRegion, Fork, Storage};
 use super::error::{PResult, Problem};
 use super::frame::ChunkOffset;
 use super::geometry::{Geometry, PieceSource};
-use super::source::ByteSource;
 
 /// Largest single decoded block accepted (C-Blosc2's own maximum block size).
 pub const MAX_BLOCK_BYTES: usize = super::chunk::header::MAX_BLOCKSIZE;
@@ -464,7 +464,7 @@ pub(super) fn read_and_decode<T>(
     let range = layout.block_source_range(b);
     STORED.with(|buf| {
         let mut buf = buf.borrow_mut();
-        buf.resize(super::source::range_len(&range)?, 0);
+        buf.resize(super::byte_source::range_len(&range)?, 0);
         source.read_needed(start + range.start, &mut buf)?;
         after_read()?;
         decode(&buf)

@@ -7,13 +7,13 @@
 
 use serde_json::Value as Json;
 
+use super::byte_source::{read_exact, ByteSource};
 use super::bytes::{read_i32_be, read_i64_be, read_u16_be, read_u32_be, read_u8, slice_at};
 use super::chunk::header::{ChunkHeader, Special, EXTENDED_HEADER_LEN};
 use super::chunk::{decode_chunk, decode_chunk_limited};
 use super::elsewhere::Elsewhere;
 use super::error::{PResult, Problem};
 use super::msgpack;
-use super::source::{read_exact, ByteSource};
 
 const HEADER_MIN_LEN: usize = 87;
 const TRAILER_MIN_LEN: u64 = 25;

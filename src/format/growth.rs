@@ -13,12 +13,12 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use super::array::{Array, Container, Trust};
+use super::byte_source::{ByteSource, VersionTag};
 use super::chunk::header::{ChunkHeader, EXTENDED_HEADER_LEN};
 use super::chunk::{BlockContext, ChunkLayout, Storage};
 use super::chunk_reads::read_and_decode;
 use super::error::{PResult, Problem};
 use super::frame::{ChunkOffset, Frame};
-use super::source::{ByteSource, VersionTag};
 
 /// Bytes of a block served before, for [`Array::accept_growth`] to compare:
 /// decoded bytes `[offset, offset + bytes.len())` of block `block` of chunk
@@ -286,7 +286,7 @@ mod tests {
     //! from how it was put together.
 
     use super::*;
-    use crate::format::source::{SliceSource, Version};
+    use crate::format::byte_source::{SliceSource, Version};
     use parking_lot::Mutex;
     use std::path::Path;
 
@@ -782,11 +782,11 @@ mod tests {
     #[derive(Debug)]
     struct FixtureChunks;
 
-    impl crate::format::source::SparseChunks for FixtureChunks {
+    impl crate::format::byte_source::SparseChunks for FixtureChunks {
         fn open_chunk(&self, n: u64) -> PResult<Arc<dyn ByteSource>> {
             let path = Path::new(env!("CARGO_MANIFEST_DIR"))
                 .join("tests/fixtures/frame_f32_sparse.b2frame")
-                .join(crate::format::source::sparse_chunk_name(n));
+                .join(crate::format::byte_source::sparse_chunk_name(n));
             Ok(Arc::new(TestFile::new(std::fs::read(path)?)))
         }
     }

@@ -1,15 +1,15 @@
 //! Hints to a source where every read is a round trip (a remote object):
 //! which stored bytes a chunk or some of its blocks occupy, handed to
-//! [`ByteSource::will_need`](super::source::ByteSource::will_need) before
+//! [`ByteSource::will_need`](super::byte_source::ByteSource::will_need) before
 //! they are read.
 //!
 //! Apart from [`Array`]'s definition because only a remote source acts on
 //! them; for the others [`Array::takes_hints`] says not to work them out.
 
 use super::array::{Array, Container};
+use super::byte_source::Need;
 use super::chunk::{ChunkLayout, Storage};
 use super::frame::ChunkOffset;
-use super::source::Need;
 
 impl Array {
     /// Whether the array's source acts on [`Self::will_need_chunks`] hints
@@ -56,7 +56,7 @@ impl Array {
 
     /// Hint that chunks `chunks` will be read (`need`: how soon): their
     /// stored bytes are handed to the source in one
-    /// [`ByteSource::will_need`](super::source::ByteSource::will_need) call
+    /// [`ByteSource::will_need`](super::byte_source::ByteSource::will_need) call
     /// (it may fetch neighbours together). Never blocks; special
     /// chunks and sparse frames are skipped.
     pub fn will_need_chunks(&self, chunks: &[u64], need: Need) {

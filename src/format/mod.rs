@@ -14,6 +14,7 @@
 //! only for the fuzz targets and tests, and hidden from the documentation.
 
 mod array;
+pub mod byte_source;
 mod bytes;
 #[doc(hidden)]
 pub mod chunk;
@@ -35,9 +36,9 @@ mod meta;
 pub mod msgpack;
 mod plain;
 mod produced;
-pub mod source;
 
 pub use array::{Array, Region, Shape, SPARSE_INDEX};
+pub use byte_source::{ByteSource, Need, SparseChunks, Version, VersionTag};
 pub use chunk::{ChunkLayout, Fork, Special};
 pub use chunk_reads::MAX_BLOCK_BYTES;
 pub use codec::{codec_support, Support};
@@ -50,4 +51,3 @@ pub use geometry::{grid_coords, linear, Geometry, Piece, PieceSource};
 pub use growth::Seen;
 pub use meta::{simple_dtype_itemsize, Flavor, NdMeta};
 pub use produced::BlockProducer;
-pub use source::{ByteSource, Need, SparseChunks, Version, VersionTag};

@@ -6,7 +6,7 @@
 //! opened [`super::Array`] a [`BlockProducer`]; from then on every read of
 //! a block asks the producer instead of decoding, so the planner, the block
 //! cache and every view treat a computed block like any other. This is the
-//! same arrangement as [`super::source::ByteSource`]: the format layer
+//! same arrangement as [`super::byte_source::ByteSource`]: the format layer
 //! declares what it needs and never names who provides it.
 
 use super::error::PResult;

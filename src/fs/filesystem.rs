@@ -24,14 +24,14 @@ use crate::views::Content;
 
 use crate::catalog::computed::Computer;
 use crate::catalog::entry::{Loaded, Loading, OnLoad};
-use crate::catalog::listing::Fence;
+use crate::catalog::local_dir::Fence;
 use crate::catalog::meta_cache::MetaCache;
 use crate::tree::error::FsError;
 use crate::tree::{Attr, DirEntry, Tree};
 
 use super::config::FsConfig;
 use super::disk_read::DiskUse;
-use super::open_file::{pin, OpenFile, Opened};
+use super::open_handle::{pin, OpenFile, Opened};
 #[cfg(feature = "remote")]
 use crate::catalog::remote::RemoteRoot;
 

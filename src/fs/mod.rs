@@ -11,11 +11,11 @@
 pub mod config;
 mod disk_read;
 pub mod filesystem;
-pub mod open_file;
+pub mod open_handle;
 mod stats;
 
 pub use crate::tree::{Attr, DirEntry, FsError};
 pub use crate::views::{Content, Kind};
 pub use config::FsConfig;
 pub use filesystem::Filesystem;
-pub use open_file::Opened;
+pub use open_handle::Opened;

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 
 use crate::format::{Array, PResult, Piece, PieceSource, Problem, Region};
 
+use super::block_cache::Block;
 use super::blocks::Blocks;
-use super::cache::Block;
 use super::view::RowSelection;
 
 /// Blocks one fill keeps at hand (enough for a row crossing 64 chunks), so a
@@ -346,7 +346,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::read::cache::BlockKey;
+    use crate::read::block_cache::BlockKey;
     use crate::read::testing::{fixture, read_in_steps, sha256_hex};
     use crate::read::{Planner, Served, Stats, View};
 

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use crate::format::{Array, ChunkLayout, Fork, PResult, Piece, PieceSource, Problem, Seen};
 
-use super::cache::{Block, BlockCache, BlockKey};
+use super::block_cache::{Block, BlockCache, BlockKey};
 use super::helper::DecodeHelpers;
 use super::layouts::LayoutCache;
 use super::stats::Stats;

@@ -1,6 +1,6 @@
 //! One least-recently-used map bounded by a byte budget, for every cache
 //! of the daemon that holds things of different sizes: decoded blocks
-//! ([`super::cache`]), chunk layouts ([`super::layouts`]) and the state
+//! ([`super::block_cache`]), chunk layouts ([`super::layouts`]) and the state
 //! array and store entries build when they load (`catalog::meta_cache`).
 //!
 //! Each value is put with its weight (its bytes plus whatever bookkeeping

@@ -6,10 +6,10 @@
 //! nothing below calls back up.
 
 pub mod assemble;
+pub mod block_cache;
 pub mod blocks;
 pub mod budget;
 pub mod buffers;
-pub mod cache;
 pub mod cores;
 pub mod fill;
 pub mod helper;
@@ -22,9 +22,9 @@ pub mod stream;
 pub mod view;
 pub mod whole;
 
+pub use block_cache::BlockCache;
 pub use blocks::Blocks;
 pub use budget::ByteLru;
-pub use cache::BlockCache;
 pub use fill::{fill_in_background, read_uncached};
 pub use planner::{Planner, Served, StreamRead};
 pub use prefetch::Prefetcher;

@@ -12,8 +12,8 @@ use std::sync::Arc;
 use crate::format::{Array, Error, PResult, Piece, PieceSource, Problem, Region};
 
 use super::assemble::{fill_pieces, fill_rows, fill_with, tiling_pieces, Misses};
+use super::block_cache::Block;
 use super::blocks::Blocks;
-use super::cache::Block;
 use super::cores::CoreUse;
 use super::prefetch::Prefetcher;
 use super::stats::Stats;

@@ -262,7 +262,7 @@ pub fn announce(blocks: &Blocks, array: &Array, pieces: &[Piece]) -> PResult<()>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::source::{ByteSource, Version};
+    use crate::format::byte_source::{ByteSource, Version};
     use crate::format::{ChunkOffset, Region};
     use crate::source::MemorySource;
     use std::ops::Range;

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::format::source::{sparse_chunk_name, ByteSource, SparseChunks};
+use crate::format::byte_source::{sparse_chunk_name, ByteSource, SparseChunks};
 use crate::format::{PResult, Problem};
 
 use super::file::FileSource;

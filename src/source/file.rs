@@ -17,7 +17,7 @@ use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Weak};
 
-use crate::format::source::{range_len, ByteSource, Pin, Version, VersionTag};
+use crate::format::byte_source::{range_len, ByteSource, Pin, Version, VersionTag};
 use crate::format::{PResult, Problem};
 
 use super::fds::{open_file, pool};

@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::format::source::{ByteSource, SliceSource, Version, VersionTag};
+use crate::format::byte_source::{ByteSource, SliceSource, Version, VersionTag};
 use crate::format::PResult;
 
 /// Immutable bytes with a name for messages.

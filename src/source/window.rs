@@ -4,7 +4,7 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use crate::format::source::{ByteSource, Need, Version};
+use crate::format::byte_source::{ByteSource, Need, Version};
 use crate::format::{PResult, Problem};
 
 /// Bytes `[start, start + len)` of `inner`.
@@ -91,7 +91,7 @@ impl ByteSource for WindowSource {
         self.inner.takes_hints()
     }
 
-    fn pin(&self) -> PResult<Option<crate::format::source::Pin>> {
+    fn pin(&self) -> PResult<Option<crate::format::byte_source::Pin>> {
         self.inner.pin()
     }
 

@@ -6,7 +6,7 @@
 use std::time::SystemTime;
 
 use crate::catalog::access::Access;
-use crate::catalog::listing::node_meta;
+use crate::catalog::local_dir::node_meta;
 #[cfg(feature = "remote")]
 use crate::catalog::remote::remote_access;
 use crate::format::Region;

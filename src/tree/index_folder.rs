@@ -13,8 +13,8 @@ use crate::catalog::entry::{ArrayEntry, Loaded};
 use crate::views::Kind;
 
 use super::error::FsError;
+use super::folder_entries::DirEntry;
 use super::inode::{self, Role};
-use super::listing::DirEntry;
 use super::namespace::{NodeKind, Tree};
 
 impl Tree {

@@ -16,9 +16,9 @@
 pub mod attributes;
 pub mod chunk_tree;
 pub mod error;
+pub mod folder_entries;
 pub mod index_folder;
 pub mod inode;
-pub mod listing;
 pub mod namespace;
 pub mod node_files;
 pub mod nodes;
@@ -26,5 +26,5 @@ pub mod opening;
 
 pub use attributes::Attr;
 pub use error::FsError;
-pub use listing::DirEntry;
+pub use folder_entries::DirEntry;
 pub use namespace::Tree;

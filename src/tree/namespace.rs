@@ -1,7 +1,7 @@
 //! The namespace of one mount: its nodes (source folders, array folders,
 //! stores and their groups) with inode numbers, found and kept as the
 //! questions about them come ([`super::attributes`] for getattr and
-//! xattrs, [`super::listing`] for lookup and readdir, [`super::opening`]
+//! xattrs, [`super::folder_entries`] for lookup and readdir, [`super::opening`]
 //! for open and readlink, [`super::node_files`] for the files a folder
 //! holds of its own).
 //!
@@ -13,7 +13,7 @@
 //! folder holds is the views' table ([`crate::views::ARRAY_FILES`]), what
 //! any folder holds of its own the views' [`crate::views::FOLDER_FILES`].
 //!
-//! [`listing`]: crate::catalog::listing
+//! [`listing`]: crate::catalog::local_dir
 //! [`remote`]: crate::catalog::remote
 //! [`store`]: crate::catalog::store
 //! [`store_folder`]: crate::catalog::store_folder
@@ -36,7 +36,7 @@ use super::error::FsError;
 use super::inode::{self, Role};
 use super::nodes::{Nodes, Place};
 use crate::catalog::entry::{ArrayEntry, Loaded, OnLoad, TableColumn};
-use crate::catalog::listing::{Class, Fence, Found};
+use crate::catalog::local_dir::{Class, Fence, Found};
 use crate::catalog::location::Origin;
 use crate::catalog::meta_cache::{MetaCache, MetaCacheStats};
 #[cfg(feature = "remote")]

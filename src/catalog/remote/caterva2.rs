@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-use crate::format::source::ByteSource;
+use crate::format::byte_source::ByteSource;
 use crate::format::{Array, Error, Version, VersionTag};
 use crate::source::remote::caterva2::info::{DatasetInfo, InfoKind};
 use crate::source::remote::caterva2::names::{in_container, is_container, is_stored_frame};

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use crate::format::source::ByteSource;
+use crate::format::byte_source::ByteSource;
 use crate::format::Problem;
 use crate::source::store::members::MemberFiles;
 use crate::source::store::EMBED_NAME;

@@ -18,7 +18,7 @@ use crate::source::remote::{
 use crate::source::store::{StoreFormat, EMBED_NAME};
 
 use super::super::access::Access;
-use super::super::listing::{Class, KNOWN_EXTENSIONS};
+use super::super::local_dir::{Class, KNOWN_EXTENSIONS};
 use super::caterva2::{self as c2, MountedFolder, Shown};
 use super::keys::{extension, join};
 use super::listings::Listings;

@@ -10,10 +10,10 @@
 use std::ops::Range;
 
 use super::header::{ChunkHeader, Special, EXTENDED_HEADER_LEN};
+use crate::format::byte_source::ByteSource;
 use crate::format::bytes::{read_i32_le, slice_at};
 use crate::format::error::{PResult, Problem};
 use crate::format::filter::filter_id;
-use crate::format::source::ByteSource;
 
 /// Largest dictionary C-Blosc2 writes (BLOSC2_MAXDICTSIZE).
 const MAX_DICT_SIZE: usize = 128 * 1024;

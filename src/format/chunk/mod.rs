@@ -11,9 +11,9 @@ pub use header::{ChunkHeader, Codec, Special};
 pub use layout::{ChunkLayout, ChunkRegion, Storage};
 pub use pipeline::{fill_special, BlockContext, Fork};
 
+use crate::format::byte_source::SliceSource;
 use crate::format::bytes::slice_at;
 use crate::format::error::{PResult, Problem};
-use crate::format::source::SliceSource;
 
 /// Layout of a chunk held in memory (all of `bytes`).
 fn layout_of(bytes: &[u8]) -> PResult<ChunkLayout> {

@@ -620,8 +620,8 @@ thread_local! {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::byte_source::SliceSource;
     use crate::format::chunk::layout::ChunkRegion;
-    use crate::format::source::SliceSource;
 
     const N: usize = 256;
 

@@ -8,12 +8,14 @@ use object_store::path::{Path, PathPart};
 
 use super::caterva2::info::DatasetInfo;
 use super::error::RemoteError;
-use super::source::RemoteSource;
+use super::object_source::RemoteSource;
 use super::stats::StatsSnapshot;
 use super::store::{Connection, RemoteOptions};
 use super::url::RemoteUrl;
 use crate::disk_cache::DiskCache;
-use crate::format::source::{sparse_chunk_name, ByteSource, SparseChunks, Version, VersionTag};
+use crate::format::byte_source::{
+    sparse_chunk_name, ByteSource, SparseChunks, Version, VersionTag,
+};
 use crate::format::PResult;
 use crate::source::urls::Scheme;
 

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use crate::format::source::ByteSource;
+use crate::format::byte_source::ByteSource;
 use crate::format::Problem;
 
 /// The files of one `.b2d` directory kept elsewhere.

@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value as Json};
 
-use crate::format::source::ByteSource;
+use crate::format::byte_source::ByteSource;
 use crate::format::{looks_like_frame, Array, Error, Problem, Version};
 
 use super::{FileSource, MemorySource, WindowSource};

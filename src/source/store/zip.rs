@@ -10,7 +10,7 @@
 //! Compression is not undone: stores keep their members stored (method 0),
 //! and a member that is not is reported, never decoded.
 
-use crate::format::source::{read_exact, ByteSource};
+use crate::format::byte_source::{read_exact, ByteSource};
 use crate::format::{PResult, Problem};
 
 /// Most central-directory entries accepted (a "zip bomb" of entries is refused
@@ -279,7 +279,7 @@ pub fn parse_directory(dir: &[u8], count: u64) -> PResult<Vec<ZipEntry>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::source::SliceSource;
+    use crate::format::byte_source::SliceSource;
 
     /// A minimal archive of stored members, built by hand.
     fn archive(members: &[(&str, &[u8])]) -> Vec<u8> {

@@ -20,8 +20,8 @@ use object_store::path::Path;
 
 use super::recheck::{Recheck, Refusal};
 use super::split::Split;
+use crate::format::byte_source::{ByteSource, Version, VersionTag};
 use crate::format::dtype::{ItemKind, NumpyDtype};
-use crate::format::source::{ByteSource, Version, VersionTag};
 use crate::format::{grid_coords, Array, BlockProducer, Geometry, PResult, Problem, Shape};
 use crate::source::memory::MemorySource;
 use crate::source::remote::error::RemoteError;

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use crate::catalog::entry::Loaded;
-use crate::format::source::Pin;
+use crate::format::byte_source::Pin;
 use crate::format::Problem;
 use crate::read::StreamState;
 use crate::tree::error::FsError;

@@ -37,7 +37,7 @@ use super::runtime;
 use super::store::Connection;
 use crate::disk_cache::stored_objects::CachedObject;
 use crate::disk_cache::DiskCache;
-use crate::format::source::{range_len, ByteSource, Need, Version, VersionTag};
+use crate::format::byte_source::{range_len, ByteSource, Need, Version, VersionTag};
 use crate::format::{PResult, Problem};
 
 /// Speculative read size: a frame's header and metalayers, or its offsets

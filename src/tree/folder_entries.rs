@@ -10,7 +10,7 @@ use std::os::unix::ffi::OsStrExt;
 
 use crate::catalog::array_indexes::INDEXES;
 use crate::catalog::entry::ArrayEntry;
-use crate::catalog::listing::{classify, scan};
+use crate::catalog::local_dir::{classify, scan};
 #[cfg(feature = "remote")]
 use crate::catalog::remote::{io_error, join};
 use crate::catalog::store_folder::FolderView;
