@@ -243,7 +243,7 @@ impl Drop for C2Server {
 }
 
 fn blosc2fs(args: &[&str], env: &[(&str, &str)], cwd: Option<&Path>) -> std::process::Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_blosc2fs"));
+    let mut cmd = Command::new(common::mount::binary());
     cmd.args(args)
         .env_remove("CATERVA2_USERNAME")
         .env_remove("CATERVA2_PASSWORD")
@@ -826,7 +826,7 @@ fn personal_roots_log_in_keep_the_secrets_and_log_in_again_after_a_new_server_se
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     if out.status.success() {
-        let _ = Command::new(env!("CARGO_BIN_EXE_blosc2fs"))
+        let _ = Command::new(common::mount::binary())
             .arg("unmount")
             .arg(mnt.path())
             .status();

@@ -111,7 +111,7 @@ fn s3_options(port: u16) -> RemoteOptions {
 }
 
 fn blosc2fs(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_blosc2fs"));
+    let mut cmd = Command::new(common::mount::binary());
     cmd.args(args);
     for (k, v) in env {
         cmd.env(k, v);

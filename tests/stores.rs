@@ -168,7 +168,7 @@ fn info_tree_shows_keys_groups_tables_and_homes() {
 }
 
 fn mount_binary() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_blosc2fs"))
+    common::mount::binary()
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! What each kind of source holds as folders, and the loaded versions of
-//! what it holds: local folders ([`listing`]), remote roots ([`remote`]),
+//! what it holds: local folders ([`local_dir`]), remote roots ([`remote`]),
 //! stores and their groups and tables ([`store`]) and what such a folder
 //! shows ([`store_folder`]), a table's logical columns ([`table`]), where an array's bytes come from
 //! ([`location`]), which saved expressions are computed from which

@@ -6,7 +6,7 @@
 //! layers above. Its remote tier keeps what remote objects sent, so a
 //! remount or a second epoch costs no GET while the ETag holds.
 //!
-//! - [`cache`]: [`DiskCache`], what a mount holds: entries shared per key,
+//! - [`cache_dir`]: [`DiskCache`], what a mount holds: entries shared per key,
 //!   reads of whole granules, fills handed to the writer, `.stats`;
 //! - [`key`]: the entry's name from the source identity and version;
 //! - [`map`]: which granules of an entry are whole, and its form on disk;

@@ -4,7 +4,7 @@
 //! adapter (`crate::mount::fuse`) only translates calls and replies; tests
 //! drive [`Filesystem`] directly (`tests/fs.rs`).
 //!
-//! [`config`] is what the core is told at start, [`open_file`] what an
+//! [`config`] is what the core is told at start, [`open_handle`] what an
 //! open file keeps, [`stats`] the `.stats` document, [`filesystem`] the
 //! operations themselves.
 

@@ -10,7 +10,7 @@
 //! array's hidden Zarr v3 chunk tree `c/`), [`namespace`] (the tree of
 //! nodes, found and kept), [`node_files`] (which of a folder's own files a
 //! node holds), [`index_folder`] (an indexed array's `indexes/`); then one file per question asked of an inode:
-//! [`attributes`] (getattr, xattrs), [`listing`] (lookup, readdir),
+//! [`attributes`] (getattr, xattrs), [`folder_entries`] (lookup, readdir),
 //! [`opening`] (open, readlink).
 
 pub mod attributes;

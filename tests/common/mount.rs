@@ -53,8 +53,14 @@ pub fn serial_with_fuse() -> Option<Serial> {
     Some(serial())
 }
 
+/// The daemon under test: the binary cargo built for these tests, or the one
+/// `BLOSC2FS_BIN` names (set it when several checkouts share one target
+/// folder, where each build overwrites the same uplifted binary).
 pub fn binary() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_blosc2fs"))
+    match std::env::var_os("BLOSC2FS_BIN") {
+        Some(path) if !path.is_empty() => PathBuf::from(path),
+        _ => PathBuf::from(env!("CARGO_BIN_EXE_blosc2fs")),
+    }
 }
 
 /// The command running [`binary`] with at most `nofile` open descriptors.

@@ -15,7 +15,7 @@
 //! - [`store`]: the client for one bucket or server, built from the URL,
 //!   the environment and [`RemoteOptions`]; counts its requests in
 //!   [`RemoteStats`].
-//! - [`source`]: one object as a byte source, shaped for round trips and
+//! - [`object_source`]: one object as a byte source, shaped for round trips and
 //!   checked against the identity it was opened with.
 //! - [`pool`]: the bytes a connection holds and has in flight for reads to
 //!   come (spans, hinted ranges), within one budget.
