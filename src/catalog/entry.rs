@@ -14,7 +14,7 @@ use std::time::SystemTime;
 use serde_json::json;
 
 use crate::format::{Array, Version};
-use crate::tables::TableBatches;
+use crate::tables::{PartReader, TableBatches};
 use crate::views::{json::json_bytes, meta_json, table_column::present_column, Presented};
 
 use super::access::Access;
@@ -44,6 +44,8 @@ pub struct Loading {
     /// Turns saved expressions into computed arrays; without it they show
     /// `meta.json` only.
     pub computer: Option<Computer>,
+    /// What tables read their parts through (the mount's block cache).
+    pub table_reads: PartReader,
 }
 
 /// Shared by every entry of a tree.

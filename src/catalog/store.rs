@@ -26,11 +26,12 @@ use crate::read::RowMap;
 use crate::source::local_version;
 use crate::source::store::{Home, Store, StoreFormat};
 
+use super::entry::OnLoad;
 use super::index_sidecar::{store_sidecars, Sidecar};
 use super::meta_cache::MetaCache;
 use super::versioned::{Reload, Versioned};
 use crate::tables::type_names::{arrow_name, kind_name};
-use crate::tables::{Parts, SharedTableSource, TableBatches, TableModel};
+use crate::tables::{PartReader, Parts, SharedTableSource, TableBatches, TableModel};
 use crate::views::{
     json, piece_file::PieceFile, table_arrow::TableArrow, table_csv::TableCsv, table_meta,
     zarr3_group::described_group,
@@ -140,6 +141,9 @@ pub struct LoadedStore {
     /// its folder: under the array's `indexes/`), by the array's key.
     pub index_sidecars: HashMap<String, Vec<(String, Sidecar)>>,
     table_info: Mutex<HashMap<String, Arc<Result<TableInfo, Error>>>>,
+    /// What its tables read their parts through (none: each table a small
+    /// cache of its own).
+    table_reads: Option<PartReader>,
 }
 
 fn json_bytes(doc: &Json) -> Arc<Vec<u8>> {
@@ -322,6 +326,16 @@ impl LoadedStore {
             group_zarr,
             index_sidecars,
             table_info: Mutex::new(HashMap::new()),
+            table_reads: None,
+        }
+    }
+
+    /// This version, its tables reading their parts through `reader` (a
+    /// mount's block cache).
+    pub fn reading_tables_through(self, reader: Option<PartReader>) -> LoadedStore {
+        LoadedStore {
+            table_reads: reader,
+            ..self
         }
     }
 
@@ -368,7 +382,8 @@ impl LoadedStore {
     }
 
     fn read_table(&self, table: &str) -> Result<TableInfo, Error> {
-        let model = Arc::new(TableModel::load(&self.store, table)?);
+        let reader = self.table_reads.clone().unwrap_or_else(PartReader::one_off);
+        let model = Arc::new(TableModel::load(&self.store, table, reader)?);
         let batches = Arc::new(TableBatches::new(model.clone()));
         let mut children: Vec<(OsString, ChildKind)> = model
             .columns
@@ -469,6 +484,8 @@ pub struct StoreEntry {
     /// Load numbers this entry presented and no longer does (reloaded in
     /// place), not yet told to the tree.
     dropped: Mutex<Vec<u64>>,
+    /// What its tables read their parts through.
+    table_reads: Option<PartReader>,
     /// For a store that is a remote object: where it is (then `path` is its
     /// redacted URL, for messages).
     #[cfg(feature = "remote")]
@@ -504,8 +521,18 @@ impl StoreEntry {
             format,
             version: Versioned::new(cache.clone(), in_place),
             dropped: Mutex::new(Vec::new()),
+            table_reads: None,
             #[cfg(feature = "remote")]
             remote: None,
+        }
+    }
+
+    /// This entry, its tables reading their parts through what `on_load`
+    /// gives them (a mount's block cache).
+    pub fn reading_tables(self, on_load: Option<&OnLoad>) -> StoreEntry {
+        StoreEntry {
+            table_reads: on_load.map(|l| l.table_reads.clone()),
+            ..self
         }
     }
 
@@ -579,7 +606,10 @@ impl StoreEntry {
             match self.open_store(version) {
                 // A change between the stat and the open shows as stale next
                 // time (the store keeps the version it read).
-                Ok(store) => Ok(Arc::new(LoadedStore::new(store, *mtime, number))),
+                Ok(store) => Ok(Arc::new(
+                    LoadedStore::new(store, *mtime, number)
+                        .reading_tables_through(self.table_reads.clone()),
+                )),
                 Err(e) => {
                     log::warn!("{e}");
                     Err((e, version.clone(), *mtime))

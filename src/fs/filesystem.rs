@@ -26,6 +26,7 @@ use crate::catalog::computed::Computer;
 use crate::catalog::entry::{Loaded, Loading, OnLoad};
 use crate::catalog::local_dir::Fence;
 use crate::catalog::meta_cache::MetaCache;
+use crate::tables::PartReader;
 use crate::tree::error::FsError;
 use crate::tree::{Attr, DirEntry, Tree};
 
@@ -136,6 +137,7 @@ impl Filesystem {
         Arc::new(Loading {
             preload: Box::new(move |array| preload.opened(array)),
             computer,
+            table_reads: PartReader::shared(planner.blocks().clone()),
         })
     }
 

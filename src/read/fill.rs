@@ -1,5 +1,6 @@
 //! Fills for callers without a planner: the disk cache's background
-//! writer, and one-off reads with a small block cache of their own.
+//! writer, scans (a table's batches of rows, read front to back), and
+//! one-off reads with a small block cache of their own.
 
 use std::sync::Arc;
 
@@ -30,6 +31,30 @@ pub fn fill_in_background(
         keep_partial: true,
     };
     fill_with(blocks, array, Region::Data, start, out, misses)
+}
+
+/// Fill `out` with bytes `[start, start + out.len())` of `region` for a
+/// scan (a table's batches of rows, read front to back through the
+/// mount's caches): blocks the cache holds are copied from it; the others
+/// are decoded straight into `out` when the range uses them whole, or into
+/// a per-thread scratch buffer when it uses them in part, and are not
+/// kept. A scan thus takes no room in the cache (it does not evict what
+/// the readers of arrays keep there) and holds at most one block per
+/// thread; the price is a block at the edge of two reads decoded for each
+/// (measured: 5 % more blocks decoded reading a 10-million-row table's
+/// `table.csv` in batches of 65,536 rows).
+pub fn fill_scan(
+    blocks: &Blocks,
+    array: &Array,
+    region: Region,
+    start: u64,
+    out: &mut [u8],
+) -> PResult<()> {
+    let misses = Misses {
+        direct: true,
+        keep_partial: false,
+    };
+    fill_with(blocks, array, region, start, out, misses)
 }
 
 /// Read bytes `[start, start + out.len())` of `region` with a small cache of

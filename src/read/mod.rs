@@ -25,7 +25,7 @@ pub mod whole;
 pub use block_cache::BlockCache;
 pub use blocks::Blocks;
 pub use budget::ByteLru;
-pub use fill::{fill_in_background, read_uncached};
+pub use fill::{fill_in_background, fill_scan, read_uncached};
 pub use planner::{Planner, Served, StreamRead};
 pub use prefetch::Prefetcher;
 pub use rows::{row_bytes, RowMap};

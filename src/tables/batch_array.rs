@@ -52,14 +52,14 @@ pub fn serializer(array: &Array) -> Option<Serializer> {
     })
 }
 
-/// The items of batch `c` (chunk `c`) of a msgpack BatchArray, in order.
-pub fn msgpack_batch(array: &Array, c: u64) -> PResult<Vec<Value>> {
-    let chunk = array.decode_chunk(c).map_err(|p| p.in_chunk(c))?;
-    let mut cursor = chunk.as_slice();
+/// The items of a msgpack BatchArray's batch, in order, from its decoded
+/// chunk.
+pub fn msgpack_items(chunk: &[u8]) -> PResult<Vec<Value>> {
+    let mut cursor = chunk;
     let mut items = Vec::new();
     while !cursor.is_empty() {
         let block = rmpv::decode::read_value_with_max_depth(&mut cursor, MAX_DEPTH)
-            .map_err(|e| Problem::corrupt("batch", format!("msgpack: {e}")).in_chunk(c))?;
+            .map_err(|e| Problem::corrupt("batch", format!("msgpack: {e}")))?;
         match block {
             Value::Array(list) => items.extend(list),
             other => items.push(other),
@@ -68,14 +68,8 @@ pub fn msgpack_batch(array: &Array, c: u64) -> PResult<Vec<Value>> {
     Ok(items)
 }
 
-/// The items of batch `c` of an Arrow BatchArray: the `values` column of
-/// each of its IPC streams, joined in order.
-pub fn arrow_batch(array: &Array, c: u64) -> PResult<ArrayRef> {
-    let chunk = array.decode_chunk(c).map_err(|p| p.in_chunk(c))?;
-    arrow_values(&chunk).map_err(|p| p.in_chunk(c))
-}
-
-/// The `values` columns of the IPC streams back to back in `bytes`, joined.
+/// The items of an Arrow BatchArray's batch, from its decoded chunk: the
+/// `values` columns of the IPC streams back to back in `bytes`, joined.
 pub fn arrow_values(bytes: &[u8]) -> PResult<ArrayRef> {
     let bad = |e: &dyn std::fmt::Display| Problem::corrupt("arrow batch", e.to_string());
     let mut cursor = Cursor::new(bytes);
@@ -106,18 +100,15 @@ pub fn arrow_values(bytes: &[u8]) -> PResult<ArrayRef> {
     }
 }
 
-/// The items of batch `c` of `array`, serialized by `serializer`: msgpack
-/// items as JSON (by the rules of `meta.json`), Arrow items as the Arrow
-/// rows they are; an unknown serializer is refused.
-pub fn batch_values(array: &Array, serializer: &Serializer, c: u64) -> PResult<ColumnBatch> {
+/// The items of a batch serialized by `serializer`, from its decoded
+/// chunk: msgpack items as JSON (by the rules of `meta.json`), Arrow items
+/// as the Arrow rows they are; an unknown serializer is refused.
+pub fn batch_values(chunk: &[u8], serializer: &Serializer) -> PResult<ColumnBatch> {
     match serializer {
         Serializer::Msgpack => Ok(ColumnBatch::Json(
-            msgpack_batch(array, c)?
-                .iter()
-                .map(msgpack::to_json)
-                .collect(),
+            msgpack_items(chunk)?.iter().map(msgpack::to_json).collect(),
         )),
-        Serializer::Arrow => arrow_batch(array, c).map(ColumnBatch::Arrow),
+        Serializer::Arrow => arrow_values(chunk).map(ColumnBatch::Arrow),
         Serializer::Unknown(name) => Err(unknown(name)),
     }
 }

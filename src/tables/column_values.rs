@@ -20,10 +20,10 @@ use arrow_schema::DataType;
 use super::batch_array::{self as batches, Serializer};
 use super::build::from_msgpack;
 use super::model::{Column, Parts, TableModel};
+use super::part_reader::PartReader;
 use super::schema::{Kind, Nulls, Sentinel};
 use super::seam::{ColumnBatch, TableError};
-use crate::format::{msgpack, Array, Region};
-use crate::read::read_uncached;
+use crate::format::{msgpack, Array};
 use crate::read::RowMap;
 
 /// Bytes of a `.notnull` mask read at a time when counting its nulls.
@@ -44,7 +44,13 @@ fn arrow_err(column: &Column, source: arrow_schema::ArrowError) -> TableError {
 }
 
 /// Bytes `[start, start + len)` of `array`'s data, or why not.
-fn read_bytes(array: &Array, part: &str, start: u64, len: u64) -> Result<Vec<u8>, TableError> {
+fn read_bytes(
+    reader: &PartReader,
+    array: &Array,
+    part: &str,
+    start: u64,
+    len: u64,
+) -> Result<Vec<u8>, TableError> {
     let end = start.saturating_add(len);
     if end > array.data_len() {
         return Err(TableError::Invalid {
@@ -56,10 +62,12 @@ fn read_bytes(array: &Array, part: &str, start: u64, len: u64) -> Result<Vec<u8>
         });
     }
     let mut out = vec![0u8; len as usize];
-    read_uncached(array, Region::Data, start, &mut out).map_err(|problem| TableError::Part {
-        part: part.to_owned(),
-        problem,
-    })?;
+    reader
+        .read(array, start, &mut out)
+        .map_err(|problem| TableError::Part {
+            part: part.to_owned(),
+            problem,
+        })?;
     Ok(out)
 }
 
@@ -68,8 +76,13 @@ fn part_name(array: &Array) -> String {
 }
 
 /// The validity of physical rows `[p0, p1)` from a `.notnull` mask.
-fn mask_nulls(mask: &Array, p0: u64, p1: u64) -> Result<Option<NullBuffer>, TableError> {
-    let bytes = read_bytes(mask, &part_name(mask), p0, p1 - p0)?;
+fn mask_nulls(
+    reader: &PartReader,
+    mask: &Array,
+    p0: u64,
+    p1: u64,
+) -> Result<Option<NullBuffer>, TableError> {
+    let bytes = read_bytes(reader, mask, &part_name(mask), p0, p1 - p0)?;
     Ok(nulls_of(bytes.iter().map(|&b| b != 0)))
 }
 
@@ -96,6 +109,7 @@ impl TableModel {
             return Err(invalid(column, "not a fixed-width column"));
         };
         read_bytes(
+            &self.reader,
             values,
             &part_name(values),
             p0 * row_bytes,
@@ -110,7 +124,7 @@ impl TableModel {
             let mut at = start;
             while at < start + n {
                 let len = (start + n - at).min(MASK_STEP);
-                let bytes = read_bytes(mask, &part_name(mask), at, len)?;
+                let bytes = read_bytes(&self.reader, mask, &part_name(mask), at, len)?;
                 nulls += bytes.iter().filter(|&&b| b == 0).count() as u64;
                 at += len;
             }
@@ -128,7 +142,7 @@ impl TableModel {
             Parts::Fixed { dtype, mask, .. } => {
                 let bytes = self.fixed_bytes(i, p0, p1)?;
                 let mask = match mask {
-                    Some(m) => mask_nulls(m, p0, p1)?,
+                    Some(m) => mask_nulls(&self.reader, m, p0, p1)?,
                     None => None,
                 };
                 fixed_array(column, dtype, bytes, mask).map(ColumnBatch::Arrow)
@@ -139,13 +153,20 @@ impl TableModel {
                 mask,
             } => {
                 let mask = match mask {
-                    Some(m) => mask_nulls(m, p0, p1)?,
+                    Some(m) => mask_nulls(&self.reader, m, p0, p1)?,
                     None => None,
                 };
-                utf8_array(column, offsets, bytes, p0, p1, mask).map(ColumnBatch::Arrow)
+                utf8_array(&self.reader, column, offsets, bytes, p0, p1, mask)
+                    .map(ColumnBatch::Arrow)
             }
             Parts::Dictionary { codes, words } => {
-                let raw = read_bytes(codes, &part_name(codes), p0 * 4, (p1 - p0) * 4)?;
+                let raw = read_bytes(
+                    &self.reader,
+                    codes,
+                    &part_name(codes),
+                    p0 * 4,
+                    (p1 - p0) * 4,
+                )?;
                 let null_code = match column.spec.nulls {
                     Nulls::Code(c) => Some(c),
                     _ => None,
@@ -182,7 +203,7 @@ impl TableModel {
                 array,
                 serializer,
                 starts,
-            } => batch_rows(column, array, serializer, starts, p0, p1),
+            } => batch_rows(&self.reader, column, array, serializer, starts, p0, p1),
             Parts::PerChunk { array } => {
                 if p1 > array.nchunks() {
                     return Err(invalid(
@@ -192,10 +213,13 @@ impl TableModel {
                 }
                 let mut values = Vec::with_capacity((p1 - p0) as usize);
                 for c in p0..p1 {
-                    let chunk = array.decode_chunk(c).map_err(|problem| TableError::Part {
-                        part: part_name(array),
-                        problem: problem.in_chunk(c),
-                    })?;
+                    let chunk =
+                        self.reader
+                            .chunk(array, c)
+                            .map_err(|problem| TableError::Part {
+                                part: part_name(array),
+                                problem: problem.in_chunk(c),
+                            })?;
                     values.push(msgpack::parse(&chunk, "row").map_err(|problem| {
                         TableError::Part {
                             part: part_name(array),
@@ -224,6 +248,7 @@ impl TableModel {
 
 /// Items `[p0, p1)` of a BatchArray whose items are a column's rows.
 fn batch_rows(
+    reader: &PartReader,
     column: &Column,
     array: &Array,
     serializer: &Serializer,
@@ -248,7 +273,9 @@ fn batch_rows(
             let mut parts: Vec<ArrayRef> = Vec::new();
             let mut c = first;
             while (c as u64) < array.nchunks() && starts[c] < p1 {
-                let batch = batches::arrow_batch(array, c as u64).map_err(part)?;
+                let chunk = reader.chunk(array, c as u64).map_err(part)?;
+                let batch =
+                    batches::arrow_values(&chunk).map_err(|p| part(p.in_chunk(c as u64)))?;
                 let from = p0.saturating_sub(starts[c]) as usize;
                 let to = ((p1 - starts[c]) as usize).min(batch.len());
                 parts.push(batch.slice(from, to.saturating_sub(from)));
@@ -276,7 +303,9 @@ fn batch_rows(
             let mut values = Vec::with_capacity((p1 - p0) as usize);
             let mut c = first;
             while (c as u64) < array.nchunks() && starts[c] < p1 {
-                let items = batches::msgpack_batch(array, c as u64).map_err(part)?;
+                let chunk = reader.chunk(array, c as u64).map_err(part)?;
+                let items =
+                    batches::msgpack_items(&chunk).map_err(|p| part(p.in_chunk(c as u64)))?;
                 let from = p0.saturating_sub(starts[c]) as usize;
                 let to = ((p1 - starts[c]) as usize).min(items.len());
                 values.extend(items.into_iter().take(to).skip(from));
@@ -313,6 +342,7 @@ fn msgpack_values(column: &Column, values: &[rmpv::Value]) -> Result<ColumnBatch
 
 /// The rows `[p0, p1)` of a utf8 column.
 fn utf8_array(
+    reader: &PartReader,
     column: &Column,
     offsets: &Array,
     bytes: &Array,
@@ -320,13 +350,20 @@ fn utf8_array(
     p1: u64,
     mask: Option<NullBuffer>,
 ) -> Result<ArrayRef, TableError> {
-    let raw = read_bytes(offsets, &part_name(offsets), p0 * 8, (p1 - p0 + 1) * 8)?;
+    let raw = read_bytes(
+        reader,
+        offsets,
+        &part_name(offsets),
+        p0 * 8,
+        (p1 - p0 + 1) * 8,
+    )?;
     let offs: Vec<i64> = raw.chunks_exact(8).map(|c| i64::decode(c, false)).collect();
     let (first, last) = (offs[0], offs[offs.len() - 1]);
     if first < 0 || offs.windows(2).any(|w| w[1] < w[0]) {
         return Err(invalid(column, "its offsets go backwards"));
     }
     let text = read_bytes(
+        reader,
         bytes,
         &part_name(bytes),
         first as u64,

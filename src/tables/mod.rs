@@ -2,7 +2,7 @@
 //! logical columns (docs/tables-format.md), and the batches of a
 //! BatchArray. Below the views, which render these as files, and above
 //! compute/, source/ and read/, whose shared block cache every part of a
-//! table is read through.
+//! table is read through ([`part_reader`]).
 //!
 //! - [`schema`]: a table's `_meta` schema, read;
 //! - [`model`]: the columns and the storage parts each claims, opened;
@@ -20,6 +20,7 @@ pub mod batch_array;
 mod build;
 pub mod column_values;
 pub mod model;
+pub mod part_reader;
 pub mod record_batches;
 pub mod schema;
 pub mod schema_text;
@@ -27,6 +28,7 @@ pub mod seam;
 pub mod type_names;
 
 pub use model::{Column, Parts, TableModel};
+pub use part_reader::PartReader;
 pub use record_batches::TableBatches;
 pub use seam::{
     piece_starts, ColumnBatch, ColumnSource, SharedTableSource, TableError, TableSource,

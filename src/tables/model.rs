@@ -10,11 +10,12 @@ use std::sync::Arc;
 use serde_json::{Map, Value as Json};
 
 use super::batch_array::{self as batches, Serializer};
+use super::part_reader::PartReader;
 use super::schema::{self, ColumnSpec, Kind, Nulls, Schema};
 use super::seam::piece_starts;
 use crate::compute::{OperandInfo, Program};
-use crate::format::{Array, Error, Problem, Region};
-use crate::read::{read_uncached, RowMap};
+use crate::format::{Array, Error, Problem};
+use crate::read::RowMap;
 use crate::source::store::Store;
 
 /// Most runs of valid rows a table's row map holds (bounds its memory).
@@ -166,6 +167,8 @@ pub struct TableModel {
     pub meta_vlmeta: Map<String, Json>,
     /// The user's vlmeta (`_vlmeta`), when there is one.
     pub user_vlmeta: Option<Json>,
+    /// What its parts are read through.
+    pub reader: PartReader,
 }
 
 /// The storage path of column `name` under `_cols/`: split at unescaped
@@ -195,15 +198,15 @@ pub fn column_path(name: &str) -> String {
 }
 
 impl TableModel {
-    /// Read the table rooted at `key` of `store`.
-    pub fn load(store: &Store, key: &str) -> Result<TableModel, Error> {
+    /// Read the table rooted at `key` of `store`, its parts through `reader`.
+    pub fn load(store: &Store, key: &str, reader: PartReader) -> Result<TableModel, Error> {
         let name = store.key_name(if key.is_empty() { "/" } else { key });
         let meta = store.open_value(&format!("{key}/_meta"))?;
         let mut meta_vlmeta: Map<String, Json> = meta.frame().vlmeta.iter().cloned().collect();
         let schema_value = meta_vlmeta.remove("schema");
         let schema = schema::parse(schema_value.as_ref())
             .map_err(|e| Error::new(&name, Problem::corrupt("table schema", e.to_string())))?;
-        let (rows, physical_rows) = read_valid_rows(store, key)?;
+        let (rows, physical_rows) = read_valid_rows(store, key, &reader)?;
         let indexes = meta_vlmeta
             .remove("index_catalog")
             .and_then(|c| c.as_object().cloned())
@@ -233,7 +236,7 @@ impl TableModel {
             .collect();
         let mut columns: Vec<Column> = Vec::new();
         for spec in &schema.columns {
-            let column = open_column(store, key, spec, &has, &columns, physical_rows);
+            let column = open_column(store, key, spec, &has, &columns, physical_rows, &reader);
             claimed.extend(column.keys.iter().cloned());
             columns.push(column);
         }
@@ -270,6 +273,7 @@ impl TableModel {
             indexes,
             meta_vlmeta,
             user_vlmeta,
+            reader,
         })
     }
 
@@ -285,7 +289,7 @@ impl TableModel {
 }
 
 /// The live rows of the table at `key` and the length of its `_valid_rows`.
-fn read_valid_rows(store: &Store, key: &str) -> Result<(RowMap, u64), Error> {
+fn read_valid_rows(store: &Store, key: &str, reader: &PartReader) -> Result<(RowMap, u64), Error> {
     let rows_key = format!("{key}/_valid_rows");
     let mask = store.open_value(&rows_key)?;
     let name = store.key_name(&rows_key);
@@ -305,7 +309,9 @@ fn read_valid_rows(store: &Store, key: &str) -> Result<(RowMap, u64), Error> {
     while at < total {
         let n = MASK_STEP.min(total - at);
         buf.resize(n as usize, 0);
-        read_uncached(&mask, Region::Data, at, &mut buf).map_err(|p| Error::new(&name, p))?;
+        reader
+            .read(&mask, at, &mut buf)
+            .map_err(|p| Error::new(&name, p))?;
         for (i, &b) in buf.iter().enumerate() {
             if b != 0 {
                 let row = at + i as u64;
@@ -340,6 +346,7 @@ fn open_column(
     has: &dyn Fn(&str) -> bool,
     earlier: &[Column],
     physical_rows: u64,
+    reader: &PartReader,
 ) -> Column {
     let p = format!("{key}/_cols/{}", column_path(&spec.name));
     let mut keys = Vec::new();
@@ -400,7 +407,9 @@ fn open_column(
                 let dict = open(&dict_key)?;
                 Ok(Parts::Dictionary {
                     codes,
-                    words: Arc::new(arrow_array::StringArray::from(dictionary_words(&dict)?)),
+                    words: Arc::new(arrow_array::StringArray::from(dictionary_words(
+                        &dict, reader,
+                    )?)),
                 })
             }
             Kind::Varlen { .. } | Kind::List => {
@@ -415,7 +424,7 @@ fn open_column(
                         "its BatchArray serializer {name:?} is not one this reader knows"
                     ));
                 }
-                let starts = batch_starts(&array, &serializer)?;
+                let starts = batch_starts(&array, &serializer, reader)?;
                 Ok(Parts::Batches {
                     array,
                     serializer,
@@ -445,7 +454,7 @@ fn open_column(
 }
 
 /// The words of a dictionary BatchArray, in code order.
-fn dictionary_words(dict: &Array) -> Result<Vec<String>, String> {
+fn dictionary_words(dict: &Array, reader: &PartReader) -> Result<Vec<String>, String> {
     if dict.data_len() > MAX_DICTIONARY_BYTES {
         return Err(format!(
             "a dictionary of {} decoded bytes (at most {MAX_DICTIONARY_BYTES} are read)",
@@ -454,7 +463,10 @@ fn dictionary_words(dict: &Array) -> Result<Vec<String>, String> {
     }
     let mut words = Vec::new();
     for c in 0..dict.nchunks() {
-        for v in batches::msgpack_batch(dict, c).map_err(|p| p.to_string())? {
+        let chunk = reader
+            .chunk(dict, c)
+            .map_err(|p| p.in_chunk(c).to_string())?;
+        for v in batches::msgpack_items(&chunk).map_err(|p| p.in_chunk(c).to_string())? {
             match v {
                 rmpv::Value::String(s) => {
                     words.push(s.into_str().ok_or("a dictionary word that is not UTF-8")?)
@@ -469,7 +481,11 @@ fn dictionary_words(dict: &Array) -> Result<Vec<String>, String> {
 /// First row of each batch of a BatchArray (and the count at the end),
 /// from its `_batch_array_metadata.batch_lengths`, or counted by decoding
 /// each batch when absent.
-fn batch_starts(array: &Array, serializer: &Serializer) -> Result<Vec<u64>, String> {
+fn batch_starts(
+    array: &Array,
+    serializer: &Serializer,
+    reader: &PartReader,
+) -> Result<Vec<u64>, String> {
     let lengths: Option<Vec<u64>> = array
         .frame()
         .vlmeta
@@ -481,14 +497,14 @@ fn batch_starts(array: &Array, serializer: &Serializer) -> Result<Vec<u64>, Stri
         Some(l) if l.len() as u64 == array.nchunks() => l,
         _ => (0..array.nchunks())
             .map(|c| {
-                Ok(match serializer {
-                    Serializer::Arrow => batches::arrow_batch(array, c)
-                        .map_err(|p| p.to_string())?
-                        .len() as u64,
-                    _ => batches::msgpack_batch(array, c)
-                        .map_err(|p| p.to_string())?
-                        .len() as u64,
-                })
+                let chunk = reader
+                    .chunk(array, c)
+                    .map_err(|p| p.in_chunk(c).to_string())?;
+                let items = match serializer {
+                    Serializer::Arrow => batches::arrow_values(&chunk).map(|a| a.len()),
+                    _ => batches::msgpack_items(&chunk).map(|v| v.len()),
+                };
+                Ok(items.map_err(|p| p.in_chunk(c).to_string())? as u64)
             })
             .collect::<Result<Vec<u64>, String>>()?,
     };

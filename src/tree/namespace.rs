@@ -128,7 +128,9 @@ impl Tree {
     ) -> std::io::Result<Tree> {
         let root = std::fs::canonicalize(source)?;
         let kind = if let Some(format) = StoreFormat::of_path(&root) {
-            NodeKind::Store(Arc::new(StoreEntry::new(root.clone(), format, true, &meta)))
+            NodeKind::Store(Arc::new(
+                StoreEntry::new(root.clone(), format, true, &meta).reading_tables(on_load.as_ref()),
+            ))
         } else if root.is_dir() && !is_sparse_dir(&root) {
             NodeKind::Dir(None)
         } else {
@@ -354,12 +356,10 @@ impl Tree {
             }
             Class::Store(format) => {
                 let make = || {
-                    NodeKind::Store(Arc::new(StoreEntry::new(
-                        child_path.clone(),
-                        format,
-                        false,
-                        &self.meta,
-                    )))
+                    NodeKind::Store(Arc::new(
+                        StoreEntry::new(child_path.clone(), format, false, &self.meta)
+                            .reading_tables(self.on_load.as_ref()),
+                    ))
                 };
                 self.intern(parent, name, Place::Local, found.class, &make)
             }
@@ -600,12 +600,15 @@ impl Tree {
                     meta,
                 )))
             }
-            RemoteClass::Store(format) => NodeKind::Store(Arc::new(StoreEntry::remote(
-                RemoteObject::store(root.clone(), key, format),
-                format,
-                in_place,
-                meta,
-            ))),
+            RemoteClass::Store(format) => NodeKind::Store(Arc::new(
+                StoreEntry::remote(
+                    RemoteObject::store(root.clone(), key, format),
+                    format,
+                    in_place,
+                    meta,
+                )
+                .reading_tables(on_load.as_ref()),
+            )),
         }
     }
 

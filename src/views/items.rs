@@ -80,13 +80,15 @@ impl ItemsJsonl {
                     .map_err(|e| Problem::corrupt("item", format!("msgpack: {e}")).in_chunk(c))?;
                 push(&msgpack::to_json(&v))?;
             }
-            ItemsKind::Batch => {
-                let batch = batch_array::batch_values(&self.array, &self.serializer, c)?;
-                push(&Json::Array(batch_json(batch)))?;
-            }
-            ItemsKind::ListRows => {
-                let batch = batch_array::batch_values(&self.array, &self.serializer, c)?;
-                out.extend_from_slice(&batch_lines(&batch)?);
+            ItemsKind::Batch | ItemsKind::ListRows => {
+                let chunk = self.array.decode_chunk(c).map_err(|p| p.in_chunk(c))?;
+                let batch = batch_array::batch_values(&chunk, &self.serializer)
+                    .map_err(|p| p.in_chunk(c))?;
+                if self.kind == ItemsKind::Batch {
+                    push(&Json::Array(batch_json(batch)))?;
+                } else {
+                    out.extend_from_slice(&batch_lines(&batch)?);
+                }
             }
         }
         Ok(out)

@@ -9,14 +9,19 @@
 //! keeps only the lengths, when the file's size is first asked) and render
 //! any one piece on its own. A read renders only the pieces it covers; the
 //! last few rendered stay in memory ([`KEPT_PIECES`]), so a sequential
-//! reader renders each piece once. A piece rendered to another length than
+//! reader renders each piece once. One piece of a file is rendered at a
+//! time: a reader of a piece being rendered waits for it rather than
+//! render it again, and a reader of another waits its turn (the kernel's
+//! readahead asks for a piece and the next from several threads at once;
+//! each render holds a batch of the table, so renders side by side would
+//! hold one batch per thread). A piece rendered to another length than
 //! measured is an error, never served.
 
 use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 
 use arrow_schema::ArrowError;
 
@@ -125,7 +130,16 @@ pub struct PieceFile {
     may_wait: bool,
     /// Where each piece starts, and the file's end last.
     starts: OnceLock<Result<Vec<u64>, PieceFileError>>,
-    kept: Mutex<VecDeque<(usize, Arc<Vec<u8>>)>>,
+    pieces: Mutex<Pieces>,
+    /// Told when a piece being rendered is done (kept, or failed).
+    rendered: Condvar,
+}
+
+/// The pieces a file keeps, and the one being rendered now.
+#[derive(Default)]
+struct Pieces {
+    kept: VecDeque<(usize, Arc<Vec<u8>>)>,
+    rendering: Option<usize>,
 }
 
 impl std::fmt::Debug for PieceFile {
@@ -145,7 +159,8 @@ impl PieceFile {
             renderer,
             may_wait,
             starts: OnceLock::new(),
-            kept: Mutex::new(VecDeque::new()),
+            pieces: Mutex::default(),
+            rendered: Condvar::new(),
         }
     }
 
@@ -200,7 +215,7 @@ impl PieceFile {
             Some(Ok(starts)) => starts.len() * 8,
             _ => 0,
         };
-        let kept: usize = self.kept.lock().iter().map(|(_, b)| b.len()).sum();
+        let kept: usize = self.pieces.lock().kept.iter().map(|(_, b)| b.len()).sum();
         256 + self.name.len() + starts + kept
     }
 
@@ -209,11 +224,43 @@ impl PieceFile {
         self.len() == Some(0)
     }
 
-    /// Piece `piece`, kept or rendered now, at its measured length.
+    /// Piece `piece`, kept or rendered now, at its measured length; while
+    /// another thread renders a piece of the file, it is waited for.
     fn piece(&self, piece: usize, measured: u64) -> Result<Arc<Vec<u8>>, PieceFileError> {
-        if let Some((_, bytes)) = self.kept.lock().iter().find(|(p, _)| *p == piece) {
-            return Ok(bytes.clone());
+        let mut pieces = self.pieces.lock();
+        loop {
+            if let Some((_, bytes)) = pieces.kept.iter().find(|(p, _)| *p == piece) {
+                return Ok(bytes.clone());
+            }
+            if pieces.rendering.is_none() {
+                break;
+            }
+            self.rendered.wait(&mut pieces);
         }
+        pieces.rendering = Some(piece);
+        // The oldest piece kept goes before the new one is rendered, not
+        // after: a file holds at most KEPT_PIECES pieces, the one being
+        // rendered included.
+        if pieces.kept.len() == KEPT_PIECES {
+            pieces.kept.pop_front();
+        }
+        drop(pieces);
+        let result = self.render(piece, measured).map(Arc::new);
+        let mut pieces = self.pieces.lock();
+        pieces.rendering = None;
+        if let Ok(bytes) = &result {
+            if pieces.kept.len() == KEPT_PIECES {
+                pieces.kept.pop_front();
+            }
+            pieces.kept.push_back((piece, bytes.clone()));
+        }
+        drop(pieces);
+        self.rendered.notify_all();
+        result
+    }
+
+    /// Piece `piece` rendered now, checked against its measured length.
+    fn render(&self, piece: usize, measured: u64) -> Result<Vec<u8>, PieceFileError> {
         let bytes = self
             .renderer
             .render(piece)
@@ -228,14 +275,6 @@ impl PieceFile {
                 measured,
                 got: bytes.len() as u64,
             });
-        }
-        let bytes = Arc::new(bytes);
-        let mut kept = self.kept.lock();
-        if !kept.iter().any(|(p, _)| *p == piece) {
-            if kept.len() == KEPT_PIECES {
-                kept.pop_front();
-            }
-            kept.push_back((piece, bytes.clone()));
         }
         Ok(bytes)
     }
@@ -343,6 +382,37 @@ mod tests {
             f.read(offset, 3).unwrap();
         }
         assert_eq!(pieces.renders.load(Ordering::Relaxed), 3);
+    }
+
+    #[test]
+    fn readers_of_one_piece_at_once_render_it_once() {
+        struct Slow(Arc<AtomicUsize>);
+        impl PieceRenderer for Slow {
+            fn measure(&self) -> Result<Vec<u64>, RenderError> {
+                Ok(vec![8, 8])
+            }
+            fn render(&self, piece: usize) -> Result<Vec<u8>, RenderError> {
+                self.0.fetch_add(1, Ordering::Relaxed);
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                Ok(vec![piece as u8; 8])
+            }
+        }
+        let renders = Arc::new(AtomicUsize::new(0));
+        let f = PieceFile::new("t/table.csv".into(), Box::new(Slow(renders.clone())), false);
+        assert_eq!(f.len(), Some(16));
+        std::thread::scope(|s| {
+            let readers: Vec<_> = (0..4u64)
+                .map(|i| {
+                    let f = &f;
+                    s.spawn(move || f.read(8 + i % 2, 4).unwrap())
+                })
+                .collect();
+            for r in readers {
+                let got = r.join().unwrap();
+                assert_eq!(got, [1; 4]);
+            }
+        });
+        assert_eq!(renders.load(Ordering::Relaxed), 1, "rendered once");
     }
 
     #[test]

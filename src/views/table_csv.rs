@@ -102,6 +102,9 @@ pub struct TableCsv {
     left_out: Vec<(String, String)>,
     /// Each column's timestamp resolution, learnt by the measuring pass.
     resolutions: OnceLock<Vec<TimeResolution>>,
+    /// Each piece's measured length: a piece is rendered into a buffer of
+    /// that size, never grown (and kept so) while it is written.
+    lengths: OnceLock<Vec<u64>>,
 }
 
 impl std::fmt::Debug for TableCsv {
@@ -177,6 +180,7 @@ impl TableCsv {
             header,
             left_out,
             resolutions: OnceLock::new(),
+            lengths: OnceLock::new(),
         })
     }
 
@@ -386,6 +390,7 @@ impl PieceRenderer for TableCsv {
             *length = length.saturating_add_signed(extra);
         }
         let _ = self.resolutions.set(finest);
+        let _ = self.lengths.set(lengths.clone());
         Ok(lengths)
     }
 
@@ -398,7 +403,8 @@ impl PieceRenderer for TableCsv {
             .get()
             .ok_or(RenderError::NoSuchPiece { piece, count: 0 })?;
         let batch = self.batch(piece - 1)?;
-        let mut out = Vec::new();
+        let measured = self.lengths.get().and_then(|l| l.get(piece)).copied();
+        let mut out = Vec::with_capacity(measured.unwrap_or(0) as usize);
         self.write_rows(&batch, resolutions, &mut out);
         Ok(out)
     }
