@@ -15,9 +15,9 @@
 //! targets and tests: `views/` names codecs and filters in `meta.json`
 //! (`codec::codec_name`, `filter::filter_name`, `filter::filter_id`) and
 //! turns vlmeta and BatchArray items into JSON (`msgpack`); the table
-//! reader (`catalog/table/`) reads a table's msgpack metadata; `cli.rs` prints which Zstd backend
-//! was built (`codec::zstd::BACKEND`); `fuzz/` and `tests/` drive `chunk`,
-//! `codec` and `msgpack` directly. They stay hidden from the documentation:
+//! reader (`catalog/table/`) reads a table's msgpack metadata; `cli.rs`
+//! prints which Zstd backend was built (`codec::zstd::BACKEND`); `fuzz/`
+//! and `tests/` drive `chunk`, `codec` and `msgpack` directly. They stay hidden from the documentation:
 //! their shape follows the format's, not a promise to callers.
 
 mod array;
