@@ -48,7 +48,7 @@ pub enum Class {
 /// A shown entry: its class, and where it really is when it was reached
 /// through a symlink.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Found {
+pub struct ShownEntry {
     /// What it is shown as.
     pub class: Class,
     /// The resolved path, when the entry is a symlink.
@@ -147,7 +147,7 @@ fn components(path: &Path) -> Vec<OsString> {
 /// shown, and as what. Symlinks are followed only when they resolve inside
 /// the source root; nothing on the fence is touched. An index sidecar its
 /// array names is not shown (it is under the array's `indexes/`).
-pub fn classify(root: &Path, fence: &Fence, dir: &Path, name: &OsStr) -> Option<Found> {
+pub fn classify(root: &Path, fence: &Fence, dir: &Path, name: &OsStr) -> Option<ShownEntry> {
     classify_among(root, fence, dir, name, &mut LocalSidecars::default())
 }
 
@@ -158,7 +158,7 @@ fn classify_among(
     dir: &Path,
     name: &OsStr,
     sidecars: &mut LocalSidecars,
-) -> Option<Found> {
+) -> Option<ShownEntry> {
     let path = dir.join(name);
     if fence.blocks(&path) {
         log::debug!("not listing {}: the mount's own mountpoint", path.display());
@@ -182,7 +182,7 @@ fn classify_among(
         (path.clone(), None)
     };
     let found = |class| {
-        Some(Found {
+        Some(ShownEntry {
             class,
             linked: linked.clone(),
         })
@@ -222,7 +222,11 @@ fn classify_among(
 
 /// Children of the source directory really at `dir`: (name, what it is),
 /// sorted by name.
-pub fn scan(root: &Path, fence: &Fence, dir: &Path) -> std::io::Result<Vec<(OsString, Found)>> {
+pub fn scan(
+    root: &Path,
+    fence: &Fence,
+    dir: &Path,
+) -> std::io::Result<Vec<(OsString, ShownEntry)>> {
     let mut out = Vec::new();
     let mut sidecars = LocalSidecars::default();
     for item in retry_exhausted(|| std::fs::read_dir(dir))? {
@@ -289,7 +293,7 @@ mod tests {
         assert_eq!(classify(&root, &fenced, &root, OsStr::new("mnt")), None);
         assert_eq!(
             classify(&root, &fenced, &root, OsStr::new("tob")),
-            Some(Found {
+            Some(ShownEntry {
                 class: Class::Dir,
                 linked: Some(root.join("a/b"))
             })

@@ -36,7 +36,7 @@ use super::error::FsError;
 use super::inode::{self, Role};
 use super::nodes::{Nodes, Place};
 use crate::catalog::entry::{ArrayEntry, Loaded, OnLoad, TableColumn};
-use crate::catalog::local_dir::{Class, Fence, Found};
+use crate::catalog::local_dir::{Class, Fence, ShownEntry};
 use crate::catalog::location::Origin;
 use crate::catalog::meta_cache::{MetaCache, MetaCacheStats};
 #[cfg(feature = "remote")]
@@ -309,7 +309,7 @@ impl Tree {
         path: &Path,
         real: &Path,
         name: &OsStr,
-        found: Found,
+        found: ShownEntry,
     ) -> u32 {
         let child_path = path.join(name);
         match found.class {
