@@ -63,7 +63,22 @@ pub(super) fn document(planner: &Planner, tree: &Tree, disk: Option<&DiskCache>)
             "bytes_in_flight_peak": remote.inflight_peak,
             "bytes_held_and_in_flight_peak": remote.pool_peak,
             "budget": remote.budget,
+            "skipped_keys": remote.skipped_keys,
+            "forged_listings": remote.forged_listings,
         });
+        {
+            use crate::source::remote::RequestKind;
+            let per_kind = |counts: [u64; 3]| -> serde_json::Value {
+                RequestKind::ALL
+                    .iter()
+                    .map(|k| (k.name().to_ascii_lowercase(), counts[k.index()].into()))
+                    .collect::<serde_json::Map<String, serde_json::Value>>()
+                    .into()
+            };
+            shown["retried"] = per_kind(remote.retried);
+            shown["timeouts"] = per_kind(remote.timeouts);
+            shown["failed"] = per_kind(remote.failed);
+        }
         if remote.endpoints.iter().any(|&n| n > 0) {
             use crate::source::remote::stats::Endpoint;
             let endpoints: serde_json::Map<String, serde_json::Value> = Endpoint::ALL
