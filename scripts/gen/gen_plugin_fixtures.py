@@ -92,7 +92,7 @@ def make_data(style: str, shape: tuple[int, ...], dtype: str, seed: int) -> Any:
         return np.full(shape, 2.5, dtype)
     if style in ("smooth16", "smooth8", "ints", "floats", "float"):
         grids = np.meshgrid(*[np.linspace(0.0, 1.0, n) for n in shape], indexing="ij")
-        base = sum(np.sin((i + 2) * 3.1 * g) for i, g in enumerate(grids))
+        base: Any = sum(np.sin((i + 2) * 3.1 * g) for i, g in enumerate(grids))
         noise = rng.normal(0.0, 0.05, shape)
         v = (base - base.min()) / max(float(np.ptp(base)), 1e-9) + noise
         v = np.clip(v, 0.0, 1.0)
