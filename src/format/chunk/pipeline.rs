@@ -427,6 +427,9 @@ impl ChunkLayout {
                     dst,
                 )
             }
+            Codec::Registered(id @ (codec::codec_id::GROK | codec::codec_id::J2K)) => {
+                codec::jpeg2000::decompress(id, payload, dst)
+            }
             other => return Err(unsupported_codec(other)),
         };
         result.map_err(|source: CodecError| Problem::Codec {
