@@ -16,10 +16,12 @@ pub mod access;
 pub mod array_indexes;
 pub mod computed;
 pub mod entry;
+pub mod folder_listing;
 pub mod index_sidecar;
 pub mod local_dir;
 pub mod location;
 pub mod meta_cache;
+pub mod plain_file;
 #[cfg(feature = "remote")]
 pub mod remote;
 pub mod store;

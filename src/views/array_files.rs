@@ -47,6 +47,8 @@ pub enum Content {
     /// A CTable's `table.csv` or `table.arrow`, rendered a batch of rows
     /// at a time.
     Table(Arc<PieceFile>),
+    /// A file shown as itself: its bytes as they are in the source.
+    Plain(Arc<dyn crate::format::ByteSource>),
 }
 
 impl From<Bytes> for Content {
