@@ -36,5 +36,7 @@ pub mod fs;
 pub mod mount;
 pub mod read;
 pub mod source;
+#[cfg(test)]
+pub(crate) mod test_rng;
 pub mod tree;
 pub mod views;
