@@ -140,6 +140,7 @@ impl Filesystem {
         Arc::new(Loading {
             preload: Box::new(move |array| preload.opened(array)),
             computer,
+            plans: Default::default(),
         })
     }
 
