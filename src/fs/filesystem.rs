@@ -327,6 +327,15 @@ impl Filesystem {
         self.served.lock().put(ino, token) == Some(token)
     }
 
+    /// Whether the mount's source is remote (lookups, attributes and
+    /// listings may then wait on a server).
+    pub fn is_remote(&self) -> bool {
+        #[cfg(feature = "remote")]
+        return self.tree.remote_stats().is_some();
+        #[cfg(not(feature = "remote"))]
+        false
+    }
+
     /// Whether a read of open file `fh` may wait on a network (see
     /// [`crate::format::ByteSource::may_wait`]).
     pub fn may_wait(&self, fh: u64) -> bool {

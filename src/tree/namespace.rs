@@ -695,3 +695,7 @@ impl Tree {
         self.remote.as_ref().map(|r| r.stats())
     }
 }
+
+#[cfg(test)]
+#[path = "namespace_tests.rs"]
+mod tests;

@@ -427,7 +427,9 @@ impl ChunkLayout {
                     dst,
                 )
             }
-            Codec::Registered(id @ (codec::codec_id::GROK | codec::codec_id::J2K)) => {
+            Codec::Registered(id @ codec::codec_id::OPENHTJ2K..=codec::codec_id::HTJ2K)
+                if id != codec::codec_id::OPENZL =>
+            {
                 codec::jpeg2000::decompress(id, payload, dst)
             }
             other => return Err(unsupported_codec(other)),

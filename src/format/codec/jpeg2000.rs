@@ -1,4 +1,6 @@
-//! JPEG 2000 plugin codecs: grok (37) and j2k (39), decoded in pure Rust.
+//! JPEG 2000 plugin codecs, decoded in pure Rust: grok (37) and j2k (39)
+//! with `hayro-jpeg2000`, HTJ2K (openhtj2k 36, htj2k 40) with OpenJPEG's
+//! Rust port (`openjp2`, through `jpeg2k`).
 //!
 //! Both plugins compress one image per block: the block's shape, leading
 //! 1s skipped, is (height, width) or (height, width, components), and the
@@ -16,8 +18,12 @@
 //! quantization and the scale); decoding undoes it as the plugin does:
 //! `f32(scale_min + q * (scale_max - scale_min) / qmax)` in f64.
 //!
-//! What is refused (an error, never guessed bytes): HTJ2K codestreams
-//! (Rsiz bit 14; the htj2k plugins' codec ids are elsewhere), signed or
+//! The htj2k plugins write raw HTJ2K codestreams (Rsiz bit 14, a CAP
+//! marker) with the same image layout; `hayro-jpeg2000` does not read
+//! HTJ2K, so those go to OpenJPEG.
+//!
+//! What is refused (an error, never guessed bytes): an HTJ2K codestream
+//! under j2k (its plugin refuses it too), signed or
 //! subsampled components, precisions outside 8-16 bits, image offsets, and
 //! images that would not fit the block (the plugin would write past its
 //! buffer). The image size is checked before anything is decoded, so a
@@ -57,7 +63,7 @@ pub fn decompress(id: u8, payload: &[u8], dst: &mut [u8]) -> Result<(), CodecErr
     {
         decode_float(payload, dst)
     } else {
-        decode_image(payload, dst)
+        decode_image(id, payload, dst)
     }
 }
 
@@ -157,13 +163,13 @@ fn parse_siz(cs: &[u8]) -> Result<Siz, CodecError> {
     })
 }
 
-/// Decode a JP2 file or J2K codestream into `dst` as the plugins lay it out.
-fn decode_image(payload: &[u8], dst: &mut [u8]) -> Result<(), CodecError> {
+/// Decode a JP2 file or J2K codestream of codec `id` into `dst` as the plugins lay it out.
+fn decode_image(id: u8, payload: &[u8], dst: &mut [u8]) -> Result<(), CodecError> {
     let siz = parse_siz(codestream(payload)?)?;
-    if siz.rsiz & 0x4000 != 0 {
-        return Err(unsupported(
-            "an HTJ2K codestream (Rsiz bit 14), which this decoder does not read",
-        ));
+    let ht = siz.rsiz & 0x4000 != 0;
+    if ht && id == super::codec_id::J2K {
+        // blosc2-j2k refuses these too ("use the separate 'htj2k' codec").
+        return Err(corrupt("an HTJ2K codestream under the j2k codec"));
     }
     let ncomp = siz.components.len();
     if ncomp == 0 {
@@ -200,6 +206,9 @@ fn decode_image(payload: &[u8], dst: &mut [u8]) -> Result<(), CodecError> {
             ))
         })? as usize;
 
+    if ht || id == super::codec_id::HTJ2K || id == super::codec_id::OPENHTJ2K {
+        return decode_with_openjpeg(payload, &siz, precision, needed, dst);
+    }
     let settings = hayro_jpeg2000::DecodeSettings {
         resolve_palette_indices: false,
         strict: false,
@@ -237,6 +246,57 @@ fn decode_image(payload: &[u8], dst: &mut [u8]) -> Result<(), CodecError> {
             let value = sample.round_ties_even().clamp(0.0, top) as u32;
             pixel[k * itemsize..(k + 1) * itemsize]
                 .copy_from_slice(&value.to_le_bytes()[..itemsize]);
+        }
+    }
+    Ok(())
+}
+
+/// Decode with OpenJPEG (its Rust port), which reads HTJ2K: each
+/// component's integer samples, their low bytes stored as the plugins do.
+/// `siz` was checked already and the image fits `needed` bytes of `dst`.
+fn decode_with_openjpeg(
+    payload: &[u8],
+    siz: &Siz,
+    precision: u8,
+    needed: usize,
+    dst: &mut [u8],
+) -> Result<(), CodecError> {
+    let ncomp = siz.components.len();
+    let itemsize = usize::from(precision / 8);
+    let pixels = needed / (ncomp * itemsize);
+    // Strict: a truncated codestream is an error, not a partly decoded image.
+    let params = jpeg2k::DecodeParameters::new().strict(true);
+    // The port is translated C; a hostile codestream must not take the
+    // daemon down even if it trips an index check in there.
+    let decoded = std::panic::catch_unwind(|| {
+        let image = jpeg2k::Image::from_bytes_with(payload, params)
+            .map_err(|e| corrupt(format!("OpenJPEG: {e}")))?;
+        let components = image.components();
+        if components.len() != ncomp
+            || components.iter().any(|c| {
+                c.width() as usize * c.height() as usize != pixels
+                    || u64::from(c.width()) != siz.width
+                    || c.precision() != u32::from(precision)
+                    || c.is_signed()
+            })
+        {
+            return Err(corrupt(
+                "decoded components differ from the codestream header",
+            ));
+        }
+        Ok(components
+            .iter()
+            .map(|c| c.data().to_vec())
+            .collect::<Vec<_>>())
+    })
+    .map_err(|_| corrupt("OpenJPEG failed on this codestream"))??;
+    dst.fill(0);
+    for (k, samples) in decoded.iter().enumerate() {
+        let out = dst[..needed].chunks_exact_mut(ncomp * itemsize);
+        for (pixel, &sample) in out.zip(samples) {
+            // The plugins copy the low bytes of each 32-bit sample.
+            pixel[k * itemsize..(k + 1) * itemsize]
+                .copy_from_slice(&sample.to_le_bytes()[..itemsize]);
         }
     }
     Ok(())
@@ -298,7 +358,7 @@ fn decode_float(payload: &[u8], dst: &mut [u8]) -> Result<(), CodecError> {
     let qbytes = usize::from(bits / 8);
     let inner = &payload[FLOAT_HEADER_LEN..FLOAT_HEADER_LEN + inner_len as usize];
     let mut quantized = vec![0u8; n * qbytes];
-    decode_image(inner, &mut quantized)?;
+    decode_image(super::codec_id::J2K, inner, &mut quantized)?;
     let qmax = if bits == 8 { 255.0 } else { 65535.0 };
     let scale = (scale_max - scale_min) / qmax;
     for (out, q) in dst.chunks_exact_mut(4).zip(quantized.chunks_exact(qbytes)) {

@@ -107,11 +107,9 @@ pub fn codec_support(id: u8) -> Support {
         codec_id::NDLZ | codec_id::ZFP_ACC | codec_id::ZFP_PREC | codec_id::ZFP_RATE => {
             Support::Decoded
         }
-        // JPEG 2000, in pure Rust (jpeg2000.rs).
-        codec_id::GROK | codec_id::J2K => Support::Decoded,
-        codec_id::OPENHTJ2K => Support::Plugin("blosc2-openhtj2k"),
+        // JPEG 2000 and HTJ2K, in pure Rust (jpeg2000.rs).
+        codec_id::OPENHTJ2K | codec_id::GROK | codec_id::J2K | codec_id::HTJ2K => Support::Decoded,
         codec_id::OPENZL => Support::Plugin("blosc2-openzl"),
-        codec_id::HTJ2K => Support::Plugin("blosc2-htj2k"),
         _ => Support::Unknown,
     }
 }
