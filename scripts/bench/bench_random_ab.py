@@ -6,7 +6,8 @@ noise of a shared host unless the two builds are measured round by round, altern
 same points. Each round mounts each binary afresh (the order alternates every round), drops
 the page caches (`sync; echo 3 > /proc/sys/vm/drop_caches`), then reads 4 KiB at N random
 page offsets of MNT/field.b2nd/data, timing each `pread`; python-blosc2's `arr[i, j]` on the
-same points after a fresh `blosc2.open` (caches dropped too) is measured beside them. Every
+same points after a fresh `blosc2.open` (caches dropped too) is measured beside them.
+With --warm-source the source file stays in the page cache instead (bench_mount.py's "cold"). Every
 value read is checked against python-blosc2's.
 
 Reported per build: p50 of each round and their median, p99, the daemon's CPU seconds per
@@ -68,7 +69,7 @@ def worker(request: Json) -> Json:
             arr[s : s + 1024] = np.sin(6.0 * i) * np.cos(4.0 * j)[None, :] + i * j
         return {"made": request["path"]}
     if request["op"] == "points":
-        dropped = benchlib.drop_caches()
+        dropped = False if request["warm_source"] else benchlib.drop_caches()
         arr = blosc2.open(request["path"])
         lat, values = [], []
         for i, j in request["coords"]:
@@ -96,7 +97,7 @@ def mount_round(args: Any, binary: str, offsets: list[int]) -> Json:
         fd = os.open(path, os.O_RDONLY)
         try:
             s0 = m.try_stats() or {}
-            dropped = benchlib.drop_caches()
+            dropped = False if args.warm_source else benchlib.drop_caches()
             c0 = m.cpu()
             lat, got = [], []
             for off in offsets:
@@ -138,6 +139,11 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--reads", type=int, default=400)
     ap.add_argument("--cache-size", default="256M")
+    ap.add_argument(
+        "--warm-source",
+        action="store_true",
+        help="keep the source file in the page cache instead of dropping caches (bench_mount.py's cold row)",
+    )
     ap.add_argument("--_worker", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args._worker:
@@ -156,8 +162,14 @@ def main() -> int:
     builds = {"this": args.binary, "base": args.base}
     rows: dict[str, list[Json]] = {"this": [], "base": [], "python": []}
     for r in range(args.rounds):
+        if args.warm_source:
+            benchlib.warm_file(args.field)
         order = ["this", "base"] if r % 2 == 0 else ["base", "this"]
-        py = benchlib.run_worker(args.python, {"op": "points", "path": args.field, "coords": coords}, script=script)
+        py = benchlib.run_worker(
+            args.python,
+            {"op": "points", "path": args.field, "coords": coords, "warm_source": args.warm_source},
+            script=script,
+        )
         for label in order:
             res = mount_round(args, builds[label], offsets)
             check(label, offsets, res.pop("got"), py["values"])
