@@ -40,5 +40,7 @@ pub mod mount;
 pub mod read;
 pub mod source;
 pub mod tables;
+#[cfg(test)]
+pub(crate) mod test_rng;
 pub mod tree;
 pub mod views;

@@ -23,6 +23,7 @@ use super::computed::{Computed, Computer, Dep, NotComputed};
 use super::index_sidecar::indexed_array;
 use super::location::Origin;
 use super::meta_cache::MetaCache;
+use super::nnunet_plans::PlansMemo;
 use super::versioned::{Reload, Versioned};
 
 /// A table's logical column: the table's batches and the column's place.
@@ -46,6 +47,8 @@ pub struct Loading {
     pub computer: Option<Computer>,
     /// What tables read their parts through (the mount's block cache).
     pub table_reads: PartReader,
+    /// nnU-Net plans read so far: the geometry of local arrays in its folders.
+    pub plans: PlansMemo,
 }
 
 /// Shared by every entry of a tree.
@@ -360,7 +363,14 @@ fn load(
                 if let Some(on_load) = on_load {
                     (on_load.preload)(&array);
                 }
-                let mut presented = Presented::of_array(array.clone(), None);
+                let outside = match (origin, on_load, array.shape()) {
+                    (Origin::Local(path), Some(l), crate::format::Shape::Nd { geometry, .. }) => {
+                        l.plans.geometry(path, &geometry.shape)
+                    }
+                    _ => None,
+                };
+                let mut presented =
+                    Presented::of_placed_array(array.clone(), None, outside.as_ref());
                 // A sidecar found beside its array (a mount of the sidecar
                 // alone) is one too.
                 let sidecar_of = part

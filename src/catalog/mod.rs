@@ -5,7 +5,8 @@
 //! ([`location`]), which saved expressions are computed from which
 //! operands ([`computed`]), which arrays are index sidecars
 //! ([`index_sidecar`]) and an indexed array's `indexes/` folder
-//! ([`array_indexes`]), and who may read what ([`access`]).
+//! ([`array_indexes`]), the geometry nnU-Net's plans give the arrays of
+//! its folders ([`nnunet_plans`]), and who may read what ([`access`]).
 //! Loaded versions are kept within one byte budget ([`meta_cache`],
 //! [`versioned`]); [`entry`] is one array's loaded version.
 //!
@@ -16,10 +17,13 @@ pub mod access;
 pub mod array_indexes;
 pub mod computed;
 pub mod entry;
+pub mod folder_listing;
 pub mod index_sidecar;
 pub mod local_dir;
 pub mod location;
 pub mod meta_cache;
+pub mod nnunet_plans;
+pub mod plain_file;
 #[cfg(feature = "remote")]
 pub mod remote;
 pub mod store;

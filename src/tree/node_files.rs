@@ -207,6 +207,8 @@ impl Tree {
                     }
                     // Under arrays only, which are not walked into.
                     NodeKind::Link(_) | NodeKind::Indexes(_) => {}
+                    // Files shown as themselves are no Zarr nodes.
+                    NodeKind::Plain(_) => {}
                 }
                 if arrays.len() > found.room() {
                     return None;
