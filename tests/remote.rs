@@ -859,14 +859,21 @@ fn a_mounted_s3_prefix_reads_every_fixture_and_store_exactly() {
         ],
         "{sparse} is an array folder"
     );
-    // Nested prefixes list as folders; files that are no frames are not shown.
+    // Nested prefixes list as folders; files that are no frames are shown
+    // as themselves.
     let top = names(root);
-    for want in ["stores", "zfp", "codec_lz4_shuffle.b2nd", sparse] {
+    for want in [
+        "stores",
+        "zfp",
+        "codec_lz4_shuffle.b2nd",
+        sparse,
+        "manifest.json",
+    ] {
         assert!(top.contains(&want.to_string()), "{want} not in {top:?}");
     }
-    assert!(
-        !top.contains(&"manifest.json".to_string()) && !top.contains(&"README.md".to_string()),
-        "{top:?}"
+    assert_eq!(
+        std::fs::read(root.join("manifest.json")).unwrap(),
+        std::fs::read(fixtures_dir().join("manifest.json")).unwrap()
     );
     assert!(names(&root.join("stores")).contains(&"dict.b2z".to_string()));
     let meta = std::fs::metadata(root.join("stores")).unwrap();

@@ -6,8 +6,8 @@
 //! plain file, a folder); then, in this order:
 //!
 //! 1. **Names.** A name that cannot be a POSIX file name (empty, `.`, `..`,
-//!    holding `/`, NUL or another control character, longer than 255
-//!    bytes) is skipped, with a log line and a count in `.stats`
+//!    holding `/` or NUL, longer than 255 bytes; other control bytes are
+//!    legal and passed through) is skipped, with a log line and a count in `.stats`
 //!    (`listing.names_skipped`; [`skip_name`] is the hook for whoever meets
 //!    such a name first, a remote listing included).
 //! 2. **What is shown** ([`ListingRules`]): plain files unless
@@ -136,8 +136,6 @@ pub fn bad_name(name: &[u8]) -> Option<&'static str> {
         Some("a name of the folder itself or its parent")
     } else if name.contains(&b'/') {
         Some("a name holding '/'")
-    } else if name.iter().any(|&b| b < 0x20 || b == 0x7f) {
-        Some("a name holding a control character")
     } else if name.len() > MAX_NAME {
         Some("a name longer than 255 bytes")
     } else {
@@ -492,6 +490,6 @@ mod tests {
         };
         assert_eq!(look("p", only), None);
         assert_eq!(look("p.source", originals), None);
-        assert_eq!(look("x\ny", originals), None);
+        assert_eq!(look("x/y", originals), None);
     }
 }

@@ -5,8 +5,9 @@
 //! the source gives (as arrays get theirs).
 //!
 //! Nothing is held per file: a local one is stat'ed when asked and opened
-//! only when opened (its descriptor then goes to the pool, as an array's
-//! does); a remote one's size and time come from its folder's listing and
+//! only when opened, its descriptor held by the open file alone (outside
+//! the pool of array descriptors, which a read-all of many small files
+//! would otherwise churn); a remote one's size and time come from its folder's listing and
 //! its bytes from ranged GETs (through the disk cache's remote tier when
 //! there is one).
 
@@ -111,7 +112,7 @@ impl PlainFile {
     pub fn open(&self) -> Result<Arc<dyn ByteSource>, Error> {
         match self {
             PlainFile::Local { path, .. } => Ok(Arc::new(
-                FileSource::open(path).map_err(|p| Error::new(path, p))?,
+                FileSource::open_once(path).map_err(|p| Error::new(path, p))?,
             )),
             #[cfg(feature = "remote")]
             PlainFile::Remote(object) => object.open_bytes(),

@@ -21,6 +21,7 @@ use crate::catalog::store_folder::FolderView;
 use crate::format::{grid_coords, linear};
 use crate::views::{
     array_files_in, find_array_file, find_folder_file, folder_files_in, zarr, FileId, Folder, Kind,
+    FOLDER_FILES,
 };
 
 use super::attributes::Attr;
@@ -60,10 +61,9 @@ impl Tree {
                     return Err(FsError::NotFound);
                 };
                 let real = real.as_deref().unwrap_or(path);
-                let own = self.own_names(node, &NodeKind::Dir(None))?;
                 let placed = resolve(
                     name,
-                    |n| own.iter().any(|o| n == *o),
+                    |n| self.holds_own(node, n),
                     |n| classify(&self.root, &self.fence, real, n).map(|f| (f.sort(), f)),
                     self.rules,
                 )
@@ -158,6 +158,15 @@ impl Tree {
         Ok(folder_files_in(&files, self.views)
             .map(|row| row.name)
             .collect())
+    }
+
+    /// Whether mirrored folder node `node` holds a file named `name` of its
+    /// own (asked of the folder only for the names such files have).
+    fn holds_own(&self, node: u32, name: &OsStr) -> bool {
+        FOLDER_FILES.iter().any(|row| name == row.name)
+            && self
+                .own_names(node, &NodeKind::Dir(None))
+                .is_ok_and(|own| own.iter().any(|o| name == *o))
     }
 
     /// Entries of directory `ino` from index `from` on: (ino, kind, name).
@@ -358,11 +367,10 @@ impl Tree {
     #[cfg(feature = "remote")]
     fn remote_lookup(&self, node: u32, key: &str, name: &OsStr) -> Result<u32, FsError> {
         let root = self.remote_root()?;
-        let own = self.own_names(node, &NodeKind::Dir(None))?;
         let mut failed = None;
         let placed = resolve(
             name,
-            |n| own.iter().any(|o| n == *o),
+            |n| self.holds_own(node, n),
             |n| {
                 let n = n.to_str()?;
                 match root.child(key, n) {
