@@ -1205,12 +1205,9 @@ for name, codec in (("z", blosc2.Codec.ZSTD), ("l", blosc2.Codec.ZLIB)):
             let mut got = vec![0u8; expected.len()];
             // Every page once, in a shuffled order (no reader the prefetcher would follow).
             let mut order: Vec<usize> = (0..pages).collect();
-            let mut x = 0x9E37_79B9_7F4A_7C15u64;
+            let mut rng = common::rng::Rng::new(0x9E37_79B9_7F4A_7C15);
             for i in (1..pages).rev() {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                order.swap(i, (x % (i as u64 + 1)) as usize);
+                order.swap(i, rng.index(i + 1));
             }
             for page in order {
                 f.read_exact_at(

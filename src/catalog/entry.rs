@@ -14,7 +14,8 @@ use std::time::SystemTime;
 use serde_json::json;
 
 use crate::format::{Array, Version};
-use crate::views::{meta_json, Presented};
+use crate::tables::TableBatches;
+use crate::views::{json::json_bytes, meta_json, table_column::present_column, Presented};
 
 use super::access::Access;
 use super::array_indexes::{mark_sidecar, ArrayIndexes};
@@ -23,8 +24,6 @@ use super::index_sidecar::indexed_array;
 use super::location::Origin;
 use super::meta_cache::MetaCache;
 use super::nnunet_plans::PlansMemo;
-use super::table::present::present_column;
-use super::table::TableBatches;
 use super::versioned::{Reload, Versioned};
 
 /// A table's logical column: the table's batches and the column's place.
@@ -266,7 +265,7 @@ fn present_sidecar(presented: &mut Presented, of: &str) {
     let mut doc: serde_json::Value =
         serde_json::from_slice(&presented.meta_json).unwrap_or_else(|_| json!({}));
     mark_sidecar(&mut doc, of);
-    presented.meta_json = Arc::new(crate::views::json::json_bytes(&doc));
+    presented.meta_json = Arc::new(json_bytes(&doc));
 }
 
 /// An indexed array's `meta.json` lists its indexes and their folders.
@@ -274,7 +273,7 @@ fn present_indexed(presented: &mut Presented, indexes: &ArrayIndexes, array: &Ar
     let mut doc: serde_json::Value =
         serde_json::from_slice(&presented.meta_json).unwrap_or_else(|_| json!({}));
     indexes.mark_indexed(&mut doc, array);
-    presented.meta_json = Arc::new(crate::views::json::json_bytes(&doc));
+    presented.meta_json = Arc::new(json_bytes(&doc));
 }
 
 /// What part of something else an array is, when it is.

@@ -10,10 +10,10 @@ use crate::read::View;
 
 use super::column_files::Bytes;
 use super::names::{FileId, Folder, Kind};
+use super::piece_file::PieceFile;
 use super::presented::Presented;
 use super::preview::PreviewPlan;
 use super::selection::ViewSet;
-use super::table_file::TableFile;
 use super::text::TextLayout;
 
 /// What reading an opened presented file serves.
@@ -46,7 +46,9 @@ pub enum Content {
     },
     /// A CTable's `table.csv` or `table.arrow`, rendered a batch of rows
     /// at a time.
-    Table(Arc<TableFile>),
+    Table(Arc<PieceFile>),
+    /// A file shown as itself: its bytes as they are in the source.
+    Plain(Arc<dyn crate::format::ByteSource>),
 }
 
 impl From<Bytes> for Content {

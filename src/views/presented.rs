@@ -17,7 +17,7 @@ use super::column_files::{Bytes, ColumnFiles};
 use super::dtype::presented_dtype;
 use super::imaging::{Geometry, Raster};
 use super::json::json_bytes;
-use super::table_file::TableFile;
+use super::piece_file::PieceFile;
 use super::zarr3::{self, ArrayMeta, NotV3};
 use super::{envi, items, meta_json, metaimage, npy, nrrd, zarr};
 
@@ -53,7 +53,7 @@ pub struct Presented {
     /// For an ObjectArray, BatchArray or ListArray, and a table column of
     /// text, words, lists, structs or objects: its `items.jsonl`, rendered
     /// a piece at a time when read.
-    pub items: Option<Arc<TableFile>>,
+    pub items: Option<Arc<PieceFile>>,
     /// The sidecar headers that describe `data` for imaging and GIS tools
     /// (`None` where a format cannot describe it).
     pub sidecars: Sidecars,
