@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Open every array of a mounted nnU-Net tree the way medical viewers do, and compare.
 
-    check_nnunet.py MOUNT MANIFEST
+    check_nnunet.py MOUNT MANIFEST [SUFFIX]
+
+SUFFIX follows each array's name to make its folder of views (`.d` with `--originals`).
 
 MANIFEST is scripts/gen/gen_nnunet.py's (paths relative to the mount, the geometry the
 plans give each array, the sha256 of its values). For each array, through SimpleITK (the
@@ -81,6 +83,7 @@ def check_zarr(d: str, entry: Any) -> None:
 
 def main() -> None:
     mount, manifest_path = sys.argv[1], sys.argv[2]
+    suffix = sys.argv[3] if len(sys.argv) > 3 else ""
     with open(manifest_path) as f:
         manifest = json.load(f)
     checks = {"data.nhdr": check_nrrd, "data.mhd": check_metaimage, "zarr.json": check_zarr}
@@ -88,7 +91,7 @@ def main() -> None:
     failures = []
     for entry in manifest:
         counts["arrays"] += 1
-        d = os.path.join(mount, entry["path"])
+        d = os.path.join(mount, entry["path"] + suffix)
         for name, check in checks.items():
             try:
                 check(d, entry)
