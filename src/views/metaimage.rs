@@ -67,6 +67,10 @@ fn element_type(element: Element) -> Option<&'static str> {
     })
 }
 
+/// One axis of the image: its size, and which spatial axis it is (fastest
+/// first), or `None` for a channel axis kept as a dimension.
+type ImageAxis = (u64, Option<usize>);
+
 /// The text of `data.mhd` for `raster`, or `None` when its dimensions or
 /// element type are ones MetaImage is not offered for.
 pub fn header(raster: &Raster) -> Option<Vec<u8>> {
@@ -82,7 +86,7 @@ pub fn header(raster: &Raster) -> Option<Vec<u8>> {
     // or None for the channel axis kept as a dimension.
     let spatial_count = raster.spacing.len();
     let mut next_spatial = 0;
-    let axes: Vec<(u64, Option<usize>)> = (0..rank)
+    let axes: Vec<ImageAxis> = (0..rank)
         .rev()
         .filter(|a| Some(*a) != components)
         .map(|a| {
@@ -100,9 +104,7 @@ pub fn header(raster: &Raster) -> Option<Vec<u8>> {
     let spacing: Vec<f64> = raster.spacing.iter().rev().copied().collect();
     let origin: Vec<f64> = raster.origin.iter().rev().copied().collect();
     let directions = raster.directions_fastest_first();
-    let join = |f: &dyn Fn(&(u64, Option<usize>)) -> String| {
-        axes.iter().map(f).collect::<Vec<_>>().join(" ")
-    };
+    let join = |f: &dyn Fn(&ImageAxis) -> String| axes.iter().map(f).collect::<Vec<_>>().join(" ");
     let msb = if raster.big_endian && raster.item_size() > 1 {
         "True"
     } else {
