@@ -211,7 +211,7 @@ fn decode_image(id: u8, payload: &[u8], dst: &mut [u8]) -> Result<(), CodecError
     }
     let settings = hayro_jpeg2000::DecodeSettings {
         resolve_palette_indices: false,
-        strict: false,
+        strict: true,
         target_resolution: None,
     };
     let image =
