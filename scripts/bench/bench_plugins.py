@@ -91,7 +91,7 @@ def main() -> int:
         rows["python-blosc2"].append(with_python(args, source))
     env = bl.host_env()
     print(f"{NAME}: {NBYTES / bl.MIB:.0f} MiB decoded, j2k lossless, {args.rounds} rounds, cold each time")
-    print(f"host: {env.get('cpu_model', '?')}, load {bl.host_load(env)}")
+    print(bl.host_load(env))
     print(f"{'reader':<16}{'wall s':>9}{'CPU s':>9}{'MB/s':>9}  (medians)")
     for name, runs in rows.items():
         wall = statistics.median(r["seconds"] for r in runs)
