@@ -1,10 +1,13 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod fault_proxy;
 pub mod inproc;
 pub mod lake;
 pub mod moto;
 pub mod mount;
+#[path = "../../src/test_rng.rs"]
+pub mod rng;
 pub mod tables;
 
 use std::path::{Path, PathBuf};

@@ -138,22 +138,3 @@ pub enum CodecError {
     #[error("{codec}: {detail}")]
     Unsupported { codec: &'static str, detail: String },
 }
-
-/// A small deterministic generator (xorshift) for the codec tests' inputs.
-#[cfg(test)]
-pub(crate) mod test_rng {
-    pub struct Rng(pub u64);
-
-    impl Rng {
-        pub fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-
-        pub fn bytes(&mut self, n: usize) -> Vec<u8> {
-            (0..n).map(|_| self.next() as u8).collect()
-        }
-    }
-}
