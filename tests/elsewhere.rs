@@ -4,7 +4,7 @@
 //! 4.14.1 (`scripts/gen/gen_elsewhere_fixtures.py`): a saved lazy expression, a
 //! legacy LazyArray, two Proxy caches (one recording a Caterva2 auth token),
 //! a Caterva2 HDF5 placeholder, and arrays compressed with a user codec, a
-//! plugin codec id (grok) and a user filter. Their chunks decode to zeros or
+//! plugin codec id (openzl) and a user filter. Their chunks decode to zeros or
 //! not at all; every read must fail with an error that says why, and the
 //! tree must show only `meta.json`, which says where the values are.
 
@@ -248,8 +248,8 @@ fn unsupported_codecs_and_filters_are_named_in_meta_json_and_in_the_read_error()
         let err = read_all(&array, 4096).expect_err(&name);
         assert!(err.to_string().ends_with(expected), "{name}: {err}");
     }
-    assert_eq!(meta_of("grok37.b2nd")["codec"], "grok");
-    assert_eq!(meta_of("grok37.b2nd")["codec_decoded"], false);
+    assert_eq!(meta_of("openzl38.b2nd")["codec"], "openzl");
+    assert_eq!(meta_of("openzl38.b2nd")["codec_decoded"], false);
     assert_eq!(meta_of("filter200.b2nd")["codec_decoded"], true);
     assert_eq!(meta_of("filter200.b2nd")["filters"][0]["decoded"], false);
 }
@@ -257,19 +257,19 @@ fn unsupported_codecs_and_filters_are_named_in_meta_json_and_in_the_read_error()
 #[test]
 fn data_of_an_unsupported_codec_gives_eio_and_meta_json_still_reads() {
     let fs = filesystem(&dir());
-    let data = walk(&fs, "grok37.b2nd/data").unwrap();
+    let data = walk(&fs, "openzl38.b2nd/data").unwrap();
     let opened = fs.open(data.ino, false).unwrap();
-    let err = fs.read(opened.fh, 0, 4096).expect_err("grok data");
+    let err = fs.read(opened.fh, 0, 4096).expect_err("openzl data");
     assert_eq!(err.errno(), libc::EIO);
     assert!(
         err.to_string()
-            .contains("needs the blosc2-grok plugin, which blosc2fs does not include"),
+            .contains("needs the blosc2-openzl plugin, which blosc2fs does not include"),
         "{err}"
     );
     fs.release(opened.fh);
     let meta: serde_json::Value =
-        serde_json::from_slice(&read_file(&fs, "grok37.b2nd/meta.json")).unwrap();
-    assert_eq!(meta["codec"], "grok");
+        serde_json::from_slice(&read_file(&fs, "openzl38.b2nd/meta.json")).unwrap();
+    assert_eq!(meta["codec"], "openzl");
 }
 
 #[test]
@@ -284,8 +284,8 @@ fn cat_refuses_with_a_message_naming_the_file_and_the_reason() {
             "values are not stored in this file".to_string(),
         ),
         (
-            "grok37.b2nd",
-            manifest()["grok37.b2nd"]["unsupported"]
+            "openzl38.b2nd",
+            manifest()["openzl38.b2nd"]["unsupported"]
                 .as_str()
                 .unwrap()
                 .to_string(),

@@ -195,3 +195,89 @@ fn plugin_arrays_read_exactly_through_a_mount() {
         );
     }
 }
+
+/// Truncated codestreams, images larger than their block and float blocks
+/// of the wrong size (tests/fuzz_regressions/codecs-*j2k*, cut from the
+/// fixtures' own payloads) are errors, never partly decoded images.
+#[test]
+fn hostile_jpeg2000_payloads_are_errors() {
+    let dir = repo_root().join("tests/fuzz_regressions");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if !(name.starts_with("codecs-") && (name.contains("j2k") || name.contains("grok"))) {
+            continue;
+        }
+        // The fuzz harness's layout: op byte, output length, codec selector, payload.
+        let data = std::fs::read(&path).unwrap();
+        let raw = u16::from_le_bytes([data[1], data[2]]);
+        let out_len = if raw & 0x8000 != 0 {
+            ((raw & 0x7fff) as usize) << 5
+        } else {
+            raw as usize
+        };
+        let id = [36u8, 37, 39, 40][data[3] as usize % 4];
+        let mut dst = vec![0u8; out_len];
+        match blosc2fs::format::codec::jpeg2000::decompress(id, &data[4..], &mut dst) {
+            Ok(()) => panic!("{name}: decoded"),
+            Err(e) => assert!(!e.to_string().is_empty()),
+        }
+        checked += 1;
+    }
+    assert!(checked >= 8, "only {checked} hostile payloads");
+}
+
+/// Every cut of a whole codestream (j2k's JP2, grok's raw J2K, an HTJ2K one)
+/// is an error: JPEG 2000 decoders can decode a truncated codestream to a
+/// blurred image, and that is not what the file holds. The whole payloads
+/// are those of the `*-image-larger-than-block` regressions (chunk 0 of the
+/// fixture named first), which decode to python-blosc2's chunk 0 in a
+/// block of the right size.
+#[test]
+fn every_truncation_of_a_codestream_is_an_error() {
+    use blosc2fs::format::codec::jpeg2000::decompress;
+    let manifest = read_manifest(&fixtures_dir().join("plugins"));
+    for (fixture, regression, id) in [
+        (
+            "j2k_gray_u2_stack",
+            "codecs-j2k-image-larger-than-block.bin",
+            39u8,
+        ),
+        (
+            "grok_gray_u2_j2k",
+            "codecs-grok-raw-j2k-image-larger-than-block.bin",
+            37,
+        ),
+        (
+            "htj2k_gray_u2_stack",
+            "codecs-htj2k-image-larger-than-block.bin",
+            40,
+        ),
+    ] {
+        let data =
+            std::fs::read(repo_root().join("tests/fuzz_regressions").join(regression)).unwrap();
+        let payload = &data[4..];
+        let entry = &manifest[fixture];
+        let size = entry["size"].as_u64().unwrap() as usize
+            / entry["chunk_sha256"].as_array().unwrap().len();
+        let mut dst = vec![0u8; size];
+        decompress(id, payload, &mut dst).unwrap();
+        assert_eq!(
+            sha256_hex(&dst),
+            entry["chunk_sha256"][0].as_str().unwrap(),
+            "{fixture}"
+        );
+        let mut cuts = 0;
+        for cut in (1..payload.len()).step_by(payload.len() / 97 + 1) {
+            let result = decompress(id, &payload[..cut], &mut dst);
+            assert!(
+                result.is_err(),
+                "{fixture}: cut at {cut} of {} decoded",
+                payload.len()
+            );
+            cuts += 1;
+        }
+        assert!(cuts > 90, "{cuts}");
+    }
+}

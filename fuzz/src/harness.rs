@@ -256,12 +256,14 @@ fn zfp_case(rest: &[u8]) -> Option<ZfpCase<'_>> {
 /// `codecs`: byte 0 picks a codec or filter, bytes 1..3 the output length
 /// (u16 LE; with the top bit set, the low 15 bits times 32, so up to ~1 MiB),
 /// the rest is the input. ZFP (op 14) takes its parameters from the input
-/// instead (see [`zfp_case`]).
+/// instead (see [`zfp_case`]). Bytes 240-255 pick the JPEG 2000 family
+/// (op 15): then the input's first byte picks codec 36, 37, 39 or 40.
 pub fn codecs(data: &[u8]) {
     if data.len() < 3 {
         return;
     }
-    let op = data[0] % 15;
+    // 240-255: the JPEG 2000 family (op 15); below, 15 ops by remainder.
+    let op = if data[0] >= 240 { 15 } else { data[0] % 15 };
     let raw = u16::from_le_bytes([data[1], data[2]]);
     let out_len = if raw & 0x8000 != 0 {
         ((raw & 0x7fff) as usize) << 5
@@ -349,6 +351,14 @@ pub fn codecs(data: &[u8]) {
                 "zfp said Ok but left output bytes unwritten"
             );
             return;
+        }
+        // JPEG 2000 / HTJ2K: rest[0] picks the codec id (36, 37, 39 or 40).
+        15 if !rest.is_empty() => {
+            let id = [36u8, 37, 39, 40][rest[0] as usize % 4];
+            let src = &rest[1..];
+            Some(Box::new(move |dst: &mut [u8]| {
+                codec::jpeg2000::decompress(id, src, dst)
+            }))
         }
         _ => None,
     };

@@ -15,8 +15,8 @@ Writes into OUTDIR (tests/fixtures/elsewhere/ in the repository):
                         proxy-source urlpath = [path, urlbase, auth token]
   hdf5_placeholder.b2nd a Caterva2 HDF5 placeholder (vlmeta _ftype = "hdf5", _dsetname)
   codec200.b2nd         compressed with a codec registered in Python under id 200
-  grok37.b2nd           the same file with the codec id rewritten to 37 (grok), as the
-                        blosc2-grok plugin would have written it (header bytes only)
+  openzl38.b2nd         the same file with the codec id rewritten to 38 (openzl), as the
+                        blosc2-openzl plugin would have written it (header bytes only)
   filter200.b2nd        filtered with a filter registered in Python under id 200
 
 and manifest.json: for each file, what blosc2fs must say ("elsewhere": the marker, or
@@ -122,22 +122,22 @@ def main(out: Any) -> None:
         "unsupported": "codec user-defined (id 200) is not one C-Blosc2 ships (a user-registered id?), so blosc2fs cannot decode it"
     }
 
-    # grok37: the same bytes with the codec id byte of the frame header (byte 77) and of
-    # every chunk header (byte 22 of the extended header) rewritten to 37.
+    # openzl38: the same bytes with the codec id byte of the frame header (byte 77) and of
+    # every chunk header (byte 22 of the extended header) rewritten to 38.
     data = bytearray(open("codec200.b2nd", "rb").read())
     assert data[77] == 200, data[77]
-    data[77] = 37
+    data[77] = 38
     hits = 0
     # Chunk headers start with version 5 and carry flags with codec format 6 (bits 5-7);
     # find them by their user-codec byte 200 at offset 22 and the flag pattern.
     for pos in range(0, len(data) - 32):
         if data[pos + 22] == 200 and data[pos + 2] >> 5 == 6 and data[pos] in (3, 4, 5):
-            data[pos + 22] = 37
+            data[pos + 22] = 38
             hits += 1
     assert hits >= 1, "no chunk header found"
-    open("grok37.b2nd", "wb").write(bytes(data))
-    manifest["grok37.b2nd"] = {
-        "unsupported": "codec grok (id 37) needs the blosc2-grok plugin, which blosc2fs does not include",
+    open("openzl38.b2nd", "wb").write(bytes(data))
+    manifest["openzl38.b2nd"] = {
+        "unsupported": "codec openzl (id 38) needs the blosc2-openzl plugin, which blosc2fs does not include",
         "chunk_headers_patched": hits,
     }
 

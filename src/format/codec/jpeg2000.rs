@@ -211,7 +211,7 @@ fn decode_image(id: u8, payload: &[u8], dst: &mut [u8]) -> Result<(), CodecError
     }
     let settings = hayro_jpeg2000::DecodeSettings {
         resolve_palette_indices: false,
-        strict: false,
+        strict: true,
         target_resolution: None,
     };
     let image =
@@ -334,7 +334,7 @@ fn decode_float(payload: &[u8], dst: &mut [u8]) -> Result<(), CodecError> {
             "float mode with {bits}-bit quantization, NaN policy {nan_policy}"
         )));
     }
-    if dst.len() % 4 != 0 {
+    if !dst.len().is_multiple_of(4) {
         return Err(corrupt(format!(
             "a float block of {} bytes (not whole float32 values)",
             dst.len()
