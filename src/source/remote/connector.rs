@@ -12,8 +12,8 @@ use object_store::client::{
 };
 use object_store::ClientOptions;
 
-use super::listing_filter::{filter_listing, Dialect};
 use super::stats::{RemoteStats, RequestKind};
+use crate::source::listing_filter::{filter_listing, Dialect};
 
 /// The largest listing page cleaned (a page of 1000 keys of 1 KiB, with
 /// room); a larger answer is passed on untouched.
