@@ -695,7 +695,7 @@ fn opening_a_served_b2nd_and_a_cold_random_4k_read_cost_few_requests() {
     // (through a proxy that only lists what is asked, for the messages)
     let proxy = Proxy::start(server.port);
     let (seed, cases) = seed_and_cases("cold 4 KiB reads", "C2_SEED", "C2_CASES", 3);
-    let mut rng = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let mut rng = common::rng::Rng::new(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
     let mut costly_opens = Vec::new();
     for case in 0..cases {
         let mount = Mount::start(
@@ -717,11 +717,8 @@ fn opening_a_served_b2nd_and_a_cold_random_4k_read_cost_few_requests() {
             open_requests.len(),
             "the counts are the requests sent: {open_requests:?}"
         );
-        rng ^= rng << 13;
-        rng ^= rng >> 7;
-        rng ^= rng << 17;
         // 4 KiB-aligned (one 32 KiB block), past the first 2 MiB (which the open may fetch).
-        let offset = (2 << 20) + (rng % ((raw.len() as u64 - (2 << 20) - 4096) / 4096)) * 4096;
+        let offset = (2 << 20) + (rng.below((raw.len() as u64 - (2 << 20) - 4096) / 4096)) * 4096;
         let mut buf = vec![0u8; 4096];
         file.read_exact_at(&mut buf, offset).unwrap();
         assert!(

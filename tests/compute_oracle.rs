@@ -22,6 +22,7 @@ use std::path::Path;
 use std::process::Command;
 
 use blosc2fs::compute::{ComputeError, DType, OperandInfo, OperandRef, Program, Recipe};
+use common::rng::Rng;
 use common::*;
 use serde_json::Value;
 
@@ -105,21 +106,6 @@ fn sub_block(data: &[u8], full: &[u64], item: usize, start: &[u64], shape: &[u64
     }
 }
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
 /// Values as f64 pairs (complex: re, im; real: v, 0) for comparison, or
 /// `None` for bool/int dtypes (compared as bytes).
 fn floats(d: DType, b: &[u8]) -> Option<Vec<(f64, f64)>> {
@@ -196,7 +182,7 @@ fn random_expressions_match_python_blosc2() {
     let manifest: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("manifest.json")).unwrap())
             .unwrap();
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let mut failures = Vec::new();
     let mut refusals: BTreeMap<String, usize> = BTreeMap::new();
     let (mut accepted, mut evaluated, mut regions, mut second_engine_only) = (0, 0, 0, 0);

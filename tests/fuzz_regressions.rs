@@ -426,13 +426,8 @@ fn store_harnesses_survive_mutated_store_fixtures() {
     let embed = std::fs::read(dir.join("values.b2e")).unwrap();
     harness::zip_directory(&zip);
     harness::embed_frame(&embed);
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut rng = common::rng::Rng::new(0x9e37_79b9_7f4a_7c15);
+    let mut next = move || rng.next_u64();
     for round in 0..400 {
         for (base, run) in [
             (&zip, harness::zip_directory as fn(&[u8])),

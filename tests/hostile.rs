@@ -10,22 +10,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use common::mount::{run_python, serial_with_fuse, Mount};
+use common::rng::Rng;
 use common::*;
-
-/// A small deterministic generator (xorshift), so failures can be replayed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
 
 fn put_be(bytes: &mut [u8], at: usize, value: &[u8]) {
     if at + value.len() <= bytes.len() {
@@ -65,7 +51,7 @@ fn damaged_corpus(dir: &Path) -> usize {
         "frame_simple-zstd.b2frame",
         "frame_simple-blosclz.b2frame",
     ];
-    let mut rng = Rng(0x9e3779b97f4a7c15);
+    let mut rng = Rng::new(0x9e3779b97f4a7c15);
     let mut n = 0;
     let mut write = |name: String, bytes: &[u8]| {
         std::fs::write(dir.join(name), bytes).unwrap();
@@ -355,7 +341,7 @@ fn sixteen_readers_with_a_tiny_cache_get_exact_bytes() {
         for t in 0..8u64 {
             let (entries, reference, checked) = (&entries, &reference, &checked);
             s.spawn(move || {
-                let mut rng = Rng(t * 7919 + 17);
+                let mut rng = Rng::new(t * 7919 + 17);
                 for _ in 0..400 {
                     let k = rng.below(entries.len() as u64) as usize;
                     let f = std::fs::File::open(&entries[k].0).unwrap();

@@ -517,13 +517,8 @@ mod tests {
             ("e".to_string(), info("<u8", &[])),
             ("g".to_string(), info("|i1", &[1])),
         ];
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut rng = crate::test_rng::Rng::new(0x2545_f491_4f6c_dd1d);
+        let mut next = || rng.next_u64();
         let mut compiled = 0;
         for _ in 0..100_000 {
             let len = 1 + next() % 8;

@@ -316,3 +316,96 @@ pub fn describe(dir: &Path) -> Result<String, DiskError> {
 pub fn clear(dir: &Path) -> Result<usize, DiskError> {
     index::clear(dir)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::disk_cache::map::GRANULE;
+
+    /// `n` bytes whose value at `i` is `(i * 7 + seed) as u8`.
+    fn pattern(n: u64, seed: u8) -> Vec<u8> {
+        (0..n)
+            .map(|i| (i as u8).wrapping_mul(7).wrapping_add(seed))
+            .collect()
+    }
+
+    /// Entries are opened once per key: the same identity and length give
+    /// the same entry; a new length or identity, another; nothing is
+    /// cached for empty data or data larger than the whole budget.
+    #[test]
+    fn one_entry_per_key_and_none_past_the_budget() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = DiskCache::start(dir.path(), 4 * GRANULE).unwrap();
+        assert_eq!(cache.budget(), 4 * GRANULE);
+        assert!(cache.entry("a v1", 0).is_none());
+        assert!(cache.entry("a v1", 4 * GRANULE + 1).is_none());
+        let a = cache.entry("a v1", 1000).unwrap();
+        assert!(Arc::ptr_eq(&a, &cache.entry("a v1", 1000).unwrap()));
+        assert!(!Arc::ptr_eq(&a, &cache.entry("a v1", 1001).unwrap()));
+        assert!(!Arc::ptr_eq(&a, &cache.entry("a v2", 1000).unwrap()));
+        assert_eq!(a.len(), 1000);
+        assert!(!a.is_complete());
+    }
+
+    /// Offered bytes are written in whole granules only; reads are answered
+    /// from the file when every byte asked is whole, and not otherwise; a
+    /// second `DiskCache` on the directory (another mount, or the next one)
+    /// finds what the first persisted, and `describe`/`clear` see it.
+    #[test]
+    fn offered_granules_are_read_back_and_persist() {
+        let dir = tempfile::tempdir().unwrap();
+        let len = 2 * GRANULE + 100;
+        let data = pattern(len, 3);
+        {
+            let cache = DiskCache::start(dir.path(), 8 * GRANULE).unwrap();
+            let entry = cache.entry("object v1", len).unwrap();
+            // Bytes 10 .. GRANULE + 10: no granule whole, nothing to write.
+            cache.offer(&entry, 10, &data[10..(GRANULE + 10) as usize], true);
+            // The first granule and the short last one.
+            cache.offer(&entry, 0, &data[..GRANULE as usize], true);
+            cache.offer(&entry, 2 * GRANULE, &data[(2 * GRANULE) as usize..], true);
+            cache.flush();
+            assert_eq!(entry.progress(), (2, 3));
+            let mut out = vec![0u8; 50];
+            assert!(cache.read(&entry, 1000, &mut out));
+            assert_eq!(out, &data[1000..1050]);
+            assert!(cache.read(&entry, 2 * GRANULE + 50, &mut out));
+            assert_eq!(out, &data[(2 * GRANULE + 50) as usize..]);
+            // Crossing into the missing granule, past the end, or empty: no.
+            assert!(!cache.read(&entry, GRANULE - 10, &mut out));
+            assert!(!cache.read(&entry, len - 10, &mut out));
+            assert!(!cache.read(&entry, 0, &mut []));
+            let stats = cache.to_json();
+            assert_eq!(stats["budget"], 8 * GRANULE);
+            assert_eq!(stats["entries"], 1);
+            assert_eq!(stats["fills"], 2);
+            assert_eq!(stats["hits"], 2);
+            assert_eq!(stats["hit_bytes"], 100);
+            cache.offer(
+                &entry,
+                GRANULE,
+                &data[GRANULE as usize..(2 * GRANULE) as usize],
+                true,
+            );
+            cache.flush();
+            assert!(entry.is_complete());
+        }
+        let again = DiskCache::start(dir.path(), 8 * GRANULE).unwrap();
+        let entry = again.entry("object v1", len).unwrap();
+        assert!(entry.is_complete());
+        let mut out = vec![0u8; len as usize];
+        assert!(again.read(&entry, 0, &mut out));
+        assert_eq!(out, data);
+        // Another version of the source is another entry, empty (and with
+        // no files until its first fill).
+        assert_eq!(again.entry("object v2", len).unwrap().progress(), (0, 3));
+        drop((entry, again));
+        let text = describe(dir.path()).unwrap();
+        assert!(text.contains(": 1 entries,"), "{text}");
+        assert!(text.contains("100.0% of 262244 whole"), "{text}");
+        assert_eq!(clear(dir.path()).unwrap(), 1);
+        assert!(describe(dir.path())
+            .unwrap()
+            .contains(": 0 entries, 0 bytes"));
+    }
+}

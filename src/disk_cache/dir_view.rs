@@ -20,7 +20,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 /// One entry as found on disk.
 #[derive(Debug, Clone)]
-pub struct Found {
+pub struct EntryOnDisk {
     /// File name stem (the key's name).
     pub name: String,
     /// Bytes its files take on disk (allocated blocks).
@@ -40,21 +40,21 @@ const REREAD_EVERY: Duration = Duration::from_secs(60);
 
 /// The entries of the directory as this process last knew them.
 #[derive(Debug)]
-pub(super) struct View {
+pub(super) struct DirView {
     /// The change count of `DIR/lock` this view is current at.
     count: u64,
-    entries: HashMap<String, Found>,
+    entries: HashMap<String, EntryOnDisk>,
     /// Bytes all entries take.
     used: u64,
     read: Instant,
 }
 
-impl View {
+impl DirView {
     /// The view of what a whole reading of the directory found, current
     /// at change count `count`.
-    pub(super) fn of(found: Vec<Found>, count: u64) -> View {
+    pub(super) fn of(found: Vec<EntryOnDisk>, count: u64) -> DirView {
         let used = found.iter().map(|f| f.bytes).sum();
-        View {
+        DirView {
             count,
             entries: found.into_iter().map(|f| (f.name.clone(), f)).collect(),
             used,
@@ -92,7 +92,7 @@ impl View {
     }
 
     /// Entry `name` is now as `found` says (`None`: gone).
-    pub(super) fn set(&mut self, name: &str, found: Option<Found>) {
+    pub(super) fn set(&mut self, name: &str, found: Option<EntryOnDisk>) {
         if let Some(old) = self.entries.remove(name) {
             self.used -= old.bytes;
         }
@@ -115,7 +115,7 @@ impl View {
         if self.used + need <= budget {
             return Some(Vec::new());
         }
-        let mut candidates: Vec<&Found> = self
+        let mut candidates: Vec<&EntryOnDisk> = self
             .entries
             .values()
             .filter(|f| !keep.contains(&f.name.as_str()))
@@ -145,8 +145,8 @@ impl View {
 mod tests {
     use super::*;
 
-    fn found(name: &str, bytes: u64, age_s: u64) -> Found {
-        Found {
+    fn found(name: &str, bytes: u64, age_s: u64) -> EntryOnDisk {
+        EntryOnDisk {
             name: name.into(),
             bytes,
             data_ino: 7,
@@ -158,7 +158,7 @@ mod tests {
 
     #[test]
     fn changes_are_counted_in_and_eviction_goes_oldest_first() {
-        let mut view = View::of(vec![found("a", 10, 30), found("b", 20, 20)], 5);
+        let mut view = DirView::of(vec![found("a", 10, 30), found("b", 20, 20)], 5);
         assert!(view.current(5) && !view.current(4));
         assert_eq!((view.used(), view.len()), (30, 2));
         view.set("c", Some(found("c", 5, 10)));

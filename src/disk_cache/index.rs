@@ -12,7 +12,7 @@
 //! would not exclude each other).
 //!
 //! So that a batch of fills does not stat every file of the directory,
-//! each process keeps a [`View`] of it, read whole once and kept current by
+//! each process keeps a [`DirView`] of it, read whole once and kept current by
 //! its own changes (each change under the lock names its entry:
 //! [`Locked::note`]); `DIR/lock` holds a change count that every holder of
 //! the lock adds one to, so a count this process did not write means
@@ -32,8 +32,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
 
-pub use super::dir_view::Found;
-use super::dir_view::View;
+use super::dir_view::DirView;
+pub use super::dir_view::EntryOnDisk;
 use super::error::DiskError;
 use super::open_files::{OpenFiles, OPEN_DATA_FILES};
 
@@ -52,7 +52,7 @@ pub struct Index {
 #[derive(Debug)]
 struct Held {
     file: File,
-    view: RefCell<Option<View>>,
+    view: RefCell<Option<DirView>>,
     /// The change count this process wrote when it last took the lock.
     count: u64,
 }
@@ -187,18 +187,18 @@ impl Locked<'_> {
     /// Every entry on disk (and the removal of crashed writers' temporary
     /// maps, which only a lock holder can know are abandoned), read now;
     /// the view is made of it.
-    pub fn scan(&self) -> Result<Vec<Found>, DiskError> {
+    pub fn scan(&self) -> Result<Vec<EntryOnDisk>, DiskError> {
         let found = self.read_all()?;
-        *self.held.view.borrow_mut() = Some(View::of(found.clone(), self.held.count));
+        *self.held.view.borrow_mut() = Some(DirView::of(found.clone(), self.held.count));
         Ok(found)
     }
 
     /// `f` run on the view of the directory, read now if there is none.
-    fn with_view<T>(&self, f: impl FnOnce(&mut View) -> T) -> Result<T, DiskError> {
+    fn with_view<T>(&self, f: impl FnOnce(&mut DirView) -> T) -> Result<T, DiskError> {
         let mut slot = self.held.view.borrow_mut();
         let view = match slot.take() {
             Some(view) => view,
-            None => View::of(self.read_all()?, self.held.count),
+            None => DirView::of(self.read_all()?, self.held.count),
         };
         Ok(f(slot.insert(view)))
     }
@@ -223,8 +223,8 @@ impl Locked<'_> {
     }
 
     /// Entry `name` as its files are now, `None` when it has none.
-    fn read_one(&self, name: &str) -> Option<Found> {
-        let mut found = Found {
+    fn read_one(&self, name: &str) -> Option<EntryOnDisk> {
+        let mut found = EntryOnDisk {
             name: name.to_string(),
             bytes: 0,
             data_ino: 0,
@@ -249,9 +249,9 @@ impl Locked<'_> {
     }
 
     /// Every entry on disk, read now.
-    fn read_all(&self) -> Result<Vec<Found>, DiskError> {
+    fn read_all(&self) -> Result<Vec<EntryOnDisk>, DiskError> {
         let dir = &self.index.entries;
-        let mut found: std::collections::BTreeMap<String, Found> = Default::default();
+        let mut found: std::collections::BTreeMap<String, EntryOnDisk> = Default::default();
         let listing = std::fs::read_dir(dir).map_err(|e| DiskError::io(dir, e))?;
         for item in listing {
             let item = item.map_err(|e| DiskError::io(dir, e))?;
@@ -268,14 +268,16 @@ impl Locked<'_> {
             }
             // Gone since listed (another process evicted it): skip.
             let Ok(meta) = item.metadata() else { continue };
-            let entry = found.entry(name.to_string()).or_insert_with(|| Found {
-                name: name.to_string(),
-                bytes: 0,
-                data_ino: 0,
-                data_len: 0,
-                last_used: SystemTime::UNIX_EPOCH,
-                has_map: false,
-            });
+            let entry = found
+                .entry(name.to_string())
+                .or_insert_with(|| EntryOnDisk {
+                    name: name.to_string(),
+                    bytes: 0,
+                    data_ino: 0,
+                    data_len: 0,
+                    last_used: SystemTime::UNIX_EPOCH,
+                    has_map: false,
+                });
             entry.bytes += meta.blocks() * 512;
             match ext {
                 "data" => {

@@ -335,3 +335,117 @@ fn write_batch(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::disk_cache::index::Index;
+    use crate::disk_cache::key::Key;
+    use crate::disk_cache::map::GRANULE;
+    use crate::disk_cache::pending::Pending;
+
+    /// What the writer shares, over a fresh directory of `budget` bytes.
+    fn shared(dir: &std::path::Path, budget: u64) -> Arc<Shared> {
+        Arc::new(Shared {
+            index: Index::open(dir).unwrap(),
+            budget,
+            stats: DiskStats::default(),
+            queued: Default::default(),
+            handed_queued: Default::default(),
+            room: Default::default(),
+            room_lock: Default::default(),
+            pending: Pending::new(budget),
+            busy_at: Default::default(),
+            epoch: Instant::now(),
+        })
+    }
+
+    fn open(shared: &Shared, identity: &str, len: u64) -> Arc<Entry> {
+        let locked = shared.index.lock().unwrap();
+        Arc::new(Entry::open(&locked, Key::new(identity, len), len).unwrap())
+    }
+
+    fn count(counter: &AtomicU64) -> u64 {
+        counter.load(Ordering::Relaxed)
+    }
+
+    /// An offer larger than the whole queue is dropped at once (counted)
+    /// when the caller does not wait, and leaves the queue empty; handed
+    /// bytes larger than the hand lag still go (the lag bounds the queue,
+    /// not one hand-over).
+    #[test]
+    fn offers_past_the_queue_are_dropped_hands_are_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let shared = shared(dir.path(), 64 << 20);
+        let writer = Writer::start(shared.clone());
+        let entry = open(&shared, "big", QUEUE_BYTES + GRANULE);
+        writer.offer(&entry, 0, &vec![1u8; (QUEUE_BYTES + 1) as usize], false);
+        assert_eq!(count(&shared.stats.fills_dropped), 1);
+        assert_eq!(count(&shared.queued), 0);
+        let handed = vec![2u8; (HAND_LAG + GRANULE) as usize];
+        assert!(writer.hand(&entry, 0, handed.clone()));
+        writer.flush();
+        assert_eq!(count(&shared.handed_queued), 0);
+        assert_eq!(count(&shared.stats.fills), 1);
+        assert_eq!(count(&shared.stats.fill_bytes), HAND_LAG + GRANULE);
+        let mut back = vec![0u8; handed.len()];
+        entry.read_at(0, &mut back).unwrap();
+        assert_eq!(back, handed);
+    }
+
+    /// A granule offered twice is written once; a batch that does not fit
+    /// the budget even with everything else evicted is dropped; the writer
+    /// persists the maps when it ends, so the next open finds the entry
+    /// whole.
+    #[test]
+    fn duplicates_are_skipped_and_maps_persist_at_the_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let shared = shared(dir.path(), 2 * GRANULE);
+        let writer = Writer::start(shared.clone());
+        let entry = open(&shared, "twice", GRANULE);
+        let bytes: Vec<u8> = (0..GRANULE).map(|i| (i % 251) as u8).collect();
+        writer.offer(&entry, 0, &bytes, true);
+        writer.offer(&entry, 0, &bytes, true);
+        writer.flush();
+        assert_eq!(count(&shared.stats.fills), 1);
+        assert_eq!(count(&shared.stats.completed), 1);
+        let too_big = open(&shared, "too big", 3 * GRANULE);
+        writer.offer(&too_big, 0, &vec![3u8; (3 * GRANULE) as usize], true);
+        writer.flush();
+        assert_eq!(count(&shared.stats.fills), 1);
+        assert_eq!(count(&shared.stats.fills_dropped), 1);
+        assert_eq!(too_big.progress(), (0, 3));
+        drop(writer);
+        let again = open(&shared, "twice", GRANULE);
+        assert!(again.is_complete());
+        let mut back = vec![0u8; GRANULE as usize];
+        again.read_at(0, &mut back).unwrap();
+        assert_eq!(back, bytes);
+    }
+
+    /// Within the budget, room for a new fill is made by evicting the least
+    /// recently used entry (its files go); a later fill of the evicted entry
+    /// retires it and writes nothing.
+    #[test]
+    fn fills_evict_the_least_recently_used_entry() {
+        let dir = tempfile::tempdir().unwrap();
+        // Room for three granules (and the few KiB of maps), not four.
+        let shared = shared(dir.path(), 3 * GRANULE + (32 << 10));
+        let writer = Writer::start(shared.clone());
+        let old = open(&shared, "old", 2 * GRANULE);
+        writer.offer(&old, 0, &vec![4u8; (2 * GRANULE) as usize], true);
+        writer.flush();
+        assert!(shared.index.path(old.key().name(), "data").exists());
+        let new = open(&shared, "new", 2 * GRANULE);
+        writer.offer(&new, 0, &vec![5u8; (2 * GRANULE) as usize], true);
+        writer.flush();
+        assert_eq!(count(&shared.stats.evictions), 1);
+        assert!(new.is_complete());
+        assert!(!shared.index.path(old.key().name(), "data").exists());
+        assert!(!shared.index.path(old.key().name(), "map").exists());
+        writer.offer(&old, 0, &vec![4u8; GRANULE as usize], true);
+        writer.flush();
+        assert!(old.is_retired());
+        assert_eq!(count(&shared.stats.fills), 2);
+    }
+}

@@ -193,11 +193,11 @@ impl Geometry {
 
     /// Pieces serving bytes `[start, start + len)` of the array in C order.
     pub fn pieces(&self, start: u64, len: u64) -> Vec<Piece> {
-        let view = View {
+        let item_box = ItemBox {
             origin: vec![0; self.ndim()],
             extent: self.shape.clone(),
         };
-        self.view_pieces(&view, start, len)
+        self.box_bytes_pieces(&item_box, start, len)
     }
 
     /// Pieces serving bytes of chunk `c` seen over its full chunkshape in C
@@ -209,22 +209,22 @@ impl Geometry {
             .zip(&self.chunkshape)
             .map(|(&i, &c)| i * c)
             .collect();
-        let view = View {
+        let item_box = ItemBox {
             origin,
             extent: self.chunkshape.clone(),
         };
-        self.view_pieces(&view, start, len)
+        self.box_bytes_pieces(&item_box, start, len)
     }
 
     /// Pieces serving the box `[origin, origin + extent)` of the array,
     /// its items in C order over the box (items outside the array: zeros);
     /// `origin` and `extent` have one entry per dimension.
     pub fn box_pieces(&self, origin: &[u64], extent: &[u64]) -> Vec<Piece> {
-        let view = View {
+        let item_box = ItemBox {
             origin: origin.to_vec(),
             extent: extent.to_vec(),
         };
-        self.view_pieces(&view, 0, product(extent).saturating_mul(self.itemsize))
+        self.box_bytes_pieces(&item_box, 0, product(extent).saturating_mul(self.itemsize))
     }
 
     /// Where block `b` of chunk `c` starts, in array coordinates; it spans
@@ -237,11 +237,11 @@ impl Geometry {
             .collect()
     }
 
-    fn view_pieces(&self, view: &View, start: u64, len: u64) -> Vec<Piece> {
+    fn box_bytes_pieces(&self, item_box: &ItemBox, start: u64, len: u64) -> Vec<Piece> {
         let itemsize = self.itemsize;
-        let view_items = product(&view.extent);
-        let view_bytes = view_items * itemsize;
-        let end = start.saturating_add(len).min(view_bytes);
+        let box_items = product(&item_box.extent);
+        let box_bytes = box_items * itemsize;
+        let end = start.saturating_add(len).min(box_bytes);
         let mut pieces = Vec::new();
         if start >= end || itemsize == 0 {
             return pieces;
@@ -257,17 +257,17 @@ impl Geometry {
         while pos < end {
             let item = pos / itemsize;
             let within_item = pos % itemsize;
-            // Multi-index of `item` within the view.
+            // Multi-index of `item` within the box.
             let mut rest = item;
             for d in (0..n).rev() {
-                v[d] = rest % view.extent[d];
-                rest /= view.extent[d];
-                global[d] = v[d] + view.origin[d];
+                v[d] = rest % item_box.extent[d];
+                rest /= item_box.extent[d];
+                global[d] = v[d] + item_box.origin[d];
             }
             let row_left = if n == 0 {
                 1
             } else {
-                view.extent[n - 1] - v[n - 1]
+                item_box.extent[n - 1] - v[n - 1]
             };
             let outside = (0..n).any(|d| global[d] >= self.shape[d]);
             let (run_items, source) = if outside {
@@ -345,7 +345,9 @@ fn continues(prev: &Piece, next: &Piece) -> bool {
     }
 }
 
-struct View {
+/// A box of the array's items, `[origin, origin + extent)` per dimension,
+/// whose bytes in C order a list of pieces serves.
+struct ItemBox {
     origin: Vec<u64>,
     extent: Vec<u64>,
 }

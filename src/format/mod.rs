@@ -11,7 +11,14 @@
 //! The public face is what `info`, `cat`, the tree and the read layer need,
 //! and [`dtype`]: the one reading of NumPy dtype strings, for every layer.
 //! The parsers behind it (`chunk`, `codec`, `filter`, `msgpack`) are public
-//! only for the fuzz targets and tests, and hidden from the documentation.
+//! for the layers above that show what they decode, and for the fuzz
+//! targets and tests: `views/` names codecs and filters in `meta.json`
+//! (`codec::codec_name`, `filter::filter_name`, `filter::filter_id`) and
+//! turns vlmeta and BatchArray items into JSON (`msgpack`); the table
+//! reader (`catalog/table/`) reads a table's msgpack metadata; `cli.rs`
+//! prints which Zstd backend was built (`codec::zstd::BACKEND`); `fuzz/`
+//! and `tests/` drive `chunk`, `codec` and `msgpack` directly. They stay hidden from the documentation:
+//! their shape follows the format's, not a promise to callers.
 
 mod array;
 pub mod byte_source;
@@ -31,6 +38,7 @@ mod frame;
 mod geometry;
 mod growth;
 mod hints;
+mod item_dtype;
 mod meta;
 #[doc(hidden)]
 pub mod msgpack;

@@ -10,18 +10,31 @@ use crate::views::json::json_bytes;
 /// `attr` as the kernel is told it: the tree knows none of the bytes of a
 /// file that tells of the mount ([`Attr::of_mount`]: `.stats`), so its size
 /// is its document's, rendered now to be measured.
-pub(super) fn sized(attr: Attr, planner: &Planner, tree: &Tree, disk: Option<&DiskCache>) -> Attr {
+pub(super) fn sized(
+    attr: Attr,
+    planner: &Planner,
+    tree: &Tree,
+    disk: Option<&DiskCache>,
+    plain_opens: (u64, u64),
+) -> Attr {
     if !attr.of_mount {
         return attr;
     }
     Attr {
-        size: document(planner, tree, disk).len() as u64,
+        size: document(planner, tree, disk, plain_opens).len() as u64,
         ..attr
     }
 }
 
-/// The `.stats` document of the mount `tree` read through `planner`.
-pub(super) fn document(planner: &Planner, tree: &Tree, disk: Option<&DiskCache>) -> Vec<u8> {
+/// The `.stats` document of the mount `tree` read through `planner`;
+/// `plain_opens`: opens of local files shown as themselves (through the
+/// daemon, by passthrough).
+pub(super) fn document(
+    planner: &Planner,
+    tree: &Tree,
+    disk: Option<&DiskCache>,
+    plain_opens: (u64, u64),
+) -> Vec<u8> {
     let cache = planner.blocks().cache();
     let (bytes, entries) = cache.usage();
     let mut doc = planner
@@ -33,6 +46,16 @@ pub(super) fn document(planner: &Planner, tree: &Tree, disk: Option<&DiskCache>)
         obj.insert(
             "meta_cache".into(),
             serde_json::json!({ "budget": meta.budget, "bytes": meta.bytes, "entries": meta.entries, "loads": meta.loads, "evictions": meta.evictions }),
+        );
+        let names = crate::catalog::folder_listing::counts();
+        obj.insert(
+            "listing".into(),
+            serde_json::json!({
+                "names_skipped": names.skipped, "names_renamed": names.renamed,
+                "names_hidden": names.hidden,
+                "plain_opens": plain_opens.0 + plain_opens.1,
+                "plain_passthrough_opens": plain_opens.1,
+            }),
         );
         obj.insert(
             "descriptors".into(),

@@ -15,7 +15,7 @@ use fuser::{
     ReplyXattr, Request, TimeOrNow, WriteFlags,
 };
 
-use super::passthrough::IoModes;
+use super::passthrough::{Backing, IoModes};
 use super::waiting::WaitPool;
 use crate::fs::{Attr, Filesystem, FsError, Kind};
 
@@ -197,24 +197,28 @@ impl Answers {
                 if opened.direct_io {
                     fopen |= FopenFlags::FOPEN_DIRECT_IO;
                 }
-                let backing = (opened.cache_file && !opened.direct_io)
+                let cache_entry = (opened.cache_file && !opened.direct_io)
                     .then(|| self.fs.backing(opened.fh))
                     .flatten();
+                let backing = match &cache_entry {
+                    Some(entry) => Some(Backing::Cache(entry)),
+                    None => opened
+                        .plain_file
+                        .then(|| self.fs.plain_backing(opened.fh))
+                        .flatten()
+                        .map(Backing::File),
+                };
                 let fh = FileHandle(opened.fh);
-                match self
-                    .io_modes
-                    .open(ino.0, opened.fh, backing.as_deref(), &reply)
-                {
-                    Some(id) => {
-                        self.fs.note_cache_file_open(true);
-                        reply.opened_passthrough(fh, FopenFlags::empty(), &id);
-                    }
-                    None => {
-                        if opened.cache_file {
-                            self.fs.note_cache_file_open(false);
-                        }
-                        reply.opened(fh, fopen);
-                    }
+                let passthrough = self.io_modes.open(ino.0, opened.fh, backing, &reply);
+                if opened.cache_file {
+                    self.fs.note_cache_file_open(passthrough.is_some());
+                }
+                if opened.plain_file {
+                    self.fs.note_plain_open(passthrough.is_some());
+                }
+                match passthrough {
+                    Some(id) => reply.opened_passthrough(fh, FopenFlags::empty(), &id),
+                    None => reply.opened(fh, fopen),
                 }
             }
             Err(e) => reply_err!(reply, e),

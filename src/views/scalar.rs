@@ -640,13 +640,8 @@ mod tests {
     #[test]
     fn floats_read_back_exactly_and_fit() {
         // A deterministic spread of bit patterns (every exponent, random mantissas).
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut rng = crate::test_rng::Rng::new(0x9e37_79b9_7f4a_7c15);
+        let mut next = || rng.next_u64();
         let (f4, f8) = (fmt("<f4"), fmt("<f8"));
         for _ in 0..200_000 {
             let bits = next();

@@ -6,6 +6,8 @@ pub mod inproc;
 pub mod lake;
 pub mod moto;
 pub mod mount;
+#[path = "../../src/test_rng.rs"]
+pub mod rng;
 pub mod tables;
 
 use std::path::{Path, PathBuf};

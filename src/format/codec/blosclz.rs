@@ -235,7 +235,7 @@ mod tests {
         decompress(src, &mut out).map(|()| out)
     }
 
-    use super::super::test_rng::Rng;
+    use crate::test_rng::Rng;
 
     #[test]
     fn literal_runs_and_first_byte_marker() {
@@ -364,7 +364,7 @@ mod tests {
 
     #[test]
     fn near_and_far_distances() {
-        let prefix = Rng(7).bytes(20000);
+        let prefix = Rng::new(7).bytes(20000);
         // distance 8191: the largest near distance (hi 31, lo 254)
         let mut src = literal_prefix(&prefix);
         src.extend_from_slice(&[(1 << 5) | 31, 254]);
@@ -406,7 +406,7 @@ mod tests {
     }
 
     fn corpus() -> Vec<(String, Vec<u8>)> {
-        let mut rng = Rng(0x1234_5678_9abc_def1);
+        let mut rng = Rng::new(0x1234_5678_9abc_def1);
         let mut v = vec![
             ("empty-ish".to_string(), vec![42u8]),
             ("random".to_string(), rng.bytes(70_000)),
@@ -470,7 +470,7 @@ mod tests {
             }
         }
         // far match whose two distance bytes are cut
-        let prefix = Rng(3).bytes(9000);
+        let prefix = Rng::new(3).bytes(9000);
         let mut src = literal_prefix(&prefix);
         src.extend_from_slice(&[0x20 | 31, 255, 0x00, 0x10]);
         assert!(decode(&src, 9003).is_ok());
@@ -531,16 +531,16 @@ mod tests {
 
     #[test]
     fn garbage_never_panics() {
-        let mut rng = Rng(99);
+        let mut rng = Rng::new(99);
         let mut oks = 0;
         for round in 0..20_000 {
-            let n = (rng.next() % 200) as usize;
+            let n = (rng.next_u64() % 200) as usize;
             let mut src = rng.bytes(n);
             if round % 2 == 0 && !src.is_empty() {
                 // start with a literal so that some get further
                 src[0] &= 0x3f;
             }
-            let dst_len = (rng.next() % 600) as usize;
+            let dst_len = (rng.next_u64() % 600) as usize;
             if decode(&src, dst_len).is_ok() {
                 oks += 1;
             }

@@ -323,7 +323,7 @@ mod tests {
         decompress(src, &mut out, dict).map(|()| out)
     }
 
-    use super::super::test_rng::Rng;
+    use crate::test_rng::Rng;
 
     fn shuffle(raw: &[u8], typesize: usize) -> Vec<u8> {
         let n = raw.len() / typesize;
@@ -349,7 +349,7 @@ mod tests {
     }
 
     fn corpus() -> Vec<(String, Vec<u8>)> {
-        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15);
         let mut v: Vec<(String, Vec<u8>)> = vec![
             ("empty".into(), vec![]),
             ("one".into(), vec![7]),
@@ -377,16 +377,16 @@ mod tests {
         // matches of every size, interleaved with literals
         let mut mixed = Vec::new();
         while mixed.len() < 200_000 {
-            let kind = rng.next() % 4;
-            let len = (rng.next() % 300) as usize + 1;
+            let kind = rng.next_u64() % 4;
+            let len = (rng.next_u64() % 300) as usize + 1;
             match kind {
                 0 => mixed.extend(rng.bytes(len)),
                 1 => {
-                    let b = rng.next() as u8;
+                    let b = rng.next_u64() as u8;
                     mixed.extend(std::iter::repeat_n(b, len))
                 }
                 _ => {
-                    let plen = (rng.next() % 9) as usize + 2;
+                    let plen = (rng.next_u64() % 9) as usize + 2;
                     let pat = rng.bytes(plen);
                     mixed.extend(pat.iter().copied().cycle().take(len));
                 }
@@ -542,19 +542,19 @@ mod tests {
     fn short_sequences_back_to_back() {
         // Many short sequences (the hot path) whose fixed-size copies spill
         // scratch bytes into where the next sequence writes.
-        let mut rng = Rng(11);
+        let mut rng = Rng::new(11);
         for _ in 0..200 {
             let mut src = Vec::new();
             let mut want: Vec<u8> = Vec::new();
             for _ in 0..50 {
-                let lit = (rng.next() % 15) as usize;
-                let mlen = (rng.next() % 15) as usize + 4;
+                let lit = (rng.next_u64() % 15) as usize;
+                let mlen = (rng.next_u64() % 15) as usize + 4;
                 let lit_bytes = rng.bytes(lit);
                 want.extend_from_slice(&lit_bytes);
                 if want.is_empty() {
                     continue;
                 }
-                let offset = (rng.next() as usize % want.len().min(40)) + 1;
+                let offset = (rng.next_u64() as usize % want.len().min(40)) + 1;
                 src.push(((lit as u8) << 4) | (mlen - 4) as u8);
                 src.extend_from_slice(&lit_bytes);
                 src.extend_from_slice(&(offset as u16).to_le_bytes());
@@ -570,13 +570,13 @@ mod tests {
 
     #[test]
     fn dictionary_from_lz4_flex() {
-        let mut rng = Rng(5);
+        let mut rng = Rng::new(5);
         let dict = rng.bytes(32 * 1024);
         // data made of pieces of the dictionary, so matches reach into it
         let mut data = Vec::new();
         while data.len() < 100_000 {
-            let at = (rng.next() % 32_000) as usize;
-            let len = (rng.next() % 700) as usize + 8;
+            let at = (rng.next_u64() % 32_000) as usize;
+            let len = (rng.next_u64() % 700) as usize + 8;
             data.extend_from_slice(&dict[at..(at + len).min(dict.len())]);
             data.extend(rng.bytes(3));
         }
@@ -687,12 +687,12 @@ mod tests {
 
     #[test]
     fn garbage_never_panics() {
-        let mut rng = Rng(77);
+        let mut rng = Rng::new(77);
         let dict = rng.bytes(300);
         for round in 0..30_000 {
-            let n = (rng.next() % 100) as usize;
+            let n = (rng.next_u64() % 100) as usize;
             let src = rng.bytes(n);
-            let dst_len = (rng.next() % 2000) as usize;
+            let dst_len = (rng.next_u64() % 2000) as usize;
             let d: &[u8] = if round % 3 == 0 { &dict } else { &[] };
             let _ = decode(&src, dst_len, d);
         }
@@ -701,7 +701,7 @@ mod tests {
         let src = lz4_flex::block::compress(&data);
         for i in 0..src.len() {
             let mut bad = src.clone();
-            bad[i] ^= (rng.next() as u8) | 1;
+            bad[i] ^= (rng.next_u64() as u8) | 1;
             let _ = decode(&bad, data.len(), &[]);
         }
     }

@@ -200,18 +200,11 @@ mod tests {
 
     #[test]
     fn garbage_never_panics() {
-        let mut x: u64 = 99;
+        let mut rng = crate::test_rng::Rng::new(99);
         for _ in 0..5_000 {
-            let n = (x % 64) as usize;
-            let src: Vec<u8> = (0..n)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    x as u8
-                })
-                .collect();
-            let _ = decode(&src, (x % 300) as usize);
+            let n = rng.index(64);
+            let src = rng.bytes(n);
+            let _ = decode(&src, rng.index(300));
         }
     }
 

@@ -532,11 +532,8 @@ mod tests {
             version in prop_oneof![Just(2u8), Just(3u8), Just(5u8), Just(6u8)],
         ) {
             let len = elements * typesize + extra % typesize.max(1) + if extra >= 20 { typesize } else { 0 };
-            let mut state = seed | 1;
-            let data: Vec<u8> = (0..len).map(|_| {
-                state ^= state << 13; state ^= state >> 7; state ^= state << 17;
-                (state >> 24) as u8
-            }).collect();
+            let mut rng = crate::test_rng::Rng::new(seed);
+            let data: Vec<u8> = (0..len).map(|_| (rng.next_u64() >> 24) as u8).collect();
             let want = run(Level::Portable, typesize, &data, version);
             for level in levels() {
                 prop_assert_eq!(first_diff(&run(level, typesize, &data, version), &want), None, "{:?}", level);

@@ -4,7 +4,7 @@
 
 use super::super::ndmean::undo_ndmean;
 use super::*;
-use crate::format::codec::test_rng::Rng;
+use crate::test_rng::Rng;
 use proptest::prelude::*;
 
 /// Row-major index of `i` in a grid of `shape` (C's unidim_to_multidim).
@@ -137,18 +137,18 @@ fn gather(shape: &[usize], cells: &[usize], ts: usize, block: &[u8]) -> Vec<u8> 
 }
 
 fn random_geometry(rng: &mut Rng) -> (Vec<u64>, usize, u8) {
-    let ndim = 1 + (rng.next() % 5) as usize;
+    let ndim = 1 + (rng.next_u64() % 5) as usize;
     let shape: Vec<u64> = (0..ndim)
-        .map(|_| 1 + rng.next() % if ndim <= 2 { 13 } else { 6 })
+        .map(|_| 1 + rng.next_u64() % if ndim <= 2 { 13 } else { 6 })
         .collect();
-    let ts = [1usize, 2, 4, 8, 3, 16][(rng.next() % 6) as usize];
-    let meta = [1u8, 2, 3, 4, 5, 7, 8, 0, 200][(rng.next() % 9) as usize];
+    let ts = [1usize, 2, 4, 8, 3, 16][(rng.next_u64() % 6) as usize];
+    let meta = [1u8, 2, 3, 4, 5, 7, 8, 0, 200][(rng.next_u64() % 9) as usize];
     (shape, ts, meta)
 }
 
 #[test]
 fn ndcell_matches_c_blosc2_on_random_geometries() {
-    let mut rng = Rng(0x00c3_11ce_0000_0001);
+    let mut rng = Rng::new(0x00c3_11ce_0000_0001);
     let (mut ok, mut refused) = (0, 0);
     for case in 0..3000 {
         let (shape, ts, meta) = random_geometry(&mut rng);
@@ -184,11 +184,11 @@ fn ndcell_matches_c_blosc2_on_random_geometries() {
 
 #[test]
 fn ndmean_matches_c_blosc2_on_random_geometries() {
-    let mut rng = Rng(0x00c3_11ce_0000_0002);
+    let mut rng = Rng::new(0x00c3_11ce_0000_0002);
     let (mut ok, mut refused) = (0, 0);
     for case in 0..3000 {
         let (shape, ts, meta) = random_geometry(&mut rng);
-        let ts = if rng.next().is_multiple_of(8) {
+        let ts = if rng.next_u64().is_multiple_of(8) {
             130
         } else {
             ts
@@ -239,7 +239,7 @@ fn ndmean_inconsistent_grid_is_refused() {
 
 #[test]
 fn gather_then_undo_is_the_identity() {
-    let mut rng = Rng(0x00c3_11ce_0000_0003);
+    let mut rng = Rng::new(0x00c3_11ce_0000_0003);
     for _ in 0..500 {
         let (shape, ts, meta) = random_geometry(&mut rng);
         if meta == 0 || meta > 127 {

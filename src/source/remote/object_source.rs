@@ -32,7 +32,7 @@ use object_store::path::Path;
 use object_store::ObjectMeta;
 
 use super::error::RemoteError;
-use super::pool::{Found, Ledger};
+use super::pool::{Ledger, PoolLookup};
 use super::runtime;
 use super::store::Connection;
 use crate::disk_cache::stored_objects::CachedObject;
@@ -340,7 +340,7 @@ impl RemoteSource {
                     after: self.conn.timeout,
                 })
             }
-            Some(Found::Hit { bytes, hinted }) => {
+            Some(PoolLookup::Hit { bytes, hinted }) => {
                 if hinted {
                     self.conn.stats.hint_hit();
                 } else {
@@ -348,8 +348,8 @@ impl RemoteSource {
                 }
                 Ok(Some(bytes))
             }
-            Some(Found::Failed(e)) => Err(e),
-            Some(Found::Miss | Found::Wait) => Ok(None),
+            Some(PoolLookup::Failed(e)) => Err(e),
+            Some(PoolLookup::Miss | PoolLookup::Wait) => Ok(None),
         }
     }
 

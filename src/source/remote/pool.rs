@@ -48,7 +48,7 @@ struct Entry {
 
 /// What a read found in the pool.
 #[derive(Debug)]
-pub(crate) enum Found {
+pub(crate) enum PoolLookup {
     /// All its bytes; `hinted` when some came from a hint.
     Hit { bytes: Bytes, hinted: bool },
     /// Some of its bytes are still in flight.
@@ -317,20 +317,20 @@ impl Ledger {
 
     /// What a read of `range` of `src` finds. A failure found is taken out
     /// (the next read fetches for itself).
-    pub(crate) fn lookup(&mut self, src: u64, range: &Range<u64>) -> Found {
+    pub(crate) fn lookup(&mut self, src: u64, range: &Range<u64>) -> PoolLookup {
         if range.start >= range.end {
-            return Found::Miss;
+            return PoolLookup::Miss;
         }
         let chain = self.overlapping(src, range);
         let mut at = range.start;
         for &(key, end) in &chain {
             if key.1 > at {
-                return Found::Miss;
+                return PoolLookup::Miss;
             }
             at = end;
         }
         if at < range.end || chain.is_empty() {
-            return Found::Miss;
+            return PoolLookup::Miss;
         }
         let mut wait = false;
         for &(key, _) in &chain {
@@ -341,23 +341,23 @@ impl Ledger {
                         ..
                     }) = self.remove(key)
                     {
-                        return Found::Failed(err);
+                        return PoolLookup::Failed(err);
                     }
                 }
                 Some(State::InFlight) => wait = true,
                 Some(State::Ready(_)) => {}
-                None => return Found::Miss,
+                None => return PoolLookup::Miss,
             }
         }
         if wait {
-            return Found::Wait;
+            return PoolLookup::Wait;
         }
         let mut hinted = false;
         let mut pieces = Vec::with_capacity(chain.len());
         for &(key, _) in &chain {
             self.touch(key);
             let Some(e) = self.entries.get_mut(&key) else {
-                return Found::Miss;
+                return PoolLookup::Miss;
             };
             e.read = true;
             hinted |= e.hinted;
@@ -372,7 +372,7 @@ impl Ledger {
         } else {
             Bytes::from(pieces.concat())
         };
-        Found::Hit { bytes, hinted }
+        PoolLookup::Hit { bytes, hinted }
     }
 
     /// Keep `bytes` (fetched at `start` of `src` by a read) for later reads
@@ -446,11 +446,16 @@ impl Pool {
 
     /// What a read of `range` finds, waiting (until `deadline`) for bytes
     /// in flight; `None` when the deadline passed first.
-    pub(crate) fn find(&self, src: u64, range: &Range<u64>, deadline: Instant) -> Option<Found> {
+    pub(crate) fn find(
+        &self,
+        src: u64,
+        range: &Range<u64>,
+        deadline: Instant,
+    ) -> Option<PoolLookup> {
         let mut ledger = self.ledger.lock();
         loop {
             match ledger.lookup(src, range) {
-                Found::Wait => {
+                PoolLookup::Wait => {
                     let left = deadline.checked_duration_since(Instant::now())?;
                     self.arrived.wait_for(&mut ledger, left);
                 }
@@ -475,7 +480,7 @@ mod tests {
 
     fn hit(l: &mut Ledger, src: u64, range: Range<u64>) -> (Bytes, bool) {
         match l.lookup(src, &range) {
-            Found::Hit { bytes, hinted } => (bytes, hinted),
+            PoolLookup::Hit { bytes, hinted } => (bytes, hinted),
             other => panic!("{range:?}: {other:?}"),
         }
     }
@@ -507,19 +512,19 @@ mod tests {
         let mut l = Ledger::new(1 << 20, 100, 8);
         let (parts, _) = l.plan(1, &[1000..1250], 0, false);
         assert_eq!(parts, vec![1000..1100, 1100..1200, 1200..1250]);
-        assert!(matches!(l.lookup(1, &(1050..1150)), Found::Wait));
+        assert!(matches!(l.lookup(1, &(1050..1150)), PoolLookup::Wait));
         assert!(
-            matches!(l.lookup(1, &(900..1050)), Found::Miss),
+            matches!(l.lookup(1, &(900..1050)), PoolLookup::Miss),
             "not all covered"
         );
         assert!(
-            matches!(l.lookup(2, &(1050..1060)), Found::Miss),
+            matches!(l.lookup(2, &(1050..1060)), PoolLookup::Miss),
             "another source"
         );
         l.complete(1, 1000..1100, Ok(bytes(1000..1100)));
         l.complete(1, 1100..1200, Ok(bytes(1100..1200)));
         assert!(
-            matches!(l.lookup(1, &(1150..1210)), Found::Wait),
+            matches!(l.lookup(1, &(1150..1210)), PoolLookup::Wait),
             "1200.. still in flight"
         );
         let (b, hinted) = hit(&mut l, 1, 1050..1150);
@@ -535,10 +540,10 @@ mod tests {
         );
         assert!(matches!(
             l.lookup(1, &(1190..1210)),
-            Found::Failed(RemoteError::Timeout { .. })
+            PoolLookup::Failed(RemoteError::Timeout { .. })
         ));
         assert!(
-            matches!(l.lookup(1, &(1190..1210)), Found::Miss),
+            matches!(l.lookup(1, &(1190..1210)), PoolLookup::Miss),
             "a failure is reported once"
         );
         assert_eq!((l.held, l.inflight, l.gets), (200, 0, 0));
@@ -547,7 +552,7 @@ mod tests {
         l.complete(1, 5000..5010, Ok(bytes(5000..5005)));
         assert!(matches!(
             l.lookup(1, &(5000..5001)),
-            Found::Failed(RemoteError::WrongLength { .. })
+            PoolLookup::Failed(RemoteError::WrongLength { .. })
         ));
     }
 
@@ -567,11 +572,11 @@ mod tests {
         // prefetched 300..600, not read yet, stays.
         assert_eq!(l.plan(1, &[5000..5200], 0, false).0, vec![5000..5200]);
         assert!(l.held + l.inflight <= l.budget());
-        assert!(matches!(l.lookup(1, &(0..10)), Found::Miss));
+        assert!(matches!(l.lookup(1, &(0..10)), PoolLookup::Miss));
         hit(&mut l, 1, 300..310);
         // Spans kept by reads obey the same budget; too large ones are not kept.
         l.keep(2, 0, bytes(0..600));
-        assert!(matches!(l.lookup(2, &(0..1)), Found::Miss));
+        assert!(matches!(l.lookup(2, &(0..1)), PoolLookup::Miss));
         l.keep(2, 0, bytes(0..100));
         assert!(!hit(&mut l, 2, 0..100).1);
         assert!(l.held + l.inflight <= l.budget());
@@ -586,7 +591,7 @@ mod tests {
         assert_eq!(l.plan(1, &[2000..2100], 0, false), (vec![], 1));
         assert_eq!(l.plan(1, &[2000..2100], 0, true), (vec![2000..2100], 0));
         assert!(
-            matches!(l.lookup(1, &(0..10)), Found::Miss),
+            matches!(l.lookup(1, &(0..10)), PoolLookup::Miss),
             "the least recently used part went"
         );
         hit(&mut l, 1, 500..510);
@@ -607,6 +612,6 @@ mod tests {
         // The GET of a forgotten source ends: counted out, nothing kept.
         l.complete(1, 10..20, Ok(bytes(10..20)));
         assert_eq!((l.held, l.inflight, l.gets), (0, 0, 0));
-        assert!(matches!(l.lookup(1, &(10..20)), Found::Miss));
+        assert!(matches!(l.lookup(1, &(10..20)), PoolLookup::Miss));
     }
 }

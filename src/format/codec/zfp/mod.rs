@@ -184,20 +184,20 @@ fn field_of<'a, T: zfp_rs::ZfpScalar>(
 mod tests {
     use super::*;
     use crate::format::codec::codec_id::{ZFP_ACC, ZFP_PREC, ZFP_RATE};
-    use crate::format::codec::test_rng::Rng;
+    use crate::test_rng::Rng;
 
     /// Every corrupt, truncated or random stream gives an error or some
     /// output, never a panic, for every mode, type and dimensionality.
     #[test]
     fn random_and_truncated_streams_do_not_panic() {
-        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        let mut rng = Rng::new(0x2545_f491_4f6c_dd1d);
         let shapes: [&[u64]; 5] = [&[7], &[3, 5], &[4, 4], &[2, 3, 5], &[2, 1, 3, 5]];
         for round in 0..400 {
             let codec = [ZFP_ACC, ZFP_PREC, ZFP_RATE][round % 3];
             let typesize = [4, 8][round / 3 % 2];
             let shape = shapes[round % shapes.len()];
-            let meta = rng.next() as u8;
-            let len = (rng.next() % 300) as usize;
+            let meta = rng.next_u64() as u8;
+            let len = (rng.next_u64() % 300) as usize;
             let src = rng.bytes(len);
             let n: u64 = shape.iter().product();
             let mut dst = vec![0u8; n as usize * typesize + 1];
@@ -219,7 +219,7 @@ mod tests {
     #[test]
     fn valid_streams_cut_or_damaged_do_not_panic() {
         use zfp_rs::{ZfpBitStream, ZfpField};
-        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15);
         let cases: [(u8, u8, &[u64]); 6] = [
             (ZFP_ACC, 254, &[6, 7]),
             (ZFP_PREC, 20, &[5, 4, 6]),
@@ -269,7 +269,7 @@ mod tests {
             }
             for _ in 0..200 {
                 let mut damaged = bytes.clone();
-                let bit = (rng.next() % (8 * damaged.len() as u64)) as usize;
+                let bit = (rng.next_u64() % (8 * damaged.len() as u64)) as usize;
                 damaged[bit / 8] ^= 1 << (bit % 8);
                 let _ = decompress(codec, meta, 8, shape, &damaged, &mut out);
             }

@@ -75,12 +75,10 @@ mod tests {
             ",",
             ";",
         ];
-        let mut x = seed | 1;
+        let mut rng = crate::test_rng::Rng::new(seed);
         let mut out = Vec::with_capacity(n + 16);
         while out.len() < n {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = rng.next_u64();
             out.extend_from_slice(words[(x % words.len() as u64) as usize].as_bytes());
             out.push(if x.is_multiple_of(5) { b'\n' } else { b' ' });
         }

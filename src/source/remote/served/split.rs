@@ -192,13 +192,8 @@ mod tests {
     /// block, whichever is larger.
     #[test]
     fn regions_tile_the_chunk_and_hold_whole_blocks() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut rng = crate::test_rng::Rng::new(0x2545_f491_4f6c_dd1d);
+        let mut next = |n: u64| rng.below(n);
         for _ in 0..400 {
             let ndim = 1 + next(3) as usize;
             let blockshape: Vec<u64> = (0..ndim).map(|_| 1 + next(6)).collect();
