@@ -2,7 +2,7 @@
 //! attempt the client makes passes here, so this is where retries are seen
 //! (counted per kind in [`RemoteStats`] and logged with their reason) and
 //! where a listing answer is cleaned of keys a mount cannot show before
-//! the client parses it ([`super::listing_filter`]).
+//! the client parses it ([`crate::source::listing_filter`]).
 
 use std::sync::Arc;
 
