@@ -35,7 +35,7 @@ if [ "${FUZZ_KEEP_GOING:-1}" = 1 ]; then
 fi
 export CARGO_BUILD_JOBS="${FUZZ_JOBS:-2}"
 CONFORMANCE="${BLOSC2FS_CONFORMANCE:-$ROOT/../shared/conformance/c-blosc2}"
-ALL_TARGETS=(frame chunk metalayer codecs zip_directory embed_map expression)
+ALL_TARGETS=(frame chunk metalayer codecs zip_directory embed_map expression listing)
 if [ "$#" -gt 0 ]; then TARGETS=("$@"); else TARGETS=("${ALL_TARGETS[@]}"); fi
 
 if ! command -v cargo-fuzz >/dev/null 2>&1; then
@@ -94,6 +94,7 @@ for e in 'a * 2 + sin(b) - c' 'where(c, a / b, real(d)) + e % g' 'arctan2(a, f) 
     printf '\x01%s' "$e" >"$FUZZ/corpus/expression/seed-$(printf '%s' "$e" | sha1sum | cut -c1-8)"
 done
 seed expression "$ROOT"/tests/fuzz_regressions/expression-*.bin
+seed listing "$ROOT"/tests/fuzz_regressions/listing-*.bin
 
 # Metalayer contents (msgpack bin32 fields holding a fixarray) cut out of the
 # frames, plus a few hand-written values.

@@ -54,7 +54,8 @@ fn replay(path: &Path) {
         "zip_directory" => harness::zip_directory(&data),
         "embed_map" => harness::embed_frame(&data),
         "expression" => harness::expression(&data),
-        _ => panic!("{name}: file name must start with frame-, chunk-, metalayer-, codecs-, zip_directory-, embed_map- or expression-"),
+        "listing" => harness::listing(&data),
+        _ => panic!("{name}: file name must start with frame-, chunk-, metalayer-, codecs-, zip_directory-, embed_map-, expression- or listing-"),
     }
 }
 

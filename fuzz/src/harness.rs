@@ -578,3 +578,23 @@ pub fn expression(data: &[u8]) {
         }
     }
 }
+
+/// `listing`: bytes as a store's listing answer (S3/GCS and Azure XML):
+/// cleaning it never panics, shortens it when it takes entries out, and
+/// says why each one went.
+pub fn listing(data: &[u8]) {
+    use blosc2fs::source::listing_filter::{filter_listing, key_problem, unescape, Dialect};
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    for dialect in [Dialect::S3, Dialect::Azure] {
+        if let Some((kept, skipped)) = filter_listing(text, dialect) {
+            assert!(kept.len() < text.len(), "cleaning removes text");
+            assert!(!skipped.is_empty());
+            for skip in &skipped {
+                assert_eq!(key_problem(&skip.key), Some(skip.problem));
+            }
+        }
+    }
+    let _ = key_problem(&unescape(text));
+}

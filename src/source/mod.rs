@@ -17,12 +17,16 @@
 //!   or on a web server (`open_url` opens the array at a URL).
 //! - [`open`]: an array opened from a local path, a URL or memory, and
 //!   a local source's version.
+//! - [`listing_filter`]: which keys a store's listing names can be shown
+//!   as folder entries, and a raw listing answer without the others (pure
+//!   text, in every build so the fuzzers reach it).
 //! - [`urls`]: telling a URL from a path and showing it without secrets
 //!   (in every build: one without `remote` refuses URLs by name).
 
 mod dir;
 pub mod fds;
 mod file;
+pub mod listing_filter;
 mod memory;
 mod open;
 #[cfg(feature = "remote")]

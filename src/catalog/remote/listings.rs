@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 
 use crate::format::looks_like_frame;
-use crate::source::remote::listing_filter::MAX_KEY_BYTES;
+use crate::source::listing_filter::MAX_KEY_BYTES;
 use crate::source::remote::{ListedObject, Listing, RemoteError, RemoteLocation};
 
 /// Sniff answers kept (forgetting one costs one 11-byte GET, so a prefix

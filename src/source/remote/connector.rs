@@ -2,7 +2,7 @@
 //! attempt the client makes passes here, so this is where retries are seen
 //! (counted per kind in [`RemoteStats`] and logged with their reason) and
 //! where a listing answer is cleaned of keys a mount cannot show before
-//! the client parses it ([`super::listing_filter`]).
+//! the client parses it ([`crate::source::listing_filter`]).
 
 use std::sync::Arc;
 
@@ -12,8 +12,8 @@ use object_store::client::{
 };
 use object_store::ClientOptions;
 
-use super::listing_filter::{filter_listing, Dialect};
 use super::stats::{RemoteStats, RequestKind};
+use crate::source::listing_filter::{filter_listing, Dialect};
 
 /// The largest listing page cleaned (a page of 1000 keys of 1 KiB, with
 /// room); a larger answer is passed on untouched.

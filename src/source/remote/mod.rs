@@ -20,7 +20,8 @@
 //! - [`pool`]: the bytes a connection holds and has in flight for reads to
 //!   come (spans, hinted ranges), within one budget.
 //! - [`location`]: objects and prefixes, listing, sparse-frame chunks.
-//! - [`listing_filter`]: which listed keys a folder can show; `connector`:
+//! - [`listing_filter`](crate::source::listing_filter): which listed keys a
+//!   folder can show; `connector`:
 //!   the HTTP layer that sees every attempt (retries counted and logged,
 //!   listings cleaned of keys no folder can show).
 //! - [`caterva2`]: Caterva2 servers (`c2+https://`), as one more store;
@@ -29,7 +30,6 @@
 pub mod caterva2;
 mod connector;
 pub(crate) mod error;
-pub mod listing_filter;
 mod location;
 mod object_source;
 mod pool;

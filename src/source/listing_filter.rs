@@ -118,7 +118,7 @@ fn drop_elements(xml: &str, element: &str, field: &str, skipped: &mut Vec<Skippe
         let block = &rest[start..end];
         out.push_str(&rest[..start]);
         match field_text(&block[open.len()..], field)
-            .map(|raw| unescape(raw))
+            .map(unescape)
             .and_then(|key| key_problem(&key).map(|problem| Skipped { key, problem }))
         {
             Some(skip) => skipped.push(skip),
