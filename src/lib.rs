@@ -3,6 +3,8 @@
 //! Layers, one folder each, data flowing down only:
 //! - [`format`](mod@format): Blosc2 on disk (frames, chunks, codecs, filters, geometry);
 //!   reads bytes only through its `ByteSource` trait, keeps no cache;
+//! - [`descriptors`]: the descriptor pool of files read by path again and
+//!   again (source files, the disk cache's data files), below both;
 //! - [`disk_cache`]: decoded `data` and remote objects' bytes on local disk
 //!   (`--disk-cache`), keyed by the source's version, within a budget; it
 //!   knows only format's `ByteSource` (remote sources read through it, the
@@ -33,6 +35,7 @@ pub mod catalog;
 pub mod cli;
 pub mod commands;
 pub mod compute;
+pub mod descriptors;
 pub mod disk_cache;
 pub mod format;
 pub mod fs;

@@ -258,7 +258,7 @@ impl DiskCache {
         doc.insert("entries".into(), entries.into());
         let files = self.shared.index.files();
         doc.insert("open_files".into(), files.held().into());
-        doc.insert("file_reopens".into(), files.reopens().into());
+        doc.insert("file_reopens".into(), files.stats().reopens.into());
         doc.insert(
             "queued_bytes".into(),
             (self.shared.queued.load(Ordering::Relaxed)

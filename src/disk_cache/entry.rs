@@ -26,11 +26,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::SystemTime;
 
+use super::data_file::DataFile;
 use super::error::DiskError;
 use super::index::{Index, Locked};
 use super::key::Key;
 use super::map::{Bitmap, MapMismatch};
-use super::open_files::{DataFile, OpenFiles};
+use crate::descriptors::DescriptorPool;
 
 /// An entry opened by this process.
 #[derive(Debug)]
@@ -43,7 +44,7 @@ pub struct Entry {
     /// Where the data file is, or will be made.
     data_path: PathBuf,
     /// The pool its descriptor is kept in.
-    files: Arc<OpenFiles>,
+    files: Arc<DescriptorPool>,
     len: u64,
     /// Granules whole in the data file (a superset of the map on disk).
     map: Mutex<Bitmap>,

@@ -32,10 +32,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
 
+use super::data_file::OPEN_DATA_FILES;
 use super::dir_view::DirView;
 pub use super::dir_view::EntryOnDisk;
 use super::error::DiskError;
-use super::open_files::{OpenFiles, OPEN_DATA_FILES};
+use crate::descriptors::DescriptorPool;
 
 /// The cache directory and its lock.
 #[derive(Debug)]
@@ -44,7 +45,7 @@ pub struct Index {
     entries: PathBuf,
     lock: Mutex<Held>,
     /// The entries' data files held open.
-    files: Arc<OpenFiles>,
+    files: Arc<DescriptorPool>,
 }
 
 /// What the lock guards in this process: the lock file, and the view of
@@ -84,7 +85,7 @@ impl Index {
                 view: RefCell::new(None),
                 count: 0,
             }),
-            files: Arc::new(OpenFiles::new(OPEN_DATA_FILES)),
+            files: Arc::new(DescriptorPool::new(OPEN_DATA_FILES)),
         })
     }
 
@@ -93,8 +94,8 @@ impl Index {
         &self.dir
     }
 
-    /// The entries' data files held open (a few, see [`OpenFiles`]).
-    pub fn files(&self) -> &Arc<OpenFiles> {
+    /// The entries' data files held open (a few, see [`super::data_file`]).
+    pub fn files(&self) -> &Arc<DescriptorPool> {
         &self.files
     }
 

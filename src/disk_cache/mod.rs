@@ -11,7 +11,7 @@
 //! - [`key`]: the entry's name from the source identity and version;
 //! - [`map`]: which granules of an entry are whole, and its form on disk;
 //! - [`entry`]: one sparse file and its map; the crash-safe ordering;
-//!   [`open_files`]: the few data files held open, reopened on demand;
+//!   [`data_file`]: the few data files held open, reopened on demand;
 //! - [`index`]: the directory, its lock, LRU eviction within the budget;
 //!   [`dir_view`]: what this process knows of the directory, read again
 //!   only when another mount changed it;
@@ -32,13 +32,13 @@
 //! these bytes", and "here is the complete file".
 
 mod cache_dir;
+pub mod data_file;
 mod dir_view;
 pub mod entry;
 pub mod error;
 pub mod index;
 pub mod key;
 pub mod map;
-pub mod open_files;
 mod partial;
 pub mod pending;
 mod persister;

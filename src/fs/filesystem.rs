@@ -612,3 +612,145 @@ impl Filesystem {
             .collect())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use sha2::{Digest, Sha256};
+
+    use super::*;
+    use crate::read::planner::layout_budget;
+    use crate::read::Blocks;
+    use crate::tree::inode::{encode, Role};
+    use crate::views::Kind;
+
+    const ROOT: u64 = 1;
+    const FIXTURE: &str = "codec_blosclz_shuffle";
+
+    fn fixtures() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+    }
+
+    /// The fixture's `data` length and sha256, as python-blosc2 wrote them
+    /// in the fixtures' manifest.
+    fn expected() -> (u64, String) {
+        let manifest: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(fixtures().join("manifest.json")).unwrap())
+                .unwrap();
+        let case = &manifest[FIXTURE];
+        (
+            case["size"].as_u64().unwrap(),
+            case["sha256"].as_str().unwrap().to_string(),
+        )
+    }
+
+    /// A filesystem over a folder holding `a.b2nd` (45 x 37 `<f4`, in
+    /// 20 x 16 chunks of 8 x 5 blocks), with a small block cache.
+    fn filesystem() -> (tempfile::TempDir, Filesystem) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::copy(
+            fixtures().join(format!("{FIXTURE}.b2nd")),
+            dir.path().join("a.b2nd"),
+        )
+        .unwrap();
+        let stats = Arc::new(Stats::default());
+        let blocks = Arc::new(Blocks::new(1 << 20, layout_budget(1 << 20), stats));
+        let planner = Arc::new(Planner::new(blocks, None, 1 << 20));
+        let fs = Filesystem::new(dir.path(), planner, FsConfig::default()).unwrap();
+        (dir, fs)
+    }
+
+    fn data_ino(fs: &Filesystem) -> u64 {
+        let array = fs.lookup(ROOT, OsStr::new("a.b2nd")).unwrap().ino;
+        fs.lookup(array, OsStr::new("data")).unwrap().ino
+    }
+
+    /// Reads of any size and offset give the array's C-order bytes (reads
+    /// that cross chunk and block edges included), shorter at the end and
+    /// empty past it; a released handle reads no more.
+    #[test]
+    fn reads_give_the_data_bytes_and_handles_end() {
+        let (_dir, fs) = filesystem();
+        let (size, sha) = expected();
+        let ino = data_ino(&fs);
+        assert_eq!(fs.getattr(ino).unwrap().size, size);
+        for step in [1000u32, 4096, 6659, 1 << 20] {
+            let fh = fs.open(ino, false).unwrap().fh;
+            let mut all = Vec::new();
+            loop {
+                let got = fs.read(fh, all.len() as u64, step).unwrap();
+                assert!(got.len() <= step as usize);
+                if got.is_empty() {
+                    break;
+                }
+                all.extend_from_slice(&got);
+            }
+            assert_eq!(all.len() as u64, size, "step {step}");
+            assert_eq!(format!("{:x}", Sha256::digest(&all)), sha, "step {step}");
+            assert_eq!(fs.read(fh, size - 10, 100).unwrap(), &all[all.len() - 10..]);
+            assert!(fs.read(fh, size + 5, 100).unwrap().is_empty());
+            fs.release(fh);
+            assert!(matches!(fs.read(fh, 0, 10), Err(FsError::BadHandle)));
+            fs.release(fh);
+        }
+        assert_eq!(fs.stats().open_files.load(Ordering::Relaxed), 0);
+    }
+
+    /// Nothing can be written; a folder is not opened as a file.
+    #[test]
+    fn writes_are_refused() {
+        let (_dir, fs) = filesystem();
+        let ino = data_ino(&fs);
+        assert!(matches!(fs.open(ino, true), Err(FsError::ReadOnly)));
+        assert!(matches!(fs.access(ino, true), Err(FsError::ReadOnly)));
+        assert!(fs.access(ino, false).is_ok());
+        assert!(matches!(fs.open(ROOT, false), Err(FsError::IsDir)));
+        assert!(matches!(
+            fs.access(encode(4000, Role::Node), false),
+            Err(FsError::NotFound)
+        ));
+    }
+
+    /// The kernel may keep a file's pages from one open to the next while
+    /// its source is unchanged; the first open has none to keep.
+    #[test]
+    fn a_reopened_unchanged_file_keeps_its_pages() {
+        let (_dir, fs) = filesystem();
+        let ino = data_ino(&fs);
+        let first = fs.open(ino, false).unwrap();
+        assert!(!first.keep_cache);
+        assert!(!first.direct_io);
+        let second = fs.open(ino, false).unwrap();
+        assert!(second.keep_cache);
+        fs.release(first.fh);
+        fs.release(second.fh);
+    }
+
+    /// A source folder is listed once per opendir: entries made after it
+    /// are seen by the next opendir, not by the open one; entry `offset`
+    /// on comes back from each readdir.
+    #[test]
+    fn a_source_folder_is_listed_once_per_open() {
+        let (dir, fs) = filesystem();
+        let names = |fh: u64, offset: u64| -> Vec<String> {
+            fs.readdir(ROOT, fh, offset)
+                .unwrap()
+                .into_iter()
+                .filter(|(_, kind, _)| *kind == Kind::Dir)
+                .map(|(_, _, n)| n.to_string_lossy().into_owned())
+                .collect()
+        };
+        let before = fs.opendir(ROOT).unwrap();
+        std::fs::copy(dir.path().join("a.b2nd"), dir.path().join("b.b2nd")).unwrap();
+        assert_eq!(names(before, 0), [".", "..", "a.b2nd"]);
+        assert_eq!(names(before, 2), ["a.b2nd"]);
+        let after = fs.opendir(ROOT).unwrap();
+        assert_ne!(after, before);
+        let mut now = names(after, 0);
+        now[2..].sort();
+        assert_eq!(now, [".", "..", "a.b2nd", "b.b2nd"]);
+        fs.releasedir(before);
+        fs.releasedir(after);
+    }
+}

@@ -41,7 +41,7 @@ pub(super) fn document(
         .stats()
         .to_json(bytes as u64, cache.budget() as u64, entries as u64);
     let meta = tree.meta_stats();
-    let fds = crate::source::fds::pool().stats();
+    let fds = crate::source::fds::stats();
     if let Some(obj) = doc.as_object_mut() {
         obj.insert(
             "meta_cache".into(),
@@ -60,8 +60,8 @@ pub(super) fn document(
         obj.insert(
             "descriptors".into(),
             serde_json::json!({
-                "capacity": fds.capacity, "cached": fds.cached, "opens": fds.opens,
-                "reopens": fds.reopens, "evictions": fds.evictions, "retries": fds.retries,
+                "capacity": fds.pool.capacity, "cached": fds.pool.cached, "opens": fds.pool.opens,
+                "reopens": fds.pool.reopens, "evictions": fds.pool.evictions, "retries": fds.retries,
             }),
         );
     }

@@ -6,6 +6,7 @@
 //! [`crate::views::ARRAY_FILES`], or the folder's children.
 
 use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
 #[cfg(feature = "remote")]
 use std::sync::Arc;
 
@@ -60,6 +61,10 @@ impl Tree {
                 let Location::Local(path) = &loc else {
                     return Err(FsError::NotFound);
                 };
+                if name.is_empty() || name.as_bytes().contains(&b'/') || name == "." || name == ".."
+                {
+                    return Err(FsError::NotFound);
+                }
                 let real = real.as_deref().unwrap_or(path);
                 let placed = resolve(
                     name,
@@ -435,5 +440,134 @@ impl Tree {
             ));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::catalog::meta_cache::MetaCache;
+
+    /// A source folder holding `sub/` with `a.b2nd`, a 2-D `<f4` array of
+    /// 45 x 37 in chunks of 20 x 16 (a 3 x 3 chunk grid; python-blosc2 made
+    /// it, see the fixtures' manifest), and `sub/up`, a symlink to the root.
+    fn source() -> (tempfile::TempDir, Tree) {
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/codec_blosclz_shuffle.b2nd");
+        std::fs::copy(fixture, sub.join("a.b2nd")).unwrap();
+        std::os::unix::fs::symlink("..", sub.join("up")).unwrap();
+        let tree = Tree::new(dir.path(), None, Arc::new(MetaCache::new(1 << 20))).unwrap();
+        (dir, tree)
+    }
+
+    const ROOT: u64 = 1;
+
+    fn find(entries: &[DirEntry], name: &str) -> (u64, Kind) {
+        entries
+            .iter()
+            .find(|(_, _, n)| n == name)
+            .map(|(ino, kind, _)| (*ino, *kind))
+            .unwrap_or_else(|| panic!("{name} not in {entries:?}"))
+    }
+
+    /// Every listing starts with `.` and `..`; each name it lists looks up
+    /// to the same inode; reading from an offset gives the rest of the same
+    /// listing, `limit` entries at most.
+    #[test]
+    fn listings_and_lookups_agree_and_page() {
+        let (_dir, tree) = source();
+        let root = tree.readdir(ROOT, 0, usize::MAX).unwrap();
+        assert_eq!(root[0], (ROOT, Kind::Dir, OsString::from(".")));
+        assert_eq!(root[1].2, OsString::from(".."));
+        let (sub, kind) = find(&root, "sub");
+        assert_eq!(kind, Kind::Dir);
+        let listing = tree.readdir(sub, 0, usize::MAX).unwrap();
+        assert_eq!(listing[0], (sub, Kind::Dir, OsString::from(".")));
+        assert_eq!(listing[1], (ROOT, Kind::Dir, OsString::from("..")));
+        assert_eq!(find(&listing, "a.b2nd").1, Kind::Dir);
+        assert_eq!(find(&listing, "up").1, Kind::Symlink);
+        for (ino, _, name) in &listing[2..] {
+            assert_eq!(tree.lookup(sub, name).unwrap().ino, *ino, "{name:?}");
+        }
+        for from in 0..listing.len() {
+            let page = tree.readdir(sub, from as u64, 2).unwrap();
+            let want: Vec<_> = listing.iter().skip(from).take(2).cloned().collect();
+            assert_eq!(page, want, "from {from}");
+        }
+        assert!(tree
+            .readdir(sub, listing.len() as u64, 10)
+            .unwrap()
+            .is_empty());
+    }
+
+    /// Names that cannot be entries are not found; a file is not a folder.
+    #[test]
+    fn odd_names_and_files_are_refused() {
+        let (_dir, tree) = source();
+        let sub = tree.lookup(ROOT, OsStr::new("sub")).unwrap().ino;
+        for name in [".", "..", "a.b2nd/data", "missing", ""] {
+            assert!(
+                matches!(tree.lookup(sub, OsStr::new(name)), Err(FsError::NotFound)),
+                "{name:?}"
+            );
+        }
+        let array = tree.lookup(sub, OsStr::new("a.b2nd")).unwrap().ino;
+        let data = tree.lookup(array, OsStr::new("data")).unwrap();
+        assert_eq!(data.kind, Kind::File);
+        assert_eq!(data.size, 45 * 37 * 4);
+        assert!(matches!(
+            tree.lookup(data.ino, OsStr::new("x")),
+            Err(FsError::NotDir)
+        ));
+        assert!(matches!(
+            tree.readdir(data.ino, 0, 10),
+            Err(FsError::NotDir)
+        ));
+        assert!(!tree.is_source_dir(array));
+        assert!(!tree.is_source_dir(data.ino));
+        assert!(tree.is_source_dir(sub));
+    }
+
+    /// `chunks/` lists one file per chunk of the grid, named by its grid
+    /// coordinates in C order, after `.` and `..` (the array's folder); a
+    /// chunk name looks up to that chunk, and names outside the grid do
+    /// not.
+    #[test]
+    fn chunks_folder_names_the_grid() {
+        let (_dir, tree) = source();
+        let sub = tree.lookup(ROOT, OsStr::new("sub")).unwrap().ino;
+        let array = tree.lookup(sub, OsStr::new("a.b2nd")).unwrap().ino;
+        let chunks = tree.lookup(array, OsStr::new("chunks")).unwrap();
+        assert_eq!(chunks.kind, Kind::Dir);
+        let listing = tree.readdir(chunks.ino, 0, usize::MAX).unwrap();
+        assert_eq!(listing[0], (chunks.ino, Kind::Dir, OsString::from(".")));
+        assert_eq!(listing[1], (array, Kind::Dir, OsString::from("..")));
+        let names: Vec<String> = listing
+            .iter()
+            .filter(|(_, kind, _)| *kind == Kind::File)
+            .map(|(_, _, n)| n.to_string_lossy().into_owned())
+            .filter(|n| n.chars().all(|c| c.is_ascii_digit() || c == '.'))
+            .collect();
+        let want: Vec<String> = (0..3)
+            .flat_map(|i| (0..3).map(move |j| format!("{i}.{j}")))
+            .collect();
+        assert_eq!(names, want);
+        let (ino, _) = find(&listing, "1.2");
+        assert_eq!(tree.lookup(chunks.ino, OsStr::new("1.2")).unwrap().ino, ino);
+        assert_eq!(inode::decode(ino).unwrap().1, Role::Chunk(5));
+        for name in ["3.0", "0.3", "1", "1.2.0"] {
+            assert!(tree.lookup(chunks.ino, OsStr::new(name)).is_err(), "{name}");
+        }
+        // Paging past the fixed entries lands on the chunks.
+        let page = tree
+            .readdir(chunks.ino, listing.len() as u64 - 1, 5)
+            .unwrap();
+        assert_eq!(page, vec![listing.last().unwrap().clone()]);
     }
 }

@@ -343,3 +343,65 @@ impl ChunkLayout {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::byte_source::SliceSource;
+
+    /// A Blosc1-form chunk header (16 bytes): version 2, versionlz 1,
+    /// `flags`, typesize, then nbytes, blocksize and cbytes (little endian).
+    fn header(flags: u8, typesize: u8, nbytes: u32, blocksize: u32, cbytes: u32) -> Vec<u8> {
+        let mut h = vec![2, 1, flags, typesize];
+        for v in [nbytes, blocksize, cbytes] {
+            h.extend_from_slice(&v.to_le_bytes());
+        }
+        h
+    }
+
+    /// A memcpyed chunk (flags 0x02, here with 0x10 "not split") holds its
+    /// bytes raw after the header: 1000 bytes in blocks of 256 are four
+    /// blocks, the last of 232, each stored at header + its decoded start.
+    #[test]
+    fn a_memcpyed_chunk_places_its_blocks_after_the_header() {
+        let mut chunk = header(0x12, 4, 1000, 256, 16 + 1000);
+        chunk.extend((0..1000u32).map(|i| i as u8));
+        let source = SliceSource(&chunk);
+        let region = ChunkRegion {
+            source: &source,
+            start: 0,
+            available: chunk.len() as u64,
+        };
+        let layout = ChunkLayout::read(&region).unwrap();
+        assert!(layout.stored_raw());
+        assert_eq!(layout.nbytes(), 1000);
+        assert_eq!(layout.nblocks(), 4);
+        assert_eq!(layout.block_range(0), 0..256);
+        assert_eq!(layout.block_range(3), 768..1000);
+        assert_eq!(layout.block_at(700), 2);
+        assert_eq!(layout.block_source_range(1), 16 + 256..16 + 512);
+        assert_eq!(layout.block_source_range(3), 16 + 768..16 + 1000);
+        assert!(!layout.needs_block0());
+    }
+
+    /// A chunk whose `cbytes` runs past the bytes it has is refused, as is
+    /// a header cut short.
+    #[test]
+    fn a_chunk_past_its_bytes_is_an_error() {
+        let mut chunk = header(0x12, 4, 1000, 256, 16 + 1000);
+        chunk.extend(std::iter::repeat_n(7u8, 500));
+        let source = SliceSource(&chunk);
+        let region = ChunkRegion {
+            source: &source,
+            start: 0,
+            available: chunk.len() as u64,
+        };
+        assert!(ChunkLayout::read(&region).is_err());
+        let short = ChunkRegion {
+            source: &source,
+            start: 0,
+            available: 10,
+        };
+        assert!(ChunkLayout::read(&short).is_err());
+    }
+}

@@ -7,63 +7,24 @@
 //! An entry's [`DataFile`] is its path and the file's identity (inode and
 //! creation time: an inode number alone is reused at once by the next file
 //! made); [`DataFile::get`] hands out a descriptor kept in this process's
-//! [`OpenFiles`] (at most [`OPEN_DATA_FILES`], least recently used closed
-//! first) or opens the path again, checking it is still the same file: a
-//! data file evicted meanwhile (removed, or another made under its name)
-//! is not opened again, and the caller reads without the cache (as it does
-//! on a file system that gives no creation time). Whoever holds a descriptor handed out
-//! keeps it open until done; the pool closes only its own reference.
+//! [`DescriptorPool`] (at most [`OPEN_DATA_FILES`], least recently used
+//! closed first; the same kind of pool as the source files') or opens the
+//! path again, checking it is still the same file: a data file evicted
+//! meanwhile (removed, or another made under its name) is not opened
+//! again, and the caller reads without the cache (as it does on a file
+//! system that gives no creation time). Whoever holds a descriptor handed
+//! out keeps it open until done; the pool closes only its own reference.
 
-use parking_lot::Mutex;
 use std::fs::{File, Metadata};
-use std::num::NonZeroUsize;
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::SystemTime;
 
+use crate::descriptors::DescriptorPool;
+
 /// Data files held open at most by one cache.
 pub const OPEN_DATA_FILES: usize = 64;
-
-/// The open data files of one cache, by [`DataFile`] id.
-#[derive(Debug)]
-pub struct OpenFiles {
-    open: Mutex<lru::LruCache<u64, Arc<File>>>,
-    next_id: AtomicU64,
-    reopens: AtomicU64,
-}
-
-impl OpenFiles {
-    /// A pool keeping at most `capacity` files open.
-    pub fn new(capacity: usize) -> OpenFiles {
-        OpenFiles {
-            open: Mutex::new(lru::LruCache::new(
-                NonZeroUsize::new(capacity).unwrap_or(NonZeroUsize::MIN),
-            )),
-            next_id: AtomicU64::new(1),
-            reopens: AtomicU64::new(0),
-        }
-    }
-
-    /// Descriptors held open now.
-    pub fn held(&self) -> usize {
-        self.open.lock().len()
-    }
-
-    /// Data files opened again after the pool had closed them.
-    pub fn reopens(&self) -> u64 {
-        self.reopens.load(Ordering::Relaxed)
-    }
-
-    fn keep(&self, id: u64, file: File) -> Arc<File> {
-        let file = Arc::new(file);
-        // The least recently used one, pushed out, closes when its last
-        // holder lets go of it.
-        self.open.lock().push(id, file.clone());
-        file
-    }
-}
 
 /// One entry's data file: opened on demand through its cache's pool.
 #[derive(Debug)]
@@ -74,14 +35,20 @@ pub struct DataFile {
     /// is not opened again once its descriptor is closed).
     born: Option<SystemTime>,
     id: u64,
-    files: Arc<OpenFiles>,
+    files: Arc<DescriptorPool>,
 }
 
 impl DataFile {
     /// `file`, just opened at `path` (`meta` its metadata), handed to `files`.
-    pub fn new(files: &Arc<OpenFiles>, path: PathBuf, file: File, meta: &Metadata) -> DataFile {
-        let id = files.next_id.fetch_add(1, Ordering::Relaxed);
-        files.keep(id, file);
+    pub fn new(
+        files: &Arc<DescriptorPool>,
+        path: PathBuf,
+        file: File,
+        meta: &Metadata,
+    ) -> DataFile {
+        let id = files.new_id();
+        files.count_open(false);
+        files.keep(id, Arc::new(file));
         DataFile {
             path,
             ino: meta.ino(),
@@ -99,8 +66,8 @@ impl DataFile {
     /// A descriptor of the file: the pool's, or the path opened again when
     /// it is still this file (`NotFound` when it was evicted).
     pub fn get(&self) -> std::io::Result<Arc<File>> {
-        if let Some(file) = self.files.open.lock().get(&self.id) {
-            return Ok(file.clone());
+        if let Some(file) = self.files.get(self.id) {
+            return Ok(file);
         }
         let file = File::options().read(true).write(true).open(&self.path)?;
         let meta = file.metadata()?;
@@ -110,14 +77,16 @@ impl DataFile {
                 format!("{}: evicted (another file now)", self.path.display()),
             ));
         }
-        self.files.reopens.fetch_add(1, Ordering::Relaxed);
-        Ok(self.files.keep(self.id, file))
+        self.files.count_open(true);
+        let file = Arc::new(file);
+        self.files.keep(self.id, file.clone());
+        Ok(file)
     }
 }
 
 impl Drop for DataFile {
     fn drop(&mut self) {
-        self.files.open.lock().pop(&self.id);
+        self.files.forget(self.id);
     }
 }
 
@@ -141,7 +110,7 @@ mod tests {
     #[test]
     fn a_few_descriptors_for_many_files_and_an_evicted_one_is_not_reopened() {
         let dir = tempfile::tempdir().unwrap();
-        let files = Arc::new(OpenFiles::new(2));
+        let files = Arc::new(DescriptorPool::new(2));
         let data: Vec<DataFile> = (0..5)
             .map(|i| {
                 let path = dir.path().join(format!("{i}.data"));
@@ -157,7 +126,7 @@ mod tests {
             assert_eq!(buf, [i as u8; 4]);
             assert!(files.held() <= 2);
         }
-        assert_eq!(files.reopens(), 5, "every one was closed since");
+        assert_eq!(files.stats().reopens, 5, "every one was closed since");
         // A descriptor handed out stays open while held.
         let held = data[0].get().unwrap();
         for d in &data[1..] {
