@@ -26,7 +26,6 @@ use crate::read::RowMap;
 use crate::source::local_version;
 use crate::source::store::{Home, Store, StoreFormat};
 
-use super::entry::OnLoad;
 use super::index_sidecar::{store_sidecars, Sidecar};
 use super::meta_cache::MetaCache;
 use super::versioned::{Reload, Versioned};
@@ -527,11 +526,11 @@ impl StoreEntry {
         }
     }
 
-    /// This entry, its tables reading their parts through what `on_load`
-    /// gives them (a mount's block cache).
-    pub fn reading_tables(self, on_load: Option<&OnLoad>) -> StoreEntry {
+    /// This entry, its tables reading their parts through `reader` (a
+    /// mount's block cache; none: each table a small cache of its own).
+    pub fn reading_tables(self, reader: Option<PartReader>) -> StoreEntry {
         StoreEntry {
-            table_reads: on_load.map(|l| l.table_reads.clone()),
+            table_reads: reader,
             ..self
         }
     }

@@ -135,7 +135,8 @@ impl Tree {
         let root = std::fs::canonicalize(source)?;
         let kind = if let Some(format) = StoreFormat::of_path(&root) {
             NodeKind::Store(Arc::new(
-                StoreEntry::new(root.clone(), format, true, &meta).reading_tables(on_load.as_ref()),
+                StoreEntry::new(root.clone(), format, true, &meta)
+                    .reading_tables(table_reads(on_load.as_ref())),
             ))
         } else if root.is_dir() && !is_sparse_dir(&root) {
             NodeKind::Dir(None)
@@ -407,7 +408,7 @@ impl Tree {
                 let make = || {
                     NodeKind::Store(Arc::new(
                         StoreEntry::new(child_path.clone(), format, false, &self.meta)
-                            .reading_tables(self.on_load.as_ref()),
+                            .reading_tables(table_reads(self.on_load.as_ref())),
                     ))
                 };
                 self.intern(parent, name, Place::Local, found.class, &make)
@@ -663,7 +664,7 @@ impl Tree {
                     in_place,
                     meta,
                 )
-                .reading_tables(on_load.as_ref()),
+                .reading_tables(table_reads(on_load.as_ref())),
             )),
             RemoteClass::Plain => NodeKind::Plain(Arc::new(PlainFile::Remote(RemoteObject::new(
                 root.clone(),
@@ -702,3 +703,9 @@ impl Tree {
 #[cfg(test)]
 #[path = "namespace_tests.rs"]
 mod tests;
+
+/// What the tables of a store read their parts through: the mount's block
+/// cache, as `on_load` hands it on.
+fn table_reads(on_load: Option<&OnLoad>) -> Option<crate::tables::PartReader> {
+    on_load.map(|l| l.table_reads.clone())
+}
