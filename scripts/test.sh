@@ -319,7 +319,7 @@ lane() {
 
 # Suites that mount run one after the other in one lane, the wheel's tests
 # last; the rest, longest first, and the local-only build's tests in the other.
-MOUNTING="mount hostile stores permissions remote caterva2 caterva2_operands lake_mount zarr_v3 disk_cache tables_render"
+MOUNTING="mount plain_files hostile plugins stores permissions remote caterva2 caterva2_operands lake_mount zarr_v3 disk_cache tables_render"
 echo "== tests"
 T0=$EPOCHREALTIME
 {

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
+use crate::catalog::folder_listing::ListingRules;
 use crate::mount::sched::Sched;
 use crate::mount::MountConfig;
 #[cfg(feature = "remote")]
@@ -256,6 +257,15 @@ pub struct MountArgs {
     /// `--views none` gives a plain tree.
     #[arg(long, default_value = "all", value_parser = parse_views)]
     pub views: ViewSet,
+    /// Show only Blosc2 objects and folders, as earlier releases did: no
+    /// other file of the source (`.json`, `.pkl`, ...) is shown.
+    #[arg(long)]
+    pub blosc2_only: bool,
+    /// Show each Blosc2 file also as itself (its own bytes, under its own
+    /// name), so tools that open `.b2nd` files work on the mount; its
+    /// folder of views is then named after it plus `.d` (`x.b2nd.d/`).
+    #[arg(long)]
+    pub originals: bool,
     /// FUSE worker threads.
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
@@ -282,7 +292,7 @@ pub struct MountArgs {
     /// views=LIST (names separated by `:` or `+`), threads=N,
     /// prefetch_threads=N, decode_helpers=N, sched=batch|normal, uid=N, gid=N,
     /// direct_io, readahead_kb=N, max_request_kb=N, disk_cache=DIR,
-    /// disk_cache_size=SIZE, no_passthrough.
+    /// disk_cache_size=SIZE, no_passthrough, blosc2_only, originals.
     #[arg(short = 'o', value_name = "OPTIONS", value_delimiter = ',')]
     pub options: Vec<String>,
     /// Serve reads with direct_io (no kernel page cache; breaks shared mmap).
@@ -365,6 +375,8 @@ impl MountArgs {
                 "disk_cache" => self.disk_cache = Some(PathBuf::from(need(key, value)?)),
                 "disk_cache_size" => self.disk_cache_size = parse_size(need(key, value)?)?,
                 "no_passthrough" => self.no_passthrough = true,
+                "blosc2_only" => self.blosc2_only = true,
+                "originals" => self.originals = true,
                 "views" => self.views = parse_views(need(key, value)?)?,
                 "threads" => {
                     self.threads = need(key, value)?
@@ -415,6 +427,10 @@ impl MountArgs {
             cache_size: self.cache_size,
             meta_cache: self.meta_cache,
             views: self.views,
+            listing: ListingRules {
+                blosc2_only: self.blosc2_only,
+                originals: self.originals,
+            },
             threads: self.threads,
             prefetch_threads: self.prefetch_threads,
             decode_helpers: self.decode_helpers,
@@ -645,6 +661,7 @@ mod tests {
             cache_size,
             meta_cache,
             views,
+            listing,
             threads,
             prefetch_threads,
             decode_helpers,
@@ -683,6 +700,21 @@ mod tests {
         );
         assert_eq!(views, ViewSet::ALL);
         assert_eq!(views, MountConfig::default().views);
+        assert_eq!(
+            listing,
+            ListingRules::default(),
+            "plain files shown, no originals"
+        );
+        assert_eq!(
+            mount_args(&["--originals", "-o", "blosc2_only"])
+                .settle()
+                .unwrap()
+                .listing,
+            ListingRules {
+                blosc2_only: true,
+                originals: true
+            }
+        );
         assert_eq!(threads, 2);
         assert_eq!(prefetch_threads, 2);
         assert_eq!(decode_helpers, None);

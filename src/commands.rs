@@ -39,7 +39,7 @@ pub fn info(
             store::tree_text(&store)
         } else if store.tables.iter().any(|t| t == key) {
             match &*store.table(key) {
-                Ok(info) => crate::catalog::table::info::schema_text(&info.batches),
+                Ok(info) => crate::tables::schema_text::schema_text(&info.batches),
                 Err(e) => return Err(e.to_string()),
             }
         } else if let Some(meta) = store.group_meta.get(key) {

@@ -13,6 +13,9 @@
 //!   stores, remote objects);
 //! - [`read`]: the block and layout caches, the planner that assembles a
 //!   reply from pieces, prefetch and sequential-reader state;
+//! - [`tables`]: python-blosc2's containers read as rows and columns (a
+//!   CTable's logical columns, a BatchArray's batches), through the read
+//!   layer's shared caches;
 //! - [`views`]: one renderer per presented file (meta.json, the npy header,
 //!   zarr, data.txt, preview.png, table.csv, items.jsonl) and the table of
 //!   the files an array folder presents;
@@ -39,6 +42,7 @@ pub mod fs;
 pub mod mount;
 pub mod read;
 pub mod source;
+pub mod tables;
 #[cfg(test)]
 pub(crate) mod test_rng;
 pub mod tree;

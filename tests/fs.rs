@@ -353,7 +353,7 @@ fn tree_of_a_source_dir_lists_arrays_and_their_files() {
     .unwrap();
     let fs = filesystem(src.path(), 64 << 20, 0);
 
-    // The root: . .. .stats and the arrays (the text file is not shown).
+    // The root: . .. .stats, the arrays and the text file (as itself).
     let root = list(&fs, ROOT);
     let root_names: Vec<&str> = root.iter().map(|(_, _, n)| n.as_str()).collect();
     assert_eq!(
@@ -364,6 +364,7 @@ fn tree_of_a_source_dir_lists_arrays_and_their_files() {
             ".stats",
             "zarr.json",
             "codec_zstd_shuffle.b2nd",
+            "notes.txt",
             "shape_3d.b2nd",
             "x.b2nd"
         ]
@@ -374,7 +375,7 @@ fn tree_of_a_source_dir_lists_arrays_and_their_files() {
         assert_eq!((attr.ino, attr.kind), (*i, *kind), "{name}");
         assert_eq!(
             *kind,
-            if name == ".stats" || name == "zarr.json" {
+            if name == ".stats" || name == "zarr.json" || name == "notes.txt" {
                 Kind::File
             } else {
                 Kind::Dir
@@ -382,7 +383,14 @@ fn tree_of_a_source_dir_lists_arrays_and_their_files() {
             "{name}"
         );
     }
-    fails(fs.lookup(ROOT, OsStr::new("notes.txt")), libc::ENOENT);
+    let notes = fs.lookup(ROOT, OsStr::new("notes.txt")).unwrap();
+    assert_eq!(notes.size, 30);
+    let opened = fs.open(notes.ino, false).unwrap();
+    assert_eq!(
+        fs.read(opened.fh, 6, 100).unwrap(),
+        b"text, not a Blosc2 frame"
+    );
+    fs.release(opened.fh);
     assert!(matches!(
         fs.lookup(ROOT, OsStr::new("missing.b2nd")),
         Err(FsError::NotFound)

@@ -31,7 +31,8 @@ use serde_json::Value as Json;
 
 use blosc2fs::catalog::store::LoadedStore;
 use blosc2fs::source::store::{Store, StoreFormat};
-use blosc2fs::views::arrow_json::{type_name, value_json};
+use blosc2fs::tables::type_names::type_name;
+use blosc2fs::views::arrow_json::value_json;
 
 use common::mount::{binary, serial_with_fuse, Mount};
 use common::tables::{gen_tables, have_modules, names as listing};

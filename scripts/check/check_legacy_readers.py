@@ -51,7 +51,8 @@ def expected_headers(dtype: Any, shape: Any) -> Any:
     out = set()
     if kind in NRRD_KINDS or (kind == "f" and size in (4, 8)):
         out.add("data.nhdr")
-        if len(shape) in (2, 3):
+        # MetaImage: images of 2 to 4 dimensions (no vlmeta channel axis here).
+        if len(shape) in (2, 3, 4):
             out.add("data.mhd")
     if len(shape) in (2, 3) and f"{kind}{size}" in ENVI_CODES:
         out.add("data.hdr")

@@ -40,7 +40,6 @@ use crate::format::{Array, Elsewhere};
 use crate::read::Planner;
 use crate::source::open_array;
 use crate::source::store::{Store, StoreFormat};
-use crate::views::presented_dtype;
 
 use super::access::Access;
 use super::local_dir::{resolve, Fence};
@@ -251,7 +250,7 @@ impl Computer {
             infos.push((
                 name.clone(),
                 OperandInfo {
-                    dtype_str: presented_dtype(&operand),
+                    dtype_str: operand.item_dtype(),
                     shape: geometry.shape.clone(),
                 },
             ));
@@ -263,7 +262,7 @@ impl Computer {
             .geometry()
             .ok_or("the saved expression has no b2nd shape")?
             .clone();
-        let saved = presented_dtype(&array);
+        let saved = array.item_dtype();
         if program.shape() != geometry.shape.as_slice() {
             return Err(format!(
                 "the expression's shape {:?} differs from the saved shape {:?}",

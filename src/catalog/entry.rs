@@ -14,7 +14,8 @@ use std::time::SystemTime;
 use serde_json::json;
 
 use crate::format::{Array, Version};
-use crate::views::{meta_json, Presented};
+use crate::tables::TableBatches;
+use crate::views::{json::json_bytes, meta_json, table_column::present_column, Presented};
 
 use super::access::Access;
 use super::array_indexes::{mark_sidecar, ArrayIndexes};
@@ -22,8 +23,7 @@ use super::computed::{Computed, Computer, Dep, NotComputed};
 use super::index_sidecar::indexed_array;
 use super::location::Origin;
 use super::meta_cache::MetaCache;
-use super::table::present::present_column;
-use super::table::TableBatches;
+use super::nnunet_plans::PlansMemo;
 use super::versioned::{Reload, Versioned};
 
 /// A table's logical column: the table's batches and the column's place.
@@ -45,6 +45,8 @@ pub struct Loading {
     /// Turns saved expressions into computed arrays; without it they show
     /// `meta.json` only.
     pub computer: Option<Computer>,
+    /// nnU-Net plans read so far: the geometry of local arrays in its folders.
+    pub plans: PlansMemo,
 }
 
 /// Shared by every entry of a tree.
@@ -263,7 +265,7 @@ fn present_sidecar(presented: &mut Presented, of: &str) {
     let mut doc: serde_json::Value =
         serde_json::from_slice(&presented.meta_json).unwrap_or_else(|_| json!({}));
     mark_sidecar(&mut doc, of);
-    presented.meta_json = Arc::new(crate::views::json::json_bytes(&doc));
+    presented.meta_json = Arc::new(json_bytes(&doc));
 }
 
 /// An indexed array's `meta.json` lists its indexes and their folders.
@@ -271,7 +273,7 @@ fn present_indexed(presented: &mut Presented, indexes: &ArrayIndexes, array: &Ar
     let mut doc: serde_json::Value =
         serde_json::from_slice(&presented.meta_json).unwrap_or_else(|_| json!({}));
     indexes.mark_indexed(&mut doc, array);
-    presented.meta_json = Arc::new(crate::views::json::json_bytes(&doc));
+    presented.meta_json = Arc::new(json_bytes(&doc));
 }
 
 /// What part of something else an array is, when it is.
@@ -359,7 +361,14 @@ fn load(
                 if let Some(on_load) = on_load {
                     (on_load.preload)(&array);
                 }
-                let mut presented = Presented::of_array(array.clone(), None);
+                let outside = match (origin, on_load, array.shape()) {
+                    (Origin::Local(path), Some(l), crate::format::Shape::Nd { geometry, .. }) => {
+                        l.plans.geometry(path, &geometry.shape)
+                    }
+                    _ => None,
+                };
+                let mut presented =
+                    Presented::of_placed_array(array.clone(), None, outside.as_ref());
                 // A sidecar found beside its array (a mount of the sidecar
                 // alone) is one too.
                 let sidecar_of = part

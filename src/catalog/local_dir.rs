@@ -4,8 +4,10 @@
 //!
 //! Arrays are recognised by their extension or, for other regular files, by
 //! sniffing their first bytes; stores by their extension; a directory
-//! holding a sparse frame's index is an array. FIFOs, sockets and device
-//! nodes are never opened.
+//! holding a sparse frame's index is an array; any other regular file is a
+//! plain file (which the folder's listing rules,
+//! [`super::folder_listing`], show as itself or leave out). FIFOs, sockets
+//! and device nodes are never opened.
 //!
 //! The walk is fenced ([`Fence`]): the mount's own mountpoint, when it lies
 //! in the source, is never stat'ed, listed or opened (the daemon would wait
@@ -20,12 +22,14 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::SystemTime;
 
+use crate::format::Version;
 use crate::format::SPARSE_INDEX;
 use crate::source::fds::retry_exhausted;
 use crate::source::store::StoreFormat;
-use crate::source::{sniff_frame, FileSource};
+use crate::source::{file_version, sniff_frame, FileSource};
 
 use super::access::Access;
+use super::folder_listing::Sort;
 use super::index_sidecar::LocalSidecars;
 
 /// Extensions shown without looking inside the file.
@@ -43,16 +47,34 @@ pub enum Class {
     Array,
     /// A store of this format, shown as a folder of its keys.
     Store(StoreFormat),
+    /// Any other regular file, shown as itself.
+    Plain,
 }
 
-/// A shown entry: its class, and where it really is when it was reached
-/// through a symlink.
+/// A shown entry: its class, where it really is when it was reached
+/// through a symlink, and, for a regular file, its version.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShownEntry {
     /// What it is shown as.
     pub class: Class,
     /// The resolved path, when the entry is a symlink.
     pub linked: Option<PathBuf>,
+    /// A regular file's version as found (device, inode, size, mtime);
+    /// `None` for a directory.
+    pub file: Option<Version>,
+}
+
+impl ShownEntry {
+    /// What the folder's listing rules see of it.
+    pub fn sort(&self) -> Sort {
+        match self.class {
+            Class::Dir => Sort::Folder,
+            Class::Plain => Sort::Plain,
+            Class::Array | Class::Store(_) => Sort::Object {
+                file: self.file.is_some(),
+            },
+        }
+    }
 }
 
 /// What the walk never touches: the mount's own mountpoint and anything on
@@ -181,20 +203,22 @@ fn classify_among(
     } else {
         (path.clone(), None)
     };
-    let found = |class| {
-        Some(ShownEntry {
-            class,
-            linked: linked.clone(),
-        })
-    };
-    if let Some(format) = StoreFormat::of_path(&target) {
-        return found(Class::Store(format));
-    }
     let meta = if linked.is_some() {
         std::fs::metadata(&target).ok()?
     } else {
         meta
     };
+    let file = meta.is_file().then(|| file_version(&meta));
+    let found = |class| {
+        Some(ShownEntry {
+            class,
+            linked: linked.clone(),
+            file: file.clone(),
+        })
+    };
+    if let Some(format) = StoreFormat::of_path(&target) {
+        return found(Class::Store(format));
+    }
     if meta.is_dir() {
         let index = target.join(SPARSE_INDEX);
         let sparse = !fence.blocks(&index) && index.is_file();
@@ -216,7 +240,7 @@ fn classify_among(
     if known || FileSource::open_once(&target).is_ok_and(|source| sniff_frame(&source)) {
         found(Class::Array)
     } else {
-        None
+        found(Class::Plain)
     }
 }
 
@@ -295,7 +319,8 @@ mod tests {
             classify(&root, &fenced, &root, OsStr::new("tob")),
             Some(ShownEntry {
                 class: Class::Dir,
-                linked: Some(root.join("a/b"))
+                linked: Some(root.join("a/b")),
+                file: None,
             })
         );
     }

@@ -29,13 +29,12 @@ use crate::source::store::{Home, Store, StoreFormat};
 use super::index_sidecar::{store_sidecars, Sidecar};
 use super::meta_cache::MetaCache;
 use super::versioned::{Reload, Versioned};
-use crate::views::table_arrow::TableArrow;
-use crate::views::table_csv::TableCsv;
-use crate::views::table_file::TableFile;
-use crate::views::table_source::SharedTableSource;
-use crate::views::zarr3_group::described_group;
-
-use super::table::{present, TableBatches, TableModel};
+use crate::tables::type_names::{arrow_name, kind_name};
+use crate::tables::{Parts, SharedTableSource, TableBatches, TableModel};
+use crate::views::{
+    json, piece_file::PieceFile, table_arrow::TableArrow, table_csv::TableCsv, table_meta,
+    zarr3_group::described_group,
+};
 
 /// Names reserved in every store folder (group, store root, table).
 const RESERVED: [&str; 2] = ["meta.json", "table.csv"];
@@ -100,9 +99,9 @@ pub struct TableInfo {
     /// Its valid rows.
     pub rows: Arc<RowMap>,
     /// Its `table.csv`, when it has a column CSV can show.
-    pub csv: Option<Arc<TableFile>>,
+    pub csv: Option<Arc<PieceFile>>,
     /// Its `table.arrow`.
-    pub arrow: Arc<TableFile>,
+    pub arrow: Arc<PieceFile>,
     /// Bytes of the table folder's `zarr.json` (a Zarr v3 group).
     pub zarr_json: Arc<Vec<u8>>,
     /// The table as logical columns and Arrow record batches (what its
@@ -114,7 +113,7 @@ pub struct TableInfo {
 }
 
 impl TableInfo {
-    /// The table as a [`TableSource`](crate::views::table_source::TableSource).
+    /// The table as a [`TableSource`](crate::tables::TableSource).
     pub fn source(&self) -> SharedTableSource {
         self.batches.clone()
     }
@@ -144,7 +143,7 @@ pub struct LoadedStore {
 }
 
 fn json_bytes(doc: &Json) -> Arc<Vec<u8>> {
-    Arc::new(crate::views::json::json_bytes(doc))
+    Arc::new(json::json_bytes(doc))
 }
 
 fn is_hidden_key(key: &str) -> bool {
@@ -400,7 +399,7 @@ impl LoadedStore {
         children.sort_by(|a, b| a.0.cmp(&b.0));
         children.dedup_by(|a, b| a.0 == b.0);
         let (csv, arrow) = self.table_files(&model, &batches);
-        let doc = present::table_doc(&batches);
+        let doc = table_meta::table_doc(&batches);
         Ok(TableInfo {
             zarr_json: Arc::new(described_group(&doc)),
             meta_json: json_bytes(&doc),
@@ -420,7 +419,7 @@ impl LoadedStore {
         &self,
         model: &TableModel,
         batches: &Arc<TableBatches>,
-    ) -> (Option<Arc<TableFile>>, Arc<TableFile>) {
+    ) -> (Option<Arc<PieceFile>>, Arc<PieceFile>) {
         let source: SharedTableSource = batches.clone();
         let may_wait = !self.store.is_local();
         let name = |file: &str| model.name.join(file).display().to_string();
@@ -431,9 +430,9 @@ impl LoadedStore {
             .map(|(parent, _)| parent.clone())
             .collect();
         let csv = TableCsv::new(source.clone(), &leaf_structs)
-            .map(|csv| Arc::new(TableFile::new(name("table.csv"), Box::new(csv), may_wait)));
+            .map(|csv| Arc::new(PieceFile::new(name("table.csv"), Box::new(csv), may_wait)));
         let arrow = TableArrow::new(source);
-        let arrow = Arc::new(TableFile::new(
+        let arrow = Arc::new(PieceFile::new(
             name("table.arrow"),
             Box::new(arrow),
             may_wait,
@@ -681,14 +680,14 @@ pub fn tree_text(store: &LoadedStore) -> String {
                     let what = match &*store.table(table) {
                         Ok(info) => {
                             let c = &info.batches.model().columns[*column];
-                            let kind = present::kind_name(c);
+                            let kind = kind_name(c);
                             match &c.parts {
-                                super::table::Parts::Fixed { .. } => {
+                                Parts::Fixed { .. } => {
                                     format!("{}, {kind} column", value_text(store, key))
                                 }
                                 _ => format!(
                                     "{kind} column ({})",
-                                    present::arrow_name(c).as_str().unwrap_or("no Arrow type")
+                                    arrow_name(c).as_str().unwrap_or("no Arrow type")
                                 ),
                             }
                         }

@@ -12,8 +12,8 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use crate::format::Error;
-use crate::views::table_file::TableFile;
-use crate::views::table_source::SharedTableSource;
+use crate::tables::SharedTableSource;
+use crate::views::piece_file::PieceFile;
 
 use super::access::Access;
 #[cfg(feature = "remote")]
@@ -158,12 +158,12 @@ impl FolderView {
 
     /// The `table.csv` of a table folder (`None` for other folders, and for
     /// tables with no column it can show).
-    pub fn table_csv(&self) -> Option<Arc<TableFile>> {
+    pub fn table_csv(&self) -> Option<Arc<PieceFile>> {
         self.table_info()?.csv.clone()
     }
 
     /// The `table.arrow` of a table folder (`None` for other folders).
-    pub fn table_arrow(&self) -> Option<Arc<TableFile>> {
+    pub fn table_arrow(&self) -> Option<Arc<PieceFile>> {
         Some(self.table_info()?.arrow.clone())
     }
 

@@ -35,6 +35,8 @@ pub struct Versioned<S, T> {
     in_place: bool,
     cache: Arc<MetaCache>,
     state: Mutex<State<S, T>>,
+    /// Held while a version loads (one load at a time).
+    loading: Mutex<()>,
 }
 
 struct State<S, T> {
@@ -72,19 +74,25 @@ impl<S: PartialEq + Clone, T: Send + Sync + 'static> Versioned<S, T> {
                 held: Weak::new(),
                 retired: false,
             }),
+            loading: Mutex::new(()),
         }
     }
 
     /// Whether the source changed (or vanished) since this entry loaded it,
-    /// or the entry was retired. `now` stats the source.
+    /// or the entry was retired. `now` stats the source. Never waits for a
+    /// load in progress (one stalled on a server): until it ends, the entry
+    /// presents what it presented before.
     pub fn is_stale(&self, now: impl FnOnce() -> std::io::Result<S>) -> bool {
-        let state = self.state.lock();
-        if state.retired {
-            return true;
-        }
-        match &state.stamp {
+        let stamp = {
+            let state = self.state.lock();
+            if state.retired {
+                return true;
+            }
+            state.stamp.clone()
+        };
+        match stamp {
             None => false,
-            Some(stamp) => now().map_or(true, |n| &n != stamp),
+            Some(stamp) => now().map_or(true, |n| n != stamp),
         }
     }
 
@@ -114,26 +122,42 @@ impl<S: PartialEq + Clone, T: Send + Sync + 'static> Versioned<S, T> {
         load: impl FnOnce(&S, Reload, u64) -> T,
         weigh: impl Fn(&T) -> usize,
     ) -> std::io::Result<(Arc<T>, Option<Arc<T>>)> {
-        let mut state = self.state.lock();
+        {
+            let state = self.state.lock();
+            if let Some(held) = state.held.upgrade() {
+                if state.retired || !self.in_place {
+                    self.cache.touch(self.id);
+                    return Ok((held, None));
+                }
+            }
+        }
+        // One load at a time per entry; the state is locked only between
+        // the steps, so a load stalled on a server holds up only the
+        // callers that need this entry's version.
+        let _loading = self.loading.lock();
+        let (held, retired, old) = {
+            let state = self.state.lock();
+            (state.held.upgrade(), state.retired, state.stamp.clone())
+        };
         let mut replaced = None;
-        let (stamp, why) = match state.held.upgrade() {
-            Some(held) if state.retired || !self.in_place => {
+        let (stamp, why) = match held {
+            Some(held) if retired || !self.in_place => {
                 self.cache.touch(self.id);
                 return Ok((held, None));
             }
             Some(held) => {
                 let stamp = now()?;
-                if state.stamp.as_ref() == Some(&stamp) {
+                if old.as_ref() == Some(&stamp) {
                     self.cache.touch(self.id);
                     return Ok((held, None));
                 }
                 replaced = Some(held);
                 (stamp, Reload::Changed)
             }
-            None if state.retired => return Err(stale()),
+            None if retired => return Err(stale()),
             None => {
                 let stamp = now()?;
-                match &state.stamp {
+                match &old {
                     None => (stamp, Reload::First),
                     Some(old) if *old == stamp => (stamp, Reload::Again),
                     Some(_) if self.in_place => (stamp, Reload::Changed),
@@ -142,11 +166,19 @@ impl<S: PartialEq + Clone, T: Send + Sync + 'static> Versioned<S, T> {
                 }
             }
         };
-        if why != Reload::Again {
-            state.number = next_number();
+        let number = {
+            let mut state = self.state.lock();
+            if why != Reload::Again {
+                state.number = next_number();
+            }
+            state.number
+        };
+        let value = Arc::new(load(&stamp, why, number));
+        let mut state = self.state.lock();
+        // Retired while it loaded: open files may use it, the cache keeps it not.
+        if !state.retired {
+            self.cache.keep(self.id, value.clone(), weigh(&value));
         }
-        let value = Arc::new(load(&stamp, why, state.number));
-        self.cache.keep(self.id, value.clone(), weigh(&value));
         state.held = Arc::downgrade(&value);
         state.stamp = Some(stamp);
         Ok((value, replaced))

@@ -38,6 +38,7 @@ mod frame;
 mod geometry;
 mod growth;
 mod hints;
+mod item_dtype;
 mod meta;
 #[doc(hidden)]
 pub mod msgpack;

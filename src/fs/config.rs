@@ -1,10 +1,11 @@
 //! What the filesystem core is told at start: direct I/O, the metadata
 //! budget, the mountpoint to fence off, the views to offer and whether
-//! other users may read, the disk cache. Ownership and timeouts are the FUSE adapter's
+//! other users may read, the disk cache, what folders show of their sources. Ownership and timeouts are the FUSE adapter's
 //! business (`crate::mount::config`).
 
 use std::sync::Arc;
 
+use crate::catalog::folder_listing::ListingRules;
 use crate::catalog::meta_cache::DEFAULT_META_CACHE;
 use crate::disk_cache::DiskCache;
 use crate::views::ViewSet;
@@ -29,6 +30,9 @@ pub struct FsConfig {
     /// The decoded tier on disk (`--disk-cache`): `data` (and `data.npy`)
     /// read from a cache file where whole, and filled as decoded.
     pub disk_cache: Option<Arc<DiskCache>>,
+    /// What folders show of their sources: plain files unless
+    /// `--blosc2-only`, Blosc2 files as themselves with `--originals`.
+    pub listing: ListingRules,
 }
 
 impl Default for FsConfig {
@@ -40,6 +44,7 @@ impl Default for FsConfig {
             views: ViewSet::ALL,
             allow_other: false,
             disk_cache: None,
+            listing: ListingRules::default(),
         }
     }
 }

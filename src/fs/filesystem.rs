@@ -66,6 +66,8 @@ pub struct Filesystem {
     /// `preview.png` bytes by array id (bounded, see [`PREVIEWS`]); the
     /// slot's lock makes concurrent opens draw a preview once.
     previews: Mutex<lru::LruCache<u64, PreviewSlot>>,
+    /// Opens of local files shown as themselves: (daemon, passthrough).
+    plain_opens: (AtomicU64, AtomicU64),
 }
 
 /// One array version's preview, once drawn.
@@ -99,7 +101,8 @@ impl Filesystem {
             Arc::new(MetaCache::new(config.meta_cache)),
         )?
         .fenced_by(fence)
-        .with_views(config.views);
+        .with_views(config.views)
+        .with_listing_rules(config.listing);
         Ok(Self::with_tree(tree, planner, config))
     }
 
@@ -125,7 +128,8 @@ impl Filesystem {
                 Some(on_load),
                 Arc::new(MetaCache::new(config.meta_cache)),
             )
-            .with_views(config.views),
+            .with_views(config.views)
+            .with_listing_rules(config.listing),
             planner,
             config,
         )
@@ -136,6 +140,7 @@ impl Filesystem {
         Arc::new(Loading {
             preload: Box::new(move |array| preload.opened(array)),
             computer,
+            plans: Default::default(),
         })
     }
 
@@ -150,6 +155,7 @@ impl Filesystem {
             served: bounded(SERVED_VERSIONS),
             reported: bounded(REPORTED_ERRORS),
             previews: bounded(PREVIEWS),
+            plain_opens: Default::default(),
         }
     }
 
@@ -160,7 +166,12 @@ impl Filesystem {
 
     /// The `.stats` document.
     pub fn stats_json(&self) -> Vec<u8> {
-        super::stats::document(&self.planner, &self.tree, self.config.disk_cache.as_deref())
+        super::stats::document(
+            &self.planner,
+            &self.tree,
+            self.config.disk_cache.as_deref(),
+            self.plain_opens(),
+        )
     }
 
     /// `attr` as the kernel is told it: `.stats` sized (see [`super::stats::sized`]).
@@ -170,6 +181,7 @@ impl Filesystem {
             &self.planner,
             &self.tree,
             self.config.disk_cache.as_deref(),
+            self.plain_opens(),
         )
     }
 
@@ -227,6 +239,13 @@ impl Filesystem {
             .is_some_and(|(d, cache)| d.rereading(cache));
         let (keep_cache, direct_io) = match &content {
             Content::Stats => (false, true),
+            // A file shown as itself keeps the page cache while the source
+            // file is the one served last (mmap works; --direct-io is for
+            // decoded files).
+            Content::Plain(source) => (
+                self.same_plain_as_last_served(ino, &source.opened_version()),
+                false,
+            ),
             Content::Array { .. } | Content::Text { .. } if self.config.direct_io => (false, true),
             Content::Array { .. } if rereading => (false, true),
             // A folder's own document has no version of its own: a group's
@@ -240,6 +259,8 @@ impl Filesystem {
             ),
         };
         let cache_file = disk.as_ref().is_some_and(DiskUse::complete_data);
+        let plain_file = matches!(&content, Content::Plain(_))
+            && pin.as_ref().is_some_and(|p| p.is::<std::fs::File>());
         // A file whose cache entry has holes (fills dropped while the
         // writer was behind) is read through the daemon again, not from the
         // kernel's pages: whole parts come from the cache file and the holes
@@ -264,6 +285,7 @@ impl Filesystem {
             keep_cache,
             direct_io,
             cache_file,
+            plain_file,
         })
     }
 
@@ -295,6 +317,25 @@ impl Filesystem {
         self.served.lock().put(ino, version) == Some(version)
     }
 
+    /// [`Self::same_version_as_last_served`] for a file shown as itself,
+    /// whose identity is the source file's `version`.
+    fn same_plain_as_last_served(&self, ino: u64, version: &crate::format::Version) -> bool {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        version.hash(&mut hasher);
+        let token = hasher.finish() | 1;
+        self.served.lock().put(ino, token) == Some(token)
+    }
+
+    /// Whether the mount's source is remote (lookups, attributes and
+    /// listings may then wait on a server).
+    pub fn is_remote(&self) -> bool {
+        #[cfg(feature = "remote")]
+        return self.tree.remote_stats().is_some();
+        #[cfg(not(feature = "remote"))]
+        false
+    }
+
     /// Whether a read of open file `fh` may wait on a network (see
     /// [`crate::format::ByteSource::may_wait`]).
     pub fn may_wait(&self, fh: u64) -> bool {
@@ -304,6 +345,7 @@ impl Filesystem {
         match &handle.content {
             Content::Array { array, .. } | Content::Text { array, .. } => array.may_wait(),
             Content::Table(file) => file.may_wait(),
+            Content::Plain(source) => source.may_wait(),
             _ => false,
         }
     }
@@ -385,6 +427,18 @@ impl Filesystem {
                     .read_text(array, layout, &handle.stream, offset, size as u64)
                     .map_err(|e| failed(e, Some(array.id())))?;
             }
+            Content::Plain(source) => {
+                let len = source.len();
+                let start = offset.min(len);
+                let end = offset.saturating_add(size as u64).min(len);
+                out.clear();
+                out.resize((end - start) as usize, 0);
+                if let Err(p) = source.read_at(start, out) {
+                    let e = crate::format::Error::new(Path::new(&source.describe()), p);
+                    log::error!("{e}");
+                    return Err(failed(e, None));
+                }
+            }
             Content::Table(file) => {
                 *out = file.read(offset, size as u64).map_err(|e| {
                     let e = crate::format::Error::from(e);
@@ -446,6 +500,13 @@ impl Filesystem {
         handle.disk.as_ref().map(|d| d.entry.clone())
     }
 
+    /// The descriptor of open file `fh` (opened with [`Opened::plain_file`]:
+    /// a local file shown as itself), for the adapter to hand to the kernel.
+    pub fn plain_backing(&self, fh: u64) -> Option<Arc<std::fs::File>> {
+        let handle = self.handles.lock().get(&fh).cloned()?;
+        handle._pin.clone()?.downcast::<std::fs::File>().ok()
+    }
+
     /// The adapter served open file `fh`, opened with [`Opened::cache_file`],
     /// by passthrough (`true`) or by the daemon reading the cache file.
     pub fn note_cache_file_open(&self, passthrough: bool) {
@@ -458,6 +519,26 @@ impl Filesystem {
             };
             crate::disk_cache::DiskStats::add(counter, 1);
         }
+    }
+
+    /// The adapter opened a local file shown as itself, by passthrough
+    /// (`true`) or through the daemon.
+    pub fn note_plain_open(&self, passthrough: bool) {
+        let counter = if passthrough {
+            &self.plain_opens.1
+        } else {
+            &self.plain_opens.0
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Opens of local files shown as themselves: (through the daemon, by
+    /// passthrough).
+    pub fn plain_opens(&self) -> (u64, u64) {
+        (
+            self.plain_opens.0.load(Ordering::Relaxed),
+            self.plain_opens.1.load(Ordering::Relaxed),
+        )
     }
 
     /// Whether the adapter may hand cache files to the kernel (a disk

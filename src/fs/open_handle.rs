@@ -24,6 +24,9 @@ pub struct Opened {
     /// `data` is complete in the disk cache: the adapter may hand its file
     /// to the kernel for passthrough ([`crate::fs::Filesystem::backing`]).
     pub cache_file: bool,
+    /// A local file shown as itself: the adapter may hand its descriptor
+    /// to the kernel for passthrough ([`crate::fs::Filesystem::plain_backing`]).
+    pub plain_file: bool,
 }
 
 pub(super) struct OpenFile {
@@ -49,6 +52,14 @@ pub(super) struct OpenFile {
 /// file is open. A source replaced since it was loaded is ESTALE: the
 /// kernel looks the name up again and finds the new node.
 pub(super) fn pin(content: &Content) -> Result<Option<Pin>, FsError> {
+    if let Content::Plain(source) = content {
+        return source.pin().map_err(|p| {
+            FsError::Format(crate::format::Error::new(
+                std::path::Path::new(&source.describe()),
+                p,
+            ))
+        });
+    }
     let (Content::Array { array, .. }
     | Content::Text { array, .. }
     | Content::Preview { array, .. }) = content

@@ -10,18 +10,31 @@ use crate::views::json::json_bytes;
 /// `attr` as the kernel is told it: the tree knows none of the bytes of a
 /// file that tells of the mount ([`Attr::of_mount`]: `.stats`), so its size
 /// is its document's, rendered now to be measured.
-pub(super) fn sized(attr: Attr, planner: &Planner, tree: &Tree, disk: Option<&DiskCache>) -> Attr {
+pub(super) fn sized(
+    attr: Attr,
+    planner: &Planner,
+    tree: &Tree,
+    disk: Option<&DiskCache>,
+    plain_opens: (u64, u64),
+) -> Attr {
     if !attr.of_mount {
         return attr;
     }
     Attr {
-        size: document(planner, tree, disk).len() as u64,
+        size: document(planner, tree, disk, plain_opens).len() as u64,
         ..attr
     }
 }
 
-/// The `.stats` document of the mount `tree` read through `planner`.
-pub(super) fn document(planner: &Planner, tree: &Tree, disk: Option<&DiskCache>) -> Vec<u8> {
+/// The `.stats` document of the mount `tree` read through `planner`;
+/// `plain_opens`: opens of local files shown as themselves (through the
+/// daemon, by passthrough).
+pub(super) fn document(
+    planner: &Planner,
+    tree: &Tree,
+    disk: Option<&DiskCache>,
+    plain_opens: (u64, u64),
+) -> Vec<u8> {
     let cache = planner.blocks().cache();
     let (bytes, entries) = cache.usage();
     let mut doc = planner
@@ -33,6 +46,16 @@ pub(super) fn document(planner: &Planner, tree: &Tree, disk: Option<&DiskCache>)
         obj.insert(
             "meta_cache".into(),
             serde_json::json!({ "budget": meta.budget, "bytes": meta.bytes, "entries": meta.entries, "loads": meta.loads, "evictions": meta.evictions }),
+        );
+        let names = crate::catalog::folder_listing::counts();
+        obj.insert(
+            "listing".into(),
+            serde_json::json!({
+                "names_skipped": names.skipped, "names_renamed": names.renamed,
+                "names_hidden": names.hidden,
+                "plain_opens": plain_opens.0 + plain_opens.1,
+                "plain_passthrough_opens": plain_opens.1,
+            }),
         );
         obj.insert(
             "descriptors".into(),
@@ -63,7 +86,22 @@ pub(super) fn document(planner: &Planner, tree: &Tree, disk: Option<&DiskCache>)
             "bytes_in_flight_peak": remote.inflight_peak,
             "bytes_held_and_in_flight_peak": remote.pool_peak,
             "budget": remote.budget,
+            "skipped_keys": remote.skipped_keys,
+            "forged_listings": remote.forged_listings,
         });
+        {
+            use crate::source::remote::RequestKind;
+            let per_kind = |counts: [u64; 3]| -> serde_json::Value {
+                RequestKind::ALL
+                    .iter()
+                    .map(|k| (k.name().to_ascii_lowercase(), counts[k.index()].into()))
+                    .collect::<serde_json::Map<String, serde_json::Value>>()
+                    .into()
+            };
+            shown["retried"] = per_kind(remote.retried);
+            shown["timeouts"] = per_kind(remote.timeouts);
+            shown["failed"] = per_kind(remote.failed);
+        }
         if remote.endpoints.iter().any(|&n| n > 0) {
             use crate::source::remote::stats::Endpoint;
             let endpoints: serde_json::Map<String, serde_json::Value> = Endpoint::ALL

@@ -7,6 +7,7 @@ use std::time::Duration;
 #[cfg(feature = "remote")]
 use crate::source::remote::RemoteOptions;
 
+use crate::catalog::folder_listing::ListingRules;
 use crate::views::ViewSet;
 
 use super::sched::Sched;
@@ -32,6 +33,8 @@ pub struct MountConfig {
     /// The presented files array folders offer (`data` and `meta.json`
     /// always).
     pub views: ViewSet,
+    /// What folders show of their sources (`--blosc2-only`, `--originals`).
+    pub listing: ListingRules,
     /// FUSE worker threads (at least 1).
     pub threads: usize,
     /// Prefetch worker threads (0 disables prefetch).
@@ -83,6 +86,7 @@ impl Default for MountConfig {
             cache_size: 512 << 20,
             meta_cache: crate::catalog::meta_cache::DEFAULT_META_CACHE as u64,
             views: ViewSet::ALL,
+            listing: ListingRules::default(),
             threads: 2,
             prefetch_threads: 2,
             decode_helpers: None,

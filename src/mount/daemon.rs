@@ -400,6 +400,7 @@ fn build_filesystem(config: &MountConfig) -> Result<FuseAdapter, String> {
                     views: config.views,
                     allow_other: config.allow_other,
                     disk_cache,
+                    listing: config.listing,
                 },
             )
             .map_err(|e| format!("source {}: {e}", source.display()))?
@@ -413,7 +414,9 @@ fn build_filesystem(config: &MountConfig) -> Result<FuseAdapter, String> {
         mounter: (uid, gid),
         ttl: config.attr_timeout,
         max_request_kb: config.max_request_kb,
-        passthrough: config.passthrough && config.disk_cache.is_some(),
+        // Complete cache files, and local files shown as themselves.
+        passthrough: config.passthrough
+            && (config.disk_cache.is_some() || !config.listing.blosc2_only),
     };
     Ok(FuseAdapter::new(fs, options))
 }
@@ -451,6 +454,7 @@ fn remote_filesystem(
             views: config.views,
             allow_other: config.allow_other,
             disk_cache,
+            listing: config.listing,
         },
     ))
 }

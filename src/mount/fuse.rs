@@ -15,7 +15,7 @@ use fuser::{
     ReplyXattr, Request, TimeOrNow, WriteFlags,
 };
 
-use super::passthrough::IoModes;
+use super::passthrough::{Backing, IoModes};
 use super::waiting::WaitPool;
 use crate::fs::{Attr, Filesystem, FsError, Kind};
 
@@ -39,16 +39,26 @@ pub struct AdapterOptions {
 
 /// The filesystem given to fuser.
 pub struct FuseAdapter {
+    core: Arc<Answers>,
+    /// Workers answering requests that may wait on a network.
+    waiting: WaitPool,
+    /// The source is remote: lookups, getattrs, opens and listings may
+    /// wait on its server, and are answered from [`Self::waiting`].
+    remote: bool,
+}
+
+/// What answering a request needs, shared with the waiting workers.
+struct Answers {
     fs: Arc<Filesystem>,
     options: AdapterOptions,
-    /// Workers answering reads that may wait on a network.
-    waiting: WaitPool,
     /// How each open inode is being read (see [`super::passthrough`]).
     io_modes: IoModes,
 }
 
-/// Threads serving reads of remote arrays (they wait, they do not compute).
-const REMOTE_READ_WORKERS: usize = 8;
+/// Threads serving requests on remote sources from the start (they wait,
+/// they do not compute), and the most there may be while many stall.
+const REMOTE_WAIT_WORKERS: usize = 8;
+const REMOTE_WAIT_WORKERS_MOST: usize = 64;
 
 /// The errno of a filesystem error: the one conversion.
 fn errno(err: &FsError) -> Errno {
@@ -104,19 +114,36 @@ fn serve_read(fs: &Filesystem, fh: u64, offset: u64, size: u32, reply: ReplyData
 impl FuseAdapter {
     /// The adapter over `fs`.
     pub fn new(fs: Filesystem, options: AdapterOptions) -> FuseAdapter {
+        let remote = fs.is_remote();
         FuseAdapter {
-            fs: Arc::new(fs),
-            io_modes: IoModes::new(options.passthrough),
-            options,
-            waiting: WaitPool::start(REMOTE_READ_WORKERS),
+            core: Arc::new(Answers {
+                fs: Arc::new(fs),
+                io_modes: IoModes::new(options.passthrough),
+                options,
+            }),
+            waiting: WaitPool::start(REMOTE_WAIT_WORKERS, REMOTE_WAIT_WORKERS_MOST),
+            remote,
         }
     }
 
     /// The filesystem served (the daemon tells it the mount's device).
     pub fn filesystem(&self) -> Arc<Filesystem> {
-        self.fs.clone()
+        self.core.fs.clone()
     }
 
+    /// Answer a request that may wait on a remote server: on a waiting
+    /// worker for a remote source, here otherwise.
+    fn answer(&self, job: impl FnOnce(&Answers) + Send + 'static) {
+        if self.remote {
+            let core = self.core.clone();
+            self.waiting.run(Box::new(move || job(&core)));
+        } else {
+            job(&self.core);
+        }
+    }
+}
+
+impl Answers {
     fn file_attr(&self, attr: &Attr) -> FileAttr {
         let (kind, nlink) = match attr.kind {
             Kind::Dir => (FileType::Directory, 2),
@@ -142,72 +169,22 @@ impl FuseAdapter {
             flags: 0,
         }
     }
-}
 
-impl FuserFilesystem for FuseAdapter {
-    fn init(&mut self, _req: &Request, config: &mut KernelConfig) -> std::io::Result<()> {
-        let wanted = InitFlags::FUSE_AUTO_INVAL_DATA | InitFlags::FUSE_PARALLEL_DIROPS;
-        if let Err(missing) = config.add_capabilities(wanted) {
-            log::debug!("kernel lacks capabilities {missing:?}");
-        }
-        // Shared mmap of a file opened with direct I/O (Linux 6.6+): a
-        // `data` re-read while its disk cache entry fills is one.
-        if config
-            .add_capabilities(InitFlags::FUSE_DIRECT_IO_ALLOW_MMAP)
-            .is_err()
-        {
-            log::debug!("kernel lacks FUSE_DIRECT_IO_ALLOW_MMAP");
-        }
-        if self.options.passthrough {
-            // The cache files live on a plain file system: one level below.
-            let granted = config.add_capabilities(InitFlags::FUSE_PASSTHROUGH).is_ok()
-                && config.set_max_stack_depth(1).is_ok();
-            if !granted {
-                log::info!(
-                    "the kernel offers no FUSE passthrough: cache files are served by the daemon"
-                );
-                self.io_modes.disable();
-            }
-        }
-        // fuser asks for requests as large as the larger of max_write and
-        // max_readahead; nothing is ever written here, so max_write sets it.
-        if self.options.max_request_kb > 0 {
-            let bytes = self.options.max_request_kb.saturating_mul(1024);
-            if let Err(nearest) = config.set_max_write(bytes) {
-                let _ = config.set_max_write(nearest);
-            }
-        }
-        Ok(())
-    }
-
-    fn destroy(&mut self) {
-        // What the disk cache has queued is written, its maps persisted.
-        self.fs.flush();
-    }
-
-    fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
+    fn lookup(&self, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
         match self.fs.lookup(parent.0, name) {
             Ok(attr) => reply.entry(&self.options.ttl, &self.file_attr(&attr), Generation(0)),
             Err(e) => reply_err!(reply, e),
         }
     }
 
-    fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
+    fn getattr(&self, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
         match self.fs.getattr(ino.0) {
             Ok(attr) => reply.attr(&self.options.ttl, &self.file_attr(&attr)),
             Err(e) => reply_err!(reply, e),
         }
     }
 
-    fn readlink(&self, _req: &Request, ino: INodeNo, reply: ReplyData) {
-        use std::os::unix::ffi::OsStrExt;
-        match self.fs.readlink(ino.0) {
-            Ok(target) => reply.data(target.as_bytes()),
-            Err(e) => reply_err!(reply, e),
-        }
-    }
-
-    fn open(&self, _req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
+    fn open(&self, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
         match self
             .fs
             .open(ino.0, flags.acc_mode() != OpenAccMode::O_RDONLY)
@@ -220,80 +197,42 @@ impl FuserFilesystem for FuseAdapter {
                 if opened.direct_io {
                     fopen |= FopenFlags::FOPEN_DIRECT_IO;
                 }
-                let backing = (opened.cache_file && !opened.direct_io)
+                let cache_entry = (opened.cache_file && !opened.direct_io)
                     .then(|| self.fs.backing(opened.fh))
                     .flatten();
+                let backing = match &cache_entry {
+                    Some(entry) => Some(Backing::Cache(entry)),
+                    None => opened
+                        .plain_file
+                        .then(|| self.fs.plain_backing(opened.fh))
+                        .flatten()
+                        .map(Backing::File),
+                };
                 let fh = FileHandle(opened.fh);
-                match self
-                    .io_modes
-                    .open(ino.0, opened.fh, backing.as_deref(), &reply)
-                {
-                    Some(id) => {
-                        self.fs.note_cache_file_open(true);
-                        reply.opened_passthrough(fh, FopenFlags::empty(), &id);
-                    }
-                    None => {
-                        if opened.cache_file {
-                            self.fs.note_cache_file_open(false);
-                        }
-                        reply.opened(fh, fopen);
-                    }
+                let passthrough = self.io_modes.open(ino.0, opened.fh, backing, &reply);
+                if opened.cache_file {
+                    self.fs.note_cache_file_open(passthrough.is_some());
+                }
+                if opened.plain_file {
+                    self.fs.note_plain_open(passthrough.is_some());
+                }
+                match passthrough {
+                    Some(id) => reply.opened_passthrough(fh, FopenFlags::empty(), &id),
+                    None => reply.opened(fh, fopen),
                 }
             }
             Err(e) => reply_err!(reply, e),
         }
     }
 
-    fn read(
-        &self,
-        _req: &Request,
-        _ino: INodeNo,
-        fh: FileHandle,
-        offset: u64,
-        size: u32,
-        _flags: OpenFlags,
-        _lock_owner: Option<LockOwner>,
-        reply: ReplyData,
-    ) {
-        if self.fs.may_wait(fh.0) {
-            let fs = self.fs.clone();
-            self.waiting
-                .run(Box::new(move || serve_read(&fs, fh.0, offset, size, reply)));
-        } else {
-            serve_read(&self.fs, fh.0, offset, size, reply);
-        }
-    }
-
-    fn release(
-        &self,
-        _req: &Request,
-        _ino: INodeNo,
-        fh: FileHandle,
-        _flags: OpenFlags,
-        _lock_owner: Option<LockOwner>,
-        _flush: bool,
-        reply: ReplyEmpty,
-    ) {
-        self.io_modes.release(_ino.0, fh.0);
-        self.fs.release(fh.0);
-        reply.ok();
-    }
-
-    fn opendir(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
+    fn opendir(&self, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
         match self.fs.opendir(ino.0) {
             Ok(fh) => reply.opened(FileHandle(fh), FopenFlags::empty()),
             Err(e) => reply_err!(reply, e),
         }
     }
 
-    fn readdir(
-        &self,
-        _req: &Request,
-        ino: INodeNo,
-        fh: FileHandle,
-        offset: u64,
-        mut reply: ReplyDirectory,
-    ) {
+    fn readdir(&self, ino: INodeNo, fh: FileHandle, offset: u64, mut reply: ReplyDirectory) {
         match self.fs.readdir(ino.0, fh.0, offset) {
             Ok(entries) => {
                 for (i, (child, kind, name)) in entries.into_iter().enumerate() {
@@ -313,6 +252,127 @@ impl FuserFilesystem for FuseAdapter {
         }
     }
 
+    fn getxattr(&self, ino: INodeNo, name: &OsStr, size: u32, reply: ReplyXattr) {
+        reply_xattr(self.fs.getxattr(ino.0, name), size, reply);
+    }
+
+    fn listxattr(&self, ino: INodeNo, size: u32, reply: ReplyXattr) {
+        reply_xattr(self.fs.listxattr(ino.0), size, reply);
+    }
+}
+
+impl FuserFilesystem for FuseAdapter {
+    fn init(&mut self, _req: &Request, config: &mut KernelConfig) -> std::io::Result<()> {
+        let wanted = InitFlags::FUSE_AUTO_INVAL_DATA | InitFlags::FUSE_PARALLEL_DIROPS;
+        if let Err(missing) = config.add_capabilities(wanted) {
+            log::debug!("kernel lacks capabilities {missing:?}");
+        }
+        // Shared mmap of a file opened with direct I/O (Linux 6.6+): a
+        // `data` re-read while its disk cache entry fills is one.
+        if config
+            .add_capabilities(InitFlags::FUSE_DIRECT_IO_ALLOW_MMAP)
+            .is_err()
+        {
+            log::debug!("kernel lacks FUSE_DIRECT_IO_ALLOW_MMAP");
+        }
+        if self.core.options.passthrough {
+            // The cache files live on a plain file system: one level below.
+            let granted = config.add_capabilities(InitFlags::FUSE_PASSTHROUGH).is_ok()
+                && config.set_max_stack_depth(1).is_ok();
+            if !granted {
+                log::info!(
+                    "the kernel offers no FUSE passthrough: cache files are served by the daemon"
+                );
+                self.core.io_modes.disable();
+            }
+        }
+        // fuser asks for requests as large as the larger of max_write and
+        // max_readahead; nothing is ever written here, so max_write sets it.
+        if self.core.options.max_request_kb > 0 {
+            let bytes = self.core.options.max_request_kb.saturating_mul(1024);
+            if let Err(nearest) = config.set_max_write(bytes) {
+                let _ = config.set_max_write(nearest);
+            }
+        }
+        Ok(())
+    }
+
+    fn destroy(&mut self) {
+        // What the disk cache has queued is written, its maps persisted.
+        self.core.fs.flush();
+    }
+
+    fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
+        let name = name.to_os_string();
+        self.answer(move |a| a.lookup(parent, &name, reply));
+    }
+
+    fn getattr(&self, _req: &Request, ino: INodeNo, fh: Option<FileHandle>, reply: ReplyAttr) {
+        self.answer(move |a| a.getattr(ino, fh, reply));
+    }
+
+    fn readlink(&self, _req: &Request, ino: INodeNo, reply: ReplyData) {
+        use std::os::unix::ffi::OsStrExt;
+        match self.core.fs.readlink(ino.0) {
+            Ok(target) => reply.data(target.as_bytes()),
+            Err(e) => reply_err!(reply, e),
+        }
+    }
+
+    fn open(&self, _req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
+        self.answer(move |a| a.open(ino, flags, reply));
+    }
+
+    fn read(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        size: u32,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        reply: ReplyData,
+    ) {
+        if self.core.fs.may_wait(fh.0) {
+            let fs = self.core.fs.clone();
+            self.waiting
+                .run(Box::new(move || serve_read(&fs, fh.0, offset, size, reply)));
+        } else {
+            serve_read(&self.core.fs, fh.0, offset, size, reply);
+        }
+    }
+
+    fn release(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        _flush: bool,
+        reply: ReplyEmpty,
+    ) {
+        self.core.io_modes.release(_ino.0, fh.0);
+        self.core.fs.release(fh.0);
+        reply.ok();
+    }
+
+    fn opendir(&self, _req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
+        self.answer(move |a| a.opendir(ino, flags, reply));
+    }
+
+    fn readdir(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        reply: ReplyDirectory,
+    ) {
+        self.answer(move |a| a.readdir(ino, fh, offset, reply));
+    }
+
     fn releasedir(
         &self,
         _req: &Request,
@@ -321,7 +381,7 @@ impl FuserFilesystem for FuseAdapter {
         _flags: OpenFlags,
         reply: ReplyEmpty,
     ) {
-        self.fs.releasedir(fh.0);
+        self.core.fs.releasedir(fh.0);
         reply.ok();
     }
 
@@ -330,15 +390,17 @@ impl FuserFilesystem for FuseAdapter {
     }
 
     fn getxattr(&self, _req: &Request, ino: INodeNo, name: &OsStr, size: u32, reply: ReplyXattr) {
-        reply_xattr(self.fs.getxattr(ino.0, name), size, reply);
+        let name = name.to_os_string();
+        self.answer(move |a| a.getxattr(ino, &name, size, reply));
     }
 
     fn listxattr(&self, _req: &Request, ino: INodeNo, size: u32, reply: ReplyXattr) {
-        reply_xattr(self.fs.listxattr(ino.0), size, reply);
+        self.answer(move |a| a.listxattr(ino, size, reply));
     }
 
     fn access(&self, _req: &Request, ino: INodeNo, mask: fuser::AccessFlags, reply: ReplyEmpty) {
         match self
+            .core
             .fs
             .access(ino.0, mask.contains(fuser::AccessFlags::W_OK))
         {

@@ -1,4 +1,5 @@
-//! FUSE passthrough of complete disk cache files, and the kernel's rule
+//! FUSE passthrough of complete disk cache files and of local files shown
+//! as themselves (the source's own descriptor), and the kernel's rule
 //! around it: an inode is read either through passthrough, every open file
 //! of it on the same backing file, or through the daemon (the kernel's
 //! "cached io" mode), never both at once; an open that would mix them
@@ -18,6 +19,32 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use crate::disk_cache::Entry;
+
+/// The file an open may be read from by the kernel.
+pub enum Backing<'a> {
+    /// A complete disk cache file.
+    Cache(&'a Entry),
+    /// A local source file shown as itself (its open descriptor).
+    File(Arc<std::fs::File>),
+}
+
+impl Backing<'_> {
+    /// The backing file's inode (what tells two versions of the bytes apart).
+    fn data_ino(&self) -> u64 {
+        use std::os::unix::fs::MetadataExt;
+        match self {
+            Backing::Cache(entry) => entry.data_ino(),
+            Backing::File(file) => file.metadata().map_or(0, |m| m.ino()),
+        }
+    }
+
+    fn file(&self) -> std::io::Result<Arc<std::fs::File>> {
+        match self {
+            Backing::Cache(entry) => entry.file(),
+            Backing::File(file) => Ok(file.clone()),
+        }
+    }
+}
 
 /// How one open inode is read.
 enum Mode {
@@ -57,14 +84,14 @@ impl IoModes {
         self.enabled.store(false, Ordering::Relaxed);
     }
 
-    /// Open handle `fh` of inode `ino`, whose complete cache file is
+    /// Open handle `fh` of inode `ino`, which the kernel may read from
     /// `backing` (if any): the backing id to reply with, or `None` to serve
     /// it through the daemon.
     pub fn open(
         &self,
         ino: u64,
         fh: u64,
-        backing: Option<&Entry>,
+        backing: Option<Backing<'_>>,
         reply: &ReplyOpen,
     ) -> Option<Arc<BackingId>> {
         if !self.enabled.load(Ordering::Relaxed) {
@@ -72,7 +99,7 @@ impl IoModes {
         }
         let mut state = self.state.lock();
         state.handles.insert(fh, ino);
-        let wanted = backing.map(Entry::data_ino);
+        let wanted = backing.as_ref().map(Backing::data_ino);
         match state.inodes.get_mut(&ino) {
             Some(Mode::Passthrough {
                 id,
@@ -99,17 +126,15 @@ impl IoModes {
             }
             None => {}
         }
-        let id = backing.and_then(|entry| {
-            let file = entry
+        let id = backing.and_then(|backing| {
+            let file = backing
                 .file()
                 .inspect_err(|e| log::info!("disk cache: {e}: served by the daemon"))
                 .ok()?;
             match reply.open_backing(&*file) {
                 Ok(id) => Some(Arc::new(id)),
                 Err(e) => {
-                    log::warn!(
-                        "FUSE passthrough refused ({e}): cache files are served by the daemon"
-                    );
+                    log::warn!("FUSE passthrough refused ({e}): files are served by the daemon");
                     self.disable();
                     None
                 }

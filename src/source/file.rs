@@ -60,7 +60,8 @@ impl Drop for Handle {
     }
 }
 
-pub(crate) fn version_of(meta: &std::fs::Metadata) -> Version {
+/// The version of a file from its metadata: size, device, inode, mtime.
+pub fn version_of(meta: &std::fs::Metadata) -> Version {
     Version {
         len: meta.len(),
         tag: VersionTag::File {

@@ -32,6 +32,8 @@ pub mod urls;
 mod window;
 
 pub use dir::DirChunks;
+/// The version of a local file from its metadata (device, inode, size, mtime).
+pub use file::version_of as file_version;
 pub use file::FileSource;
 pub use memory::MemorySource;
 #[cfg(feature = "remote")]

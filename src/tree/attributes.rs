@@ -137,6 +137,13 @@ impl Tree {
                     ..dir(mtime)
                 });
             }
+            NodeKind::Plain(shown) => {
+                if role != Role::Node {
+                    return Err(FsError::NotFound);
+                }
+                let meta = shown.meta().map_err(FsError::Io)?;
+                return Ok(file(meta.size, meta.mtime).of_array(&meta.access));
+            }
             NodeKind::Indexes(entry) => {
                 let (loaded, _) = self.indexes_of(entry)?;
                 if role == Role::Node {

@@ -6,13 +6,17 @@
 //! [`crate::views::ARRAY_FILES`], or the folder's children.
 
 use std::ffi::{OsStr, OsString};
-use std::os::unix::ffi::OsStrExt;
+#[cfg(feature = "remote")]
+use std::sync::Arc;
 
 use crate::catalog::array_indexes::INDEXES;
 use crate::catalog::entry::ArrayEntry;
+use crate::catalog::folder_listing::{arrange, resolve};
+#[cfg(feature = "remote")]
+use crate::catalog::folder_listing::{Placed, Shows};
 use crate::catalog::local_dir::{classify, scan};
 #[cfg(feature = "remote")]
-use crate::catalog::remote::{io_error, join};
+use crate::catalog::remote::{io_error, join, RemoteClass, RemoteRoot};
 use crate::catalog::store_folder::FolderView;
 use crate::format::{grid_coords, linear};
 use crate::views::{
@@ -55,14 +59,16 @@ impl Tree {
                 let Location::Local(path) = &loc else {
                     return Err(FsError::NotFound);
                 };
-                if name.is_empty() || name.as_bytes().contains(&b'/') || name == "." || name == ".."
-                {
-                    return Err(FsError::NotFound);
-                }
                 let real = real.as_deref().unwrap_or(path);
-                let found =
-                    classify(&self.root, &self.fence, real, name).ok_or(FsError::NotFound)?;
-                inode::encode(self.intern_local(node, path, real, name, found), Role::Node)
+                let own = self.own_names(node, &NodeKind::Dir(None))?;
+                let placed = resolve(
+                    name,
+                    |n| own.iter().any(|o| n == *o),
+                    |n| classify(&self.root, &self.fence, real, n).map(|f| (f.sort(), f)),
+                    self.rules,
+                )
+                .ok_or(FsError::NotFound)?;
+                inode::encode(self.intern_placed(node, path, real, placed), Role::Node)
             }
             (Role::Node, NodeKind::Array(entry)) if name == INDEXES => inode::encode(
                 self.indexes_node(node, &entry)?.ok_or(FsError::NotFound)?,
@@ -145,6 +151,15 @@ impl Tree {
         Ok((row.size)(&files).map(|_| folder_file_role(row.id)))
     }
 
+    /// The names of the files folder node `node` holds of its own, as
+    /// listing asks (without rendering them).
+    fn own_names(&self, node: u32, kind: &NodeKind) -> Result<Vec<&'static str>, FsError> {
+        let files = self.node_files(node, kind)?;
+        Ok(folder_files_in(&files, self.views)
+            .map(|row| row.name)
+            .collect())
+    }
+
     /// Entries of directory `ino` from index `from` on: (ino, kind, name).
     /// `.` and `..` come first. `limit` bounds how many are produced.
     pub fn readdir(&self, ino: u64, from: u64, limit: usize) -> Result<Vec<DirEntry>, FsError> {
@@ -209,7 +224,9 @@ impl Tree {
         out: &mut Vec<DirEntry>,
     ) -> Result<(), FsError> {
         let files = self.node_files(node, kind)?;
+        let mut own = Vec::new();
         for row in folder_files_in(&files, self.views) {
+            own.push(row.name);
             out.push((
                 inode::encode(node, folder_file_role(row.id)),
                 Kind::File,
@@ -221,20 +238,25 @@ impl Tree {
                 let loc = self.location(node)?;
                 #[cfg(feature = "remote")]
                 if let Location::Remote(key) = &loc {
-                    return self.remote_readdir(node, key, out);
+                    return self.remote_readdir(node, key, &own, out);
                 }
                 let Location::Local(path) = &loc else {
                     return Err(FsError::NotFound);
                 };
                 let real = real.as_deref().unwrap_or(path);
-                for (name, found) in scan(&self.root, &self.fence, real)? {
-                    let child = self.intern_local(node, path, real, &name, found);
-                    let kind = if self.is_link(child) {
-                        Kind::Symlink
-                    } else {
-                        Kind::Dir
-                    };
-                    out.push((inode::encode(child, Role::Node), kind, name));
+                let listed = scan(&self.root, &self.fence, real)?
+                    .into_iter()
+                    .map(|(name, found)| (name, found.sort(), found))
+                    .collect();
+                let shown = arrange(&path.to_string_lossy(), listed, &own, self.rules);
+                for placed in shown {
+                    let name = placed.name.clone();
+                    let child = self.intern_placed(node, path, real, placed);
+                    out.push((
+                        inode::encode(child, Role::Node),
+                        self.entry_kind(child),
+                        name,
+                    ));
                 }
             }
             NodeKind::Array(entry) => {
@@ -273,7 +295,7 @@ impl Tree {
                     }
                 }
             }
-            NodeKind::Link(_) => return Err(FsError::NotDir),
+            NodeKind::Link(_) | NodeKind::Plain(_) => return Err(FsError::NotDir),
         }
         Ok(())
     }
@@ -323,31 +345,85 @@ impl Tree {
         }
     }
 
+    /// What the entry of node `node` is, as a listing tells it.
+    fn entry_kind(&self, node: u32) -> Kind {
+        match self.node_info(node) {
+            Ok((_, NodeKind::Link(_))) => Kind::Symlink,
+            Ok((_, NodeKind::Plain(_))) => Kind::File,
+            _ => Kind::Dir,
+        }
+    }
+
     /// Look `name` up in the remote folder `key` (node `node`): its node.
     #[cfg(feature = "remote")]
     fn remote_lookup(&self, node: u32, key: &str, name: &OsStr) -> Result<u32, FsError> {
         let root = self.remote_root()?;
-        let name = name.to_str().ok_or(FsError::NotFound)?;
-        if name.is_empty() || name.contains('/') || name == "." || name == ".." {
-            return Err(FsError::NotFound);
+        let own = self.own_names(node, &NodeKind::Dir(None))?;
+        let mut failed = None;
+        let placed = resolve(
+            name,
+            |n| own.iter().any(|o| n == *o),
+            |n| {
+                let n = n.to_str()?;
+                match root.child(key, n) {
+                    Ok(class) => class.map(|c| (root.sort(c), c)),
+                    Err(e) => {
+                        failed = Some(e);
+                        None
+                    }
+                }
+            },
+            self.rules,
+        );
+        if let Some(e) = failed {
+            return Err(FsError::Io(io_error(e)));
         }
-        let class = root
-            .child(key, name)
-            .map_err(|e| FsError::Io(io_error(e)))?
-            .ok_or(FsError::NotFound)?;
-        Ok(self.intern_remote(root, join(key, name), node, class))
+        let placed = placed.ok_or(FsError::NotFound)?;
+        Ok(self.intern_remote_placed(root, key, node, placed))
     }
 
-    /// Append the children of the remote folder `key` (node `node`) to `out`.
+    /// Intern `placed`, an entry of the remote folder `key` (node `node`).
     #[cfg(feature = "remote")]
-    fn remote_readdir(&self, node: u32, key: &str, out: &mut Vec<DirEntry>) -> Result<(), FsError> {
+    fn intern_remote_placed(
+        &self,
+        root: &Arc<RemoteRoot>,
+        key: &str,
+        node: u32,
+        placed: Placed<RemoteClass>,
+    ) -> u32 {
+        let class = match placed.shows {
+            Shows::Original => RemoteClass::Plain,
+            _ => placed.item,
+        };
+        let source = placed.source.to_string_lossy();
+        self.intern_remote(root, join(key, &source), node, &placed.name, class)
+    }
+
+    /// Append the children of the remote folder `key` (node `node`, which
+    /// holds the files `own` of its own) to `out`.
+    #[cfg(feature = "remote")]
+    fn remote_readdir(
+        &self,
+        node: u32,
+        key: &str,
+        own: &[&str],
+        out: &mut Vec<DirEntry>,
+    ) -> Result<(), FsError> {
         let root = self.remote_root()?;
-        for (name, class) in root.children(key).map_err(|e| FsError::Io(io_error(e)))? {
-            let child = self.intern_remote(root, join(key, &name), node, class);
+        let listed = root
+            .children(key)
+            .map_err(|e| FsError::Io(io_error(e)))?
+            .into_iter()
+            .map(|(name, class)| (OsString::from(name), root.sort(class), class))
+            .collect();
+        let folder = root.folder_name(key);
+        for placed in arrange(&folder, listed, own, self.rules) {
+            let name = placed.name.clone();
+            let child = self.intern_remote_placed(root, key, node, placed);
             out.push((
                 inode::encode(child, Role::Node),
-                Kind::Dir,
-                OsString::from(name),
+                self.entry_kind(child),
+                name,
             ));
         }
         Ok(())

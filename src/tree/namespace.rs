@@ -20,8 +20,6 @@
 
 use parking_lot::RwLock;
 use std::ffi::OsStr;
-#[cfg(feature = "remote")]
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -36,9 +34,11 @@ use super::error::FsError;
 use super::inode::{self, Role};
 use super::nodes::{Nodes, Place};
 use crate::catalog::entry::{ArrayEntry, Loaded, OnLoad, TableColumn};
+use crate::catalog::folder_listing::{ListingRules, Placed, Shows};
 use crate::catalog::local_dir::{Class, Fence, ShownEntry};
 use crate::catalog::location::Origin;
 use crate::catalog::meta_cache::{MetaCache, MetaCacheStats};
+use crate::catalog::plain_file::PlainFile;
 #[cfg(feature = "remote")]
 use crate::catalog::remote::{RemoteClass, RemoteObject, RemoteRoot};
 use crate::catalog::store::{ChildKind, LoadedStore, StoreEntry};
@@ -56,6 +56,7 @@ fn fits(kind: &NodeKind, class: Class) -> bool {
         (NodeKind::Dir(_) | NodeKind::Folder(_), Class::Dir) => true,
         (NodeKind::Array(entry), Class::Array) => !entry.is_stale(),
         (NodeKind::Store(entry), Class::Store(f)) => entry.format == f && !entry.is_stale(),
+        (NodeKind::Plain(_), Class::Plain) => true,
         _ => false,
     }
 }
@@ -88,6 +89,9 @@ pub(super) enum NodeKind {
     /// The `indexes/` folder of the indexed array this entry presents (its
     /// parent node): the array's index sidecars ([`super::index_folder`]).
     Indexes(Arc<ArrayEntry>),
+    /// A file shown as itself (not a Blosc2 object, or with `--originals`
+    /// a Blosc2 file's own bytes).
+    Plain(Arc<PlainFile>),
 }
 
 /// What the tree computes of a node's place when it needs it: its local
@@ -112,6 +116,8 @@ pub struct Tree {
     pub(super) fence: Arc<Fence>,
     /// The presented files this mount offers (`--views`).
     pub(super) views: ViewSet,
+    /// What folders show of their sources (`--blosc2-only`, `--originals`).
+    pub(super) rules: ListingRules,
     /// The remote root, when the source is a URL (see [`crate::catalog::remote`]).
     #[cfg(feature = "remote")]
     pub(super) remote: Option<Arc<RemoteRoot>>,
@@ -167,6 +173,7 @@ impl Tree {
             meta,
             fence: Arc::default(),
             views: ViewSet::ALL,
+            rules: ListingRules::default(),
             #[cfg(feature = "remote")]
             remote,
         }
@@ -190,6 +197,12 @@ impl Tree {
         Tree { views, ..self }
     }
 
+    /// Show what `rules` say of the source's entries (plain files,
+    /// originals).
+    pub fn with_listing_rules(self, rules: ListingRules) -> Tree {
+        Tree { rules, ..self }
+    }
+
     /// The node and role of `ino`, when this mount offers files of that
     /// role at all (`--views`); not found otherwise.
     pub(super) fn decode(&self, ino: u64) -> Result<(u32, Role), FsError> {
@@ -207,10 +220,6 @@ impl Tree {
     /// The mount is up on device `dev`: nothing on it is ever walked into.
     pub fn set_mount_device(&self, dev: u64) {
         self.fence.set_device(dev);
-    }
-
-    pub(super) fn is_link(&self, node: u32) -> bool {
-        matches!(self.node_info(node), Ok((_, NodeKind::Link(_))))
     }
 
     /// What the metadata cache holds and has done.
@@ -300,18 +309,58 @@ impl Tree {
         n
     }
 
-    /// Intern entry `name` of local folder node `parent` (at `path`, really
-    /// at `real`), found to be `found`. A directory symlink to its own
-    /// folder or one of the folders above it becomes a symlink node.
-    pub(super) fn intern_local(
+    /// Intern `placed`, an entry of local folder node `parent` (at `path`,
+    /// really at `real`), as the listing rules placed it.
+    pub(super) fn intern_placed(
         &self,
         parent: u32,
         path: &Path,
         real: &Path,
+        placed: Placed<ShownEntry>,
+    ) -> u32 {
+        let found = placed.item;
+        if placed.shows == Shows::Original || found.class == Class::Plain {
+            let file = Arc::new(PlainFile::Local {
+                path: found.linked.unwrap_or_else(|| real.join(&placed.source)),
+                listed: found.file,
+            });
+            return self.intern_plain(parent, &placed.name, Place::Local, file);
+        }
+        self.intern_local(parent, path, real, &placed.source, &placed.name, found)
+    }
+
+    /// Intern the file `file`, shown as itself under `name` in folder `parent`.
+    pub(super) fn intern_plain(
+        &self,
+        parent: u32,
+        name: &OsStr,
+        place: Place,
+        file: Arc<PlainFile>,
+    ) -> u32 {
+        let same = file.clone();
+        self.intern_fitting(
+            parent,
+            name,
+            place,
+            &|k| matches!(k, NodeKind::Plain(old) if old.same_as(&same)),
+            &|| NodeKind::Plain(file.clone()),
+        )
+    }
+
+    /// Intern entry `source` of local folder node `parent` (at `path`, really
+    /// at `real`), found to be `found`, under the name `name`. A directory
+    /// symlink to its own folder or one of the folders above it becomes a
+    /// symlink node.
+    fn intern_local(
+        &self,
+        parent: u32,
+        path: &Path,
+        real: &Path,
+        source: &OsStr,
         name: &OsStr,
         found: ShownEntry,
     ) -> u32 {
-        let child_path = path.join(name);
+        let child_path = path.join(source);
         match found.class {
             Class::Dir => {
                 if let Some(levels) = found
@@ -330,7 +379,7 @@ impl Tree {
                     );
                 }
                 // Where the folder really is, when that is not its presented path.
-                let real_child = found.linked.unwrap_or_else(|| real.join(name));
+                let real_child = found.linked.unwrap_or_else(|| real.join(source));
                 let real_dir = (real_child != child_path).then(|| Arc::new(real_child));
                 let want = real_dir.clone();
                 self.intern_fitting(
@@ -362,6 +411,13 @@ impl Tree {
                     )))
                 };
                 self.intern(parent, name, Place::Local, found.class, &make)
+            }
+            Class::Plain => {
+                let file = Arc::new(PlainFile::Local {
+                    path: found.linked.unwrap_or_else(|| real.join(source)),
+                    listed: found.file,
+                });
+                self.intern_plain(parent, name, Place::Local, file)
             }
         }
     }
@@ -606,21 +662,26 @@ impl Tree {
                 in_place,
                 meta,
             ))),
+            RemoteClass::Plain => NodeKind::Plain(Arc::new(PlainFile::Remote(RemoteObject::new(
+                root.clone(),
+                key,
+                false,
+            )))),
         }
     }
 
-    /// Intern remote child `key` of class `class`.
+    /// Intern remote child `key` of class `class`, shown under `name`.
     pub(super) fn intern_remote(
         &self,
         root: &Arc<RemoteRoot>,
         key: String,
         parent: u32,
+        name: &OsStr,
         class: RemoteClass,
     ) -> u32 {
         let on_load = self.on_load.clone();
         let k = key.clone();
-        let name = OsString::from(key.rsplit('/').next().unwrap_or_default());
-        self.intern(parent, &name, Place::Remote, class.class(), &move || {
+        self.intern(parent, name, Place::Remote, class.class(), &move || {
             Self::remote_kind(root, k.clone(), class, false, &on_load, &self.meta)
         })
     }

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use crate::catalog::entry::ArrayEntry;
 use crate::catalog::store_folder::FolderView;
-use crate::views::table_file::TableFile;
+use crate::views::piece_file::PieceFile;
 use crate::views::zarr3_group::{folder_group, Consolidation};
 use crate::views::{find_array_file, Content, Folder, FolderFile, FolderHolds, Kind, FOLDER_FILES};
 
@@ -58,11 +58,11 @@ impl FolderHolds for NodeFiles<'_> {
         self.group_zarr_json().is_some()
     }
 
-    fn table_csv(&self) -> Option<Arc<TableFile>> {
+    fn table_csv(&self) -> Option<Arc<PieceFile>> {
         self.view.as_ref()?.table_csv()
     }
 
-    fn table_arrow(&self) -> Option<Arc<TableFile>> {
+    fn table_arrow(&self) -> Option<Arc<PieceFile>> {
         self.view.as_ref()?.table_arrow()
     }
 }
@@ -207,6 +207,8 @@ impl Tree {
                     }
                     // Under arrays only, which are not walked into.
                     NodeKind::Link(_) | NodeKind::Indexes(_) => {}
+                    // Files shown as themselves are no Zarr nodes.
+                    NodeKind::Plain(_) => {}
                 }
                 if arrays.len() > found.room() {
                     return None;

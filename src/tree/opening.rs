@@ -22,10 +22,13 @@ impl Tree {
             let content = (row.open)(&self.mount_files(node)).ok_or(FsError::NotFound)?;
             return Ok((content, None));
         }
+        let (_, kind) = self.node_info(node)?;
+        if let (NodeKind::Plain(shown), Role::Node) = (&kind, role) {
+            return Ok((Content::Plain(shown.open()?), None));
+        }
         if role == Role::Node || role == Role::File(FileId::ChunksDir) {
             return Err(FsError::IsDir);
         }
-        let (_, kind) = self.node_info(node)?;
         if let NodeKind::Dir(_) | NodeKind::Store(_) | NodeKind::Folder(_) | NodeKind::Indexes(_) =
             kind
         {

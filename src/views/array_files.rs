@@ -10,10 +10,10 @@ use crate::read::View;
 
 use super::column_files::Bytes;
 use super::names::{FileId, Folder, Kind};
+use super::piece_file::PieceFile;
 use super::presented::Presented;
 use super::preview::PreviewPlan;
 use super::selection::ViewSet;
-use super::table_file::TableFile;
 use super::text::TextLayout;
 
 /// What reading an opened presented file serves.
@@ -46,7 +46,9 @@ pub enum Content {
     },
     /// A CTable's `table.csv` or `table.arrow`, rendered a batch of rows
     /// at a time.
-    Table(Arc<TableFile>),
+    Table(Arc<PieceFile>),
+    /// A file shown as itself: its bytes as they are in the source.
+    Plain(Arc<dyn crate::format::ByteSource>),
 }
 
 impl From<Bytes> for Content {
@@ -217,7 +219,7 @@ pub const ARRAY_FILES: [ArrayFile; 14] = [
         name: "data.mhd",
         folder: Folder::Array,
         kind: Kind::File,
-        who: "as data.nhdr, of rank 2 or 3",
+        who: "as data.nhdr, an image of 2 to 4 dimensions (a channel axis as components where MetaIO can)",
         sized_by: "rendered when the array is loaded",
         size: |p| Some(p.sidecars.metaimage.as_ref()?.len() as u64),
         open: |p| Some(Content::Static(p.sidecars.metaimage.clone()?)),
@@ -229,7 +231,7 @@ pub const ARRAY_FILES: [ArrayFile; 14] = [
         name: "data.hdr",
         folder: Folder::Array,
         kind: Kind::File,
-        who: "as data, of rank 2 or 3 and a dtype ENVI has a code for (u1 i2 u2 i4 u4 i8 u8 f4 f8 c8 c16)",
+        who: "as data, of rank 2 or 3 (channels first or last) and a dtype ENVI has a code for (u1 i2 u2 i4 u4 i8 u8 f4 f8 c8 c16)",
         sized_by: "rendered when the array is loaded",
         size: |p| Some(p.sidecars.envi.as_ref()?.len() as u64),
         open: |p| Some(Content::Static(p.sidecars.envi.clone()?)),

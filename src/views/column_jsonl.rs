@@ -1,37 +1,20 @@
 //! A table column's `items.jsonl` (one JSON value per live row, null as
 //! `null`), rendered a record batch of rows at a time by
-//! [`super::table_file`], so a column of any length is served in the
+//! [`super::piece_file`], so a column of any length is served in the
 //! memory of the pieces kept.
 //!
-//! The catalog, which knows how a column is stored, gives the column's
-//! values batch by batch ([`ColumnSource`]: the batches `table.csv` and
-//! `table.arrow` render); here each batch becomes one piece of the file.
+//! [`crate::tables`], which knows how a column is stored, gives the
+//! column's values batch by batch ([`ColumnSource`]: the batches
+//! `table.csv` and `table.arrow` render); here each batch becomes one piece
+//! of the file.
 
-use arrow_array::ArrayRef;
 use serde_json::Value as Json;
 
 use crate::format::Problem;
+use crate::tables::{ColumnBatch, ColumnSource};
 
 use super::arrow_json::value_json;
-use super::table_file::{PieceRenderer, RenderError};
-use super::table_source::TableError;
-
-/// A column's values over some rows (here one batch of its live rows).
-#[derive(Debug)]
-pub enum ColumnBatch {
-    /// As Arrow (every column `to_arrow` can give).
-    Arrow(ArrayRef),
-    /// As JSON (an object column, which has no Arrow type).
-    Json(Vec<Json>),
-}
-
-/// A column's values, batch by batch.
-pub trait ColumnSource: Send + Sync {
-    /// How many batches the table has.
-    fn batch_count(&self) -> usize;
-    /// The column's values over the live rows of batch `b`.
-    fn batch(&self, b: usize) -> Result<ColumnBatch, TableError>;
-}
+use super::piece_file::{PieceRenderer, RenderError};
 
 /// The JSON lines of one batch: one `\n`-terminated value per row.
 pub fn batch_lines(values: &ColumnBatch) -> Result<Vec<u8>, RenderError> {
@@ -49,6 +32,16 @@ pub fn batch_lines(values: &ColumnBatch) -> Result<Vec<u8>, RenderError> {
         }
     }
     Ok(out)
+}
+
+/// The values of a batch as JSON, one per row.
+pub fn batch_json(values: ColumnBatch) -> Vec<Json> {
+    match values {
+        ColumnBatch::Arrow(a) => (0..a.len())
+            .map(|row| value_json(a.as_ref(), row))
+            .collect(),
+        ColumnBatch::Json(v) => v,
+    }
 }
 
 /// Append `value` and a newline to `out`.
@@ -96,7 +89,8 @@ mod tests {
     use arrow_array::{DictionaryArray, Float64Array, Int32Array, ListArray, StringArray};
 
     use super::*;
-    use crate::views::table_file::TableFile;
+    use crate::tables::TableError;
+    use crate::views::piece_file::PieceFile;
 
     /// Batches given as they are; batch `broken` cannot be read.
     struct Given {
@@ -122,9 +116,9 @@ mod tests {
         }
     }
 
-    fn file(batches: Vec<ColumnBatch>, broken: Option<usize>) -> TableFile {
+    fn file(batches: Vec<ColumnBatch>, broken: Option<usize>) -> PieceFile {
         let source = Given { batches, broken };
-        TableFile::new(
+        PieceFile::new(
             "t.b2d/name/items.jsonl".into(),
             Box::new(ColumnJsonl::new(Box::new(source))),
             false,

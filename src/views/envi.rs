@@ -5,10 +5,15 @@
 //!
 //! Band-sequential (`interleave = bsq`) is C order with the bands as the
 //! first axis: a 3-D array of shape (bands, lines, samples), a 2-D array
-//! one band of (lines, samples). ENVI's data type codes cover the types in
-//! [`data_type`]; there is no signed byte, half float or boolean, and those
-//! arrays (and any other rank) get no header. No map information is
-//! written: the vlmeta's spacing has no projection to go with it.
+//! one band of (lines, samples). A 3-D array whose channel axis
+//! ([`super::imaging`]) is the last is band-interleaved by pixel (`bip`,
+//! (lines, samples, bands)); a channel axis anywhere else, or a volume of
+//! three spatial axes with channels, has no ENVI layout and no header.
+//! ENVI's data type codes cover the types in [`data_type`]; there is no
+//! signed byte, half float or boolean, and those arrays (and any other
+//! rank) get no header. No `map info` is written: it names a map
+//! projection, with northing decreasing down the lines, and an array's
+//! spacing and origin carry neither, so it would claim what they do not.
 
 use super::imaging::{Element, Raster};
 
@@ -51,19 +56,20 @@ fn data_type(element: Element) -> Option<u8> {
     })
 }
 
-/// The text of `data.hdr` for `raster`, or `None` for a rank other than 2
-/// or 3 or an element type ENVI has no code for.
+/// The text of `data.hdr` for `raster`, or `None` for a shape ENVI cannot
+/// lay out or an element type ENVI has no code for.
 pub fn header(raster: &Raster) -> Option<Vec<u8>> {
     let code = data_type(raster.element)?;
-    let (bands, lines, samples) = match raster.shape[..] {
-        [lines, samples] => (1, lines, samples),
-        [bands, lines, samples] => (bands, lines, samples),
+    let (bands, lines, samples, interleave) = match (raster.channel_axis, &raster.shape[..]) {
+        (None, [lines, samples]) => (1, *lines, *samples, "bsq"),
+        (None | Some(0), [bands, lines, samples]) => (*bands, *lines, *samples, "bsq"),
+        (Some(2), [lines, samples, bands]) => (*bands, *lines, *samples, "bip"),
         _ => return None,
     };
     let byte_order = u8::from(raster.big_endian && raster.item_size() > 1);
     let text = format!(
         "ENVI\ndescription = {{blosc2fs: the array's raw bytes in data, C order}}\nsamples = {samples}\nlines = {lines}\nbands = {bands}\n\
-         header offset = 0\nfile type = ENVI Standard\ndata type = {code}\ninterleave = bsq\nbyte order = {byte_order}\n"
+         header offset = 0\nfile type = ENVI Standard\ndata type = {code}\ninterleave = {interleave}\nbyte order = {byte_order}\n"
     );
     Some(text.into_bytes())
 }
@@ -119,5 +125,31 @@ mod tests {
         }
         assert!(header(&Raster::new("<f4", &[5], &[]).unwrap()).is_none());
         assert!(header(&Raster::new("<f4", &[2, 2, 2, 2], &[]).unwrap()).is_none());
+    }
+
+    #[test]
+    fn channels_are_bands_when_first_or_last_and_nothing_else() {
+        use crate::views::imaging::Geometry;
+        let hdr = |shape: &[u64], axis: usize| {
+            let g = Geometry {
+                channel_axis: Some(axis),
+                ..Geometry::default()
+            };
+            header(&Raster::placed("<u2", shape, &g).unwrap())
+                .map(|h| String::from_utf8(h).unwrap())
+        };
+        let bip = hdr(&[4, 5, 3], 2).unwrap();
+        assert!(
+            bip.contains("samples = 5\nlines = 4\nbands = 3\n")
+                && bip.contains("interleave = bip\n"),
+            "{bip}"
+        );
+        let bsq = hdr(&[3, 4, 5], 0).unwrap();
+        assert!(
+            bsq.contains("samples = 5\nlines = 4\nbands = 3\n")
+                && bsq.contains("interleave = bsq\n")
+        );
+        assert!(hdr(&[4, 3, 5], 1).is_none(), "channels in the middle");
+        assert!(hdr(&[2, 4, 5, 6], 0).is_none(), "a volume with channels");
     }
 }

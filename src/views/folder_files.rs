@@ -10,8 +10,8 @@
 use std::sync::Arc;
 
 use super::array_files::Content;
+use super::piece_file::PieceFile;
 use super::selection::ViewSet;
-use super::table_file::TableFile;
 
 /// The files a folder can hold of its own (rows of [`FOLDER_FILES`], in
 /// that order).
@@ -47,9 +47,9 @@ pub trait FolderHolds {
         self.zarr_json().is_some()
     }
     /// Its `table.csv` (a table folder whose columns it can show).
-    fn table_csv(&self) -> Option<Arc<TableFile>>;
+    fn table_csv(&self) -> Option<Arc<PieceFile>>;
     /// Its `table.arrow` (a table folder).
-    fn table_arrow(&self) -> Option<Arc<TableFile>>;
+    fn table_arrow(&self) -> Option<Arc<PieceFile>>;
 }
 
 /// One row of [`FOLDER_FILES`]: a file a folder presents of its own.
@@ -193,10 +193,10 @@ mod tests {
         fn zarr_json(&self) -> Option<Arc<Vec<u8>>> {
             self.zarr.clone()
         }
-        fn table_csv(&self) -> Option<Arc<TableFile>> {
+        fn table_csv(&self) -> Option<Arc<PieceFile>> {
             None
         }
-        fn table_arrow(&self) -> Option<Arc<TableFile>> {
+        fn table_arrow(&self) -> Option<Arc<PieceFile>> {
             None
         }
     }

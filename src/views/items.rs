@@ -6,7 +6,7 @@
 //! - BatchArray (metalayer `batcharray`): each chunk is one batch; one line
 //!   per batch (a JSON list of its items), as python-blosc2 iterates it.
 //!   Its items are msgpack or, serializer `arrow`, the rows of Arrow IPC
-//!   streams ([`super::batches`]); another serializer is refused (the
+//!   streams ([`crate::tables::batch_array`]); another serializer is refused (the
 //!   array's `meta.json` says so under `items_error`).
 //! - ListArray (metalayer `listarray`): one line per row, whichever its
 //!   backend: an ObjectArray (`vl`, one row per chunk) or a BatchArray
@@ -14,7 +14,7 @@
 //!
 //! msgpack becomes JSON with the same rules as `meta.json`
 //! ([`crate::format::msgpack::to_json`]). The file is rendered a chunk at
-//! a time by [`super::table_file`] (one piece per chunk: an ObjectArray's
+//! a time by [`super::piece_file`] (one piece per chunk: an ObjectArray's
 //! item, a BatchArray's batch, the rows of a ListArray's batch), so a
 //! container of any size is served in the memory of the pieces kept.
 
@@ -24,9 +24,10 @@ use serde_json::Value as Json;
 
 use crate::format::{msgpack, Array, PResult, Problem};
 
-use super::batches::{self, Serializer};
-use super::column_jsonl::push_line;
-use super::table_file::{PieceRenderer, RenderError, TableFile};
+use crate::tables::batch_array::{self, Serializer};
+
+use super::column_jsonl::{batch_json, batch_lines, push_line};
+use super::piece_file::{PieceFile, PieceRenderer, RenderError};
 
 /// Deepest msgpack nesting accepted.
 const MAX_DEPTH: usize = 64;
@@ -80,13 +81,12 @@ impl ItemsJsonl {
                 push(&msgpack::to_json(&v))?;
             }
             ItemsKind::Batch => {
-                let batch = batches::batch_json(&self.array, &self.serializer, c)?;
-                push(&Json::Array(batch))?;
+                let batch = batch_array::batch_values(&self.array, &self.serializer, c)?;
+                push(&Json::Array(batch_json(batch)))?;
             }
             ItemsKind::ListRows => {
-                for row in &batches::batch_json(&self.array, &self.serializer, c)? {
-                    push(row)?;
-                }
+                let batch = batch_array::batch_values(&self.array, &self.serializer, c)?;
+                out.extend_from_slice(&batch_lines(&batch)?);
             }
         }
         Ok(out)
@@ -112,12 +112,12 @@ impl PieceRenderer for ItemsJsonl {
 /// The `items.jsonl` of `array`: `None` for an array that is no container,
 /// an error for one whose items cannot be read (a BatchArray serializer
 /// this reader does not know).
-pub fn items_file(array: &Arc<Array>) -> Option<PResult<TableFile>> {
+pub fn items_file(array: &Arc<Array>) -> Option<PResult<PieceFile>> {
     let kind = kind_of(array)?;
-    let serializer = batches::serializer(array).unwrap_or(Serializer::Msgpack);
+    let serializer = batch_array::serializer(array).unwrap_or(Serializer::Msgpack);
     if let Serializer::Unknown(name) = &serializer {
         if kind != ItemsKind::Object {
-            return Some(Err(batches::unknown(name)));
+            return Some(Err(batch_array::unknown(name)));
         }
     }
     let name = array.name().join("items.jsonl").display().to_string();
@@ -126,7 +126,7 @@ pub fn items_file(array: &Arc<Array>) -> Option<PResult<TableFile>> {
         kind,
         serializer,
     };
-    Some(Ok(TableFile::new(
+    Some(Ok(PieceFile::new(
         name,
         Box::new(renderer),
         array.may_wait(),

@@ -1,22 +1,29 @@
 //! `data.mhd`: a MetaImage header (ITK's MetaIO) that points at `data`, so
-//! ITK, SimpleITK, ITK-SNAP, 3D Slicer and ParaView open a mounted 2-D or
-//! 3-D array with no conversion.
+//! ITK, SimpleITK, ITK-SNAP, 3D Slicer and ParaView open a mounted 2-D to
+//! 4-D array with no conversion.
 //!
 //! The byte order is given as `BinaryDataByteOrderMSB`, the key ITK reads
 //! (it ignores `ByteOrderMSB` alone and would read big-endian data wrong).
 //! `ElementDataFile` must be the last field: MetaIO reads the data right
 //! after it.
 //!
-//! Only ranks 2 and 3: MetaIO itself takes any rank, but ITK's readers and
-//! viewers build images of 2 and 3 dimensions (SimpleITK up to 4, and only
-//! for some pixel types), and a 1-D or 5-D "image" would open as something
-//! else or not at all. MetaIO has no half floats and no complex element
-//! type: those arrays get no header. Booleans are shown as `MET_UCHAR`.
+//! Images of 2 to 4 dimensions ([`DIMS`]): MetaIO itself takes any, but
+//! ITK's viewers build images of 2 and 3 dimensions and SimpleITK up to 4,
+//! and a 1-D or 5-D "image" would open as something else or not at all.
+//! A channel axis ([`super::imaging`]) is `ElementNumberOfChannels` when
+//! it is the fastest axis (MetaIO's components are interleaved) or holds
+//! one channel; a channel-first array of several channels (nnU-Net's) is
+//! an N-D image whose last dimension is the channel, of spacing 1.
+//! `TransformMatrix` is written when a direction is given: row k is image
+//! axis k's direction, as ITK's MetaImageIO reads it. MetaIO has no half
+//! floats and no complex element type: those arrays get no header.
+//! Booleans are shown as `MET_UCHAR`.
 
-use super::imaging::{Element, Raster};
+use super::imaging::{number, Element, Raster};
 
-/// Ranks a MetaImage header is offered for.
-pub const RANKS: std::ops::RangeInclusive<usize> = 2..=3;
+/// Image dimensions a MetaImage header is offered for (SimpleITK builds
+/// images of 2 to 4).
+pub const DIMS: std::ops::RangeInclusive<usize> = 2..=4;
 
 /// MetaIO's name for the element type, `None` where it has none.
 fn element_type(element: Element) -> Option<&'static str> {
@@ -60,26 +67,83 @@ fn element_type(element: Element) -> Option<&'static str> {
     })
 }
 
-/// The text of `data.mhd` for `raster`, or `None` when its rank or element
-/// type is one MetaImage is not offered for.
+/// The text of `data.mhd` for `raster`, or `None` when its dimensions or
+/// element type are ones MetaImage is not offered for.
 pub fn header(raster: &Raster) -> Option<Vec<u8>> {
-    if !RANKS.contains(&raster.rank()) {
+    let element_type = element_type(raster.element)?;
+    let rank = raster.rank();
+    // The channel axis becomes components where MetaIO's interleaved
+    // components lie as `data` has them: the fastest axis, or any axis of
+    // one channel. Otherwise it stays a dimension (an N-D image).
+    let components = raster
+        .channel_axis
+        .filter(|c| *c == rank - 1 || raster.shape[*c] == 1);
+    // The image's axes, fastest first: Some(spatial axis, fastest first)
+    // or None for the channel axis kept as a dimension.
+    let spatial_count = raster.spacing.len();
+    let mut next_spatial = 0;
+    let axes: Vec<(u64, Option<usize>)> = (0..rank)
+        .rev()
+        .filter(|a| Some(*a) != components)
+        .map(|a| {
+            if Some(a) == raster.channel_axis {
+                (raster.shape[a], None)
+            } else {
+                next_spatial += 1;
+                (raster.shape[a], Some(next_spatial - 1))
+            }
+        })
+        .collect();
+    if !DIMS.contains(&axes.len()) {
         return None;
     }
-    let element_type = element_type(raster.element)?;
+    let spacing: Vec<f64> = raster.spacing.iter().rev().copied().collect();
+    let origin: Vec<f64> = raster.origin.iter().rev().copied().collect();
+    let directions = raster.directions_fastest_first();
+    let join = |f: &dyn Fn(&(u64, Option<usize>)) -> String| {
+        axes.iter().map(f).collect::<Vec<_>>().join(" ")
+    };
     let msb = if raster.big_endian && raster.item_size() > 1 {
         "True"
     } else {
         "False"
     };
-    let text = format!(
-        "ObjectType = Image\nNDims = {}\nBinaryData = True\nBinaryDataByteOrderMSB = {msb}\nCompressedData = False\n\
-         DimSize = {}\nElementSpacing = {}\nOffset = {}\nElementType = {element_type}\nElementDataFile = data\n",
-        raster.rank(),
-        raster.sizes_fastest_first(),
-        raster.spacing_fastest_first(),
-        raster.origin_fastest_first(),
+    let mut text = format!(
+        "ObjectType = Image\nNDims = {}\nBinaryData = True\nBinaryDataByteOrderMSB = {msb}\nCompressedData = False\n",
+        axes.len()
     );
+    if raster.direction.is_some() {
+        // Row k: the direction of image axis k, components in image axis
+        // order (a channel dimension keeps its own unit vector).
+        let rows: Vec<String> = axes
+            .iter()
+            .map(|(_, row)| {
+                axes.iter()
+                    .map(|(_, col)| match (row, col) {
+                        (Some(r), Some(c)) if *r < spatial_count && *c < spatial_count => {
+                            number(directions[*r][*c])
+                        }
+                        (None, None) => "1".to_string(),
+                        _ => "0".to_string(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect();
+        text += &format!("TransformMatrix = {}\n", rows.join(" "));
+    }
+    text += &format!(
+        "DimSize = {}\nElementSpacing = {}\nOffset = {}\n",
+        join(&|(n, _)| n.to_string()),
+        join(&|(_, s)| number(s.map_or(1.0, |s| spacing[s]))),
+        join(&|(_, s)| number(s.map_or(0.0, |s| origin[s]))),
+    );
+    if let Some(c) = components {
+        if raster.shape[c] > 1 {
+            text += &format!("ElementNumberOfChannels = {}\n", raster.shape[c]);
+        }
+    }
+    text += &format!("ElementType = {element_type}\nElementDataFile = data\n");
     Some(text.into_bytes())
 }
 
@@ -109,7 +173,8 @@ mod tests {
     fn ranks_and_types_it_cannot_offer() {
         let r = |dtype: &str, shape: &[u64]| header(&Raster::new(dtype, shape, &[]).unwrap());
         assert!(r("<f8", &[5]).is_none(), "1-D");
-        assert!(r("<f8", &[2, 2, 2, 2]).is_none(), "4-D");
+        assert!(r("<f8", &[2, 2, 2, 2, 2]).is_none(), "5-D");
+        assert!(r("<f8", &[2, 2, 2, 2]).is_some(), "4-D");
         assert!(r("<f2", &[2, 2]).is_none());
         assert!(r("<c8", &[2, 2]).is_none());
         let bools = String::from_utf8(r("|b1", &[2, 2, 2]).unwrap()).unwrap();
@@ -120,5 +185,60 @@ mod tests {
         assert!(String::from_utf8(r("<u8", &[2, 2]).unwrap())
             .unwrap()
             .contains("MET_ULONG_LONG"));
+    }
+
+    #[test]
+    fn channels_are_components_where_interleaved_and_a_dimension_otherwise() {
+        use crate::views::imaging::Geometry;
+        let text = |shape: &[u64], g: &Geometry| {
+            String::from_utf8(header(&Raster::placed("<f4", shape, g).unwrap()).unwrap()).unwrap()
+        };
+        let first = |spacing: Vec<f64>| Geometry {
+            channel_axis: Some(0),
+            spacing: Some(spacing),
+            ..Geometry::default()
+        };
+        // Two channels first (nnU-Net's MR): a 4-D image, the channel last.
+        assert_eq!(
+            text(&[2, 4, 5, 6], &first(vec![3.0, 0.625, 0.5])),
+            "ObjectType = Image\nNDims = 4\nBinaryData = True\nBinaryDataByteOrderMSB = False\nCompressedData = False\n\
+             DimSize = 6 5 4 2\nElementSpacing = 0.5 0.625 3 1\nOffset = 0 0 0 0\nElementType = MET_FLOAT\nElementDataFile = data\n"
+        );
+        // One channel first (nnU-Net's CT, a segmentation): a 3-D image.
+        assert_eq!(
+            text(&[1, 4, 5, 6], &first(vec![3.0, 0.625, 0.5])),
+            "ObjectType = Image\nNDims = 3\nBinaryData = True\nBinaryDataByteOrderMSB = False\nCompressedData = False\n\
+             DimSize = 6 5 4\nElementSpacing = 0.5 0.625 3\nOffset = 0 0 0\nElementType = MET_FLOAT\nElementDataFile = data\n"
+        );
+        // Three channels last: interleaved components of a 2-D image.
+        let last = Geometry {
+            channel_axis: Some(2),
+            ..Geometry::default()
+        };
+        let rgb = text(&[4, 5, 3], &last);
+        assert!(
+            rgb.contains("NDims = 2\n")
+                && rgb.contains("DimSize = 5 4\nElementSpacing = 1 1\nOffset = 0 0\nElementNumberOfChannels = 3\nElementType")
+        );
+    }
+
+    #[test]
+    fn a_direction_is_a_transform_matrix_row_per_axis() {
+        let vlmeta = [
+            ("spacing".to_string(), json!([1, 2, 3])),
+            (
+                "direction".to_string(),
+                json!([[0, 0, 1], [0, 1, 0], [-1, 0, 0]]),
+            ),
+        ];
+        let text =
+            String::from_utf8(header(&Raster::new("<u1", &[5, 6, 7], &vlmeta).unwrap()).unwrap())
+                .unwrap();
+        assert!(
+            text.contains(
+                "TransformMatrix = 0 0 -1 0 1 0 1 0 0\nDimSize = 7 6 5\nElementSpacing = 3 2 1\n"
+            ),
+            "{text}"
+        );
     }
 }

@@ -20,13 +20,16 @@
 //! - [`preview`] (+ [`png`]): `preview.png`;
 //! - [`nrrd`], [`metaimage`], [`envi`] (+ [`imaging`]): the sidecar
 //!   headers `data.nhdr`, `data.mhd` and `data.hdr` that point at `data`;
-//! - [`items`]: `items.jsonl`, the items as JSON lines (+ [`batches`]: a
-//!   BatchArray's batches, msgpack or Arrow IPC);
+//! - [`items`]: `items.jsonl`, the items as JSON lines (a BatchArray's
+//!   batches read by [`crate::tables::batch_array`]);
 //! - [`table_csv`] (+ [`csv_cells`]): a CTable folder's `table.csv`,
-//!   [`table_arrow`]: its `table.arrow`, both rendered a batch of rows at a
-//!   time by [`table_file`];
-//! - [`table_source`]: what table renderers read (a table's logical
-//!   columns as Arrow record batches), [`arrow_json`]: one Arrow value as JSON;
+//!   [`table_arrow`]: its `table.arrow`, [`column_jsonl`]: a column's
+//!   `items.jsonl`, all rendered a batch of rows at a time by
+//!   [`piece_file`] from what [`crate::tables`] reads;
+//!   [`arrow_json`]: one Arrow value as JSON;
+//! - [`table_meta`]: a table's `meta.json` and its columns' descriptions,
+//!   [`table_column`]: what a column folder shows, [`column_zarr`]: a
+//!   column as a Zarr v3 array;
 //! - [`presented`]: what one array version renders when it is loaded
 //!   (+ [`column_files`]: a table column's rendered values and `valid`);
 //! - [`selection`]: which of these files a mount offers (`--views`);
@@ -36,9 +39,9 @@
 
 pub mod array_files;
 pub mod arrow_json;
-pub mod batches;
 pub mod column_files;
 pub mod column_jsonl;
+pub mod column_zarr;
 pub mod csv_cells;
 pub mod dtype;
 pub mod envi;
@@ -51,6 +54,7 @@ pub mod metaimage;
 pub mod names;
 pub mod npy;
 pub mod nrrd;
+pub mod piece_file;
 pub mod png;
 pub mod presented;
 pub mod preview;
@@ -58,9 +62,9 @@ pub mod redact;
 pub mod scalar;
 pub mod selection;
 pub mod table_arrow;
+pub mod table_column;
 pub mod table_csv;
-pub mod table_file;
-pub mod table_source;
+pub mod table_meta;
 pub mod text;
 pub mod zarr;
 pub mod zarr3;

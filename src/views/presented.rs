@@ -5,6 +5,7 @@
 //! `data.txt`, `preview.png`, chunks) are sized from it; `items.jsonl` is
 //! rendered a piece at a time when read.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde_json::{json, Value as Json};
@@ -14,9 +15,9 @@ use crate::read::{row_bytes, RowMap, RowSelection, View};
 
 use super::column_files::{Bytes, ColumnFiles};
 use super::dtype::presented_dtype;
-use super::imaging::Raster;
+use super::imaging::{Geometry, Raster};
 use super::json::json_bytes;
-use super::table_file::TableFile;
+use super::piece_file::PieceFile;
 use super::zarr3::{self, ArrayMeta, NotV3};
 use super::{envi, items, meta_json, metaimage, npy, nrrd, zarr};
 
@@ -52,7 +53,7 @@ pub struct Presented {
     /// For an ObjectArray, BatchArray or ListArray, and a table column of
     /// text, words, lists, structs or objects: its `items.jsonl`, rendered
     /// a piece at a time when read.
-    pub items: Option<Arc<TableFile>>,
+    pub items: Option<Arc<PieceFile>>,
     /// The sidecar headers that describe `data` for imaging and GIS tools
     /// (`None` where a format cannot describe it).
     pub sidecars: Sidecars,
@@ -73,9 +74,9 @@ pub struct Sidecars {
 
 impl Sidecars {
     /// The headers of `data` holding `dtype` items in `shape`, placed by
-    /// the spacing and origin in `vlmeta` when it carries them.
-    fn of(dtype: &str, shape: &[u64], vlmeta: &[(String, Json)]) -> Sidecars {
-        let Some(raster) = Raster::new(dtype, shape, vlmeta) else {
+    /// `geometry`.
+    fn of(dtype: &str, shape: &[u64], geometry: &Geometry) -> Sidecars {
+        let Some(raster) = Raster::placed(dtype, shape, geometry) else {
             return Sidecars::default();
         };
         let arc = |bytes: Option<Vec<u8>>| bytes.map(Arc::new);
@@ -141,6 +142,18 @@ impl Presented {
     /// What `array` presents; `rows`, for a table column, are the table's
     /// valid rows (only those are shown, and there is no `chunks/`).
     pub fn of_array(array: Arc<Array>, rows: Option<&RowMap>) -> Presented {
+        Presented::of_placed_array(array, rows, None)
+    }
+
+    /// What `array` presents, placed by `outside` (geometry the catalog
+    /// found beside it: nnU-Net's plans) when its own vlmeta places it
+    /// nowhere and `outside` fits its shape; the headers and `zarr.json`'s
+    /// attributes then carry it.
+    pub fn of_placed_array(
+        array: Arc<Array>,
+        rows: Option<&RowMap>,
+        outside: Option<&Geometry>,
+    ) -> Presented {
         let dtype = presented_dtype(&array);
         let typesize = array.frame().typesize as u64;
         let (mut shape, chunkshape, chunk_grid, mut zarr_chunks) = match array.shape() {
@@ -204,8 +217,23 @@ impl Presented {
             };
         // The headers describe data exactly as data.npy's header does (not
         // the msgpack bytes of an ObjectArray's items).
+        let vlmeta = &array.frame().vlmeta;
+        let own = Geometry::from_vlmeta(vlmeta, npy_shape.len());
+        let (geometry, attributes) = match outside {
+            Some(g) if own.is_empty() && rows.is_none() && g.check(&npy_shape).is_ok() => {
+                // Its own vlmeta first, then what was found beside it.
+                let mut attributes = vlmeta.clone();
+                for (k, v) in g.attributes() {
+                    if !attributes.iter().any(|(name, _)| *name == k) {
+                        attributes.push((k, v));
+                    }
+                }
+                (g.clone(), Cow::Owned(attributes))
+            }
+            _ => (own, Cow::Borrowed(&vlmeta[..])),
+        };
         let sidecars = if npy_dtype == dtype && items::kind_of(&array).is_none() {
-            Sidecars::of(&dtype, &npy_shape, &array.frame().vlmeta)
+            Sidecars::of(&dtype, &npy_shape, &geometry)
         } else {
             Sidecars::default()
         };
@@ -215,6 +243,7 @@ impl Presented {
             &shape,
             zarr_chunks.as_deref(),
             rows.is_some(),
+            &attributes,
         );
         let zarray = zarr_chunks.and_then(|chunks| {
             let zdtype = zarr::zarr_dtype(&dtype)?;
@@ -348,6 +377,7 @@ fn v3_array(
     shape: &[u64],
     chunks: Option<&[u64]>,
     column: bool,
+    attributes: &[(String, Json)],
 ) -> Result<Json, NotV3> {
     zarr3::data_type(dtype)?;
     if column {
@@ -371,7 +401,7 @@ fn v3_array(
         shape,
         chunks,
         name: &name,
-        vlmeta: &array.frame().vlmeta,
+        vlmeta: attributes,
     })
 }
 

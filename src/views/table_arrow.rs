@@ -19,7 +19,7 @@
 //! `write_message`: the same flatbuffer and body layout `FileWriter` writes
 //! (a unit test holds the pieces to a whole file `FileWriter` wrote).
 //!
-//! [`TableSource`]: super::table_source::TableSource
+//! [`TableSource`]: crate::tables::TableSource
 
 use std::io::Write;
 use std::sync::OnceLock;
@@ -32,8 +32,8 @@ use arrow_ipc::writer::{
 use arrow_ipc::MetadataVersion;
 use arrow_schema::SchemaRef;
 
-use super::table_file::{PieceRenderer, RenderError};
-use super::table_source::SharedTableSource;
+use super::piece_file::{PieceRenderer, RenderError};
+use crate::tables::SharedTableSource;
 
 /// Buffers and messages are aligned to 64 bytes (arrow-ipc's default),
 /// so readers that map the file can use its buffers in place.
@@ -192,8 +192,8 @@ mod tests {
     use arrow_ipc::reader::FileReader;
     use arrow_schema::{DataType, Field, Fields, Schema, TimeUnit};
 
-    use crate::views::table_file::in_memory::Batches;
-    use crate::views::table_file::TableFile;
+    use crate::views::piece_file::in_memory::Batches;
+    use crate::views::piece_file::PieceFile;
 
     /// A batch of `n` rows from `start` with a column of every shape the
     /// tables give: nulls, NaN, large strings, a dictionary (the same
@@ -300,7 +300,7 @@ mod tests {
         ]))
     }
 
-    fn table(sizes: &[usize]) -> (Vec<RecordBatch>, TableFile) {
+    fn table(sizes: &[usize]) -> (Vec<RecordBatch>, PieceFile) {
         let schema = schema();
         let words: ArrayRef = Arc::new(StringArray::from(vec!["red", "green", "blue", "unused"]));
         let mut start = 0;
@@ -313,7 +313,7 @@ mod tests {
             })
             .collect();
         let source = Arc::new(Batches::new(schema, batches.clone()));
-        let file = TableFile::new(
+        let file = PieceFile::new(
             "t/table.arrow".into(),
             Box::new(TableArrow::new(source)),
             false,
@@ -378,7 +378,7 @@ mod tests {
         let other: ArrayRef = Arc::new(StringArray::from(vec!["blue", "green", "red"]));
         let batches = vec![batch(&schema, 0, 4, &words), batch(&schema, 4, 4, &other)];
         let source = Arc::new(Batches::new(schema, batches));
-        let file = TableFile::new(
+        let file = PieceFile::new(
             "t/table.arrow".into(),
             Box::new(TableArrow::new(source)),
             false,

@@ -2,7 +2,7 @@
 //! would hold, so that `pandas.read_csv` gives the table back.
 //!
 //! Its columns are `to_pandas`'s, in schema order: the table's logical
-//! columns ([`super::table_source::TableSource`]), except that a struct python-blosc2 stores as
+//! columns ([`crate::tables::TableSource`]), except that a struct python-blosc2 stores as
 //! dotted leaf columns (`from_arrow`'s structs) shows its leaves
 //! (`trip.begin.lon`), as `to_pandas` does, where a struct column declared
 //! as one stays one column of JSON objects. One line per live row; each
@@ -10,14 +10,14 @@
 //! does, text quoted by RFC 4180, lists, structs and arrays as compact JSON,
 //! a null as an empty field, an empty string as `""`).
 //!
-//! The file is rendered one batch of rows at a time ([`TableFile`]): the
+//! The file is rendered one batch of rows at a time ([`PieceFile`]): the
 //! header is piece 0, batch `i` piece `i + 1`. Measuring renders every
 //! batch once, keeping only lengths; a timestamp column's resolution (the
 //! finest any of its values needs, as pandas chooses it) is learnt in the
 //! same pass, each value measured at seconds and the difference added
 //! per value once the column's resolution is known.
 //!
-//! [`TableFile`]: super::table_file::TableFile
+//! [`PieceFile`]: super::piece_file::PieceFile
 
 use std::io::Write as _;
 use std::sync::OnceLock;
@@ -36,8 +36,8 @@ use super::csv_cells::{
     nanos_per_unit, time_resolution, write_bytes_repr, write_field, write_float, write_name,
     write_time, FloatWidth, TimeResolution,
 };
-use super::table_file::{PieceRenderer, RenderError};
-use super::table_source::{SharedTableSource, TableError};
+use super::piece_file::{PieceRenderer, RenderError};
+use crate::tables::{SharedTableSource, TableError};
 
 /// How a column's cells are written.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -418,8 +418,8 @@ mod tests {
     use arrow_buffer::NullBuffer;
     use arrow_schema::{Field, Fields, Schema, SchemaRef, TimeUnit};
 
-    use crate::views::table_file::in_memory::Batches;
-    use crate::views::table_file::TableFile;
+    use crate::views::piece_file::in_memory::Batches;
+    use crate::views::piece_file::PieceFile;
 
     fn struct_of(fields: Vec<(&str, ArrayRef)>, nulls: Option<Vec<bool>>) -> StructArray {
         let fields_and_arrays: Vec<(Arc<Field>, ArrayRef)> = fields
@@ -433,7 +433,7 @@ mod tests {
     fn file(schema: SchemaRef, batches: Vec<RecordBatch>, leaf_structs: &[String]) -> String {
         let source = Arc::new(Batches::new(schema, batches));
         let csv = TableCsv::new(source, leaf_structs).expect("columns to show");
-        let file = TableFile::new("t/table.csv".into(), Box::new(csv), false);
+        let file = PieceFile::new("t/table.csv".into(), Box::new(csv), false);
         let bytes = file.read(0, u64::MAX).unwrap();
         assert_eq!(Some(bytes.len() as u64), file.len());
         String::from_utf8(bytes).unwrap()

@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod fault_proxy;
 pub mod inproc;
 pub mod lake;
 pub mod moto;

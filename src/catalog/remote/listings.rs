@@ -13,11 +13,16 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 
 use crate::format::looks_like_frame;
+use crate::source::remote::listing_filter::MAX_KEY_BYTES;
 use crate::source::remote::{ListedObject, Listing, RemoteError, RemoteLocation};
 
 /// Sniff answers kept (forgetting one costs one 11-byte GET, so a prefix
 /// of a million objects keeps this small).
 const SNIFFS_KEPT: usize = 16_384;
+
+/// The deepest prefix listed (levels below the root): S3 keys are at most
+/// 1024 bytes, so a deeper folder can only come from a server that lies.
+const MAX_DEPTH: usize = 256;
 
 /// An object's key, size and ETag: what a sniff's answer holds for.
 type ObjectId = (String, u64, Option<String>);
@@ -71,6 +76,20 @@ impl Listings {
     pub fn listing(&self, key: &str) -> Result<Arc<Listing>, RemoteError> {
         if let Some(l) = self.cached(key) {
             return Ok(l);
+        }
+        let depth = key.split('/').filter(|s| !s.is_empty()).count();
+        if key.len() > MAX_KEY_BYTES || depth > MAX_DEPTH {
+            let url = self.root.redacted();
+            log::warn!(
+                "{url}: prefix {depth} levels, {} bytes deep not listed",
+                key.len()
+            );
+            return Err(RemoteError::Unsupported {
+                url,
+                detail: format!(
+                    "a prefix deeper than {MAX_DEPTH} levels or {MAX_KEY_BYTES} bytes is not listed"
+                ),
+            });
         }
         let listing = Arc::new(self.location(key).list()?);
         let mut listings = self.listings.lock();

@@ -97,6 +97,15 @@ impl RemoteObject {
         &self.key
     }
 
+    /// Open the object's bytes as they are (a file shown as itself):
+    /// ranged GETs, through the disk cache's remote tier when there is one.
+    pub fn open_bytes(&self) -> Result<Arc<dyn crate::format::ByteSource>, Error> {
+        self.root
+            .location(&self.key)
+            .open()
+            .map_err(|e| Error::new(&self.name(), e.into()))
+    }
+
     /// Open the store kept here as `format`, reporting `version` as its version.
     pub fn open_store(&self, format: StoreFormat, version: Version) -> Result<Store, Error> {
         let name = self.name();

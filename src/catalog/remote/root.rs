@@ -18,6 +18,7 @@ use crate::source::remote::{
 use crate::source::store::{StoreFormat, EMBED_NAME};
 
 use super::super::access::Access;
+use super::super::folder_listing::Sort;
 use super::super::local_dir::{Class, KNOWN_EXTENSIONS};
 use super::caterva2::{self as c2, MountedFolder, Shown};
 use super::keys::{extension, join};
@@ -38,6 +39,8 @@ pub enum RemoteClass {
     },
     /// A store: an object (`.b2z`, `.b2e`) or a prefix (`.b2d`).
     Store(StoreFormat),
+    /// Any other object, shown as itself (a plain file).
+    Plain,
 }
 
 impl RemoteClass {
@@ -47,6 +50,7 @@ impl RemoteClass {
             RemoteClass::Dir => Class::Dir,
             RemoteClass::Array { .. } => Class::Array,
             RemoteClass::Store(format) => Class::Store(format),
+            RemoteClass::Plain => Class::Plain,
         }
     }
 }
@@ -184,6 +188,28 @@ impl RemoteRoot {
         self.class
     }
 
+    /// What the folder listing rules see of an entry of class `class`: a
+    /// frame or store object is one file (`--originals` can show it as
+    /// itself), except on a Caterva2 server, whose datasets are served as
+    /// regions, not always as stored files.
+    pub fn sort(&self, class: RemoteClass) -> Sort {
+        match class {
+            RemoteClass::Dir => Sort::Folder,
+            RemoteClass::Plain => Sort::Plain,
+            RemoteClass::Array { sparse } => Sort::Object {
+                file: !sparse && self.served.is_none(),
+            },
+            RemoteClass::Store(format) => Sort::Object {
+                file: format != StoreFormat::Dir && self.served.is_none(),
+            },
+        }
+    }
+
+    /// The URL of folder `key` without credentials (for messages).
+    pub fn folder_name(&self, key: &str) -> String {
+        self.location(key).redacted()
+    }
+
     /// The root's URL without credentials.
     pub fn redacted(&self) -> String {
         self.listings.root().redacted()
@@ -269,10 +295,9 @@ impl RemoteRoot {
                 Err(e) => log::warn!("{e}"),
             }
         }
+        // An object named like a prefix beside it is handed on too: the
+        // folder's listing rules show the prefix and log the object.
         for o in &listing.objects {
-            if listing.dirs.contains(&o.name) {
-                continue;
-            }
             if let Some(class) = self.object_class(&join(key, &o.name), o) {
                 out.push((o.name.clone(), class));
             }
@@ -299,7 +324,8 @@ impl RemoteRoot {
 
     /// How the listed object `key` is shown: as the server decides (a
     /// Caterva2 container or its leaf), else a store or a frame by its
-    /// extension, else an array when it starts like a frame.
+    /// extension, else an array when it starts like a frame, else a plain
+    /// file (which the folder's listing rules may leave out).
     fn object_class(&self, key: &str, object: &ListedObject) -> Option<RemoteClass> {
         match self
             .served
@@ -317,10 +343,8 @@ impl RemoteRoot {
             Some(ext) if KNOWN_EXTENSIONS.contains(&ext) => {
                 Some(RemoteClass::Array { sparse: false })
             }
-            _ => self
-                .listings
-                .sniff(key, object)
-                .then_some(RemoteClass::Array { sparse: false }),
+            _ if self.listings.sniff(key, object) => Some(RemoteClass::Array { sparse: false }),
+            _ => Some(RemoteClass::Plain),
         }
     }
 

@@ -427,6 +427,11 @@ impl ChunkLayout {
                     dst,
                 )
             }
+            Codec::Registered(id @ codec::codec_id::OPENHTJ2K..=codec::codec_id::HTJ2K)
+                if id != codec::codec_id::OPENZL =>
+            {
+                codec::jpeg2000::decompress(id, payload, dst)
+            }
             other => return Err(unsupported_codec(other)),
         };
         result.map_err(|source: CodecError| Problem::Codec {

@@ -6,6 +6,7 @@
 //! or fails: a short or long output is corruption, never "partial success".
 
 pub mod blosclz;
+pub mod jpeg2000;
 pub mod lz4;
 pub mod ndlz;
 mod ndlz4;
@@ -31,6 +32,11 @@ pub mod codec_id {
     pub const ZFP_ACC: u8 = 33;
     pub const ZFP_PREC: u8 = 34;
     pub const ZFP_RATE: u8 = 35;
+    pub const OPENHTJ2K: u8 = 36;
+    pub const GROK: u8 = 37;
+    pub const OPENZL: u8 = 38;
+    pub const J2K: u8 = 39;
+    pub const HTJ2K: u8 = 40;
 }
 
 /// The name C-Blosc2 gives codec `id` ("user-defined" for ids it does not define).
@@ -46,11 +52,11 @@ pub fn codec_name(id: u8) -> String {
         codec_id::ZFP_ACC => "zfp_acc",
         codec_id::ZFP_PREC => "zfp_prec",
         codec_id::ZFP_RATE => "zfp_rate",
-        36 => "openhtj2k",
-        37 => "grok",
-        38 => "openzl",
-        39 => "j2k",
-        40 => "htj2k",
+        codec_id::OPENHTJ2K => "openhtj2k",
+        codec_id::GROK => "grok",
+        codec_id::OPENZL => "openzl",
+        codec_id::J2K => "j2k",
+        codec_id::HTJ2K => "htj2k",
         _ => "user-defined",
     };
     known.to_string()
@@ -101,11 +107,9 @@ pub fn codec_support(id: u8) -> Support {
         codec_id::NDLZ | codec_id::ZFP_ACC | codec_id::ZFP_PREC | codec_id::ZFP_RATE => {
             Support::Decoded
         }
-        36 => Support::Plugin("blosc2-openhtj2k"),
-        37 => Support::Plugin("blosc2-grok"),
-        38 => Support::Plugin("blosc2-openzl"),
-        39 => Support::Plugin("blosc2-j2k"),
-        40 => Support::Plugin("blosc2-htj2k"),
+        // JPEG 2000 and HTJ2K, in pure Rust (jpeg2000.rs).
+        codec_id::OPENHTJ2K | codec_id::GROK | codec_id::J2K | codec_id::HTJ2K => Support::Decoded,
+        codec_id::OPENZL => Support::Plugin("blosc2-openzl"),
         _ => Support::Unknown,
     }
 }

@@ -79,6 +79,16 @@ pub enum RemoteError {
         /// Which identity changed, from what to what.
         detail: String,
     },
+    /// The server's listing named keys outside the prefix listed (the
+    /// prefix itself as its own child, a key elsewhere): the folder is not
+    /// shown rather than walked without end.
+    #[error("{url}: the listing cannot be right: {detail}")]
+    Forged {
+        /// The redacted URL of the prefix.
+        url: String,
+        /// What it named.
+        detail: String,
+    },
     /// The URL names something this operation cannot do (listing an
     /// http(s) URL, a query string on an object URL).
     #[error("{url}: {detail}")]

@@ -145,7 +145,11 @@ impl RemoteLocation {
 
     /// The location of child `name` (one path segment) under this one.
     pub fn child(&self, name: &str) -> RemoteLocation {
-        let path = self.path.clone().join(PathPart::from(name));
+        // A listed name is the key's segment as stored: used as it is (a
+        // `%` in it stays one `%`); only a name that is no valid segment
+        // (never listed: the listings leave such keys out) is escaped.
+        let part = PathPart::parse(name).unwrap_or_else(|_| PathPart::from(name));
+        let path = self.path.clone().join(part);
         RemoteLocation {
             conn: self.conn.clone(),
             url: self.url.with_key(path.as_ref()),

@@ -20,11 +20,16 @@
 //! - [`pool`]: the bytes a connection holds and has in flight for reads to
 //!   come (spans, hinted ranges), within one budget.
 //! - [`location`]: objects and prefixes, listing, sparse-frame chunks.
+//! - [`listing_filter`]: which listed keys a folder can show; `connector`:
+//!   the HTTP layer that sees every attempt (retries counted and logged,
+//!   listings cleaned of keys no folder can show).
 //! - [`caterva2`]: Caterva2 servers (`c2+https://`), as one more store;
 //!   [`served`]: the datasets they serve, as arrays.
 
 pub mod caterva2;
+mod connector;
 pub(crate) mod error;
+pub mod listing_filter;
 mod location;
 mod object_source;
 mod pool;
@@ -41,6 +46,6 @@ pub use caterva2::DatasetInfo;
 pub use error::RemoteError;
 pub use location::{ListedObject, Listing, RemoteChunks, RemoteLocation};
 pub use object_source::{RemoteSource, HINT};
-pub use stats::{RemoteStats, StatsSnapshot};
+pub use stats::{RemoteStats, RequestKind, StatsSnapshot};
 pub use store::{RemoteOptions, MIN_BUDGET};
 pub use url::RemoteUrl;

@@ -8,7 +8,13 @@
 //! hinted bytes), `hints_dropped` (hinted GETs not started: budget full
 //! or too many in flight), `inflight` / `inflight_peak` (bytes of hinted
 //! GETs in flight now / at most), `pool` / `pool_peak` (bytes held plus in
-//! flight now / at most, never above `budget`).
+//! flight now / at most, never above `budget`). Per request kind
+//! ([`RequestKind`]: `list`, `get`, `head`): `retried` (attempts that failed
+//! with a cause the client retries: 5xx, 429, a reset or a timeout),
+//! `timeouts` (of those, the attempts cut by the timeout) and `failed`
+//! (requests that ended in an error, after their retries). `skipped_keys`
+//! counts listed keys no folder can show; `forged_listings` listings
+//! refused for naming keys outside their prefix.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -58,6 +64,36 @@ impl Endpoint {
     }
 }
 
+/// The kinds of request counted apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RequestKind {
+    /// A listing page.
+    List,
+    /// A GET (ranged or whole).
+    Get,
+    /// A HEAD.
+    Head,
+}
+
+impl RequestKind {
+    /// Every kind, in the order of [`Self::index`].
+    pub const ALL: [RequestKind; 3] = [RequestKind::List, RequestKind::Get, RequestKind::Head];
+
+    /// Its position in [`Self::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// Its name in `.stats` and in log lines.
+    pub fn name(self) -> &'static str {
+        match self {
+            RequestKind::List => "LIST",
+            RequestKind::Get => "GET",
+            RequestKind::Head => "HEAD",
+        }
+    }
+}
+
 /// Live counters, shared by every source opened through one connection.
 #[derive(Debug, Default)]
 pub struct RemoteStats {
@@ -77,6 +113,11 @@ pub struct RemoteStats {
     pool_peak: AtomicU64,
     budget: AtomicU64,
     endpoints: [AtomicU64; 6],
+    retried: [AtomicU64; 3],
+    timeouts: [AtomicU64; 3],
+    failed: [AtomicU64; 3],
+    skipped_keys: AtomicU64,
+    forged_listings: AtomicU64,
 }
 
 /// A copy of [`RemoteStats`] at one moment.
@@ -116,6 +157,16 @@ pub struct StatsSnapshot {
     /// [`Endpoint::ALL`], retries included
     /// (all zero for other stores).
     pub endpoints: [u64; 6],
+    /// Attempts that failed with a retriable cause, by [`RequestKind::ALL`].
+    pub retried: [u64; 3],
+    /// Attempts cut by the timeout, by [`RequestKind::ALL`].
+    pub timeouts: [u64; 3],
+    /// Requests that ended in an error, by [`RequestKind::ALL`].
+    pub failed: [u64; 3],
+    /// Listed keys left out of their folder (no folder can show them).
+    pub skipped_keys: u64,
+    /// Listings refused for naming keys outside the prefix listed.
+    pub forged_listings: u64,
 }
 
 impl RemoteStats {
@@ -167,6 +218,29 @@ impl RemoteStats {
         self.endpoints[endpoint.index()].fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Count one failed attempt of `kind` (`timeout`: cut by the timeout).
+    pub(crate) fn attempt_failed(&self, kind: RequestKind, timeout: bool) {
+        self.retried[kind.index()].fetch_add(1, Ordering::Relaxed);
+        if timeout {
+            self.timeouts[kind.index()].fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Count one request of `kind` that ended in an error.
+    pub(crate) fn failed(&self, kind: RequestKind) {
+        self.failed[kind.index()].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Count one listed key left out of its folder.
+    pub(crate) fn skipped_key(&self) {
+        self.skipped_keys.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Count one listing refused as forged.
+    pub(crate) fn forged_listing(&self) {
+        self.forged_listings.fetch_add(1, Ordering::Relaxed);
+    }
+
     pub(crate) fn set_budget(&self, budget: u64) {
         self.budget.store(budget, Ordering::Relaxed);
     }
@@ -190,6 +264,11 @@ impl RemoteStats {
             pool_peak: self.pool_peak.load(Ordering::Relaxed),
             budget: self.budget.load(Ordering::Relaxed),
             endpoints: std::array::from_fn(|i| self.endpoints[i].load(Ordering::Relaxed)),
+            retried: std::array::from_fn(|i| self.retried[i].load(Ordering::Relaxed)),
+            timeouts: std::array::from_fn(|i| self.timeouts[i].load(Ordering::Relaxed)),
+            failed: std::array::from_fn(|i| self.failed[i].load(Ordering::Relaxed)),
+            skipped_keys: self.skipped_keys.load(Ordering::Relaxed),
+            forged_listings: self.forged_listings.load(Ordering::Relaxed),
         }
     }
 }
@@ -210,6 +289,11 @@ impl StatsSnapshot {
             hint_hits: self.hint_hits - earlier.hint_hits,
             hints_dropped: self.hints_dropped - earlier.hints_dropped,
             endpoints: std::array::from_fn(|i| self.endpoints[i] - earlier.endpoints[i]),
+            retried: std::array::from_fn(|i| self.retried[i] - earlier.retried[i]),
+            timeouts: std::array::from_fn(|i| self.timeouts[i] - earlier.timeouts[i]),
+            failed: std::array::from_fn(|i| self.failed[i] - earlier.failed[i]),
+            skipped_keys: self.skipped_keys - earlier.skipped_keys,
+            forged_listings: self.forged_listings - earlier.forged_listings,
             ..*self
         }
     }

@@ -23,11 +23,12 @@ use object_store::{
 use super::caterva2::{
     self, info::DatasetInfo, session::Failure, session::Session, store::C2Store,
 };
+use super::connector::WatchingConnector;
 use super::error::RemoteError;
 use super::pool::Pool;
 use super::profile;
 use super::runtime::{self, Wait};
-use super::stats::{Endpoint, RemoteStats};
+use super::stats::{Endpoint, RemoteStats, RequestKind};
 use super::url::RemoteUrl;
 use crate::disk_cache::DiskCache;
 use crate::source::urls::{redact_text, Scheme};
@@ -136,8 +137,9 @@ trait CloudBuilder: Sized {
     /// of this `object_store` is passed over (the environment's `AWS_*`
     /// serve other tools too); any other unknown setting is an error.
     const PREFIX: &'static str;
-    /// A builder with these client options and retries.
-    fn start(client: ClientOptions, retry: RetryConfig) -> Self;
+    /// A builder with these client options and retries, its attempts
+    /// going through `connector`.
+    fn start(client: ClientOptions, retry: RetryConfig, connector: WatchingConnector) -> Self;
     /// The builder with `key` set to `value`.
     fn config(self, key: Self::Key, value: String) -> Self;
     /// The builder sending unsigned requests.
@@ -153,10 +155,15 @@ macro_rules! cloud_builder {
         impl CloudBuilder for $builder {
             type Key = $key;
             const PREFIX: &'static str = $prefix;
-            fn start(client: ClientOptions, retry: RetryConfig) -> Self {
+            fn start(
+                client: ClientOptions,
+                retry: RetryConfig,
+                connector: WatchingConnector,
+            ) -> Self {
                 <$builder>::new()
                     .with_client_options(client)
                     .with_retry(retry)
+                    .with_http_connector(connector)
             }
             fn config(self, key: $key, value: String) -> Self {
                 self.with_config(key, value)
@@ -228,6 +235,7 @@ impl Connection {
         let root = url.base();
         let stats = Arc::new(RemoteStats::default());
         let mut c2 = None;
+        let watching = WatchingConnector::new(stats.clone());
         let store: Arc<dyn ObjectStore> = match url.scheme() {
             Scheme::Caterva2 => {
                 let api = url
@@ -248,21 +256,22 @@ impl Connection {
                 } else {
                     profile::settings()
                 };
-                let b = AmazonS3Builder::start(client, retry);
+                let b = AmazonS3Builder::start(client, retry, watching);
                 cloud_store(b, profile, opts, root).map_err(setup)?
             }
             Scheme::Gcs => {
-                let b = GoogleCloudStorageBuilder::start(client, retry);
+                let b = GoogleCloudStorageBuilder::start(client, retry, watching);
                 cloud_store(b, Vec::new(), opts, root).map_err(setup)?
             }
             Scheme::Azure => {
-                let b = MicrosoftAzureBuilder::start(client, retry);
+                let b = MicrosoftAzureBuilder::start(client, retry, watching);
                 cloud_store(b, Vec::new(), opts, root).map_err(setup)?
             }
             Scheme::Http => {
                 let mut b = HttpBuilder::new()
                     .with_client_options(client)
-                    .with_retry(retry);
+                    .with_retry(retry)
+                    .with_http_connector(watching);
                 for (k, v) in &opts.config {
                     let key = k
                         .parse::<ClientConfigKey>()
@@ -343,8 +352,9 @@ impl Connection {
         })
     }
 
-    fn fail(&self, shown: &str, e: object_store::Error) -> RemoteError {
+    fn fail(&self, kind: RequestKind, shown: &str, e: object_store::Error) -> RemoteError {
         self.stats.error();
+        self.stats.failed(kind);
         let url = shown.to_string();
         let text = e.to_string();
         // The HTTP store reports statuses only in its message.
@@ -392,15 +402,37 @@ impl Connection {
         }
     }
 
+    /// Wait for `fut` (a request of `kind`) at most the timeout. A panic
+    /// inside the client (it has panicked on answers it did not expect) is
+    /// this request's error, never the caller's.
     fn wait<T: Send>(
         &self,
+        kind: RequestKind,
         shown: &str,
         fut: impl std::future::Future<Output = Result<T, RemoteError>> + Send,
     ) -> Result<T, RemoteError> {
-        match runtime::run(fut, self.timeout) {
-            Ok(answer) => answer,
+        use futures::FutureExt;
+        let guarded = std::panic::AssertUnwindSafe(fut).catch_unwind();
+        match runtime::run(guarded, self.timeout) {
+            Ok(Ok(answer)) => answer,
+            Ok(Err(panic)) => {
+                self.stats.error();
+                self.stats.failed(kind);
+                let what = panic
+                    .downcast_ref::<String>()
+                    .map(String::as_str)
+                    .or_else(|| panic.downcast_ref::<&str>().copied())
+                    .unwrap_or("a panic");
+                log::error!("{shown}: the client failed: {what}");
+                Err(RemoteError::Request {
+                    url: shown.to_string(),
+                    detail: format!("the client failed: {}", redact_text(what)),
+                })
+            }
             Err(Wait::TimedOut) => {
                 self.stats.error();
+                self.stats.failed(kind);
+                self.stats.attempt_failed(kind, true);
                 Err(RemoteError::Timeout {
                     url: shown.to_string(),
                     after: self.timeout,
@@ -417,8 +449,11 @@ impl Connection {
     /// is its redacted URL, for messages).
     pub(crate) fn head(&self, path: &Path, shown: &str) -> Result<ObjectMeta, RemoteError> {
         self.stats.head();
-        let meta = self.wait(shown, async {
-            self.store.head(path).await.map_err(|e| self.fail(shown, e))
+        let meta = self.wait(RequestKind::Head, shown, async {
+            self.store
+                .head(path)
+                .await
+                .map_err(|e| self.fail(RequestKind::Head, shown, e))
         })?;
         self.saw(path, &meta);
         Ok(meta)
@@ -445,13 +480,17 @@ impl Connection {
             .store
             .get_opts(path, opts)
             .await
-            .map_err(|e| self.fail(shown, e))?;
+            .map_err(|e| self.fail(RequestKind::Get, shown, e))?;
         let (meta, got) = (answer.meta.clone(), answer.range.clone());
-        let body = answer.bytes().await.map_err(|e| self.fail(shown, e))?;
+        let body = answer
+            .bytes()
+            .await
+            .map_err(|e| self.fail(RequestKind::Get, shown, e))?;
         self.stats.get_bytes(body.len() as u64);
         let expected = range.start..range.end.min(meta.size);
         if got != expected || body.len() as u64 != expected.end.saturating_sub(expected.start) {
             self.stats.error();
+            self.stats.failed(RequestKind::Get);
             return Err(RemoteError::WrongLength {
                 url: shown.to_string(),
                 start: expected.start,
@@ -470,7 +509,11 @@ impl Connection {
         range: Range<u64>,
         version: Option<String>,
     ) -> Result<(ObjectMeta, bytes::Bytes), RemoteError> {
-        self.wait(shown, self.get_range(path, shown, range, version))
+        self.wait(
+            RequestKind::Get,
+            shown,
+            self.get_range(path, shown, range, version),
+        )
     }
 
     /// Several GETs at once (at most `parallel` in flight), answers in order.
@@ -490,7 +533,7 @@ impl Connection {
         )
         .buffered(parallel.max(1))
         .try_collect::<Vec<_>>();
-        self.wait(shown, all)
+        self.wait(RequestKind::Get, shown, all)
     }
 
     /// The Caterva2 session, or the error saying this is no Caterva2 server.
@@ -503,14 +546,18 @@ impl Connection {
 
     /// A Caterva2 failure as the error of a request for `path`.
     fn c2_fail(&self, path: &Path, shown: &str, failure: Failure) -> RemoteError {
-        self.fail(shown, caterva2::store::store_error(path, failure))
+        self.fail(
+            RequestKind::Get,
+            shown,
+            caterva2::store::store_error(path, failure),
+        )
     }
 
     /// `GET /api/info/PATH` of a Caterva2 server, with its ETag.
     pub(crate) fn c2_info(&self, path: &Path, shown: &str) -> Result<DatasetInfo, RemoteError> {
         let session = self.session(shown)?.clone();
         let asked = std::time::Instant::now();
-        self.wait(shown, async move {
+        self.wait(RequestKind::Get, shown, async move {
             let (json, etag) = session
                 .get_json(Endpoint::Info, path.as_ref(), 16 << 20, "info")
                 .await
@@ -530,7 +577,7 @@ impl Connection {
         limit: u64,
     ) -> Result<bytes::Bytes, RemoteError> {
         let session = self.session(shown)?.clone();
-        self.wait(shown, async move {
+        self.wait(RequestKind::Get, shown, async move {
             let fail = |f| self.c2_fail(path, shown, f);
             let mut url = session.url("fetch", path.as_ref()).map_err(fail)?;
             if let Some(slice) = slice {
@@ -549,7 +596,7 @@ impl Connection {
     /// `GET /api/roots` of a Caterva2 server: the roots this login reaches.
     pub(crate) fn c2_roots(&self, shown: &str) -> Result<Vec<String>, RemoteError> {
         let session = self.session(shown)?.clone();
-        self.wait(shown, async move {
+        self.wait(RequestKind::Get, shown, async move {
             let (json, _) = session
                 .get_json(Endpoint::Roots, "", 1 << 20, "roots")
                 .await
@@ -568,12 +615,22 @@ impl Connection {
         shown: &str,
     ) -> Result<object_store::ListResult, RemoteError> {
         self.stats.list();
-        let result = self.wait(shown, async {
+        let result = self.wait(RequestKind::List, shown, async {
             self.store
                 .list_with_delimiter(prefix)
                 .await
-                .map_err(|e| self.fail(shown, e))
+                .map_err(|e| self.fail(RequestKind::List, shown, e))
         })?;
+        if let Some(detail) = outside(prefix, &result) {
+            self.stats.error();
+            self.stats.failed(RequestKind::List);
+            self.stats.forged_listing();
+            log::warn!("LIST {shown}: refused: {detail}");
+            return Err(RemoteError::Forged {
+                url: shown.to_string(),
+                detail,
+            });
+        }
         if self.c2.is_none() {
             result
                 .objects
@@ -581,5 +638,52 @@ impl Connection {
                 .for_each(|meta| self.saw(&meta.location, meta));
         }
         Ok(result)
+    }
+}
+
+/// What in a listing of `prefix` is not one level below it (a child that
+/// is the prefix itself, or a key elsewhere), said for a message; `None`
+/// when every entry is a child of the prefix.
+fn outside(prefix: Option<&Path>, result: &object_store::ListResult) -> Option<String> {
+    let depth = prefix.map_or(0, |p| p.parts().count());
+    let is_child =
+        |p: &Path| p.parts().count() == depth + 1 && prefix.is_none_or(|pre| p.prefix_matches(pre));
+    let objects = result.objects.iter().map(|o| &o.location);
+    let mut all = result.common_prefixes.iter().chain(objects);
+    all.find(|p| !is_child(p))
+        .map(|p| format!("it names {:?}, not a child of the prefix", p.as_ref()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn listing(dirs: &[&str], objects: &[&str]) -> object_store::ListResult {
+        let meta = |k: &&str| ObjectMeta {
+            location: Path::parse(k).unwrap(),
+            last_modified: chrono::DateTime::UNIX_EPOCH,
+            size: 1,
+            e_tag: None,
+            version: None,
+        };
+        object_store::ListResult {
+            common_prefixes: dirs.iter().map(|d| Path::parse(d).unwrap()).collect(),
+            objects: objects.iter().map(meta).collect(),
+            extensions: Default::default(),
+        }
+    }
+
+    /// A listing naming its own prefix, a grandchild or a key elsewhere is
+    /// forged; children are not.
+    #[test]
+    fn listings_name_only_children_of_their_prefix() {
+        let a = Path::parse("a").unwrap();
+        assert_eq!(outside(Some(&a), &listing(&["a/b"], &["a/c.b2nd"])), None);
+        assert_eq!(outside(None, &listing(&["a"], &["c.b2nd"])), None);
+        assert!(outside(Some(&a), &listing(&["a"], &[])).is_some());
+        assert!(outside(None, &listing(&[""], &[])).is_some());
+        assert!(outside(Some(&a), &listing(&[], &["b/c"])).is_some());
+        assert!(outside(Some(&a), &listing(&[], &["a/b/c"])).is_some());
+        assert!(outside(None, &listing(&[], &["a/b"])).is_some());
     }
 }

@@ -16,6 +16,8 @@ use serde_json::Value as Json;
 
 use crate::format::{msgpack, Array, PResult, Problem};
 
+use super::seam::ColumnBatch;
+
 /// Deepest msgpack nesting accepted.
 const MAX_DEPTH: usize = 64;
 
@@ -104,21 +106,18 @@ pub fn arrow_values(bytes: &[u8]) -> PResult<ArrayRef> {
     }
 }
 
-/// The items of batch `c` of `array`, serialized by `serializer`, as JSON
-/// (msgpack values by the rules of `meta.json`, Arrow values by
-/// [`super::arrow_json`]); an unknown serializer is refused.
-pub fn batch_json(array: &Array, serializer: &Serializer, c: u64) -> PResult<Vec<Json>> {
+/// The items of batch `c` of `array`, serialized by `serializer`: msgpack
+/// items as JSON (by the rules of `meta.json`), Arrow items as the Arrow
+/// rows they are; an unknown serializer is refused.
+pub fn batch_values(array: &Array, serializer: &Serializer, c: u64) -> PResult<ColumnBatch> {
     match serializer {
-        Serializer::Msgpack => Ok(msgpack_batch(array, c)?
-            .iter()
-            .map(msgpack::to_json)
-            .collect()),
-        Serializer::Arrow => {
-            let values = arrow_batch(array, c)?;
-            Ok((0..values.len())
-                .map(|i| super::arrow_json::value_json(values.as_ref(), i))
-                .collect())
-        }
+        Serializer::Msgpack => Ok(ColumnBatch::Json(
+            msgpack_batch(array, c)?
+                .iter()
+                .map(msgpack::to_json)
+                .collect(),
+        )),
+        Serializer::Arrow => arrow_batch(array, c).map(ColumnBatch::Arrow),
         Serializer::Unknown(name) => Err(unknown(name)),
     }
 }

@@ -1,6 +1,7 @@
-//! A table's file rendered piece by piece (`table.csv`, `table.arrow`, a
-//! column's or a container's `items.jsonl`): never whole in memory, yet
-//! sized before a byte of it is read.
+//! A file rendered piece by piece ([`PieceFile`]): a table's `table.csv`
+//! and `table.arrow`, a table column's `items.jsonl`, and the `items.jsonl`
+//! of an ObjectArray or a BatchArray: never whole in memory, yet sized
+//! before a byte of it is read.
 //!
 //! A file is a run of pieces (a header, one piece per record batch of the
 //! table, a trailer); its renderer ([`PieceRenderer`]) can say how long
@@ -21,25 +22,14 @@ use arrow_schema::ArrowError;
 
 use crate::format::{Error, Problem};
 
-use super::table_source::TableError;
+use crate::tables::{piece_starts, TableError};
 
 /// Pieces a file keeps rendered (the last ones read): two, so that a
 /// reader crossing from one batch into the next, or two readers of the
 /// file, do not render the same piece again and again.
 pub const KEPT_PIECES: usize = 2;
 
-/// Where each piece of `lengths` starts when laid end to end, and where
-/// the last ends (one more entry than pieces).
-pub fn piece_starts(lengths: &[u64]) -> Vec<u64> {
-    std::iter::once(0)
-        .chain(lengths.iter().scan(0u64, |at, n| {
-            *at = n.saturating_add(*at);
-            Some(*at)
-        }))
-        .collect()
-}
-
-/// What renders one of a table's files, piece by piece.
+/// What renders a [`PieceFile`], piece by piece.
 pub trait PieceRenderer: Send + Sync {
     /// The length of every piece of the file, in order: reads every batch
     /// of the table once. The renderer may keep what it learns (a
@@ -79,9 +69,9 @@ pub enum RenderError {
     },
 }
 
-/// Why a table file could not be measured or read.
+/// Why a piece file could not be measured or read.
 #[derive(Debug, Clone, thiserror::Error)]
-pub enum TableFileError {
+pub enum PieceFileError {
     /// The table could not give a batch, or the renderer refused it.
     #[error("{file}: {source}")]
     Table {
@@ -105,10 +95,10 @@ pub enum TableFileError {
     },
 }
 
-impl From<TableFileError> for Error {
-    fn from(e: TableFileError) -> Error {
+impl From<PieceFileError> for Error {
+    fn from(e: PieceFileError) -> Error {
         match e {
-            TableFileError::Table { file, source } => match &*source {
+            PieceFileError::Table { file, source } => match &*source {
                 RenderError::Table(TableError::Part { part, problem }) => {
                     Error::new(&Path::new(&file).join(part), problem.clone())
                 }
@@ -118,7 +108,7 @@ impl From<TableFileError> for Error {
                     Problem::corrupt("table", other.to_string()),
                 ),
             },
-            TableFileError::Remeasured { ref file, .. } => Error::new(
+            PieceFileError::Remeasured { ref file, .. } => Error::new(
                 Path::new(file),
                 Problem::corrupt("table file", e.to_string()),
             ),
@@ -126,30 +116,31 @@ impl From<TableFileError> for Error {
     }
 }
 
-/// One of a table's files: its renderer, the pieces' starts once measured,
-/// the last pieces rendered.
-pub struct TableFile {
+/// A file rendered piece by piece (a table's `table.csv` or `table.arrow`,
+/// an `items.jsonl`): its renderer, the pieces' starts once measured, the
+/// last pieces rendered.
+pub struct PieceFile {
     name: String,
     renderer: Box<dyn PieceRenderer>,
     may_wait: bool,
     /// Where each piece starts, and the file's end last.
-    starts: OnceLock<Result<Vec<u64>, TableFileError>>,
+    starts: OnceLock<Result<Vec<u64>, PieceFileError>>,
     kept: Mutex<VecDeque<(usize, Arc<Vec<u8>>)>>,
 }
 
-impl std::fmt::Debug for TableFile {
+impl std::fmt::Debug for PieceFile {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TableFile")
+        f.debug_struct("PieceFile")
             .field("name", &self.name)
             .finish_non_exhaustive()
     }
 }
 
-impl TableFile {
+impl PieceFile {
     /// The file `name` (as messages show it) that `renderer` renders;
     /// `may_wait` when reading the table may wait on a network.
-    pub fn new(name: String, renderer: Box<dyn PieceRenderer>, may_wait: bool) -> TableFile {
-        TableFile {
+    pub fn new(name: String, renderer: Box<dyn PieceRenderer>, may_wait: bool) -> PieceFile {
+        PieceFile {
             name,
             renderer,
             may_wait,
@@ -164,9 +155,9 @@ impl TableFile {
     }
 
     /// The pieces' starts (measured on the first call).
-    fn starts(&self) -> Result<&[u64], TableFileError> {
+    fn starts(&self) -> Result<&[u64], PieceFileError> {
         let measured = self.starts.get_or_init(|| {
-            let lengths = self.renderer.measure().map_err(|e| TableFileError::Table {
+            let lengths = self.renderer.measure().map_err(|e| PieceFileError::Table {
                 file: self.name.clone(),
                 source: Arc::new(e),
             })?;
@@ -177,7 +168,7 @@ impl TableFile {
 
     /// The file's size (measuring it on the first call), or why it has
     /// none.
-    pub fn size(&self) -> Result<u64, TableFileError> {
+    pub fn size(&self) -> Result<u64, PieceFileError> {
         Ok(self.starts()?.last().copied().unwrap_or(0))
     }
 
@@ -219,19 +210,19 @@ impl TableFile {
     }
 
     /// Piece `piece`, kept or rendered now, at its measured length.
-    fn piece(&self, piece: usize, measured: u64) -> Result<Arc<Vec<u8>>, TableFileError> {
+    fn piece(&self, piece: usize, measured: u64) -> Result<Arc<Vec<u8>>, PieceFileError> {
         if let Some((_, bytes)) = self.kept.lock().iter().find(|(p, _)| *p == piece) {
             return Ok(bytes.clone());
         }
         let bytes = self
             .renderer
             .render(piece)
-            .map_err(|e| TableFileError::Table {
+            .map_err(|e| PieceFileError::Table {
                 file: self.name.clone(),
                 source: Arc::new(e),
             })?;
         if bytes.len() as u64 != measured {
-            return Err(TableFileError::Remeasured {
+            return Err(PieceFileError::Remeasured {
                 file: self.name.clone(),
                 piece,
                 measured,
@@ -251,7 +242,7 @@ impl TableFile {
 
     /// Bytes `[offset, offset + size)` of the file (shorter at its end):
     /// only the pieces they cover are rendered.
-    pub fn read(&self, offset: u64, size: u64) -> Result<Vec<u8>, TableFileError> {
+    pub fn read(&self, offset: u64, size: u64) -> Result<Vec<u8>, PieceFileError> {
         let starts = self.starts()?;
         let len = starts.last().copied().unwrap_or(0);
         let end = offset.saturating_add(size).min(len);
@@ -280,13 +271,6 @@ mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
-    #[test]
-    fn piece_starts_lay_pieces_end_to_end() {
-        assert_eq!(piece_starts(&[]), [0]);
-        assert_eq!(piece_starts(&[3, 0, 5]), [0, 3, 3, 8]);
-        assert_eq!(piece_starts(&[u64::MAX, 1]), [0, u64::MAX, u64::MAX]);
-    }
-
     /// Pieces of given lengths, each byte its piece number; counts renders.
     struct Pieces {
         lengths: Vec<u64>,
@@ -305,7 +289,7 @@ mod tests {
         }
     }
 
-    fn file(lengths: &[u64], wrong: Option<usize>) -> (TableFile, Arc<Pieces>) {
+    fn file(lengths: &[u64], wrong: Option<usize>) -> (PieceFile, Arc<Pieces>) {
         struct Shared(Arc<Pieces>);
         impl PieceRenderer for Shared {
             fn measure(&self) -> Result<Vec<u64>, RenderError> {
@@ -320,7 +304,7 @@ mod tests {
             renders: AtomicUsize::new(0),
             wrong,
         });
-        let f = TableFile::new(
+        let f = PieceFile::new(
             "t/table.csv".into(),
             Box::new(Shared(pieces.clone())),
             false,
@@ -372,7 +356,7 @@ mod tests {
                 Err(RenderError::NoSuchPiece { piece, count: 0 })
             }
         }
-        let f = TableFile::new("t/table.arrow".into(), Box::new(Broken), false);
+        let f = PieceFile::new("t/table.arrow".into(), Box::new(Broken), false);
         assert!(!f.failed(), "not measured yet");
         assert_eq!(f.len(), None);
         assert!(f.failed());
@@ -388,7 +372,7 @@ mod tests {
         assert!(
             matches!(
                 e,
-                TableFileError::Remeasured {
+                PieceFileError::Remeasured {
                     piece: 1,
                     measured: 4,
                     got: 5,
@@ -408,7 +392,7 @@ pub(crate) mod in_memory {
     use arrow_array::RecordBatch;
     use arrow_schema::SchemaRef;
 
-    use crate::views::table_source::{TableError, TableSource};
+    use crate::tables::{TableError, TableSource};
 
     /// Record batches given as they are.
     pub struct Batches {

@@ -12,12 +12,10 @@ use arrow_array::{ArrayRef, BooleanArray, RecordBatch, RecordBatchOptions, Struc
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
 use serde_json::Value as Json;
 
-use crate::read::RowMap;
-use crate::views::table_source::{TableError, TableSource};
-
 use super::model::{TableModel, BATCH_PHYSICAL_ROWS};
-use super::read::Values;
 use super::schema;
+use super::seam::{ColumnBatch, ColumnSource, TableError, TableSource};
+use crate::read::RowMap;
 
 /// One field of the Arrow schema: a stored or computed column, or a struct
 /// regrouping dotted leaves.
@@ -127,20 +125,20 @@ impl TableBatches {
     }
 
     /// Column `i`'s values over the live rows of batch `b`.
-    pub fn column_batch(&self, i: usize, b: usize) -> Result<Values, TableError> {
+    pub fn column_batch(&self, i: usize, b: usize) -> Result<ColumnBatch, TableError> {
         let (p0, p1) = self.range(b).ok_or(TableError::NoSuchBatch {
             index: b,
             count: self.ranges.len(),
         })?;
         let mask = self.live_mask(p0, p1);
         match self.model.read_column(i, p0, p1)? {
-            Values::Arrow(a) => arrow_select::filter::filter(a.as_ref(), &mask)
-                .map(Values::Arrow)
+            ColumnBatch::Arrow(a) => arrow_select::filter::filter(a.as_ref(), &mask)
+                .map(ColumnBatch::Arrow)
                 .map_err(|source| TableError::Arrow {
                     column: self.model.columns[i].name().to_owned(),
                     source,
                 }),
-            Values::Json(all) => Ok(Values::Json(
+            ColumnBatch::Json(all) => Ok(ColumnBatch::Json(
                 all.into_iter()
                     .zip(mask.values().iter())
                     .filter_map(|(v, keep)| keep.then_some(v))
@@ -152,8 +150,8 @@ impl TableBatches {
     fn slot_array(&self, slot: &Slot, b: usize) -> Result<ArrayRef, TableError> {
         match slot {
             Slot::Column(i) => match self.column_batch(*i, b)? {
-                Values::Arrow(a) => Ok(a),
-                Values::Json(_) => Err(TableError::Invalid {
+                ColumnBatch::Arrow(a) => Ok(a),
+                ColumnBatch::Json(_) => Err(TableError::Invalid {
                     column: self.model.columns[*i].name().to_owned(),
                     detail: "no Arrow values".into(),
                 }),
@@ -241,6 +239,78 @@ fn batch_ranges(live: &RowMap) -> (Vec<(u64, u64)>, Vec<u64>) {
         }
     }
     (ranges, rows)
+}
+
+impl TableBatches {
+    /// Computed column `i`'s values over the live rows, as stored bytes
+    /// (its dtype's, in row order).
+    pub fn computed_bytes(&self, i: usize) -> Result<Vec<u8>, String> {
+        let mut out = Vec::new();
+        for b in 0..self.rows.len() {
+            match self.column_batch(i, b).map_err(|e| e.to_string())? {
+                ColumnBatch::Arrow(a) => {
+                    let data = a.to_data();
+                    let width = data
+                        .data_type()
+                        .primitive_width()
+                        .ok_or("not a number column")?;
+                    let buf = data.buffers().first().ok_or("no values")?;
+                    let start = data.offset() * width;
+                    out.extend_from_slice(&buf.as_slice()[start..start + data.len() * width]);
+                }
+                ColumnBatch::Json(_) => return Err("not a number column".into()),
+            }
+        }
+        Ok(out)
+    }
+
+    /// Whether every null live row of float column `i` stores NaN (then
+    /// its stored values read as pandas reads the column: NaN at a null).
+    pub fn nan_at_every_null(&self, i: usize) -> Result<(), String> {
+        use arrow_array::cast::AsArray;
+        use arrow_array::types::{Float32Type, Float64Type};
+        use arrow_array::Array as _;
+        for b in 0..self.rows.len() {
+            let ColumnBatch::Arrow(a) = self.column_batch(i, b).map_err(|e| e.to_string())? else {
+                return Err("no float values".into());
+            };
+            let nan_everywhere = match a.data_type() {
+                DataType::Float32 => {
+                    let f = a.as_primitive::<Float32Type>();
+                    (0..f.len()).all(|r| f.is_valid(r) || f.values()[r].is_nan())
+                }
+                DataType::Float64 => {
+                    let f = a.as_primitive::<Float64Type>();
+                    (0..f.len()).all(|r| f.is_valid(r) || f.values()[r].is_nan())
+                }
+                _ => false,
+            };
+            if !nan_everywhere {
+                return Err(
+                    "a null row stores a number, which a float array would show as a value".into(),
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Column `column` of a table, batch by batch (what its `items.jsonl` reads).
+pub struct ColumnBatches {
+    /// The table.
+    pub batches: Arc<TableBatches>,
+    /// The column's index among its columns.
+    pub column: usize,
+}
+
+impl ColumnSource for ColumnBatches {
+    fn batch_count(&self) -> usize {
+        self.batches.batch_rows().len()
+    }
+
+    fn batch(&self, b: usize) -> Result<ColumnBatch, TableError> {
+        self.batches.column_batch(self.column, b)
+    }
 }
 
 impl TableSource for TableBatches {

@@ -5,11 +5,10 @@
 
 use std::fmt::Write as _;
 
-use crate::views::table_source::TableSource;
-
-use super::present::{arrow_name, kind_name};
+use super::record_batches::TableBatches;
 use super::schema::{Kind, Nulls};
-use super::source::TableBatches;
+use super::seam::TableSource;
+use super::type_names::{arrow_name, kind_name};
 
 /// The schema of `batches`' table as aligned text, one line per column.
 pub fn schema_text(batches: &TableBatches) -> String {

@@ -1,12 +1,15 @@
 //! What a table's renderers (`table.csv`, `table.arrow`, a column's
 //! `items.jsonl`) read: the table's logical columns as Arrow record batches
-//! of its live rows, one batch per chunk of rows. The catalog, which knows
-//! how a CTable is stored, implements [`TableSource`]; the views, below it,
-//! only render batches.
+//! of its live rows, one batch per chunk of rows ([`TableSource`]), or one
+//! column batch by batch ([`ColumnSource`]). This folder, which knows how a
+//! CTable is stored, implements them; the views, above it, only render
+//! batches.
 
 use std::sync::Arc;
 
+use arrow_array::ArrayRef;
 use arrow_schema::{ArrowError, SchemaRef};
+use serde_json::Value as Json;
 
 use crate::format::Problem;
 
@@ -65,4 +68,45 @@ pub enum TableError {
         /// How many there are.
         count: usize,
     },
+}
+
+/// A column's values over some rows (one batch of its live rows).
+#[derive(Debug)]
+pub enum ColumnBatch {
+    /// As Arrow (every column `to_arrow` can give).
+    Arrow(ArrayRef),
+    /// As JSON (an object column, which has no Arrow type).
+    Json(Vec<Json>),
+}
+
+/// A column's values, batch by batch.
+pub trait ColumnSource: Send + Sync {
+    /// How many batches the table has.
+    fn batch_count(&self) -> usize;
+    /// The column's values over the live rows of batch `b`.
+    fn batch(&self, b: usize) -> Result<ColumnBatch, TableError>;
+}
+
+/// Where each piece of `lengths` starts when laid end to end, and where
+/// the last ends (one more entry than pieces): a file's pieces, a
+/// BatchArray's batches.
+pub fn piece_starts(lengths: &[u64]) -> Vec<u64> {
+    std::iter::once(0)
+        .chain(lengths.iter().scan(0u64, |at, n| {
+            *at = n.saturating_add(*at);
+            Some(*at)
+        }))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn piece_starts_lay_pieces_end_to_end() {
+        assert_eq!(piece_starts(&[]), [0]);
+        assert_eq!(piece_starts(&[3, 0, 5]), [0, 3, 3, 8]);
+        assert_eq!(piece_starts(&[u64::MAX, 1]), [0, u64::MAX, u64::MAX]);
+    }
 }

@@ -9,15 +9,13 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value as Json};
 
+use super::batch_array::{self as batches, Serializer};
+use super::schema::{self, ColumnSpec, Kind, Nulls, Schema};
+use super::seam::piece_starts;
 use crate::compute::{OperandInfo, Program};
 use crate::format::{Array, Error, Problem, Region};
 use crate::read::{read_uncached, RowMap};
 use crate::source::store::Store;
-use crate::views::batches::{self, Serializer};
-use crate::views::presented_dtype;
-use crate::views::table_file::piece_starts;
-
-use super::schema::{self, ColumnSpec, Kind, Nulls, Schema};
 
 /// Most runs of valid rows a table's row map holds (bounds its memory).
 const MAX_ROW_RUNS: usize = 1 << 22;
@@ -83,6 +81,29 @@ pub enum Parts {
     },
     /// Nothing can be read (the column says why).
     Missing,
+}
+
+impl Parts {
+    /// Whether reading these parts may wait on a network.
+    pub fn may_wait(&self) -> bool {
+        match self {
+            Parts::Fixed { values, mask, .. } => {
+                values.may_wait() || mask.as_ref().is_some_and(|m| m.may_wait())
+            }
+            Parts::Utf8 {
+                offsets,
+                bytes,
+                mask,
+            } => {
+                offsets.may_wait()
+                    || bytes.may_wait()
+                    || mask.as_ref().is_some_and(|m| m.may_wait())
+            }
+            Parts::Dictionary { codes, .. } => codes.may_wait(),
+            Parts::Batches { array, .. } | Parts::PerChunk { array } => array.may_wait(),
+            Parts::Computed { .. } | Parts::Missing => false,
+        }
+    }
 }
 
 /// One logical column.
@@ -351,7 +372,7 @@ fn open_column(
             | Kind::FixedBytes
             | Kind::NdArray { .. } => {
                 let values = open(values.as_ref().ok_or_else(missing)?)?;
-                let dtype = presented_dtype(&values);
+                let dtype = values.item_dtype();
                 let row_bytes = crate::read::row_bytes(&values)
                     .unwrap_or(values.frame().typesize as u64)
                     .max(1);

@@ -17,18 +17,17 @@ use arrow_array::{
 use arrow_buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::DataType;
 
-use crate::format::{msgpack, Array, Region};
-use crate::read::read_uncached;
-use crate::views::batches::{self, Serializer};
-use crate::views::table_source::TableError;
-
+use super::batch_array::{self as batches, Serializer};
 use super::build::from_msgpack;
 use super::model::{Column, Parts, TableModel};
 use super::schema::{Kind, Nulls, Sentinel};
+use super::seam::{ColumnBatch, TableError};
+use crate::format::{msgpack, Array, Region};
+use crate::read::read_uncached;
+use crate::read::RowMap;
 
-/// A column's values over some rows: as Arrow, or as JSON for an object
-/// column (the type `items.jsonl` renders).
-pub use crate::views::column_jsonl::ColumnBatch as Values;
+/// Bytes of a `.notnull` mask read at a time when counting its nulls.
+const MASK_STEP: u64 = 1 << 20;
 
 fn invalid(column: &Column, detail: impl Into<String>) -> TableError {
     TableError::Invalid {
@@ -104,8 +103,23 @@ impl TableModel {
         )
     }
 
+    /// Nulls among rows `rows` of a `.notnull` mask (a false byte is a null).
+    pub fn count_nulls(&self, mask: &Array, rows: &RowMap) -> Result<u64, TableError> {
+        let mut nulls = 0u64;
+        for &(start, n) in &rows.runs {
+            let mut at = start;
+            while at < start + n {
+                let len = (start + n - at).min(MASK_STEP);
+                let bytes = read_bytes(mask, &part_name(mask), at, len)?;
+                nulls += bytes.iter().filter(|&&b| b == 0).count() as u64;
+                at += len;
+            }
+        }
+        Ok(nulls)
+    }
+
     /// Column `i`'s values over physical rows `[p0, p1)`.
-    pub fn read_column(&self, i: usize, p0: u64, p1: u64) -> Result<Values, TableError> {
+    pub fn read_column(&self, i: usize, p0: u64, p1: u64) -> Result<ColumnBatch, TableError> {
         let column = &self.columns[i];
         if let Some(why) = &column.problem {
             return Err(invalid(column, why.clone()));
@@ -117,7 +131,7 @@ impl TableModel {
                     Some(m) => mask_nulls(m, p0, p1)?,
                     None => None,
                 };
-                fixed_array(column, dtype, bytes, mask).map(Values::Arrow)
+                fixed_array(column, dtype, bytes, mask).map(ColumnBatch::Arrow)
             }
             Parts::Utf8 {
                 offsets,
@@ -128,7 +142,7 @@ impl TableModel {
                     Some(m) => mask_nulls(m, p0, p1)?,
                     None => None,
                 };
-                utf8_array(column, offsets, bytes, p0, p1, mask).map(Values::Arrow)
+                utf8_array(column, offsets, bytes, p0, p1, mask).map(ColumnBatch::Arrow)
             }
             Parts::Dictionary { codes, words } => {
                 let raw = read_bytes(codes, &part_name(codes), p0 * 4, (p1 - p0) * 4)?;
@@ -162,7 +176,7 @@ impl TableModel {
                 );
                 let dict = DictionaryArray::<Int32Type>::try_new(keys, words.clone())
                     .map_err(|e| arrow_err(column, e))?;
-                Ok(Values::Arrow(Arc::new(dict)))
+                Ok(ColumnBatch::Arrow(Arc::new(dict)))
             }
             Parts::Batches {
                 array,
@@ -201,7 +215,7 @@ impl TableModel {
                 program
                     .evaluate(&[p0], &[p1 - p0], &refs, &mut out)
                     .map_err(|e| invalid(column, e.to_string()))?;
-                fixed_array(column, program.dtype().numpy_str(), out, None).map(Values::Arrow)
+                fixed_array(column, program.dtype().numpy_str(), out, None).map(ColumnBatch::Arrow)
             }
             Parts::Missing => Err(invalid(column, "its values cannot be read")),
         }
@@ -216,7 +230,7 @@ fn batch_rows(
     starts: &[u64],
     p0: u64,
     p1: u64,
-) -> Result<Values, TableError> {
+) -> Result<ColumnBatch, TableError> {
     let total = starts.last().copied().unwrap_or(0);
     if p1 > total {
         return Err(invalid(
@@ -255,7 +269,7 @@ fn batch_rows(
                         joined.data_type()
                     ),
                 )),
-                _ => Ok(Values::Arrow(joined)),
+                _ => Ok(ColumnBatch::Arrow(joined)),
             }
         }
         _ => {
@@ -280,9 +294,11 @@ fn batch_rows(
 }
 
 /// msgpack row values as the column's Arrow type (object columns: JSON).
-fn msgpack_values(column: &Column, values: &[rmpv::Value]) -> Result<Values, TableError> {
+fn msgpack_values(column: &Column, values: &[rmpv::Value]) -> Result<ColumnBatch, TableError> {
     if matches!(&column.spec.kind, Kind::Varlen { name } if name == "object") {
-        return Ok(Values::Json(values.iter().map(msgpack::to_json).collect()));
+        return Ok(ColumnBatch::Json(
+            values.iter().map(msgpack::to_json).collect(),
+        ));
     }
     let data_type = column
         .spec
@@ -291,7 +307,7 @@ fn msgpack_values(column: &Column, values: &[rmpv::Value]) -> Result<Values, Tab
         .map_err(|why| invalid(column, why.clone()))?;
     let refs: Vec<&rmpv::Value> = values.iter().collect();
     from_msgpack(&refs, data_type)
-        .map(Values::Arrow)
+        .map(ColumnBatch::Arrow)
         .map_err(|why| invalid(column, why))
 }
 

@@ -1,0 +1,197 @@
+//! Plugin codecs 36-40 (JPEG 2000, HTJ2K, OpenZL) read exactly as python-blosc2 reads them.
+//!
+//! The fixtures in tests/fixtures/plugins were written by the plugins
+//! themselves (scripts/gen/gen_plugin_fixtures.py, in venvs of their own), and
+//! the manifest holds python-blosc2's decode of each: the whole array in C
+//! order and each chunk as `SChunk.decompress_chunk` returns it. Codecs
+//! blosc2fs decodes must match those bytes; the others must be refused with
+//! the plugin named, never served as made-up bytes.
+
+mod common;
+
+use blosc2fs::format::codec_support;
+use blosc2fs::source::open_array;
+use common::mount::{run_python, serial_with_fuse, Mount};
+use common::*;
+
+#[test]
+fn plugin_fixtures_read_exactly_or_are_refused() {
+    let dir = fixtures_dir().join("plugins");
+    let manifest = read_manifest(&dir);
+    assert!(
+        manifest.len() >= 20,
+        "only {} plugin fixtures",
+        manifest.len()
+    );
+    let mut failures = Vec::new();
+    let mut decoded = 0;
+    for (name, entry) in &manifest {
+        let path = dir.join(entry["path"].as_str().unwrap());
+        let array = match open_array(&path) {
+            Ok(a) => a,
+            Err(e) => {
+                failures.push(format!("{name}: open: {e}"));
+                continue;
+            }
+        };
+        let meta = blosc2fs::views::meta_json::render(&array);
+        for key in ["shape", "chunkshape", "blockshape", "codec"] {
+            if meta[key] != entry[key] {
+                failures.push(format!("{name}: {key} is {} not {}", meta[key], entry[key]));
+            }
+        }
+        let id = entry["codec_id"].as_u64().unwrap() as u8;
+        let support = codec_support(id);
+        if meta["decodable"] != support.decoded() {
+            failures.push(format!(
+                "{name}: meta.json decodable is {}",
+                meta["decodable"]
+            ));
+        }
+        if !support.decoded() {
+            match read_all(&array, 1 << 16) {
+                // Chunks the codec could not shrink are stored raw and need no codec.
+                Ok(bytes) if sha256_hex(&bytes) == entry["sha256"].as_str().unwrap() => {}
+                Ok(_) => failures.push(format!("{name}: read although codec {id} is refused")),
+                Err(e) if e.to_string().contains("blosc2-") => {}
+                Err(e) => failures.push(format!("{name}: refusal does not name the plugin: {e}")),
+            }
+            continue;
+        }
+        decoded += 1;
+        match read_all(&array, 1 << 16) {
+            Ok(bytes) => {
+                if bytes.len() as u64 != entry["size"].as_u64().unwrap()
+                    || sha256_hex(&bytes) != entry["sha256"].as_str().unwrap()
+                {
+                    failures.push(format!("{name}: data differs from python-blosc2's read"));
+                }
+            }
+            Err(e) => failures.push(format!("{name}: read: {e}")),
+        }
+        for (c, sha) in entry["chunk_sha256"].as_array().unwrap().iter().enumerate() {
+            match array.decode_chunk(c as u64) {
+                Ok(bytes) if sha256_hex(&bytes) == sha.as_str().unwrap() => {}
+                Ok(_) => failures.push(format!("{name}: chunk {c} differs from python-blosc2's")),
+                Err(e) => failures.push(format!("{name}: chunk {c}: {e}")),
+            }
+        }
+    }
+    assert!(decoded >= 13, "only {decoded} fixtures of decoded codecs");
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// Through a real mount: `data`, `data.npy` and every file of `chunks/` of
+/// each decoded fixture hold python-blosc2's bytes, and `preview.png` is
+/// the preview of those same values (an array numpy wrote from the mounted
+/// `data.npy` with a classic codec, mounted beside it, previews the same);
+/// the refused ones answer EIO.
+#[test]
+fn plugin_arrays_read_exactly_through_a_mount() {
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
+    let dir = fixtures_dir().join("plugins");
+    let manifest = read_manifest(&dir);
+    let m = Mount::start(&dir, &["--cache-size", "64M"]);
+    let copies = tempfile::tempdir().unwrap();
+    let mut previews = Vec::new();
+    for (name, entry) in &manifest {
+        let at = m.path().join(entry["path"].as_str().unwrap());
+        let id = entry["codec_id"].as_u64().unwrap() as u8;
+        if !codec_support(id).decoded() {
+            // EIO, unless every chunk was stored raw (the codec could not shrink it).
+            match std::fs::read(at.join("data")) {
+                Ok(bytes) => assert_eq!(
+                    sha256_hex(&bytes),
+                    entry["sha256"].as_str().unwrap(),
+                    "{name}"
+                ),
+                Err(e) => assert_eq!(e.raw_os_error(), Some(libc::EIO), "{name}: {e}"),
+            }
+            continue;
+        }
+        let data = std::fs::read(at.join("data")).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(
+            sha256_hex(&data),
+            entry["sha256"].as_str().unwrap(),
+            "{name}: data"
+        );
+        let npy = std::fs::read(at.join("data.npy")).unwrap();
+        assert!(npy.starts_with(b"\x93NUMPY"), "{name}: data.npy");
+        assert_eq!(
+            sha256_hex(&npy[npy.len() - data.len()..]),
+            entry["sha256"].as_str().unwrap(),
+            "{name}: data.npy"
+        );
+        // chunks/ holds one file per chunk, named by its grid position (and .zarray).
+        let mut chunks: Vec<(Vec<u64>, std::path::PathBuf)> = std::fs::read_dir(at.join("chunks"))
+            .unwrap()
+            .map(|e| e.unwrap())
+            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+            .map(|e| {
+                let key = e
+                    .file_name()
+                    .to_string_lossy()
+                    .split('.')
+                    .map(|p| p.parse().unwrap())
+                    .collect();
+                (key, e.path())
+            })
+            .collect();
+        chunks.sort();
+        let expected = entry["chunk_sha256"].as_array().unwrap();
+        assert_eq!(chunks.len(), expected.len(), "{name}: chunks/");
+        for ((_, path), sha) in chunks.iter().zip(expected) {
+            let bytes = std::fs::read(path).unwrap();
+            assert_eq!(
+                sha256_hex(&bytes),
+                sha.as_str().unwrap(),
+                "{name}: {}",
+                path.display()
+            );
+        }
+        if at.join("preview.png").exists() {
+            let png = std::fs::read(at.join("preview.png"))
+                .unwrap_or_else(|e| panic!("{name}: preview.png: {e}"));
+            assert!(png.starts_with(b"\x89PNG"), "{name}: preview.png");
+            let chunkshape: Vec<String> = entry["chunkshape"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c.to_string())
+                .collect();
+            run_python(
+                "import sys, blosc2, numpy as np\n\
+                 a = np.load(sys.argv[1])\n\
+                 chunks = tuple(int(c) for c in sys.argv[3].split(','))\n\
+                 blosc2.asarray(a, chunks=chunks, urlpath=sys.argv[2], mode='w', cparams={'codec': blosc2.Codec.ZSTD})\n",
+                &[
+                    at.join("data.npy").to_str().unwrap(),
+                    copies.path().join(entry["path"].as_str().unwrap()).to_str().unwrap(),
+                    &chunkshape.join(","),
+                ],
+            );
+            previews.push((
+                name.clone(),
+                entry["path"].as_str().unwrap().to_string(),
+                png,
+            ));
+        }
+    }
+    drop(m);
+    assert!(previews.len() >= 10, "only {} previews", previews.len());
+    let copy_mount = Mount::start(copies.path(), &[]);
+    for (name, path, png) in previews {
+        let want = std::fs::read(copy_mount.path().join(&path).join("preview.png")).unwrap();
+        assert!(
+            want == png,
+            "{name}: preview.png differs from the preview of the same values"
+        );
+    }
+}
