@@ -230,13 +230,35 @@ type Candidates = Arc<Vec<PathBuf>>;
 
 /// Plans files read and folders listed so far, by identity: shared by
 /// every entry of a tree.
+///
+/// Plans are looked for only inside `root`, the mount's source folder: a
+/// file never makes the mount read what it does not show (a mounted case
+/// folder or single array takes no geometry from the folders above it).
 #[derive(Debug, Default)]
 pub struct PlansMemo {
+    root: Option<PathBuf>,
     files: Mutex<HashMap<PathBuf, (Stamp, Arc<Plans>)>>,
     folders: Mutex<HashMap<PathBuf, (Stamp, Candidates)>>,
 }
 
 impl PlansMemo {
+    /// A memo that reads plans only under `root` (canonical); the default
+    /// memo reads none.
+    pub fn within(root: PathBuf) -> PlansMemo {
+        PlansMemo {
+            root: Some(root),
+            ..PlansMemo::default()
+        }
+    }
+
+    /// Whether `folder` is inside the source, its symlinks resolved.
+    fn shown(&self, folder: &Path) -> bool {
+        let Some(root) = &self.root else {
+            return false;
+        };
+        std::fs::canonicalize(folder).is_ok_and(|real| real.starts_with(root))
+    }
+
     /// The geometry nnU-Net's plans give the local array at `path` of
     /// `shape`, if any (see the module docs); a mismatch is logged and
     /// gives none.
@@ -245,12 +267,22 @@ impl PlansMemo {
         let folder_name = folder.file_name()?.to_str()?;
         let up = folder.parent()?;
         let found = if up.file_name() == Some(OsStr::new(NEXT_STAGE)) {
-            let plans_file = up.parent()?.join(TRAINER_PLANS);
+            let trainer = up.parent()?;
+            if !self.shown(trainer) {
+                return None;
+            }
+            let plans_file = trainer.join(TRAINER_PLANS);
+            if std::fs::symlink_metadata(&plans_file).is_ok_and(|m| !m.is_file()) {
+                return None;
+            }
             match &*self.plans(&plans_file)? {
                 Plans::Plans(confs) => next_stage(folder_name, confs, shape),
                 _ => Ok(None),
             }
         } else {
+            if !self.shown(up) {
+                return None;
+            }
             let candidates = self.candidates(up)?;
             let read: Vec<Arc<Plans>> = candidates.iter().filter_map(|f| self.plans(f)).collect();
             let confs: Vec<&Configuration> = read
@@ -454,8 +486,15 @@ mod tests {
         std::fs::write(dataset.join("dataset.json"), b"{not json").unwrap();
         let plans = dataset.join("nnUNetPlans.json");
         std::fs::write(&plans, plans_doc().to_string()).unwrap();
-        let memo = PlansMemo::default();
+        let memo = PlansMemo::within(std::fs::canonicalize(dir.path()).unwrap());
         let case = pre.join("prostate_00.b2nd");
+        // Plans above the source are never read: a mount of the case folder
+        // alone, or the default memo, takes no geometry from them.
+        let inside = PlansMemo::within(std::fs::canonicalize(&pre).unwrap());
+        assert!(inside.geometry(&case, &[2, 20, 64, 64]).is_none());
+        assert!(PlansMemo::default()
+            .geometry(&case, &[2, 20, 64, 64])
+            .is_none());
         let g = memo.geometry(&case, &[2, 20, 64, 64]).unwrap();
         assert_eq!(g.spacing, Some(vec![3.0, 0.625, 0.625]));
         assert!(memo.geometry(&case, &[20, 64, 64]).is_none());

@@ -26,6 +26,7 @@ use crate::catalog::computed::Computer;
 use crate::catalog::entry::{Loaded, Loading, OnLoad};
 use crate::catalog::local_dir::Fence;
 use crate::catalog::meta_cache::MetaCache;
+use crate::catalog::nnunet_plans::PlansMemo;
 use crate::tables::PartReader;
 use crate::tree::error::FsError;
 use crate::tree::{Attr, DirEntry, Tree};
@@ -138,11 +139,17 @@ impl Filesystem {
 
     fn on_load(planner: &Arc<Planner>, computer: Option<Computer>) -> OnLoad {
         let preload = planner.clone();
+        // nnU-Net plans are read only inside a local source (the root that
+        // saved expressions are confined to, too).
+        let plans = match &computer {
+            Some(c) if !c.root.as_os_str().is_empty() => PlansMemo::within(c.root.clone()),
+            _ => PlansMemo::default(),
+        };
         Arc::new(Loading {
             preload: Box::new(move |array| preload.opened(array)),
             computer,
             table_reads: PartReader::shared(planner.blocks().clone()),
-            plans: Default::default(),
+            plans,
         })
     }
 
