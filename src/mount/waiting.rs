@@ -23,13 +23,18 @@ pub type Job = Box<dyn FnOnce() + Send + 'static>;
 const QUEUE: usize = 256;
 
 /// Threads serving queued jobs: `workers` from the start, and one more
-/// (up to `most`) whenever a job comes while none is idle, so jobs stalled
-/// on one server never keep the next job waiting while room is left.
+/// (up to `most`) whenever a job comes while the jobs not yet taken
+/// outnumber the idle workers, so jobs stalled on one server never keep the
+/// next job waiting while room is left. (Counting idle workers alone was
+/// not enough: a worker counts as idle until it has taken its job, so jobs
+/// sent in a row all saw it idle and queued behind one another.)
 pub struct WaitPool {
     queue: Option<SyncSender<Job>>,
     rx: Arc<Mutex<Receiver<Job>>>,
     /// Workers waiting for a job now.
     idle: Arc<AtomicUsize>,
+    /// Jobs sent and not yet taken by a worker.
+    queued: Arc<AtomicUsize>,
     /// Workers started.
     started: AtomicUsize,
     most: usize,
@@ -44,6 +49,7 @@ impl WaitPool {
             queue: None,
             rx: Arc::new(Mutex::new(rx)),
             idle: Arc::new(AtomicUsize::new(0)),
+            queued: Arc::new(AtomicUsize::new(0)),
             started: AtomicUsize::new(0),
             most: most.max(workers),
         };
@@ -60,12 +66,12 @@ impl WaitPool {
     /// Start one more worker; false when the thread could not be started.
     fn spawn(&self) -> bool {
         let n = self.started.fetch_add(1, Ordering::SeqCst);
-        let (rx, idle) = (self.rx.clone(), self.idle.clone());
+        let (rx, idle, queued) = (self.rx.clone(), self.idle.clone(), self.queued.clone());
         // Counted idle before it runs, so two jobs in a row start one thread.
         idle.fetch_add(1, Ordering::SeqCst);
         match thread::Builder::new()
             .name(format!("remote-wait-{n}"))
-            .spawn(move || serve(&rx, &idle))
+            .spawn(move || serve(&rx, &idle, &queued))
         {
             Ok(_) => true,
             Err(e) => {
@@ -82,23 +88,29 @@ impl WaitPool {
         let Some(queue) = &self.queue else {
             return job();
         };
-        if self.idle.load(Ordering::SeqCst) == 0 && self.started.load(Ordering::SeqCst) < self.most
+        let queued = self.queued.fetch_add(1, Ordering::SeqCst) + 1;
+        if queued > self.idle.load(Ordering::SeqCst)
+            && self.started.load(Ordering::SeqCst) < self.most
         {
             self.spawn();
         }
         match queue.try_send(job) {
             Ok(()) => {}
-            Err(TrySendError::Full(job)) | Err(TrySendError::Disconnected(job)) => job(),
+            Err(TrySendError::Full(job)) | Err(TrySendError::Disconnected(job)) => {
+                self.queued.fetch_sub(1, Ordering::SeqCst);
+                job()
+            }
         }
     }
 }
 
-fn serve(rx: &Mutex<Receiver<Job>>, idle: &AtomicUsize) {
+fn serve(rx: &Mutex<Receiver<Job>>, idle: &AtomicUsize, queued: &AtomicUsize) {
     loop {
         let job = match rx.lock().recv() {
             Ok(job) => job,
             Err(_) => return,
         };
+        queued.fetch_sub(1, Ordering::SeqCst);
         idle.fetch_sub(1, Ordering::SeqCst);
         job();
         idle.fetch_add(1, Ordering::SeqCst);
