@@ -51,6 +51,33 @@ pub fn read_manifest(dir: &Path) -> serde_json::Map<String, serde_json::Value> {
     }
 }
 
+/// Open manifest entry `name` (`entry`) of fixture folder `dir` and check
+/// the layout its meta.json gives (shape, chunk and block shapes, codec)
+/// against the manifest, pushing what differs onto `failures`: the array
+/// and its meta.json, or `None` (a failure pushed) when it does not open.
+pub fn open_fixture(
+    dir: &Path,
+    name: &str,
+    entry: &serde_json::Value,
+    failures: &mut Vec<String>,
+) -> Option<(blosc2fs::format::Array, serde_json::Value)> {
+    let path = dir.join(entry["path"].as_str().unwrap());
+    let array = match blosc2fs::source::open_array(&path) {
+        Ok(a) => a,
+        Err(e) => {
+            failures.push(format!("{name}: open: {e}"));
+            return None;
+        }
+    };
+    let meta = blosc2fs::views::meta_json::render(&array);
+    for key in ["shape", "chunkshape", "blockshape", "codec"] {
+        if meta[key] != entry[key] {
+            failures.push(format!("{name}: {key} is {} not {}", meta[key], entry[key]));
+        }
+    }
+    Some((array, meta))
+}
+
 /// Every file under `root` but a mount's `.stats` (its counters change
 /// from one read to the next), read whole, by path relative to `root`.
 pub fn read_tree(root: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
