@@ -231,7 +231,7 @@ pub fn open_file(
 pub struct MountArgs {
     /// A Blosc2 file (.b2nd, .b2frame, ...), a sparse-frame directory, or a
     /// directory tree holding them (mirrored; its other files are shown as
-    /// themselves unless --blosc2-only); or a URL: an object-store prefix
+    /// themselves, unless `--blosc2-only` is given); or a URL: an object-store prefix
     /// (s3://bucket/prefix/, gs://, az://) or the http(s) URL of one array.
     pub source: PathBuf,
     /// An empty directory to mount at (a user other than root needs write
