@@ -404,3 +404,48 @@ fn damaged_openzl_blocks_give_eio_and_the_mount_keeps_serving() {
         );
     }
 }
+
+/// The OpenZL regressions (tests/fuzz_regressions/codecs-openzl-*, cut
+/// from chunk 0 of `openzl_zstd_i4` and of the checksummed
+/// `openzl_zstd_cs_u1`): the whole frame decodes to python-blosc2's chunk;
+/// the frame cut in half, decoded into a block smaller than it claims, as
+/// items of another size, or with a flipped byte under checksums, is an
+/// error.
+#[test]
+fn hostile_openzl_payloads_are_errors() {
+    use blosc2fs::format::codec::openzl::decompress;
+    if !codec_support(38).decoded() {
+        return;
+    }
+    let manifest = read_manifest(&fixtures_dir().join("plugins"));
+    let dir = repo_root().join("tests/fuzz_regressions");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if !name.starts_with("codecs-openzl-") {
+            continue;
+        }
+        // The fuzz harness's layout: op byte, output length, item size selector, frame.
+        let data = std::fs::read(&path).unwrap();
+        assert_eq!(data[0], 224, "{name}: not the OpenZL op");
+        let out_len = u16::from_le_bytes([data[1], data[2]]) as usize;
+        let typesize = [1usize, 2, 4, 8][data[3] as usize % 4];
+        let mut dst = vec![0u8; out_len];
+        let result = decompress(&data[4..], &mut dst, typesize);
+        if name == "codecs-openzl-whole-frame.bin" {
+            result.unwrap();
+            assert_eq!(
+                sha256_hex(&dst),
+                manifest["openzl_zstd_i4"]["chunk_sha256"][0]
+                    .as_str()
+                    .unwrap()
+            );
+        } else {
+            let err = result.expect_err(&name);
+            assert!(err.to_string().starts_with("openzl"), "{name}: {err}");
+        }
+        checked += 1;
+    }
+    assert!(checked >= 5, "only {checked} OpenZL regressions");
+}

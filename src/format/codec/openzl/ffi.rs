@@ -15,6 +15,16 @@ use openzl_sys as sys;
 use std::ffi::{c_void, CStr};
 use std::ptr::NonNull;
 
+/// The OpenZL library's version (major, minor, patch), from its header.
+pub const LIBRARY_VERSION: (u32, u32, u32) = (
+    sys::ZL_LIBRARY_VERSION_MAJOR,
+    sys::ZL_LIBRARY_VERSION_MINOR,
+    sys::ZL_LIBRARY_VERSION_PATCH,
+);
+
+/// The oldest and newest frame format versions the library decodes.
+pub const FORMAT_VERSIONS: (u32, u32) = (sys::ZL_MIN_FORMAT_VERSION, sys::ZL_MAX_FORMAT_VERSION);
+
 /// What OpenZL reported, or what this wrapper refused before asking it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum OpenZlError {

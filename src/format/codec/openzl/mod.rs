@@ -37,6 +37,21 @@ const CODEC: &str = "openzl";
 /// Whether this build decodes OpenZL (the `openzl-c` feature).
 pub const AVAILABLE: bool = cfg!(feature = "openzl-c");
 
+/// What decodes OpenZL in this build, as `blosc2fs --version` says: the C
+/// library's version and the frame format versions it reads.
+pub fn backend() -> String {
+    #[cfg(feature = "openzl-c")]
+    {
+        let ((major, minor, patch), (oldest, newest)) =
+            (ffi::LIBRARY_VERSION, ffi::FORMAT_VERSIONS);
+        format!("OpenZL {major}.{minor}.{patch} (C), frame formats {oldest}-{newest}")
+    }
+    #[cfg(not(feature = "openzl-c"))]
+    {
+        "none (built without the cargo feature `openzl-c`)".to_string()
+    }
+}
+
 /// Decode the OpenZL frame in `src` (one Blosc2 stream) into exactly
 /// `dst.len()` bytes; `typesize` is the chunk header's item size.
 pub fn decompress(src: &[u8], dst: &mut [u8], typesize: usize) -> Result<(), CodecError> {
