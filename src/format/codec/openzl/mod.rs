@@ -122,7 +122,7 @@ mod backend {
             result
         });
         let decoded = decoded.map_err(from_ffi)?;
-        let want = (typesize > 0 && dst.len() % typesize == 0).then_some(typesize);
+        let want = (typesize > 0 && dst.len().is_multiple_of(typesize)).then_some(typesize);
         if decoded.struct_width != want {
             let kind = |w: Option<usize>| match w {
                 Some(w) => format!("{w}-byte structs"),
