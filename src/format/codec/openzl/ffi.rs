@@ -1,5 +1,6 @@
-//! The one place blosc2fs calls OpenZL's C library (through `openzl-sys`),
-//! and so the one module of the codecs with `unsafe` in it.
+//! The one place blosc2fs calls OpenZL's C library (through
+//! `openzl-sys-rs`), and so the one module of the codecs with `unsafe` in
+//! it.
 //!
 //! No safe OpenZL decoder exists (no pure-Rust port, no safe wrapper crate),
 //! so this module keeps the surface as small as decoding needs: a
@@ -9,9 +10,13 @@
 //! OpenZL's error reports turned into [`OpenZlError`]. Every pointer handed
 //! to C comes from a live Rust slice with its true length, and every output
 //! is bounded by the caller's buffer: OpenZL never learns a capacity larger
-//! than the slice it writes into.
+//! than the slice it writes into. OpenZL sizes its internal streams from
+//! the frame's graph, not from the output's size (a few dozen bytes of
+//! frame can ask for gigabytes), so each decode also runs under an
+//! allocation budget the caller sets (`openzl-sys-rs`'s per-thread budget
+//! on OpenZL's allocation layer).
 
-use openzl_sys as sys;
+use openzl_sys_rs as sys;
 use std::ffi::{c_void, CStr};
 use std::ptr::NonNull;
 
@@ -28,9 +33,12 @@ pub const FORMAT_VERSIONS: (u32, u32) = (sys::ZL_MIN_FORMAT_VERSION, sys::ZL_MAX
 /// What OpenZL reported, or what this wrapper refused before asking it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum OpenZlError {
-    /// OpenZL could not allocate a decompression context.
+    /// OpenZL could not create a decompression context.
     #[error("OpenZL could not create a decompression context")]
     NoContext,
+    /// Decoding needed more of OpenZL's own memory than the budget allows.
+    #[error("OpenZL frame needs more than {limit} bytes of working memory")]
+    OverBudget { limit: usize },
     /// OpenZL rejected the frame; `name` is its error code's name
     /// (`ZL_ErrorCode_toString`), `detail` its first context line, if any.
     #[error("OpenZL error {name}{}", detail_suffix(.detail))]
@@ -58,6 +66,9 @@ pub struct Decoded {
     pub struct_width: Option<usize>,
     /// Bytes written, never more than the buffer's length.
     pub len: usize,
+    /// Bytes OpenZL allocated while decoding, as its budget counts them
+    /// (cumulatively: a free gives nothing back).
+    pub allocated: usize,
 }
 
 /// Whether `report` is an error, and if so the typed error for it (with
@@ -66,14 +77,14 @@ fn check(
     report: sys::ZL_Report,
     dctx: Option<&DecompressionContext>,
 ) -> Result<usize, OpenZlError> {
-    // SAFETY: `ZL_isError` only reads the report, a plain value type.
-    if unsafe { sys::ZL_isError(report) } == 0 {
-        // SAFETY: the report is not an error (checked just above), which is
-        // `ZL_validResult`'s only precondition.
-        return Ok(unsafe { sys::ZL_validResult(report) });
+    // SAFETY: a report is a C union whose every variant starts with the
+    // error code (the field OpenZL's own `ZL_isError` reads), 0 on success;
+    // the function that returned it initialised it whole.
+    let code = unsafe { report._code };
+    if code == sys::ZL_ErrorCode_ZL_ErrorCode_no_error {
+        // SAFETY: a success holds the value variant (the code, then the value).
+        return Ok(unsafe { report._value._value });
     }
-    // SAFETY: reads the code out of a report value.
-    let code = unsafe { sys::ZL_errorCode(report) };
     // SAFETY: `ZL_ErrorCode_toString` returns a pointer to a static
     // NUL-terminated string for any code (an "unknown" one for codes it
     // does not know), or null, which is checked.
@@ -148,20 +159,34 @@ impl DecompressionContext {
 
     /// Decode the one frame in `frame` into the start of `dst`, never
     /// writing past `dst.len()` (a frame that needs more is an error from
-    /// OpenZL). Only serial and struct outputs are accepted, checked from
-    /// the header before decoding.
+    /// OpenZL), with at most `budget` bytes of OpenZL's own allocations
+    /// (charged cumulatively). Only serial and struct outputs are
+    /// accepted, checked from the header before decoding.
     pub fn decompress_into(
         &mut self,
         frame: &[u8],
         dst: &mut [u8],
+        budget: usize,
     ) -> Result<Decoded, OpenZlError> {
+        let (result, spent) = sys::with_alloc_budget(budget, || self.decode(frame, dst));
+        match result {
+            Ok(decoded) => Ok(Decoded {
+                allocated: spent.used,
+                ..decoded
+            }),
+            Err(_) if spent.exceeded => Err(OpenZlError::OverBudget { limit: budget }),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn decode(&mut self, frame: &[u8], dst: &mut [u8]) -> Result<Decoded, OpenZlError> {
         let mut kind: sys::ZL_Type = 0;
         // SAFETY: `kind` is a live local OpenZL writes one value into;
         // the frame pointer and length are a live slice's, only read.
         let report =
             unsafe { sys::ZL_getOutputType(&mut kind, frame.as_ptr().cast(), frame.len()) };
         check(report, None)?;
-        if kind != sys::ZL_Type_serial && kind != sys::ZL_Type_struct {
+        if kind != sys::ZL_Type_ZL_Type_serial && kind != sys::ZL_Type_ZL_Type_struct {
             return Err(OpenZlError::OutputType(type_name(kind)));
         }
         let mut info = sys::ZL_OutputInfo {
@@ -191,11 +216,15 @@ impl DecompressionContext {
         // exceed the capacity it was given.)
         let len = written.min(dst.len());
         let struct_width = match info.type_ {
-            sys::ZL_Type_serial => None,
-            sys::ZL_Type_struct => Some(info.fixedWidth as usize),
+            sys::ZL_Type_ZL_Type_serial => None,
+            sys::ZL_Type_ZL_Type_struct => Some(info.fixedWidth as usize),
             other => return Err(OpenZlError::OutputType(type_name(other))),
         };
-        Ok(Decoded { struct_width, len })
+        Ok(Decoded {
+            struct_width,
+            len,
+            allocated: 0,
+        })
     }
 }
 
@@ -209,10 +238,10 @@ impl Drop for DecompressionContext {
 
 fn type_name(kind: sys::ZL_Type) -> String {
     match kind {
-        sys::ZL_Type_serial => "serial".into(),
-        sys::ZL_Type_struct => "struct".into(),
-        sys::ZL_Type_numeric => "numeric".into(),
-        sys::ZL_Type_string => "string".into(),
+        sys::ZL_Type_ZL_Type_serial => "serial".into(),
+        sys::ZL_Type_ZL_Type_struct => "struct".into(),
+        sys::ZL_Type_ZL_Type_numeric => "numeric".into(),
+        sys::ZL_Type_ZL_Type_string => "string".into(),
         other => format!("{other}"),
     }
 }

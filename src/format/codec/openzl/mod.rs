@@ -17,9 +17,11 @@
 //! is read before decoding and must be the stream's raw size (from the
 //! Blosc2 block): a larger claim is refused before anything is allocated
 //! for it, and a smaller one too, since it would leave part of the block
-//! unwritten (the plugin would return the buffer as it was). The output's
-//! type must be what the plugin asks for (structs of the item size, or
-//! serial bytes).
+//! unwritten (the plugin would return the buffer as it was). OpenZL's
+//! internal streams are sized from the frame's graph, not from that claim,
+//! so its own allocations are capped too (eight times the stream plus
+//! 4 MiB; an honest frame needs far less). The output's type must be what
+//! the plugin asks for (structs of the item size, or serial bytes).
 //!
 //! OpenZL is C, so it sits behind the default cargo feature `openzl-c`;
 //! without it (the local-only build, no C) the codec stays refused with the
@@ -113,7 +115,7 @@ mod backend {
                 Some(ctx) => ctx,
                 None => slot.insert(DecompressionContext::new()?),
             };
-            let result = ctx.decompress_into(src, dst);
+            let result = ctx.decompress_into(src, dst, budget(dst.len()));
             if result.is_err() {
                 // A fresh context after a failure: nothing of a bad frame
                 // stays in the one the next block uses.
@@ -142,6 +144,14 @@ mod backend {
             });
         }
         Ok(())
+    }
+
+    /// OpenZL's working memory allowed for a stream of `raw_len` bytes:
+    /// its internal streams are sized from the frame's graph, which a
+    /// hostile frame can make huge, while an honest frame of the plugin's
+    /// graphs needs a few times the stream (measured in the tests).
+    pub(super) fn budget(raw_len: usize) -> usize {
+        raw_len.saturating_mul(8).saturating_add(4 << 20)
     }
 
     fn corrupt(detail: String) -> CodecError {

@@ -138,6 +138,25 @@ fn every_fixture_chunk_decodes_to_python_blosc2s_bytes() {
     assert!(coded >= 10, "only {coded} streams went through OpenZL");
 }
 
+/// OpenZL's working memory for the fixtures' honest frames, against the
+/// budget each decode gets: well inside it (so no honest frame is refused).
+#[cfg(feature = "openzl-c")]
+#[test]
+fn honest_frames_need_far_less_than_the_budget() {
+    let mut ctx = super::ffi::DecompressionContext::new().unwrap();
+    for (name, payload, raw_len, _) in coded_payloads() {
+        let mut dst = vec![0u8; raw_len];
+        let budget = super::backend::budget(raw_len);
+        let first = ctx.decompress_into(&payload, &mut dst, budget).unwrap();
+        let again = ctx.decompress_into(&payload, &mut dst, budget).unwrap();
+        let most = first.allocated.max(again.allocated);
+        assert!(most < budget / 2, "{name}: {most} bytes of {budget}");
+        // Too small a budget is an error naming it, not a crash.
+        let err = ctx.decompress_into(&payload, &mut dst, 64).unwrap_err();
+        assert!(err.to_string().contains("working memory"), "{name}: {err}");
+    }
+}
+
 #[cfg(feature = "openzl-c")]
 #[test]
 fn every_cut_of_a_frame_is_an_error() {
@@ -276,4 +295,51 @@ fn without_the_feature_every_frame_is_refused_naming_the_feature() {
         refused >= 10 && stored >= 1,
         "{refused} refused, {stored} stored"
     );
+}
+
+/// Random mutations of the fixtures' frames (flips, overwrites, cuts,
+/// inserts) for `SOAK_SECS` seconds (30 by default): no panic, no crash.
+/// Run by hand, e.g. under valgrind:
+/// `SOAK_SECS=100 valgrind --error-exitcode=9 <lib test binary> --ignored random_mutations`.
+#[cfg(feature = "openzl-c")]
+#[test]
+#[ignore]
+fn random_mutations_of_fixture_frames_soak() {
+    let payloads = coded_payloads();
+    let secs: u64 = std::env::var("SOAK_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(30);
+    let start = std::time::Instant::now();
+    let mut state = 0x9e3779b97f4a7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let (mut n, mut ok) = (0u64, 0u64);
+    while start.elapsed().as_secs() < secs {
+        let (_, p, raw_len, typesize) = &payloads[next() as usize % payloads.len()];
+        let mut bad = p.clone();
+        let k = 1 + next() % 8;
+        for _ in 0..k {
+            let at = next() as usize % bad.len();
+            match next() % 4 {
+                0 => bad[at] ^= 1 << (next() % 8),
+                1 => bad[at] = next() as u8,
+                2 => bad.truncate(at.max(4)),
+                _ => {
+                    let v = next() as u8;
+                    bad.insert(at, v)
+                }
+            }
+        }
+        let mut dst = vec![0u8; *raw_len];
+        if decompress(&bad, &mut dst, *typesize).is_ok() {
+            ok += 1;
+        }
+        n += 1;
+    }
+    eprintln!("{n} mutated frames, {ok} decoded Ok");
 }
