@@ -465,3 +465,44 @@ fn a_disk_cache_holding_bad_bytes_heals() {
         "served from the healed cache"
     );
 }
+
+/// One `read()` waits at most `--remote-timeout` in total and gives EIO:
+/// the kernel asks again, page by page, for a readahead that failed, and
+/// a range that timed out just now fails at once instead of waiting again.
+#[test]
+fn one_read_waits_at_most_the_remote_timeout_in_total() {
+    let Some(_serial) = serial_with_fuse() else {
+        return;
+    };
+    let Some(moto) = Moto::start("one_read_waits_at_most_the_remote_timeout_in_total") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let made = arrays(dir.path(), &["big"]);
+    moto.upload("budget", &[(made[0].0.clone(), "big.b2nd".to_string())]);
+    let proxy = FaultProxy::start(moto.port, Rules::default());
+    let env = env_at(&moto, &proxy.endpoint());
+    let mount = Mount::start_with_env(
+        Path::new("s3://budget/"),
+        &["--remote-timeout", "3"],
+        &env_refs(&env),
+    );
+    let data = mount.path().join("big.b2nd/data");
+    std::fs::metadata(&data).unwrap();
+    proxy.set(Rules {
+        stall: vec!["/budget/big".into()],
+        ..Rules::default()
+    });
+    use std::os::unix::fs::FileExt;
+    let file = std::fs::File::open(&data).unwrap();
+    let mut buf = vec![0u8; 128 << 10];
+    // Past what the open fetched: the chunk's header, then its blocks.
+    let (took, answer) = timed(|| file.read_at(&mut buf, 2 << 20));
+    let e = answer.expect_err("a stalled store gives no bytes");
+    assert_eq!(e.raw_os_error(), Some(libc::EIO), "{e}");
+    assert!(
+        took < Duration::from_millis(4_500),
+        "one read took {took:?} with --remote-timeout 3: {:?}",
+        proxy.seen()
+    );
+}
