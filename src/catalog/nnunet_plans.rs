@@ -570,4 +570,94 @@ mod tests {
             .unwrap();
         assert_eq!(g.spacing, Some(vec![3.0, 0.625, 0.625]));
     }
+
+    /// Keys in memory, as a remote root's objects are: `(key, etag, bytes)`.
+    struct Keys(
+        Vec<(&'static str, &'static str, Vec<u8>)>,
+        std::cell::Cell<usize>,
+    );
+
+    impl PlansFiles for Keys {
+        fn shown(&self, _: &Path) -> bool {
+            true
+        }
+        fn stamp(&self, path: &Path) -> Option<Stamp> {
+            let key = path.to_str()?;
+            if let Some((_, etag, b)) = self.0.iter().find(|(k, _, _)| *k == key) {
+                return Some((0, b.len() as u64, None, Some(etag.to_string())));
+            }
+            let listed: String = self
+                .json_files(path)?
+                .iter()
+                .map(|p| format!("{p:?}"))
+                .collect();
+            Some((1, 0, None, Some(listed)))
+        }
+        fn not_a_file(&self, path: &Path) -> bool {
+            let key = format!("{}/", path.to_str().unwrap_or(""));
+            self.0.iter().any(|(k, _, _)| k.starts_with(&key))
+        }
+        fn json_files(&self, folder: &Path) -> Option<Vec<PathBuf>> {
+            let folder = folder.to_str()?;
+            Some(
+                self.0
+                    .iter()
+                    .filter(|(k, _, _)| {
+                        let (parent, name) = k.rsplit_once('/').unwrap_or(("", k));
+                        parent == folder && name.ends_with(".json")
+                    })
+                    .map(|(k, _, _)| PathBuf::from(k))
+                    .collect(),
+            )
+        }
+        fn read(&self, path: &Path) -> Option<Vec<u8>> {
+            self.1.set(self.1.get() + 1);
+            let key = path.to_str()?;
+            self.0
+                .iter()
+                .find(|(k, _, _)| *k == key)
+                .map(|(_, _, b)| b.clone())
+        }
+    }
+
+    /// The rules over keys (a remote root): the plans one level up, read
+    /// once per ETag, the root itself as the level up, a trainer's plans.
+    #[test]
+    fn keys_of_a_remote_root_follow_the_same_rules() {
+        let plans = plans_doc().to_string().into_bytes();
+        let keys = Keys(
+            vec![
+                ("D1/nnUNetPlans.json", "e1", plans.clone()),
+                ("D1/dataset.json", "e2", b"{}".to_vec()),
+                ("D1/nnUNetPlans_3d_fullres/c.b2nd", "e3", Vec::new()),
+                ("nnUNetPlans.json", "e4", plans.clone()),
+                ("T/plans.json", "e5", plans),
+            ],
+            std::cell::Cell::new(0),
+        );
+        let memo = PlansMemo::default();
+        let name = &"test";
+        let case = Path::new("D1/nnUNetPlans_3d_fullres/c.b2nd");
+        for _ in 0..3 {
+            let g = memo
+                .geometry_in(&keys, case, &[2, 20, 64, 64], name)
+                .unwrap();
+            assert_eq!(g.channel_axis, Some(0));
+            assert_eq!(g.spacing, Some(vec![3.0, 0.625, 0.625]));
+        }
+        assert_eq!(keys.1.get(), 1, "the plans read once");
+        // The root as the level up; a case at the root has no folder name.
+        let top = Path::new("nnUNetPlans_2d/c.b2nd");
+        let g = memo.geometry_in(&keys, top, &[1, 9, 64, 64], name).unwrap();
+        assert_eq!(g.spacing, Some(vec![1.0, 0.625, 0.625]));
+        assert!(memo
+            .geometry_in(&keys, Path::new("c.b2nd"), &[1, 9, 64, 64], name)
+            .is_none());
+        let next = Path::new("T/predicted_next_stage/3d_cascade_fullres/c.b2nd");
+        let g = memo.geometry_in(&keys, next, &[20, 64, 64], name).unwrap();
+        assert_eq!(g.spacing, Some(vec![3.0, 0.625, 0.625]));
+        assert!(memo
+            .geometry_in(&keys, next, &[2, 20, 64, 64], name)
+            .is_none());
+    }
 }
