@@ -16,8 +16,8 @@ cache is empty):
     py    python-blosc2 with the plugin reading the whole array (`blosc2.open(p)[...]`)
 
 Reported: wall seconds, CPU seconds (the reader's, plus the daemon's for the mount rows;
-python's includes starting the interpreter and importing numpy, blosc2 and the plugin, also
-shown apart as its own decode time), and the median over rounds.
+python's includes starting the interpreter and importing numpy, blosc2 and the plugin; its
+decode alone is shown apart, wall and CPU), and the median over rounds.
 
     python3 scripts/bench/bench_plugins.py --binary target/release/blosc2fs \\
         --plugin-python /work/venv-plugins/bin/python [--codec openzl] [--rounds 3] [--workdir DIR]
@@ -46,9 +46,11 @@ FILES = {
 PY_READ = (
     "import sys, time, importlib, blosc2\n"
     "importlib.import_module(sys.argv[3])\n"
-    "t0 = time.perf_counter(); a = blosc2.open(sys.argv[1])[...]; t1 = time.perf_counter()\n"
+    "c0 = time.process_time(); t0 = time.perf_counter()\n"
+    "a = blosc2.open(sys.argv[1])[...]\n"
+    "t1 = time.perf_counter(); c1 = time.process_time()\n"
     "assert a.nbytes == int(sys.argv[2]), a.nbytes\n"
-    "print(t1 - t0)\n"
+    "print(t1 - t0, c1 - c0)\n"
 )
 
 
@@ -77,8 +79,8 @@ def with_python(args: Any, source: str) -> dict[str, Any]:
         cmd = [args.plugin_python, "-c", PY_READ, os.path.join(source, name + ".b2nd"), str(nbytes), module]
         r = bl.run_timed(cmd, stdout=out, env=env)
         out.seek(0)
-        decode = float(out.read().decode().strip())
-    return {"seconds": r["seconds"], "cpu": r["cpu"], "decode_seconds": decode}
+        decode, decode_cpu = (float(x) for x in out.read().decode().split())
+    return {"seconds": r["seconds"], "cpu": r["cpu"], "decode_seconds": decode, "decode_cpu": decode_cpu}
 
 
 def main() -> int:
@@ -112,7 +114,10 @@ def main() -> int:
         cpu = statistics.median(r["cpu"] for r in runs)
         extra = ""
         if reader == "python-blosc2":
-            extra = f"  decode alone {statistics.median(r['decode_seconds'] for r in runs):.3f} s"
+            extra = (
+                f"  decode alone {statistics.median(r['decode_seconds'] for r in runs):.3f} s,"
+                f" {statistics.median(r['decode_cpu'] for r in runs):.3f} CPU s"
+            )
         print(f"{reader:<16}{wall:>9.3f}{cpu:>9.3f}{nbytes / wall / 1e6:>9.1f}{extra}")
     with open(os.path.join(work, "results.json"), "w") as f:
         json.dump({"rows": rows, "env": env}, f, indent=1)
