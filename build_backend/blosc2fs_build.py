@@ -96,7 +96,28 @@ def _with_manylinux(config_settings: Optional[Mapping[str, Any]]) -> Dict[str, A
             settings[key] = args
     if "--zig" in args:
         os.environ.setdefault("CARGO_ZIGBUILD_PYTHON_PATH", sys.executable)
+        _allow_512_bit_vectors()
     return settings
+
+
+# C flags for the x86-64 target as cc-rs reads them (the target's own
+# variable first, then CFLAGS).
+_TARGET_CFLAGS = "CFLAGS_x86_64_unknown_linux_gnu"
+
+
+def _allow_512_bit_vectors() -> None:
+    """Let zig's clang compile OpenZL's AVX-512 kernels (openzl-sys-rs).
+
+    Those functions enable AVX-512 by a `target` attribute that does not
+    name `evex512`, which clang 18 and later (zig 0.14's) then refuse to
+    use 512-bit vectors in. `-mevex512` only allows them where AVX-512 is
+    enabled, so nothing else of the build changes; gcc, used outside zig
+    builds, never sees it."""
+    if not zig_manylinux():
+        return
+    flags = os.environ.get(_TARGET_CFLAGS, os.environ.get("CFLAGS", ""))
+    if "-mevex512" not in flags.split():
+        os.environ[_TARGET_CFLAGS] = (flags + " -mevex512").strip()
 
 
 def get_requires_for_build_wheel(config_settings: Optional[Mapping[str, Any]] = None) -> List[str]:
