@@ -171,8 +171,10 @@ impl DiskCache {
     /// decoding. Granules read for the first time are only named: the
     /// producer makes them again once the mount is quiet (no copy, no
     /// write on the read's path). Granules read again while still wanted
-    /// are handed to the writer from these bytes (a copy), so a loop that
-    /// never pauses has the entry whole after its second read.
+    /// are handed to the writer from these bytes (a copy), without waiting
+    /// for it: what its queue has no room for stays wanted, so a loop that
+    /// never pauses has the entry whole after its second read if the
+    /// writer keeps up, after a few more if not.
     pub fn served(&self, entry: &Arc<Entry>, refill: &Arc<dyn Refill>, start: u64, bytes: &[u8]) {
         let handover = self.shared.pending.served(entry, refill, start, bytes);
         if handover.dropped > 0 {
@@ -187,9 +189,12 @@ impl DiskCache {
             let (n, end) = (run.len() as u64, at + run.len() as u64);
             if !current {
                 self.shared.pending.landed(entry, at, end);
-            } else if self.writer.hand(entry, at, run) {
+            } else if self.writer.hand(entry, at, run, false) {
                 DiskStats::add(&self.shared.stats.handed_bytes, n);
             } else {
+                // The writer is behind: the read goes on, and these
+                // granules wait for a later read (or the producer).
+                DiskStats::add(&self.shared.stats.deferred_bytes, n);
                 self.shared.pending.unhand(entry, at, end);
                 self.producer.wake();
             }
@@ -327,6 +332,80 @@ mod tests {
         (0..n)
             .map(|i| (i as u8).wrapping_mul(7).wrapping_add(seed))
             .collect()
+    }
+
+    /// The bytes of `data`, made again from a copy.
+    struct Copy(Vec<u8>);
+
+    impl Refill for Copy {
+        fn produce(
+            &self,
+            offset: u64,
+            out: &mut [u8],
+        ) -> Result<(), crate::disk_cache::RefillError> {
+            let at = offset as usize;
+            out.copy_from_slice(&self.0[at..at + out.len()]);
+            Ok(())
+        }
+        fn identity(&self) -> Option<String> {
+            Some("array v1".into())
+        }
+    }
+
+    /// A re-read never waits for a writer that lags (here held back by the
+    /// directory lock): what the writer's queue has no room for stays
+    /// wanted, and the next read hands it over, so the entry completes a
+    /// read later, with the reads' exact bytes.
+    #[test]
+    fn a_reread_does_not_wait_for_a_lagging_writer_and_the_next_completes_it() {
+        use crate::disk_cache::writer::READ_HAND_QUEUE;
+        let dir = tempfile::tempdir().unwrap();
+        let len = READ_HAND_QUEUE + 8 * GRANULE + 100;
+        let data = pattern(len, 5);
+        let cache = DiskCache::start(dir.path(), 4 * len).unwrap();
+        let entry = cache.entry("array v1", len).unwrap();
+        let refill: Arc<dyn Refill> = Arc::new(Copy(data.clone()));
+        // The counters (not `to_json`: that waits for the directory lock).
+        let stat = |name: &str| cache.stats().to_json()[name].as_u64().unwrap();
+        let queued = || cache.shared.handed_queued.load(Ordering::Relaxed);
+        // A read of the whole of `data` in 1 MiB requests, each decoded.
+        let read_all = || {
+            for (i, part) in data.chunks(1 << 20).enumerate() {
+                cache.busy();
+                cache.served(&entry, &refill, (i as u64) << 20, part);
+            }
+        };
+        read_all();
+        assert_eq!(stat("handed_bytes"), 0, "a first read only names");
+        let held = cache.shared.index.lock().unwrap();
+        let started = std::time::Instant::now();
+        read_all();
+        let took = started.elapsed();
+        // Waiting for room, the read would have taken a second per request
+        // past the queue's bound.
+        assert!(took < std::time::Duration::from_millis(500), "{took:?}");
+        assert_eq!(stat("handed_bytes"), READ_HAND_QUEUE);
+        assert_eq!(stat("deferred_bytes"), len - READ_HAND_QUEUE);
+        drop(held);
+        // The writer catches up while the loop goes on (reads keep the
+        // producer waiting).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while queued() > 0 && std::time::Instant::now() < deadline {
+            cache.busy();
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        read_all();
+        cache.flush();
+        assert!(entry.is_complete());
+        assert!(
+            stat("handed_bytes") > READ_HAND_QUEUE,
+            "the third read handed the rest"
+        );
+        assert_eq!(stat("handed_bytes") + stat("produced_bytes"), len);
+        assert_eq!(stat("fill_bytes"), len);
+        let mut back = vec![0u8; len as usize];
+        assert!(cache.read(&entry, 0, &mut back));
+        assert!(back == data);
     }
 
     /// Entries are opened once per key: the same identity and length give

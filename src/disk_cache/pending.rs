@@ -8,8 +8,9 @@
 //! mount is quiet. A read that produces a granule still wanted, i.e. reads
 //! it a second time (the next epoch of a loop that never pauses), hands its
 //! own bytes to the writer instead: nothing is decoded again, and the entry
-//! is whole when that second read ends. Reads that cover a granule in
-//! parts ([`Partial`]) hand it over once the parts add up.
+//! is whole when that second read ends, if the writer kept up (what it had
+//! no room for stays wanted, for the next read). Reads that cover a granule
+//! in parts ([`Partial`]) hand it over once the parts add up.
 //!
 //! Each granule not whole is in one state at most: wanted, being produced,
 //! partial (some bytes gathered) or handed (queued for the writer, or

@@ -193,7 +193,7 @@ fn produce_one(shared: &Shared, writer: &Writer) -> bool {
     match produce(shared, &run) {
         Some(bytes) => {
             shared.pending.produced(&run);
-            if !writer.hand(&run.entry, run.start, bytes) {
+            if !writer.hand(&run.entry, run.start, bytes, true) {
                 shared.pending.unhand(&run.entry, run.start, run.end);
             }
         }

@@ -23,6 +23,10 @@ pub struct DiskStats {
     /// (a granule still wanted, read again), with nothing decoded for the
     /// cache.
     pub handed_bytes: AtomicU64,
+    /// Bytes re-reads did not hand over because the writer was behind
+    /// (its queue full): the read did not wait, and the granules stay
+    /// wanted, for a later read or the producer.
+    pub deferred_bytes: AtomicU64,
     /// Bytes the producer made again (from the memory block cache, or
     /// decoded) for granules wanted and not read again.
     pub produced_bytes: AtomicU64,
@@ -65,6 +69,7 @@ impl DiskStats {
             ("evictions", &self.evictions),
             ("completed", &self.completed),
             ("handed_bytes", &self.handed_bytes),
+            ("deferred_bytes", &self.deferred_bytes),
             ("produced_bytes", &self.produced_bytes),
             ("settled_opens", &self.settled_opens),
             ("passthrough_opens", &self.passthrough_opens),
