@@ -11,6 +11,8 @@
 //!   filesystem core serves complete entries from it);
 //! - [`source`]: where bytes come from (local file, window, memory, dir,
 //!   stores, remote objects);
+//! - [`read_deadline`]: one read's time budget (set by the adapter, spent
+//!   by the remote sources' waits), below both;
 //! - [`read`]: the block and layout caches, the planner that assembles a
 //!   reply from pieces, prefetch and sequential-reader state;
 //! - [`tables`]: python-blosc2's containers read as rows and columns (a
@@ -41,6 +43,7 @@ pub mod format;
 pub mod fs;
 pub mod mount;
 pub mod read;
+pub mod read_deadline;
 pub mod source;
 pub mod tables;
 #[cfg(test)]

@@ -18,7 +18,8 @@ use common::mount::{run_python, serial_with_fuse, Mount};
 /// Arrays named `names` written by python-blosc2 into `dir` as
 /// `NAME.b2nd`, each with its C-order bytes as numpy gives them in
 /// `NAME.raw` (array `i` holds `arange * (i + 1)`, 4 chunks of 5 blocks;
-/// one named `big*` 3.2 MB of random doubles, more than an open fetches).
+/// one named `big*` 3.2 MB of random doubles, more than an open fetches;
+/// one named `wide*` 3.2 MB of `arange`, which compresses).
 fn arrays(dir: &Path, names: &[&str]) -> Vec<(PathBuf, Vec<u8>)> {
     let mut args = vec![dir.to_str().unwrap()];
     args.extend_from_slice(names);
@@ -29,6 +30,11 @@ out = sys.argv[1]
 for i, name in enumerate(sys.argv[2:]):
     if name.startswith("big"):
         a = np.random.default_rng(i).random(400_000).reshape(400, 1000)
+        blosc2.asarray(a, chunks=(100, 1000), blocks=(20, 1000), urlpath=f"{out}/{name}.b2nd", mode="w")
+        open(f"{out}/{name}.raw", "wb").write(a.tobytes())
+        continue
+    if name.startswith("wide"):
+        a = (np.arange(400_000, dtype="f8") * (i + 1)).reshape(400, 1000)
         blosc2.asarray(a, chunks=(100, 1000), blocks=(20, 1000), urlpath=f"{out}/{name}.b2nd", mode="w")
         open(f"{out}/{name}.raw", "wb").write(a.tobytes())
         continue
@@ -69,6 +75,20 @@ fn names(dir: &Path) -> Vec<String> {
 
 fn remote(mount: &Mount) -> serde_json::Value {
     mount.stats()["remote"].clone()
+}
+
+/// Every file under `dir`, at any depth.
+fn walk_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let path = e.unwrap().path();
+        if path.is_dir() {
+            out.extend(walk_files(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
 }
 
 /// How long `f` took, and its answer.
@@ -328,4 +348,161 @@ fn stalled_gets_hold_up_only_their_own_reads() {
         "stalled reads ended after {took:?}"
     );
     assert!(remote(&mount)["timeouts"]["get"].as_u64().unwrap() >= 1);
+}
+
+/// The disk cache heals: a store that swaps bytes under the right ETag
+/// gives EIO after one fresh fetch (the entry dropped first, counted
+/// `healed`), and bytes gone bad in the cache file are dropped on the
+/// first decode error (logged, counted), fetched again from the store and
+/// served exactly; the mount after that reads the healed cache with no GET.
+#[test]
+fn a_disk_cache_holding_bad_bytes_heals() {
+    let Some(_serial) = serial_with_fuse() else {
+        return;
+    };
+    let Some(moto) = Moto::start("a_disk_cache_holding_bad_bytes_heals") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let made = arrays(dir.path(), &["big_liar", "wide"]);
+    moto.upload(
+        "heal",
+        &[
+            (made[0].0.clone(), "big_liar.b2nd".to_string()),
+            (made[1].0.clone(), "wide.b2nd".to_string()),
+        ],
+    );
+    let cache = tempfile::tempdir().unwrap();
+    let proxy = FaultProxy::start(moto.port, Rules::default());
+    let env = env_at(&moto, &proxy.endpoint());
+    let args = [
+        "--remote-timeout",
+        "6",
+        "--disk-cache",
+        cache.path().to_str().unwrap(),
+    ];
+    {
+        let mount = Mount::start_with_env(Path::new("s3://heal/"), &args, &env_refs(&env));
+        // A lying store: opened (its header fetched) while it answers
+        // right, then every GET of it flipped.
+        let lying = mount.path().join("big_liar.b2nd/data");
+        std::fs::metadata(&lying).unwrap();
+        proxy.set(Rules {
+            corrupt: vec!["/heal/big_liar".into()],
+            ..Rules::default()
+        });
+        let e = std::fs::read(&lying).expect_err("flipped bytes do not decode");
+        assert_eq!(e.raw_os_error(), Some(libc::EIO), "{e}");
+        let st = mount.stats();
+        assert!(
+            st["disk_cache"]["healed"].as_u64().unwrap() >= 1,
+            "the entry was dropped once before the EIO: {st}"
+        );
+        proxy.set(Rules::default());
+        // The other object, read whole: its bytes land in the cache.
+        let got = std::fs::read(mount.path().join("wide.b2nd/data")).unwrap();
+        assert!(got == made[1].1);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while mount.stats()["disk_cache"]["queued_bytes"] != 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    // Bytes gone bad in the remote tier's files (the middle half of the
+    // objects' stored, compressed bytes: the damage shows as a decode
+    // error; the cache keeps no checksums of its own). Decoded
+    // `data` entries are removed, so the next read decodes again.
+    let mut flipped = 0;
+    let files = walk_files(cache.path());
+    for path in &files {
+        if path.extension().is_none_or(|x| x != "data") {
+            continue;
+        }
+        let map = std::fs::read(path.with_extension("map")).unwrap_or_default();
+        let remote = map.windows(13).any(|w| w == b"remote object");
+        if !remote {
+            std::fs::remove_file(path).unwrap();
+            let _ = std::fs::remove_file(path.with_extension("map"));
+            continue;
+        }
+        let mut bytes = std::fs::read(path).unwrap();
+        let n = bytes.len();
+        bytes[n / 4..n * 3 / 4].iter_mut().for_each(|b| *b ^= 0x5a);
+        std::fs::write(path, bytes).unwrap();
+        flipped += 1;
+    }
+    assert!(flipped >= 1, "an entry holds wide.b2nd: {files:?}");
+    let gets_before = proxy.seen().gets;
+    {
+        let mount = Mount::start_with_env(Path::new("s3://heal/"), &args, &env_refs(&env));
+        let got = std::fs::read(mount.path().join("wide.b2nd/data")).unwrap();
+        assert!(
+            got == made[1].1,
+            "the remount after bad bytes reads exactly"
+        );
+        let st = mount.stats();
+        assert!(st["disk_cache"]["healed"].as_u64().unwrap() >= 1, "{st}");
+        assert!(
+            mount.log_text().contains("did not decode"),
+            "the heal is logged"
+        );
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while mount.stats()["disk_cache"]["queued_bytes"] != 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    assert!(
+        proxy.seen().gets > gets_before,
+        "the healing mount fetched again"
+    );
+    let gets_before = proxy.seen().gets;
+    let mount = Mount::start_with_env(Path::new("s3://heal/"), &args, &env_refs(&env));
+    let got = std::fs::read(mount.path().join("wide.b2nd/data")).unwrap();
+    assert!(got == made[1].1, "the healed cache reads exactly");
+    assert_eq!(mount.stats()["disk_cache"]["healed"].as_u64(), Some(0));
+    assert_eq!(
+        proxy.seen().gets,
+        gets_before,
+        "served from the healed cache"
+    );
+}
+
+/// One `read()` waits at most `--remote-timeout` in total and gives EIO:
+/// the kernel asks again, page by page, for a readahead that failed, and
+/// a range that timed out just now fails at once instead of waiting again.
+#[test]
+fn one_read_waits_at_most_the_remote_timeout_in_total() {
+    let Some(_serial) = serial_with_fuse() else {
+        return;
+    };
+    let Some(moto) = Moto::start("one_read_waits_at_most_the_remote_timeout_in_total") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let made = arrays(dir.path(), &["big"]);
+    moto.upload("budget", &[(made[0].0.clone(), "big.b2nd".to_string())]);
+    let proxy = FaultProxy::start(moto.port, Rules::default());
+    let env = env_at(&moto, &proxy.endpoint());
+    let mount = Mount::start_with_env(
+        Path::new("s3://budget/"),
+        &["--remote-timeout", "3"],
+        &env_refs(&env),
+    );
+    let data = mount.path().join("big.b2nd/data");
+    std::fs::metadata(&data).unwrap();
+    proxy.set(Rules {
+        stall: vec!["/budget/big".into()],
+        ..Rules::default()
+    });
+    use std::os::unix::fs::FileExt;
+    let file = std::fs::File::open(&data).unwrap();
+    let mut buf = vec![0u8; 128 << 10];
+    // Past what the open fetched: the chunk's header, then its blocks.
+    let (took, answer) = timed(|| file.read_at(&mut buf, 2 << 20));
+    let e = answer.expect_err("a stalled store gives no bytes");
+    assert_eq!(e.raw_os_error(), Some(libc::EIO), "{e}");
+    assert!(
+        took < Duration::from_millis(4_500),
+        "one read took {took:?} with --remote-timeout 3: {:?}",
+        proxy.seen()
+    );
 }

@@ -134,6 +134,21 @@ impl DiskCache {
         }
     }
 
+    /// Drop `entry` (its bytes did not decode): no more fills, its files
+    /// removed, counted in `healed`. Readers that hold its file open keep
+    /// reading it; a later [`Self::entry`] of its key starts a fresh one.
+    pub fn discard(&self, entry: &Entry) {
+        entry.retire();
+        DiskStats::add(&self.shared.stats.healed, 1);
+        match self.shared.index.lock_within(LOCK_PATIENCE) {
+            Ok(locked) => locked.evict(entry.key().name()),
+            Err(e) => {
+                DiskStats::add(&self.shared.stats.errors, 1);
+                log::warn!("disk cache: dropping {}: {e}", entry.key().name());
+            }
+        }
+    }
+
     /// `out.len()` bytes of `data` at `offset` from `entry`'s file into
     /// `out`, when all of them are whole there (and inside `data`).
     pub fn read(&self, entry: &Entry, offset: u64, out: &mut [u8]) -> bool {

@@ -49,6 +49,9 @@ pub struct DiskStats {
     pub remote_fills: AtomicU64,
     /// Bytes of those runs.
     pub remote_fill_bytes: AtomicU64,
+    /// Entries dropped because bytes read from them did not decode (read
+    /// again from the origin once).
+    pub healed: AtomicU64,
 }
 
 impl DiskStats {
@@ -79,6 +82,7 @@ impl DiskStats {
             ("remote_hit_bytes", &self.remote_hit_bytes),
             ("remote_fills", &self.remote_fills),
             ("remote_fill_bytes", &self.remote_fill_bytes),
+            ("healed", &self.healed),
         ]
         .into_iter()
         .map(|(name, c)| (name.to_string(), get(c)))

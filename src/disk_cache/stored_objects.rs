@@ -88,7 +88,14 @@ pub fn merged(mut ranges: Vec<Range<u64>>) -> Vec<Range<u64>> {
 #[derive(Debug)]
 pub struct CachedObject {
     cache: Arc<DiskCache>,
-    entry: Arc<Entry>,
+    /// The entry read and filled; replaced by a fresh one once, when bytes
+    /// read through this source did not decode ([`ByteSource::distrust`]);
+    /// `None` when the cache could not make that one.
+    entry: parking_lot::RwLock<Option<Arc<Entry>>>,
+    /// The identity text the entry is keyed by (for the fresh one).
+    identity: String,
+    /// Whether the entry was dropped once already.
+    healed: std::sync::atomic::AtomicBool,
     inner: Arc<dyn ByteSource>,
     /// Granules offered to the writer by this source (one bit each), so
     /// bytes read again before the writer got to them are not queued twice.
@@ -114,10 +121,13 @@ impl CachedObject {
         inner: Arc<dyn ByteSource>,
         version: &str,
     ) -> Option<CachedObject> {
-        let entry = cache.entry(&identity(&inner.describe(), version), inner.len())?;
+        let identity = identity(&inner.describe(), version);
+        let entry = cache.entry(&identity, inner.len())?;
         Some(CachedObject {
             cache,
-            entry,
+            entry: parking_lot::RwLock::new(Some(entry)),
+            identity,
+            healed: Default::default(),
             offered: Mutex::new(vec![0; inner.len().div_ceil(GRANULE).div_ceil(64) as usize]),
             recent: Mutex::new(VecDeque::new()),
             fetching: Mutex::new(Default::default()),
@@ -128,19 +138,24 @@ impl CachedObject {
 
     /// Whether every byte of `range` is whole in the cache.
     pub fn covers(&self, range: &Range<u64>) -> bool {
-        range.end <= self.entry.len() && self.entry.covers(range.start, range.end)
+        match &*self.entry.read() {
+            Some(entry) => range.end <= entry.len() && entry.covers(range.start, range.end),
+            None => false,
+        }
     }
 
     /// `bytes` read at `offset` from the source under this one: the whole
     /// granules among them neither whole in the cache nor offered before
     /// are queued for writing (waiting for room rather than dropping them).
     pub fn keep(&self, offset: u64, bytes: &[u8]) {
+        let Some(entry) = self.entry.read().clone() else {
+            return;
+        };
         for run in self.unoffered(offset, bytes.len() as u64) {
             let from = (run.start - offset) as usize;
             let to = (run.end - offset) as usize;
             self.count_fill(1, run.end - run.start);
-            self.cache
-                .offer(&self.entry, run.start, &bytes[from..to], true);
+            self.cache.offer(&entry, run.start, &bytes[from..to], true);
         }
     }
 
@@ -182,7 +197,10 @@ impl CachedObject {
             return false;
         }
         let stats = self.cache.stats();
-        match self.entry.read_at(offset, buf) {
+        let Some(entry) = self.entry.read().clone() else {
+            return false;
+        };
+        match entry.read_at(offset, buf) {
             Ok(()) => {
                 DiskStats::add(&stats.remote_hits, 1);
                 DiskStats::add(&stats.remote_hit_bytes, buf.len() as u64);
@@ -192,7 +210,7 @@ impl CachedObject {
                 DiskStats::add(&stats.errors, 1);
                 log::warn!(
                     "disk cache: reading {} for {}: {e}",
-                    self.entry.key().name(),
+                    entry.key().name(),
                     self.inner.describe()
                 );
                 false
@@ -509,6 +527,32 @@ impl ByteSource for CachedObject {
     fn pin(&self) -> PResult<Option<Pin>> {
         self.inner.pin()
     }
+
+    /// Once: the entry is dropped (removed from the cache folder, counted
+    /// in `healed`) and a fresh one takes its place, the spans kept in
+    /// memory are let go, so the reads that follow fetch from the store.
+    fn distrust(&self) -> bool {
+        if self.healed.swap(true, Relaxed) {
+            return false;
+        }
+        let mut entry = self.entry.write();
+        if let Some(old) = entry.take() {
+            log::warn!(
+                "disk cache: bytes of {} did not decode; dropped its entry {}, fetching again",
+                self.inner.describe(),
+                old.key().name()
+            );
+            self.cache.discard(&old);
+        }
+        // None when the cache cannot make one (logged): reads then go to
+        // the store.
+        *entry = self.cache.entry(&self.identity, self.inner.len());
+        drop(entry);
+        self.offered.lock().fill(0);
+        let freed: usize = self.recent.lock().drain(..).map(|(_, b)| b.len()).sum();
+        self.cache.remote_recent_bytes.fetch_sub(freed, Relaxed);
+        true
+    }
 }
 
 #[cfg(test)]
@@ -768,5 +812,42 @@ mod tests {
         assert_eq!(read(&reopened, 0..len), old);
         // A remote key is never a decoded one.
         assert!(identity("mem://object", "etag \"1\"").starts_with("remote object\n"));
+    }
+
+    /// Bytes a store swapped under the right ETag were kept; the object
+    /// distrusted drops them once, reads the store again, and a remount
+    /// (a new object over the same cache) gets the good bytes.
+    #[test]
+    fn a_distrusted_object_drops_its_entry_once_and_reads_the_store_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = cache(dir.path());
+        let len = 2 * G + 7;
+        let good = pattern(len, 5);
+        let swapped = pattern(len, 6);
+        assert_ne!(good, swapped);
+        let liar =
+            CachedObject::new(cache.clone(), Counted::new(swapped.clone()), "etag x").unwrap();
+        assert_eq!(read(&liar, 0..len), swapped);
+        cache.flush();
+        drop(liar);
+        // The store answers right now; the cache still holds the swapped bytes.
+        let store = Counted::new(good.clone());
+        let cached = CachedObject::new(cache.clone(), store.clone(), "etag x").unwrap();
+        assert!(cached.covers(&(0..len)));
+        assert_eq!(read(&cached, 0..len), swapped);
+        assert_eq!(store.take(), vec![]);
+        assert!(cached.distrust(), "the first distrust drops the entry");
+        assert!(!cached.covers(&(0..len)));
+        assert_eq!(read(&cached, G..G + 9), good[G as usize..G as usize + 9]);
+        assert_eq!(store.take(), vec![G..2 * G], "fetched from the store");
+        assert_eq!(read(&cached, 0..len), good);
+        assert!(!cached.distrust(), "an object heals once");
+        assert_eq!(cache.stats().healed.load(Ordering::Relaxed), 1);
+        cache.flush();
+        drop(cached);
+        let remounted =
+            CachedObject::new(cache.clone(), Counted::new(good.clone()), "etag x").unwrap();
+        assert!(remounted.covers(&(0..len)), "the fresh entry was filled");
+        assert_eq!(read(&remounted, 0..len), good);
     }
 }

@@ -33,7 +33,7 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 pub const SPARSE_INDEX: &str = "chunks.b2frame";
 
 /// Where the frame's bytes live.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(super) enum Container {
     /// One source holds the whole frame.
     Contiguous(Arc<dyn ByteSource>),
@@ -132,7 +132,22 @@ impl Array {
             .map_err(|p| Error::new(name, p))
     }
 
+    /// Open `container`; when what was read is damaged and its source
+    /// kept a copy ([`ByteSource::distrust`]), once more from the origin.
     fn from_container(name: &Path, container: Container) -> PResult<Array> {
+        match Self::parse_container(name, container.clone()) {
+            Err(problem) if problem.is_damage() && container.frame_source().distrust() => {
+                log::warn!(
+                    "{}: {problem}: dropped the cached copy, reading again from the origin",
+                    name.display()
+                );
+                Self::parse_container(name, container)
+            }
+            other => other,
+        }
+    }
+
+    fn parse_container(name: &Path, container: Container) -> PResult<Array> {
         let (frame, trusted) = match &container {
             Container::Contiguous(source) => {
                 (Frame::read(&**source, false)?, source.opened_version())
@@ -266,6 +281,13 @@ impl Array {
             + vlmeta
             + starts
             + order
+    }
+
+    /// The bytes read for this array did not decode: ask its frame's
+    /// source to drop any copy it keeps ([`ByteSource::distrust`]). True
+    /// when a read again may see other bytes.
+    pub fn distrust_source(&self) -> bool {
+        self.frame_source().distrust()
     }
 
     /// Keep the source's descriptor open while the pin lives (an open file
@@ -480,7 +502,14 @@ impl Array {
 
     /// The source holding the frame (the index file of a sparse frame).
     pub(super) fn frame_source(&self) -> &Arc<dyn ByteSource> {
-        match &self.container {
+        self.container.frame_source()
+    }
+}
+
+impl Container {
+    /// The source holding the frame (the index file of a sparse frame).
+    fn frame_source(&self) -> &Arc<dyn ByteSource> {
+        match self {
             Container::Contiguous(source) => source,
             Container::Sparse { index, .. } => index,
         }

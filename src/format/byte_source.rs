@@ -148,6 +148,16 @@ pub trait ByteSource: Send + Sync + fmt::Debug {
     fn pin(&self) -> PResult<Option<Pin>> {
         Ok(None)
     }
+
+    /// Bytes this source served did not decode: drop any copy of them it
+    /// keeps (a cache of what an origin sent), so the reads that follow ask
+    /// the origin again. True when something was dropped and a retry may
+    /// read other bytes; false where nothing is kept (the default) or a
+    /// copy was already dropped once (a source heals once, then its errors
+    /// stand).
+    fn distrust(&self) -> bool {
+        false
+    }
 }
 
 /// What [`ByteSource::pin`] hands out: drop it to let go.

@@ -164,6 +164,21 @@ impl Problem {
         }
     }
 
+    /// Whether this problem says the bytes read were damaged (a structure
+    /// that does not parse, a stream a codec rejects, a read cut short):
+    /// what a cache holding a bad copy would cause, so worth one read from
+    /// the origin before giving up.
+    pub fn is_damage(&self) -> bool {
+        match self {
+            Problem::NotBlosc2(_)
+            | Problem::Corrupt { .. }
+            | Problem::Truncated { .. }
+            | Problem::Codec { .. } => true,
+            Problem::InChunk { source, .. } => source.is_damage(),
+            _ => false,
+        }
+    }
+
     /// Attach the chunk number this problem was found in.
     pub fn in_chunk(self, chunk: u64) -> Self {
         match self {

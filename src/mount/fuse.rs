@@ -99,6 +99,8 @@ fn reply_xattr(bytes: Result<Vec<u8>, FsError>, size: u32, reply: ReplyXattr) {
 /// reply is written to the kernel before this returns. A read inside one
 /// decoded block is sent straight from the block.
 fn serve_read(fs: &Filesystem, fh: u64, offset: u64, size: u32, reply: ReplyData) {
+    // Round trips this read waits for share one remote timeout in total.
+    let _budget = crate::read_deadline::Scope::begin();
     REPLY.with(|buffer| {
         let mut buffer = buffer.borrow_mut();
         match fs.read_served(fh, offset, size, &mut buffer) {
@@ -121,7 +123,13 @@ impl FuseAdapter {
                 io_modes: IoModes::new(options.passthrough),
                 options,
             }),
-            waiting: WaitPool::start(REMOTE_WAIT_WORKERS, REMOTE_WAIT_WORKERS_MOST),
+            // A local mount never waits on a network: no workers (a job
+            // handed to an empty pool runs on its caller).
+            waiting: if remote {
+                WaitPool::start(REMOTE_WAIT_WORKERS, REMOTE_WAIT_WORKERS_MOST)
+            } else {
+                WaitPool::start(0, 0)
+            },
             remote,
         }
     }

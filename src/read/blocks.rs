@@ -380,9 +380,16 @@ impl Blocks {
     }
 
     /// Run `read`; if the source changed under it, accept an append-only
-    /// growth and run it once more.
+    /// growth and run it once more; if the bytes it read were damaged and
+    /// the source kept a copy of them (a disk cache), drop the copy and run
+    /// it once more from the origin.
     fn trusting<T>(&self, array: &Array, mut read: impl FnMut() -> PResult<T>) -> PResult<T> {
         match read() {
+            Err(problem) if problem.is_damage() && array.distrust_source() => {
+                log::warn!("{problem}: dropped the cached copy, reading again from the origin");
+                self.layouts.forget(array.id());
+                read()
+            }
             Err(problem) if problem.is_source_changed() => {
                 let chunk = problem.chunk();
                 let samples = self.cache.sample(array.id(), GROWTH_SAMPLES);

@@ -48,6 +48,20 @@ impl LayoutCache {
         self.lru.lock().contains(&(id, c))
     }
 
+    /// Drop every layout kept for array `id` (read from bytes since found
+    /// damaged).
+    pub fn forget(&self, id: u64) {
+        let mut lru = self.lru.lock();
+        let keys: Vec<(u64, u64)> = lru
+            .iter()
+            .map(|(k, _)| *k)
+            .filter(|(a, _)| *a == id)
+            .collect();
+        for key in keys {
+            lru.remove(&key);
+        }
+    }
+
     /// Every layout kept for array `id` (what a growth check compares).
     pub fn known(&self, id: u64) -> Vec<(u64, Arc<ChunkLayout>)> {
         let lru = self.lru.lock();

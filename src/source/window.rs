@@ -95,6 +95,10 @@ impl ByteSource for WindowSource {
         self.inner.pin()
     }
 
+    fn distrust(&self) -> bool {
+        self.inner.distrust()
+    }
+
     fn prefetch_hint(&self) -> usize {
         self.inner.prefetch_hint()
     }

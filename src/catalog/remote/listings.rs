@@ -24,6 +24,39 @@ const SNIFFS_KEPT: usize = 16_384;
 /// 1024 bytes, so a deeper folder can only come from a server that lies.
 const MAX_DEPTH: usize = 256;
 
+/// A listing is kept at least this many times as long as it took to
+/// fetch: a prefix of many thousand keys, whose listing takes seconds, is
+/// not listed again every TTL (the store spends at most about a tenth of
+/// the time listing it), while a small one is asked again each TTL.
+const LISTING_COST_FACTOR: u32 = 10;
+
+/// The longest a listing is kept, however long it took.
+const LISTING_KEPT_MOST: Duration = Duration::from_secs(60);
+
+/// A listing, when it was made, and how long it stays fresh.
+#[derive(Debug)]
+struct Kept {
+    at: Instant,
+    fresh_for: Duration,
+    listing: Arc<Listing>,
+}
+
+impl Kept {
+    fn is_fresh(&self) -> bool {
+        self.at.elapsed() < self.fresh_for
+    }
+}
+
+/// How long a listing that took `took` to fetch stays fresh: the TTL, or
+/// [`LISTING_COST_FACTOR`] times `took` (at most [`LISTING_KEPT_MOST`])
+/// when that is longer.
+fn freshness(ttl: Duration, took: Duration) -> Duration {
+    ttl.max(
+        took.saturating_mul(LISTING_COST_FACTOR)
+            .min(LISTING_KEPT_MOST),
+    )
+}
+
 /// An object's key, size and ETag: what a sniff's answer holds for.
 type ObjectId = (String, u64, Option<String>);
 
@@ -32,7 +65,7 @@ type ObjectId = (String, u64, Option<String>);
 pub struct Listings {
     root: RemoteLocation,
     ttl: Duration,
-    listings: Mutex<HashMap<String, (Instant, Arc<Listing>)>>,
+    listings: Mutex<HashMap<String, Kept>>,
     sniffed: Mutex<lru::LruCache<ObjectId, bool>>,
 }
 
@@ -63,16 +96,17 @@ impl Listings {
         self.root.descendant(key)
     }
 
-    /// The listing of prefix `key`, if one is kept and under the TTL old.
+    /// The listing of prefix `key`, if one is kept and fresh (see
+    /// [`freshness`]).
     pub fn cached(&self, key: &str) -> Option<Arc<Listing>> {
         self.listings
             .lock()
             .get(key)
-            .filter(|(at, _)| at.elapsed() < self.ttl)
-            .map(|(_, l)| l.clone())
+            .filter(|k| k.is_fresh())
+            .map(|k| k.listing.clone())
     }
 
-    /// The listing of prefix `key`, from the cache while under the TTL old.
+    /// The listing of prefix `key`, from the cache while fresh.
     pub fn listing(&self, key: &str) -> Result<Arc<Listing>, RemoteError> {
         if let Some(l) = self.cached(key) {
             return Ok(l);
@@ -91,10 +125,26 @@ impl Listings {
                 ),
             });
         }
+        let started = Instant::now();
         let listing = Arc::new(self.location(key).list()?);
+        let fresh_for = freshness(self.ttl, started.elapsed());
+        if fresh_for > self.ttl {
+            log::debug!(
+                "{}: listing {key:?} took {:?}; kept {fresh_for:?}",
+                self.root.redacted(),
+                started.elapsed()
+            );
+        }
         let mut listings = self.listings.lock();
-        listings.retain(|_, (at, _)| at.elapsed() < self.ttl);
-        listings.insert(key.to_string(), (Instant::now(), listing.clone()));
+        listings.retain(|_, k| k.is_fresh());
+        listings.insert(
+            key.to_string(),
+            Kept {
+                at: Instant::now(),
+                fresh_for,
+                listing: listing.clone(),
+            },
+        );
         Ok(listing)
     }
 
@@ -119,5 +169,31 @@ impl Listings {
         };
         self.sniffed.lock().put(id, frame);
         frame
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_listing_is_kept_ten_times_what_it_cost_within_bounds() {
+        let ttl = Duration::from_secs(1);
+        assert_eq!(
+            freshness(ttl, Duration::from_millis(20)),
+            ttl,
+            "small: the TTL"
+        );
+        assert_eq!(
+            freshness(ttl, Duration::from_millis(300)),
+            Duration::from_secs(3)
+        );
+        assert_eq!(freshness(ttl, Duration::from_secs(30)), LISTING_KEPT_MOST);
+        let long_ttl = Duration::from_secs(120);
+        assert_eq!(
+            freshness(long_ttl, Duration::from_secs(3)),
+            long_ttl,
+            "never below the TTL"
+        );
     }
 }

@@ -141,7 +141,15 @@ pub struct RemoteSource {
     seen: Mutex<(Identity, Instant)>,
     /// This source's key in the connection's pool.
     id: u64,
+    /// The span of the last request that timed out, and when: asked again
+    /// within [`STALL_MEMORY`], it fails at once (see [`Self::unless_stalled`]).
+    stalled: Mutex<Option<(Range<u64>, Instant)>>,
 }
+
+/// How long a range whose request timed out answers the same timeout at
+/// once. The kernel asks again, page by page, for a readahead that failed:
+/// without it one `read()` would wait for the store two or three times.
+const STALL_MEMORY: Duration = Duration::from_secs(1);
 
 impl Drop for RemoteSource {
     fn drop(&mut self) {
@@ -291,7 +299,35 @@ impl RemoteSource {
             seen: Mutex::new((opened.clone(), Instant::now())),
             opened,
             id: NEXT_SOURCE.fetch_add(1, Ordering::Relaxed),
+            stalled: Mutex::new(None),
         }
+    }
+
+    /// `request` for the bytes of `span`, unless a request for any of them
+    /// timed out less than [`STALL_MEMORY`] ago (that timeout again, at
+    /// once); a timeout it meets is remembered.
+    fn unless_stalled<T>(
+        &self,
+        span: Range<u64>,
+        request: impl FnOnce() -> Result<T, RemoteError>,
+    ) -> Result<T, RemoteError> {
+        if let Some((stalled, at)) = &*self.stalled.lock() {
+            if at.elapsed() < STALL_MEMORY && span.start < stalled.end && stalled.start < span.end {
+                log::debug!(
+                    "{}: bytes {span:?} timed out just now; not asked again",
+                    self.shown
+                );
+                return Err(RemoteError::Timeout {
+                    url: self.shown.clone(),
+                    after: self.conn.timeout,
+                });
+            }
+        }
+        let answer = request();
+        if let Err(RemoteError::Timeout { .. }) = &answer {
+            *self.stalled.lock() = Some((span, Instant::now()));
+        }
+        answer
     }
 
     /// The redacted URL.
@@ -329,7 +365,8 @@ impl RemoteSource {
     /// The bytes of `range` if the pool holds all of them, waiting for
     /// those in flight; the error of a hinted GET that failed.
     fn held(&self, range: &Range<u64>) -> Result<Option<bytes::Bytes>, RemoteError> {
-        let deadline = Instant::now() + self.conn.timeout + Duration::from_secs(1);
+        let deadline = Instant::now()
+            + crate::read_deadline::limit(self.conn.timeout + Duration::from_secs(1));
         let found = self.conn.pool.find(self.id, range, deadline);
         self.ledger(|_| ());
         match found {
@@ -424,9 +461,10 @@ impl RemoteSource {
     }
 
     fn fetch(&self, range: Range<u64>) -> Result<bytes::Bytes, RemoteError> {
-        let (meta, body) =
+        let (meta, body) = self.unless_stalled(range.clone(), || {
             self.conn
-                .get(&self.path, &self.shown, range, self.opened.version.clone())?;
+                .get(&self.path, &self.shown, range, self.opened.version.clone())
+        })?;
         self.check(&meta)?;
         Ok(body)
     }
@@ -448,7 +486,7 @@ impl RemoteSource {
         if buf.is_empty() {
             return Ok(());
         }
-        match self.held(&range)? {
+        match self.unless_stalled(range.clone(), || self.held(&range))? {
             Some(bytes) => buf.copy_from_slice(&bytes),
             None => missed(range, buf)?,
         }
@@ -568,13 +606,16 @@ impl ByteSource for RemoteSource {
         }
         if !groups.is_empty() {
             let spans: Vec<Range<u64>> = groups.iter().map(|(s, _)| s.clone()).collect();
-            let answers = self.conn.get_many(
-                &self.path,
-                &self.shown,
-                spans,
-                self.opened.version.clone(),
-                PARALLEL,
-            )?;
+            let whole = spans[0].start..spans[spans.len() - 1].end;
+            let answers = self.unless_stalled(whole, || {
+                self.conn.get_many(
+                    &self.path,
+                    &self.shown,
+                    spans,
+                    self.opened.version.clone(),
+                    PARALLEL,
+                )
+            })?;
             for ((span, members), (meta, body)) in groups.iter().zip(answers) {
                 self.check(&meta)?;
                 for &i in members {

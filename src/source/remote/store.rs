@@ -413,7 +413,7 @@ impl Connection {
     ) -> Result<T, RemoteError> {
         use futures::FutureExt;
         let guarded = std::panic::AssertUnwindSafe(fut).catch_unwind();
-        match runtime::run(guarded, self.timeout) {
+        match runtime::run(guarded, crate::read_deadline::limit(self.timeout)) {
             Ok(Ok(answer)) => answer,
             Ok(Err(panic)) => {
                 self.stats.error();
