@@ -14,10 +14,10 @@ use super::entry::Entry;
 use super::error::DiskError;
 use super::key::Key;
 use super::pending::{self, Refill};
-use super::producer::Producer;
+use super::producer::{produce_and_hand, Producer};
 use super::shared::Shared;
 use super::stats::DiskStats;
-use super::writer::Writer;
+use super::writer::{Writer, BATCH_BYTES};
 use super::{index, map};
 
 /// How long an open or a `.stats` read waits for the directory lock
@@ -32,6 +32,10 @@ const PENDING_MAX: u64 = 32 << 30;
 /// How long an open waits for the writer to land the granules a re-read
 /// just handed over, when they are all its entry lacks.
 const SETTLE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Wanted bytes an open of an entry lacking only those (and granules on
+/// their way) produces and writes before it answers, at most.
+const FINISH_AT_OPEN: u64 = 128 << 20;
 
 /// A mount's disk cache.
 pub struct DiskCache {
@@ -221,12 +225,25 @@ impl DiskCache {
 
     /// Wait a little (at most [`SETTLE_PATIENCE`]) when everything `entry`
     /// lacks is on its way to the disk (handed by the read just before), so
-    /// that this open finds it complete; true when it is complete.
+    /// that this open finds it complete; true when it is complete. When
+    /// what it lacks besides is a little (at most [`FINISH_AT_OPEN`], and
+    /// an eighth of the entry) and wanted, i.e. left by a re-read the
+    /// writer could not keep up with, it is produced (decoded) and written
+    /// first: the open then finds the entry complete rather than leave
+    /// those granules to the next read.
     pub fn settle(&self, entry: &Entry) -> bool {
         if entry.is_complete() {
             return true;
         }
         let waited = std::time::Instant::now();
+        let limit = FINISH_AT_OPEN.min(entry.len() / 8);
+        let rest = self.shared.pending.take_rest(entry, BATCH_BYTES, limit);
+        for run in &rest {
+            produce_and_hand(&self.shared, &self.writer, run);
+        }
+        if !rest.is_empty() {
+            DiskStats::add(&self.shared.stats.finished_opens, 1);
+        }
         let settled = self.shared.pending.settle(entry, SETTLE_PATIENCE);
         if settled {
             DiskStats::add(&self.shared.stats.settled_opens, 1);
@@ -369,55 +386,99 @@ mod tests {
 
     /// A re-read never waits for a writer that lags (here held back by the
     /// directory lock): what the writer's queue has no room for stays
-    /// wanted, and the next read hands it over, so the entry completes a
-    /// read later, with the reads' exact bytes.
+    /// wanted. Then either the next read hands it over, or the next open
+    /// produces it (a little is left), and the entry is complete with the
+    /// reads' exact bytes.
     #[test]
-    fn a_reread_does_not_wait_for_a_lagging_writer_and_the_next_completes_it() {
+    fn a_reread_does_not_wait_for_a_lagging_writer_and_the_next_read_or_open_completes_it() {
         use crate::disk_cache::writer::READ_HAND_QUEUE;
+        for by_open in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            let len = READ_HAND_QUEUE + 8 * GRANULE + 100;
+            let data = pattern(len, 5);
+            let cache = DiskCache::start(dir.path(), 4 * len).unwrap();
+            let entry = cache.entry("array v1", len).unwrap();
+            let refill: Arc<dyn Refill> = Arc::new(Copy(data.clone()));
+            // The counters (not `to_json`: that waits for the directory lock).
+            let stat = |name: &str| cache.stats().to_json()[name].as_u64().unwrap();
+            let queued = || cache.shared.handed_queued.load(Ordering::Relaxed);
+            // A read of the whole of `data` in 1 MiB requests, each decoded.
+            let read_all = || {
+                for (i, part) in data.chunks(1 << 20).enumerate() {
+                    cache.busy();
+                    cache.served(&entry, &refill, (i as u64) << 20, part);
+                }
+            };
+            read_all();
+            assert_eq!(stat("handed_bytes"), 0, "a first read only names");
+            let held = cache.shared.index.lock().unwrap();
+            let started = std::time::Instant::now();
+            read_all();
+            let took = started.elapsed();
+            // Waiting for room, the read would have taken a second per
+            // request past the queue's bound.
+            assert!(took < std::time::Duration::from_millis(500), "{took:?}");
+            assert_eq!(stat("handed_bytes"), READ_HAND_QUEUE);
+            assert_eq!(stat("deferred_bytes"), len - READ_HAND_QUEUE);
+            drop(held);
+            // The writer catches up while the loop goes on (reads keep the
+            // producer waiting).
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+            while queued() > 0 && std::time::Instant::now() < deadline {
+                cache.busy();
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            if by_open {
+                assert!(cache.settle(&entry), "the open finished the entry");
+                assert_eq!(stat("finished_opens"), 1);
+                assert_eq!(stat("handed_bytes"), READ_HAND_QUEUE);
+                assert_eq!(stat("produced_bytes"), len - READ_HAND_QUEUE);
+            } else {
+                read_all();
+                cache.flush();
+                assert!(
+                    stat("handed_bytes") > READ_HAND_QUEUE,
+                    "the third read handed the rest"
+                );
+            }
+            assert!(entry.is_complete());
+            assert_eq!(stat("handed_bytes") + stat("produced_bytes"), len);
+            assert_eq!(stat("fill_bytes"), len);
+            let mut back = vec![0u8; len as usize];
+            assert!(cache.read(&entry, 0, &mut back));
+            assert!(back == data);
+        }
+    }
+
+    /// An open does not produce what its entry lacks when that is more
+    /// than an eighth of the entry, or not all read before.
+    #[test]
+    fn an_open_finishes_only_a_little_left_by_a_reread() {
         let dir = tempfile::tempdir().unwrap();
-        let len = READ_HAND_QUEUE + 8 * GRANULE + 100;
-        let data = pattern(len, 5);
+        let len = 16 * GRANULE;
+        let data = pattern(len, 9);
         let cache = DiskCache::start(dir.path(), 4 * len).unwrap();
         let entry = cache.entry("array v1", len).unwrap();
         let refill: Arc<dyn Refill> = Arc::new(Copy(data.clone()));
-        // The counters (not `to_json`: that waits for the directory lock).
         let stat = |name: &str| cache.stats().to_json()[name].as_u64().unwrap();
-        let queued = || cache.shared.handed_queued.load(Ordering::Relaxed);
-        // A read of the whole of `data` in 1 MiB requests, each decoded.
-        let read_all = || {
-            for (i, part) in data.chunks(1 << 20).enumerate() {
-                cache.busy();
-                cache.served(&entry, &refill, (i as u64) << 20, part);
-            }
-        };
-        read_all();
-        assert_eq!(stat("handed_bytes"), 0, "a first read only names");
-        let held = cache.shared.index.lock().unwrap();
-        let started = std::time::Instant::now();
-        read_all();
-        let took = started.elapsed();
-        // Waiting for room, the read would have taken a second per request
-        // past the queue's bound.
-        assert!(took < std::time::Duration::from_millis(500), "{took:?}");
-        assert_eq!(stat("handed_bytes"), READ_HAND_QUEUE);
-        assert_eq!(stat("deferred_bytes"), len - READ_HAND_QUEUE);
-        drop(held);
-        // The writer catches up while the loop goes on (reads keep the
-        // producer waiting).
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-        while queued() > 0 && std::time::Instant::now() < deadline {
-            cache.busy();
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        }
-        read_all();
-        cache.flush();
-        assert!(entry.is_complete());
-        assert!(
-            stat("handed_bytes") > READ_HAND_QUEUE,
-            "the third read handed the rest"
-        );
-        assert_eq!(stat("handed_bytes") + stat("produced_bytes"), len);
-        assert_eq!(stat("fill_bytes"), len);
+        let g = GRANULE as usize;
+        // Granules 0..13 read once (wanted), 14 and 15 never.
+        cache.busy();
+        cache.served(&entry, &refill, 0, &data[..14 * g]);
+        assert!(!cache.settle(&entry));
+        // Written but for granules 12 and 13: still not all read before.
+        entry.write(0, &data[..12 * g]).unwrap();
+        assert!(!cache.settle(&entry));
+        // Granules 14 and 15 read now: wanted, with 12 and 13, which is
+        // four granules, more than an eighth of 16.
+        cache.busy();
+        cache.served(&entry, &refill, 14 * GRANULE, &data[14 * g..]);
+        assert!(!cache.settle(&entry));
+        assert_eq!(stat("finished_opens"), 0);
+        // Two left (an eighth): the open produces them.
+        entry.write(12 * GRANULE, &data[12 * g..14 * g]).unwrap();
+        assert!(cache.settle(&entry));
+        assert_eq!(stat("finished_opens"), 1);
         let mut back = vec![0u8; len as usize];
         assert!(cache.read(&entry, 0, &mut back));
         assert!(back == data);

@@ -104,39 +104,20 @@ impl Drop for Producer {
 /// batch takes the core back. Not `SCHED_IDLE`: on a machine kept busy by
 /// other processes it would never run.
 fn idle_priority() {
-    if let Err(e) = set_thread_nice(19) {
-        log::debug!("disk cache producer: nice 19 refused ({e})");
-    }
-}
-
-/// Set the calling thread's nice value (Linux: per thread).
-pub(super) fn set_thread_nice(nice: i32) -> std::io::Result<()> {
     // SAFETY: the gettid system call and setpriority take and return plain
     // integers; the tid is the calling thread's own. (The system call, not
     // glibc's gettid(): that wrapper is from glibc 2.30, and the wheel's
     // binary needs at most 2.17.)
     let rc = unsafe {
         let tid = libc::syscall(libc::SYS_gettid);
-        libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, nice.clamp(-20, 19))
+        libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, 19)
     };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
+    if rc != 0 {
+        log::debug!(
+            "disk cache producer: nice 19 refused ({})",
+            std::io::Error::last_os_error()
+        );
     }
-}
-
-/// The calling thread's nice value (field 19 of `/proc/thread-self/stat`),
-/// 0 when it cannot be read.
-pub(super) fn thread_nice() -> i32 {
-    std::fs::read_to_string("/proc/thread-self/stat")
-        .ok()
-        .and_then(|stat| {
-            // The command name (field 2) may hold spaces: count after it.
-            let after = &stat[stat.rfind(')')? + 1..];
-            after.split_whitespace().nth(16)?.parse().ok()
-        })
-        .unwrap_or(0)
 }
 
 /// Whether no read was served by decoding for [`QUIET`].
@@ -209,16 +190,22 @@ fn produce_one(shared: &Shared, writer: &Writer) -> bool {
     let Some(run) = shared.pending.take(BATCH_BYTES) else {
         return false;
     };
-    match produce(shared, &run) {
+    produce_and_hand(shared, writer, &run);
+    true
+}
+
+/// Produce `run` (taken from the wanted granules) and give it to the
+/// writer, waiting for room; given up when its source changed or failed.
+pub(super) fn produce_and_hand(shared: &Shared, writer: &Writer, run: &Run) {
+    match produce(shared, run) {
         Some(bytes) => {
-            shared.pending.produced(&run);
+            shared.pending.produced(run);
             if !writer.hand(&run.entry, run.start, bytes, true) {
                 shared.pending.unhand(&run.entry, run.start, run.end);
             }
         }
-        None => shared.pending.abandon(&run),
+        None => shared.pending.abandon(run),
     }
-    true
 }
 
 /// The bytes of `run`, produced again, when its source is still the

@@ -33,6 +33,10 @@ pub struct DiskStats {
     /// Opens that waited for the writer to land the last granules of their
     /// entry (handed by the read just before), and found it complete.
     pub settled_opens: AtomicU64,
+    /// Opens that produced (decoded) and wrote the few granules their entry
+    /// still lacked (left wanted by a re-read the writer did not keep up
+    /// with) before answering.
+    pub finished_opens: AtomicU64,
     /// Opens served by FUSE passthrough from a complete entry.
     pub passthrough_opens: AtomicU64,
     /// Opens of a complete entry served by the daemon from the cache file
@@ -75,6 +79,7 @@ impl DiskStats {
             ("deferred_bytes", &self.deferred_bytes),
             ("produced_bytes", &self.produced_bytes),
             ("settled_opens", &self.settled_opens),
+            ("finished_opens", &self.finished_opens),
             ("passthrough_opens", &self.passthrough_opens),
             ("cache_file_opens", &self.cache_file_opens),
             ("errors", &self.errors),

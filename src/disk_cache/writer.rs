@@ -49,11 +49,6 @@ const HAND_LAG: u64 = 2 << 20;
 /// next open waits for that, see [`super::DiskCache::settle`]).
 pub(super) const READ_HAND_QUEUE: u64 = 32 << 20;
 
-/// How many steps of nice the writer runs above the thread that started
-/// it (the mount's readers), when allowed (`CAP_SYS_NICE`): a read does
-/// not wait for it, so it takes its share of the cores instead.
-const WRITER_BOOST: i32 = 5;
-
 /// How long an offer that must not be dropped waits for room in the queue.
 const ROOM_WAIT: Duration = Duration::from_secs(1);
 
@@ -96,13 +91,6 @@ impl Writer {
             .name("disk-cache-writer".into())
             .spawn(move || {
                 let persister = Persister::start(inner.clone());
-                let nice = super::producer::thread_nice();
-                if let Err(e) = super::producer::set_thread_nice(nice - WRITER_BOOST) {
-                    log::debug!(
-                        "disk cache writer: nice {} refused ({e})",
-                        nice - WRITER_BOOST
-                    );
-                }
                 run(&inner, &persister, &rx)
             })
             .ok();
