@@ -9,8 +9,9 @@
 //! it a second time (the next epoch of a loop that never pauses), hands its
 //! own bytes to the writer instead: nothing is decoded again, and the entry
 //! is whole when that second read ends, if the writer kept up (what it had
-//! no room for stays wanted, for the next read). Reads that cover a granule
-//! in parts ([`Partial`]) hand it over once the parts add up.
+//! no room for stays wanted, for the next read, or for the next open to
+//! produce when it is a little: [`Pending::take_rest`]). Reads that cover a
+//! granule in parts ([`Partial`]) hand it over once the parts add up.
 //!
 //! Each granule not whole is in one state at most: wanted, being produced,
 //! partial (some bytes gathered) or handed (queued for the writer, or
