@@ -120,18 +120,13 @@ fn plans_that_do_not_fit_are_ignored_and_the_headers_are_as_without_them() {
     );
 }
 
-/// With `--originals`: every file of the source is shown byte-exact under
-/// its own name, nnU-Net's own loader (`nnUNetDatasetBlosc2.load_case`,
-/// with the cascade's previous-stage segmentations) reads every case
-/// exactly, and the folders of views (`NAME.d/`) keep their geometry.
-#[test]
-fn with_originals_nnunets_loader_reads_every_case_and_the_views_keep_their_geometry() {
-    let Some(_guard) = serial_with_fuse() else {
-        return;
-    };
-    let Some(dir) = generate() else { return };
-    let m = Mount::start(dir.path(), &["--originals"]);
-    let code = r#"
+/// One epoch over a mounted dataset (argv: the source tree, the mount):
+/// every source file read byte-exact under its own name, and every case of
+/// every configuration read by nnU-Net's own loader
+/// (`nnUNetDatasetBlosc2.load_case`, with the cascade's previous-stage
+/// segmentations), its values against the generator's manifest. Prints
+/// `{"files": N, "cases": M}`.
+const EPOCH: &str = r#"
 import hashlib, json, os, sys
 import numpy as np
 from nnunetv2.training.dataloading.nnunet_dataset import nnUNetDatasetBlosc2
@@ -166,6 +161,19 @@ for ds in ("Dataset001_MR", "Dataset002_CT"):
             cases += 1
 print(json.dumps({"files": files, "cases": cases}))
 "#;
+
+/// With `--originals`: every file of the source is shown byte-exact under
+/// its own name, nnU-Net's own loader (`nnUNetDatasetBlosc2.load_case`,
+/// with the cascade's previous-stage segmentations) reads every case
+/// exactly, and the folders of views (`NAME.d/`) keep their geometry.
+#[test]
+fn with_originals_nnunets_loader_reads_every_case_and_the_views_keep_their_geometry() {
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
+    let Some(dir) = generate() else { return };
+    let m = Mount::start(dir.path(), &["--originals"]);
+    let code = EPOCH;
     let out = run_python(
         code,
         &[dir.path().to_str().unwrap(), m.path().to_str().unwrap()],
@@ -176,4 +184,96 @@ print(json.dumps({"files": files, "cases": cases}))
     assert_eq!(got, serde_json::json!({"files": 57, "cases": 12}), "{out}");
     let doc = check(m.path(), &dir.path().join("manifest.json"), ".d");
     assert_eq!(doc["failures"], serde_json::json!([]), "{doc}");
+}
+
+/// `.stats` in one read call (it is rendered afresh at each read).
+fn stats(m: &Mount) -> serde_json::Value {
+    use std::io::Read;
+    let mut buf = vec![0; 1 << 20];
+    let mut file = std::fs::File::open(m.path().join(".stats")).unwrap();
+    let n = file.read(&mut buf).unwrap();
+    serde_json::from_slice(&buf[..n]).unwrap()
+}
+
+fn counter(stats: &serde_json::Value, path: &[&str]) -> u64 {
+    path.iter()
+        .fold(stats, |v, k| &v[*k])
+        .as_u64()
+        .unwrap_or_else(|| panic!("no counter {path:?} in {stats}"))
+}
+
+/// The mount's GETs once none has been sent for 300 ms (the prefetcher's
+/// and the disk cache's writer done), its disk cache idle.
+fn settled_gets(m: &Mount) -> u64 {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let mut last = None;
+    loop {
+        let st = stats(m);
+        let busy = counter(&st, &["disk_cache", "queued_bytes"]) > 0
+            || counter(&st, &["disk_cache", "wanted_bytes"]) > 0;
+        let gets = counter(&st, &["remote", "gets"]);
+        if !busy && last == Some(gets) {
+            return gets;
+        }
+        assert!(std::time::Instant::now() < deadline, "never idle: {st}");
+        last = Some(gets);
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    }
+}
+
+/// The same dataset in S3 (moto), mounted with `--originals --disk-cache`:
+/// every file byte-exact, nnU-Net's loader reads every case, SimpleITK
+/// sees the geometry as it does locally; a second epoch, in the same mount
+/// and after a remount over the same cache folder, sends no GET.
+#[test]
+fn from_s3_with_the_disk_cache_a_second_epoch_sends_no_get() {
+    use common::moto::{env_refs, Moto};
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
+    let Some(moto) = Moto::start("nnunet_from_s3") else {
+        return;
+    };
+    let Some(dir) = generate() else { return };
+    moto.upload_dir("nnunet", dir.path(), &[]);
+    let cache = tempfile::tempdir().unwrap();
+    let env = moto.env();
+    let env = env_refs(&env);
+    let args = [
+        "--originals",
+        "--disk-cache",
+        cache.path().to_str().unwrap(),
+    ];
+    let url = Path::new("s3://nnunet/");
+    let src = dir.path().to_str().unwrap();
+    let manifest = dir.path().join("manifest.json");
+    let epoch = |m: &Mount| {
+        let out = run_python(EPOCH, &[src, m.path().to_str().unwrap()]);
+        let got: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+        assert_eq!(got, serde_json::json!({"files": 57, "cases": 12}), "{out}");
+        let doc = check(m.path(), &manifest, ".d");
+        assert_eq!(doc["failures"], serde_json::json!([]), "{doc}");
+        assert_eq!(doc["counts"]["data.mhd"], 28, "{doc}");
+    };
+    {
+        let m = Mount::start_with_env(url, &args, &env);
+        epoch(&m);
+        let first = settled_gets(&m);
+        assert!(first > 0, "the first epoch reads S3: {}", stats(&m));
+        epoch(&m);
+        let second = settled_gets(&m) - first;
+        eprintln!("first epoch: {first} GETs; second, same mount: {second}");
+        assert_eq!(second, 0, "GETs in the second epoch: {}", stats(&m));
+    }
+    let m = Mount::start_with_env(url, &args, &env);
+    epoch(&m);
+    let st = stats(&m);
+    let again = settled_gets(&m);
+    eprintln!(
+        "after a remount: {again} GETs, {} HEADs, {} LISTs; disk {}",
+        counter(&st, &["remote", "heads"]),
+        counter(&st, &["remote", "lists"]),
+        st["disk_cache"]
+    );
+    assert_eq!(again, 0, "GETs in an epoch after a remount: {st}");
 }

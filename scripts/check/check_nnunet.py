@@ -10,9 +10,9 @@ plans give each array, the sha256 of its values). For each array, through Simple
 ITK that 3D Slicer and ITK-SNAP are built on):
 - `data.nhdr` is an image of the spatial axes only, with as many components as the array
   has channels, the plans' spacing (ITK order: fastest axis first), and exact values;
-- `data.mhd` likewise when the channels can be MetaImage components (one channel, or none);
-  an array of several channels first is a 4-D image whose last dimension is the channel
-  (spacing 1), with exact values;
+- `data.mhd` likewise; for several channels first it points at `data.interleaved` (the
+  channel axis moved last, as MetaImage's components lie), whose bytes are checked against
+  numpy's `moveaxis` of the values;
 - `zarr.json`'s attributes carry the same spacing and channel axis.
 
 Prints one JSON object: counts per check and the list of failures.
@@ -41,8 +41,11 @@ def channels_first(arr: Any, spatial: int) -> Any:
     return np.moveaxis(arr, -1, 0)
 
 
-def check_nrrd(d: str, entry: Any) -> None:
-    img = sitk.ReadImage(os.path.join(d, "data.nhdr"))
+def check_image(path: str, entry: Any) -> None:
+    """`path` read by SimpleITK: a 3-D image of the spatial axes with one component per
+    channel, the plans' spacing, and the manifest's values once the components are put back
+    as the first axis."""
+    img = sitk.ReadImage(path)
     shape, axis = entry["shape"], entry["channel_axis"]
     spatial = shape[1:] if axis == 0 else shape
     want_components = shape[0] if axis == 0 else 1
@@ -56,22 +59,30 @@ def check_nrrd(d: str, entry: Any) -> None:
     assert sha(arr.astype(entry["dtype"])) == entry["sha256"], "values differ"
 
 
+def check_nrrd(d: str, entry: Any) -> None:
+    check_image(os.path.join(d, "data.nhdr"), entry)
+
+
 def check_metaimage(d: str, entry: Any) -> None:
-    img = sitk.ReadImage(os.path.join(d, "data.mhd"))
+    """As data.nhdr; several channels first are read from data.interleaved (the channel
+    axis moved last, as MetaImage's components lie), one channel or none from data."""
+    check_image(os.path.join(d, "data.mhd"), entry)
+    with open(os.path.join(d, "data.mhd")) as f:
+        header = f.read()
     shape, axis = entry["shape"], entry["channel_axis"]
-    arr = sitk.GetArrayFromImage(img)
-    if axis == 0 and shape[0] > 1:
-        assert img.GetDimension() == 4, f"dimension {img.GetDimension()}"
-        assert list(img.GetSize()) == shape[::-1], f"size {img.GetSize()}"
-        assert list(img.GetSpacing()) == [*entry["spacing"][::-1], 1.0], f"spacing {img.GetSpacing()}"
-    else:
-        spatial = shape[1:] if axis == 0 else shape
-        assert img.GetDimension() == 3, f"dimension {img.GetDimension()}"
-        assert list(img.GetSize()) == spatial[::-1], f"size {img.GetSize()}"
-        assert img.GetNumberOfComponentsPerPixel() == 1
-        assert list(img.GetSpacing()) == entry["spacing"][::-1], f"spacing {img.GetSpacing()}"
-        arr = arr.reshape(shape)
-    assert sha(arr.astype(entry["dtype"])) == entry["sha256"], "values differ"
+    interleaved = axis == 0 and shape[0] > 1
+    want = "data.interleaved" if interleaved else "data"
+    assert header.endswith(f"ElementDataFile = {want}\n"), f"header {header!r}"
+    assert os.path.exists(os.path.join(d, "data.interleaved")) == interleaved, "data.interleaved"
+    if interleaved:
+        # The same bytes as numpy's moveaxis(values, 0, -1), read as a plain file too.
+        size = os.path.getsize(os.path.join(d, "data"))
+        assert os.path.getsize(os.path.join(d, "data.interleaved")) == size, "size"
+        values = np.fromfile(os.path.join(d, "data"), dtype=entry["dtype"]).reshape(shape)
+        assert sha(values) == entry["sha256"], "data differs"
+        with open(os.path.join(d, "data.interleaved"), "rb") as f:
+            got = f.read()
+        assert got == np.ascontiguousarray(np.moveaxis(values, 0, -1)).tobytes(), "interleaved bytes"
 
 
 def check_zarr(d: str, entry: Any) -> None:

@@ -367,6 +367,10 @@ fn load(
                     (Origin::Local(path), Some(l), crate::format::Shape::Nd { geometry, .. }) => {
                         l.plans.geometry(path, &geometry.shape)
                     }
+                    #[cfg(feature = "remote")]
+                    (Origin::Remote(o), Some(l), crate::format::Shape::Nd { geometry, .. }) => {
+                        o.plans_geometry(&l.plans, &geometry.shape)
+                    }
                     _ => None,
                 };
                 let mut presented =

@@ -28,6 +28,11 @@
 //! malformed file once per version of it). Parsed plans and the JSON files
 //! of a folder are remembered by file and folder identity, so a folder of
 //! many cases reads its plans once.
+//!
+//! The same rules hold for a local source and a remote one ([`PlansFiles`]:
+//! files and folders by path, or objects and prefixes by key, their
+//! identity from the listings the tree keeps anyway; a remote plans file
+//! is read through the disk cache's remote tier when there is one).
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
@@ -54,10 +59,10 @@ const NOT_PLANS: [&str; 3] = [
 ];
 
 /// Plans files larger than this are not read (real ones are tens of KiB).
-const MAX_PLANS_BYTES: u64 = 4 << 20;
+pub const MAX_PLANS_BYTES: u64 = 4 << 20;
 
 /// At most this many JSON files of one folder are read as candidate plans.
-const MAX_CANDIDATES: usize = 32;
+pub const MAX_CANDIDATES: usize = 32;
 
 /// Entries remembered before the memo starts afresh.
 const MAX_REMEMBERED: usize = 4096;
@@ -216,13 +221,66 @@ pub fn next_stage(
     }))
 }
 
-/// What identifies a file's or folder's state: inode, size, mtime.
-type Stamp = (u64, u64, Option<SystemTime>);
+/// What identifies a file's or folder's state: locally inode, size and
+/// mtime; remotely size, modification time and ETag (a folder: what its
+/// listing says of its JSON files).
+pub type Stamp = (u64, u64, Option<SystemTime>, Option<String>);
 
-fn stamp(path: &Path) -> Option<Stamp> {
-    use std::os::unix::fs::MetadataExt;
-    let m = std::fs::metadata(path).ok()?;
-    Some((m.ino(), m.len(), m.modified().ok()))
+/// Where plans are read from: the files of a local source by path, or the
+/// objects of a remote root by key (written as a relative path).
+pub trait PlansFiles {
+    /// Whether `folder` is inside the mounted source.
+    fn shown(&self, folder: &Path) -> bool;
+    /// The state of file or folder `path`; `None` when it is not there.
+    fn stamp(&self, path: &Path) -> Option<Stamp>;
+    /// Whether `path` is there as something other than a file.
+    fn not_a_file(&self, path: &Path) -> bool;
+    /// The files of `folder` whose names end in `.json` (at most a few
+    /// more than [`MAX_CANDIDATES`]).
+    fn json_files(&self, folder: &Path) -> Option<Vec<PathBuf>>;
+    /// The bytes of file `path` (at most [`MAX_PLANS_BYTES`] are asked for).
+    fn read(&self, path: &Path) -> Option<Vec<u8>>;
+}
+
+/// The files of a local source folder (canonical).
+struct LocalFiles<'a>(&'a Path);
+
+impl PlansFiles for LocalFiles<'_> {
+    fn shown(&self, folder: &Path) -> bool {
+        std::fs::canonicalize(folder).is_ok_and(|real| real.starts_with(self.0))
+    }
+
+    fn stamp(&self, path: &Path) -> Option<Stamp> {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(path).ok()?;
+        Some((m.ino(), m.len(), m.modified().ok(), None))
+    }
+
+    fn not_a_file(&self, path: &Path) -> bool {
+        std::fs::symlink_metadata(path).is_ok_and(|m| !m.is_file())
+    }
+
+    fn json_files(&self, folder: &Path) -> Option<Vec<PathBuf>> {
+        let mut list = Vec::new();
+        for entry in std::fs::read_dir(folder).ok()?.flatten() {
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            if name.ends_with(".json")
+                && !NOT_PLANS.contains(&name)
+                && entry.file_type().is_ok_and(|t| t.is_file())
+            {
+                list.push(entry.path());
+                if list.len() == MAX_CANDIDATES {
+                    break;
+                }
+            }
+        }
+        Some(list)
+    }
+
+    fn read(&self, path: &Path) -> Option<Vec<u8>> {
+        std::fs::read(path).ok()
+    }
 }
 
 /// The JSON files of a folder that may be plans.
@@ -251,40 +309,48 @@ impl PlansMemo {
         }
     }
 
-    /// Whether `folder` is inside the source, its symlinks resolved.
-    fn shown(&self, folder: &Path) -> bool {
-        let Some(root) = &self.root else {
-            return false;
-        };
-        std::fs::canonicalize(folder).is_ok_and(|real| real.starts_with(root))
-    }
-
     /// The geometry nnU-Net's plans give the local array at `path` of
     /// `shape`, if any (see the module docs); a mismatch is logged and
     /// gives none.
     pub fn geometry(&self, path: &Path, shape: &[u64]) -> Option<Geometry> {
+        let root = self.root.as_deref()?;
+        self.geometry_in(&LocalFiles(root), path, shape, &path.display())
+    }
+
+    /// The geometry nnU-Net's plans in `files` give the array at `path` of
+    /// `shape` (named `name` in the log), as [`Self::geometry`].
+    pub fn geometry_in(
+        &self,
+        files: &dyn PlansFiles,
+        path: &Path,
+        shape: &[u64],
+        name: &dyn std::fmt::Display,
+    ) -> Option<Geometry> {
         let folder = path.parent()?;
         let folder_name = folder.file_name()?.to_str()?;
         let up = folder.parent()?;
         let found = if up.file_name() == Some(OsStr::new(NEXT_STAGE)) {
             let trainer = up.parent()?;
-            if !self.shown(trainer) {
+            if !files.shown(trainer) {
                 return None;
             }
             let plans_file = trainer.join(TRAINER_PLANS);
-            if std::fs::symlink_metadata(&plans_file).is_ok_and(|m| !m.is_file()) {
+            if files.not_a_file(&plans_file) {
                 return None;
             }
-            match &*self.plans(&plans_file)? {
+            match &*self.plans(files, &plans_file)? {
                 Plans::Plans(confs) => next_stage(folder_name, confs, shape),
                 _ => Ok(None),
             }
         } else {
-            if !self.shown(up) {
+            if !files.shown(up) {
                 return None;
             }
-            let candidates = self.candidates(up)?;
-            let read: Vec<Arc<Plans>> = candidates.iter().filter_map(|f| self.plans(f)).collect();
+            let candidates = self.candidates(files, up)?;
+            let read: Vec<Arc<Plans>> = candidates
+                .iter()
+                .filter_map(|f| self.plans(files, f))
+                .collect();
             let confs: Vec<&Configuration> = read
                 .iter()
                 .filter_map(|p| match &**p {
@@ -298,35 +364,28 @@ impl PlansMemo {
         match found {
             Ok(g) => g,
             Err(why) => {
-                log::info!("{}: nnU-Net plans ignored: {why}", path.display());
+                log::info!("{name}: nnU-Net plans ignored: {why}");
                 None
             }
         }
     }
 
     /// The JSON files of `folder` that may be plans.
-    fn candidates(&self, folder: &Path) -> Option<Candidates> {
-        let now = stamp(folder)?;
+    fn candidates(&self, files: &dyn PlansFiles, folder: &Path) -> Option<Candidates> {
+        let now = files.stamp(folder)?;
         if let Some((was, list)) = self.folders.lock().get(folder) {
             if *was == now {
                 return Some(list.clone());
             }
         }
-        let mut list = Vec::new();
-        for entry in std::fs::read_dir(folder).ok()?.flatten() {
-            let name = entry.file_name();
-            let Some(name) = name.to_str() else { continue };
-            if name.ends_with(".json")
-                && !NOT_PLANS.contains(&name)
-                && entry.file_type().is_ok_and(|t| t.is_file())
-            {
-                list.push(entry.path());
-                if list.len() == MAX_CANDIDATES {
-                    break;
-                }
-            }
-        }
+        let mut list = files.json_files(folder)?;
+        list.retain(|p| {
+            p.file_name()
+                .and_then(OsStr::to_str)
+                .is_some_and(|n| !NOT_PLANS.contains(&n))
+        });
         list.sort();
+        list.truncate(MAX_CANDIDATES);
         let list = Arc::new(list);
         let mut folders = self.folders.lock();
         if folders.len() >= MAX_REMEMBERED {
@@ -338,8 +397,8 @@ impl PlansMemo {
 
     /// The plans in `file`, read once per version of it; `None` when it
     /// cannot be read at all.
-    fn plans(&self, file: &Path) -> Option<Arc<Plans>> {
-        let now = stamp(file)?;
+    fn plans(&self, files: &dyn PlansFiles, file: &Path) -> Option<Arc<Plans>> {
+        let now = files.stamp(file)?;
         if let Some((was, plans)) = self.files.lock().get(file) {
             if *was == now {
                 return Some(plans.clone());
@@ -348,7 +407,7 @@ impl PlansMemo {
         let plans = if now.1 > MAX_PLANS_BYTES {
             Plans::NotPlans
         } else {
-            let bytes = std::fs::read(file).ok()?;
+            let bytes = files.read(file)?;
             match serde_json::from_slice::<Json>(&bytes) {
                 Ok(doc) => parse_plans(&doc),
                 Err(e) => Plans::Bad(format!("not JSON: {e}")),
@@ -510,5 +569,95 @@ mod tests {
             .geometry(&next.join("prostate_00.b2nd"), &[20, 64, 64])
             .unwrap();
         assert_eq!(g.spacing, Some(vec![3.0, 0.625, 0.625]));
+    }
+
+    /// Keys in memory, as a remote root's objects are: `(key, etag, bytes)`.
+    struct Keys(
+        Vec<(&'static str, &'static str, Vec<u8>)>,
+        std::cell::Cell<usize>,
+    );
+
+    impl PlansFiles for Keys {
+        fn shown(&self, _: &Path) -> bool {
+            true
+        }
+        fn stamp(&self, path: &Path) -> Option<Stamp> {
+            let key = path.to_str()?;
+            if let Some((_, etag, b)) = self.0.iter().find(|(k, _, _)| *k == key) {
+                return Some((0, b.len() as u64, None, Some(etag.to_string())));
+            }
+            let listed: String = self
+                .json_files(path)?
+                .iter()
+                .map(|p| format!("{p:?}"))
+                .collect();
+            Some((1, 0, None, Some(listed)))
+        }
+        fn not_a_file(&self, path: &Path) -> bool {
+            let key = format!("{}/", path.to_str().unwrap_or(""));
+            self.0.iter().any(|(k, _, _)| k.starts_with(&key))
+        }
+        fn json_files(&self, folder: &Path) -> Option<Vec<PathBuf>> {
+            let folder = folder.to_str()?;
+            Some(
+                self.0
+                    .iter()
+                    .filter(|(k, _, _)| {
+                        let (parent, name) = k.rsplit_once('/').unwrap_or(("", k));
+                        parent == folder && name.ends_with(".json")
+                    })
+                    .map(|(k, _, _)| PathBuf::from(k))
+                    .collect(),
+            )
+        }
+        fn read(&self, path: &Path) -> Option<Vec<u8>> {
+            self.1.set(self.1.get() + 1);
+            let key = path.to_str()?;
+            self.0
+                .iter()
+                .find(|(k, _, _)| *k == key)
+                .map(|(_, _, b)| b.clone())
+        }
+    }
+
+    /// The rules over keys (a remote root): the plans one level up, read
+    /// once per ETag, the root itself as the level up, a trainer's plans.
+    #[test]
+    fn keys_of_a_remote_root_follow_the_same_rules() {
+        let plans = plans_doc().to_string().into_bytes();
+        let keys = Keys(
+            vec![
+                ("D1/nnUNetPlans.json", "e1", plans.clone()),
+                ("D1/dataset.json", "e2", b"{}".to_vec()),
+                ("D1/nnUNetPlans_3d_fullres/c.b2nd", "e3", Vec::new()),
+                ("nnUNetPlans.json", "e4", plans.clone()),
+                ("T/plans.json", "e5", plans),
+            ],
+            std::cell::Cell::new(0),
+        );
+        let memo = PlansMemo::default();
+        let name = &"test";
+        let case = Path::new("D1/nnUNetPlans_3d_fullres/c.b2nd");
+        for _ in 0..3 {
+            let g = memo
+                .geometry_in(&keys, case, &[2, 20, 64, 64], name)
+                .unwrap();
+            assert_eq!(g.channel_axis, Some(0));
+            assert_eq!(g.spacing, Some(vec![3.0, 0.625, 0.625]));
+        }
+        assert_eq!(keys.1.get(), 1, "the plans read once");
+        // The root as the level up; a case at the root has no folder name.
+        let top = Path::new("nnUNetPlans_2d/c.b2nd");
+        let g = memo.geometry_in(&keys, top, &[1, 9, 64, 64], name).unwrap();
+        assert_eq!(g.spacing, Some(vec![1.0, 0.625, 0.625]));
+        assert!(memo
+            .geometry_in(&keys, Path::new("c.b2nd"), &[1, 9, 64, 64], name)
+            .is_none());
+        let next = Path::new("T/predicted_next_stage/3d_cascade_fullres/c.b2nd");
+        let g = memo.geometry_in(&keys, next, &[20, 64, 64], name).unwrap();
+        assert_eq!(g.spacing, Some(vec![3.0, 0.625, 0.625]));
+        assert!(memo
+            .geometry_in(&keys, next, &[2, 20, 64, 64], name)
+            .is_none());
     }
 }

@@ -73,7 +73,7 @@ impl DiskUse {
                 let file_len = array.region_len(Region::Chunk(*c)).ok()?;
                 (Arc::new(Vec::new()), run, file_len)
             }
-            View::Rows(_) => return None,
+            View::Rows(_) | View::Interleaved(_) => return None,
         };
         let identity = array.version_identity()?;
         let entry = cache.entry(&identity, data_len)?;

@@ -140,7 +140,8 @@ impl Filesystem {
     fn on_load(planner: &Arc<Planner>, computer: Option<Computer>) -> OnLoad {
         let preload = planner.clone();
         // nnU-Net plans are read only inside a local source (the root that
-        // saved expressions are confined to, too).
+        // saved expressions are confined to, too), or under a remote root
+        // (whose keys never climb above it).
         let plans = match &computer {
             Some(c) if !c.root.as_os_str().is_empty() => PlansMemo::within(c.root.clone()),
             _ => PlansMemo::default(),

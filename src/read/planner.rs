@@ -15,6 +15,7 @@ use super::assemble::{fill_pieces, fill_rows, fill_with, tiling_pieces, Misses};
 use super::block_cache::Block;
 use super::blocks::Blocks;
 use super::cores::CoreUse;
+use super::interleave::fill_interleaved;
 use super::prefetch::Prefetcher;
 use super::stats::Stats;
 use super::stream::StreamState;
@@ -24,6 +25,10 @@ use super::view::View;
 /// file ended, count as random: the blocks they use only in part are not
 /// kept. The kernel's own readahead requests are larger.
 const RANDOM_READ_MAX: u64 = 64 << 10;
+
+/// The most channel stretches a window of an interleaved view is
+/// prefetched as (a channel axis deep in the shape makes many short ones).
+const PREFETCH_RUNS_MAX: usize = 256;
 
 /// Where the bytes of a read are ([`Planner::read_served`]).
 #[derive(Debug)]
@@ -250,7 +255,7 @@ impl Planner {
         let body_len = (end - start) - in_prefix as u64;
         let fail = |p| Error::new(array.name(), p);
         let mut pieces = None;
-        if in_prefix == 0 && body_len > 0 && !matches!(view, View::Rows(_)) {
+        if in_prefix == 0 && body_len > 0 && view.in_order() {
             let found = tiling_pieces(array, view.region(), body_start, body_len).map_err(fail)?;
             if let Some(shared) = self.one_block(array, &found, misses).map_err(fail)? {
                 Stats::add(&self.stats().bytes_served, body_len);
@@ -266,6 +271,9 @@ impl Planner {
             let out = &mut out[in_prefix..];
             match (view, pieces) {
                 (View::Rows(rows), _) => fill_rows(&self.blocks, array, rows, body_start, out),
+                (View::Interleaved(il), _) => {
+                    fill_interleaved(&self.blocks, array, il, body_start, out, misses)
+                }
                 (_, Some(pieces)) => fill_pieces(&self.blocks, array, pieces, out, misses),
                 (_, None) => fill_with(&self.blocks, array, view.region(), body_start, out, misses),
             }
@@ -414,12 +422,31 @@ impl Planner {
         next: u64,
         len: u64,
     ) -> bool {
-        if let View::Rows(_) = view {
-            return true;
-        }
-        let body_next = next.saturating_sub(view.prefix().len() as u64);
-        let Ok(pieces) = array.pieces(view.region(), body_next, len) else {
-            return true;
+        let pieces = match view {
+            View::Rows(_) => return true,
+            // The stretch of each channel plane the window needs (few
+            // enough to ask for; a window over many slabs is left alone).
+            View::Interleaved(il) => {
+                let runs = il.source_runs(next, len);
+                if runs.len() > PREFETCH_RUNS_MAX {
+                    return true;
+                }
+                let mut pieces = Vec::new();
+                for (offset, n) in runs {
+                    match array.pieces(Region::Data, offset, n) {
+                        Ok(found) => pieces.extend(found),
+                        Err(_) => return true,
+                    }
+                }
+                pieces
+            }
+            _ => {
+                let body_next = next.saturating_sub(view.prefix().len() as u64);
+                let Ok(pieces) = array.pieces(view.region(), body_next, len) else {
+                    return true;
+                };
+                pieces
+            }
         };
         let mut seen = HashSet::new();
         let wanted: Vec<Piece> = pieces

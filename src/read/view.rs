@@ -6,6 +6,8 @@ use std::sync::Arc;
 
 use crate::format::{Array, PResult, Region};
 
+use super::interleave::Interleave;
+
 /// Which byte view of an array a presented file shows.
 #[derive(Debug, Clone)]
 pub enum View {
@@ -18,6 +20,9 @@ pub enum View {
     /// Some rows of the C-order bytes, in order, after a prefix (a table
     /// column's valid rows).
     Rows(Arc<RowSelection>),
+    /// The C-order bytes with the channel axis moved last
+    /// (`data.interleaved`).
+    Interleaved(Arc<Interleave>),
 }
 
 /// Which rows of an array a [`View::Rows`] shows: runs of consecutive rows
@@ -79,7 +84,7 @@ impl RowSelection {
 impl View {
     pub(super) fn region(&self) -> Region {
         match self {
-            View::Data | View::Npy(_) | View::Rows(_) => Region::Data,
+            View::Data | View::Npy(_) | View::Rows(_) | View::Interleaved(_) => Region::Data,
             View::Chunk(c) => Region::Chunk(*c),
         }
     }
@@ -90,6 +95,13 @@ impl View {
             View::Rows(rows) => &rows.prefix,
             _ => &[],
         }
+    }
+
+    /// Whether its bytes are pieces of its region in order (a prefix
+    /// aside), so a read is answered from those pieces; false for views
+    /// that pick or rearrange bytes (rows, interleaved channels).
+    pub(super) fn in_order(&self) -> bool {
+        !matches!(self, View::Rows(_) | View::Interleaved(_))
     }
 
     /// Size of the presented file.

@@ -31,7 +31,7 @@ pub const MAX_CHUNK_FILES: u64 = (1 << 32) - CHUNK_BASE;
 
 /// Each role's number in the low 32 bits; fixed for good (they are inode
 /// numbers the kernel and its users may keep).
-const CODES: [(Role, u64); 18] = [
+const CODES: [(Role, u64); 19] = [
     (Role::Node, 0),
     (Role::File(FileId::MetaJson), 1),
     (Role::File(FileId::Data), 2),
@@ -50,6 +50,7 @@ const CODES: [(Role, u64); 18] = [
     (Role::Folder(FolderFileId::TableArrow), 15),
     (Role::File(FileId::Valid), 16),
     (Role::File(FileId::ValidNpy), 17),
+    (Role::File(FileId::Interleaved), 18),
 ];
 
 /// The role of a folder's own file `id`: a folder's `meta.json` and

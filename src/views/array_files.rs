@@ -97,7 +97,7 @@ impl std::fmt::Debug for ArrayFile {
 }
 
 /// The files an array folder presents, in listing order.
-pub const ARRAY_FILES: [ArrayFile; 14] = [
+pub const ARRAY_FILES: [ArrayFile; 15] = [
     ArrayFile {
         id: FileId::MetaJson,
         name: "meta.json",
@@ -231,7 +231,7 @@ pub const ARRAY_FILES: [ArrayFile; 14] = [
         name: "data.hdr",
         folder: Folder::Array,
         kind: Kind::File,
-        who: "as data, of rank 2 or 3 (channels first or last) and a dtype ENVI has a code for (u1 i2 u2 i4 u4 i8 u8 f4 f8 c8 c16)",
+        who: "as data, of rank 2 or 3 (channels first, middle or last) and a dtype ENVI has a code for (u1 i2 u2 i4 u4 i8 u8 f4 f8 c8 c16)",
         sized_by: "rendered when the array is loaded",
         size: |p| Some(p.sidecars.envi.as_ref()?.len() as u64),
         open: |p| Some(Content::Static(p.sidecars.envi.clone()?)),
@@ -271,6 +271,18 @@ pub const ARRAY_FILES: [ArrayFile; 14] = [
         sized_by: "the .npy header rendered at load, plus valid's size",
         size: |p| Some(p.column.valid.as_ref()?.file(true).0),
         open: |p| Some(p.column.valid.as_ref()?.file(true).1.into()),
+        xattrs: false,
+        listed: None,
+    },
+    ArrayFile {
+        id: FileId::Interleaved,
+        name: "data.interleaved",
+        folder: Folder::Array,
+        kind: Kind::File,
+        who: "whole arrays whose data.mhd it serves: several channels on an axis other than the last (nnU-Net's channel-first volumes)",
+        sized_by: "data's size (the same bytes, the channel axis moved last)",
+        size: |p| Some(p.interleaved_file()?.0),
+        open: |p| Some(p.interleaved_file()?.1.into()),
         xattrs: false,
         listed: None,
     },

@@ -7,8 +7,11 @@
 //! first axis: a 3-D array of shape (bands, lines, samples), a 2-D array
 //! one band of (lines, samples). A 3-D array whose channel axis
 //! ([`super::imaging`]) is the last is band-interleaved by pixel (`bip`,
-//! (lines, samples, bands)); a channel axis anywhere else, or a volume of
-//! three spatial axes with channels, has no ENVI layout and no header.
+//! (lines, samples, bands)), and one in the middle band-interleaved by
+//! line (`bil`, (lines, bands, samples)): ENVI's three layouts are the
+//! three places of the channel axis, so `data` serves each as it is. A
+//! volume of three spatial axes with channels has no ENVI layout and no
+//! header.
 //! ENVI's data type codes cover the types in [`data_type`]; there is no
 //! signed byte, half float or boolean, and those arrays (and any other
 //! rank) get no header. No `map info` is written: it names a map
@@ -63,6 +66,7 @@ pub fn header(raster: &Raster) -> Option<Vec<u8>> {
     let (bands, lines, samples, interleave) = match (raster.channel_axis, &raster.shape[..]) {
         (None, [lines, samples]) => (1, *lines, *samples, "bsq"),
         (None | Some(0), [bands, lines, samples]) => (*bands, *lines, *samples, "bsq"),
+        (Some(1), [lines, bands, samples]) => (*bands, *lines, *samples, "bil"),
         (Some(2), [lines, samples, bands]) => (*bands, *lines, *samples, "bip"),
         _ => return None,
     };
@@ -128,7 +132,7 @@ mod tests {
     }
 
     #[test]
-    fn channels_are_bands_when_first_or_last_and_nothing_else() {
+    fn channels_are_bands_first_middle_or_last_and_nothing_else() {
         use crate::views::imaging::Geometry;
         let hdr = |shape: &[u64], axis: usize| {
             let g = Geometry {
@@ -149,7 +153,12 @@ mod tests {
             bsq.contains("samples = 5\nlines = 4\nbands = 3\n")
                 && bsq.contains("interleave = bsq\n")
         );
-        assert!(hdr(&[4, 3, 5], 1).is_none(), "channels in the middle");
+        let bil = hdr(&[4, 3, 5], 1).unwrap();
+        assert!(
+            bil.contains("samples = 5\nlines = 4\nbands = 3\n")
+                && bil.contains("interleave = bil\n"),
+            "{bil}"
+        );
         assert!(hdr(&[2, 4, 5, 6], 0).is_none(), "a volume with channels");
     }
 }

@@ -10,10 +10,14 @@
 //! Images of 2 to 4 dimensions ([`DIMS`]): MetaIO itself takes any, but
 //! ITK's viewers build images of 2 and 3 dimensions and SimpleITK up to 4,
 //! and a 1-D or 5-D "image" would open as something else or not at all.
-//! A channel axis ([`super::imaging`]) is `ElementNumberOfChannels` when
-//! it is the fastest axis (MetaIO's components are interleaved) or holds
-//! one channel; a channel-first array of several channels (nnU-Net's) is
-//! an N-D image whose last dimension is the channel, of spacing 1.
+//! A channel axis ([`super::imaging`]) is `ElementNumberOfChannels`, so
+//! ITK reads an image of the spatial axes with that many components per
+//! pixel. MetaIO's components are interleaved (the channel is the fastest
+//! axis): when it is the last axis, or holds one channel, `data` already
+//! lies so and the header points at it; otherwise (nnU-Net's channel-first
+//! `(C, X, Y, Z)`) it points at [`INTERLEAVED_FILE`], the same bytes with
+//! the channel axis moved last, produced on demand
+//! ([`crate::read::Interleave`]).
 //! `TransformMatrix` is written when a direction is given: row k is image
 //! axis k's direction, as ITK's MetaImageIO reads it. MetaIO has no half
 //! floats and no complex element type: those arrays get no header.
@@ -24,6 +28,18 @@ use super::imaging::{number, Element, Raster};
 /// Image dimensions a MetaImage header is offered for (SimpleITK builds
 /// images of 2 to 4).
 pub const DIMS: std::ops::RangeInclusive<usize> = 2..=4;
+
+/// The file beside `data` holding its bytes with the channel axis moved
+/// last, which `data.mhd` points at when `data` keeps channels as planes.
+pub const INTERLEAVED_FILE: &str = "data.interleaved";
+
+/// Whether `data.mhd` of `raster` points at [`INTERLEAVED_FILE`]: several
+/// channels on an axis that is not the fastest.
+pub fn needs_interleaved(raster: &Raster) -> bool {
+    raster
+        .channel_axis
+        .is_some_and(|c| c + 1 < raster.rank() && raster.shape[c] > 1)
+}
 
 /// MetaIO's name for the element type, `None` where it has none.
 fn element_type(element: Element) -> Option<&'static str> {
@@ -67,44 +83,21 @@ fn element_type(element: Element) -> Option<&'static str> {
     })
 }
 
-/// One axis of the image: its size, and which spatial axis it is (fastest
-/// first), or `None` for a channel axis kept as a dimension.
-type ImageAxis = (u64, Option<usize>);
-
 /// The text of `data.mhd` for `raster`, or `None` when its dimensions or
 /// element type are ones MetaImage is not offered for.
 pub fn header(raster: &Raster) -> Option<Vec<u8>> {
     let element_type = element_type(raster.element)?;
     let rank = raster.rank();
-    // The channel axis becomes components where MetaIO's interleaved
-    // components lie as `data` has them: the fastest axis, or any axis of
-    // one channel. Otherwise it stays a dimension (an N-D image).
-    let components = raster
-        .channel_axis
-        .filter(|c| *c == rank - 1 || raster.shape[*c] == 1);
-    // The image's axes, fastest first: Some(spatial axis, fastest first)
-    // or None for the channel axis kept as a dimension.
-    let spatial_count = raster.spacing.len();
-    let mut next_spatial = 0;
-    let axes: Vec<ImageAxis> = (0..rank)
+    // The channel axis becomes components; the image's axes are the
+    // spatial ones, fastest first.
+    let sizes: Vec<String> = (0..rank)
         .rev()
-        .filter(|a| Some(*a) != components)
-        .map(|a| {
-            if Some(a) == raster.channel_axis {
-                (raster.shape[a], None)
-            } else {
-                next_spatial += 1;
-                (raster.shape[a], Some(next_spatial - 1))
-            }
-        })
+        .filter(|a| Some(*a) != raster.channel_axis)
+        .map(|a| raster.shape[a].to_string())
         .collect();
-    if !DIMS.contains(&axes.len()) {
+    if !DIMS.contains(&sizes.len()) {
         return None;
     }
-    let spacing: Vec<f64> = raster.spacing.iter().rev().copied().collect();
-    let origin: Vec<f64> = raster.origin.iter().rev().copied().collect();
-    let directions = raster.directions_fastest_first();
-    let join = |f: &dyn Fn(&ImageAxis) -> String| axes.iter().map(f).collect::<Vec<_>>().join(" ");
     let msb = if raster.big_endian && raster.item_size() > 1 {
         "True"
     } else {
@@ -112,40 +105,33 @@ pub fn header(raster: &Raster) -> Option<Vec<u8>> {
     };
     let mut text = format!(
         "ObjectType = Image\nNDims = {}\nBinaryData = True\nBinaryDataByteOrderMSB = {msb}\nCompressedData = False\n",
-        axes.len()
+        sizes.len()
     );
     if raster.direction.is_some() {
-        // Row k: the direction of image axis k, components in image axis
-        // order (a channel dimension keeps its own unit vector).
-        let rows: Vec<String> = axes
+        // Row k: the direction of image axis k, components in image axis order.
+        let rows: Vec<String> = raster
+            .directions_fastest_first()
             .iter()
-            .map(|(_, row)| {
-                axes.iter()
-                    .map(|(_, col)| match (row, col) {
-                        (Some(r), Some(c)) if *r < spatial_count && *c < spatial_count => {
-                            number(directions[*r][*c])
-                        }
-                        (None, None) => "1".to_string(),
-                        _ => "0".to_string(),
-                    })
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            })
+            .flatten()
+            .map(|x| number(*x))
             .collect();
         text += &format!("TransformMatrix = {}\n", rows.join(" "));
     }
     text += &format!(
         "DimSize = {}\nElementSpacing = {}\nOffset = {}\n",
-        join(&|(n, _)| n.to_string()),
-        join(&|(_, s)| number(s.map_or(1.0, |s| spacing[s]))),
-        join(&|(_, s)| number(s.map_or(0.0, |s| origin[s]))),
+        sizes.join(" "),
+        raster.spacing_fastest_first(),
+        raster.origin_fastest_first(),
     );
-    if let Some(c) = components {
-        if raster.shape[c] > 1 {
-            text += &format!("ElementNumberOfChannels = {}\n", raster.shape[c]);
-        }
+    if raster.channels() > 1 {
+        text += &format!("ElementNumberOfChannels = {}\n", raster.channels());
     }
-    text += &format!("ElementType = {element_type}\nElementDataFile = data\n");
+    let file = if needs_interleaved(raster) {
+        INTERLEAVED_FILE
+    } else {
+        "data"
+    };
+    text += &format!("ElementType = {element_type}\nElementDataFile = {file}\n");
     Some(text.into_bytes())
 }
 
@@ -200,12 +186,23 @@ mod tests {
             spacing: Some(spacing),
             ..Geometry::default()
         };
-        // Two channels first (nnU-Net's MR): a 4-D image, the channel last.
+        // Two channels first (nnU-Net's MR): a 3-D image of two
+        // components, over the bytes with the channel axis moved last.
         assert_eq!(
             text(&[2, 4, 5, 6], &first(vec![3.0, 0.625, 0.5])),
-            "ObjectType = Image\nNDims = 4\nBinaryData = True\nBinaryDataByteOrderMSB = False\nCompressedData = False\n\
-             DimSize = 6 5 4 2\nElementSpacing = 0.5 0.625 3 1\nOffset = 0 0 0 0\nElementType = MET_FLOAT\nElementDataFile = data\n"
+            "ObjectType = Image\nNDims = 3\nBinaryData = True\nBinaryDataByteOrderMSB = False\nCompressedData = False\n\
+             DimSize = 6 5 4\nElementSpacing = 0.5 0.625 3\nOffset = 0 0 0\nElementNumberOfChannels = 2\n\
+             ElementType = MET_FLOAT\nElementDataFile = data.interleaved\n"
         );
+        // Channels in the middle too.
+        let middle = Geometry {
+            channel_axis: Some(1),
+            ..Geometry::default()
+        };
+        assert!(text(&[4, 3, 5], &middle).ends_with(
+            "DimSize = 5 4\nElementSpacing = 1 1\nOffset = 0 0\nElementNumberOfChannels = 3\n\
+             ElementType = MET_FLOAT\nElementDataFile = data.interleaved\n"
+        ));
         // One channel first (nnU-Net's CT, a segmentation): a 3-D image.
         assert_eq!(
             text(&[1, 4, 5, 6], &first(vec![3.0, 0.625, 0.5])),
@@ -221,7 +218,12 @@ mod tests {
         assert!(
             rgb.contains("NDims = 2\n")
                 && rgb.contains("DimSize = 5 4\nElementSpacing = 1 1\nOffset = 0 0\nElementNumberOfChannels = 3\nElementType")
+                && rgb.ends_with("ElementDataFile = data\n")
         );
+        // Five channels of a 4-D volume: a 4-D image of components.
+        assert!(text(&[5, 2, 3, 4, 6], &first(vec![1.0; 4])).contains("NDims = 4\n"));
+        let five = Raster::placed("<f4", &[5, 2, 2, 3, 4, 6], &first(vec![1.0; 5])).unwrap();
+        assert!(header(&five).is_none(), "five spatial axes");
     }
 
     #[test]

@@ -47,6 +47,9 @@ pub enum FileId {
     Valid,
     /// `valid.npy`: an `.npy` header, then `valid`.
     ValidNpy,
+    /// `data.interleaved`: `data` with its channel axis moved last, which
+    /// `data.mhd` points at for channels kept as planes.
+    Interleaved,
 }
 
 /// The folder a row of [`ARRAY_FILES`](super::array_files::ARRAY_FILES) is presented in.

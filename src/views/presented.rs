@@ -11,7 +11,7 @@ use std::sync::Arc;
 use serde_json::{json, Value as Json};
 
 use crate::format::{Array, Shape};
-use crate::read::{row_bytes, RowMap, RowSelection, View};
+use crate::read::{row_bytes, Interleave, RowMap, RowSelection, View};
 
 use super::column_files::{Bytes, ColumnFiles};
 use super::dtype::presented_dtype;
@@ -70,6 +70,9 @@ pub struct Sidecars {
     pub metaimage: Option<Arc<Vec<u8>>>,
     /// `data.hdr` (ENVI).
     pub envi: Option<Arc<Vec<u8>>>,
+    /// How `data.interleaved` lays out `data` (the channel axis moved
+    /// last), when `data.mhd` points at it.
+    pub interleaved: Option<Arc<Interleave>>,
 }
 
 impl Sidecars {
@@ -80,10 +83,19 @@ impl Sidecars {
             return Sidecars::default();
         };
         let arc = |bytes: Option<Vec<u8>>| bytes.map(Arc::new);
+        let metaimage = arc(metaimage::header(&raster));
+        let interleaved = raster
+            .channel_axis
+            .filter(|_| metaimage.is_some() && metaimage::needs_interleaved(&raster))
+            .and_then(|c| Interleave::new(shape, c, raster.item_size() as u64))
+            .map(Arc::new);
         Sidecars {
             nrrd: arc(nrrd::header(&raster)),
-            metaimage: arc(metaimage::header(&raster)),
+            // Never a header pointing at a file that is not there.
+            metaimage: metaimage
+                .filter(|_| interleaved.is_some() || !metaimage::needs_interleaved(&raster)),
             envi: arc(envi::header(&raster)),
+            interleaved,
         }
     }
 
@@ -232,11 +244,17 @@ impl Presented {
             }
             _ => (own, Cow::Borrowed(&vlmeta[..])),
         };
-        let sidecars = if npy_dtype == dtype && items::kind_of(&array).is_none() {
+        let mut sidecars = if npy_dtype == dtype && items::kind_of(&array).is_none() {
             Sidecars::of(&dtype, &npy_shape, &geometry)
         } else {
             Sidecars::default()
         };
+        if rows.is_some() && sidecars.interleaved.is_some() {
+            // A column shows some rows only: no interleaved file, so no
+            // MetaImage header that would need one.
+            sidecars.interleaved = None;
+            sidecars.metaimage = None;
+        }
         let zarr3 = v3_array(
             &array,
             &dtype,
@@ -310,6 +328,20 @@ impl Presented {
                 self.npy_header.len() as u64 + array.data_len(),
             ),
         })
+    }
+
+    /// Size and content of `data.interleaved`: `data` with the channel
+    /// axis moved last, when `data.mhd` points at it.
+    pub fn interleaved_file(&self) -> Option<(u64, Bytes)> {
+        let il = self.sidecars.interleaved.as_ref()?;
+        let array = self.whole_array()?;
+        Some((
+            il.len(),
+            Bytes::View {
+                array: array.clone(),
+                view: View::Interleaved(il.clone()),
+            },
+        ))
     }
 
     /// Size and content of `data` (or, `npy`, `data.npy`): a view of the

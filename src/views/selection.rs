@@ -4,7 +4,8 @@
 //! and `meta.json` only: those two are always offered, since without them
 //! an array folder says nothing. Every other presented file can be chosen
 //! by its file name (`data.npy`) or a short name (`npy`); `all` (the
-//! default) offers everything, `headers` the three imaging sidecars,
+//! default) offers everything, `headers` the three imaging sidecars (and
+//! `data.interleaved`, which `data.mhd` may point at and comes with it),
 //! `zarr3` the whole Zarr v3 hierarchy (every `zarr.json` and the arrays'
 //! chunk trees `c/`). The
 //! names are separated by `,`, or by `:` or `+` (which survive inside a
@@ -57,7 +58,7 @@ const NAMES: [ViewName; 11] = [
     },
     ViewName {
         names: &["metaimage", "mhd", "data.mhd"],
-        bit: bit(FileId::MetaImage),
+        bit: bit(FileId::MetaImage) | bit(FileId::Interleaved),
     },
     ViewName {
         names: &["envi", "hdr", "data.hdr"],
@@ -120,7 +121,12 @@ impl ViewSet {
             bits |= match name {
                 "all" => u32::MAX,
                 "none" => 0,
-                "headers" => bit(FileId::Nrrd) | bit(FileId::MetaImage) | bit(FileId::Envi),
+                "headers" => {
+                    bit(FileId::Nrrd)
+                        | bit(FileId::MetaImage)
+                        | bit(FileId::Interleaved)
+                        | bit(FileId::Envi)
+                }
                 _ => {
                     let known = || {
                         NAMES
@@ -248,9 +254,14 @@ mod tests {
                 "data.nhdr",
                 "data.mhd",
                 "data.hdr",
-                "valid"
+                "valid",
+                "data.interleaved"
             ]
         );
+        // data.mhd brings the file it may point at.
+        let mhd = ViewSet::parse("mhd").unwrap();
+        assert!(mhd.offers(FileId::Interleaved) && !mhd.offers(FileId::Nrrd));
+        assert!(!ViewSet::parse("nrrd").unwrap().offers(FileId::Interleaved));
         assert!(ViewSet::parse("csv").unwrap().offers_table_csv());
         assert!(!ViewSet::parse("csv").unwrap().offers_table_arrow());
         assert!(ViewSet::parse("arrow").unwrap().offers_table_arrow());

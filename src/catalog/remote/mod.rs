@@ -18,13 +18,15 @@
 //! opened (which refuses bytes of another object). An http(s) URL names one
 //! object (the mount root), checked with a HEAD at most once per TTL.
 //! [`object`] is one array's or store's origin under the root; [`keys`]
-//! the pure rules of keys and names.
+//! the pure rules of keys and names; [`plans`] nnU-Net's plans among the
+//! objects.
 
 pub mod caterva2;
 pub mod keys;
 pub mod listings;
 pub mod members;
 pub mod object;
+pub mod plans;
 pub mod root;
 
 pub use keys::join;

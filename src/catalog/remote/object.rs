@@ -3,7 +3,7 @@
 //! in messages (the redacted URL), and what is read through it: the array,
 //! the store, or an operand of a saved expression kept beside it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
 
@@ -90,6 +90,17 @@ impl RemoteObject {
             .ok_or("a Caterva2 operand is read only when the mount is of its server")?;
         let key = served.operand_key(path, urlbase)?;
         Ok(RemoteObject::new(self.root.clone(), key, false))
+    }
+
+    /// The geometry nnU-Net's plans beside it give it, as an array of
+    /// `shape` (see [`crate::catalog::nnunet_plans`]).
+    pub fn plans_geometry(
+        &self,
+        memo: &crate::catalog::nnunet_plans::PlansMemo,
+        shape: &[u64],
+    ) -> Option<crate::views::imaging::Geometry> {
+        let files = super::plans::RemotePlans(&self.root);
+        memo.geometry_in(&files, Path::new(&self.key), shape, &self.name().display())
     }
 
     /// Its key under the root (for messages and cycle checks).
