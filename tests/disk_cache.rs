@@ -230,6 +230,15 @@ fn a_source_rewritten_between_mounts_or_while_mounted_is_never_served_old_bytes(
     assert_eq!(std::fs::read(&data).unwrap(), third);
 }
 
+/// Whether the cache folder `dir` holds a persisted map of any entry.
+fn has_map(dir: &Path) -> bool {
+    std::fs::read_dir(dir.join("entries")).is_ok_and(|items| {
+        items
+            .flatten()
+            .any(|e| e.path().extension().is_some_and(|x| x == "map"))
+    })
+}
+
 #[test]
 fn a_daemon_killed_while_filling_leaves_a_cache_that_reads_exact() {
     let Some(_guard) = serial_with_fuse() else {
@@ -250,6 +259,11 @@ fn a_daemon_killed_while_filling_leaves_a_cache_that_reads_exact() {
         // MiB of fills), the others at any point.
         let fill_bytes = [72 << 20, 8 << 20, 24 << 20][round];
         while disk(&m, "fill_bytes") < fill_bytes && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // The first kill waits for that map on disk (under load the writer
+        // may lag the fills counted).
+        while round == 0 && !has_map(&s.cache) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(5));
         }
         let child = m.child.as_mut().unwrap();

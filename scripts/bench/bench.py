@@ -11,7 +11,7 @@ Usage (as root: it mounts, and drops page caches for the disk-cold and random ro
     .venv/bin/python scripts/bench/bench.py --scenario zarr3   # xarray/Dask through the Zarr v3 hierarchy:
                                                                # see bench_zarr3.py
     .venv/bin/python scripts/bench/bench.py --scenario disk-cache  # warm re-reads: see bench_disk_cache.py
-    .venv/bin/python scripts/bench/bench.py --scenario epochs      # 4 back-to-back reads with --disk-cache:
+    .venv/bin/python scripts/bench/bench.py --scenario epochs      # 6 back-to-back reads with --disk-cache:
                                                                    # see bench_disk_cache.py
     .venv/bin/python scripts/bench/bench.py --scenario tables  # a CTable's table.csv / table.arrow:
                                                                # see bench_tables.py
@@ -94,8 +94,8 @@ def main() -> int:
         "daemon RSS and descriptors, beside squashfuse_ll (bench_tree.py); computed: a saved "
         "expression beside python-blosc2's own evaluation (bench_computed.py); zarr3: "
         "xarray's open_datatree beside find, a Dask reduction beside dd (bench_zarr3.py); disk-cache: "
-        "re-reads through --disk-cache, with and without passthrough (bench_disk_cache.py); epochs: 4 "
-        "back-to-back reads with --disk-cache beside a cold read without it (bench_disk_cache.py); tables: "
+        "re-reads through --disk-cache, with and without passthrough (bench_disk_cache.py); epochs: "
+        "--epochs back-to-back reads with --disk-cache beside a cold read without it (bench_disk_cache.py); tables: "
         "a CTable's table.csv and table.arrow read whole beside CTable.to_arrow() (bench_tables.py)",
     )
     ap.add_argument("--table-rows", type=int, default=10_000_000, help="tables scenario: the table's rows")
@@ -119,6 +119,12 @@ def main() -> int:
         default=25,
         help="tree scenario: minutes for the whole run; a size's squashfs image is not built when "
         "its estimated build time would not fit (its peer rows are then skipped)",
+    )
+    ap.add_argument("--epochs", type=int, default=6, help="epochs scenario: back-to-back reads per loop")
+    ap.add_argument(
+        "--binary-b",
+        default=None,
+        help="epochs scenario: a second binary whose cache-on loop alternates with --binary's each repeat",
     )
     ap.add_argument("--_worker", help=argparse.SUPPRESS)
     args = ap.parse_args()

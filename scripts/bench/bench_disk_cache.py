@@ -30,11 +30,14 @@ Results go to WORKDIR/disk_cache_results.json and a table on stdout.
 The "epochs" scenario (`bench.py --scenario epochs`, `run_epochs`): a training loop's way of
 reading. Per repeat, in one run: a page-cache dd of raw.bin (the reference), a cold dd of
 zstd.b2nd/data through a fresh mount without --disk-cache, then a fresh mount with an empty
---disk-cache DIR read by 4 dd's back to back (no pause, no `.stats` read between them): GB/s
-and daemon CPU-seconds per read, then the mount's `.stats` (passthrough opens, cache-file
-opens, blocks decoded). Beside them C-Blosc2's own 1-thread decode speed of the same file and
-the host's CPU model. Targets (issue 45): reads 3 and 4 ≥ 0.9× the page-cache dd (served by
-passthrough as root); read 1 ≥ 0.9× the cold read without the cache. Results go to
+--disk-cache DIR read by --epochs dd's (default 6) back to back (no pause, no `.stats` read
+between them): GB/s and daemon CPU-seconds per read, then (untimed) a `cmp` of the data with
+raw.bin, and the mount's `.stats` (passthrough opens, cache-file opens, blocks decoded, bytes
+handed and dropped). With --binary-b B, each repeat runs the cache-on loop twice, once with
+--binary ("a") and once with B ("b"), in alternating order, so a change is compared with its
+parent in the same run. Beside them C-Blosc2's own 1-thread decode speed of the same file and
+the host's CPU model. Targets (issue 52): every read ≥ 0.9× the cold read without the cache,
+reads 3 and 4 ≥ 0.9× the page-cache dd (served by passthrough as root). Results go to
 WORKDIR/epochs_results.json.
 """
 
@@ -43,8 +46,10 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import shlex
 import shutil
 import statistics
+import subprocess
 import time
 from typing import Any
 
@@ -182,9 +187,6 @@ def run(args: Any) -> int:
     return 0
 
 
-EPOCHS = 4
-
-
 def _median_row(runs: list[Json]) -> Json:
     return {
         "gbps": statistics.median(r["gbps"] for r in runs),
@@ -193,16 +195,42 @@ def _median_row(runs: list[Json]) -> Json:
     }
 
 
+def _cache_loop(args: Any, binary: str, src: str, raw: str, nbytes: int, size: str) -> tuple[list[Json], Json]:
+    """A fresh mount of `binary` over an empty cache DIR, read by args.epochs dd's back to back;
+    then the data compared with raw.bin (untimed) and the mount's counters."""
+    cache_dir = os.path.join(args.workdir, "disk-cache-epochs")
+    shutil.rmtree(cache_dir, ignore_errors=True)
+    extra = ["--disk-cache", cache_dir, "--disk-cache-size", size]
+    with Mount(binary, src, args.mnt, args.log, args.cache_size, shlex.split(args.mount_args) + extra) as m:
+        path = m.data("zstd", nbytes)
+        reads = [_dd(path, nbytes, m) for _ in range(args.epochs)]
+        exact = subprocess.run(["cmp", "-s", path, raw]).returncode == 0
+        s = m.stats()
+    shutil.rmtree(cache_dir, ignore_errors=True)
+    d = s["disk_cache"]
+    after = {
+        "exact": exact,
+        "passthrough_opens": d["passthrough_opens"],
+        "cache_file_opens": d["cache_file_opens"],
+        "blocks_decoded": s["blocks_decoded"],
+        "hits": d["hits"],
+        "fill_bytes": d["fill_bytes"],
+        "handed_bytes": d.get("handed_bytes"),
+        "deferred_bytes": d.get("deferred_bytes"),
+        "completed": d["completed"],
+    }
+    return reads, after
+
+
 def run_epochs(args: Any) -> int:
-    """4 back-to-back reads of zstd.b2nd/data with --disk-cache, beside a cold read without it
-    and a page-cache dd (see the module docstring)."""
+    """--epochs back-to-back reads of zstd.b2nd/data with --disk-cache, beside a cold read
+    without it and a page-cache dd (see the module docstring)."""
     atexit.register(cleanup_all)
     corpus = ensure_corpus(args.python, args.workdir, args.size_gib, names=("zstd",))
     nbytes = corpus["nbytes"]
     src = os.path.join(corpus["dir"], "b2")
     raw = os.path.join(corpus["dir"], "raw.bin")
     b2 = os.path.join(src, "zstd.b2nd")
-    cache_dir = os.path.join(args.workdir, "disk-cache-epochs")
     env = host_env()
     c1 = run_worker(args.python, {"op": "cdecode", "path": b2, "nthreads": 1})
     env["c_blosc2_1thread_gbps"] = gbps(c1["nbytes"], c1["seconds"])
@@ -213,54 +241,51 @@ def run_epochs(args: Any) -> int:
     )
     warm_file(b2)
     rows: dict[str, list[Json]] = {}
+    after: dict[str, list[Json]] = {}
 
     def add(name: str, value: Json) -> None:
         rows.setdefault(name, []).append(value)
         shown = {k: round(v, 3) if isinstance(v, float) else v for k, v in value.items()}
         print(f"  {name}: {shown}", flush=True)
 
+    binaries = {"a": args.binary}
+    if args.binary_b:
+        binaries["b"] = os.path.abspath(args.binary_b)
     size = f"{max(4 << 30, 2 * nbytes) >> 20}M"
     for rep in range(args.repeats):
-        print(f"repeat {rep + 1}/{args.repeats}", flush=True)
+        print(f"repeat {rep + 1}/{args.repeats}, load {os.getloadavg()[0]:.2f}", flush=True)
         add("page-cache dd", _page_cache_dd(raw, nbytes))
         add("cold, cache off", _cold_dd(args, src, "zstd", nbytes))
-        shutil.rmtree(cache_dir, ignore_errors=True)
-        with Mount.of(args, src, extra=["--disk-cache", cache_dir, "--disk-cache-size", size]) as m:
-            path = m.data("zstd", nbytes)
-            reads = [_dd(path, nbytes, m) for _ in range(EPOCHS)]
-            s = m.stats()
-        d = s["disk_cache"]
-        for i, r in enumerate(reads):
-            add(f"read {i + 1}, cache on", r)
-        add(
-            "after the loop",
-            {
-                "passthrough_opens": d["passthrough_opens"],
-                "cache_file_opens": d["cache_file_opens"],
-                "blocks_decoded": s["blocks_decoded"],
-                "hits": d["hits"],
-                "fill_bytes": d["fill_bytes"],
-                "completed": d["completed"],
-            },
-        )
-    shutil.rmtree(cache_dir, ignore_errors=True)
-    med = {k: _median_row(vs) for k, vs in rows.items() if k != "after the loop"}
+        order = sorted(binaries) if rep % 2 == 0 else sorted(binaries, reverse=True)
+        for tag in order:
+            reads, last = _cache_loop(args, binaries[tag], src, raw, nbytes, size)
+            prefix = f"{tag}: " if len(binaries) > 1 else ""
+            for i, r in enumerate(reads):
+                add(f"{prefix}read {i + 1}, cache on", r)
+            after.setdefault(tag, []).append(last)
+            print(f"  {prefix}after the loop: {last}", flush=True)
+    med = {k: _median_row(vs) for k, vs in rows.items()}
     ref = med["page-cache dd"]["gbps"]
     off = med["cold, cache off"]["gbps"]
+    print(f"\nbinaries: {binaries}")
     print(
-        f"\nrow                   GB/s   daemon CPU-s/GiB   vs (C-Blosc2 1 thread: {env['c_blosc2_1thread_gbps']:.2f} GB/s)"
+        f"row                      GB/s [per round]   daemon CPU-s/GiB   vs (C-Blosc2 1 thread: "
+        f"{env['c_blosc2_1thread_gbps']:.2f} GB/s)"
     )
     for k, v in med.items():
         note = ""
-        if k == "read 1, cache on":
+        if "read " in k:
+            n = int(k.split("read ")[1].split(",")[0])
             note = f"{v['gbps'] / off:.2f}x cache off (target >= 0.9)"
-        elif k.startswith("read "):
-            target = " (target >= 0.9)" if k[5] in "34" else ""
-            note = f"{v['gbps'] / ref:.2f}x page-cache dd{target}"
-        print(f"{k:20s} {v['gbps']:6.2f}   {v['daemon_cpu_per_gib']:8.3f}          {note}")
-    print(f"after the loop (last repeat): {rows['after the loop'][-1]}")
+            if n >= 3:
+                note += f", {v['gbps'] / ref:.2f}x page-cache dd" + (" (target >= 0.9)" if n in (3, 4) else "")
+        per = " ".join(f"{r['gbps']:.2f}" for r in v["runs"])
+        print(f"{k:24s} {v['gbps']:6.2f} [{per}]   {v['daemon_cpu_per_gib']:6.3f}   {note}")
+    for tag, lasts in after.items():
+        print(f"after the loop ({tag}): exact in every round: {all(x['exact'] for x in lasts)}; last: {lasts[-1]}")
+    env["loadavg_end"] = os.getloadavg()[0]
     out = os.path.join(args.workdir, "epochs_results.json")
     with open(out, "w") as out_file:
-        json.dump({"env": env, "rows": med, "after_the_loop": rows["after the loop"]}, out_file, indent=2)
+        json.dump({"env": env, "binaries": binaries, "rows": med, "after_the_loop": after}, out_file, indent=2)
     print(f"\nresults: {out}")
-    return 0
+    return 0 if all(x["exact"] for lasts in after.values() for x in lasts) else 1

@@ -14,10 +14,10 @@ use super::entry::Entry;
 use super::error::DiskError;
 use super::key::Key;
 use super::pending::{self, Refill};
-use super::producer::Producer;
+use super::producer::{produce_and_hand, Producer};
 use super::shared::Shared;
 use super::stats::DiskStats;
-use super::writer::Writer;
+use super::writer::{Writer, BATCH_BYTES};
 use super::{index, map};
 
 /// How long an open or a `.stats` read waits for the directory lock
@@ -32,6 +32,10 @@ const PENDING_MAX: u64 = 32 << 30;
 /// How long an open waits for the writer to land the granules a re-read
 /// just handed over, when they are all its entry lacks.
 const SETTLE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Wanted bytes an open of an entry lacking only those (and granules on
+/// their way) produces and writes before it answers, at most.
+const FINISH_AT_OPEN: u64 = 128 << 20;
 
 /// A mount's disk cache.
 pub struct DiskCache {
@@ -186,8 +190,10 @@ impl DiskCache {
     /// decoding. Granules read for the first time are only named: the
     /// producer makes them again once the mount is quiet (no copy, no
     /// write on the read's path). Granules read again while still wanted
-    /// are handed to the writer from these bytes (a copy), so a loop that
-    /// never pauses has the entry whole after its second read.
+    /// are handed to the writer from these bytes (a copy), without waiting
+    /// for it: what its queue has no room for stays wanted, so a loop that
+    /// never pauses has the entry whole after its second read if the
+    /// writer keeps up, after a few more if not.
     pub fn served(&self, entry: &Arc<Entry>, refill: &Arc<dyn Refill>, start: u64, bytes: &[u8]) {
         let handover = self.shared.pending.served(entry, refill, start, bytes);
         if handover.dropped > 0 {
@@ -202,9 +208,12 @@ impl DiskCache {
             let (n, end) = (run.len() as u64, at + run.len() as u64);
             if !current {
                 self.shared.pending.landed(entry, at, end);
-            } else if self.writer.hand(entry, at, run) {
+            } else if self.writer.hand(entry, at, run, false) {
                 DiskStats::add(&self.shared.stats.handed_bytes, n);
             } else {
+                // The writer is behind: the read goes on, and these
+                // granules wait for a later read (or the producer).
+                DiskStats::add(&self.shared.stats.deferred_bytes, n);
                 self.shared.pending.unhand(entry, at, end);
                 self.producer.wake();
             }
@@ -216,12 +225,25 @@ impl DiskCache {
 
     /// Wait a little (at most [`SETTLE_PATIENCE`]) when everything `entry`
     /// lacks is on its way to the disk (handed by the read just before), so
-    /// that this open finds it complete; true when it is complete.
+    /// that this open finds it complete; true when it is complete. When
+    /// what it lacks besides is a little (at most [`FINISH_AT_OPEN`], and
+    /// an eighth of the entry) and wanted, i.e. left by a re-read the
+    /// writer could not keep up with, it is produced (decoded) and written
+    /// first: the open then finds the entry complete rather than leave
+    /// those granules to the next read.
     pub fn settle(&self, entry: &Entry) -> bool {
         if entry.is_complete() {
             return true;
         }
         let waited = std::time::Instant::now();
+        let limit = FINISH_AT_OPEN.min(entry.len() / 8);
+        let rest = self.shared.pending.take_rest(entry, BATCH_BYTES, limit);
+        for run in &rest {
+            produce_and_hand(&self.shared, &self.writer, run);
+        }
+        if !rest.is_empty() {
+            DiskStats::add(&self.shared.stats.finished_opens, 1);
+        }
         let settled = self.shared.pending.settle(entry, SETTLE_PATIENCE);
         if settled {
             DiskStats::add(&self.shared.stats.settled_opens, 1);
@@ -342,6 +364,124 @@ mod tests {
         (0..n)
             .map(|i| (i as u8).wrapping_mul(7).wrapping_add(seed))
             .collect()
+    }
+
+    /// The bytes of `data`, made again from a copy.
+    struct Copy(Vec<u8>);
+
+    impl Refill for Copy {
+        fn produce(
+            &self,
+            offset: u64,
+            out: &mut [u8],
+        ) -> Result<(), crate::disk_cache::RefillError> {
+            let at = offset as usize;
+            out.copy_from_slice(&self.0[at..at + out.len()]);
+            Ok(())
+        }
+        fn identity(&self) -> Option<String> {
+            Some("array v1".into())
+        }
+    }
+
+    /// A re-read never waits for a writer that lags (here held back by the
+    /// directory lock): what the writer's queue has no room for stays
+    /// wanted. Then either the next read hands it over, or the next open
+    /// produces it (a little is left), and the entry is complete with the
+    /// reads' exact bytes.
+    #[test]
+    fn a_reread_does_not_wait_for_a_lagging_writer_and_the_next_read_or_open_completes_it() {
+        use crate::disk_cache::writer::READ_HAND_QUEUE;
+        for by_open in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            let len = READ_HAND_QUEUE + 8 * GRANULE + 100;
+            let data = pattern(len, 5);
+            let cache = DiskCache::start(dir.path(), 4 * len).unwrap();
+            let entry = cache.entry("array v1", len).unwrap();
+            let refill: Arc<dyn Refill> = Arc::new(Copy(data.clone()));
+            // The counters (not `to_json`: that waits for the directory lock).
+            let stat = |name: &str| cache.stats().to_json()[name].as_u64().unwrap();
+            let queued = || cache.shared.handed_queued.load(Ordering::Relaxed);
+            // A read of the whole of `data` in 1 MiB requests, each decoded.
+            let read_all = || {
+                for (i, part) in data.chunks(1 << 20).enumerate() {
+                    cache.busy();
+                    cache.served(&entry, &refill, (i as u64) << 20, part);
+                }
+            };
+            read_all();
+            assert_eq!(stat("handed_bytes"), 0, "a first read only names");
+            let held = cache.shared.index.lock().unwrap();
+            let started = std::time::Instant::now();
+            read_all();
+            let took = started.elapsed();
+            // Waiting for room, the read would have taken a second per
+            // request past the queue's bound.
+            assert!(took < std::time::Duration::from_millis(500), "{took:?}");
+            assert_eq!(stat("handed_bytes"), READ_HAND_QUEUE);
+            assert_eq!(stat("deferred_bytes"), len - READ_HAND_QUEUE);
+            drop(held);
+            // The writer catches up while the loop goes on (reads keep the
+            // producer waiting).
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+            while queued() > 0 && std::time::Instant::now() < deadline {
+                cache.busy();
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            if by_open {
+                assert!(cache.settle(&entry), "the open finished the entry");
+                assert_eq!(stat("finished_opens"), 1);
+                assert_eq!(stat("handed_bytes"), READ_HAND_QUEUE);
+                assert_eq!(stat("produced_bytes"), len - READ_HAND_QUEUE);
+            } else {
+                read_all();
+                cache.flush();
+                assert!(
+                    stat("handed_bytes") > READ_HAND_QUEUE,
+                    "the third read handed the rest"
+                );
+            }
+            assert!(entry.is_complete());
+            assert_eq!(stat("handed_bytes") + stat("produced_bytes"), len);
+            assert_eq!(stat("fill_bytes"), len);
+            let mut back = vec![0u8; len as usize];
+            assert!(cache.read(&entry, 0, &mut back));
+            assert!(back == data);
+        }
+    }
+
+    /// An open does not produce what its entry lacks when that is more
+    /// than an eighth of the entry, or not all read before.
+    #[test]
+    fn an_open_finishes_only_a_little_left_by_a_reread() {
+        let dir = tempfile::tempdir().unwrap();
+        let len = 16 * GRANULE;
+        let data = pattern(len, 9);
+        let cache = DiskCache::start(dir.path(), 4 * len).unwrap();
+        let entry = cache.entry("array v1", len).unwrap();
+        let refill: Arc<dyn Refill> = Arc::new(Copy(data.clone()));
+        let stat = |name: &str| cache.stats().to_json()[name].as_u64().unwrap();
+        let g = GRANULE as usize;
+        // Granules 0..13 read once (wanted), 14 and 15 never.
+        cache.busy();
+        cache.served(&entry, &refill, 0, &data[..14 * g]);
+        assert!(!cache.settle(&entry));
+        // Written but for granules 12 and 13: still not all read before.
+        entry.write(0, &data[..12 * g]).unwrap();
+        assert!(!cache.settle(&entry));
+        // Granules 14 and 15 read now: wanted, with 12 and 13, which is
+        // four granules, more than an eighth of 16.
+        cache.busy();
+        cache.served(&entry, &refill, 14 * GRANULE, &data[14 * g..]);
+        assert!(!cache.settle(&entry));
+        assert_eq!(stat("finished_opens"), 0);
+        // Two left (an eighth): the open produces them.
+        entry.write(12 * GRANULE, &data[12 * g..14 * g]).unwrap();
+        assert!(cache.settle(&entry));
+        assert_eq!(stat("finished_opens"), 1);
+        let mut back = vec![0u8; len as usize];
+        assert!(cache.read(&entry, 0, &mut back));
+        assert!(back == data);
     }
 
     /// Entries are opened once per key: the same identity and length give

@@ -8,8 +8,10 @@
 //! mount is quiet. A read that produces a granule still wanted, i.e. reads
 //! it a second time (the next epoch of a loop that never pauses), hands its
 //! own bytes to the writer instead: nothing is decoded again, and the entry
-//! is whole when that second read ends. Reads that cover a granule in
-//! parts ([`Partial`]) hand it over once the parts add up.
+//! is whole when that second read ends, if the writer kept up (what it had
+//! no room for stays wanted, for the next read, or for the next open to
+//! produce when it is a little: [`Pending::take_rest`]). Reads that cover a
+//! granule in parts ([`Partial`]) hand it over once the parts add up.
 //!
 //! Each granule not whole is in one state at most: wanted, being produced,
 //! partial (some bytes gathered) or handed (queued for the writer, or
@@ -358,6 +360,50 @@ impl Pending {
             start: first * GRANULE,
             end: ((last + 1) * GRANULE).min(wanted.entry.len()),
         })
+    }
+
+    /// Take every wanted granule of `entry` to produce now, in runs of at
+    /// most `run_bytes`, when they are all it lacks besides granules on
+    /// their way (none gathered in parts) and add up to at most `limit`
+    /// bytes; none otherwise.
+    pub(super) fn take_rest(&self, entry: &Entry, run_bytes: u64, limit: u64) -> Vec<Run> {
+        let mut guard = self.inner.lock();
+        let Inner { wants, counts } = &mut *guard;
+        let Some(wanted) = find(wants, entry) else {
+            return Vec::new();
+        };
+        let missing = entry.missing(0, entry.len());
+        let only_wanted = missing
+            .iter()
+            .all(|g| wanted.granules.contains(g) || wanted.in_transit(*g));
+        let rest: Vec<u64> = missing
+            .into_iter()
+            .filter(|g| wanted.granules.contains(g))
+            .collect();
+        let n = rest.len() as u64;
+        if n == 0 || n * GRANULE > limit || !wanted.partial.is_empty() || !only_wanted {
+            return Vec::new();
+        }
+        let most = (run_bytes / GRANULE).max(1);
+        let mut runs: Vec<(u64, u64)> = Vec::new();
+        for g in rest {
+            wanted.granules.remove(&g);
+            wanted.producing.insert(g);
+            match runs.last_mut() {
+                Some(run) if run.1 == g && run.1 - run.0 < most => run.1 += 1,
+                _ => runs.push((g, g + 1)),
+            }
+        }
+        counts.wanted -= n;
+        counts.producing += n;
+        runs.into_iter()
+            .map(|(first, end)| Run {
+                entry: wanted.entry.clone(),
+                refill: wanted.refill.clone(),
+                start: first * GRANULE,
+                end: (end * GRANULE).min(wanted.entry.len()),
+            })
+            .collect()
     }
 
     /// The producer made `run`'s bytes and gives them to the writer: they

@@ -190,16 +190,22 @@ fn produce_one(shared: &Shared, writer: &Writer) -> bool {
     let Some(run) = shared.pending.take(BATCH_BYTES) else {
         return false;
     };
-    match produce(shared, &run) {
+    produce_and_hand(shared, writer, &run);
+    true
+}
+
+/// Produce `run` (taken from the wanted granules) and give it to the
+/// writer, waiting for room; given up when its source changed or failed.
+pub(super) fn produce_and_hand(shared: &Shared, writer: &Writer, run: &Run) {
+    match produce(shared, run) {
         Some(bytes) => {
-            shared.pending.produced(&run);
-            if !writer.hand(&run.entry, run.start, bytes) {
+            shared.pending.produced(run);
+            if !writer.hand(&run.entry, run.start, bytes, true) {
                 shared.pending.unhand(&run.entry, run.start, run.end);
             }
         }
-        None => shared.pending.abandon(&run),
+        None => shared.pending.abandon(run),
     }
-    true
 }
 
 /// The bytes of `run`, produced again, when its source is still the

@@ -23,12 +23,20 @@ pub struct DiskStats {
     /// (a granule still wanted, read again), with nothing decoded for the
     /// cache.
     pub handed_bytes: AtomicU64,
+    /// Bytes re-reads did not hand over because the writer was behind
+    /// (its queue full): the read did not wait, and the granules stay
+    /// wanted, for a later read or the producer.
+    pub deferred_bytes: AtomicU64,
     /// Bytes the producer made again (from the memory block cache, or
     /// decoded) for granules wanted and not read again.
     pub produced_bytes: AtomicU64,
     /// Opens that waited for the writer to land the last granules of their
     /// entry (handed by the read just before), and found it complete.
     pub settled_opens: AtomicU64,
+    /// Opens that produced (decoded) and wrote the few granules their entry
+    /// still lacked (left wanted by a re-read the writer did not keep up
+    /// with) before answering.
+    pub finished_opens: AtomicU64,
     /// Opens served by FUSE passthrough from a complete entry.
     pub passthrough_opens: AtomicU64,
     /// Opens of a complete entry served by the daemon from the cache file
@@ -68,8 +76,10 @@ impl DiskStats {
             ("evictions", &self.evictions),
             ("completed", &self.completed),
             ("handed_bytes", &self.handed_bytes),
+            ("deferred_bytes", &self.deferred_bytes),
             ("produced_bytes", &self.produced_bytes),
             ("settled_opens", &self.settled_opens),
+            ("finished_opens", &self.finished_opens),
             ("passthrough_opens", &self.passthrough_opens),
             ("cache_file_opens", &self.cache_file_opens),
             ("errors", &self.errors),

@@ -4,9 +4,12 @@
 //! ([`QUEUE_BYTES`]): a remote object's bytes just fetched
 //! ([`Writer::offer`]), the bytes a re-read produced ([`Writer::hand`]:
 //! see [`super::pending`]), and the granules the producer thread made
-//! again ([`super::producer`]). It decodes nothing itself and runs at the
-//! readers' priority, so a loop reading without pause is not left waiting
-//! on a thread that never gets a core.
+//! again ([`super::producer`]). It decodes nothing itself. A re-read never
+//! waits for it: when [`READ_HAND_QUEUE`] bytes are queued already, the
+//! read keeps its bytes and its granules stay wanted, for a later read (the
+//! next epoch of a loop) or the producer. So an epoch costs a reader no
+//! more than the cold read, and a loop faster than the writer fills its
+//! entry over a few epochs.
 //!
 //! The thread takes the directory lock once per batch (up to
 //! [`BATCH_BYTES`]): it looks at what the directory holds, evicts least
@@ -35,12 +38,16 @@ use super::stats::DiskStats;
 /// Offered bytes waiting for the writer at most; more wait, or are dropped.
 pub const QUEUE_BYTES: u64 = 32 << 20;
 
-/// Handed bytes (granules a re-read or the producer made) queued at most:
-/// a re-read waits for the writer rather than run far ahead of it, so the
-/// writer lands the last of them soon after the read ends (the next open
-/// waits for that, see [`super::DiskCache::settle`]). Counted apart from
-/// remote offers, so a remote scan's queue never holds a re-read back.
+/// Handed bytes queued at most when the producer hands a run over: it
+/// waits for the writer rather than run far ahead of it. Counted apart
+/// from remote offers, so a remote scan's queue never holds a hand back.
 const HAND_LAG: u64 = 2 << 20;
+
+/// Handed bytes queued at most when a re-read hands its own bytes over:
+/// past it the read does not wait (its granules stay wanted). Small enough
+/// that the writer lands the last of them soon after the read ends (the
+/// next open waits for that, see [`super::DiskCache::settle`]).
+pub(super) const READ_HAND_QUEUE: u64 = 32 << 20;
 
 /// How long an offer that must not be dropped waits for room in the queue.
 const ROOM_WAIT: Duration = Duration::from_secs(1);
@@ -109,12 +116,15 @@ impl Writer {
         }
     }
 
-    /// Queue `bytes` at `offset` of `entry` (handed granules), waiting up
-    /// to [`ROOM_WAIT`] for the queue to hold less than [`HAND_LAG`]; false
-    /// when it did not or the thread is gone (the caller wants them again).
-    pub(super) fn hand(&self, entry: &Arc<Entry>, offset: u64, bytes: Vec<u8>) -> bool {
+    /// Queue `bytes` at `offset` of `entry` (handed granules). With `wait`
+    /// (the producer), waiting up to [`ROOM_WAIT`] for the queue to hold
+    /// less than [`HAND_LAG`]; without (a read), at once if the queue then
+    /// holds at most [`READ_HAND_QUEUE`] (or was empty). False when they
+    /// were not queued, or the thread is gone (the caller wants them again).
+    pub(super) fn hand(&self, entry: &Arc<Entry>, offset: u64, bytes: Vec<u8>, wait: bool) -> bool {
         let n = bytes.len() as u64;
-        self.room(&self.shared.handed_queued, n, HAND_LAG.max(n), true)
+        let limit = if wait { HAND_LAG } else { READ_HAND_QUEUE };
+        self.room(&self.shared.handed_queued, n, limit.max(n), wait)
             && self.send_fill(entry, offset, bytes, true)
     }
 
@@ -383,7 +393,7 @@ mod tests {
         assert_eq!(count(&shared.stats.fills_dropped), 1);
         assert_eq!(count(&shared.queued), 0);
         let handed = vec![2u8; (HAND_LAG + GRANULE) as usize];
-        assert!(writer.hand(&entry, 0, handed.clone()));
+        assert!(writer.hand(&entry, 0, handed.clone(), true));
         writer.flush();
         assert_eq!(count(&shared.handed_queued), 0);
         assert_eq!(count(&shared.stats.fills), 1);
