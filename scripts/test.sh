@@ -236,7 +236,8 @@ run_suite() {
 }
 
 # The local-only build compiles no C (its dependency tree has no cc, no
-# -sys crate); its binary, whose zstd is ruzstd rather than libzstd, gives
+# -sys crate); it refuses OpenZL (plugin codec 38) naming the plugin; its
+# binary, whose zstd is ruzstd rather than libzstd, gives
 # every array the default binary gives (exact bytes, or an error in both),
 # reads stores, mounts, and refuses a URL by name.
 local_only_smoke() {
@@ -246,6 +247,15 @@ local_only_smoke() {
     out="$("$LOCAL_BIN" --version)"
     grep -qx 'zstd decoder: ruzstd (pure Rust)' <<<"$out" && grep -q '^remote sources: no' <<<"$out" \
         || { echo "not the local-only build's --version: $out"; return 1; }
+    grep -qx 'openzl decoder: none (built without the cargo feature `openzl-c`)' <<<"$out" \
+        || { echo "not the local-only build's --version: $out"; return 1; }
+    # OpenZL (plugin codec 38) needs C: refused, with the plugin named.
+    if "$LOCAL_BIN" cat tests/fixtures/plugins/openzl_zstd_i4.b2nd >/dev/null 2>"$LOGS/smoke.err"; then
+        echo "the local-only build read an OpenZL array"
+        return 1
+    fi
+    grep -qF "needs the blosc2-openzl plugin" "$LOGS/smoke.err" \
+        || { echo "not the expected OpenZL refusal: $(cat "$LOGS/smoke.err")"; return 1; }
     for f in tests/fixtures/*.b2nd tests/fixtures/*.b2frame tests/fixtures/*.caterva "$CONFORMANCE"/*.b2frame "$CONFORMANCE"/*.b2nd; do
         [ -e "$f" ] || continue  # (sparse frames are folders)
         if "$DEFAULT_BIN" cat "$f" >"$LOGS/smoke.default" 2>/dev/null; then

@@ -18,7 +18,7 @@ use crate::source::urls::is_remote_url;
 use crate::views::ViewSet;
 
 /// `--version`'s long form: the version, then what this build was built
-/// with (the cargo features `remote` and `zstd-c`).
+/// with (the cargo features `remote`, `zstd-c` and `openzl-c`).
 fn long_version() -> &'static str {
     static TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     TEXT.get_or_init(|| {
@@ -28,9 +28,10 @@ fn long_version() -> &'static str {
             "no (built without the cargo feature `remote`)"
         };
         format!(
-            "{}\nremote sources: {remote}\nzstd decoder: {}",
+            "{}\nremote sources: {remote}\nzstd decoder: {}\nopenzl decoder: {}",
             env!("CARGO_PKG_VERSION"),
-            crate::format::codec::zstd::BACKEND
+            crate::format::codec::zstd::BACKEND,
+            crate::format::codec::openzl::backend()
         )
     })
 }

@@ -56,14 +56,20 @@ fn completions_and_man_page_come_from_the_binary() {
 fn long_version_names_what_the_build_has() {
     let short = run(&["-V"]);
     assert_eq!(short, format!("blosc2fs {}\n", env!("CARGO_PKG_VERSION")));
-    // The suites run the default build (remote, zstd-c); test.sh checks the
+    // The suites run the default build (remote, zstd-c, openzl-c); test.sh checks the
     // local-only binary's own lines.
     let long = run(&["--version"]);
+    let openzl = blosc2fs::format::codec::openzl::backend();
+    assert!(
+        openzl.starts_with("OpenZL ") && openzl.contains("(C), frame formats "),
+        "{openzl}"
+    );
     assert_eq!(
         long,
         format!(
-            "blosc2fs {}\nremote sources: yes\nzstd decoder: libzstd (C)\n",
-            env!("CARGO_PKG_VERSION")
+            "blosc2fs {}\nremote sources: yes\nzstd decoder: libzstd (C)\nopenzl decoder: {}\n",
+            env!("CARGO_PKG_VERSION"),
+            blosc2fs::format::codec::openzl::backend()
         )
     );
 }

@@ -65,7 +65,10 @@ fn plugin_fixtures_read_exactly_or_are_refused() {
             }
         }
     }
-    assert!(decoded >= 13, "only {decoded} fixtures of decoded codecs");
+    // 13 JPEG 2000 / HTJ2K fixtures, and the 6 OpenZL ones where the build
+    // has OpenZL (the default feature `openzl-c`).
+    let want = if codec_support(38).decoded() { 19 } else { 13 };
+    assert!(decoded >= want, "only {decoded} fixtures of decoded codecs");
     assert!(
         failures.is_empty(),
         "{} failures:\n{}",
@@ -268,4 +271,181 @@ fn every_truncation_of_a_codestream_is_an_error() {
         }
         assert!(cuts > 90, "{cuts}");
     }
+}
+
+/// `blosc2fs cat` of every decoded fixture writes python-blosc2's bytes.
+#[test]
+fn cat_writes_python_blosc2s_bytes_for_every_decoded_plugin_array() {
+    let dir = fixtures_dir().join("plugins");
+    let mut checked = 0;
+    for (name, entry) in &read_manifest(&dir) {
+        let id = entry["codec_id"].as_u64().unwrap() as u8;
+        if !codec_support(id).decoded() {
+            continue;
+        }
+        let out = std::process::Command::new(common::mount::binary())
+            .arg("cat")
+            .arg(dir.join(entry["path"].as_str().unwrap()))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            sha256_hex(&out.stdout),
+            entry["sha256"].as_str().unwrap(),
+            "{name}: cat"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 13, "only {checked}");
+}
+
+/// Where the OpenZL frame of a fixture's block `n` (counting the blocks
+/// that went through OpenZL) starts, and its stream's size field: the
+/// frame follows its 4-byte compressed size.
+fn openzl_frame_at(bytes: &[u8], n: usize) -> (usize, usize) {
+    let magic = [0xa5u8, 0xb1, 0xd7];
+    let at = bytes
+        .windows(4)
+        .enumerate()
+        .filter(|(_, w)| w[1..] == magic && (0xc8..=0xdb).contains(&w[0]))
+        .map(|(i, _)| i)
+        .nth(n)
+        .expect("OpenZL frame");
+    let csize = i32::from_le_bytes(bytes[at - 4..at].try_into().unwrap());
+    (at, csize as usize)
+}
+
+/// A damaged OpenZL block gives EIO for the reads that need it, with the
+/// file named in the daemon's log and in `cat`'s message, while its other
+/// chunks and the other arrays keep reading exactly: a frame cut short
+/// (its stream's size field halved), a frame whose magic was overwritten,
+/// and a flipped byte inside a frame with checksums (codec_meta 16).
+#[test]
+fn damaged_openzl_blocks_give_eio_and_the_mount_keeps_serving() {
+    if !codec_support(38).decoded() {
+        return;
+    }
+    let Some(_guard) = serial_with_fuse() else {
+        return;
+    };
+    let dir = fixtures_dir().join("plugins");
+    let manifest = read_manifest(&dir);
+    let src = tempfile::tempdir().unwrap();
+    let intact = std::fs::read(dir.join("openzl_zstd_i4.b2nd")).unwrap();
+    std::fs::write(src.path().join("intact.b2nd"), &intact).unwrap();
+    // Chunk 1's frame (chunk 0's comes first) cut to half its length.
+    let mut cut = intact.clone();
+    let (at, csize) = openzl_frame_at(&cut, 1);
+    cut[at - 4..at].copy_from_slice(&((csize / 2) as i32).to_le_bytes());
+    std::fs::write(src.path().join("cut.b2nd"), &cut).unwrap();
+    // Chunk 1's frame no longer starts with OpenZL's magic.
+    let mut nomagic = intact.clone();
+    nomagic[at + 1] ^= 0xff;
+    std::fs::write(src.path().join("nomagic.b2nd"), &nomagic).unwrap();
+    // A flipped byte in the middle of the checksummed fixture's one frame.
+    let mut flipped = std::fs::read(dir.join("openzl_zstd_cs_u1.b2nd")).unwrap();
+    let (at_cs, csize_cs) = openzl_frame_at(&flipped, 0);
+    flipped[at_cs + csize_cs / 2] ^= 0x10;
+    std::fs::write(src.path().join("flipped.b2nd"), &flipped).unwrap();
+
+    let m = Mount::start(src.path(), &["--cache-size", "16M"]);
+    let want = &manifest["openzl_zstd_i4"]["chunk_sha256"];
+    for name in ["cut", "nomagic"] {
+        let chunks = m.path().join(format!("{name}.b2nd/chunks"));
+        let c0 = std::fs::read(chunks.join("0")).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(
+            sha256_hex(&c0),
+            want[0].as_str().unwrap(),
+            "{name}: chunk 0"
+        );
+        let err = std::fs::read(chunks.join("1")).expect_err(name);
+        assert_eq!(err.raw_os_error(), Some(libc::EIO), "{name}: {err}");
+        let err = std::fs::read(m.path().join(format!("{name}.b2nd/data"))).expect_err(name);
+        assert_eq!(err.raw_os_error(), Some(libc::EIO), "{name}: {err}");
+        let c2 = std::fs::read(chunks.join("2")).unwrap();
+        assert_eq!(
+            sha256_hex(&c2),
+            want[2].as_str().unwrap(),
+            "{name}: chunk 2"
+        );
+    }
+    let err = std::fs::read(m.path().join("flipped.b2nd/data")).expect_err("flipped");
+    assert_eq!(err.raw_os_error(), Some(libc::EIO), "flipped: {err}");
+    // The daemon is alive and the intact copy reads exactly.
+    let data = std::fs::read(m.path().join("intact.b2nd/data")).unwrap();
+    assert_eq!(
+        sha256_hex(&data),
+        manifest["openzl_zstd_i4"]["sha256"].as_str().unwrap()
+    );
+    let log = m.log_text();
+    for name in ["cut.b2nd", "nomagic.b2nd", "flipped.b2nd"] {
+        assert!(
+            log.lines()
+                .any(|l| l.contains(name) && l.contains("openzl")),
+            "the log names no openzl error for {name}:\n{log}"
+        );
+    }
+    drop(m);
+    for name in ["cut.b2nd", "nomagic.b2nd", "flipped.b2nd"] {
+        let out = std::process::Command::new(common::mount::binary())
+            .arg("cat")
+            .arg(src.path().join(name))
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{name}: cat succeeded");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(name) && stderr.contains("openzl"),
+            "{name}: {stderr}"
+        );
+    }
+}
+
+/// The OpenZL regressions (tests/fuzz_regressions/codecs-openzl-*, cut
+/// from chunk 0 of `openzl_zstd_i4` and of the checksummed
+/// `openzl_zstd_cs_u1`): the whole frame decodes to python-blosc2's chunk;
+/// the frame cut in half, decoded into a block smaller than it claims, as
+/// items of another size, or with a flipped byte under checksums, is an
+/// error.
+#[test]
+fn hostile_openzl_payloads_are_errors() {
+    use blosc2fs::format::codec::openzl::decompress;
+    if !codec_support(38).decoded() {
+        return;
+    }
+    let manifest = read_manifest(&fixtures_dir().join("plugins"));
+    let dir = repo_root().join("tests/fuzz_regressions");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if !name.starts_with("codecs-openzl-") {
+            continue;
+        }
+        // The fuzz harness's layout: op byte, output length, item size selector, frame.
+        let data = std::fs::read(&path).unwrap();
+        assert_eq!(data[0], 224, "{name}: not the OpenZL op");
+        let out_len = u16::from_le_bytes([data[1], data[2]]) as usize;
+        let typesize = [1usize, 2, 4, 8][data[3] as usize % 4];
+        let mut dst = vec![0u8; out_len];
+        let result = decompress(&data[4..], &mut dst, typesize);
+        if name == "codecs-openzl-whole-frame.bin" {
+            result.unwrap();
+            assert_eq!(
+                sha256_hex(&dst),
+                manifest["openzl_zstd_i4"]["chunk_sha256"][0]
+                    .as_str()
+                    .unwrap()
+            );
+        } else {
+            let err = result.expect_err(&name);
+            assert!(err.to_string().starts_with("openzl"), "{name}: {err}");
+        }
+        checked += 1;
+    }
+    assert!(checked >= 5, "only {checked} OpenZL regressions");
 }

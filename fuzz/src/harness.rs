@@ -258,12 +258,19 @@ fn zfp_case(rest: &[u8]) -> Option<ZfpCase<'_>> {
 /// the rest is the input. ZFP (op 14) takes its parameters from the input
 /// instead (see [`zfp_case`]). Bytes 240-255 pick the JPEG 2000 family
 /// (op 15): then the input's first byte picks codec 36, 37, 39 or 40.
+/// Bytes 224-239 pick OpenZL (op 16): then the input's first byte picks the
+/// item size (1, 2, 4 or 8), and the rest is one OpenZL frame.
 pub fn codecs(data: &[u8]) {
     if data.len() < 3 {
         return;
     }
-    // 240-255: the JPEG 2000 family (op 15); below, 15 ops by remainder.
-    let op = if data[0] >= 240 { 15 } else { data[0] % 15 };
+    // 240-255: the JPEG 2000 family (op 15); 224-239: OpenZL (op 16);
+    // below, 15 ops by remainder.
+    let op = match data[0] {
+        240.. => 15,
+        224.. => 16,
+        b => b % 15,
+    };
     let raw = u16::from_le_bytes([data[1], data[2]]);
     let out_len = if raw & 0x8000 != 0 {
         ((raw & 0x7fff) as usize) << 5
@@ -358,6 +365,14 @@ pub fn codecs(data: &[u8]) {
             let src = &rest[1..];
             Some(Box::new(move |dst: &mut [u8]| {
                 codec::jpeg2000::decompress(id, src, dst)
+            }))
+        }
+        // OpenZL: rest[0] picks the item size, the rest is the frame.
+        16 if !rest.is_empty() => {
+            let typesize = [1usize, 2, 4, 8][rest[0] as usize % 4];
+            let src = &rest[1..];
+            Some(Box::new(move |dst: &mut [u8]| {
+                codec::openzl::decompress(src, dst, typesize)
             }))
         }
         _ => None,

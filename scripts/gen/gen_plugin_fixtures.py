@@ -5,6 +5,7 @@ Usage:
     gen_plugin_fixtures.py OUTDIR             # every case whose plugin this venv imports
     gen_plugin_fixtures.py --case NAME OUTDIR # one case (run in a child process)
     gen_plugin_fixtures.py --bench OUTDIR     # the bench stack (16-bit 512x512x64, j2k lossless)
+    gen_plugin_fixtures.py --bench openzl OUTDIR  # the OpenZL bench array (256 MiB float32)
 
 The plugins are not in the test venv; they are installed from PyPI into their own venvs:
 
@@ -217,13 +218,33 @@ def write_bench(outdir: str) -> None:
     print(path)
 
 
+def write_bench_openzl(outdir: str) -> None:
+    """A 256 MiB float32 volume (256x512x512), python-blosc2's default chunks and blocks,
+    blosc2-openzl's shuffle + Zstd graph (codec_meta 2), no Blosc2 filters."""
+    importlib.import_module("blosc2_openzl")
+    os.makedirs(outdir, exist_ok=True)
+    data = make_data("floats", (256, 512, 512), "<f4", seed=11)
+    cparams = {
+        "codec": 38,
+        "codec_meta": 2,
+        "filters": [],
+        "filters_meta": [],
+        "splitmode": blosc2.SplitMode.NEVER_SPLIT,
+    }
+    path = os.path.join(outdir, "openzl_f4_256x512x512.b2nd")
+    arr = blosc2.asarray(data, cparams=cparams, urlpath=path, mode="w")
+    print(path, arr.chunks, arr.blocks, arr.schunk.cratio)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--case")
-    ap.add_argument("--bench", action="store_true")
+    ap.add_argument("--bench", nargs="?", const="j2k", choices=["j2k", "openzl"])
     ap.add_argument("outdir")
     args = ap.parse_args()
-    if args.bench:
+    if args.bench == "openzl":
+        write_bench_openzl(args.outdir)
+    elif args.bench:
         write_bench(args.outdir)
     elif args.case:
         print(json.dumps(write_case(args.case, args.outdir)))

@@ -432,6 +432,9 @@ impl ChunkLayout {
             {
                 codec::jpeg2000::decompress(id, payload, dst)
             }
+            Codec::Registered(codec::codec_id::OPENZL) if codec::openzl::AVAILABLE => {
+                codec::openzl::decompress(payload, dst, h.typesize)
+            }
             other => return Err(unsupported_codec(other)),
         };
         result.map_err(|source: CodecError| Problem::Codec {

@@ -11,6 +11,7 @@ pub mod lz4;
 pub mod ndlz;
 mod ndlz4;
 mod ndlz8;
+pub mod openzl;
 #[cfg(test)]
 mod test_chunks;
 pub mod zfp;
@@ -109,6 +110,8 @@ pub fn codec_support(id: u8) -> Support {
         }
         // JPEG 2000 and HTJ2K, in pure Rust (jpeg2000.rs).
         codec_id::OPENHTJ2K | codec_id::GROK | codec_id::J2K | codec_id::HTJ2K => Support::Decoded,
+        // OpenZL through its C library, under the default feature `openzl-c`.
+        codec_id::OPENZL if openzl::AVAILABLE => Support::Decoded,
         codec_id::OPENZL => Support::Plugin("blosc2-openzl"),
         _ => Support::Unknown,
     }
