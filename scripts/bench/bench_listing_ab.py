@@ -3,12 +3,14 @@
 files, in the same run, alternating: what showing a source's other files costs a tree that has none.
 
     bench_listing_ab.py --binary NEW --baseline OLD [--arrays 5000] [--rounds 5] [--workdir DIR]
-                        [--python INTERPRETER]
+                        [--sidecars] [--python INTERPRETER]
 
 Tree (WORKDIR/tree-ab-N/, reused while WORKDIR/tree-ab-N.json matches): N arrays in folders of
 100 (d0000/a000000.b2nd ...), real copies of two templates python-blosc2 writes (float64
-(32, 32) ZSTD + SHUFFLE; int32 (2048,) LZ4 + SHUFFLE), taken in turn; nothing else. The tree is
-read once before the first mount (its inodes in the kernel's caches).
+(32, 32) ZSTD + SHUFFLE; int32 (2048,) LZ4 + SHUFFLE), taken in turn; nothing else, or with
+--sidecars a small JSON file beside each array (aNNNNNN.json, ~60 bytes: a dataset's other
+files; WORKDIR/tree-ab-N-sidecars/). The tree is read once before the first mount (its inodes in
+the kernel's caches).
 
 Per round, each binary in turn (the order swapped every round), each step on a fresh mount
 (`blosc2fs mount -f SRC MNT`, defaults):
@@ -16,7 +18,8 @@ Per round, each binary in turn (the order swapped every round), each step on a f
   find     `find MNT | wc -l`, timed (entries counted: both binaries must agree)
   read     on the find's mount (every entry looked up), every `data` file read:
            `find MNT -name data -type f -print0 | xargs -0 cat | wc -c`, timed
-with the daemon's CPU seconds during each. Reported: medians per binary, and NEW / OLD.
+with the daemon's CPU seconds during each, and after the read its peak RSS (VmHWM) and the
+descriptors it holds. Reported: medians per binary, and NEW / OLD.
 Results in WORKDIR/listing-ab-results.json. Needs root (FUSE) and the `blosc2` module in
 --python's interpreter (for the templates only).
 """
@@ -46,10 +49,10 @@ blosc2.asarray(b, urlpath=f"{out}/i4.b2nd", mode="w",
 """
 
 
-def make_tree(workdir: str, arrays: int, python: str) -> str:
-    """WORKDIR/tree-ab-N, made unless its description file matches."""
-    root = os.path.join(workdir, f"tree-ab-{arrays}")
-    desc = {"arrays": arrays, "per_folder": 100, "templates": ["f8", "i4"], "version": 1}
+def make_tree(workdir: str, arrays: int, python: str, sidecars: bool) -> str:
+    """WORKDIR/tree-ab-N[-sidecars], made unless its description file matches."""
+    root = os.path.join(workdir, f"tree-ab-{arrays}" + ("-sidecars" if sidecars else ""))
+    desc = {"arrays": arrays, "per_folder": 100, "templates": ["f8", "i4"], "sidecars": sidecars, "version": 1}
     desc_path = root + ".json"
     try:
         with open(desc_path) as f:
@@ -66,6 +69,9 @@ def make_tree(workdir: str, arrays: int, python: str) -> str:
         folder = os.path.join(root, f"d{i // 100:04d}")
         os.makedirs(folder, exist_ok=True)
         shutil.copyfile(os.path.join(templates, names[i % 2]), os.path.join(folder, f"a{i:06d}.b2nd"))
+        if sidecars:
+            with open(os.path.join(folder, f"a{i:06d}.json"), "w") as f:
+                json.dump({"case": i, "spacing": [3.0, 0.625, 0.625], "label": "synthetic"}, f)
     with open(desc_path, "w") as f:
         json.dump(desc, f)
     return root
@@ -99,6 +105,8 @@ def one_binary(binary: str, src: str, mnt: str, log: str) -> Json:
     with Mount(binary, src, mnt, log, "256M") as m:
         row["find"] = timed_on(m, f"find {mnt} | wc -l")
         row["read"] = timed_on(m, f"find {mnt} -name data -type f -print0 | xargs -0 cat | wc -c")
+        row["read"]["vm_hwm_mib"] = m.vm_hwm_mib()
+        row["read"]["descriptors"] = len(os.listdir(f"/proc/{m.pid}/fd"))
     return row
 
 
@@ -110,11 +118,12 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--workdir", default="/tmp/blosc2fs-listing-ab")
     ap.add_argument("--python", default=sys.executable)
+    ap.add_argument("--sidecars", action="store_true", help="a JSON file beside each array")
     args = ap.parse_args()
     install_cleanup()
     os.makedirs(args.workdir, exist_ok=True)
     env = host_env()
-    src = make_tree(args.workdir, args.arrays, args.python)
+    src = make_tree(args.workdir, args.arrays, args.python, args.sidecars)
     warm(src)
     mnt = os.path.join(args.workdir, "mnt")
     log = os.path.join(args.workdir, "daemon.log")
@@ -144,6 +153,11 @@ def main() -> int:
         lines.append(
             f"| {step} | {med['old']:.3f} | {med['new']:.3f} | {ratio:.2f} | {cpu['old']:.3f} | {cpu['new']:.3f} |"
         )
+    for w, rows in runs.items():
+        hwm = median(row["read"]["vm_hwm_mib"] for row in rows)
+        fds = median(row["read"]["descriptors"] for row in rows)
+        summary[f"{w}_after_read"] = {"vm_hwm_mib": hwm, "descriptors": fds}
+        print(f"{w}: after the read, peak RSS {hwm} MiB, {fds} descriptors (medians)")
     print(f"\n{args.arrays} arrays, {args.rounds} rounds, medians; entries found: {entries}")
     print(
         f"host: {env.get('cpu_model')}, {env.get('cpus')} CPUs, kernel {env.get('kernel')}, load {env.get('loadavg_1_5_15_start')}"
